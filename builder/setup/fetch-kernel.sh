@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Fetches the test kernel: the current Debian linux-image-*-amd64 named by the
+# linux-image-amd64 metapackage, downloaded with `apt-get download` and unpacked
+# with `dpkg -x` under OUTDIR (never installed on the host). Writes:
+#   OUTDIR/release   the kernel release (e.g. 6.1.0-57-amd64)
+#   OUTDIR/vmlinuz   the kernel image
+#   OUTDIR/root/     the unpacked package (lib/modules/<release>/ with modules.dep)
+# Idempotent: nothing is downloaded when that release is already unpacked.
+#
+# usage: fetch-kernel.sh OUTDIR
+set -euo pipefail
+
+out=$(mkdir -p "$1" && cd "$1" && pwd)
+package=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -n 1)
+if [ -z "$package" ]; then
+	echo "fetch-kernel: cannot resolve linux-image-amd64 to a kernel package (run apt-get update?)" >&2
+	exit 1
+fi
+release=${package#linux-image-}
+
+if [ -e "$out/release" ] && [ "$(cat "$out/release")" = "$release" ] && [ -e "$out/vmlinuz" ]; then
+	exit 0
+fi
+
+echo "fetch-kernel: $package"
+tmp=$(mktemp -d "$out/.fetch.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+(cd "$tmp" && apt-get download -q "$package") >"$tmp/log" 2>&1 || {
+	cat "$tmp/log" >&2
+	exit 1
+}
+dpkg -x "$tmp"/"$package"_*.deb "$tmp/root"
+# The .deb ships no module indexes: generate them as the target's depmod would.
+depmod -b "$tmp/root" "$release"
+rm -rf "$out/root"
+mv "$tmp/root" "$out/root"
+cp "$out/root/boot/vmlinuz-$release" "$out/vmlinuz.tmp"
+mv "$out/vmlinuz.tmp" "$out/vmlinuz"
+echo "$release" >"$out/release.tmp"
+mv "$out/release.tmp" "$out/release"

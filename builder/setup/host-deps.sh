@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs the Debian packages bootci builds and tests with, and the deb-src
+# entry that `apt-get source` needs. Idempotent: a second run changes nothing
+# and does not touch the network when everything is already there.
+set -euo pipefail
+
+packages=(
+	# toolchains and build tools
+	build-essential musl-tools pkg-config clang libclang-rt-14-dev
+	autoconf automake libtool autopoint gettext bison flex dpkg-dev
+	# host libraries (the builder, the aggregator, unit tests)
+	libcmocka-dev libarchive-dev libkmod-dev libblkid-dev
+	# the test image and the lab
+	busybox-static kmod qemu-system-x86 ovmf ipxe-qemu systemd-boot-efi
+	fdisk dosfstools mtools e2fsprogs xz-utils zstd cpio
+)
+
+sudo_cmd=()
+if [ "$(id -u)" != 0 ]; then sudo_cmd=(sudo); fi
+
+src_list=/etc/apt/sources.list.d/bootci-deb-src.sources
+need_update=0
+if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	echo "host-deps: adding the deb-src entry $src_list"
+	"${sudo_cmd[@]}" tee "$src_list" >/dev/null <<'SRC'
+# Added by bootci (builder/setup/host-deps.sh): source packages for the musl sysroot.
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	need_update=1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	[[ $p == \#* ]] && continue
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+
+if [ ${#missing[@]} -gt 0 ] || [ $need_update = 1 ] || [ ! -d /var/lib/apt/lists ] ||
+	! ls /var/lib/apt/lists/*Sources* >/dev/null 2>&1; then
+	echo "host-deps: apt-get update"
+	"${sudo_cmd[@]}" apt-get update -q >/dev/null
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "host-deps: installing ${missing[*]}"
+	"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+fi

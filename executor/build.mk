@@ -1,0 +1,22 @@
+# executor/: bootci-executor, PID 1 of the test initramfs: static musl for the
+# image, and the same sources (less main.c) as libexecutor.a for host tests.
+EXECUTOR_SRCS := $(filter-out executor/main.c,$(wildcard executor/*.c))
+EXECUTOR_BIN  := $(BUILD)/musl/bin/bootci-executor
+TEST_ARCHIVES += executor
+
+$(eval $(call archive,musl,executor,$(EXECUTOR_SRCS)))
+$(eval $(call archive,host,executor,$(EXECUTOR_SRCS)))
+$(eval $(call archive,asan,executor,$(EXECUTOR_SRCS)))
+$(eval $(call archive,fuzz,executor,$(EXECUTOR_SRCS)))
+
+$(EXECUTOR_BIN): $(call objs,musl,executor/main.c) $(BUILD)/musl/libexecutor.a $(BUILD)/musl/libbootci.a
+	@mkdir -p $(@D)
+	$(MUSL_CC) $(MUSL_LDFLAGS) -o $@ $^ $(MUSL_LIBS)
+	@tests/check-static.sh $@
+
+# The host build of the executor (--root runs on a fake tree, unit tests).
+$(BUILD)/host/bin/bootci-executor: $(call objs,host,executor/main.c) $(BUILD)/host/libexecutor.a $(BUILD)/host/libbootci.a
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ $^ $(HOST_LIBS)
+
+all: $(EXECUTOR_BIN) $(BUILD)/host/bin/bootci-executor

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/* One boot of the test machine, from the API filesystems to the recorded result. */
+#include "executor.h"
+
+#include "config.h"
+#include "fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/reboot.h>
+#include <unistd.h>
+
+/* Under PID 1 without /dev/console in the image, fds 0-2 are closed until /dev exists. */
+static void attach_console(struct bci_executor *ex)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (fcntl(2, F_GETFD) >= 0 || bci_path(ex, path, "/dev/console") < 0)
+		return;
+	fd = open(path, O_RDWR | O_NOCTTY);
+	if (fd < 0)
+		return;
+	for (int i = 0; i < 3; i++)
+		if (fd != i)
+			dup2(fd, i);
+	if (fd > 2)
+		close(fd);
+}
+
+static enum bci_ending error_ending(const struct bci_executor *ex)
+{
+	/* Settings before a bad one stay set: an earlier on_error still applies. */
+	if (ex->config && strcmp(bci_config_get(ex->config, "on_error"), "poweroff") == 0)
+		return BCI_END_POWEROFF;
+	return BCI_END_REBOOT;
+}
+
+enum bci_ending bci_executor_run(struct bci_executor *ex)
+{
+	int ret;
+
+	if (bci_mounts_early(ex) < 0)
+		return BCI_END_REBOOT;
+	attach_console(ex);
+	bci_say("bootci-executor starting (%s)", ex->sys->name);
+
+	if (bci_settings_load(ex) < 0)
+		return error_ending(ex);
+	if (bci_modules_init(ex) < 0)
+		return error_ending(ex);
+	bci_say("kernel %s", ex->release);
+	bci_mounts_firmware(ex);
+	if (bci_modules_load_configured(ex) < 0)
+		return error_ending(ex);
+	if (bci_partition_mount_results(ex) < 0)
+		return error_ending(ex);
+
+	if (snprintf(ex->run_dir, sizeof(ex->run_dir), "%s/runs/%s", ex->results_mount,
+		     bci_config_get(ex->config, "run_id")) >= (int)sizeof(ex->run_dir))
+		return error_ending(ex);
+	ret = bci_mkdir_p(ex->run_dir, 0755);
+	if (ret < 0) {
+		bci_error("cannot create the run folder %s: %s", ex->run_dir, strerror(-ret));
+		return error_ending(ex);
+	}
+	if (bci_runner_run_test(ex) < 0)
+		return error_ending(ex);
+	bci_say("run %s recorded", bci_config_get(ex->config, "run_id"));
+	return strcmp(bci_config_get(ex->config, "on_finish"), "poweroff") == 0 ? BCI_END_POWEROFF
+										: BCI_END_REBOOT;
+}
+
+void bci_executor_end(struct bci_executor *ex, enum bci_ending ending)
+{
+	int how = ending == BCI_END_POWEROFF ? RB_POWER_OFF : RB_AUTOBOOT;
+	int ret;
+
+	bci_modules_exit(ex);
+	ex->sys->sync();
+	if (ex->results_mount[0]) {
+		ret = ex->sys->umount(ex->results_mount);
+		if (ret < 0)
+			bci_warn("cannot unmount %s: %s", ex->results_mount, strerror(-ret));
+		ex->sys->sync();
+	}
+	bci_say("%s", ending == BCI_END_POWEROFF ? "powering off" : "rebooting");
+	ret = ex->sys->reboot(how);
+	if (ret < 0)
+		bci_error("reboot(2): %s", strerror(-ret));
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bootci-executor: PID 1 of the test initramfs. The executor is a library of
+ * modules driven by executor.c; main.c only parses arguments and ends the boot.
+ *
+ * Every path the executor touches goes through bci_path() and so through one
+ * root prefix (`--root DIR`), and every system call without a path goes through
+ * the bci_sys table, so the same code runs unprivileged against a fake tree.
+ */
+#ifndef BCI_EXECUTOR_H
+#define BCI_EXECUTOR_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+struct kmod_ctx;
+struct kmod_module;
+
+/* System calls that have no path to prefix. A test build replaces the table. */
+struct bci_sys {
+	const char *name;
+	int (*mount)(const char *source, const char *target, const char *fstype,
+		     unsigned long flags, const char *data);
+	int (*umount)(const char *target);
+	/* Loads @module and its dependencies; 0 or -errno. */
+	int (*probe_module)(struct kmod_module *module);
+	/* Ends the boot: RB_AUTOBOOT or RB_POWER_OFF. Returns only on failure. */
+	int (*reboot)(int how);
+	void (*sync)(void);
+};
+
+extern const struct bci_sys bci_sys_real;
+/* Prints what it would do and does nothing: for `--root` runs on a fake tree. */
+extern const struct bci_sys bci_sys_dry;
+
+enum bci_ending {
+	BCI_END_REBOOT,
+	BCI_END_POWEROFF,
+};
+
+struct bci_executor {
+	const char *root;           /* "" on the real machine */
+	const struct bci_sys *sys;
+	struct bci_config *config;
+	struct kmod_ctx *kmod;
+	int signal_fd;              /* signalfd for SIGCHLD and the ending signals */
+	bool stop_requested;        /* SIGTERM/SIGINT/SIGPWR seen: finish, then end */
+	char release[128];          /* kernel release of the running kernel */
+	char results_device[PATH_MAX];
+	char results_mount[PATH_MAX];
+	char run_dir[PATH_MAX];     /* the run's folder on the results partition */
+};
+
+/* Writes root + formatted path into @buf (PATH_MAX). */
+int bci_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Console messages for people: "bootci: ..." on stderr (the console under PID 1). */
+void bci_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bci_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bci_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* settings.c: the executor's configuration keys (documented in README.md). */
+extern const struct bci_config_key bci_executor_keys[];
+/* Loads /etc/bootci/executor.conf then the kernel command line. 0, or -errno after a bci_error(). */
+int bci_settings_load(struct bci_executor *ex);
+
+/* signals.c: blocks the signals and opens ex->signal_fd. */
+int bci_signals_setup(struct bci_executor *ex);
+/* Restores the default mask and dispositions: between fork and exec (async-signal-safe). */
+void bci_signals_reset_child(void);
+/*
+ * Reads pending signals from ex->signal_fd and reaps every exited child;
+ * when @pid exits, stores its wait status in @status and returns 1; else 0.
+ */
+int bci_signals_dispatch(struct bci_executor *ex, int pid, int *status);
+
+/* mounts.c */
+int bci_mounts_early(struct bci_executor *ex);       /* /proc /sys /dev /tmp /run */
+int bci_mounts_firmware(struct bci_executor *ex);    /* efivarfs, pstore (after kmod) */
+bool bci_filesystem_known(const struct bci_executor *ex, const char *fstype);
+
+/* modules.c: libkmod against ROOT/lib/modules/<release>. */
+int bci_modules_init(struct bci_executor *ex);
+int bci_modules_load(struct bci_executor *ex, const char *name);
+int bci_modules_load_configured(struct bci_executor *ex);
+void bci_modules_exit(struct bci_executor *ex);
+
+/* partition.c: finds the results partition by LABEL or PARTUUID through libblkid. */
+int bci_partition_find(const struct bci_executor *ex, const char *label, const char *partuuid,
+		       char *device, size_t size);
+/* Waits for it up to results_wait, then mounts it; fills results_device/results_mount. */
+int bci_partition_mount_results(struct bci_executor *ex);
+
+/* runner.c: runs the configured test program, output captured in the run folder. */
+int bci_runner_run_test(struct bci_executor *ex);
+
+/* executor.c: the boot from mounts to the test's recorded result. */
+enum bci_ending bci_executor_run(struct bci_executor *ex);
+/* flush, sync, unmount the results, end the boot; returns only when not PID 1 or on failure. */
+void bci_executor_end(struct bci_executor *ex, enum bci_ending ending);
+
+#endif

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/* Kernel modules through libkmod, against ROOT/lib/modules/<release>. */
+#include "executor.h"
+
+#include "config.h"
+#include "fsutil.h"
+
+#include <errno.h>
+#include <libkmod.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int read_release(struct bci_executor *ex)
+{
+	char path[PATH_MAX], *text = NULL;
+	int ret = bci_path(ex, path, "/proc/sys/kernel/osrelease");
+
+	if (ret == 0)
+		ret = bci_read_file(path, &text, NULL, 1024);
+	if (ret < 0)
+		return ret;
+	text[strcspn(text, "\n")] = '\0';
+	if (text[0] == '\0' || strlen(text) >= sizeof(ex->release) || strchr(text, '/')) {
+		free(text);
+		return -EINVAL;
+	}
+	strcpy(ex->release, text);
+	free(text);
+	return 0;
+}
+
+int bci_modules_init(struct bci_executor *ex)
+{
+	char dir[PATH_MAX], modprobe_d[PATH_MAX], lib_modprobe_d[PATH_MAX];
+	const char *config_paths[3] = { modprobe_d, lib_modprobe_d, NULL };
+	int ret;
+
+	ret = read_release(ex);
+	if (ret < 0) {
+		bci_error("cannot read the kernel release: %s", strerror(-ret));
+		return ret;
+	}
+	if (bci_path(ex, dir, "/lib/modules/%s", ex->release) < 0 ||
+	    bci_path(ex, modprobe_d, "/etc/modprobe.d") < 0 ||
+	    bci_path(ex, lib_modprobe_d, "/lib/modprobe.d") < 0)
+		return -ENAMETOOLONG;
+	ex->kmod = kmod_new(dir, config_paths);
+	if (!ex->kmod) {
+		bci_error("libkmod cannot use %s", dir);
+		return -ENOMEM;
+	}
+	/* Without its indexes, libkmod would fall back to slow text files or fail oddly. */
+	ret = kmod_load_resources(ex->kmod);
+	if (ret < 0) {
+		bci_error("no usable module indexes in %s (run depmod for the image): %s", dir,
+			  strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+void bci_modules_exit(struct bci_executor *ex)
+{
+	if (ex->kmod)
+		kmod_unref(ex->kmod);
+	ex->kmod = NULL;
+}
+
+int bci_modules_load(struct bci_executor *ex, const char *name)
+{
+	struct kmod_list *list = NULL, *item;
+	int ret, loaded = 0;
+
+	if (!ex->kmod)
+		return -ENODEV;
+	ret = kmod_module_new_from_lookup(ex->kmod, name, &list);
+	if (ret < 0) {
+		bci_error("module %s: lookup failed: %s", name, strerror(-ret));
+		return ret;
+	}
+	if (!list) {
+		bci_error("module %s: not found in /lib/modules/%s", name, ex->release);
+		return -ENOENT;
+	}
+	kmod_list_foreach(item, list) {
+		struct kmod_module *module = kmod_module_get_module(item);
+		ret = ex->sys->probe_module(module);
+		if (ret < 0)
+			bci_error("module %s (%s): %s", name, kmod_module_get_name(module),
+				  strerror(-ret));
+		else
+			loaded++;
+		kmod_module_unref(module);
+		if (ret < 0)
+			break;
+	}
+	kmod_module_unref_list(list);
+	return ret < 0 ? ret : loaded;
+}
+
+int bci_modules_load_configured(struct bci_executor *ex)
+{
+	const char **names;
+	char *storage;
+	size_t count;
+	int ret = bci_config_get_list(ex->config, "modules", &storage, &names, &count);
+
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < count && ret >= 0; i++)
+		ret = bci_modules_load(ex, names[i]);
+	if (ret >= 0 && count > 0)
+		bci_say("loaded %zu configured module%s", count, count == 1 ? "" : "s");
+	free(names);
+	free(storage);
+	return ret < 0 ? ret : 0;
+}

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The executor's configuration: /etc/bootci/executor.conf in the initramfs,
+ * then `bootci.<key>=<value>` on the kernel command line. README.md lists the
+ * same keys; `bootci-executor --help-config` prints this table.
+ */
+#include "executor.h"
+
+#include "config.h"
+#include "fsutil.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONFIG_FILE "/etc/bootci/executor.conf"
+#define CMDLINE_FILE "/proc/cmdline"
+
+const struct bci_config_key bci_executor_keys[] = {
+	{ "run_id", BCI_CONFIG_WORD, "default", NULL,
+	  "name of the run: its results go to runs/<run_id>/ on the results partition" },
+	{ "results_label", BCI_CONFIG_WORD, "BOOTCI-RESULTS", NULL,
+	  "filesystem LABEL of the results partition" },
+	{ "results_partuuid", BCI_CONFIG_STRING, "", NULL,
+	  "GPT PARTUUID of the results partition; when set, used instead of results_label" },
+	{ "results_fstype", BCI_CONFIG_WORD, "ext4", NULL,
+	  "filesystem type the results partition is mounted as" },
+	{ "results_wait", BCI_CONFIG_SECONDS, "30", NULL,
+	  "how long to wait for the results partition to appear" },
+	{ "modules", BCI_CONFIG_LIST, "", NULL,
+	  "kernel modules to load (with their dependencies) before looking for the partition" },
+	{ "test", BCI_CONFIG_STRING, "", NULL,
+	  "test program and its arguments (split on white space; empty: run nothing)" },
+	{ "test_timeout", BCI_CONFIG_SECONDS, "10m", NULL,
+	  "the test program is killed (SIGTERM, then SIGKILL) after this long" },
+	{ "on_finish", BCI_CONFIG_CHOICE, "reboot", "reboot|poweroff",
+	  "how the boot ends once the result is recorded" },
+	{ "on_error", BCI_CONFIG_CHOICE, "reboot", "reboot|poweroff",
+	  "how the boot ends when the executor cannot go on (bad config, no partition)" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
+
+int bci_settings_load(struct bci_executor *ex)
+{
+	char path[PATH_MAX], err[512];
+	char *text = NULL;
+	size_t len = 0;
+	int ret;
+
+	ret = bci_config_new(bci_executor_keys, &ex->config);
+	if (ret < 0)
+		return ret;
+
+	ret = bci_path(ex, path, CONFIG_FILE);
+	if (ret == 0)
+		ret = bci_read_file(path, &text, &len, 1 << 20);
+	if (ret == 0) {
+		ret = bci_config_parse_file(ex->config, CONFIG_FILE, text, len, err, sizeof(err));
+		free(text);
+		if (ret < 0) {
+			bci_error("%s", err);
+			return ret;
+		}
+	} else if (ret != -ENOENT) {
+		bci_error("cannot read %s: %s", CONFIG_FILE, strerror(-ret));
+		return ret;
+	}
+
+	ret = bci_path(ex, path, CMDLINE_FILE);
+	if (ret == 0)
+		ret = bci_read_file(path, &text, &len, 1 << 16);
+	if (ret < 0) {
+		bci_error("cannot read %s: %s", CMDLINE_FILE, strerror(-ret));
+		return ret;
+	}
+	ret = bci_config_parse_cmdline(ex->config, text, "bootci.", err, sizeof(err));
+	free(text);
+	if (ret < 0)
+		bci_error("%s", err);
+	return ret;
+}

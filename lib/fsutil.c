@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+#include "fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int bci_fsync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0 && errno != EINVAL)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int bci_fsync_parent(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t len;
+
+	if (!slash)
+		return bci_fsync_dir(".");
+	len = slash == path ? 1 : (size_t)(slash - path);
+	if (len >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	return bci_fsync_dir(dir);
+}
+
+int bci_mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+	struct stat st;
+	int ret;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	if (stat(path, &st) == 0)
+		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	memcpy(buf, path, len + 1);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+
+	char *slash = strrchr(buf, '/');
+	if (slash && slash != buf) {
+		*slash = '\0';
+		ret = bci_mkdir_p(buf, mode);
+		if (ret < 0)
+			return ret;
+		*slash = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return bci_fsync_parent(buf);
+}
+
+int bci_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int bci_atomic_open(const char *path, char *tmp, mode_t mode)
+{
+	int n = snprintf(tmp, PATH_MAX, "%s.tmp.XXXXXX", path);
+	int fd;
+
+	if (n < 0 || n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, mode) < 0) {
+		int ret = -errno;
+		bci_atomic_abort(fd, tmp);
+		return ret;
+	}
+	return fd;
+}
+
+int bci_atomic_commit(int fd, const char *tmp, const char *path)
+{
+	if (fsync(fd) < 0) {
+		int ret = -errno;
+		bci_atomic_abort(fd, tmp);
+		return ret;
+	}
+	if (close(fd) < 0) {
+		int ret = -errno;
+		unlink(tmp);
+		return ret;
+	}
+	if (rename(tmp, path) < 0) {
+		int ret = -errno;
+		unlink(tmp);
+		return ret;
+	}
+	return bci_fsync_parent(path);
+}
+
+void bci_atomic_abort(int fd, const char *tmp)
+{
+	int saved = errno;
+
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	errno = saved;
+}
+
+int bci_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	int fd = bci_atomic_open(path, tmp, mode);
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	ret = bci_write_all(fd, data, len);
+	if (ret < 0) {
+		bci_atomic_abort(fd, tmp);
+		return ret;
+	}
+	return bci_atomic_commit(fd, tmp, path);
+}
+
+int bci_read_file(const char *path, char **out, size_t *len, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 4096, used = 0;
+	char *buf;
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out_fd;
+	}
+	for (;;) {
+		if (used + 1 >= cap) {
+			char *bigger;
+			if (cap >= max + 1) {
+				ret = -EFBIG;
+				goto out_buf;
+			}
+			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+			bigger = realloc(buf, cap);
+			if (!bigger) {
+				ret = -ENOMEM;
+				goto out_buf;
+			}
+			buf = bigger;
+		}
+		ssize_t n = read(fd, buf + used, cap - used - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			goto out_buf;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	buf[used] = '\0';
+	*out = buf;
+	if (len)
+		*len = used;
+	close(fd);
+	return 0;
+
+out_buf:
+	free(buf);
+out_fd:
+	close(fd);
+	return ret;
+}

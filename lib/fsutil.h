@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Durable file helpers: every file that bootci replaces is written to a
+ * temporary name, fsynced, renamed, and its directory fsynced, so a crash
+ * leaves either the old or the new content, never a torn one.
+ *
+ * All functions return 0 (or a count) on success and -errno on failure.
+ */
+#ifndef BCI_FSUTIL_H
+#define BCI_FSUTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* fsync() the directory holding @path (or @path itself when it is a directory). */
+int bci_fsync_dir(const char *path);
+int bci_fsync_parent(const char *path);
+
+/* mkdir -p, fsyncing each parent whose entry list changed; @mode for new dirs. */
+int bci_mkdir_p(const char *path, mode_t mode);
+
+/* Writes @len bytes completely, retrying on EINTR and short writes. */
+int bci_write_all(int fd, const void *buf, size_t len);
+
+/* Replaces @path with @len bytes of @data: temp file, fsync, rename, fsync dir. */
+int bci_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
+
+/*
+ * Two-step form for writers that stream (libarchive, generators):
+ * bci_atomic_open() creates "<path>.tmp.XXXXXX" beside @path and returns its fd,
+ * storing the temporary name in @tmp (size PATH_MAX). bci_atomic_commit() fsyncs,
+ * closes, renames over @path and fsyncs the directory; bci_atomic_abort() closes
+ * and unlinks the temporary, so nothing half-written is left behind.
+ */
+int bci_atomic_open(const char *path, char *tmp, mode_t mode);
+int bci_atomic_commit(int fd, const char *tmp, const char *path);
+void bci_atomic_abort(int fd, const char *tmp);
+
+/* Reads a whole (small) file into a NUL-terminated malloc'ed buffer owned by the caller. */
+int bci_read_file(const char *path, char **out, size_t *len, size_t max);
+
+#endif

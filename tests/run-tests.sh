@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The test harness of `make check`: runs each test given as KIND:PATH, shows its
+# output as it comes, counts TAP results, and ends with `N passed, M failed`.
+#   cmocka:BIN  a cmocka binary (run with TAP output)
+#   fuzz:BIN    a libFuzzer target: every committed corpus and crash input of
+#               tests/fuzz/{corpus,crashes}/NAME re-run, then FUZZ_SECONDS of
+#               fuzzing from a scratch copy of the corpus
+#   tap:SCRIPT  a script printing TAP
+# A test that exits non-zero without reporting a failure counts as one failure.
+set -uo pipefail
+
+: "${BUILD:?}" "${SRC:?}"
+export BUILD SRC
+passed=0
+failed=0
+failures=()
+log_dir=$BUILD/tests/logs
+mkdir -p "$log_dir"
+
+# count NAME LOG STATUS: adds the TAP lines of LOG to the totals
+count() {
+	local name=$1 log=$2 status=$3 ok not_ok
+	ok=$(grep -cE '^ok [0-9]+' "$log")
+	not_ok=$(grep -cE '^not ok [0-9]+' "$log")
+	if [ "$status" != 0 ] && [ "$not_ok" = 0 ]; then
+		not_ok=1
+		echo "not ok - $name exited with status $status" | tee -a "$log"
+	fi
+	if [ "$ok" = 0 ] && [ "$not_ok" = 0 ]; then
+		not_ok=1
+		echo "not ok - $name reported no test" | tee -a "$log"
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + not_ok))
+	[ "$not_ok" = 0 ] || failures+=("$name (log: $log)")
+}
+
+run_fuzz() {
+	local bin=$1 name
+	name=$(basename "$bin")
+	name=${name#fuzz_}
+	local inputs=() n=0 scratch
+	for d in "$SRC/tests/fuzz/corpus/$name" "$SRC/tests/fuzz/crashes/$name"; do
+		[ -d "$d" ] || continue
+		while IFS= read -r -d '' f; do inputs+=("$f"); done < <(find "$d" -type f -print0 | sort -z)
+	done
+	if [ ${#inputs[@]} -gt 0 ]; then
+		n=$((n + 1))
+		if "$bin" "${inputs[@]}" >"$log_dir/fuzz-$name-replay.log" 2>&1; then
+			echo "ok $n - fuzz $name: ${#inputs[@]} committed inputs replayed"
+		else
+			echo "not ok $n - fuzz $name: a committed input fails (see $log_dir/fuzz-$name-replay.log)"
+		fi
+	fi
+	scratch=$(mktemp -d)
+	[ ! -d "$SRC/tests/fuzz/corpus/$name" ] || cp -r "$SRC/tests/fuzz/corpus/$name/." "$scratch/"
+	n=$((n + 1))
+	if "$bin" -max_total_time="${FUZZ_SECONDS:-15}" -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="$log_dir/fuzz-$name-" "$scratch" >"$log_dir/fuzz-$name.log" 2>&1; then
+		echo "ok $n - fuzz $name: ${FUZZ_SECONDS:-15}s without a finding ($(grep -o 'Done [0-9]* runs' "$log_dir/fuzz-$name.log" | tail -n1))"
+	else
+		echo "not ok $n - fuzz $name: finding saved under $log_dir/fuzz-$name-* (add it to tests/fuzz/crashes/$name/)"
+	fi
+	rm -rf "$scratch"
+	echo "1..$n"
+}
+
+for spec in "$@"; do
+	kind=${spec%%:*}
+	path=${spec#*:}
+	name=${path#"$BUILD"/}
+	name=${name#"$SRC"/}
+	log=$log_dir/$(echo "$name" | tr '/' '_').log
+	echo "# --- $name"
+	case $kind in
+	cmocka) CMOCKA_MESSAGE_OUTPUT=TAP "$path" 2>&1 | tee "$log" ;;
+	fuzz) run_fuzz "$path" 2>&1 | tee "$log" ;;
+	tap) "$path" 2>&1 | tee "$log" ;;
+	*) echo "run-tests: unknown test kind '$kind' in '$spec'" >&2; exit 2 ;;
+	esac
+	count "$name" "$log" "${PIPESTATUS[0]}"
+done
+
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "# failed:"
+	printf '#   %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
