@@ -5,6 +5,8 @@
 # builder/build.mk); every unit test links all of them plus libbootci.
 
 UNIT_SRCS    := $(wildcard tests/unit/test_*.c)
+# Helpers shared by the unit tests (fake root trees, fixture paths).
+UNIT_SUPPORT := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
 UNIT_HOST    := $(patsubst tests/unit/%.c,$(BUILD)/host/tests/%,$(UNIT_SRCS))
 UNIT_ASAN    := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
@@ -17,13 +19,13 @@ TAP_SCRIPTS  = $(sort $(wildcard tests/*/*.t))
 # archives FLAVOR: the archive files a test of that flavor links, libbootci last
 archives = $(foreach a,$(TEST_ARCHIVES) bootci,$(BUILD)/$(1)/lib$(a).a)
 
-$(BUILD)/host/tests/%: tests/unit/%.c $(call archives,host)
+$(BUILD)/host/tests/%: tests/unit/%.c $(UNIT_SUPPORT) $(wildcard tests/unit/*.h) $(call archives,host)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -Itests/unit -o $@ $< $(call archives,host) -lcmocka $(HOST_LIBS)
+	$(HOST_CC) $(HOST_CFLAGS) -Itests/unit -o $@ $< $(UNIT_SUPPORT) $(call archives,host) -lcmocka $(HOST_LIBS)
 
-$(BUILD)/asan/tests/%: tests/unit/%.c $(call archives,asan)
+$(BUILD)/asan/tests/%: tests/unit/%.c $(UNIT_SUPPORT) $(wildcard tests/unit/*.h) $(call archives,asan)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(ASAN_CFLAGS) -Itests/unit -o $@ $< $(call archives,asan) -lcmocka $(HOST_LIBS)
+	$(HOST_CC) $(ASAN_CFLAGS) -Itests/unit -o $@ $< $(UNIT_SUPPORT) $(call archives,asan) -lcmocka $(HOST_LIBS)
 
 $(BUILD)/fuzz/bin/%: tests/fuzz/%.c $(call archives,fuzz)
 	@mkdir -p $(@D)
@@ -46,7 +48,7 @@ TEST_RUNNER := tests/run-tests.sh
 # FUZZ_SECONDS: how long each fuzz target explores beyond its corpus in `make check`.
 FUZZ_SECONDS ?= 15
 
-check: all $(UNIT_HOST) $(UNIT_ASAN) $(FUZZ_BINS)
+check: all $(KERNEL_STAMP) $(UNIT_HOST) $(UNIT_ASAN) $(FUZZ_BINS)
 	@BUILD=$(abspath $(BUILD)) SRC=$(CURDIR) FUZZ_SECONDS=$(FUZZ_SECONDS) $(TEST_RUNNER) \
 		$(addprefix cmocka:,$(UNIT_HOST) $(UNIT_ASAN)) \
 		$(addprefix fuzz:,$(FUZZ_BINS)) \

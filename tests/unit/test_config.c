@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/* lib/config.c: typed keys from a file and from the kernel command line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct bci_config_key keys[] = {
+	{ "name", BCI_CONFIG_WORD, "default", NULL, "a word" },
+	{ "text", BCI_CONFIG_STRING, "", NULL, "free text" },
+	{ "wait", BCI_CONFIG_SECONDS, "30", NULL, "a duration" },
+	{ "action", BCI_CONFIG_CHOICE, "reboot", "reboot|poweroff", "a choice" },
+	{ "modules", BCI_CONFIG_LIST, "", NULL, "a list" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
+
+static int setup(void **state)
+{
+	struct bci_config *config;
+
+	assert_int_equal(bci_config_new(keys, &config), 0);
+	*state = config;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	bci_config_free(*state);
+	return 0;
+}
+
+static void defaults_apply(void **state)
+{
+	struct bci_config *c = *state;
+
+	assert_string_equal(bci_config_get(c, "name"), "default");
+	assert_string_equal(bci_config_get(c, "text"), "");
+	assert_int_equal(bci_config_get_seconds(c, "wait"), 30);
+	assert_string_equal(bci_config_origin(c, "action"), "default");
+}
+
+static void file_sets_values_and_origins(void **state)
+{
+	static const char text[] = "# comment\n\n  name = lab1  \n"
+				   "text=two words here\n"
+				   "wait=5m\n\taction\t=\tpoweroff\n"
+				   "modules = ext4, virtio_blk ,efivarfs\n";
+	struct bci_config *c = *state;
+	char err[256] = "";
+	const char **items;
+	char *storage;
+	size_t count;
+
+	assert_int_equal(bci_config_parse_file(c, "x.conf", text, strlen(text), err, sizeof(err)), 0);
+	assert_string_equal(bci_config_get(c, "name"), "lab1");
+	assert_string_equal(bci_config_get(c, "text"), "two words here");
+	assert_int_equal(bci_config_get_seconds(c, "wait"), 300);
+	assert_string_equal(bci_config_get(c, "action"), "poweroff");
+	assert_string_equal(bci_config_origin(c, "action"), "x.conf:6");
+	assert_int_equal(bci_config_get_list(c, "modules", &storage, &items, &count), 0);
+	assert_int_equal(count, 3);
+	assert_string_equal(items[0], "ext4");
+	assert_string_equal(items[1], "virtio_blk");
+	assert_string_equal(items[2], "efivarfs");
+	free(items);
+	free(storage);
+}
+
+struct bad_case {
+	const char *text;
+	const char *message;
+};
+
+static void file_errors_name_the_line(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ "name=a\nbogus=1\n", "x.conf:2: unknown key 'bogus'" },
+		{ "\n\nwait=soon\n", "x.conf:3: wait: 'soon' is not a duration" },
+		{ "wait=0\n", "x.conf:1: wait: '0' is not a duration" },
+		{ "wait=99999999999999999999\n", "x.conf:1: wait: '99999999999999999999' is not a duration" },
+		{ "wait=5d\n", "x.conf:1: wait: '5d' is not a duration" },
+		{ "action=halt\n", "x.conf:1: action: 'halt' is not one of reboot|poweroff" },
+		{ "name=two words\n", "x.conf:1: name: 'two words' must be one word" },
+		{ "name=\n", "x.conf:1: name: '' must be one word" },
+		{ "modules=a,,b\n", "x.conf:1: modules: 'a,,b' is not a comma-separated list" },
+		{ "modules=a b\n", "x.conf:1: modules: 'a b' is not a comma-separated list" },
+		{ "just words\n", "x.conf:1: expected 'key = value'" },
+	};
+	struct bci_config *c = *state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[256] = "";
+		assert_int_equal(bci_config_parse_file(c, "x.conf", cases[i].text,
+						       strlen(cases[i].text), err, sizeof(err)),
+				 -EINVAL);
+		if (strncmp(err, cases[i].message, strlen(cases[i].message)) != 0)
+			fail_msg("case %zu: got '%s', want prefix '%s'", i, err, cases[i].message);
+	}
+	/* A bad value leaves the previous one in place. */
+	assert_int_equal(bci_config_get_seconds(c, "wait"), 30);
+}
+
+static void file_with_nul_is_rejected(void **state)
+{
+	static const char text[] = "name=a\0b\n";
+	char err[256] = "";
+
+	assert_int_equal(bci_config_parse_file(*state, "x.conf", text, sizeof(text) - 1, err,
+					       sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "x.conf: NUL byte in the file");
+}
+
+static void cmdline_overrides_with_kernel_quoting(void **state)
+{
+	struct bci_config *c = *state;
+	char err[256] = "";
+
+	assert_int_equal(bci_config_parse_cmdline(c,
+						  "BOOT_IMAGE=/vmlinuz console=ttyS0 bootci.name=x "
+						  "bootci.text=\"a b  c\" \"bootci.wait=2m\" quiet "
+						  "bootcix.name=no -- bootci.name=initarg",
+						  "bootci.", err, sizeof(err)),
+			 0);
+	assert_string_equal(bci_config_get(c, "name"), "x");
+	assert_string_equal(bci_config_get(c, "text"), "a b  c");
+	assert_int_equal(bci_config_get_seconds(c, "wait"), 120);
+	assert_string_equal(bci_config_origin(c, "name"), "kernel command line");
+}
+
+static void cmdline_errors(void **state)
+{
+	struct bci_config *c = *state;
+	char err[256] = "";
+
+	assert_int_equal(bci_config_parse_cmdline(c, "quiet bootci.nope=1", "bootci.", err,
+						  sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "kernel command line: unknown key 'nope'");
+	assert_int_equal(bci_config_parse_cmdline(c, "bootci.name", "bootci.", err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "kernel command line bootci.name: expected bootci.<key>=<value>");
+	assert_int_equal(bci_config_parse_cmdline(c, "bootci.action=halt", "bootci.", err,
+						  sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "kernel command line: action: 'halt' is not one of reboot|poweroff");
+}
+
+static void seconds_units(void **state)
+{
+	unsigned long s;
+
+	(void)state;
+	assert_int_equal(bci_parse_seconds("45", &s), 0);
+	assert_int_equal(s, 45);
+	assert_int_equal(bci_parse_seconds("45s", &s), 0);
+	assert_int_equal(s, 45);
+	assert_int_equal(bci_parse_seconds("3m", &s), 0);
+	assert_int_equal(s, 180);
+	assert_int_equal(bci_parse_seconds("2h", &s), 0);
+	assert_int_equal(s, 7200);
+	assert_int_equal(bci_parse_seconds("720h", &s), 0);
+	assert_int_equal(bci_parse_seconds("721h", &s), -EINVAL);
+	assert_int_equal(bci_parse_seconds("", &s), -EINVAL);
+	assert_int_equal(bci_parse_seconds("-1", &s), -EINVAL);
+	assert_int_equal(bci_parse_seconds("1.5", &s), -EINVAL);
+	assert_int_equal(bci_parse_seconds("10ms", &s), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(defaults_apply, setup, teardown),
+		cmocka_unit_test_setup_teardown(file_sets_values_and_origins, setup, teardown),
+		cmocka_unit_test_setup_teardown(file_errors_name_the_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(file_with_nul_is_rejected, setup, teardown),
+		cmocka_unit_test_setup_teardown(cmdline_overrides_with_kernel_quoting, setup, teardown),
+		cmocka_unit_test_setup_teardown(cmdline_errors, setup, teardown),
+		cmocka_unit_test(seconds_units),
+	};
+
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The executor's modules on fake root trees: partition lookup through
+ * libblkid, module resolution through libkmod, the test runner, and whole
+ * boots with a recording system-call table.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "executor.h"
+#include "fakeroot.h"
+#include "fsutil.h"
+
+#include <errno.h>
+#include <libkmod.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/reboot.h>
+#include <unistd.h>
+
+/* ---- a system-call table that records what the executor asked for ---- */
+static char recorded[8192];
+
+static void record(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void record(const char *fmt, ...)
+{
+	size_t used = strlen(recorded);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(recorded + used, sizeof(recorded) - used, fmt, ap);
+	va_end(ap);
+}
+
+static const char *fail_mount_of; /* a fstype whose mount fails with ENODEV */
+
+static int rec_mount(const char *source, const char *target, const char *fstype,
+		     unsigned long flags, const char *data)
+{
+	(void)source;
+	(void)target;
+	(void)flags;
+	(void)data;
+	record("mount %s\n", fstype);
+	return fail_mount_of && strcmp(fstype, fail_mount_of) == 0 ? -ENODEV : 0;
+}
+
+static int rec_umount(const char *target)
+{
+	record("umount %s\n", strrchr(target, '/'));
+	return 0;
+}
+
+/* Records the module and the dependencies libkmod would load before it. */
+static int rec_probe_module(struct kmod_module *module)
+{
+	struct kmod_list *deps = kmod_module_get_dependencies(module), *item;
+
+	kmod_list_foreach(item, deps) {
+		struct kmod_module *dep = kmod_module_get_module(item);
+		record("dep %s\n", kmod_module_get_name(dep));
+		kmod_module_unref(dep);
+	}
+	kmod_module_unref_list(deps);
+	record("load %s\n", kmod_module_get_name(module));
+	return 0;
+}
+
+static int rec_reboot(int how)
+{
+	record("%s\n", how == RB_POWER_OFF ? "poweroff" : "reboot");
+	return 0;
+}
+
+static void rec_sync(void)
+{
+}
+
+static const struct bci_sys recording_sys = {
+	.name = "test",
+	.mount = rec_mount,
+	.umount = rec_umount,
+	.probe_module = rec_probe_module,
+	.reboot = rec_reboot,
+	.sync = rec_sync,
+};
+
+struct fixture {
+	struct fakeroot root;
+	struct bci_executor ex;
+};
+
+static void start(struct fixture *f, const char *cmdline)
+{
+	memset(f, 0, sizeof(*f));
+	recorded[0] = '\0';
+	fail_mount_of = NULL;
+	fakeroot_create(&f->root, cmdline);
+	f->ex.root = f->root.dir;
+	f->ex.sys = &recording_sys;
+	f->ex.signal_fd = -1;
+}
+
+static void finish(struct fixture *f)
+{
+	bci_modules_exit(&f->ex);
+	bci_config_free(f->ex.config);
+	if (f->ex.signal_fd >= 0)
+		close(f->ex.signal_fd);
+	fakeroot_remove(&f->root);
+}
+
+static int teardown(void **state)
+{
+	finish(*state);
+	free(*state);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	*state = calloc(1, sizeof(struct fixture));
+	return *state ? 0 : -1;
+}
+
+/* ---- partition lookup ---- */
+static void partition_found_by_label(void **state)
+{
+	struct fixture *f = *state;
+	char device[PATH_MAX];
+
+	start(f, "quiet");
+	fakeroot_add_disk(&f->root, "vda", NULL, "OTHER");
+	fakeroot_add_disk(&f->root, "vdb", NULL, "BOOTCI-RESULTS");
+	assert_int_equal(bci_partition_find(&f->ex, "BOOTCI-RESULTS", "", device, sizeof(device)), 0);
+	assert_string_equal(device + strlen(f->root.dir), "/dev/vdb1");
+	assert_int_equal(bci_partition_find(&f->ex, "MISSING", "", device, sizeof(device)), -ENOENT);
+}
+
+static void partition_label_twice_is_ambiguous(void **state)
+{
+	struct fixture *f = *state;
+	char device[PATH_MAX];
+
+	start(f, "quiet");
+	fakeroot_add_disk(&f->root, "vda", NULL, "BOOTCI-RESULTS");
+	fakeroot_add_disk(&f->root, "vdb", NULL, "BOOTCI-RESULTS");
+	assert_int_equal(bci_partition_find(&f->ex, "BOOTCI-RESULTS", "", device, sizeof(device)),
+			 -ENOTUNIQ);
+}
+
+static void partition_found_by_partuuid(void **state)
+{
+	static const char uuid[] = "5b1e6f3a-2c4d-4e8f-9a0b-1c2d3e4f5a6b";
+	struct fixture *f = *state;
+	char device[PATH_MAX];
+
+	start(f, "quiet");
+	fakeroot_add_disk(&f->root, "sda", "0fc63daf-8483-4772-8e79-3d69d8477de4", "BOOTCI-RESULTS");
+	fakeroot_add_disk(&f->root, "sdb", uuid, NULL);
+	/* PARTUUID wins over the label, and is compared without regard to case. */
+	assert_int_equal(bci_partition_find(&f->ex, "BOOTCI-RESULTS", "5B1E6F3A-2C4D-4E8F-9A0B-1C2D3E4F5A6B",
+					    device, sizeof(device)),
+			 0);
+	assert_string_equal(device + strlen(f->root.dir), "/dev/sdb1");
+}
+
+/* ---- modules ---- */
+static void modules_resolve_dependencies(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "bootci.modules=ext4,virtio_blk");
+	if (fakeroot_add_kernel_modules(&f->root) < 0)
+		skip();
+	assert_int_equal(bci_settings_load(&f->ex), 0);
+	assert_int_equal(bci_modules_init(&f->ex), 0);
+	assert_int_equal(bci_modules_load_configured(&f->ex), 0);
+	assert_non_null(strstr(recorded, "dep jbd2\n"));
+	assert_non_null(strstr(recorded, "dep mbcache\n"));
+	assert_non_null(strstr(recorded, "load ext4\n"));
+	assert_non_null(strstr(recorded, "dep virtio_ring\n"));
+	assert_non_null(strstr(recorded, "load virtio_blk\n"));
+	assert_int_equal(bci_modules_load(&f->ex, "no_such_module_anywhere"), -ENOENT);
+}
+
+/* ---- the runner ---- */
+static void prepare_run(struct fixture *f, const char *cmdline)
+{
+	start(f, cmdline);
+	assert_int_equal(bci_settings_load(&f->ex), 0);
+	assert_int_equal(bci_signals_setup(&f->ex), 0);
+	assert_true(snprintf(f->ex.run_dir, sizeof(f->ex.run_dir), "%.*s/results/runs/t",
+			     (int)sizeof(f->ex.run_dir) - 32, f->root.dir) < (int)sizeof(f->ex.run_dir));
+}
+
+static void runner_records_exit_status_and_output(void **state)
+{
+	struct fixture *f = *state;
+	char cmdline[PATH_MAX + 64];
+
+	snprintf(cmdline, sizeof(cmdline), "bootci.test=\"%s 3\"", fixture_path("exit-with"));
+	prepare_run(f, cmdline);
+	assert_int_equal(bci_runner_run_test(&f->ex), 0);
+	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/t/test/result.txt"),
+			       "state done\nexit-status 3\n"));
+	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/test/out.txt"),
+			    "exit-with: stdout line\n");
+	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/test/err.txt"),
+			    "exit-with: stderr line\n");
+}
+
+static void runner_records_signal(void **state)
+{
+	struct fixture *f = *state;
+	char cmdline[PATH_MAX + 64];
+
+	snprintf(cmdline, sizeof(cmdline), "bootci.test=\"%s segv\"", fixture_path("misbehave"));
+	prepare_run(f, cmdline);
+	assert_int_equal(bci_runner_run_test(&f->ex), 0);
+	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/t/test/result.txt"),
+			       "signal 11 "));
+}
+
+static void runner_times_out_with_sigterm(void **state)
+{
+	struct fixture *f = *state;
+	char cmdline[PATH_MAX + 64];
+	const char *result;
+
+	snprintf(cmdline, sizeof(cmdline), "bootci.test_timeout=1 bootci.test=\"%s sleep 60\"",
+		 fixture_path("misbehave"));
+	prepare_run(f, cmdline);
+	assert_int_equal(bci_runner_run_test(&f->ex), 0);
+	result = fakeroot_read(&f->root, "/results/runs/t/test/result.txt");
+	assert_non_null(strstr(result, "signal 15 "));
+	assert_non_null(strstr(result, "timeout yes\n"));
+}
+
+static void runner_escalates_to_sigkill(void **state)
+{
+	struct fixture *f = *state;
+	char cmdline[PATH_MAX + 64];
+	const char *result;
+
+	snprintf(cmdline, sizeof(cmdline), "bootci.test_timeout=1 bootci.test=\"%s ignore-term 60\"",
+		 fixture_path("misbehave"));
+	prepare_run(f, cmdline);
+	assert_int_equal(bci_runner_run_test(&f->ex), 0);
+	result = fakeroot_read(&f->root, "/results/runs/t/test/result.txt");
+	assert_non_null(strstr(result, "signal 9 "));
+	assert_non_null(strstr(result, "timeout yes\n"));
+}
+
+static void runner_missing_program_is_127(void **state)
+{
+	struct fixture *f = *state;
+
+	prepare_run(f, "bootci.test=/nonexistent/program");
+	assert_int_equal(bci_runner_run_test(&f->ex), 0);
+	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/t/test/result.txt"),
+			       "exit-status 127\n"));
+}
+
+/* ---- whole boots ---- */
+static void boot_runs_test_and_reboots(void **state)
+{
+	struct fixture *f = *state;
+	char cmdline[PATH_MAX + 128];
+	enum bci_ending ending;
+
+	snprintf(cmdline, sizeof(cmdline), "console=ttyS0 bootci.run_id=r1 bootci.test=\"%s 0\"",
+		 fixture_path("exit-with"));
+	start(f, cmdline);
+	fakeroot_write(&f->root, "/etc/bootci/executor.conf", "results_wait=1\non_finish=poweroff\n");
+	fakeroot_add_disk(&f->root, "vda", NULL, "BOOTCI-RESULTS");
+	if (fakeroot_add_kernel_modules(&f->root) < 0)
+		skip();
+	assert_int_equal(bci_signals_setup(&f->ex), 0);
+	ending = bci_executor_run(&f->ex);
+	assert_int_equal(ending, BCI_END_POWEROFF);
+	bci_executor_end(&f->ex, ending);
+	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/r1/test/result.txt"),
+			       "exit-status 0\n"));
+	assert_non_null(strstr(recorded, "mount proc\nmount sysfs\nmount devtmpfs\n"));
+	assert_non_null(strstr(recorded, "mount ext4\numount /results\npoweroff\n"));
+}
+
+static void boot_without_partition_takes_error_path(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "bootci.results_wait=1 bootci.on_error=poweroff bootci.test=/bin/true");
+	if (fakeroot_add_kernel_modules(&f->root) < 0)
+		skip();
+	assert_int_equal(bci_executor_run(&f->ex), BCI_END_POWEROFF);
+	assert_null(strstr(recorded, "mount ext4"));
+	assert_null(fakeroot_read(&f->root, "/results/runs/default/test/result.txt"));
+}
+
+static void boot_with_bad_config_reboots(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "bootci.test_timeout=forever");
+	assert_int_equal(bci_executor_run(&f->ex), BCI_END_REBOOT);
+	assert_null(strstr(recorded, "mount ext4"));
+}
+
+static void boot_with_bad_config_file_reboots(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "quiet");
+	fakeroot_write(&f->root, "/etc/bootci/executor.conf", "on_error=poweroff\nresults_lable=X\n");
+	/* on_error was read before the bad line: it still decides the ending. */
+	assert_int_equal(bci_executor_run(&f->ex), BCI_END_POWEROFF);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(partition_found_by_label, setup, teardown),
+		cmocka_unit_test_setup_teardown(partition_label_twice_is_ambiguous, setup, teardown),
+		cmocka_unit_test_setup_teardown(partition_found_by_partuuid, setup, teardown),
+		cmocka_unit_test_setup_teardown(modules_resolve_dependencies, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_records_exit_status_and_output, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_records_signal, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_times_out_with_sigterm, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_escalates_to_sigkill, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_missing_program_is_127, setup, teardown),
+		cmocka_unit_test_setup_teardown(boot_runs_test_and_reboots, setup, teardown),
+		cmocka_unit_test_setup_teardown(boot_without_partition_takes_error_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(boot_with_bad_config_reboots, setup, teardown),
+		cmocka_unit_test_setup_teardown(boot_with_bad_config_file_reboots, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("executor", tests, NULL, NULL);
+}
