@@ -83,7 +83,7 @@ include lib/build.mk
 include executor/build.mk
 -include builder/build.mk
 include tests/build.mk
--include initramfs/build.mk
+include initramfs/build.mk
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \

@@ -1,0 +1,97 @@
+# shellcheck shell=bash
+# Sourced by tests/lab/*.t: TAP output and the steps the lab scenarios share.
+# The harness (tests/run-tests.sh) sets BUILD and SRC to absolute paths; LAB_KERNEL,
+# LAB_INITRD and LAB_BOOT_TIMEOUT override what is booted and for how long at most.
+: "${BUILD:?BUILD: the absolute build directory}" "${SRC:?SRC: the absolute source directory}"
+
+LAB=$SRC/tests/lab/lab
+# shellcheck disable=SC2034 # KERNEL, INITRD, BOOT_TIMEOUT: used by the sourcing scripts
+KERNEL=${LAB_KERNEL:-$BUILD/kernel/vmlinuz}
+# shellcheck disable=SC2034
+INITRD=${LAB_INITRD:-$BUILD/initramfs/initrd.img}
+# shellcheck disable=SC2034
+BOOT_TIMEOUT=${LAB_BOOT_TIMEOUT:-300}
+tap_count=0
+
+plan() {
+	echo "1..$1"
+}
+
+# check DESCRIPTION COMMAND...: one TAP line for whether COMMAND succeeds
+check() {
+	local description=$1
+	shift
+	tap_count=$((tap_count + 1))
+	if "$@"; then
+		echo "ok $tap_count - $description"
+	else
+		echo "not ok $tap_count - $description"
+		return 1
+	fi
+}
+
+diag() {
+	sed 's/^/# /'
+}
+
+# fresh_machine NAME [lab disk options]: an empty machine under $BUILD/lab; prints its directory
+fresh_machine() {
+	local dir=$BUILD/lab/$1
+	shift
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	"$LAB" disk "$dir" "$@" >"$dir/disk.log" 2>&1 || { diag <"$dir/disk.log" >&2; return 1; }
+	echo "$dir"
+}
+
+# last_console MACHINE_DIR: the console of the machine's last boot
+last_console() {
+	awk '/^=== lab (boot|netboot) / { n++; delete lines; c = 0 } { lines[c++] = $0 }
+	     END { for (i = 0; i < c; i++) print lines[i] }' "$1/console.log"
+}
+
+# console_has MACHINE_DIR REGEX: the last boot's console has a line matching REGEX
+console_has() {
+	last_console "$1" | grep -qE -- "$2"
+}
+
+# console_lacks MACHINE_DIR REGEX: no line of the last boot's console matches REGEX
+console_lacks() {
+	! console_has "$1" "$2"
+}
+
+# console_order MACHINE_DIR REGEX1 REGEX2: a line matching REGEX2 follows one matching REGEX1
+console_order() {
+	last_console "$1" | awk -v first="$2" -v second="$3" '
+		$0 ~ first { seen = 1 } seen && $0 ~ second { found = 1 } END { exit !found }'
+}
+
+# exited_by_itself STATUS MACHINE_DIR: QEMU ended on its own (no timeout, status 0)
+exited_by_itself() {
+	if [ "$1" != 0 ]; then
+		echo "lab exited with status $1 (124: timeout); last console lines:" | diag
+		last_console "$2" | tail -n 30 | diag
+		return 1
+	fi
+}
+
+# check_exit_with_run MACHINE_DIR RUN_ID: the console and the results partition of a
+# boot that ran `exit-with 3` (4 TAP lines)
+check_exit_with_run() {
+	local dir=$1 run=$2 out=$1/results
+	check "console shows the executor running the fixture" \
+		console_has "$dir" 'bootci: running .*fixtures/exit-with 3'
+	check "console shows the fixture's exit status" \
+		console_has "$dir" 'bootci: test program exited with status 3'
+	check "results partition read back" "$LAB" read "$dir" "$out"
+	check "runs/$run/test/result.txt says exit-status 3" \
+		grep -qx 'exit-status 3' "$out/runs/$run/test/result.txt"
+	check "runs/$run/test/out.txt holds the fixture's stdout" \
+		grep -qx 'exit-with: stdout line' "$out/runs/$run/test/out.txt"
+	check "runs/$run/test/err.txt holds the fixture's stderr" \
+		grep -qx 'exit-with: stderr line' "$out/runs/$run/test/err.txt"
+	if [ -d "$out/runs/$run" ]; then
+		echo "files of run $run:" | diag
+		(cd "$out" && find "runs/$run" -type f | sort) | diag
+	fi
+}
