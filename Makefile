@@ -31,7 +31,7 @@ FUZZ_CFLAGS  := $(CSTD) $(WARN) -O1 -g -fsanitize=fuzzer-no-link,address,undefin
 # objs FLAVOR, SOURCES
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
-.PHONY: all check demo clean setup sysroot kernel
+.PHONY: all check demo clean distclean setup sysroot kernel
 .DEFAULT_GOAL := all
 
 # ---- set-up: host packages, deb-src, the musl sysroot, the test kernel ----
@@ -84,6 +84,10 @@ include executor/build.mk
 -include builder/build.mk
 include tests/build.mk
 include initramfs/build.mk
+
+# The main job: build everything, run one full cycle in the QEMU lab, say where the results are.
+demo: all
+	@tests/lab/demo $(BUILD)
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \

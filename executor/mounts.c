@@ -97,11 +97,15 @@ int bci_mounts_firmware(struct bci_executor *ex)
 		ret = mount_firmware_fs(ex, "efivarfs", "/sys/firmware/efi/efivars");
 		if (ret < 0)
 			bci_warn("efivarfs not mounted: %s", strerror(-ret));
+		else
+			bci_say("efivarfs mounted on /sys/firmware/efi/efivars");
 	} else {
 		bci_say("no EFI firmware: efivarfs not mounted");
 	}
 	ret = mount_firmware_fs(ex, "pstore", "/sys/fs/pstore");
 	if (ret < 0)
 		bci_warn("pstore not mounted: %s", strerror(-ret));
+	else
+		bci_say("pstore mounted on /sys/fs/pstore");
 	return 0;
 }
