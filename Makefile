@@ -81,7 +81,7 @@ endef
 # ---- components ----
 include lib/build.mk
 include executor/build.mk
--include builder/build.mk
+include builder/build.mk
 include tests/build.mk
 include initramfs/build.mk
 
