@@ -4,9 +4,9 @@
 # fixtures.spec (one line per fixture program) -> bootci-builder initramfs.
 
 # Modules staged into the image with their dependencies and soft dependencies.
-# crc32c_generic is named although it is ext4's softdep (crypto-crc32c): ext4 with
-# metadata_csum cannot mount without a crc32c driver, and the lab's qemu64 CPU has
-# no SSE4.2 for crc32c-intel, so the generic one must be there whatever depmod says.
+# crc32c_generic is named explicitly: ext4 with metadata_csum (mkfs.ext4's
+# default) needs a crc32c driver, and the lab's qemu64 CPU has no SSE4.2 for
+# crc32c-intel, which the crc32c alias would otherwise try first.
 INITRAMFS_MODULES := virtio_pci virtio_blk crc32c_generic ext4 efivarfs i6300esb
 
 INITRAMFS_DIR       := $(BUILD)/initramfs
