@@ -6,31 +6,35 @@
 #               tests/fuzz/{corpus,crashes}/NAME re-run, then FUZZ_SECONDS of
 #               fuzzing from a scratch copy of the corpus
 #   tap:SCRIPT  a script printing TAP
-# A test that exits non-zero without reporting a failure counts as one failure.
+# A test that exits non-zero without reporting a failure counts as one failure;
+# `ok N # SKIP` lines count as skipped, not passed.
 set -uo pipefail
 
 : "${BUILD:?}" "${SRC:?}"
 export BUILD SRC
 passed=0
 failed=0
+skipped=0
 failures=()
 log_dir=$BUILD/tests/logs
 mkdir -p "$log_dir"
 
 # count NAME LOG STATUS: adds the TAP lines of LOG to the totals
 count() {
-	local name=$1 log=$2 status=$3 ok not_ok
-	ok=$(grep -cE '^ok [0-9]+' "$log")
+	local name=$1 log=$2 status=$3 ok not_ok skip
+	skip=$(grep -cE '^ok [0-9]+ # SKIP' "$log")
+	ok=$(($(grep -cE '^ok [0-9]+' "$log") - skip))
 	not_ok=$(grep -cE '^not ok [0-9]+' "$log")
 	if [ "$status" != 0 ] && [ "$not_ok" = 0 ]; then
 		not_ok=1
 		echo "not ok - $name exited with status $status" | tee -a "$log"
 	fi
-	if [ "$ok" = 0 ] && [ "$not_ok" = 0 ]; then
+	if [ "$ok" = 0 ] && [ "$not_ok" = 0 ] && [ "$skip" = 0 ]; then
 		not_ok=1
 		echo "not ok - $name reported no test" | tee -a "$log"
 	fi
 	passed=$((passed + ok))
+	skipped=$((skipped + skip))
 	failed=$((failed + not_ok))
 	[ "$not_ok" = 0 ] || failures+=("$name (log: $log)")
 }
@@ -85,5 +89,9 @@ if [ ${#failures[@]} -gt 0 ]; then
 	echo "# failed:"
 	printf '#   %s\n' "${failures[@]}"
 fi
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
 [ "$failed" = 0 ]

@@ -4,9 +4,8 @@
 set -uo pipefail
 : "${BUILD:?}" "${SRC:?}"
 builder=$BUILD/host/bin/bootci-builder
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
+# shellcheck source=tests/tap.sh
+. "$SRC/tests/tap.sh"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -64,7 +63,7 @@ if [ $? = 2 ]; then ok "missing OUT is a usage error"; else not_ok "missing OUT 
 # Unknown module: needs the unpacked kernel (make kernel).
 release_file=$BUILD/kernel/release
 if [ ! -f "$release_file" ]; then
-	n=$((n + 1)); echo "ok $n # SKIP no kernel tree under $BUILD/kernel"
+	skip "no kernel tree under $BUILD/kernel"
 else
 	kver=$(cat "$release_file")
 	mkdir -p "$work/staging"
@@ -91,4 +90,4 @@ else
 	fi
 fi
 
-echo "1..$n"
+done_testing

@@ -5,10 +5,8 @@
 set -uo pipefail
 : "${BUILD:?}" "${SRC:?}"
 builder=$BUILD/host/bin/bootci-builder
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+# shellcheck source=tests/tap.sh
+. "$SRC/tests/tap.sh"
 
 if [ ! -f "$BUILD/kernel/release" ]; then
 	echo "1..0 # SKIP no kernel tree under $BUILD/kernel (make kernel)"
@@ -70,4 +68,4 @@ names=$(zstd -dc "$work/image.img" | cpio -it --quiet)
 check "image holds lib/modules/$kver/modules.dep.bin" grep -qx "lib/modules/$kver/modules.dep.bin" <<<"$names"
 check "image holds the parents lib and lib/modules" test "$(head -n2 <<<"$names")" = $'lib\nlib/modules'
 
-echo "1..$n"
+done_testing

@@ -6,10 +6,8 @@
 set -uo pipefail
 : "${BUILD:?}" "${SRC:?}"
 builder=$BUILD/host/bin/bootci-builder
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+# shellcheck source=tests/tap.sh
+. "$SRC/tests/tap.sh"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -102,4 +100,4 @@ SOURCE_DATE_EPOCH=1700000000 "$builder" initramfs --compress none "$work/image.s
 check "SOURCE_DATE_EPOCH sets every mtime" \
 	test "$(TZ=UTC cpio -itv --quiet <"$work/epoch.cpio" | grep -vc 'Nov 14  2023')" = 0
 
-echo "1..$n"
+done_testing

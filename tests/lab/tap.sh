@@ -11,28 +11,8 @@ KERNEL=${LAB_KERNEL:-$BUILD/kernel/vmlinuz}
 INITRD=${LAB_INITRD:-$BUILD/initramfs/initrd.img}
 # shellcheck disable=SC2034
 BOOT_TIMEOUT=${LAB_BOOT_TIMEOUT:-300}
-tap_count=0
-
-plan() {
-	echo "1..$1"
-}
-
-# check DESCRIPTION COMMAND...: one TAP line for whether COMMAND succeeds
-check() {
-	local description=$1
-	shift
-	tap_count=$((tap_count + 1))
-	if "$@"; then
-		echo "ok $tap_count - $description"
-	else
-		echo "not ok $tap_count - $description"
-		return 1
-	fi
-}
-
-diag() {
-	sed 's/^/# /'
-}
+# shellcheck source=tests/tap.sh
+. "$SRC/tests/tap.sh"
 
 # fresh_machine NAME [lab disk options]: an empty machine under $BUILD/lab; prints its directory
 fresh_machine() {
