@@ -82,6 +82,7 @@ endef
 include lib/build.mk
 include executor/build.mk
 include builder/build.mk
+include aggregator/build.mk
 include tests/build.mk
 include initramfs/build.mk
 

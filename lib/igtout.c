@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: MIT
+#include "igtout.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char STARTING_SUBTEST[] = "Starting subtest: ";
+static const char SUBTEST_RESULT[] = "Subtest ";
+static const char STARTING_DYNAMIC[] = "Starting dynamic subtest: ";
+static const char DYNAMIC_RESULT[] = "Dynamic subtest ";
+static const char VERSION_LINE[] = "IGT-Version: ";
+
+static const char *const prefixes[] = {
+	[BCI_IGTOUT_SUBTEST_START] = STARTING_SUBTEST,
+	[BCI_IGTOUT_SUBTEST_RESULT] = SUBTEST_RESULT,
+	[BCI_IGTOUT_DYNAMIC_START] = STARTING_DYNAMIC,
+	[BCI_IGTOUT_DYNAMIC_RESULT] = DYNAMIC_RESULT,
+};
+
+/* ASCII only: bytes >= 0x80 are never part of a name, in any locale. */
+static bool is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+static bool is_name_char(char c)
+{
+	return c == '-' || c == '_' || is_alnum(c);
+}
+
+static bool starts_with(const char *p, const char *end, const char *prefix, size_t plen)
+{
+	return (size_t)(end - p) >= plen && memcmp(p, prefix, plen) == 0;
+}
+
+/* The start of the line after the one at @p, or NULL if there is none. */
+static const char *next_line(const char *p, const char *end)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+	if (!nl || nl + 1 >= end)
+		return NULL;
+	return nl + 1;
+}
+
+/*
+ * A result line must name a subtest with [A-Za-z0-9_-]+ followed by ": ";
+ * "Subtest foo failed." and friends are ordinary output.
+ */
+static bool is_result_line(const char *p, const char *end, size_t plen)
+{
+	p += plen;
+	if (p >= end || !is_name_char(*p))
+		return false;
+	while (p < end && is_name_char(*p))
+		p++;
+	return p + 1 < end && p[0] == ':' && p[1] == ' ';
+}
+
+static int classify(const char *p, const char *end, enum bci_igtout_kind *kind)
+{
+	static const enum bci_igtout_kind order[] = {
+		BCI_IGTOUT_SUBTEST_START, BCI_IGTOUT_SUBTEST_RESULT,
+		BCI_IGTOUT_DYNAMIC_START, BCI_IGTOUT_DYNAMIC_RESULT,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		const char *prefix = prefixes[order[i]];
+		size_t plen = strlen(prefix);
+
+		if (!starts_with(p, end, prefix, plen))
+			continue;
+		if ((order[i] == BCI_IGTOUT_SUBTEST_RESULT || order[i] == BCI_IGTOUT_DYNAMIC_RESULT) &&
+		    !is_result_line(p, end, plen))
+			continue;
+		*kind = order[i];
+		return 1;
+	}
+	return 0;
+}
+
+int bci_igtout_parse(struct bci_igtout *out, const char *buf, size_t len)
+{
+	const char *nul = len ? memchr(buf, '\0', len) : NULL;
+	const char *p, *end;
+	size_t cap = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->buf = buf;
+	out->len = nul ? (size_t)(nul - buf) : len;
+	end = buf + out->len;
+
+	for (p = out->len ? buf : NULL; p; p = next_line(p, end)) {
+		enum bci_igtout_kind kind;
+
+		/* igt_runner takes the first version line for the whole file. */
+		if (!out->has_version && starts_with(p, end, VERSION_LINE, strlen(VERSION_LINE))) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+			out->has_version = true;
+			out->version_offset = (size_t)(p - buf);
+			out->version_len = (size_t)((nl ? nl : end) - p);
+		}
+		if (!classify(p, end, &kind))
+			continue;
+		if (out->mark_count == cap) {
+			size_t new_cap = cap ? cap * 2 : 16;
+			struct bci_igtout_mark *marks = realloc(out->marks, new_cap * sizeof(*marks));
+
+			if (!marks) {
+				bci_igtout_release(out);
+				return -ENOMEM;
+			}
+			out->marks = marks;
+			cap = new_cap;
+		}
+		out->marks[out->mark_count].kind = kind;
+		out->marks[out->mark_count].offset = (size_t)(p - buf);
+		out->mark_count++;
+	}
+	return 0;
+}
+
+void bci_igtout_release(struct bci_igtout *out)
+{
+	free(out->marks);
+	out->marks = NULL;
+	out->mark_count = 0;
+}
+
+/*
+ * Finds the first mark of @kind in [first, last) whose line is
+ * "<prefix><name>\n" (a start) or "<prefix><name>: " (a result). Like igt,
+ * only as many bytes are compared as the buffer (up to @end) still has.
+ */
+static long find_mark(const struct bci_igtout *out, const char *end, enum bci_igtout_kind kind,
+		      const char *name, size_t first, size_t last)
+{
+	const char *prefix = prefixes[kind];
+	size_t plen = strlen(prefix), nlen = strlen(name);
+	bool is_start = kind == BCI_IGTOUT_SUBTEST_START || kind == BCI_IGTOUT_DYNAMIC_START;
+	size_t k;
+
+	for (k = first; k < last; k++) {
+		const char *line = out->buf + out->marks[k].offset;
+		size_t rem, want, cmp, i;
+
+		if (out->marks[k].kind != kind)
+			continue;
+		rem = line < end ? (size_t)(end - line) : 0;
+		want = plen + nlen + (is_start ? 1 : 2);
+		cmp = rem < want ? rem : want;
+		for (i = 0; i < cmp; i++) {
+			char expect;
+
+			if (i < plen)
+				expect = prefix[i];
+			else if (i < plen + nlen)
+				expect = name[i - plen];
+			else if (is_start)
+				expect = '\n';
+			else
+				expect = i == plen + nlen ? ':' : ' ';
+			if (line[i] != expect)
+				break;
+		}
+		if (i == cmp)
+			return (long)k;
+	}
+	return -1;
+}
+
+static bool is_subtest_boundary(const struct bci_igtout *out, size_t k)
+{
+	return out->marks[k].kind == BCI_IGTOUT_SUBTEST_START ||
+	       out->marks[k].kind == BCI_IGTOUT_SUBTEST_RESULT;
+}
+
+/* Where a test's output starts: after the protocol line before its first line. */
+static const char *span_begin(const struct bci_igtout *out, long start, long result,
+			      const char *buf, const char *end, long first)
+{
+	const char *p;
+
+	if (start < first && result < first)
+		return buf;
+	if (start < first) {
+		/* Result without a start: a fixture skipped or failed it. */
+		if (result > first)
+			p = next_line(out->buf + out->marks[result - 1].offset, end);
+		else
+			p = buf;
+	} else if (start <= first) {
+		p = buf;
+	} else {
+		p = next_line(out->buf + out->marks[start - 1].offset, end);
+	}
+	return p ? p : end;
+}
+
+/* Where it ends: at the next protocol line after its result, or for an
+ * incomplete test at the next subtest start or result. */
+static const char *span_end(const struct bci_igtout *out, long start, long result,
+			    const char *end, long first, size_t last)
+{
+	size_t k;
+
+	if (start < first && result < first)
+		return end;
+	if (result < first) {
+		for (k = (size_t)(start + 1); k < last; k++)
+			if (is_subtest_boundary(out, k))
+				return out->buf + out->marks[k].offset;
+		return end;
+	}
+	if ((size_t)result + 1 < last)
+		return out->buf + out->marks[result + 1].offset;
+	return end;
+}
+
+const char *bci_igtout_map_result(const char *text, size_t len, double *time)
+{
+	static const struct {
+		const char *word, *result;
+	} map[] = {
+		{ "SUCCESS", "pass" },
+		{ "SKIP", "skip" },
+		{ "FAIL", "fail" },
+		{ "CRASH", "crash" },
+		{ "TIMEOUT", "timeout" },
+	};
+	const char *result = "incomplete";
+	size_t word = 0, i;
+
+	while (word < len && !is_space(text[word]))
+		word++;
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		if (word <= strlen(map[i].word) && memcmp(text, map[i].word, word) == 0) {
+			result = map[i].result;
+			break;
+		}
+	}
+	/* The time is "(SECONDSs)" after one separating character. */
+	word++;
+	if (word < len && text[word] == '(') {
+		char number[64];
+		size_t n = len - word - 1;
+
+		if (n >= sizeof(number))
+			n = sizeof(number) - 1;
+		memcpy(number, text + word + 1, n);
+		number[n] = '\0';
+		*time = strtod(number, NULL);
+	}
+	return result;
+}
+
+/* Reads the result line at mark @k (if any) for test @name, bounded by @end. */
+static void span_result(const struct bci_igtout *out, enum bci_igtout_kind kind, const char *name,
+			long k, const char *end, struct bci_igtout_span *span)
+{
+	const char *line, *nl, *text;
+	size_t line_len, skip;
+
+	span->result = "incomplete";
+	span->time = 0.0;
+	if (k < 0)
+		return;
+	line = out->buf + out->marks[k].offset;
+	if (line >= end)
+		return;
+	nl = memchr(line, '\n', (size_t)(end - line));
+	line_len = (size_t)((nl ? nl : end) - line);
+	skip = strlen(prefixes[kind]) + strlen(name) + 2;
+	if (skip > line_len || strncmp(line + strlen(prefixes[kind]), name, strlen(name)) != 0)
+		return;
+	text = line + skip;
+	span->result = bci_igtout_map_result(text, line_len - skip, &span->time);
+}
+
+void bci_igtout_subtest(const struct bci_igtout *out, const char *name,
+			struct bci_igtout_span *span)
+{
+	const char *end = out->buf + out->len;
+	const char *b, *e;
+	size_t k;
+
+	span->start_mark = find_mark(out, end, BCI_IGTOUT_SUBTEST_START, name, 0, out->mark_count);
+	span->result_mark = find_mark(out, end, BCI_IGTOUT_SUBTEST_RESULT, name, 0, out->mark_count);
+	b = span_begin(out, span->start_mark, span->result_mark, out->buf, end, 0);
+	e = span_end(out, span->start_mark, span->result_mark, end, 0, out->mark_count);
+	/* Malformed orders (a result before the start) give an empty share. */
+	if (e < b)
+		e = b;
+	span->begin = (size_t)(b - out->buf);
+	span->end = (size_t)(e - out->buf);
+	span_result(out, BCI_IGTOUT_SUBTEST_RESULT, name, span->result_mark, e, span);
+
+	/* Dynamic subtests live between the start and the result, or for an
+	 * incomplete subtest up to the next subtest boundary. */
+	if (span->result_mark >= 0) {
+		span->last_mark = (size_t)span->result_mark;
+	} else {
+		for (k = (size_t)(span->start_mark + 1); k < out->mark_count; k++)
+			if (is_subtest_boundary(out, k))
+				break;
+		span->last_mark = k;
+	}
+}
+
+int bci_igtout_next_dynamic(const struct bci_igtout *out,
+			    const struct bci_igtout_span *subtest, size_t *cursor,
+			    char *name, size_t name_size, struct bci_igtout_span *span)
+{
+	const char *file_end = out->buf + out->len;
+	const char *sub_begin = out->buf + subtest->begin, *sub_end = out->buf + subtest->end;
+	long first = subtest->start_mark + 1;
+	size_t k;
+
+	if (*cursor < (size_t)first)
+		*cursor = (size_t)first;
+	for (k = *cursor; k < subtest->last_mark; k++) {
+		const char *p, *b, *e;
+		size_t n = 0;
+
+		if (out->marks[k].kind != BCI_IGTOUT_DYNAMIC_START)
+			continue;
+		/* The name is the next whitespace-delimited word, as sscanf("%s") reads it. */
+		p = out->buf + out->marks[k].offset + strlen(STARTING_DYNAMIC);
+		while (p < file_end && is_space(*p))
+			p++;
+		while (p < file_end && !is_space(*p) && n + 1 < name_size && n < 255)
+			name[n++] = *p++;
+		if (n == 0)
+			continue;
+		name[n] = '\0';
+
+		span->start_mark = (long)k;
+		span->result_mark = find_mark(out, sub_end, BCI_IGTOUT_DYNAMIC_RESULT, name,
+					      k, subtest->last_mark);
+		span->last_mark = subtest->last_mark;
+		b = span_begin(out, (long)k, span->result_mark, sub_begin, sub_end, first);
+		e = span_end(out, (long)k, span->result_mark, sub_end, first, subtest->last_mark);
+		if (e < b)
+			e = b;
+		span->begin = (size_t)(b - out->buf);
+		span->end = (size_t)(e - out->buf);
+		span_result(out, BCI_IGTOUT_DYNAMIC_RESULT, name, span->result_mark, e, span);
+		*cursor = k + 1;
+		return 1;
+	}
+	*cursor = k;
+	return 0;
+}
+
+bool bci_igtout_err_has_warnings(const char *buf, size_t len)
+{
+	const char *nul = len ? memchr(buf, '\0', len) : NULL;
+	const char *end = buf + (nul ? (size_t)(nul - buf) : len);
+	const char *p;
+	bool other_line_seen = false;
+
+	/*
+	 * igt walks protocol lines and lines in step; the first protocol line
+	 * not at the current line means output came before it.
+	 */
+	for (p = buf < end ? buf : NULL; p; p = next_line(p, end)) {
+		enum bci_igtout_kind kind;
+
+		if (classify(p, end, &kind)) {
+			if (other_line_seen)
+				return true;
+		} else {
+			other_line_seen = true;
+		}
+	}
+	return false;
+}
+
+static size_t lowercase_word(const char *s, char *dst, size_t room)
+{
+	size_t n = 0;
+
+	while (s[n] && !is_space(s[n])) {
+		if (n < room) {
+			char c = s[n];
+
+			dst[n] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+		}
+		n++;
+	}
+	return n < room ? n : room;
+}
+
+void bci_igtout_piglit_name(const char *binary, const char *subtest, char *name, size_t size)
+{
+	size_t used;
+
+	if (size == 0)
+		return;
+	/* Same bound as igt_runner's 256-byte name buffers. */
+	if (size > 256)
+		size = 256;
+	used = (size_t)snprintf(name, size, "igt@");
+	if (used >= size)
+		return;
+	used += lowercase_word(binary, name + used, size - 1 - used);
+	name[used] = '\0';
+	if (!subtest || used + 1 >= size)
+		return;
+	name[used++] = '@';
+	used += lowercase_word(subtest, name + used, size - 1 - used);
+	name[used] = '\0';
+}
+
+void bci_igtout_piglit_name_dynamic(const char *subtest_name, const char *dynamic,
+				    char *name, size_t size)
+{
+	size_t used;
+
+	if (size == 0)
+		return;
+	if (size > 256)
+		size = 256;
+	used = (size_t)snprintf(name, size, "%s", subtest_name);
+	if (used + 1 >= size) {
+		name[size - 1] = '\0';
+		return;
+	}
+	name[used++] = '@';
+	used += lowercase_word(dynamic, name + used, size - 1 - used);
+	name[used] = '\0';
+}

@@ -1,0 +1,1772 @@
+// SPDX-License-Identifier: MIT
+/*
+ * igt_runner-compatible results generator (see resultgen.h).
+ *
+ * The order of the steps for one job folder follows igt_runner's, because
+ * each step only fills what earlier ones left empty: the journal first
+ * (timeouts, aborts, exit codes), then out.txt and err.txt (subtest results
+ * and times), then dmesg.txt, then the overrides (warn, dmesg-warn,
+ * dmesg-fail, incomplete when nothing was written at all), then pruning of
+ * dynamic subtests, then the totals.
+ */
+#include "resultgen.h"
+
+#include "fsutil.h"
+#include "igtout.h"
+#include "jsonw.h"
+
+#include <errno.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define NAME_SIZE 256		/* igt_runner's piglit name buffers */
+#define INCOMPLETE_EXIT (-1234)	/* no exit line: the test never finished */
+#define GRACEFUL_EXIT (-1)	/* -SIGHUP: the runner was asked to stop */
+#define IGT_EXIT_SUCCESS 0
+#define IGT_EXIT_SKIP 77
+#define IGT_EXIT_INVALID 79
+#define IGT_EXIT_ABORT 112
+
+enum prune_mode {
+	PRUNE_KEEP_DYNAMIC = 0,
+	PRUNE_KEEP_SUBTESTS = 1,
+	PRUNE_KEEP_ALL = 2,
+	PRUNE_KEEP_REQUESTED = 3,
+};
+
+/* igt_runner's totals keys, in its order. */
+static const char *const result_names[] = {
+	"crash", "pass", "dmesg-fail", "dmesg-warn", "skip", "incomplete",
+	"abort", "timeout", "notrun", "fail", "warn",
+};
+#define RESULT_COUNT (sizeof(result_names) / sizeof(result_names[0]))
+
+/*
+ * The kernel messages at warning level or above that do not make a result
+ * dmesg-warn/dmesg-fail: igt_runner's list, as POSIX extended regexes.
+ */
+static const char dmesg_allowlist[] =
+	"ACPI: button: The lid device is not compliant to SW_LID"
+	"|ACPI: .*: Unable to dock!"
+	"|IRQ [0-9]+: no longer affine to CPU[0-9]+"
+	"|IRQ fixup: irq [0-9]+ move in progress, old vector [0-9]+"
+	"|Setting dangerous option [a-z_]+ - tainting kernel"
+	"|Suspending console\\(s\\) \\(use no_console_suspend to debug\\)"
+	"|atkbd serio[0-9]+: Failed to (deactivate|enable) keyboard on isa[0-9]+/serio[0-9]+"
+	"|cache: parent cpu[0-9]+ should not be sleeping"
+	"|hpet[0-9]+: lost [0-9]+ rtc interrupts"
+	"|i915: probe of [0-9a-fA-F:.]+ failed with error -25"
+	"|mock: DMA: Out of SW-IOMMU space for [0-9]+ bytes"
+	"|usb usb[0-9]+: root hub lost power or was reset";
+/* With piglit-style dmesg handling only driver messages count, the reverse. */
+static const char dmesg_piglit_blocklist[] = "(\\[drm:|drm_|intel_|i915_|\\[drm\\])";
+
+static const char STARTING_SUBTEST_DMESG[] = ": starting subtest ";
+static const char STARTING_DYNAMIC_DMESG[] = ": starting dynamic subtest ";
+static const char ADD_IGNORED_REGEX_DMESG[] = "add ignored dmesg regex: ";
+static const char NO_OUTPUT_TEXT[] =
+	"This test didn't produce any output. The machine probably rebooted ungracefully.\n";
+
+struct text {
+	const char *ptr;	/* NULL: the field is absent */
+	size_t len;
+};
+
+struct test {
+	char name[NAME_SIZE];
+	struct text out, err, dmesg, warnings, version;
+	const char *result;	/* a static string, NULL when not set */
+	bool has_time;
+	double time;
+	bool deleted;		/* pruned */
+};
+
+struct subtest {
+	char *name;
+	char **dynamic;
+	size_t dynamic_count;
+};
+
+struct binary_stats {
+	char name[NAME_SIZE];	/* "igt@binary" */
+	bool in_totals;
+	unsigned long counts[RESULT_COUNT];
+	bool has_runtime;
+	double runtime;
+};
+
+struct settings {
+	char *name;
+	int dmesg_warn_level;
+	bool piglit_style_dmesg;
+	bool multiple_mode;
+	int prune_mode;
+};
+
+struct job {
+	char *binary;
+	char **requested;	/* the joblist's subtests; none: all, or no subtests */
+	size_t requested_count;
+};
+
+struct strbuf {
+	char *p;		/* NULL until something is appended */
+	size_t len, cap;
+};
+
+struct gen {
+	const char *dir;
+	char *err;
+	size_t err_size;
+	struct settings settings;
+	struct bci_jsonw w;
+	regex_t dmesg_filter;
+
+	struct binary_stats *bins;
+	size_t bin_count;
+	bool any_totals;
+	unsigned long all_counts[RESULT_COUNT];
+
+	/* state of the job being processed, released by job_reset() */
+	const struct job *job;
+	struct test **tests;
+	size_t test_count, test_cap;
+	struct subtest *subs;
+	size_t sub_count;
+	char **blobs;		/* text the tests point into */
+	size_t blob_count, blob_cap;
+};
+
+/* ---- small helpers ---- */
+
+__attribute__((format(printf, 3, 4)))
+static int gen_error(struct gen *g, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (g->err && g->err_size) {
+		va_start(ap, fmt);
+		vsnprintf(g->err, g->err_size, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+static char *path_join(const char *a, const char *b)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", a, b) < 0)
+		return NULL;
+	return p;
+}
+
+static int keep_blob(struct gen *g, char *blob)
+{
+	if (g->blob_count == g->blob_cap) {
+		size_t cap = g->blob_cap ? g->blob_cap * 2 : 16;
+		char **blobs = realloc(g->blobs, cap * sizeof(*blobs));
+
+		if (!blobs) {
+			free(blob);
+			return -ENOMEM;
+		}
+		g->blobs = blobs;
+		g->blob_cap = cap;
+	}
+	g->blobs[g->blob_count++] = blob;
+	return 0;
+}
+
+static int strbuf_append(struct strbuf *b, const char *s, size_t len)
+{
+	if (b->len + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *p;
+
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+/* Hands the buffer's text over to the job (as a text) and empties the buffer. */
+static int strbuf_to_text(struct gen *g, struct strbuf *b, struct text *t)
+{
+	int ret;
+
+	if (!b->p) {
+		t->ptr = "";
+		t->len = 0;
+		return 0;
+	}
+	t->ptr = b->p;
+	t->len = b->len;
+	ret = keep_blob(g, b->p);
+	memset(b, 0, sizeof(*b));
+	return ret;
+}
+
+static int result_index(const char *result)
+{
+	size_t i;
+
+	for (i = 0; i < RESULT_COUNT; i++)
+		if (!strcmp(result, result_names[i]))
+			return (int)i;
+	return -1;
+}
+
+/* Reads a whole file of the results directory; -ENOENT is left to the caller. */
+static int read_text(struct gen *g, const char *path, char **buf, size_t *len)
+{
+	int ret = bci_read_file(path, buf, len, BCI_RESULTGEN_MAX_FILE);
+
+	if (ret == -EFBIG)
+		return gen_error(g, ret, "%s: larger than %zu MiB", path,
+				 BCI_RESULTGEN_MAX_FILE >> 20);
+	if (ret < 0 && ret != -ENOENT)
+		return gen_error(g, ret, "%s: %s", path, strerror(-ret));
+	return ret;
+}
+
+/* ---- the per-job test table ---- */
+
+static struct test *find_test(struct gen *g, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < g->test_count; i++)
+		if (!g->tests[i]->deleted && !strcmp(g->tests[i]->name, name))
+			return g->tests[i];
+	return NULL;
+}
+
+static struct test *get_test(struct gen *g, const char *name)
+{
+	struct test *t = find_test(g, name);
+
+	if (t)
+		return t;
+	if (g->test_count == g->test_cap) {
+		size_t cap = g->test_cap ? g->test_cap * 2 : 16;
+		struct test **tests = realloc(g->tests, cap * sizeof(*tests));
+
+		if (!tests)
+			return NULL;
+		g->tests = tests;
+		g->test_cap = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	g->tests[g->test_count++] = t;
+	return t;
+}
+
+static void add_runtime(struct test *t, double time)
+{
+	t->time = t->has_time ? t->time + time : time;
+	t->has_time = true;
+}
+
+static void set_runtime(struct test *t, double time)
+{
+	t->time = time;
+	t->has_time = true;
+}
+
+static struct subtest *find_subtest(struct gen *g, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < g->sub_count; i++)
+		if (!strcmp(g->subs[i].name, name))
+			return &g->subs[i];
+	return NULL;
+}
+
+/* Adds a subtest once, in first-seen order, as igt_runner's list does. */
+static int add_subtest(struct gen *g, const char *name)
+{
+	struct subtest *subs;
+
+	if (name[0] == '\0' || find_subtest(g, name))
+		return 0;
+	subs = realloc(g->subs, (g->sub_count + 1) * sizeof(*subs));
+	if (!subs)
+		return -ENOMEM;
+	g->subs = subs;
+	memset(&subs[g->sub_count], 0, sizeof(*subs));
+	subs[g->sub_count].name = strdup(name);
+	if (!subs[g->sub_count].name)
+		return -ENOMEM;
+	g->sub_count++;
+	return 0;
+}
+
+static int add_dynamic(struct subtest *sub, const char *name)
+{
+	char **dyn;
+	size_t i;
+
+	for (i = 0; i < sub->dynamic_count; i++)
+		if (!strcmp(sub->dynamic[i], name))
+			return 0;
+	dyn = realloc(sub->dynamic, (sub->dynamic_count + 1) * sizeof(*dyn));
+	if (!dyn)
+		return -ENOMEM;
+	sub->dynamic = dyn;
+	dyn[sub->dynamic_count] = strdup(name);
+	if (!dyn[sub->dynamic_count])
+		return -ENOMEM;
+	sub->dynamic_count++;
+	return 0;
+}
+
+static void job_reset(struct gen *g)
+{
+	size_t i, k;
+
+	for (i = 0; i < g->test_count; i++)
+		free(g->tests[i]);
+	free(g->tests);
+	g->tests = NULL;
+	g->test_count = g->test_cap = 0;
+	for (i = 0; i < g->sub_count; i++) {
+		for (k = 0; k < g->subs[i].dynamic_count; k++)
+			free(g->subs[i].dynamic[k]);
+		free(g->subs[i].dynamic);
+		free(g->subs[i].name);
+	}
+	free(g->subs);
+	g->subs = NULL;
+	g->sub_count = 0;
+	for (i = 0; i < g->blob_count; i++)
+		free(g->blobs[i]);
+	free(g->blobs);
+	g->blobs = NULL;
+	g->blob_count = g->blob_cap = 0;
+}
+
+static void piglit_name(struct gen *g, const char *subtest, char name[NAME_SIZE])
+{
+	bci_igtout_piglit_name(g->job->binary, subtest, name, NAME_SIZE);
+}
+
+/* ---- per-binary counters for "totals" and "runtimes" ---- */
+
+static struct binary_stats *get_binary(struct gen *g, const char *name)
+{
+	struct binary_stats *bins;
+	size_t i;
+
+	for (i = 0; i < g->bin_count; i++)
+		if (!strcmp(g->bins[i].name, name))
+			return &g->bins[i];
+	bins = realloc(g->bins, (g->bin_count + 1) * sizeof(*bins));
+	if (!bins)
+		return NULL;
+	g->bins = bins;
+	memset(&bins[g->bin_count], 0, sizeof(*bins));
+	snprintf(bins[g->bin_count].name, NAME_SIZE, "%s", name);
+	return &bins[g->bin_count++];
+}
+
+static int add_binary_runtime(struct gen *g, double time)
+{
+	char name[NAME_SIZE];
+	struct binary_stats *b;
+
+	piglit_name(g, NULL, name);
+	b = get_binary(g, name);
+	if (!b)
+		return -ENOMEM;
+	b->runtime = b->has_runtime ? b->runtime + time : time;
+	b->has_runtime = true;
+	return 0;
+}
+
+static void count_result(struct binary_stats *b, struct gen *g, const char *result)
+{
+	int idx = result_index(result);
+
+	/* igt_runner only warns about a result it has no counter for. */
+	if (idx < 0)
+		return;
+	b->counts[idx]++;
+	g->all_counts[idx]++;
+}
+
+/* Counts the job's results into "", "root" and "igt@binary", igt_runner's way. */
+static int add_to_totals(struct gen *g, const char *binary)
+{
+	char name[NAME_SIZE], dyn_name[NAME_SIZE];
+	struct binary_stats *b;
+	struct test *t;
+	size_t i, k;
+
+	bci_igtout_piglit_name(binary, NULL, name, NAME_SIZE);
+	b = get_binary(g, name);
+	if (!b)
+		return -ENOMEM;
+	g->any_totals = true;
+	b->in_totals = true;
+
+	if (g->sub_count == 0) {
+		t = get_test(g, name);
+		if (!t)
+			return -ENOMEM;
+		if (t->result)
+			count_result(b, g, t->result);
+		return 0;
+	}
+	for (i = 0; i < g->sub_count; i++) {
+		bci_igtout_piglit_name(binary, g->subs[i].name, name, NAME_SIZE);
+		t = find_test(g, name);
+		if (t) {
+			/* igt_runner stops counting this job at a test without a result. */
+			if (!t->result)
+				return 0;
+			count_result(b, g, t->result);
+		}
+		for (k = 0; k < g->subs[i].dynamic_count; k++) {
+			bci_igtout_piglit_name_dynamic(name, g->subs[i].dynamic[k], dyn_name, NAME_SIZE);
+			t = find_test(g, dyn_name);
+			if (!t)
+				continue;
+			if (!t->result)
+				return 0;
+			count_result(b, g, t->result);
+		}
+	}
+	return 0;
+}
+
+/* ---- metadata.txt and joblist.txt ---- */
+
+static int parse_int(const char *s, int *v)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	while (*end == ' ' || *end == '\t' || *end == '\r')
+		end++;
+	if (end == s || *end || errno || n < -1000000 || n > 1000000)
+		return -EINVAL;
+	*v = (int)n;
+	return 0;
+}
+
+static int read_settings(struct gen *g)
+{
+	struct settings *s = &g->settings;
+	char *path, *text = NULL, *line, *next;
+	size_t len, lineno = 0;
+	bool warn_level_set = false;
+	int ret, v;
+
+	path = path_join(g->dir, "metadata.txt");
+	if (!path)
+		return -ENOMEM;
+	ret = read_text(g, path, &text, &len);
+	if (ret == -ENOENT)
+		ret = gen_error(g, -ENOENT, "%s: missing (not a results directory?)", path);
+	if (ret < 0)
+		goto out_path;
+
+	for (line = text; line && *line; line = next) {
+		char *key, *value, *p;
+
+		lineno++;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		p = line;
+		while (*p == ' ' || *p == '\t' || *p == '\r')
+			p++;
+		if (*p == '\0')
+			continue;
+		/* igt_runner writes "key : value", the value running to the end of the line. */
+		key = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		if (*p)
+			*p++ = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p != ':') {
+			ret = gen_error(g, -EINVAL, "%s:%zu: expected 'key : value'", path, lineno);
+			goto out_text;
+		}
+		p++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		value = p;
+		if (*value == '\0') {
+			ret = gen_error(g, -EINVAL, "%s:%zu: '%s' has no value", path, lineno, key);
+			goto out_text;
+		}
+
+		if (!strcmp(key, "name")) {
+			free(s->name);
+			s->name = strdup(value);
+			if (!s->name) {
+				ret = -ENOMEM;
+				goto out_text;
+			}
+			continue;
+		}
+		if (strcmp(key, "dmesg_warn_level") && strcmp(key, "piglit_style_dmesg") &&
+		    strcmp(key, "multiple_mode") && strcmp(key, "prune_mode"))
+			continue;	/* settings that do not shape results.json */
+		if (parse_int(value, &v) < 0) {
+			ret = gen_error(g, -EINVAL, "%s:%zu: %s: '%s' is not a number",
+					path, lineno, key, value);
+			goto out_text;
+		}
+		if (!strcmp(key, "dmesg_warn_level")) {
+			s->dmesg_warn_level = v;
+			warn_level_set = v >= 0;
+		} else if (!strcmp(key, "piglit_style_dmesg")) {
+			s->piglit_style_dmesg = v != 0;
+		} else if (!strcmp(key, "multiple_mode")) {
+			s->multiple_mode = v != 0;
+		} else {
+			if (v < PRUNE_KEEP_DYNAMIC || v > PRUNE_KEEP_REQUESTED) {
+				ret = gen_error(g, -EINVAL, "%s:%zu: prune_mode %d is not 0..3",
+						path, lineno, v);
+				goto out_text;
+			}
+			s->prune_mode = v;
+		}
+	}
+	/* igt_runner's defaults: warnings from KERN_WARNING up, KERN_NOTICE piglit-style. */
+	if (!warn_level_set)
+		s->dmesg_warn_level = s->piglit_style_dmesg ? 5 : 4;
+	ret = 0;
+out_text:
+	free(text);
+out_path:
+	free(path);
+	return ret;
+}
+
+static void job_free(struct job *job)
+{
+	size_t i;
+
+	for (i = 0; i < job->requested_count; i++)
+		free(job->requested[i]);
+	free(job->requested);
+	free(job->binary);
+	memset(job, 0, sizeof(*job));
+}
+
+/* One joblist.txt line: "binary" or "binary sub1,sub2,...". */
+static int parse_job_line(char *line, struct job *job)
+{
+	char *list, *comma;
+
+	memset(job, 0, sizeof(*job));
+	list = strchr(line, ' ');
+	if (list)
+		*list++ = '\0';
+	job->binary = strdup(line);
+	if (!job->binary)
+		return -ENOMEM;
+	while (list) {
+		char **req;
+
+		comma = strchr(list, ',');
+		if (comma)
+			*comma++ = '\0';
+		req = realloc(job->requested, (job->requested_count + 1) * sizeof(*req));
+		if (!req)
+			return -ENOMEM;
+		job->requested = req;
+		req[job->requested_count] = strdup(list);
+		if (!req[job->requested_count])
+			return -ENOMEM;
+		job->requested_count++;
+		list = comma;
+	}
+	return 0;
+}
+
+/* ---- journal.txt ---- */
+
+static const char *result_from_exit(int code)
+{
+	switch (code) {
+	case IGT_EXIT_SKIP: return "skip";
+	case IGT_EXIT_SUCCESS: return "pass";
+	case IGT_EXIT_INVALID: return "skip";
+	case IGT_EXIT_ABORT: return "abort";
+	case INCOMPLETE_EXIT: return "incomplete";
+	case GRACEFUL_EXIT: return "notrun";
+	default: return "fail";
+	}
+}
+
+/*
+ * "exit:CODE (SECONDSs)" or "timeout:CODE (SECONDSs)", the time optional.
+ * A line cut short by a crash (@strict false: the file's last line, with no
+ * newline) is read as leniently as igt_runner reads every line.
+ */
+static int parse_exit_line(const char *rest, bool strict, int *code, double *time)
+{
+	const char *paren = strchr(rest, '(');
+	char *end;
+	long n;
+
+	*time = 0.0;
+	if (!strict) {
+		*code = atoi(rest);
+		if (paren)
+			*time = strtod(paren + 1, NULL);
+		return 0;
+	}
+	errno = 0;
+	n = strtol(rest, &end, 10);
+	if (end == rest || errno || n < -100000 || n > 100000)
+		return -EINVAL;
+	*code = (int)n;
+	if (*end == '\0')
+		return 0;
+	if (end[0] != ' ' || end[1] != '(')
+		return -EINVAL;
+	rest = end + 2;
+	*time = strtod(rest, &end);
+	if (end == rest || strcmp(end, "s)") != 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int fill_from_journal(struct gen *g, const char *path, char *text, size_t len)
+{
+	const struct job *job = g->job;
+	int exitcode = INCOMPLETE_EXIT;
+	bool has_timeout = false;
+	char name[NAME_SIZE];
+	size_t lineno = 0;
+	char *line = text, *end = text + len;
+	struct test *t;
+	int ret;
+
+	while (line < end) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		bool terminated = nl != NULL;
+		double time;
+		int code;
+
+		lineno++;
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		if (strlen(line) != (size_t)(nl - line))
+			return gen_error(g, -EINVAL, "%s:%zu: NUL byte in line", path, lineno);
+
+		if (!strncmp(line, "exit:", 5)) {
+			if (parse_exit_line(line + 5, terminated, &code, &time) < 0)
+				return gen_error(g, -EINVAL, "%s:%zu: malformed exit line '%s'",
+						 path, lineno, line);
+			exitcode = code;
+			ret = add_binary_runtime(g, time);
+			if (ret < 0)
+				return ret;
+			/* A test without subtests carries the runtime itself. */
+			if (g->sub_count == 0 && job->requested_count == 0) {
+				piglit_name(g, NULL, name);
+				t = get_test(g, name);
+				if (!t)
+					return -ENOMEM;
+				add_runtime(t, time);
+			}
+		} else if (!strncmp(line, "timeout:", 8)) {
+			if (parse_exit_line(line + 8, terminated, &code, &time) < 0)
+				return gen_error(g, -EINVAL, "%s:%zu: malformed timeout line '%s'",
+						 path, lineno, line);
+			has_timeout = true;
+			if (g->sub_count) {
+				/* The timeout belongs to the subtest that was running. */
+				piglit_name(g, g->subs[g->sub_count - 1].name, name);
+				t = get_test(g, name);
+				if (!t)
+					return -ENOMEM;
+				t->result = "timeout";
+				add_runtime(t, time);
+				ret = add_binary_runtime(g, time);
+				if (ret < 0)
+					return ret;
+			}
+		} else if (line[0] == '\0') {
+			if (terminated)
+				return gen_error(g, -EINVAL, "%s:%zu: empty line", path, lineno);
+		} else {
+			ret = add_subtest(g, line);
+			if (ret < 0)
+				return ret;
+		}
+		line = nl + 1;
+	}
+
+	if (g->sub_count && (exitcode == IGT_EXIT_ABORT || exitcode == GRACEFUL_EXIT)) {
+		piglit_name(g, g->subs[g->sub_count - 1].name, name);
+		t = get_test(g, name);
+		if (!t)
+			return -ENOMEM;
+		t->result = exitcode == IGT_EXIT_ABORT ? "abort" : "notrun";
+	}
+
+	if (g->sub_count == 0) {
+		const char *result = has_timeout ? "timeout" : result_from_exit(exitcode);
+		const char *subtest = NULL;
+
+		/*
+		 * Killed before it announced a subtest: had the joblist asked for
+		 * one, the result is that subtest's, not the binary's.
+		 */
+		if (job->requested_count > 0) {
+			subtest = job->requested[0];
+			ret = add_subtest(g, subtest);
+			if (ret < 0)
+				return ret;
+		}
+		piglit_name(g, subtest, name);
+		t = get_test(g, name);
+		if (!t)
+			return -ENOMEM;
+		t->result = result;
+	}
+	return 0;
+}
+
+/* ---- out.txt, err.txt ---- */
+
+static struct text slice(const char *buf, size_t begin, size_t end)
+{
+	struct text t = { buf + begin, end - begin };
+
+	return t;
+}
+
+static void set_stream(struct test *t, bool is_out, struct text text)
+{
+	if (is_out)
+		t->out = text;
+	else
+		t->err = text;
+}
+
+static int fill_from_output(struct gen *g, const char *buf, size_t len, bool is_out)
+{
+	struct bci_igtout parsed;
+	struct text version = { NULL, 0 };
+	char name[NAME_SIZE], dyn_name[NAME_SIZE], dynamic[NAME_SIZE];
+	struct test *t, *d;
+	size_t i;
+	int ret;
+
+	ret = bci_igtout_parse(&parsed, buf, len);
+	if (ret < 0)
+		return ret;
+	if (parsed.has_version)
+		version = slice(buf, parsed.version_offset,
+				parsed.version_offset + parsed.version_len);
+
+	if (g->sub_count == 0) {
+		piglit_name(g, NULL, name);
+		t = get_test(g, name);
+		if (!t) {
+			ret = -ENOMEM;
+			goto out_parsed;
+		}
+		set_stream(t, is_out, slice(buf, 0, parsed.len));
+		if (version.ptr)
+			t->version = version;
+		goto out_parsed;
+	}
+
+	for (i = 0; i < g->sub_count; i++) {
+		struct subtest *sub = &g->subs[i];
+		struct bci_igtout_span span, dspan;
+		size_t cursor = 0;
+
+		piglit_name(g, sub->name, name);
+		t = get_test(g, name);
+		if (!t) {
+			ret = -ENOMEM;
+			goto out_parsed;
+		}
+		bci_igtout_subtest(&parsed, sub->name, &span);
+		set_stream(t, is_out, slice(buf, span.begin, span.end));
+		if (version.ptr)
+			t->version = version;
+		if (!t->result) {
+			t->result = span.result;
+			set_runtime(t, span.time);
+		}
+
+		while (bci_igtout_next_dynamic(&parsed, &span, &cursor, dynamic, sizeof(dynamic), &dspan)) {
+			bci_igtout_piglit_name_dynamic(name, dynamic, dyn_name, NAME_SIZE);
+			ret = add_dynamic(sub, dynamic);
+			if (ret < 0)
+				goto out_parsed;
+			d = get_test(g, dyn_name);
+			if (!d) {
+				ret = -ENOMEM;
+				goto out_parsed;
+			}
+			set_stream(d, is_out, slice(buf, dspan.begin, dspan.end));
+			if (version.ptr)
+				d->version = version;
+			if (!d->result) {
+				const char *result = dspan.result;
+
+				/* An unfinished dynamic subtest shares its parent's abort or notrun. */
+				if (!strcmp(result, "incomplete") && t->result &&
+				    (!strcmp(t->result, "abort") || !strcmp(t->result, "notrun")))
+					result = t->result;
+				d->result = result;
+				set_runtime(d, dspan.time);
+			}
+		}
+	}
+	ret = 0;
+out_parsed:
+	bci_igtout_release(&parsed);
+	return ret;
+}
+
+/* ---- dmesg.txt ---- */
+
+/*
+ * Reads a /dev/kmsg record "FLAGS,SEQ,USEC,CONT;MESSAGE" the way sscanf's
+ * "%u,%llu,%llu,%c;" does; the message is whatever follows the first ';'.
+ */
+static bool parse_kmsg(const char *line, unsigned *flags, unsigned long long *usec,
+		       char *cont, const char **message)
+{
+	const char *p = line;
+	char *end;
+
+	*flags = (unsigned)strtoul(p, &end, 10);
+	if (end == p || *end != ',')
+		return false;
+	p = end + 1;
+	strtoull(p, &end, 10);
+	if (end == p || *end != ',')
+		return false;
+	p = end + 1;
+	*usec = strtoull(p, &end, 10);
+	if (end == p || *end != ',' || end[1] == '\0')
+		return false;
+	*cont = end[1];
+	*message = strchr(line, ';');
+	if (!*message)
+		return false;
+	(*message)++;
+	return true;
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool printable_or_space(int c)
+{
+	return (c >= 0x20 && c <= 0x7e) || (c >= '\t' && c <= '\r');
+}
+
+/*
+ * The kernel escapes unprintable bytes as \xHH; igt_runner decodes those
+ * that are printable or whitespace (with sscanf's "\\x%2x" leniency), and
+ * writes "<LEVEL> [SECONDS.MICROS] MESSAGE".
+ */
+static int format_kmsg(struct strbuf *out, unsigned flags, unsigned long long usec,
+		       const char *message)
+{
+	size_t len = strlen(message), i;
+	char prefix[64];
+	int ret;
+
+	out->len = 0;
+	snprintf(prefix, sizeof(prefix), "<%u> [%llu.%06llu] ", flags & 7,
+		 usec / 1000000, usec % 1000000);
+	ret = strbuf_append(out, prefix, strlen(prefix));
+	for (i = 0; i < len && ret == 0; i++) {
+		if (i + 4 < len && message[i] == '\\' && message[i + 1] == 'x') {
+			const char *p = message + i + 2;
+			int width = 2, c = 0, digits = 0, sign = 1;
+
+			while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+				p++;
+			if (*p == '-' || *p == '+') {
+				sign = *p == '-' ? -1 : 1;
+				p++;
+				width--;
+			}
+			while (width > 0 && hex_value(*p) >= 0) {
+				c = c * 16 + hex_value(*p++);
+				width--;
+				digits++;
+			}
+			c *= sign;
+			if (digits && printable_or_space(c)) {
+				char ch = (char)c;
+
+				ret = strbuf_append(out, &ch, 1);
+				i += 3;
+				continue;
+			}
+		}
+		ret = strbuf_append(out, message + i, 1);
+	}
+	return ret;
+}
+
+/* Test-provided regexes are PCRE; the common \d and \D are mapped for POSIX. */
+static int compile_ignore_regex(regex_t *re, const char *pcre)
+{
+	struct strbuf ere = { 0 };
+	bool in_bracket = false;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; pcre[i] && ret == 0; i++) {
+		if (pcre[i] == '\\' && (pcre[i + 1] == 'd' || pcre[i + 1] == 'D')) {
+			bool neg = pcre[i + 1] == 'D';
+
+			if (in_bracket)
+				ret = strbuf_append(&ere, "0-9", 3);
+			else
+				ret = strbuf_append(&ere, neg ? "[^0-9]" : "[0-9]", neg ? 6 : 5);
+			i++;
+			continue;
+		}
+		if (pcre[i] == '\\' && pcre[i + 1]) {
+			ret = strbuf_append(&ere, pcre + i, 2);
+			i++;
+			continue;
+		}
+		if (pcre[i] == '[')
+			in_bracket = true;
+		else if (pcre[i] == ']')
+			in_bracket = false;
+		ret = strbuf_append(&ere, pcre + i, 1);
+	}
+	if (ret == 0)
+		ret = regcomp(re, ere.p ? ere.p : "", REG_EXTENDED | REG_NOSUB | REG_NEWLINE) ? -EINVAL : 0;
+	free(ere.p);
+	return ret;
+}
+
+struct dmesg_state {
+	struct strbuf dmesg, warnings, dyn_dmesg, dyn_warnings;
+	struct test *test, *dynamic;
+	char test_name[NAME_SIZE];
+	regex_t ignore;
+	bool has_ignore;
+};
+
+static void drop_ignore(struct dmesg_state *st)
+{
+	if (st->has_ignore)
+		regfree(&st->ignore);
+	st->has_ignore = false;
+}
+
+/* Gives a test the kernel log gathered for it; warnings only if there were any. */
+static int file_dmesg(struct gen *g, struct test *t, struct strbuf *dmesg, struct strbuf *warnings)
+{
+	int ret = strbuf_to_text(g, dmesg, &t->dmesg);
+
+	if (ret == 0 && warnings && warnings->p)
+		ret = strbuf_to_text(g, warnings, &t->warnings);
+	return ret;
+}
+
+static void strbuf_clear(struct strbuf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, struct strbuf *formatted)
+{
+	unsigned flags;
+	unsigned long long usec;
+	const char *message, *p;
+	char cont, name[NAME_SIZE];
+	bool warning;
+	int ret;
+
+	/* Continuation lines (" KEY=value") and junk are skipped, as in igt. */
+	if (!parse_kmsg(line, &flags, &usec, &cont, &message))
+		return 0;
+	ret = format_kmsg(formatted, flags, usec, message);
+	if (ret < 0)
+		return ret;
+
+	if ((p = strstr(message, STARTING_SUBTEST_DMESG))) {
+		if (st->test) {
+			ret = file_dmesg(g, st->test, &st->dmesg, &st->warnings);
+			strbuf_clear(&st->warnings);
+			if (ret == 0 && st->dynamic)
+				ret = file_dmesg(g, st->dynamic, &st->dyn_dmesg, &st->dyn_warnings);
+			strbuf_clear(&st->dyn_dmesg);
+			strbuf_clear(&st->dyn_warnings);
+			st->dynamic = NULL;
+			if (ret < 0)
+				return ret;
+		}
+		piglit_name(g, p + strlen(STARTING_SUBTEST_DMESG), st->test_name);
+		st->test = get_test(g, st->test_name);
+		if (!st->test)
+			return -ENOMEM;
+		drop_ignore(st);
+	}
+	if (st->test && (p = strstr(message, STARTING_DYNAMIC_DMESG))) {
+		if (st->dynamic) {
+			ret = file_dmesg(g, st->dynamic, &st->dyn_dmesg, &st->dyn_warnings);
+			strbuf_clear(&st->dyn_warnings);
+			if (ret < 0)
+				return ret;
+		}
+		bci_igtout_piglit_name_dynamic(st->test_name, p + strlen(STARTING_DYNAMIC_DMESG),
+					       name, NAME_SIZE);
+		st->dynamic = get_test(g, name);
+		if (!st->dynamic)
+			return -ENOMEM;
+		drop_ignore(st);
+	}
+	if ((p = strstr(message, ADD_IGNORED_REGEX_DMESG))) {
+		char *regex = strdup(p + strlen(ADD_IGNORED_REGEX_DMESG));
+
+		if (!regex)
+			return -ENOMEM;
+		regex[strcspn(regex, "\n")] = '\0';
+		drop_ignore(st);
+		/* A regex that does not compile ignores nothing, as in igt. */
+		st->has_ignore = compile_ignore_regex(&st->ignore, regex) == 0;
+		free(regex);
+	}
+
+	warning = (int)(flags & 7) <= g->settings.dmesg_warn_level && cont != 'c';
+	if (warning) {
+		bool listed = regexec(&g->dmesg_filter, message, 0, NULL, 0) == 0;
+
+		warning = g->settings.piglit_style_dmesg ? listed : !listed;
+	}
+	if (warning && st->has_ignore && regexec(&st->ignore, message, 0, NULL, 0) == 0)
+		warning = false;
+	if (warning) {
+		ret = strbuf_append(&st->warnings, formatted->p, formatted->len);
+		if (ret == 0 && st->test)
+			ret = strbuf_append(&st->dyn_warnings, formatted->p, formatted->len);
+		if (ret < 0)
+			return ret;
+	}
+	ret = strbuf_append(&st->dmesg, formatted->p, formatted->len);
+	if (ret == 0)
+		ret = strbuf_append(&st->dyn_dmesg, formatted->p, formatted->len);
+	return ret;
+}
+
+static int fill_from_dmesg(struct gen *g, char *text, size_t len)
+{
+	struct dmesg_state st;
+	struct strbuf formatted = { 0 };
+	char name[NAME_SIZE], dyn_name[NAME_SIZE];
+	char *line = text, *end = text + len;
+	struct text shared;
+	size_t i, k;
+	int ret = 0;
+
+	memset(&st, 0, sizeof(st));
+	while (line < end && ret == 0) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		char *next = nl ? nl + 1 : end;
+		char saved = *next;
+
+		/* Lines keep their newline, as getline() hands them to igt; the
+		 * buffer has a NUL after its end, so @next is always writable. */
+		*next = '\0';
+		ret = dmesg_line(g, &st, line, &formatted);
+		*next = saved;
+		line = next;
+	}
+	if (ret < 0)
+		goto out;
+
+	if (st.test) {
+		ret = file_dmesg(g, st.test, &st.dmesg, &st.warnings);
+		if (ret == 0 && st.dynamic)
+			ret = file_dmesg(g, st.dynamic, &st.dyn_dmesg, &st.dyn_warnings);
+		if (ret < 0)
+			goto out;
+	} else {
+		/*
+		 * No subtest announced itself in the kernel log: every subtest
+		 * gets all of it, without warnings (their results are skips).
+		 */
+		ret = strbuf_to_text(g, &st.dmesg, &shared);
+		if (ret < 0)
+			goto out;
+		for (i = 0; i < g->sub_count; i++) {
+			struct test *t;
+
+			piglit_name(g, g->subs[i].name, name);
+			t = get_test(g, name);
+			if (!t) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			t->dmesg = shared;
+		}
+		if (g->sub_count == 0) {
+			struct test *t;
+
+			piglit_name(g, NULL, name);
+			t = get_test(g, name);
+			if (!t) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			t->dmesg = shared;
+			if (st.warnings.p)
+				ret = strbuf_to_text(g, &st.warnings, &t->warnings);
+			if (ret < 0)
+				goto out;
+		}
+	}
+
+	/* Every subtest and dynamic subtest has a "dmesg", empty if need be. */
+	for (i = 0; i < g->sub_count; i++) {
+		struct test *t;
+
+		piglit_name(g, g->subs[i].name, name);
+		t = get_test(g, name);
+		if (!t) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (!t->dmesg.ptr)
+			t->dmesg = (struct text){ "", 0 };
+		for (k = 0; k < g->subs[i].dynamic_count; k++) {
+			bci_igtout_piglit_name_dynamic(name, g->subs[i].dynamic[k], dyn_name, NAME_SIZE);
+			t = get_test(g, dyn_name);
+			if (!t) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			if (!t->dmesg.ptr)
+				t->dmesg = (struct text){ "", 0 };
+		}
+	}
+out:
+	strbuf_clear(&st.dmesg);
+	strbuf_clear(&st.warnings);
+	strbuf_clear(&st.dyn_dmesg);
+	strbuf_clear(&st.dyn_warnings);
+	strbuf_clear(&formatted);
+	drop_ignore(&st);
+	return ret;
+}
+
+/* ---- overrides, pruning ---- */
+
+static bool has_data(const struct text *t)
+{
+	return t->ptr && t->len > 0;
+}
+
+static void override_one(struct test *t)
+{
+	const char *result = t->result ? t->result : "";
+
+	if (!strcmp(result, "pass") && t->err.ptr &&
+	    bci_igtout_err_has_warnings(t->err.ptr, t->err.len)) {
+		t->result = "warn";
+		result = "warn";
+	}
+	if (t->warnings.ptr) {
+		if (!strcmp(result, "pass") || !strcmp(result, "warn"))
+			t->result = "dmesg-warn";
+		else if (!strcmp(result, "fail"))
+			t->result = "dmesg-fail";
+	}
+	/* Nothing at all written: the machine went down under the test. */
+	if (!has_data(&t->out) && !has_data(&t->err) && !has_data(&t->dmesg)) {
+		t->out = (struct text){ NO_OUTPUT_TEXT, sizeof(NO_OUTPUT_TEXT) - 1 };
+		t->result = "incomplete";
+	}
+}
+
+static int override_results(struct gen *g)
+{
+	char name[NAME_SIZE], dyn_name[NAME_SIZE];
+	struct test *t;
+	size_t i, k;
+
+	if (g->sub_count == 0) {
+		piglit_name(g, NULL, name);
+		t = get_test(g, name);
+		if (!t)
+			return -ENOMEM;
+		override_one(t);
+		return 0;
+	}
+	for (i = 0; i < g->sub_count; i++) {
+		piglit_name(g, g->subs[i].name, name);
+		t = get_test(g, name);
+		if (!t)
+			return -ENOMEM;
+		override_one(t);
+		for (k = 0; k < g->subs[i].dynamic_count; k++) {
+			bci_igtout_piglit_name_dynamic(name, g->subs[i].dynamic[k], dyn_name, NAME_SIZE);
+			t = get_test(g, dyn_name);
+			if (!t)
+				return -ENOMEM;
+			override_one(t);
+		}
+	}
+	return 0;
+}
+
+static bool is_requested(const struct job *job, const char *subtest, const char *dynamic)
+{
+	char want[512];
+	size_t i;
+
+	if (dynamic)
+		snprintf(want, sizeof(want), "%s@%s", subtest, dynamic);
+	else
+		snprintf(want, sizeof(want), "%s", subtest);
+	for (i = 0; i < job->requested_count; i++)
+		if (!strcmp(job->requested[i], want))
+			return true;
+	return false;
+}
+
+static void delete_test(struct gen *g, const char *name)
+{
+	struct test *t = find_test(g, name);
+
+	if (t)
+		t->deleted = true;
+}
+
+static void prune_subtests(struct gen *g)
+{
+	int mode = g->settings.prune_mode;
+	char name[NAME_SIZE], dyn_name[NAME_SIZE];
+	size_t i, k;
+
+	if (mode == PRUNE_KEEP_ALL)
+		return;
+	for (i = 0; i < g->sub_count; i++) {
+		struct subtest *sub = &g->subs[i];
+
+		piglit_name(g, sub->name, name);
+		if (mode == PRUNE_KEEP_DYNAMIC) {
+			/* A subtest with dynamic subtests is only their container. */
+			if (sub->dynamic_count)
+				delete_test(g, name);
+			continue;
+		}
+		if (mode == PRUNE_KEEP_REQUESTED && !is_requested(g->job, sub->name, NULL))
+			delete_test(g, name);
+		for (k = 0; k < sub->dynamic_count; k++) {
+			if (mode == PRUNE_KEEP_REQUESTED &&
+			    is_requested(g->job, sub->name, sub->dynamic[k]))
+				continue;
+			bci_igtout_piglit_name_dynamic(name, sub->dynamic[k], dyn_name, NAME_SIZE);
+			delete_test(g, dyn_name);
+		}
+	}
+}
+
+/* ---- writing ---- */
+
+static void write_text(struct gen *g, const char *key, const struct text *t)
+{
+	if (!t->ptr)
+		return;
+	bci_jsonw_key(&g->w, key);
+	bci_jsonw_string_n(&g->w, t->ptr, t->len, BCI_JSONW_LATIN1);
+}
+
+static void write_time(struct bci_jsonw *w, double end)
+{
+	bci_jsonw_key(w, "time");
+	bci_jsonw_object_begin(w);
+	bci_jsonw_key(w, "__type__");
+	bci_jsonw_string(w, "TimeAttribute");
+	bci_jsonw_key(w, "start");
+	bci_jsonw_double(w, 0.0);
+	bci_jsonw_key(w, "end");
+	bci_jsonw_double(w, end);
+	bci_jsonw_object_end(w);
+}
+
+static int write_tests(struct gen *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->test_count; i++) {
+		const struct test *t = g->tests[i];
+
+		if (t->deleted)
+			continue;
+		bci_jsonw_key_n(&g->w, t->name, strlen(t->name), BCI_JSONW_LATIN1);
+		bci_jsonw_object_begin(&g->w);
+		write_text(g, "out", &t->out);
+		write_text(g, "igt-version", &t->version);
+		if (t->result) {
+			bci_jsonw_key(&g->w, "result");
+			bci_jsonw_string(&g->w, t->result);
+		}
+		if (t->has_time)
+			write_time(&g->w, t->time);
+		write_text(g, "err", &t->err);
+		write_text(g, "dmesg", &t->dmesg);
+		write_text(g, "dmesg-warnings", &t->warnings);
+		bci_jsonw_object_end(&g->w);
+	}
+	return g->w.error;
+}
+
+/* ---- one job folder ---- */
+
+/* The joblist's tests, never started: igt_runner lists them as notrun. */
+static int add_notrun_results(struct gen *g)
+{
+	const struct job *job = g->job;
+	char name[NAME_SIZE];
+	struct test *t;
+	size_t i;
+	int ret;
+
+	if (job->requested_count == 0) {
+		/* In multiple mode "no subtests" and "all subtests" look the same. */
+		if (g->settings.multiple_mode)
+			return 0;
+		piglit_name(g, NULL, name);
+		t = get_test(g, name);
+		if (!t)
+			return -ENOMEM;
+		t->out = t->err = t->dmesg = (struct text){ "", 0 };
+		t->result = "notrun";
+	}
+	for (i = 0; i < job->requested_count; i++) {
+		piglit_name(g, job->requested[i], name);
+		t = get_test(g, name);
+		if (!t)
+			return -ENOMEM;
+		t->out = t->err = t->dmesg = (struct text){ "", 0 };
+		t->result = "notrun";
+		ret = add_subtest(g, job->requested[i]);
+		if (ret < 0)
+			return ret;
+	}
+	return add_to_totals(g, job->binary);
+}
+
+enum { F_JOURNAL, F_OUT, F_ERR, F_DMESG, F_COUNT };
+static const char *const job_files[F_COUNT] = { "journal.txt", "out.txt", "err.txt", "dmesg.txt" };
+
+static int process_job(struct gen *g, size_t index)
+{
+	char dirname[32], *jobdir, *comms = NULL;
+	char *paths[F_COUNT] = { 0 }, *texts[F_COUNT] = { 0 };
+	size_t lens[F_COUNT] = { 0 };
+	struct stat st;
+	bool missing = false;
+	int ret, i;
+
+	snprintf(dirname, sizeof(dirname), "%zu", index);
+	jobdir = path_join(g->dir, dirname);
+	if (!jobdir)
+		return -ENOMEM;
+	if (stat(jobdir, &st) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR) {
+			ret = gen_error(g, -errno, "%s: %s", jobdir, strerror(errno));
+			goto out_jobdir;
+		}
+		ret = add_notrun_results(g);
+		goto out_jobdir;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ret = add_notrun_results(g);
+		goto out_jobdir;
+	}
+
+	/* bootci's executor writes text; a binary comms dump would need its own parser. */
+	comms = path_join(jobdir, "comms");
+	if (!comms) {
+		ret = -ENOMEM;
+		goto out_jobdir;
+	}
+	if (stat(comms, &st) == 0 && st.st_size > 0) {
+		ret = gen_error(g, -ENOTSUP, "%s: socket comms dumps are not supported", comms);
+		goto out_comms;
+	}
+
+	for (i = 0; i < F_COUNT; i++) {
+		paths[i] = path_join(jobdir, job_files[i]);
+		if (!paths[i]) {
+			ret = -ENOMEM;
+			goto out_files;
+		}
+		ret = read_text(g, paths[i], &texts[i], &lens[i]);
+		if (ret == -ENOENT) {
+			/* No journal is survivable; no out/err/dmesg means it never ran. */
+			if (i != F_JOURNAL)
+				missing = true;
+			continue;
+		}
+		if (ret < 0)
+			goto out_files;
+	}
+	if (missing) {
+		ret = add_notrun_results(g);
+		goto out_files;
+	}
+
+	if (texts[F_JOURNAL]) {
+		ret = fill_from_journal(g, paths[F_JOURNAL], texts[F_JOURNAL], lens[F_JOURNAL]);
+		if (ret < 0)
+			goto out_files;
+	}
+	ret = fill_from_output(g, texts[F_OUT], lens[F_OUT], true);
+	if (ret == 0)
+		ret = fill_from_output(g, texts[F_ERR], lens[F_ERR], false);
+	if (ret == 0)
+		ret = fill_from_dmesg(g, texts[F_DMESG], lens[F_DMESG]);
+	if (ret == 0)
+		ret = override_results(g);
+	if (ret < 0)
+		goto out_files;
+	prune_subtests(g);
+	ret = add_to_totals(g, g->job->binary);
+
+out_files:
+	/* The tests point into these texts until the job is written. */
+	for (i = 0; i < F_COUNT; i++) {
+		if (texts[i] && keep_blob(g, texts[i]) < 0 && ret == 0)
+			ret = -ENOMEM;
+		free(paths[i]);
+	}
+out_comms:
+	free(comms);
+out_jobdir:
+	free(jobdir);
+	return ret;
+}
+
+static int write_job(struct gen *g, size_t index, const struct job *job)
+{
+	int ret;
+
+	g->job = job;
+	ret = process_job(g, index);
+	if (ret == 0)
+		ret = write_tests(g);
+	job_reset(g);
+	g->job = NULL;
+	return ret;
+}
+
+static int write_jobs(struct gen *g)
+{
+	char *path, *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t n;
+	FILE *f;
+	int ret = 0;
+
+	path = path_join(g->dir, "joblist.txt");
+	if (!path)
+		return -ENOMEM;
+	f = fopen(path, "re");
+	if (!f) {
+		ret = gen_error(g, -errno, "%s: %s", path, strerror(errno));
+		goto out_path;
+	}
+	/* One job at a time: the joblist is read as the results are written. */
+	while ((n = getline(&line, &cap, f)) > 0) {
+		struct job job;
+
+		lineno++;
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if ((size_t)n != strlen(line)) {
+			ret = gen_error(g, -EINVAL, "%s:%zu: NUL byte in line", path, lineno);
+			break;
+		}
+		if (n == 0 || line[0] == ' ') {
+			ret = gen_error(g, -EINVAL, "%s:%zu: no test binary named", path, lineno);
+			break;
+		}
+		ret = parse_job_line(line, &job);
+		if (ret == 0)
+			ret = write_job(g, lineno - 1, &job);
+		job_free(&job);
+		if (ret < 0)
+			break;
+	}
+	if (ret == 0 && ferror(f))
+		ret = gen_error(g, -EIO, "%s: read error", path);
+	free(line);
+	fclose(f);
+out_path:
+	free(path);
+	return ret;
+}
+
+/* aborted.txt: the runner stopped the run; igt_runner reports it as a test. */
+static int write_aborted(struct gen *g)
+{
+	static const struct job runner = { (char *)"runner", NULL, 0 };
+	char *path, *text = NULL;
+	size_t len;
+	struct test *t;
+	int ret;
+
+	path = path_join(g->dir, "aborted.txt");
+	if (!path)
+		return -ENOMEM;
+	ret = read_text(g, path, &text, &len);
+	if (ret == -ENOENT) {
+		ret = 0;
+		goto out_path;
+	}
+	if (ret < 0)
+		goto out_path;
+	g->job = &runner;
+	ret = add_subtest(g, "aborted");
+	t = ret == 0 ? get_test(g, "igt@runner@aborted") : NULL;
+	if (!t) {
+		ret = ret < 0 ? ret : -ENOMEM;
+		goto out_job;
+	}
+	/* igt_runner reads one 4 KiB block of it. */
+	t->out = (struct text){ text, len < 4096 ? len : 4096 };
+	t->err = t->dmesg = (struct text){ "", 0 };
+	t->result = "fail";
+	ret = add_to_totals(g, "runner");
+	if (ret == 0)
+		ret = write_tests(g);
+out_job:
+	job_reset(g);
+	g->job = NULL;
+	free(text);
+out_path:
+	free(path);
+	return ret;
+}
+
+/* A small top-level file: first @max bytes, or absent. */
+static int read_small(struct gen *g, const char *name, size_t max, char **text, size_t *len)
+{
+	char *path = path_join(g->dir, name);
+	int ret;
+
+	if (!path)
+		return -ENOMEM;
+	*text = NULL;
+	ret = read_text(g, path, text, len);
+	free(path);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	if (*len > max) {
+		*len = max;
+		(*text)[max] = '\0';
+	}
+	return 0;
+}
+
+static int write_header(struct gen *g)
+{
+	struct bci_jsonw *w = &g->w;
+	char *text;
+	size_t len;
+	int ret;
+
+	bci_jsonw_key(w, "__type__");
+	bci_jsonw_string(w, "TestrunResult");
+	bci_jsonw_key(w, "results_version");
+	bci_jsonw_int(w, 10);
+	bci_jsonw_key(w, "name");
+	if (g->settings.name)
+		bci_jsonw_string_n(w, g->settings.name, strlen(g->settings.name), BCI_JSONW_LATIN1);
+	else
+		bci_jsonw_string(w, "");
+
+	ret = read_small(g, "uname.txt", 128, &text, &len);
+	if (ret < 0)
+		return ret;
+	if (text) {
+		if (len > 0 && text[len - 1] == '\n')
+			len--;
+		bci_jsonw_key(w, "uname");
+		bci_jsonw_string_n(w, text, len, BCI_JSONW_LATIN1);
+		free(text);
+	}
+	/* Settings read back from a results directory carry no command line. */
+	bci_jsonw_key(w, "cmdline");
+	bci_jsonw_array_begin(w);
+	bci_jsonw_array_end(w);
+
+	bci_jsonw_key(w, "time_elapsed");
+	bci_jsonw_object_begin(w);
+	bci_jsonw_key(w, "__type__");
+	bci_jsonw_string(w, "TimeAttribute");
+	ret = read_small(g, "starttime.txt", 127, &text, &len);
+	if (ret < 0)
+		return ret;
+	if (text) {
+		bci_jsonw_key(w, "start");
+		bci_jsonw_double(w, atof(text));
+		free(text);
+	}
+	ret = read_small(g, "endtime.txt", 127, &text, &len);
+	if (ret < 0)
+		return ret;
+	if (text) {
+		bci_jsonw_key(w, "end");
+		bci_jsonw_double(w, atof(text));
+		free(text);
+	}
+	bci_jsonw_object_end(w);
+	return w->error;
+}
+
+static void write_counts(struct bci_jsonw *w, const char *key, const unsigned long *counts)
+{
+	size_t i;
+
+	bci_jsonw_key_n(w, key, strlen(key), BCI_JSONW_LATIN1);
+	bci_jsonw_object_begin(w);
+	for (i = 0; i < RESULT_COUNT; i++) {
+		bci_jsonw_key(w, result_names[i]);
+		bci_jsonw_int(w, (long long)counts[i]);
+	}
+	bci_jsonw_object_end(w);
+}
+
+static int write_totals_and_runtimes(struct gen *g)
+{
+	struct bci_jsonw *w = &g->w;
+	size_t i;
+
+	bci_jsonw_key(w, "totals");
+	bci_jsonw_object_begin(w);
+	if (g->any_totals) {
+		write_counts(w, "", g->all_counts);
+		write_counts(w, "root", g->all_counts);
+	}
+	for (i = 0; i < g->bin_count; i++)
+		if (g->bins[i].in_totals)
+			write_counts(w, g->bins[i].name, g->bins[i].counts);
+	bci_jsonw_object_end(w);
+
+	bci_jsonw_key(w, "runtimes");
+	bci_jsonw_object_begin(w);
+	for (i = 0; i < g->bin_count; i++) {
+		if (!g->bins[i].has_runtime)
+			continue;
+		bci_jsonw_key_n(w, g->bins[i].name, strlen(g->bins[i].name), BCI_JSONW_LATIN1);
+		bci_jsonw_object_begin(w);
+		write_time(w, g->bins[i].runtime);
+		bci_jsonw_object_end(w);
+	}
+	bci_jsonw_object_end(w);
+	return w->error;
+}
+
+int bci_resultgen_write(const char *results_dir, FILE *out, char *err, size_t err_size)
+{
+	struct gen g;
+	struct stat st;
+	int ret;
+
+	memset(&g, 0, sizeof(g));
+	g.dir = results_dir;
+	g.err = err;
+	g.err_size = err_size;
+	if (err && err_size)
+		err[0] = '\0';
+
+	if (stat(results_dir, &st) < 0)
+		return gen_error(&g, -errno, "%s: %s", results_dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return gen_error(&g, -ENOTDIR, "%s: not a directory", results_dir);
+
+	ret = read_settings(&g);
+	if (ret < 0)
+		goto out_settings;
+	if (regcomp(&g.dmesg_filter,
+		    g.settings.piglit_style_dmesg ? dmesg_piglit_blocklist : dmesg_allowlist,
+		    REG_EXTENDED | REG_NOSUB | REG_NEWLINE)) {
+		ret = gen_error(&g, -EINVAL, "cannot compile the dmesg filter regex");
+		goto out_settings;
+	}
+
+	bci_jsonw_init(&g.w, out, 2);
+	bci_jsonw_object_begin(&g.w);
+	ret = write_header(&g);
+	if (ret < 0)
+		goto out_filter;
+	bci_jsonw_key(&g.w, "tests");
+	bci_jsonw_object_begin(&g.w);
+	ret = write_jobs(&g);
+	if (ret == 0)
+		ret = write_aborted(&g);
+	if (ret < 0)
+		goto out_filter;
+	bci_jsonw_object_end(&g.w);
+	ret = write_totals_and_runtimes(&g);
+	if (ret == 0) {
+		bci_jsonw_object_end(&g.w);
+		ret = bci_jsonw_finish(&g.w);
+	}
+	if (ret < 0 && !(err && err[0]))
+		gen_error(&g, ret, "writing results.json: %s", strerror(-ret));
+
+out_filter:
+	if (ret < 0 && err && err_size && !err[0])
+		gen_error(&g, ret, "%s: %s", results_dir, strerror(-ret));
+	regfree(&g.dmesg_filter);
+out_settings:
+	job_reset(&g);
+	free(g.bins);
+	free(g.settings.name);
+	return ret;
+}

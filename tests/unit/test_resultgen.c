@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lib/jsonw.c (escaping, UTF-8 and Latin-1 handling, doubles, misuse),
+ * lib/igtout.c (igt_runner's rules for cutting test output) and
+ * lib/resultgen.c on small results directories built in a temporary tree:
+ * the cases igt_runner's scenario folders (tests/resultgen/conformance.t)
+ * do not cover, and the errors bootci adds.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fakeroot.h"
+#include "igtout.h"
+#include "jsonw.h"
+#include "resultgen.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- jsonw ---- */
+
+struct capture {
+	char *buf;
+	size_t len;
+	FILE *f;
+	struct bci_jsonw w;
+};
+
+static void capture_open(struct capture *c, int indent)
+{
+	c->buf = NULL;
+	c->len = 0;
+	c->f = open_memstream(&c->buf, &c->len);
+	assert_non_null(c->f);
+	bci_jsonw_init(&c->w, c->f, indent);
+}
+
+/* Finishes the document and returns its text without the final newline. */
+static const char *capture_close(struct capture *c)
+{
+	static char text[4096];
+
+	assert_int_equal(bci_jsonw_finish(&c->w), 0);
+	fclose(c->f);
+	assert_true(c->len > 0 && c->len < sizeof(text));
+	memcpy(text, c->buf, c->len - 1);
+	text[c->len - 1] = '\0';
+	free(c->buf);
+	return text;
+}
+
+static const char *json_of_bytes(const char *s, size_t len, enum bci_jsonw_bytes mode)
+{
+	struct capture c;
+
+	capture_open(&c, 0);
+	assert_int_equal(bci_jsonw_string_n(&c.w, s, len, mode), 0);
+	return capture_close(&c);
+}
+
+static void jsonw_escapes_controls_and_quotes(void **state)
+{
+	static const char in[] = "a\"b\\c/\b\f\n\r\t\x01\x1f\x7f";
+
+	(void)state;
+	assert_string_equal(json_of_bytes(in, sizeof(in) - 1, BCI_JSONW_UTF8),
+			    "\"a\\\"b\\\\c/\\b\\f\\n\\r\\t\\u0001\\u001f\x7f\"");
+	/* NUL is data too: written escaped, not cut. */
+	assert_string_equal(json_of_bytes("a\0b", 3, BCI_JSONW_UTF8), "\"a\\u0000b\"");
+}
+
+static void jsonw_utf8_mode_keeps_valid_maps_invalid(void **state)
+{
+	(void)state;
+	/* é, €, U+1F600 pass through unchanged. */
+	assert_string_equal(json_of_bytes("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9, BCI_JSONW_UTF8),
+			    "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
+	/* A lone 0xE9 (Latin-1 é) becomes U+00E9. */
+	assert_string_equal(json_of_bytes("x\xe9y", 3, BCI_JSONW_UTF8), "\"x\xc3\xa9y\"");
+	/* Overlong NUL, a surrogate, and a sequence cut short by the end. */
+	assert_string_equal(json_of_bytes("\xc0\x80", 2, BCI_JSONW_UTF8), "\"\xc3\x80\xc2\x80\"");
+	assert_string_equal(json_of_bytes("\xed\xa0\x80", 3, BCI_JSONW_UTF8),
+			    "\"\xc3\xad\xc2\xa0\xc2\x80\"");
+	assert_string_equal(json_of_bytes("\xe2\x82", 2, BCI_JSONW_UTF8), "\"\xc3\xa2\xc2\x82\"");
+	/* An invalid continuation: the lead is Latin-1, the rest read again. */
+	assert_string_equal(json_of_bytes("\xe2\x41", 2, BCI_JSONW_UTF8), "\"\xc3\xa2" "A\"");
+}
+
+static void jsonw_latin1_mode_is_igt_runners(void **state)
+{
+	(void)state;
+	/* Every byte >= 0x80 is one Latin-1 character, even inside valid UTF-8. */
+	assert_string_equal(json_of_bytes("\xc3\xa9", 2, BCI_JSONW_LATIN1), "\"\xc3\x83\xc2\xa9\"");
+	assert_string_equal(json_of_bytes("\xff", 1, BCI_JSONW_LATIN1), "\"\xc3\xbf\"");
+}
+
+static void jsonw_utf8_split_across_appends(void **state)
+{
+	struct capture c;
+
+	(void)state;
+	capture_open(&c, 0);
+	bci_jsonw_string_begin(&c.w, BCI_JSONW_UTF8);
+	bci_jsonw_string_append(&c.w, "a\xf0\x9f", 3);
+	bci_jsonw_string_append(&c.w, "\x98", 1);
+	bci_jsonw_string_append(&c.w, "\x80" "b\xe2", 3);
+	bci_jsonw_string_append(&c.w, "Z", 1);	/* breaks the pending 0xE2 */
+	bci_jsonw_string_append(&c.w, "\xc3", 1);	/* cut short by the end */
+	assert_int_equal(bci_jsonw_string_end(&c.w), 0);
+	assert_string_equal(capture_close(&c), "\"a\xf0\x9f\x98\x80" "b\xc3\xa2Z\xc3\x83\"");
+}
+
+static void jsonw_structure_and_indent(void **state)
+{
+	struct capture c;
+
+	(void)state;
+	capture_open(&c, 2);
+	bci_jsonw_object_begin(&c.w);
+	bci_jsonw_key(&c.w, "a");
+	bci_jsonw_array_begin(&c.w);
+	bci_jsonw_int(&c.w, -3);
+	bci_jsonw_bool(&c.w, true);
+	bci_jsonw_null(&c.w);
+	bci_jsonw_array_end(&c.w);
+	bci_jsonw_key(&c.w, "e");
+	bci_jsonw_object_begin(&c.w);
+	bci_jsonw_object_end(&c.w);
+	bci_jsonw_object_end(&c.w);
+	assert_string_equal(capture_close(&c),
+			    "{\n  \"a\": [\n    -3,\n    true,\n    null\n  ],\n  \"e\": {}\n}");
+}
+
+static void jsonw_misuse_is_sticky_einval(void **state)
+{
+	struct capture c;
+
+	(void)state;
+	capture_open(&c, 0);
+	bci_jsonw_object_begin(&c.w);
+	assert_int_equal(bci_jsonw_int(&c.w, 1), -EINVAL);	/* value without a key */
+	assert_int_equal(bci_jsonw_key(&c.w, "k"), -EINVAL);	/* sticky */
+	assert_int_equal(bci_jsonw_finish(&c.w), -EINVAL);
+	fclose(c.f);
+	free(c.buf);
+
+	capture_open(&c, 0);
+	bci_jsonw_array_begin(&c.w);
+	assert_int_equal(bci_jsonw_finish(&c.w), -EINVAL);	/* unclosed */
+	fclose(c.f);
+	free(c.buf);
+}
+
+static void jsonw_doubles_round_trip(void **state)
+{
+	static const double values[] = {
+		0.0, 0.1, 0.027, 0.020999999999999998, 1539953735.111039, 1e-300, 5e-324,
+		1.7976931348623157e308, -2.5, 123456789.0,
+	};
+	char buf[40];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		bci_jsonw_format_double(values[i], buf, sizeof(buf));
+		assert_true(strtod(buf, NULL) == values[i]);
+		assert_non_null(strpbrk(buf, ".eE"));
+	}
+	bci_jsonw_format_double(0.1, buf, sizeof(buf));
+	assert_string_equal(buf, "0.1");
+	bci_jsonw_format_double(3.0, buf, sizeof(buf));
+	assert_string_equal(buf, "3.0");
+	bci_jsonw_format_double(NAN, buf, sizeof(buf));
+	assert_string_equal(buf, "null");
+	bci_jsonw_format_double(INFINITY, buf, sizeof(buf));
+	assert_string_equal(buf, "null");
+}
+
+/* ---- igtout ---- */
+
+static void igtout_result_words(void **state)
+{
+	double t = -1;
+
+	(void)state;
+	assert_string_equal(bci_igtout_map_result("SUCCESS (1.5s)", 14, &t), "pass");
+	assert_true(t == 1.5);
+	t = -1;
+	assert_string_equal(bci_igtout_map_result("SKIP", 4, &t), "skip");
+	assert_true(t == -1);	/* no time given: left alone */
+	assert_string_equal(bci_igtout_map_result("FAIL (0.1s)", 11, &t), "fail");
+	assert_string_equal(bci_igtout_map_result("CRASH", 5, &t), "crash");
+	assert_string_equal(bci_igtout_map_result("TIMEOUT", 7, &t), "timeout");
+	/* igt_runner compares by prefix: a truncated word still counts, an empty one is a pass. */
+	assert_string_equal(bci_igtout_map_result("SK", 2, &t), "skip");
+	assert_string_equal(bci_igtout_map_result("", 0, &t), "pass");
+	assert_string_equal(bci_igtout_map_result("SUCCESSFUL", 10, &t), "incomplete");
+	assert_string_equal(bci_igtout_map_result("PASS", 4, &t), "incomplete");
+}
+
+static void igtout_spans(void **state)
+{
+	static const char out[] =
+		"IGT-Version: 9.9\n"
+		"noise before\n"
+		"Starting subtest: a\n"
+		"inside a\n"
+		"Subtest a: SUCCESS (0.250s)\n"
+		"after a\n"
+		"Subtest b: SKIP\n"		/* from a fixture: no start line */
+		"Subtest c failed.\n"		/* not a result line */
+		"Starting subtest: c\n"
+		"half a line";			/* incomplete, no newline */
+	struct bci_igtout o;
+	struct bci_igtout_span s;
+
+	(void)state;
+	assert_int_equal(bci_igtout_parse(&o, out, sizeof(out) - 1), 0);
+	assert_true(o.has_version);
+	assert_int_equal(o.version_len, strlen("IGT-Version: 9.9"));
+	assert_int_equal(o.mark_count, 4);
+
+	bci_igtout_subtest(&o, "a", &s);
+	/* The first subtest takes everything before it, and what follows its result. */
+	assert_int_equal(s.begin, 0);
+	assert_int_equal(s.end, strstr(out, "Subtest b") - out);
+	assert_string_equal(s.result, "pass");
+	assert_true(s.time == 0.25);
+
+	bci_igtout_subtest(&o, "b", &s);
+	assert_int_equal(s.begin, strstr(out, "after a") - out);
+	assert_int_equal(s.end, strstr(out, "Starting subtest: c") - out);
+	assert_string_equal(s.result, "skip");
+	assert_true(s.time == 0.0);
+
+	bci_igtout_subtest(&o, "c", &s);
+	assert_int_equal(s.begin, strstr(out, "Subtest c failed") - out);
+	assert_int_equal(s.end, sizeof(out) - 1);
+	assert_string_equal(s.result, "incomplete");
+
+	bci_igtout_subtest(&o, "never", &s);
+	assert_int_equal(s.begin, 0);
+	assert_int_equal(s.end, sizeof(out) - 1);
+	assert_string_equal(s.result, "incomplete");
+	bci_igtout_release(&o);
+}
+
+static void igtout_dynamic_subtests(void **state)
+{
+	static const char out[] =
+		"Starting subtest: s\n"
+		"Starting dynamic subtest: d1\n"
+		"Dynamic subtest d1: FAIL (0.5s)\n"
+		"between\n"
+		"Starting dynamic subtest: D2\n"
+		"hang\n"
+		"Subtest s: FAIL (1.0s)\n";
+	struct bci_igtout o;
+	struct bci_igtout_span s, d;
+	size_t cursor = 0;
+	char name[64], piglit[256];
+
+	(void)state;
+	assert_int_equal(bci_igtout_parse(&o, out, sizeof(out) - 1), 0);
+	bci_igtout_subtest(&o, "s", &s);
+	assert_string_equal(s.result, "fail");
+
+	assert_int_equal(bci_igtout_next_dynamic(&o, &s, &cursor, name, sizeof(name), &d), 1);
+	assert_string_equal(name, "d1");
+	assert_string_equal(d.result, "fail");
+	assert_true(d.time == 0.5);
+	assert_int_equal(d.begin, 0);
+	assert_int_equal(d.end, strstr(out, "Starting dynamic subtest: D2") - out);
+
+	assert_int_equal(bci_igtout_next_dynamic(&o, &s, &cursor, name, sizeof(name), &d), 1);
+	assert_string_equal(name, "D2");
+	assert_string_equal(d.result, "incomplete");
+	assert_int_equal(d.begin, strstr(out, "between") - out);
+	assert_int_equal(d.end, sizeof(out) - 1);
+
+	assert_int_equal(bci_igtout_next_dynamic(&o, &s, &cursor, name, sizeof(name), &d), 0);
+	bci_igtout_release(&o);
+
+	bci_igtout_piglit_name_dynamic("igt@bin@s", name, piglit, sizeof(piglit));
+	assert_string_equal(piglit, "igt@bin@s@d2");
+}
+
+static void igtout_nul_ends_the_text(void **state)
+{
+	static const char out[] = "Starting subtest: a\n\0Subtest a: SUCCESS\n";
+	struct bci_igtout o;
+	struct bci_igtout_span s;
+
+	(void)state;
+	assert_int_equal(bci_igtout_parse(&o, out, sizeof(out) - 1), 0);
+	assert_int_equal(o.len, strlen(out));
+	bci_igtout_subtest(&o, "a", &s);
+	assert_string_equal(s.result, "incomplete");
+	bci_igtout_release(&o);
+}
+
+static void igtout_err_warnings(void **state)
+{
+	static const char clean[] = "Starting subtest: a\nSubtest a: SUCCESS (0.1s)\n";
+	static const char noisy[] = "Starting subtest: a\nwarning!\nSubtest a: SUCCESS (0.1s)\n";
+	static const char trailing[] = "Starting subtest: a\nSubtest a: SUCCESS (0.1s)\nlate\n";
+
+	(void)state;
+	assert_false(bci_igtout_err_has_warnings("", 0));
+	assert_false(bci_igtout_err_has_warnings(clean, sizeof(clean) - 1));
+	assert_true(bci_igtout_err_has_warnings(noisy, sizeof(noisy) - 1));
+	/* igt_runner only sees output that comes before a protocol line. */
+	assert_false(bci_igtout_err_has_warnings(trailing, sizeof(trailing) - 1));
+	assert_false(bci_igtout_err_has_warnings("only noise\n", 11));
+}
+
+static void igtout_piglit_names(void **state)
+{
+	char name[256], longname[400];
+
+	(void)state;
+	bci_igtout_piglit_name("Kms_Flip", "Basic-Plain flip", name, sizeof(name));
+	assert_string_equal(name, "igt@kms_flip@basic-plain");
+	bci_igtout_piglit_name("core_auth", NULL, name, sizeof(name));
+	assert_string_equal(name, "igt@core_auth");
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	bci_igtout_piglit_name("b", longname, name, sizeof(name));
+	assert_int_equal(strlen(name), 255);	/* igt_runner's buffers */
+}
+
+/* ---- resultgen on small results directories ---- */
+
+static int setup_tree(void **state)
+{
+	struct fakeroot *root = calloc(1, sizeof(*root));
+
+	if (!root)
+		return -1;
+	fakeroot_create(root, "");
+	fakeroot_write(root, "/res/metadata.txt", "abort_mask : 0\nname : unit\nmultiple_mode : 0\n");
+	fakeroot_write(root, "/res/uname.txt", "Linux box\n");
+	fakeroot_write(root, "/res/starttime.txt", "100.5\n");
+	fakeroot_write(root, "/res/endtime.txt", "200.25\n");
+	*state = root;
+	return 0;
+}
+
+static int teardown_tree(void **state)
+{
+	fakeroot_remove(*state);
+	free(*state);
+	return 0;
+}
+
+static char generated[1 << 16];
+static char error_text[1024];
+
+static int generate(struct fakeroot *root)
+{
+	char dir[PATH_MAX + 8];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int ret;
+
+	assert_non_null(f);
+	snprintf(dir, sizeof(dir), "%s/res", root->dir);
+	ret = bci_resultgen_write(dir, f, error_text, sizeof(error_text));
+	fclose(f);
+	assert_true(len < sizeof(generated));
+	memcpy(generated, buf, len);
+	generated[len] = '\0';
+	free(buf);
+	return ret;
+}
+
+/*
+ * The string value of @key in test @test of the generated document (which
+ * bci_resultgen writes with two-space indentation), unescaped only for \n.
+ */
+static const char *field(const char *test, const char *key)
+{
+	static char value[8192];
+	char pattern[512];
+	const char *obj, *close, *p;
+	size_t n = 0;
+
+	snprintf(pattern, sizeof(pattern), "\n    \"%s\": {", test);
+	obj = strstr(generated, pattern);
+	if (!obj)
+		return NULL;
+	close = strstr(obj + 1, "\n    }");
+	snprintf(pattern, sizeof(pattern), "\n      \"%s\": \"", key);
+	p = strstr(obj, pattern);
+	if (!p || p > close)
+		return NULL;
+	for (p += strlen(pattern); *p && *p != '"' && n + 1 < sizeof(value); p++) {
+		if (p[0] == '\\' && p[1] == 'n') {
+			value[n++] = '\n';
+			p++;
+		} else {
+			value[n++] = *p;
+		}
+	}
+	value[n] = '\0';
+	return value;
+}
+
+static void resultgen_timeout_and_abort(void **state)
+{
+	struct fakeroot *root = *state;
+
+	fakeroot_write(root, "/res/joblist.txt", "hang a,b\nstop x,y\n");
+	fakeroot_write(root, "/res/0/journal.txt", "a\nb\ntimeout:-15 (30.000s)\nexit:-15 (31.000s)\n");
+	fakeroot_write(root, "/res/0/out.txt", "Starting subtest: a\nSubtest a: SUCCESS (1.000s)\nStarting subtest: b\n");
+	fakeroot_write(root, "/res/0/err.txt", "");
+	fakeroot_write(root, "/res/0/dmesg.txt", "");
+	fakeroot_write(root, "/res/1/journal.txt", "x\nexit:112 (2.000s)\n");
+	fakeroot_write(root, "/res/1/out.txt", "Starting subtest: x\n");
+	fakeroot_write(root, "/res/1/err.txt", "");
+	fakeroot_write(root, "/res/1/dmesg.txt", "");
+	assert_int_equal(generate(root), 0);
+	assert_string_equal(field("igt@hang@a", "result"), "pass");
+	assert_string_equal(field("igt@hang@b", "result"), "timeout");
+	assert_non_null(strstr(generated, "\"end\": 30.0"));
+	assert_string_equal(field("igt@stop@x", "result"), "abort");
+	/* "y" was never started and is not in the journal: no entry. */
+	assert_null(field("igt@stop@y", "result"));
+	assert_non_null(strstr(generated, "\"name\": \"unit\""));
+	assert_non_null(strstr(generated, "\"uname\": \"Linux box\""));
+	assert_non_null(strstr(generated, "\"start\": 100.5"));
+}
+
+static void resultgen_dmesg_escapes_and_ignores(void **state)
+{
+	struct fakeroot *root = *state;
+
+	fakeroot_write(root, "/res/joblist.txt", "drv one,two\n");
+	fakeroot_write(root, "/res/0/journal.txt", "one\ntwo\nexit:0 (1.0s)\n");
+	fakeroot_write(root, "/res/0/out.txt",
+		       "Starting subtest: one\nSubtest one: SUCCESS (0.1s)\n"
+		       "Starting subtest: two\nSubtest two: SUCCESS (0.1s)\n");
+	fakeroot_write(root, "/res/0/err.txt", "");
+	fakeroot_write(root, "/res/0/dmesg.txt",
+		       "6,1,1000000,-;[IGT] drv: starting subtest one\n"
+		       " SUBSYSTEM=drm\n"
+		       "3,2,2000001,-;tab\\x09here \\x01 kept\n"
+		       "6,3,3000000,-;[IGT] drv: starting subtest two\n"
+		       "6,4,3000001,-;[IGT] add ignored dmesg regex: wedged \\d+\n"
+		       "3,5,3000002,-;device wedged 42\n"
+		       "3,6,3000003,c;continuation is no warning\n");
+	assert_int_equal(generate(root), 0);
+	assert_string_equal(field("igt@drv@one", "dmesg"),
+			    "<6> [1.000000] [IGT] drv: starting subtest one\n"
+			    "<3> [2.000001] tab\\there \\\\x01 kept\n");
+	assert_string_equal(field("igt@drv@one", "result"), "dmesg-warn");
+	assert_non_null(field("igt@drv@one", "dmesg-warnings"));
+	/* The test asked for "wedged \d+" to be ignored; a continuation never warns. */
+	assert_string_equal(field("igt@drv@two", "result"), "pass");
+	assert_null(field("igt@drv@two", "dmesg-warnings"));
+}
+
+static void resultgen_missing_files(void **state)
+{
+	struct fakeroot *root = *state;
+
+	/* Job 0 has no folder, job 1 lost its dmesg.txt, job 2 left nothing at all. */
+	fakeroot_write(root, "/res/joblist.txt", "gone\nhalf s\nempty\n");
+	fakeroot_write(root, "/res/1/out.txt", "x\n");
+	fakeroot_write(root, "/res/1/err.txt", "");
+	fakeroot_write(root, "/res/2/journal.txt", "");
+	fakeroot_write(root, "/res/2/out.txt", "");
+	fakeroot_write(root, "/res/2/err.txt", "");
+	fakeroot_write(root, "/res/2/dmesg.txt", "");
+	assert_int_equal(generate(root), 0);
+	assert_string_equal(field("igt@gone", "result"), "notrun");
+	assert_string_equal(field("igt@half@s", "result"), "notrun");
+	assert_string_equal(field("igt@empty", "result"), "incomplete");
+	assert_string_equal(field("igt@empty", "out"),
+			    "This test didn't produce any output. The machine probably rebooted ungracefully.\n");
+}
+
+static void expect_error(struct fakeroot *root, const char *where)
+{
+	assert_true(generate(root) < 0);
+	if (!strstr(error_text, where))
+		fail_msg("error '%s' lacks '%s'", error_text, where);
+}
+
+static void resultgen_errors_name_file_and_line(void **state)
+{
+	struct fakeroot *root = *state;
+
+	fakeroot_write(root, "/res/joblist.txt", "bin\n");
+	fakeroot_write(root, "/res/0/out.txt", "");
+	fakeroot_write(root, "/res/0/err.txt", "");
+	fakeroot_write(root, "/res/0/dmesg.txt", "");
+
+	fakeroot_write(root, "/res/0/journal.txt", "a\nexit:zero (1.0s)\n");
+	expect_error(root, "0/journal.txt:2: malformed exit line");
+	fakeroot_write(root, "/res/0/journal.txt", "a\ntimeout:9 1.0s\n");
+	expect_error(root, "0/journal.txt:2: malformed timeout line");
+	fakeroot_write(root, "/res/0/journal.txt", "a\n\nexit:0\n");
+	expect_error(root, "0/journal.txt:2: empty line");
+	/* A last line cut short by a crash is read leniently, as igt_runner does. */
+	fakeroot_write(root, "/res/0/journal.txt", "exit:0 (1.");
+	assert_int_equal(generate(root), 0);
+
+	fakeroot_write(root, "/res/joblist.txt", "bin\n\n");
+	expect_error(root, "joblist.txt:2: no test binary named");
+	fakeroot_write(root, "/res/joblist.txt", "bin\n");
+
+	fakeroot_write(root, "/res/metadata.txt", "name : x\nprune_mode : many\n");
+	expect_error(root, "metadata.txt:2: prune_mode: 'many' is not a number");
+	fakeroot_write(root, "/res/metadata.txt", "name x\n");
+	expect_error(root, "metadata.txt:1: expected 'key : value'");
+	fakeroot_write(root, "/res/metadata.txt", "prune_mode : 7\n");
+	expect_error(root, "metadata.txt:1: prune_mode 7 is not 0..3");
+	fakeroot_write(root, "/res/metadata.txt", "name : x\n");
+
+	fakeroot_write(root, "/res/0/comms", "binary");
+	expect_error(root, "0/comms: socket comms dumps are not supported");
+}
+
+static void resultgen_not_a_results_dir(void **state)
+{
+	char err[256];
+	FILE *f = fopen("/dev/null", "w");
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(bci_resultgen_write("/nonexistent/dir", f, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/dir"));
+	assert_int_equal(bci_resultgen_write("/", f, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "metadata.txt: missing"));
+	fclose(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(jsonw_escapes_controls_and_quotes),
+		cmocka_unit_test(jsonw_utf8_mode_keeps_valid_maps_invalid),
+		cmocka_unit_test(jsonw_latin1_mode_is_igt_runners),
+		cmocka_unit_test(jsonw_utf8_split_across_appends),
+		cmocka_unit_test(jsonw_structure_and_indent),
+		cmocka_unit_test(jsonw_misuse_is_sticky_einval),
+		cmocka_unit_test(jsonw_doubles_round_trip),
+		cmocka_unit_test(igtout_result_words),
+		cmocka_unit_test(igtout_spans),
+		cmocka_unit_test(igtout_dynamic_subtests),
+		cmocka_unit_test(igtout_nul_ends_the_text),
+		cmocka_unit_test(igtout_err_warnings),
+		cmocka_unit_test(igtout_piglit_names),
+		cmocka_unit_test_setup_teardown(resultgen_timeout_and_abort, setup_tree, teardown_tree),
+		cmocka_unit_test_setup_teardown(resultgen_dmesg_escapes_and_ignores, setup_tree, teardown_tree),
+		cmocka_unit_test_setup_teardown(resultgen_missing_files, setup_tree, teardown_tree),
+		cmocka_unit_test_setup_teardown(resultgen_errors_name_file_and_line, setup_tree, teardown_tree),
+		cmocka_unit_test(resultgen_not_a_results_dir),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
