@@ -42,6 +42,7 @@ enum bci_ending bci_executor_run(struct bci_executor *ex)
 {
 	int ret;
 
+	ex->watchdog_fd = -1;
 	if (bci_mounts_early(ex) < 0)
 		return BCI_END_REBOOT;
 	attach_console(ex);
@@ -66,8 +67,12 @@ enum bci_ending bci_executor_run(struct bci_executor *ex)
 		bci_error("cannot create the run folder %s: %s", ex->run_dir, strerror(-ret));
 		return error_ending(ex);
 	}
-	if (bci_runner_run_test(ex) < 0)
+	if (*bci_config_get(ex->config, "testlist")) {
+		if (bci_igt_run(ex) < 0)
+			return error_ending(ex);
+	} else if (bci_runner_run_test(ex) < 0) {
 		return error_ending(ex);
+	}
 	bci_say("run %s recorded", bci_config_get(ex->config, "run_id"));
 	return strcmp(bci_config_get(ex->config, "on_finish"), "poweroff") == 0 ? BCI_END_POWEROFF
 										: BCI_END_REBOOT;
@@ -79,6 +84,7 @@ void bci_executor_end(struct bci_executor *ex, enum bci_ending ending)
 	int ret;
 
 	bci_modules_exit(ex);
+	bci_watchdog_close(ex);
 	ex->sys->sync();
 	if (ex->results_mount[0]) {
 		ret = ex->sys->umount(ex->results_mount);

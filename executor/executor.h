@@ -47,6 +47,7 @@ struct bci_executor {
 	struct bci_config *config;
 	struct kmod_ctx *kmod;
 	int signal_fd;              /* signalfd for SIGCHLD and the ending signals */
+	int watchdog_fd;            /* /dev/watchdogN while armed, else -1 */
 	bool stop_requested;        /* SIGTERM/SIGINT/SIGPWR seen: finish, then end */
 	char release[128];          /* kernel release of the running kernel */
 	char results_device[PATH_MAX];
@@ -97,6 +98,21 @@ int bci_partition_mount_results(struct bci_executor *ex);
 
 /* runner.c: runs the configured test program, output captured in the run folder. */
 int bci_runner_run_test(struct bci_executor *ex);
+
+/* kmsg.c: the kernel log. */
+int bci_kmsg_open(const struct bci_executor *ex);          /* read fd at the end of the log */
+long bci_kmsg_drain(int kmsg_fd, int out_fd);             /* copies pending records; bytes */
+void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));              /* "<level>[bootci] ..." */
+void bci_sysrq(const struct bci_executor *ex, char command);
+
+/* watchdog.c: the hardware watchdog (watchdog_timeout). */
+int bci_watchdog_open(struct bci_executor *ex);
+void bci_watchdog_pet(struct bci_executor *ex);
+void bci_watchdog_close(struct bci_executor *ex);          /* magic close: orderly ends only */
+
+/* igt.c: the IGT engine: testlist -> igt_runner results directory, resumable. */
+int bci_igt_run(struct bci_executor *ex);
 
 /* executor.c: the boot from mounts to the test's recorded result. */
 enum bci_ending bci_executor_run(struct bci_executor *ex);

@@ -87,6 +87,67 @@ int bci_parse_seconds(const char *text, unsigned long *seconds)
 	return 0;
 }
 
+int bci_parse_size(const char *text, unsigned long long *bytes)
+{
+	unsigned long long value = 0, unit = 1;
+	const char *p = text;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	while (isdigit((unsigned char)*p)) {
+		value = value * 10 + (unsigned long long)(*p - '0');
+		if (value > (1ULL << 40))
+			return -EINVAL;
+		p++;
+	}
+	switch (*p) {
+	case 'K':
+		unit = 1ULL << 10;
+		p++;
+		break;
+	case 'M':
+		unit = 1ULL << 20;
+		p++;
+		break;
+	case 'G':
+		unit = 1ULL << 30;
+		p++;
+		break;
+	default:
+		break;
+	}
+	if (*p != '\0' || value * unit > (1ULL << 40))
+		return -EINVAL;
+	*bytes = value * unit;
+	return 0;
+}
+
+int bci_parse_number(const char *text, unsigned long *number)
+{
+	unsigned long value = 0;
+
+	if (!*text)
+		return -EINVAL;
+	for (const char *p = text; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		value = value * 10 + (unsigned long)(*p - '0');
+		if (value > 1000000)
+			return -EINVAL;
+	}
+	*number = value;
+	return 0;
+}
+
+static int parse_duration_or_off(const char *text, unsigned long *seconds)
+{
+	if (strcmp(text, "0") == 0 || strcmp(text, "off") == 0) {
+		*seconds = 0;
+		return 0;
+	}
+	return bci_parse_seconds(text, seconds);
+}
+
 static bool is_word(const char *s)
 {
 	if (*s == '\0')
@@ -145,7 +206,8 @@ static bool is_list(const char *value)
 static int check_value(const struct bci_config_key *key, const char *value, const char *origin,
 		       char *err, size_t err_size)
 {
-	unsigned long seconds;
+	unsigned long seconds, number;
+	unsigned long long bytes;
 
 	if (strlen(value) > MAX_VALUE) {
 		set_error(err, err_size, "%s: %s: value longer than %d bytes", origin, key->name,
@@ -185,6 +247,25 @@ static int check_value(const struct bci_config_key *key, const char *value, cons
 		if (is_list(value))
 			return 0;
 		set_error(err, err_size, "%s: %s: '%s' is not a comma-separated list of names",
+			  origin, key->name, value);
+		return -EINVAL;
+	case BCI_CONFIG_DURATION_OR_OFF:
+		if (parse_duration_or_off(value, &seconds) == 0)
+			return 0;
+		set_error(err, err_size,
+			  "%s: %s: '%s' is not a duration (N, Ns, Nm or Nh; 1s to 30 days) or off",
+			  origin, key->name, value);
+		return -EINVAL;
+	case BCI_CONFIG_SIZE:
+		if (bci_parse_size(value, &bytes) == 0)
+			return 0;
+		set_error(err, err_size, "%s: %s: '%s' is not a size (N, NK, NM or NG; at most 1T)",
+			  origin, key->name, value);
+		return -EINVAL;
+	case BCI_CONFIG_NUMBER:
+		if (bci_parse_number(value, &number) == 0)
+			return 0;
+		set_error(err, err_size, "%s: %s: '%s' is not a whole number from 0 to 1000000",
 			  origin, key->name, value);
 		return -EINVAL;
 	}
@@ -406,9 +487,27 @@ unsigned long bci_config_get_seconds(const struct bci_config *config, const char
 {
 	unsigned long seconds = 0;
 
-	if (bci_parse_seconds(bci_config_get(config, key), &seconds) < 0)
+	if (parse_duration_or_off(bci_config_get(config, key), &seconds) < 0)
 		abort(); /* checked when set */
 	return seconds;
+}
+
+unsigned long long bci_config_get_size(const struct bci_config *config, const char *key)
+{
+	unsigned long long bytes = 0;
+
+	if (bci_parse_size(bci_config_get(config, key), &bytes) < 0)
+		abort();
+	return bytes;
+}
+
+unsigned long bci_config_get_number(const struct bci_config *config, const char *key)
+{
+	unsigned long number = 0;
+
+	if (bci_parse_number(bci_config_get(config, key), &number) < 0)
+		abort();
+	return number;
 }
 
 int bci_config_get_list(const struct bci_config *config, const char *key, char **storage,

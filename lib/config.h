@@ -18,6 +18,9 @@ enum bci_config_type {
 	BCI_CONFIG_SECONDS, /* duration: N, Ns, Nm or Nh; at least 1 s, at most 30 days */
 	BCI_CONFIG_CHOICE,  /* one of the words in `choices`, separated by '|' */
 	BCI_CONFIG_LIST,    /* comma-separated words (white space around them ignored) */
+	BCI_CONFIG_DURATION_OR_OFF, /* as SECONDS, or "0"/"off" for none */
+	BCI_CONFIG_SIZE,    /* bytes: N, NK, NM or NG (binary units), at most 1T */
+	BCI_CONFIG_NUMBER,  /* a whole number from 0 to 1000000 */
 };
 
 struct bci_config_key {
@@ -48,12 +51,17 @@ int bci_config_parse_cmdline(struct bci_config *config, const char *cmdline, con
 /* Getters: the value is owned by the config. Asking for an unknown key is a bug (abort). */
 const char *bci_config_get(const struct bci_config *config, const char *key);
 const char *bci_config_origin(const struct bci_config *config, const char *key);
+/* SECONDS and DURATION_OR_OFF (0 for off) */
 unsigned long bci_config_get_seconds(const struct bci_config *config, const char *key);
+unsigned long long bci_config_get_size(const struct bci_config *config, const char *key);
+unsigned long bci_config_get_number(const struct bci_config *config, const char *key);
 /* Splits a LIST value: fills @items (pointers into @storage, a copy owned by the caller). */
 int bci_config_get_list(const struct bci_config *config, const char *key, char **storage,
 			const char ***items, size_t *count);
 
-/* Parses a duration as BCI_CONFIG_SECONDS does; 0 on success, -EINVAL otherwise. */
+/* Parse as the types above do; 0 on success, -EINVAL otherwise. */
 int bci_parse_seconds(const char *text, unsigned long *seconds);
+int bci_parse_size(const char *text, unsigned long long *bytes);
+int bci_parse_number(const char *text, unsigned long *number);
 
 #endif

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * /dev/kmsg: the kernel log as records ("<prio>,<seq>,<usec>,<flags>;text\n"),
+ * captured per job exactly as igt_runner stores them in dmesg.txt, and the
+ * executor's own markers written into it so that a dump (pstore, console)
+ * shows what bootci was doing when the kernel died.
+ */
+#include "executor.h"
+
+#include "fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int bci_kmsg_open(const struct bci_executor *ex)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (bci_path(ex, path, "/dev/kmsg") < 0)
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Only what the job makes the kernel say belongs to the job. */
+	lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+long bci_kmsg_drain(int kmsg_fd, int out_fd)
+{
+	char record[8192];
+	long written = 0;
+
+	if (kmsg_fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t n = read(kmsg_fd, record, sizeof(record));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			/* EPIPE: records were overwritten before we read them; go on from the oldest. */
+			if (errno == EPIPE)
+				continue;
+			if (errno == EAGAIN)
+				return written;
+			return -errno;
+		}
+		if (n == 0)
+			return written;
+		/* A regular file in a fake tree has no record boundaries: copy as is. */
+		if (bci_write_all(out_fd, record, (size_t)n) < 0)
+			return -EIO;
+		written += n;
+	}
+}
+
+void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ...)
+{
+	char path[PATH_MAX], line[1024];
+	va_list ap;
+	int fd, n;
+
+	if (bci_path(ex, path, "/dev/kmsg") < 0)
+		return;
+	n = snprintf(line, sizeof(line), "<%d>[bootci] ", level);
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(line))
+		n = (int)sizeof(line) - 1;
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) < 0) {
+		/* The log is best effort: nothing to do about a full or missing kmsg. */
+	}
+	close(fd);
+}
+
+void bci_sysrq(const struct bci_executor *ex, char command)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (bci_path(ex, path, "/proc/sysrq-trigger") < 0)
+		return;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, &command, 1) < 0) {
+		/* sysrq may be disabled: the dump is a courtesy. */
+	}
+	close(fd);
+}

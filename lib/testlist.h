@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IGT test names and the two list formats around them:
+ *  - a testlist (what to run): `igt@<binary>[@<subtest>[@<dynamic>]]` per line,
+ *    `#` comments and blank lines ignored;
+ *  - igt_runner's joblist.txt (what the run is made of): `<binary>` or
+ *    `<binary> <subtest>[,<subtest>...]` per line, a subtest possibly
+ *    `<subtest>@<dynamic>`.
+ * Names are IGT identifiers: letters, digits, '_' and '-' (subtest names also
+ * allow the characters IGT's own tests use: '.', '+', ':'); no white space.
+ */
+#ifndef BCI_TESTLIST_H
+#define BCI_TESTLIST_H
+
+#include <stddef.h>
+
+struct bci_test_name {
+	char binary[128];
+	char subtest[256];  /* "" when the line names the whole binary */
+	char dynamic[256];  /* "" when no dynamic subtest is named */
+};
+
+/*
+ * Parses one testlist line (without its newline). Returns 1 with @name filled,
+ * 0 for a blank or comment line, -EINVAL for anything else (message in @err).
+ */
+int bci_testlist_parse_line(const char *line, struct bci_test_name *name, char *err,
+			    size_t err_size);
+
+/* Calls @fn for every test of a testlist text; stops at the first error (file:line in @err). */
+int bci_testlist_parse(const char *origin, const char *text, size_t len,
+		       int (*fn)(const struct bci_test_name *name, void *data), void *data,
+		       char *err, size_t err_size);
+
+struct bci_joblist_entry {
+	char *binary;
+	char **subtests; /* NULL-terminated; empty for a whole-binary job */
+	size_t count;
+};
+
+struct bci_joblist {
+	struct bci_joblist_entry *entries;
+	size_t count;
+};
+
+/* Parses joblist.txt; the joblist owns everything it returns. */
+int bci_joblist_parse(const char *origin, const char *text, size_t len, struct bci_joblist *list,
+		      char *err, size_t err_size);
+/* Adds a job; takes copies of the strings. */
+int bci_joblist_add(struct bci_joblist *list, const char *binary, const char *const *subtests,
+		    size_t count);
+/* The joblist.txt text of @list, malloc'ed, owned by the caller. */
+int bci_joblist_format(const struct bci_joblist *list, char **text, size_t *len);
+void bci_joblist_clear(struct bci_joblist *list);
+
+/* Is @name a valid IGT binary / subtest name? */
+int bci_igt_name_valid(const char *name, int subtest);
+
+#endif
