@@ -18,6 +18,9 @@ static const struct bci_config_key keys[] = {
 	{ "wait", BCI_CONFIG_SECONDS, "30", NULL, "a duration" },
 	{ "action", BCI_CONFIG_CHOICE, "reboot", "reboot|poweroff", "a choice" },
 	{ "modules", BCI_CONFIG_LIST, "", NULL, "a list" },
+	{ "timeout", BCI_CONFIG_DURATION_OR_OFF, "off", NULL, "a duration or off" },
+	{ "limit", BCI_CONFIG_SIZE, "64M", NULL, "a size" },
+	{ "cap", BCI_CONFIG_NUMBER, "3", NULL, "a number" },
 	{ NULL, 0, NULL, NULL, NULL },
 };
 
@@ -174,6 +177,31 @@ static void seconds_units(void **state)
 	assert_int_equal(bci_parse_seconds("10ms", &s), -EINVAL);
 }
 
+static void typed_values(void **state)
+{
+	struct bci_config *c = *state;
+	char err[256] = "";
+
+	assert_int_equal(bci_config_get_seconds(c, "timeout"), 0);
+	assert_int_equal(bci_config_get_size(c, "limit"), 64ULL << 20);
+	assert_int_equal(bci_config_get_number(c, "cap"), 3);
+	assert_int_equal(bci_config_parse_cmdline(c, "bootci.timeout=90s bootci.limit=512K bootci.cap=0",
+						  "bootci.", err, sizeof(err)),
+			 0);
+	assert_int_equal(bci_config_get_seconds(c, "timeout"), 90);
+	assert_int_equal(bci_config_get_size(c, "limit"), 512ULL << 10);
+	assert_int_equal(bci_config_get_number(c, "cap"), 0);
+	assert_int_equal(bci_config_set(c, "timeout", "0", "t", err, sizeof(err)), 0);
+	assert_int_equal(bci_config_get_seconds(c, "timeout"), 0);
+	assert_int_equal(bci_config_set(c, "limit", "2T", "t", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t: limit: '2T' is not a size (N, NK, NM or NG; at most 1T)");
+	assert_int_equal(bci_config_set(c, "limit", "1025G", "t", err, sizeof(err)), -EINVAL);
+	assert_int_equal(bci_config_set(c, "cap", "-1", "t", err, sizeof(err)), -EINVAL);
+	assert_int_equal(bci_config_set(c, "cap", "1000001", "t", err, sizeof(err)), -EINVAL);
+	assert_int_equal(bci_config_set(c, "timeout", "never", "t", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t: timeout: 'never' is not a duration (N, Ns, Nm or Nh; 1s to 30 days) or off");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +212,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cmdline_overrides_with_kernel_quoting, setup, teardown),
 		cmocka_unit_test_setup_teardown(cmdline_errors, setup, teardown),
 		cmocka_unit_test(seconds_units),
+		cmocka_unit_test_setup_teardown(typed_values, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
