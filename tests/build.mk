@@ -32,11 +32,11 @@ $(BUILD)/fuzz/bin/%: tests/fuzz/%.c $(call archives,fuzz)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(call archives,fuzz) $(HOST_LIBS)
 
 # Fixtures run inside the test image (static musl) and in unit tests (host).
-$(BUILD)/musl/bin/fixtures/%: tests/fixtures/%.c | $(SYSROOT_STAMP)
+$(BUILD)/musl/bin/fixtures/%: tests/fixtures/%.c $(wildcard tests/fixtures/*.h) | $(SYSROOT_STAMP)
 	@mkdir -p $(@D)
 	$(MUSL_CC) $(MUSL_CFLAGS) -static -o $@ $<
 
-$(BUILD)/host/bin/fixtures/%: tests/fixtures/%.c
+$(BUILD)/host/bin/fixtures/%: tests/fixtures/%.c $(wildcard tests/fixtures/*.h)
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -o $@ $<
 
