@@ -618,8 +618,8 @@ static int open_job_outputs(struct job_run *job, char *dir)
 }
 
 static void build_argv(struct bci_executor *ex, const struct bci_joblist_entry *e,
-		       char *const *subtests, size_t count, char *path, char *subs,
-		       size_t subs_size, char *dynamic, const char **argv)
+		       char *const *subtests, size_t count, const char *dynamic_filter,
+		       char *path, char *subs, size_t subs_size, char *dynamic, const char **argv)
 {
 	int argc = 0;
 
@@ -642,6 +642,9 @@ static void build_argv(struct bci_executor *ex, const struct bci_joblist_entry *
 		if (dynamic[0]) {
 			argv[argc++] = "--dynamic-subtest";
 			argv[argc++] = dynamic;
+		} else if (dynamic_filter) {
+			argv[argc++] = "--dynamic-subtest";
+			argv[argc++] = dynamic_filter;
 		}
 	}
 	argv[argc] = NULL;
@@ -708,7 +711,8 @@ static void escalate(struct job_run *job, const char *reason, long now)
  */
 static int run_job(struct bci_executor *ex, struct bci_journal *journal, unsigned index,
 		   const struct bci_joblist_entry *entry, char *const *subtests, size_t count,
-		   int *status_out, double *seconds, struct job_run *job)
+		   const char *dynamic_filter, int *status_out, double *seconds,
+		   struct job_run *job)
 {
 	char dir[PATH_MAX], path[PATH_MAX], subs[8192], dynamic[256], null_path[PATH_MAX];
 	const char *argv[8];
@@ -741,7 +745,8 @@ static int run_job(struct bci_executor *ex, struct bci_journal *journal, unsigne
 		ret = -ENOMEM;
 		goto out;
 	}
-	build_argv(ex, entry, subtests, count, path, subs, sizeof(subs), dynamic, argv);
+	build_argv(ex, entry, subtests, count, dynamic_filter, path, subs, sizeof(subs), dynamic,
+		   argv);
 	if (bci_path(ex, null_path, "/dev/null") < 0 ||
 	    (null_fd = open(null_path, O_RDWR | O_CLOEXEC)) < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 ||
 	    pipe2(err_pipe, O_CLOEXEC) < 0) {
@@ -1006,6 +1011,37 @@ static int remaining_subtests(struct bci_executor *ex, unsigned index,
 	return 0;
 }
 
+/*
+ * For a resumed job whose last subtest had started dynamic subtests: the
+ * --dynamic-subtest filter running the others ("*,!a,!b", IGT's uwildmat
+ * lists, last match wins), malloc'ed; NULL when there is nothing to resume.
+ */
+static char *dynamic_rest(const struct bci_joblist_entry *e, const struct bci_job_state *state)
+{
+	const char *subtest = e->subtests[e->count - 1];
+	size_t len = strlen(subtest), size = 3, used;
+	char *filter;
+
+	if (strchr(subtest, '@') || state->dynamic_count == 0)
+		return NULL;
+	for (size_t i = 0; i < state->dynamic_count; i++)
+		size += strlen(state->dynamic[i]) + 2;
+	filter = malloc(size);
+	if (!filter)
+		return NULL;
+	used = (size_t)sprintf(filter, "*");
+	for (size_t i = 0; i < state->dynamic_count; i++) {
+		const char *d = state->dynamic[i];
+		if (strncmp(d, subtest, len) == 0 && d[len] == '@')
+			used += (size_t)sprintf(filter + used, ",!%s", d + len + 1);
+	}
+	if (used == 1) {
+		free(filter);
+		return NULL;
+	}
+	return filter;
+}
+
 int bci_igt_run(struct bci_executor *ex)
 {
 	unsigned long boot_cap = bci_config_get_number(ex->config, "boot_cap");
@@ -1069,6 +1105,7 @@ int bci_igt_run(struct bci_executor *ex)
 
 		if (journal.jobs[j].finished)
 			continue;
+		char *dynamic_filter = NULL;
 		if (journal.jobs[j].starts > 0) {
 			/* Resumed: run only what has not started yet, as igt_runner prunes. */
 			ret = remaining_subtests(ex, j, e, &left, &count);
@@ -1076,9 +1113,20 @@ int bci_igt_run(struct bci_executor *ex)
 				goto out;
 			subtests = left;
 			if (e->count > 0 && count == 0) {
-				bci_journal_append(&journal, "exit %u -1 0", j);
-				free(left);
-				continue;
+				/*
+				 * Every subtest started. igt_runner stops here; bootci knows
+				 * which dynamic subtests started and runs the rest of them.
+				 */
+				dynamic_filter = dynamic_rest(e, &journal.jobs[j]);
+				if (!dynamic_filter) {
+					bci_journal_append(&journal, "exit %u -1 0", j);
+					free(left);
+					continue;
+				}
+				subtests = e->subtests + e->count - 1;
+				count = 1;
+				bci_say("job %u: resuming %s after its dynamic subtests %s", j,
+					subtests[0], dynamic_filter + 2);
 			}
 		}
 		if (ex->stop_requested ||
@@ -1094,8 +1142,10 @@ int bci_igt_run(struct bci_executor *ex)
 			free(left);
 			goto out;
 		}
-		ret = run_job(ex, &journal, j, e, subtests, count, &status, &seconds, &job);
+		ret = run_job(ex, &journal, j, e, subtests, count, dynamic_filter, &status, &seconds,
+			      &job);
 		free(left);
+		free(dynamic_filter);
 		if (ret < 0) {
 			bci_error("job %u could not run: %s", j, strerror(-ret));
 			goto out;

@@ -130,7 +130,7 @@ int fakeroot_add_kernel_modules(struct fakeroot *root)
 
 const char *fakeroot_read(struct fakeroot *root, const char *path)
 {
-	static char buf[65536];
+	static char buf[1 << 20];
 	char full[PATH_MAX], *text;
 	size_t len;
 

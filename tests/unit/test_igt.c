@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The IGT engine on fake root trees, driving the IGT-protocol fixture
+ * programs: the plan, the results directory in igt_runner's layout (checked
+ * through the results generator, as igt_runner's own tools would read it),
+ * timeouts, the output limit, and resuming after a boot that died.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "executor.h"
+#include "fakeroot.h"
+#include "fsutil.h"
+#include "resultgen.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct fixture {
+	struct fakeroot root;
+	struct bci_executor ex;
+	char json[1 << 20];
+};
+
+static int setup(void **state)
+{
+	*state = calloc(1, sizeof(struct fixture));
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	bci_config_free(f->ex.config);
+	if (f->ex.signal_fd >= 0)
+		close(f->ex.signal_fd);
+	fakeroot_remove(&f->root);
+	free(f);
+	return 0;
+}
+
+/* A fake tree whose IGT folder holds the fixtures, with @testlist and @cmdline. */
+static void start(struct fixture *f, const char *testlist, const char *cmdline)
+{
+	char link[PATH_MAX + 64], fixtures[PATH_MAX], full[2048];
+
+	snprintf(full, sizeof(full),
+		 "bootci.testlist=/etc/bootci/testlist bootci.watchdog_timeout=off bootci.run_id=t %s",
+		 cmdline);
+	fakeroot_create(&f->root, full);
+	fakeroot_write(&f->root, "/etc/bootci/testlist", testlist);
+	snprintf(fixtures, sizeof(fixtures), "%s", fixture_path("igt_basic"));
+	snprintf(link, sizeof(link), "%s/usr/libexec", f->root.dir);
+	assert_int_equal(bci_mkdir_p(link, 0755), 0);
+	strcat(link, "/igt-gpu-tools");
+	assert_int_equal(symlink(dirname(fixtures), link), 0);
+	f->ex.root = f->root.dir;
+	f->ex.sys = &bci_sys_dry;
+	f->ex.signal_fd = -1;
+	f->ex.watchdog_fd = -1;
+	assert_int_equal(bci_settings_load(&f->ex), 0);
+	assert_int_equal(bci_signals_setup(&f->ex), 0);
+	snprintf(f->ex.run_dir, sizeof(f->ex.run_dir), "%.*s/results/runs/t", PATH_MAX - 32,
+		 f->root.dir);
+	assert_int_equal(bci_mkdir_p(f->ex.run_dir, 0755), 0);
+	snprintf(f->ex.release, sizeof(f->ex.release), "test");
+}
+
+static void generate(struct fixture *f)
+{
+	char err[512] = "";
+	FILE *out = fmemopen(f->json, sizeof(f->json) - 1, "w");
+
+	assert_non_null(out);
+	if (bci_resultgen_write(f->ex.run_dir, out, err, sizeof(err)) < 0)
+		fail_msg("results generator: %s", err);
+	fputc('\0', out);
+	fclose(out);
+}
+
+/* The "result" of test @name in the generated results.json, or "" when absent. */
+static const char *result_of(struct fixture *f, const char *name)
+{
+	static char result[64];
+	char key[512];
+	const char *p, *r;
+
+	snprintf(key, sizeof(key), "\"%s\": {", name);
+	p = strstr(f->json, key);
+	result[0] = '\0';
+	if (!p || !(r = strstr(p, "\"result\": \"")))
+		return result;
+	r += strlen("\"result\": \"");
+	snprintf(result, sizeof(result), "%.*s", (int)strcspn(r, "\""), r);
+	return result;
+}
+
+static const char *run_file(struct fixture *f, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/results/runs/t/%s", name);
+	return fakeroot_read(&f->root, path);
+}
+
+static void plan_and_results(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f,
+	      "# the basic outcomes\n"
+	      "igt@igt_basic@pass\nigt@igt_basic@fail\nigt@igt_basic@skip\n"
+	      "igt@igt_basic@warn-stderr\nigt@igt_basic@crash\n"
+	      "igt@igt_simple\n"
+	      "igt@igt_dynamic\n",
+	      "bootci.exclude=with-panic");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	/* Written once, before the first job: lines naming a binary were listed. */
+	assert_string_equal(run_file(f, "joblist.txt"),
+			    "igt_basic pass\nigt_basic fail\nigt_basic skip\nigt_basic warn-stderr\n"
+			    "igt_basic crash\nigt_simple\nigt_dynamic mixed\nigt_dynamic all-skip\n");
+	assert_non_null(strstr(run_file(f, "0/journal.txt"), "pass\nexit:0 ("));
+	assert_non_null(strstr(run_file(f, "1/journal.txt"), "fail\nexit:98 ("));
+	assert_non_null(strstr(run_file(f, "4/journal.txt"), "crash\nexit:-11 ("));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"),
+			       "start 7\ndynamic 7 all-skip@dyn-skip\nexit 7 77 "));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "\ndone\n"));
+	assert_non_null(run_file(f, "metadata.txt"));
+	assert_non_null(run_file(f, "endtime.txt"));
+
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_basic@fail"), "fail");
+	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "skip");
+	assert_string_equal(result_of(f, "igt@igt_basic@warn-stderr"), "warn");
+	assert_string_equal(result_of(f, "igt@igt_basic@crash"), "crash");
+	assert_string_equal(result_of(f, "igt@igt_simple"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-fail"), "fail");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@all-skip@dyn-skip"), "skip");
+	/* The dynamic subtests were journalled for resuming. */
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "dynamic 6 mixed@dyn-fail\n"));
+}
+
+static void multiple_mode_groups_subtests(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\nigt@igt_basic@skip\nigt@igt_simple\nigt@igt_basic@fail\n",
+	      "bootci.multiple_mode=yes");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_string_equal(run_file(f, "joblist.txt"),
+			    "igt_basic pass,skip\nigt_simple\nigt_basic fail\n");
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "skip");
+	assert_string_equal(result_of(f, "igt@igt_basic@fail"), "fail");
+}
+
+static void bad_testlist_is_an_error(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\nkms_flip@basic\n", "");
+	assert_int_equal(bci_igt_run(&f->ex), -EINVAL);
+	assert_null(run_file(f, "joblist.txt"));
+}
+
+static void missing_binary_is_an_error(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@no_such_binary\n", "");
+	assert_int_equal(bci_igt_run(&f->ex), -ENOENT);
+	assert_null(run_file(f, "joblist.txt"));
+}
+
+static void per_test_timeout_kills(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_timing@sleep-long\nigt@igt_basic@pass\n",
+	      "bootci.per_test_timeout=2 bootci.kill_grace=2");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_non_null(strstr(run_file(f, "0/journal.txt"), "sleep-long\ntimeout:"));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "timeout 0 "));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_timing@sleep-long"), "timeout");
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+}
+
+static void inactivity_timeout_kills(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_timing@silent-hang\n",
+	      "bootci.per_test_timeout=off bootci.inactivity_timeout=2 bootci.kill_grace=2");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_non_null(strstr(run_file(f, "0/journal.txt"), "silent-hang\ntimeout:"));
+}
+
+static void output_limit_keeps_protocol_and_tail(void **state)
+{
+	struct fixture *f = *state;
+	const char *out;
+
+	setenv("BOOTCI_FIXTURE_FLOOD_MIB", "2", 1);
+	start(f, "igt@igt_basic@flood\n", "bootci.output_limit=64K");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	unsetenv("BOOTCI_FIXTURE_FLOOD_MIB");
+	out = run_file(f, "0/out.txt");
+	assert_non_null(out);
+	assert_true(strlen(out) < 200 * 1024);
+	assert_non_null(strstr(out, "bootci: output over the limit of 65536 bytes"));
+	assert_non_null(strstr(out, "Subtest flood: SUCCESS"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@flood"), "pass");
+}
+
+/* Writes what a boot that died during job 1 leaves behind. */
+static void died_during_job(struct fixture *f, const char *joblist, const char *journal,
+			    const char *job_journal)
+{
+	fakeroot_write(&f->root, "/results/runs/t/joblist.txt", joblist);
+	fakeroot_write(&f->root, "/results/runs/t/metadata.txt", "name : t\n");
+	fakeroot_write(&f->root, "/results/runs/t/bootci-journal.txt", journal);
+	fakeroot_write(&f->root, "/results/runs/t/0/journal.txt", "pass\nexit:0 (0.010s)\n");
+	fakeroot_write(&f->root, "/results/runs/t/0/out.txt",
+		       "Starting subtest: pass\nSubtest pass: SUCCESS (0.001s)\n");
+	fakeroot_write(&f->root, "/results/runs/t/0/err.txt", "");
+	fakeroot_write(&f->root, "/results/runs/t/0/dmesg.txt", "");
+	fakeroot_write(&f->root, "/results/runs/t/1/journal.txt", job_journal);
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt", "");
+	fakeroot_write(&f->root, "/results/runs/t/1/err.txt", "");
+	fakeroot_write(&f->root, "/results/runs/t/1/dmesg.txt", "");
+}
+
+static void resume_marks_the_job_in_flight_incomplete(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_basic pass\nigt_basic fail\nigt_basic skip\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\n", "fail\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"),
+			       "start 1\nboot 2 "));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "incomplete 1 1\n"));
+	/* The subtest in flight is not run again; the rest of the run is. */
+	assert_string_equal(run_file(f, "1/journal.txt"), "fail\n");
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_basic@fail"), "incomplete");
+	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "skip");
+}
+
+static void resume_runs_remaining_subtests_of_a_multiple_job(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_basic pass\nigt_basic fail,skip,pass\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\n", "fail\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	const char *journal = run_file(f, "1/journal.txt");
+	if (!strstr(journal, "fail\npass\nskip\nexit:0 ("))
+		fail_msg("1/journal.txt: %s", journal);
+}
+
+static void resume_continues_after_started_dynamic_subtests(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_basic pass\nigt_dynamic mixed\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\n"
+			"dynamic 1 mixed@dyn-pass\ndynamic 1 mixed@dyn-fail\n",
+			"mixed\n");
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt",
+		       "Starting subtest: mixed\nStarting dynamic subtest: dyn-pass\n"
+		       "Dynamic subtest dyn-pass: SUCCESS (0.001s)\n"
+		       "Starting dynamic subtest: dyn-fail\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	/* Only dyn-skip is left: the re-run prints it and nothing of the others. */
+	const char *out = run_file(f, "1/out.txt");
+	assert_non_null(strstr(out, "Starting dynamic subtest: dyn-skip"));
+	assert_null(strstr(strstr(out, "Starting dynamic subtest: dyn-skip"), "dyn-pass"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-fail"), "incomplete");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-skip"), "skip");
+}
+
+static void boot_cap_ends_a_crash_loop(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "bootci.boot_cap=3");
+	died_during_job(f, "igt_basic pass\nigt_basic fail,skip\nigt_basic skip\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\n"
+			"boot 2 0 test\nincomplete 1 1\nstart 1\nboot 3 0 test\nincomplete 1 2\nstart 1\n",
+			"fail\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "capped 1 3\n"));
+	/* Job 1 is not started a fourth time; job 2 runs and the run completes. */
+	assert_null(strstr(strstr(run_file(f, "bootci-journal.txt"), "capped 1 3\n"), "start 1\n"));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "start 2\nexit 2 77 "));
+}
+
+static void finished_run_is_not_run_again(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\n", "");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	const char *journal = run_file(f, "bootci-journal.txt");
+	assert_non_null(strstr(journal, "done\nboot 2 "));
+	assert_null(strstr(strstr(journal, "boot 2 "), "start"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(plan_and_results, setup, teardown),
+		cmocka_unit_test_setup_teardown(multiple_mode_groups_subtests, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_testlist_is_an_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(missing_binary_is_an_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(per_test_timeout_kills, setup, teardown),
+		cmocka_unit_test_setup_teardown(inactivity_timeout_kills, setup, teardown),
+		cmocka_unit_test_setup_teardown(output_limit_keeps_protocol_and_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(resume_marks_the_job_in_flight_incomplete, setup, teardown),
+		cmocka_unit_test_setup_teardown(resume_runs_remaining_subtests_of_a_multiple_job, setup, teardown),
+		cmocka_unit_test_setup_teardown(resume_continues_after_started_dynamic_subtests, setup, teardown),
+		cmocka_unit_test_setup_teardown(boot_cap_ends_a_crash_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("igt", tests, NULL, NULL);
+}
