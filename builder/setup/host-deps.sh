@@ -13,6 +13,8 @@ packages=(
 	# the test image and the lab
 	busybox-static kmod qemu-system-x86 ovmf ipxe-qemu systemd-boot-efi
 	fdisk dosfstools mtools e2fsprogs xz-utils zstd cpio
+	# test scripts (JSON comparisons)
+	python3
 )
 
 sudo_cmd=()

@@ -662,13 +662,23 @@ static void kernel_fixtures_skip_outside_the_test_image(void **state)
 		       "Refusing to hang the kernel outside the bootci test image (needs "
 		       "/etc/bootci/executor.conf and PID 1 as the parent).\n"
 		       "Last errno: 2, No such file or directory\n"
-		       "Subtest hang: SKIP (T)\n");
+		       "Subtest hang: SKIP (T)\n"
+		       "Starting subtest: panic-at-start\n"
+		       "Test requirement not met in function kernel_panic_at_start, "
+		       "file tests/fixtures/igt_kernel.c:L:\n"
+		       "Test requirement: fixture_in_test_image()\n"
+		       "Refusing to panic the kernel at start outside the bootci test image (needs "
+		       "/etc/bootci/executor.conf and PID 1 as the parent).\n"
+		       "Last errno: 2, No such file or directory\n"
+		       "Subtest panic-at-start: SKIP (T)\n");
 	assert_string_equal(run.err, "");
 	assert_string_equal(run.kmsg, "<6>[IGT] igt_kernel: executing\n"
 				      "<6>[IGT] igt_kernel: starting subtest panic\n"
 				      "<6>[IGT] igt_kernel: finished subtest panic, SKIP\n"
 				      "<6>[IGT] igt_kernel: starting subtest hang\n"
 				      "<6>[IGT] igt_kernel: finished subtest hang, SKIP\n"
+				      "<6>[IGT] igt_kernel: starting subtest panic-at-start\n"
+				      "<6>[IGT] igt_kernel: finished subtest panic-at-start, SKIP\n"
 				      "<6>[IGT] igt_kernel: exiting, ret=77\n");
 	fixture_cleanup(&run);
 
@@ -680,6 +690,8 @@ static void kernel_fixtures_skip_outside_the_test_image(void **state)
 					"Test requirement not met"));
 	assert_non_null(strstr(run.out, "Refusing to panic the kernel outside the bootci test"));
 	assert_non_null(strstr(run.out, "Dynamic subtest dyn-panic: SKIP (T)\n"
+					"Starting dynamic subtest: dyn-after\n"));
+	assert_non_null(strstr(run.out, "Dynamic subtest dyn-after: SUCCESS (T)\n"
 					"Subtest with-panic: SUCCESS (T)\n"));
 	fixture_cleanup(&run);
 }
