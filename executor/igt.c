@@ -565,9 +565,10 @@ static void stream_feed(struct stream *s, struct job_run *job, const char *data,
 			continue;
 		/* A very long line is written in pieces; only whole short lines can be protocol. */
 		size_t n = s->line_len < sizeof(s->line) ? s->line_len : sizeof(s->line);
+		/* The line goes to the file first, so the sync its handling does includes it. */
+		stream_emit(s, s->line, n);
 		if (data[i] == '\n' && !s->line_overflow && job)
 			handle_out_line(job, s->line, n - 1);
-		stream_emit(s, s->line, n);
 		if (data[i] == '\n')
 			s->line_overflow = false;
 		s->line_len = 0;
@@ -596,6 +597,28 @@ static void stream_finish(struct stream *s)
 		bci_write_all(s->file_fd, s->tail, start);
 }
 
+static void drop_trailing_nuls(int fd)
+{
+	off_t end = lseek(fd, 0, SEEK_END), keep = end;
+	char block[4096];
+
+	while (keep > 0) {
+		size_t n = keep > (off_t)sizeof(block) ? sizeof(block) : (size_t)keep;
+		ssize_t got = pread(fd, block, n, keep - (off_t)n);
+		size_t i = (size_t)got;
+		if (got != (ssize_t)n)
+			return;
+		while (i > 0 && block[i - 1] == '\0')
+			i--;
+		keep -= (off_t)(n - i);
+		if (i > 0)
+			break;
+	}
+	if (keep < end && ftruncate(fd, keep) == 0)
+		bci_warn("dropped %lld NUL bytes a crash left at the end of an output file",
+			 (long long)(end - keep));
+}
+
 static int open_job_outputs(struct job_run *job, char *dir)
 {
 	int ret = bci_mkdir_p(dir, 0755);
@@ -609,7 +632,13 @@ static int open_job_outputs(struct job_run *job, char *dir)
 		job->fds[i] = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (job->fds[i] < 0)
 			return -errno;
-		/* A resumed job appends; a line cut by the crash is ended first, as igt_runner does. */
+		/*
+		 * A resumed job appends. A crash can leave the end of a file as NUL
+		 * bytes (the size was on disk, the data not): cut them, since parsers
+		 * of these files (igt_runner's included) stop at the first NUL. Then
+		 * end a line cut by the crash, as igt_runner does.
+		 */
+		drop_trailing_nuls(job->fds[i]);
 		if (pread(job->fds[i], &last, 1, lseek(job->fds[i], 0, SEEK_END) - 1) == 1 &&
 		    last != '\n')
 			bci_write_all(job->fds[i], "\n", 1);

@@ -75,3 +75,44 @@ check_exit_with_run() {
 		(cd "$out" && find "runs/$run" -type f | sort) | diag
 	fi
 }
+
+# IGT_ARGS: the kernel command line of the IGT engine scenarios (fixtures as the IGT folder,
+# short timeouts, the watchdog armed, power off at the end so QEMU ends by itself).
+# shellcheck disable=SC2034
+IGT_ARGS="console=ttyS0 panic=-1 bootci.test_dir=/usr/libexec/bootci/fixtures bootci.on_finish=poweroff bootci.per_test_timeout=5 bootci.kill_grace=3 bootci.watchdog_timeout=15 bootci.output_limit=256K"
+
+# igt_scenario NAME TESTLIST [EXTRA_CMDLINE]: a fresh machine boots (rebooting as often as the
+# kernel dies) until the executor powers it off; its results are read back to MACHINE/results
+# and generated into MACHINE/results.json. Prints the machine directory; 1 when any step failed.
+igt_scenario() {
+	local name=$1 testlist=$2 extra=${3:-} machine status=0
+	machine=$(fresh_machine "$name") || return 1
+	"$LAB" boot "$machine" --kernel "$KERNEL" --initrd "$INITRD" \
+		--append "$IGT_ARGS bootci.run_id=$name bootci.testlist=/etc/bootci/testlists/$testlist $extra" \
+		--timeout "$BOOT_TIMEOUT" >"$machine/lab.log" 2>&1 || status=$?
+	echo "$machine"
+	if [ "$status" != 0 ]; then
+		echo "lab boot ended with status $status (124: timeout); last console lines:" | diag >&2
+		last_console "$machine" | tail -n 40 | diag >&2
+		return 1
+	fi
+	"$LAB" read "$machine" "$machine/results" >/dev/null 2>&1 || return 1
+	"$BUILD/host/bin/bootci-aggregator" results "$machine/results/runs/$name" \
+		-o "$machine/results.json" 2>&1 | diag >&2
+}
+
+# result_is MACHINE TEST RESULT: TEST has RESULT in MACHINE/results.json
+result_is() {
+	local got
+	got=$(python3 -c 'import json, sys
+tests = json.load(open(sys.argv[1]))["tests"]
+print(tests.get(sys.argv[2], {}).get("result", "(absent)"))' "$1/results.json" "$2" 2>&1)
+	[ "$got" = "$3" ] && return 0
+	echo "$2: result '$got', expected '$3'" | diag
+	return 1
+}
+
+# boots_of MACHINE: how many boots the run's journal recorded
+boots_of() {
+	grep -c '^boot ' "$1"/results/runs/*/bootci-journal.txt
+}
