@@ -429,6 +429,7 @@ struct job_run {
 	bool timed_out;
 	char subtest[256];
 	char last_result[32];
+	char abort_reason[256];  /* set when the job was stopped for an abort condition */
 	unsigned results, passes, fails, skips, crashes;
 };
 
@@ -468,6 +469,9 @@ static void count_result(struct job_run *job, const char *text, size_t len)
 		job->crashes++;
 }
 
+static void escalate(struct job_run *job, const char *reason, long now);
+static unsigned long bad_taints(struct bci_executor *ex, unsigned long *all);
+
 /* A complete line of the test's stdout: the protocol lines drive the journal and timers. */
 static void handle_out_line(struct job_run *job, const char *line, size_t len)
 {
@@ -477,6 +481,25 @@ static void handle_out_line(struct job_run *job, const char *line, size_t len)
 	static const char result_dyn[] = "Dynamic subtest ";
 	long now = now_ms();
 
+	bool starting = (len > sizeof(start_sub) - 1 &&
+			 memcmp(line, start_sub, sizeof(start_sub) - 1) == 0) ||
+			(len > sizeof(start_dyn) - 1 &&
+			 memcmp(line, start_dyn, sizeof(start_dyn) - 1) == 0);
+	/*
+	 * Between subtests too, as igt_runner does: a subtest that tainted the
+	 * kernel stops the job before the next one starts on a broken kernel.
+	 */
+	if (starting && job->results > 0 && !job->killed && !job->abort_reason[0] &&
+	    strstr(bci_config_get(job->ex->config, "abort_on"), "taint")) {
+		unsigned long all, bad = bad_taints(job->ex, &all);
+		if (bad) {
+			snprintf(job->abort_reason, sizeof(job->abort_reason),
+				 "Kernel badly tainted (%#lx, %#lx) (check dmesg for details)", all, bad);
+			escalate(job, "Kernel tainted", now);
+			job->timed_out = false;
+			return;
+		}
+	}
 	if (len > sizeof(start_sub) - 1 && memcmp(line, start_sub, sizeof(start_sub) - 1) == 0) {
 		size_t n = len - (sizeof(start_sub) - 1);
 		if (n >= sizeof(job->subtest))
@@ -981,6 +1004,21 @@ static unsigned long bad_taints(struct bci_executor *ex, unsigned long *all)
 	return taints & ~harmless;
 }
 
+/* Lockdep turns itself off after its first report: later locking bugs go unseen. */
+static bool lockdep_off(struct bci_executor *ex)
+{
+	char path[PATH_MAX], *text = NULL, *p;
+	bool off = false;
+
+	if (bci_path(ex, path, "/proc/lockdep_stats") < 0 ||
+	    bci_read_file(path, &text, NULL, 1 << 16) < 0)
+		return false; /* no lockdep in this kernel */
+	p = strstr(text, " debug_locks:");
+	off = p && strtol(p + strlen(" debug_locks:"), NULL, 10) == 0;
+	free(text);
+	return off;
+}
+
 /* Checks the abort conditions between jobs; writes aborted.txt and returns 1 when the run stops. */
 static int check_abort(struct bci_executor *ex, struct bci_journal *journal,
 		       const struct bci_joblist_entry *after, const char *forced)
@@ -994,6 +1032,8 @@ static int check_abort(struct bci_executor *ex, struct bci_journal *journal,
 	else if (strstr(abort_on, "taint") && bad)
 		snprintf(reason, sizeof(reason), "Kernel badly tainted (%#lx, %#lx) (check dmesg for details)",
 			 all, bad);
+	else if (strstr(abort_on, "lockdep") && lockdep_off(ex))
+		snprintf(reason, sizeof(reason), "Lockdep not active (/proc/lockdep_stats: debug_locks 0)");
 	if (!reason[0])
 		return 0;
 	if (after && after->count)
@@ -1188,7 +1228,8 @@ int bci_igt_run(struct bci_executor *ex)
 		done_now++;
 		report_job(&job, jobs.count, status, seconds, run_start, done_now);
 		if (check_abort(ex, &journal, e,
-				status == IGT_EXIT_ABORT ? "Test exited with IGT_EXIT_ABORT" : NULL))
+				job.abort_reason[0] ? job.abort_reason
+				: status == IGT_EXIT_ABORT ? "Test exited with IGT_EXIT_ABORT" : NULL))
 			break;
 	}
 finish:

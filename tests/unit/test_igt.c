@@ -327,6 +327,46 @@ static void finished_run_is_not_run_again(void **state)
 	assert_null(strstr(strstr(journal, "boot 2 "), "start"));
 }
 
+static void taint_aborts_the_run(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\nigt@igt_basic@skip\n", "bootci.abort_on=taint");
+	/* TAINT_WARN, as a WARN_ON in the kernel under test sets it. */
+	fakeroot_write(&f->root, "/proc/sys/kernel/tainted", "512\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_string_equal(run_file(f, "aborted.txt"),
+			    "Aborted after: igt_basic (pass)\n\n"
+			    "Kernel badly tainted (0x200, 0x200) (check dmesg for details)\n");
+	assert_null(strstr(run_file(f, "bootci-journal.txt"), "start 1\n"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+	assert_string_equal(result_of(f, "igt@runner@aborted"), "fail");
+	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "notrun");
+}
+
+static void harmless_taint_does_not_abort(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\nigt@igt_basic@skip\n", "bootci.abort_on=taint");
+	/* TAINT_OOT_MODULE | TAINT_UNSIGNED_MODULE: out-of-tree drivers are no error. */
+	fakeroot_write(&f->root, "/proc/sys/kernel/tainted", "12288\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_null(run_file(f, "aborted.txt"));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "start 1\n"));
+}
+
+static void lockdep_off_aborts_the_run(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\nigt@igt_basic@skip\n", "bootci.abort_on=taint,lockdep");
+	fakeroot_write(&f->root, "/proc/lockdep_stats", " lock-classes: 1\n debug_locks:                           0\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_non_null(strstr(run_file(f, "aborted.txt"), "Lockdep not active"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +382,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(resume_continues_after_started_dynamic_subtests, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_cap_ends_a_crash_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(taint_aborts_the_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(harmless_taint_does_not_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(lockdep_off_aborts_the_run, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("igt", tests, NULL, NULL);
