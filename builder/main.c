@@ -12,7 +12,9 @@
 #include "cpio_spec.h"
 #include "cpio_writer.h"
 #include "fsutil.h"
+#include "image.h"
 #include "module_stage.h"
+#include "recipe.h"
 #include "spec_from_dir.h"
 
 #define EXIT_USAGE 2
@@ -31,7 +33,21 @@ static void usage(FILE *out)
 	      "  bootci-builder modules --moddir DIR --kver KVER --out STAGING [--depmod PROG] MODULE...\n"
 	      "      Copies MODULEs (names or aliases) of DIR/lib/modules/KVER with their\n"
 	      "      dependencies and soft dependencies into STAGING/lib/modules/KVER, runs\n"
-	      "      depmod there, and prints one line per module: NAME PATH or NAME built-in.\n",
+	      "      depmod there, and prints one line per module: NAME PATH or NAME built-in.\n"
+	      "  bootci-builder test-image --recipe FILE KERNEL [--igt DIR] [--testlist FILE] [OPTIONS] --out DIR\n"
+	      "      DIR gets vmlinuz, initrd.img (the recipe's compression), boot.ipxe and\n"
+	      "      bootci.efi (UKI with the recipe's command line).\n"
+	      "  bootci-builder known-good --recipe FILE KERNEL [OPTIONS] --out DIR\n"
+	      "      DIR gets disk.img (GPT: ESP with the UKI at \\EFI\\BOOT\\BOOTX64.EFI and\n"
+	      "      \\EFI\\bootci\\known-good.efi, ext4 BOOTCI-RESULTS), layout, known-good.efi and\n"
+	      "      register-boot-entry.sh (the efibootmgr line for a real machine).\n"
+	      "    KERNEL is one of:\n"
+	      "      --kernel-deb FILE                  a Debian linux-image .deb\n"
+	      "      --kernel-tree DIR --modules MDIR   a build tree + make modules_install INSTALL_MOD_PATH=MDIR\n"
+	      "      --vmlinuz FILE --modules MDIR      MDIR: INSTALL_MOD_PATH root or lib/modules/KVER\n"
+	      "    OPTIONS: --kver KVER, --sysroot DIR (where libraries come from, /),\n"
+	      "      --stub FILE (EFI stub), --depmod PROG, --manifest FILE (SHA256 SIZE MODE PATH ORIGIN\n"
+	      "      per file). The output folder is replaced whole or left as it was.\n",
 	      out);
 }
 
@@ -189,6 +205,84 @@ static int command_modules(int argc, char **argv)
 	return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
 
+static int command_image(int argc, char **argv, enum builder_image_kind kind)
+{
+	static const struct option long_options[] = {
+		{ "recipe", required_argument, NULL, 'r' },
+		{ "kernel-deb", required_argument, NULL, 'D' },
+		{ "kernel-tree", required_argument, NULL, 'T' },
+		{ "vmlinuz", required_argument, NULL, 'V' },
+		{ "modules", required_argument, NULL, 'M' },
+		{ "kver", required_argument, NULL, 'k' },
+		{ "igt", required_argument, NULL, 'i' },
+		{ "testlist", required_argument, NULL, 't' },
+		{ "sysroot", required_argument, NULL, 's' },
+		{ "stub", required_argument, NULL, 'S' },
+		{ "depmod", required_argument, NULL, 'd' },
+		{ "manifest", required_argument, NULL, 'm' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct builder_image_options options = { 0 };
+	struct builder_error err = { "" };
+	const char *recipe_path = NULL, *epoch = getenv("SOURCE_DATE_EPOCH");
+	struct builder_recipe *recipe;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'r': recipe_path = optarg; break;
+		case 'D': options.kernel.deb = optarg; break;
+		case 'T': options.kernel.tree = optarg; break;
+		case 'V': options.kernel.vmlinuz = optarg; break;
+		case 'M': options.kernel.modules = optarg; break;
+		case 'k': options.kernel.kver = optarg; break;
+		case 'i': options.igt = optarg; break;
+		case 't': options.testlist = optarg; break;
+		case 's': options.sysroot = optarg; break;
+		case 'S': options.stub = optarg; break;
+		case 'd': options.depmod = optarg; break;
+		case 'm': options.manifest = optarg; break;
+		case 'o': options.out = optarg; break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!recipe_path || !options.out)
+		return usage_error("%s needs --recipe and --out", argv[0]);
+	if (builder_epoch_parse(epoch, &options.epoch) < 0) {
+		fprintf(stderr, "bootci-builder: SOURCE_DATE_EPOCH='%s' is not a number of seconds\n", epoch);
+		return EXIT_FAILURE;
+	}
+	recipe = builder_recipe_new();
+	if (!recipe) {
+		fputs("bootci-builder: out of memory\n", stderr);
+		return EXIT_FAILURE;
+	}
+	ret = builder_recipe_load(recipe, recipe_path, &err);
+	if (!ret && recipe->kind != kind) {
+		builder_error_set(&err, "%s: 'image = %s' recipe given to %s", recipe_path,
+				  recipe->kind == BUILDER_IMAGE_TEST ? "test" : "known-good", argv[0]);
+		ret = -EINVAL;
+	}
+	options.recipe = recipe;
+	if (!ret)
+		ret = builder_image_build(&options, &err);
+	builder_recipe_free(recipe);
+	if (ret < 0) {
+		fprintf(stderr, "bootci-builder: %s\n", err.msg[0] ? err.msg : strerror(-ret));
+		return EXIT_FAILURE;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -205,5 +299,9 @@ int main(int argc, char **argv)
 		return command_spec_from_dir(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "modules"))
 		return command_modules(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "test-image"))
+		return command_image(argc - 1, argv + 1, BUILDER_IMAGE_TEST);
+	if (!strcmp(argv[1], "known-good"))
+		return command_image(argc - 1, argv + 1, BUILDER_IMAGE_KNOWN_GOOD);
 	return usage_error("unknown command '%s'", argv[1]);
 }

@@ -21,6 +21,9 @@ void builder_module_list_clear(struct builder_module_list *list)
 	for (size_t i = 0; i < list->count; i++) {
 		free(list->modules[i].name);
 		free(list->modules[i].relative_path);
+		for (size_t j = 0; j < list->modules[i].firmware_count; j++)
+			free(list->modules[i].firmware[j]);
+		free(list->modules[i].firmware);
 	}
 	free(list->modules);
 	list->modules = NULL;
@@ -46,6 +49,8 @@ static int module_list_add(struct builder_module_list *list, const char *name,
 		return -ENOMEM;
 	list->modules = bigger;
 	m = &list->modules[list->count];
+	m->firmware = NULL;
+	m->firmware_count = 0;
 	m->name = strdup(name);
 	m->relative_path = relative_path ? strdup(relative_path) : NULL;
 	if (!m->name || (relative_path && !m->relative_path)) {
@@ -90,6 +95,36 @@ static int module_queue_push_list(struct module_queue *q, struct kmod_list *list
 	return 0;
 }
 
+/* The firmware= entries of @mod's modinfo, into @m. */
+static int module_read_firmware(struct kmod_module *mod, struct builder_module *m)
+{
+	struct kmod_list *info = NULL, *l;
+	int ret = kmod_module_get_info(mod, &info);
+
+	if (ret < 0)
+		return ret;
+	ret = 0;
+	kmod_list_foreach(l, info) {
+		char **bigger;
+
+		if (strcmp(kmod_module_info_get_key(l), "firmware"))
+			continue;
+		bigger = realloc(m->firmware, (m->firmware_count + 1) * sizeof(*bigger));
+		if (!bigger) {
+			ret = -ENOMEM;
+			break;
+		}
+		m->firmware = bigger;
+		if (!(bigger[m->firmware_count] = strdup(kmod_module_info_get_value(l)))) {
+			ret = -ENOMEM;
+			break;
+		}
+		m->firmware_count++;
+	}
+	kmod_module_info_free_list(info);
+	return ret;
+}
+
 /*
  * Visits one module: records it and queues what it needs. modules.dep already
  * lists the whole dependency chain, but the softdeps of those dependencies
@@ -118,6 +153,14 @@ static int module_visit(struct kmod_module *mod, const char *module_dir, struct 
 	ret = module_list_add(list, name, relative);
 	if (ret < 0)
 		return ret;
+	if (path) {
+		ret = module_read_firmware(mod, &list->modules[list->count - 1]);
+		if (ret < 0) {
+			builder_error_set(err, "module '%s' (%s): reading modinfo: %s", name, path,
+					  strerror(-ret));
+			return ret;
+		}
+	}
 
 	deps = kmod_module_get_dependencies(mod);
 	ret = module_queue_push_list(q, deps);
@@ -190,6 +233,18 @@ int builder_modules_resolve(const struct builder_module_options *options,
 		if (!found) {
 			builder_error_set(err, "unknown module '%s' (not in %s)", names[i], module_dir);
 			ret = -ENOENT;
+			break;
+		}
+		ret = module_queue_push_list(&q, found);
+		kmod_module_unref_list(found);
+	}
+	for (size_t i = 0; i < options->modalias_count && !ret; i++) {
+		struct kmod_list *found = NULL;
+
+		ret = kmod_module_new_from_lookup(ctx, options->modaliases[i], &found);
+		if (ret < 0) {
+			builder_error_set(err, "looking up modalias '%s': %s", options->modaliases[i],
+					  strerror(-ret));
 			break;
 		}
 		ret = module_queue_push_list(&q, found);

@@ -19,6 +19,8 @@
 struct builder_module {
 	char *name;
 	char *relative_path;	/* under lib/modules/<kver>/; NULL for a built-in module */
+	char **firmware;	/* its modinfo firmware= names, as the kernel requests them */
+	size_t firmware_count;
 };
 
 /* Sorted by name; owned by the list. */
@@ -34,6 +36,13 @@ struct builder_module_options {
 	const char *kver;
 	const char *staging;
 	const char *depmod;	/* program to run; NULL: "depmod" from PATH, /usr/sbin, /sbin */
+	/*
+	 * Device modaliases (as in /sys/bus/.../modalias of the target): every
+	 * module with an alias pattern matching one is added. A modalias no
+	 * module matches is fine: not every device has a driver.
+	 */
+	const char *const *modaliases;
+	size_t modalias_count;
 };
 
 /*

@@ -1,44 +1,49 @@
-# initramfs/: the test image's initramfs, $(BUILD)/initramfs/initrd.img.
+# initramfs/ and images/: the two images, made by bootci-builder from the
+# recipes in images/ (see builder/recipe.h for the syntax).
 #
-# test.spec (hand-written) + modules.spec (the staged module closure) +
-# fixtures.spec (one line per fixture program) -> bootci-builder initramfs.
+#   $(BUILD)/images/test/        vmlinuz, initrd.img, boot.ipxe, bootci.efi (UKI)
+#   $(BUILD)/images/known-good/  disk.img (GPT: ESP + BOOTCI-RESULTS), known-good.efi,
+#                                layout, register-boot-entry.sh
+#   $(BUILD)/images/*.manifest   every file with sha256, size, mode, origin
+#   $(BUILD)/initramfs/initrd.img  the test image's initramfs (the lab and make demo boot it)
+#
+# The module lists live in the recipes; executor.conf names what the executor
+# loads at boot.
 
-# Modules staged into the image with their dependencies and soft dependencies.
-# crc32c_generic is named explicitly: ext4 with metadata_csum (mkfs.ext4's
-# default) needs a crc32c driver, and the lab's qemu64 CPU has no SSE4.2 for
-# crc32c-intel, which the crc32c alias would otherwise try first.
-INITRAMFS_MODULES := virtio_pci virtio_blk crc32c_generic ext4 efivarfs i6300esb
-
-INITRAMFS_DIR       := $(BUILD)/initramfs
-INITRAMFS_IMAGE     := $(INITRAMFS_DIR)/initrd.img
-INITRAMFS_STAGING   := $(INITRAMFS_DIR)/modules
-INITRAMFS_COMPRESS  := zstd
-INITRAMFS_BUSYBOX   := /bin/busybox
 BOOTCI_BUILDER      := $(BUILD)/host/bin/bootci-builder
 EXECUTOR_MUSL       := $(BUILD)/musl/bin/bootci-executor
+INITRAMFS_DIR       := $(BUILD)/initramfs
+INITRAMFS_IMAGE     := $(INITRAMFS_DIR)/initrd.img
+INITRAMFS_BUSYBOX   := /bin/busybox
+IMAGES_DIR          := $(BUILD)/images
 
-# The staged modules: $(INITRAMFS_STAGING)/lib/modules/<release>, depmod run on it.
-$(INITRAMFS_DIR)/modules.spec: initramfs/build.mk $(KERNEL_STAMP) $(BOOTCI_BUILDER)
-	@rm -rf $(INITRAMFS_STAGING)
-	@mkdir -p $(@D)
-	$(BOOTCI_BUILDER) modules --moddir $(BUILD)/kernel/root \
-		--kver $$(cat $(KERNEL_STAMP)) --out $(INITRAMFS_STAGING) $(INITRAMFS_MODULES)
-	$(BOOTCI_BUILDER) spec-from-dir $(INITRAMFS_STAGING)/lib/modules /lib/modules $@.tmp
-	@mv $@.tmp $@
-
-# Written by the recipe itself: the fixture list comes from tests/fixtures/*.c.
-$(INITRAMFS_IMAGE): initramfs/test.spec initramfs/executor.conf initramfs/build.mk \
-		$(INITRAMFS_DIR)/modules.spec $(EXECUTOR_MUSL) $(BOOTCI_BUILDER) $(FIXTURES_MUSL)
-	@mkdir -p $(@D)
-	@printf '%s\n' $(foreach f,$(FIXTURES_MUSL), \
-		'file /usr/libexec/bootci/fixtures/$(notdir $(f)) $(abspath $(f)) 0755 0 0') \
-		>$(INITRAMFS_DIR)/fixtures.spec
-	EXECUTOR=$(abspath $(EXECUTOR_MUSL)) BUSYBOX=$(INITRAMFS_BUSYBOX) \
+# What the recipes' ${VAR}s name.
+IMAGE_ENV := EXECUTOR=$(abspath $(EXECUTOR_MUSL)) BUSYBOX=$(INITRAMFS_BUSYBOX) \
 	EXECUTOR_CONF=$(CURDIR)/initramfs/executor.conf \
-		$(BOOTCI_BUILDER) initramfs --compress $(INITRAMFS_COMPRESS) initramfs/test.spec \
-		$(INITRAMFS_DIR)/modules.spec $(INITRAMFS_DIR)/fixtures.spec $@.tmp
+	KNOWN_GOOD_CONF=$(CURDIR)/images/known-good-executor.conf \
+	FIXTURES=$(abspath $(BUILD)/musl/bin/fixtures)
+IMAGE_KERNEL = --vmlinuz $(BUILD)/kernel/vmlinuz --modules $(BUILD)/kernel/root
+
+# The manifest is written last, after the image folder is in place: it stands for both.
+$(IMAGES_DIR)/test.manifest: images/test-image.conf initramfs/test.spec initramfs/executor.conf \
+		$(wildcard initramfs/testlists/*.txt) initramfs/build.mk $(KERNEL_STAMP) $(EXECUTOR_MUSL) $(BOOTCI_BUILDER) $(FIXTURES_MUSL)
+	@mkdir -p $(@D)
+	$(IMAGE_ENV) $(BOOTCI_BUILDER) test-image --recipe images/test-image.conf $(IMAGE_KERNEL) \
+		--manifest $@ --out $(IMAGES_DIR)/test
+
+$(IMAGES_DIR)/known-good.manifest: images/known-good.conf images/known-good.spec \
+		images/known-good-executor.conf initramfs/build.mk $(KERNEL_STAMP) $(EXECUTOR_MUSL) \
+		$(BOOTCI_BUILDER)
+	@mkdir -p $(@D)
+	$(IMAGE_ENV) $(BOOTCI_BUILDER) known-good --recipe images/known-good.conf $(IMAGE_KERNEL) \
+		--manifest $@ --out $(IMAGES_DIR)/known-good
+
+$(INITRAMFS_IMAGE): $(IMAGES_DIR)/test.manifest
+	@mkdir -p $(@D)
+	cp $(IMAGES_DIR)/test/initrd.img $@.tmp
 	@mv $@.tmp $@
 
-.PHONY: initramfs
+.PHONY: initramfs images
 initramfs: $(INITRAMFS_IMAGE)
-all: $(INITRAMFS_IMAGE)
+images: $(IMAGES_DIR)/test.manifest $(IMAGES_DIR)/known-good.manifest
+all: $(INITRAMFS_IMAGE) images

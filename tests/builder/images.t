@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# bootci-builder test-image / known-good: the three kernel input forms give the
+# same initramfs; the ELF closure (DT_NEEDED, RUNPATH with $ORIGIN, the
+# interpreter) and IGT (install prefix, build folder) land where the executor
+# expects them; the same inputs and SOURCE_DATE_EPOCH give byte-identical
+# outputs, the disk image included; the manifest covers every file.
+set -uo pipefail
+: "${BUILD:?}" "${SRC:?}"
+builder=$BUILD/host/bin/bootci-builder
+# shellcheck source=tests/tap.sh
+. "$SRC/tests/tap.sh"
+
+if [ ! -f "$BUILD/kernel/release" ]; then
+	skip "no kernel under $BUILD/kernel (make kernel)"
+	done_testing
+	exit 0
+fi
+kver=$(cat "$BUILD/kernel/release")
+kroot=$BUILD/kernel/root
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export SOURCE_DATE_EPOCH=1700000000
+export EXECUTOR=$BUILD/musl/bin/bootci-executor BUSYBOX=/bin/busybox
+export EXECUTOR_CONF=$SRC/initramfs/executor.conf FIXTURES=$BUILD/musl/bin/fixtures
+export KNOWN_GOOD_CONF=$SRC/images/known-good-executor.conf
+
+names() { zstd -dc "$1" | cpio -it --quiet; }
+
+# ---- the three kernel forms: a .deb, a build tree + INSTALL_MOD_PATH, vmlinuz + lib/modules/KVER
+mods=$work/mods/lib/modules/$kver
+mkdir -p "$mods"
+"$builder" modules --moddir "$kroot" --kver "$kver" --out "$work/staged" ext4 >"$work/ext4.list"
+cp -a "$work/staged/lib/modules/$kver/." "$mods/"
+pkg=$work/pkg
+mkdir -p "$pkg/DEBIAN" "$pkg/boot" "$pkg/lib/modules"
+cp "$BUILD/kernel/vmlinuz" "$pkg/boot/vmlinuz-$kver"
+cp -a "$mods" "$pkg/lib/modules/"
+rm -f "$pkg/lib/modules/$kver"/modules.dep*	# a .deb has no indexes
+printf 'Package: linux-image-bootci-test\nVersion: 1\nArchitecture: amd64\nMaintainer: bootci\nDescription: test\n' \
+	>"$pkg/DEBIAN/control"
+dpkg-deb -Zgzip -b "$pkg" "$work/kernel.deb" >/dev/null
+tree=$work/tree
+mkdir -p "$tree/arch/x86/boot" "$tree/include/config"
+cp "$BUILD/kernel/vmlinuz" "$tree/arch/x86/boot/bzImage"
+echo "$kver" >"$tree/include/config/kernel.release"
+
+cat >"$work/small.conf" <<'CONF'
+image = test
+spec = small.spec
+modules = ext4
+cmdline = console=ttyS0
+uki = no
+CONF
+printf 'file /init ${EXECUTOR} 0755 0 0\n' >"$work/small.spec"
+"$builder" test-image --recipe "$work/small.conf" --kernel-deb "$work/kernel.deb" --out "$work/deb"
+check "kernel from a .deb" test $? = 0
+"$builder" test-image --recipe "$work/small.conf" --kernel-tree "$tree" --modules "$work/mods" --out "$work/tree-out"
+check "kernel from a build tree + INSTALL_MOD_PATH" test $? = 0
+"$builder" test-image --recipe "$work/small.conf" --vmlinuz "$BUILD/kernel/vmlinuz" --modules "$mods" --out "$work/vm"
+check "kernel from vmlinuz + lib/modules/KVER" test $? = 0
+check "the three forms give the same initrd.img" cmp "$work/deb/initrd.img" "$work/tree-out/initrd.img"
+check "... byte for byte" cmp "$work/deb/initrd.img" "$work/vm/initrd.img"
+check "ext4 and its dependencies are in" grep -q "lib/modules/$kver/kernel/fs/ext4/ext4.ko" <(names "$work/vm/initrd.img")
+check "modules.dep made for the image" grep -q "lib/modules/$kver/modules.dep.bin" <(names "$work/vm/initrd.img")
+check "boot.ipxe names the kernel and initrd" grep -qx 'kernel vmlinuz initrd=initrd.img console=ttyS0' "$work/vm/boot.ipxe"
+
+# ---- ELF closure and IGT
+prefix=$work/igt
+mkdir -p "$prefix/libexec/igt-gpu-tools" "$prefix/lib" "$prefix/share/igt-gpu-tools"
+printf 'int bootci_answer(void) { return 42; }\n' >"$work/lib.c"
+printf 'int bootci_answer(void);\nint main(void) { return bootci_answer() == 42 ? 0 : 1; }\n' >"$work/prog.c"
+gcc -shared -fPIC -o "$prefix/lib/libbootcitest.so" "$work/lib.c"
+# RUNPATH with $ORIGIN, as meson gives IGT's tests for libigt.so.
+gcc -o "$prefix/libexec/igt-gpu-tools/uses_lib" "$work/prog.c" -L"$prefix/lib" -lbootcitest \
+	-Wl,--enable-new-dtags,-rpath,'$ORIGIN/../../lib'
+cp "$BUILD/host/bin/fixtures/exit-with" "$prefix/libexec/igt-gpu-tools/"
+printf 'igt@exit-with\nigt@uses_lib\n' >"$prefix/libexec/igt-gpu-tools/test-list.txt"
+echo data >"$prefix/share/igt-gpu-tools/data.txt"
+cat >"$work/igt.conf" <<'CONF'
+image = test
+spec = small.spec
+# a dynamically linked program: libselinux -> libpcre2 is a transitive need
+program = /usr/bin/ls /bin/ls
+file = small.spec /etc/small.spec
+uki = no
+CONF
+"$builder" test-image --recipe "$work/igt.conf" --vmlinuz "$BUILD/kernel/vmlinuz" --modules "$mods" \
+	--igt "$prefix" --manifest "$work/igt.manifest" --out "$work/igt-out"
+check "test image with an IGT install prefix" test $? = 0
+list=$(names "$work/igt-out/initrd.img")
+for want in usr/libexec/igt-gpu-tools/exit-with usr/libexec/igt-gpu-tools/uses_lib \
+	usr/lib/libbootcitest.so etc/bootci/testlist usr/share/igt-gpu-tools/data.txt \
+	lib64/ld-linux-x86-64.so.2 lib/x86_64-linux-gnu/libc.so.6 bin/ls \
+	lib/x86_64-linux-gnu/libselinux.so.1 lib/x86_64-linux-gnu/libpcre2-8.so.0 etc/small.spec; do
+	check "image holds /$want" grep -qx "$want" <<<"$list"
+done
+check "the testlist is IGT's" grep -q 'igt@uses_lib' <(zstd -dc "$work/igt-out/initrd.img" |
+	(cd "$work" && mkdir -p un && cd un && cpio -id --quiet etc/bootci/testlist && cat etc/bootci/testlist))
+check "manifest line for a library: sha256 size mode path origin" \
+	grep -qE '^[0-9a-f]{64} [0-9]+ 100755 initrd.img:/usr/lib/libbootcitest.so '"$prefix"'/lib/libbootcitest.so$' "$work/igt.manifest"
+check "manifest covers every initramfs entry" \
+	test "$(grep -c ' initrd.img:/' "$work/igt.manifest")" = "$(wc -l <<<"$list")"
+
+build=$work/igt-build
+mkdir -p "$build/tests" "$build/lib"
+cp "$prefix/libexec/igt-gpu-tools/exit-with" "$prefix/libexec/igt-gpu-tools/test-list.txt" "$build/tests/"
+printf 'igt@exit-with\n' >"$work/my-testlist"
+"$builder" test-image --recipe "$work/igt.conf" --vmlinuz "$BUILD/kernel/vmlinuz" --modules "$mods" \
+	--igt "$build" --testlist "$work/my-testlist" --out "$work/igt-build-out"
+check "test image with an IGT build folder and --testlist" test $? = 0
+check "build folder tests land in /usr/libexec/igt-gpu-tools" \
+	grep -qx usr/libexec/igt-gpu-tools/exit-with <(names "$work/igt-build-out/initrd.img")
+
+# ---- reproducible: the real recipes twice, sources touched in between.
+# From $SRC, as make runs it: initramfs/test.spec names some sources relative to it.
+build_all() { # OUTDIR
+	(cd "$SRC" && "$builder" test-image --recipe "$SRC/images/test-image.conf" \
+		--vmlinuz "$BUILD/kernel/vmlinuz" --modules "$kroot" --manifest "$1/test.manifest" --out "$1/test" &&
+	"$builder" known-good --recipe "$SRC/images/known-good.conf" \
+		--vmlinuz "$BUILD/kernel/vmlinuz" --modules "$kroot" --manifest "$1/kg.manifest" --out "$1/kg")
+}
+mkdir -p "$work/one" "$work/two/sub"
+build_all "$work/one"
+check "first build of both recipes" test $? = 0
+sleep 1.1
+cp "$EXECUTOR" "$work/executor" && touch "$work/executor"
+EXECUTOR=$work/executor build_all "$work/two/sub"
+check "second build (touched executor copy)" test $? = 0
+for f in test/vmlinuz test/initrd.img test/boot.ipxe test/bootci.efi \
+	kg/disk.img kg/known-good.efi kg/initrd.img kg/register-boot-entry.sh kg/layout; do
+	check "$f is byte-identical" cmp "$work/one/$f" "$work/two/sub/$f"
+done
+same_manifests() {
+	[ -s "$work/one/test.manifest" ] &&
+		cmp <(sed "s|$EXECUTOR|EXE|" "$work/one/test.manifest") <(sed "s|$work/executor|EXE|" "$work/two/sub/test.manifest")
+}
+check "test manifests equal but for the executor's origin" same_manifests
+check "the UKI's PE time stamp is SOURCE_DATE_EPOCH" \
+	test "$(od -An -tu4 -j $(( $(od -An -tu4 -j60 -N4 "$work/one/test/bootci.efi") + 8 )) -N4 "$work/one/test/bootci.efi" | tr -d ' ')" = 1700000000
+check "the UKI has the four sections" \
+	test "$(objdump -h "$work/one/test/bootci.efi" | grep -cE ' \.(osrel|cmdline|linux|initrd) ')" = 4
+check "the ESP holds \\EFI\\BOOT\\BOOTX64.EFI and \\EFI\\bootci\\known-good.efi" \
+	bash -c "mdir -b -i '$work/one/kg/disk.img@@1M' ::/EFI/BOOT ::/EFI/bootci | grep -c -e BOOTX64.EFI -e known-good.efi | grep -qx 2"
+start=$(awk '$1 == "results" { print $2 }' "$work/one/kg/layout")
+dd if="$work/one/kg/disk.img" of="$work/results.head" bs=1M skip=$((start / 1048576)) count=2 status=none
+check "results partition is ext4 labelled BOOTCI-RESULTS" \
+	test "$(blkid -p -o value -s TYPE "$work/results.head"):$(blkid -p -o value -s LABEL "$work/results.head")" = ext4:BOOTCI-RESULTS
+check "register-boot-entry.sh has the efibootmgr line" \
+	grep -q "efibootmgr --create .*--label 'bootci-known-good'" "$work/one/kg/register-boot-entry.sh"
+
+done_testing
