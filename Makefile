@@ -31,7 +31,7 @@ FUZZ_CFLAGS  := $(CSTD) $(WARN) -O1 -g -fsanitize=fuzzer-no-link,address,undefin
 # objs FLAVOR, SOURCES
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
-.PHONY: all check demo clean distclean setup sysroot kernel
+.PHONY: all check demo bench clean distclean setup sysroot kernel
 .DEFAULT_GOAL := all
 
 # ---- set-up: host packages, deb-src, the musl sysroot, the test kernel ----
@@ -90,9 +90,14 @@ include initramfs/build.mk
 demo: all
 	@tests/lab/demo $(BUILD)
 
+# Benchmarks (timing goals live here, never in tests): ratios against a peer measured in the same run.
+bench: all
+	@tests/bench/executor-overhead $(BUILD)
+
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \
-		$(BUILD)/musl/*.a $(BUILD)/fuzz $(BUILD)/initramfs $(BUILD)/lab $(BUILD)/tests
+		$(BUILD)/musl/*.a $(BUILD)/fuzz $(BUILD)/initramfs $(BUILD)/images $(BUILD)/lab \
+		$(BUILD)/tests $(BUILD)/demo $(BUILD)/bench
 
 # `make distclean` also drops the sysroot and the kernel (minutes to rebuild).
 distclean:

@@ -50,11 +50,11 @@ const struct bci_config_key bci_executor_keys[] = {
 	{ "output_limit", BCI_CONFIG_SIZE, "64M", NULL,
 	  "per job and stream: output past this is dropped except protocol lines and the last quarter" },
 	{ "dmesg_warn_level", BCI_CONFIG_NUMBER, "4", NULL,
-	  "kernel log records at this level or more severe make dmesg-warn/dmesg-fail (igt_runner's)" },
+	  "kernel log records at this level (0-7) or more severe make dmesg-warn/dmesg-fail, as in igt_runner" },
 	{ "piglit_style_dmesg", BCI_CONFIG_CHOICE, "no", "no|yes",
 	  "judge dmesg the piglit way (igt_runner --piglit-style-dmesg)" },
 	{ "abort_on", BCI_CONFIG_LIST, "", NULL,
-	  "conditions checked between jobs that stop the run: taint" },
+	  "conditions that stop the run, checked between jobs and subtests: taint, lockdep" },
 	{ "boot_cap", BCI_CONFIG_NUMBER, "3", NULL,
 	  "a job that took the machine down this many times is not run again" },
 	{ "watchdog_timeout", BCI_CONFIG_DURATION_OR_OFF, "60", NULL,
@@ -69,6 +69,35 @@ const struct bci_config_key bci_executor_keys[] = {
 	  "how the boot ends when the executor cannot go on (bad config, no partition)" },
 	{ NULL, 0, NULL, NULL, NULL },
 };
+
+/* Checks that need more than the value's type. */
+static int check_values(struct bci_config *config)
+{
+	const char **items;
+	char *storage;
+	size_t count;
+	int ret = 0;
+
+	if (bci_config_get_number(config, "dmesg_warn_level") > 7) {
+		bci_error("%s: dmesg_warn_level: '%s' is not a kernel log level (0-7)",
+			  bci_config_origin(config, "dmesg_warn_level"),
+			  bci_config_get(config, "dmesg_warn_level"));
+		return -EINVAL;
+	}
+	ret = bci_config_get_list(config, "abort_on", &storage, &items, &count);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < count && ret == 0; i++) {
+		if (strcmp(items[i], "taint") != 0 && strcmp(items[i], "lockdep") != 0) {
+			bci_error("%s: abort_on: unknown condition '%s' (taint, lockdep)",
+				  bci_config_origin(config, "abort_on"), items[i]);
+			ret = -EINVAL;
+		}
+	}
+	free(items);
+	free(storage);
+	return ret;
+}
 
 int bci_settings_load(struct bci_executor *ex)
 {
@@ -105,7 +134,9 @@ int bci_settings_load(struct bci_executor *ex)
 	}
 	ret = bci_config_parse_cmdline(ex->config, text, "bootci.", err, sizeof(err));
 	free(text);
-	if (ret < 0)
+	if (ret < 0) {
 		bci_error("%s", err);
-	return ret;
+		return ret;
+	}
+	return check_values(ex->config);
 }

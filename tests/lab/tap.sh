@@ -26,7 +26,7 @@ fresh_machine() {
 
 # last_console MACHINE_DIR: the console of the machine's last boot
 last_console() {
-	awk '/^=== lab (boot|netboot) / { n++; delete lines; c = 0 } { lines[c++] = $0 }
+	awk '/^=== lab (boot|netboot|diskboot) / { n++; delete lines; c = 0 } { lines[c++] = $0 }
 	     END { for (i = 0; i < c; i++) print lines[i] }' "$1/console.log"
 }
 

@@ -321,6 +321,22 @@ static void boot_with_bad_config_file_reboots(void **state)
 	assert_int_equal(bci_executor_run(&f->ex), BCI_END_POWEROFF);
 }
 
+static void settings_check_levels_and_conditions(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "bootci.dmesg_warn_level=9");
+	assert_int_equal(bci_settings_load(&f->ex), -EINVAL);
+	bci_config_free(f->ex.config);
+	f->ex.config = NULL;
+	fakeroot_write(&f->root, "/proc/cmdline", "bootci.abort_on=taint,ping\n");
+	assert_int_equal(bci_settings_load(&f->ex), -EINVAL);
+	bci_config_free(f->ex.config);
+	f->ex.config = NULL;
+	fakeroot_write(&f->root, "/proc/cmdline", "bootci.abort_on=taint,lockdep bootci.dmesg_warn_level=3\n");
+	assert_int_equal(bci_settings_load(&f->ex), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -337,6 +353,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(boot_without_partition_takes_error_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_reboots, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_file_reboots, setup, teardown),
+		cmocka_unit_test_setup_teardown(settings_check_levels_and_conditions, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("executor", tests, NULL, NULL);
