@@ -38,22 +38,6 @@ struct image_build {
 	int closure_ready;
 };
 
-static int image_remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) < 0 ? -1 : 0;
-}
-
-static int image_remove_tree(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	return nftw(path, image_remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 ? -errno : 0;
-}
 
 static int image_copy_file(const char *from, const char *to, mode_t mode, struct builder_error *err)
 {
@@ -763,7 +747,7 @@ out:
 	builder_module_list_clear(&b.modules);
 	builder_spec_free(b.spec);
 	builder_kernel_clear(&b.kernel);
-	image_remove_tree(b.tmp);
+	bci_remove_tree(b.tmp);
 	free(b.dir);
 	free(b.work);
 	free(b.tmp);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "module_stage.h"
+#include "run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -275,25 +276,6 @@ out_root:
 	return ret;
 }
 
-static int module_remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) < 0 ? -1 : 0;
-}
-
-/* rm -rf, without following symlinks; a missing @path is fine. */
-static int module_remove_tree(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (nftw(path, module_remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
-		return errno ? -errno : -EIO;
-	return 0;
-}
 
 static int module_copy_file(const char *from, const char *to, struct builder_error *err)
 {
@@ -371,72 +353,14 @@ out_from:
 	return ret;
 }
 
-/* The program to run as depmod, resolved before fork so the child only calls execv(). */
-static char *module_find_depmod(const char *wanted)
-{
-	const char *name = wanted ? wanted : "depmod";
-	const char *path = getenv("PATH");
-	char *copy, *save = NULL, *found = NULL;
-
-	if (strchr(name, '/'))
-		return strdup(name);
-	if (asprintf(&copy, "%s:/usr/sbin:/sbin", path ? path : "") < 0)
-		return NULL;
-	for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		char *candidate;
-
-		if (!*dir || asprintf(&candidate, "%s/%s", dir, name) < 0)
-			continue;
-		if (access(candidate, X_OK) == 0)
-			found = candidate;
-		else
-			free(candidate);
-	}
-	free(copy);
-	return found;
-}
-
+/* depmod -b on the staging tree: indexes made for the image, as the target's depmod would. */
 static int module_run_depmod(const struct builder_module_options *options, const char *base,
 			     struct builder_error *err)
 {
-	char *program = module_find_depmod(options->depmod);
-	char *argv[] = { "depmod", "-b", (char *)base, (char *)options->kver, NULL };
-	int status, ret = 0;
-	pid_t pid;
+	const char *argv[] = { options->depmod ? options->depmod : "depmod", "-b", base,
+			       options->kver, NULL };
 
-	if (!program) {
-		builder_error_set(err, "depmod not found (PATH, /usr/sbin, /sbin)");
-		return -ENOENT;
-	}
-	pid = fork();
-	if (pid < 0) {
-		ret = -errno;
-		builder_error_set(err, "fork: %s", strerror(-ret));
-		goto out_program;
-	}
-	if (pid == 0) {
-		execv(program, argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			ret = -errno;
-			builder_error_set(err, "waitpid: %s", strerror(-ret));
-			goto out_program;
-		}
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		if (WIFEXITED(status))
-			builder_error_set(err, "%s -b %s %s failed with exit status %d", program, base,
-					  options->kver, WEXITSTATUS(status));
-		else
-			builder_error_set(err, "%s -b %s %s killed by signal %d", program, base,
-					  options->kver, WTERMSIG(status));
-		ret = -EIO;
-	}
-out_program:
-	free(program);
-	return ret;
+	return builder_run(argv, NULL, 1, NULL, err);
 }
 
 /* Puts the finished "<staging>.tmp" at <staging>, replacing an older tree whole. */
@@ -463,7 +387,7 @@ static int module_install_tree(const char *tmp, const char *staging, struct buil
 			builder_error_set(err, "%s: cannot replace: %s", staging, strerror(-ret));
 			return ret;
 		}
-		ret = module_remove_tree(tmp);
+		ret = bci_remove_tree(tmp);
 		if (ret < 0) {
 			builder_error_set(err, "%s: cannot remove the old tree: %s", tmp, strerror(-ret));
 			return ret;
@@ -502,7 +426,7 @@ int builder_modules_stage(const struct builder_module_options *options,
 		goto out_free;
 	}
 	/* A leftover of an interrupted run is not worth keeping. */
-	ret = module_remove_tree(tmp);
+	ret = bci_remove_tree(tmp);
 	if (ret < 0) {
 		builder_error_set(err, "%s: cannot remove: %s", tmp, strerror(-ret));
 		goto out_free;
@@ -534,7 +458,7 @@ int builder_modules_stage(const struct builder_module_options *options,
 
 out_tmp:
 	if (ret < 0)
-		module_remove_tree(tmp);
+		bci_remove_tree(tmp);
 out_free:
 	if (ret < 0)
 		builder_module_list_clear(list);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "journal.h"
+#include "message.h"
 
 #include "fsutil.h"
 
@@ -13,18 +14,6 @@
 
 #define MAX_LINE 1024
 
-static void set_error(char *err, size_t err_size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_error(char *err, size_t err_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-}
 
 static int parse_job(const char *text, const struct bci_journal *journal, unsigned *job)
 {
@@ -130,7 +119,7 @@ int bci_journal_replay(struct bci_journal *journal, const char *origin, const ch
 		n = (size_t)(nl - p);
 		lineno++;
 		if (n >= sizeof(line) || memchr(p, '\0', n)) {
-			set_error(err, err_size, "%s:%u: malformed line", origin, lineno);
+			bci_message(err, err_size, "%s:%u: malformed line", origin, lineno);
 			return -EINVAL;
 		}
 		memcpy(line, p, n);
@@ -138,7 +127,7 @@ int bci_journal_replay(struct bci_journal *journal, const char *origin, const ch
 		p = nl + 1;
 		ret = apply_line(journal, line);
 		if (ret < 0) {
-			set_error(err, err_size, "%s:%u: malformed line '%.80s'", origin, lineno, line);
+			bci_message(err, err_size, "%s:%u: malformed line '%.80s'", origin, lineno, line);
 			return ret;
 		}
 	}
@@ -163,13 +152,13 @@ int bci_journal_open(struct bci_journal *journal, const char *path, size_t job_c
 		if (ret < 0)
 			goto fail;
 	} else if (ret != -ENOENT) {
-		set_error(err, err_size, "%s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		goto fail;
 	}
 	journal->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (journal->fd < 0) {
 		ret = -errno;
-		set_error(err, err_size, "%s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		goto fail;
 	}
 	/* Terminate a torn last line so the next one starts clean. */

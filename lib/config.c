@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "config.h"
+#include "message.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,19 +19,6 @@ struct bci_config {
 	char **origins;
 };
 
-static void set_error(char *err, size_t err_size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_error(char *err, size_t err_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || err_size == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-}
 
 static ssize_t find_key(const struct bci_config *config, const char *name, size_t len)
 {
@@ -210,13 +198,13 @@ static int check_value(const struct bci_config_key *key, const char *value, cons
 	unsigned long long bytes;
 
 	if (strlen(value) > MAX_VALUE) {
-		set_error(err, err_size, "%s: %s: value longer than %d bytes", origin, key->name,
+		bci_message(err, err_size, "%s: %s: value longer than %d bytes", origin, key->name,
 			  MAX_VALUE);
 		return -EINVAL;
 	}
 	for (const char *p = value; *p; p++) {
 		if ((unsigned char)*p < 0x20 && *p != '\t') {
-			set_error(err, err_size, "%s: %s: control character in value", origin,
+			bci_message(err, err_size, "%s: %s: control character in value", origin,
 				  key->name);
 			return -EINVAL;
 		}
@@ -227,45 +215,45 @@ static int check_value(const struct bci_config_key *key, const char *value, cons
 	case BCI_CONFIG_WORD:
 		if (is_word(value))
 			return 0;
-		set_error(err, err_size, "%s: %s: '%s' must be one word (no spaces, not empty)",
+		bci_message(err, err_size, "%s: %s: '%s' must be one word (no spaces, not empty)",
 			  origin, key->name, value);
 		return -EINVAL;
 	case BCI_CONFIG_SECONDS:
 		if (bci_parse_seconds(value, &seconds) == 0)
 			return 0;
-		set_error(err, err_size,
+		bci_message(err, err_size,
 			  "%s: %s: '%s' is not a duration (N, Ns, Nm or Nh; 1s to 30 days)",
 			  origin, key->name, value);
 		return -EINVAL;
 	case BCI_CONFIG_CHOICE:
 		if (is_choice(value, key->choices))
 			return 0;
-		set_error(err, err_size, "%s: %s: '%s' is not one of %s", origin, key->name, value,
+		bci_message(err, err_size, "%s: %s: '%s' is not one of %s", origin, key->name, value,
 			  key->choices);
 		return -EINVAL;
 	case BCI_CONFIG_LIST:
 		if (is_list(value))
 			return 0;
-		set_error(err, err_size, "%s: %s: '%s' is not a comma-separated list of names",
+		bci_message(err, err_size, "%s: %s: '%s' is not a comma-separated list of names",
 			  origin, key->name, value);
 		return -EINVAL;
 	case BCI_CONFIG_DURATION_OR_OFF:
 		if (parse_duration_or_off(value, &seconds) == 0)
 			return 0;
-		set_error(err, err_size,
+		bci_message(err, err_size,
 			  "%s: %s: '%s' is not a duration (N, Ns, Nm or Nh; 1s to 30 days) or off",
 			  origin, key->name, value);
 		return -EINVAL;
 	case BCI_CONFIG_SIZE:
 		if (bci_parse_size(value, &bytes) == 0)
 			return 0;
-		set_error(err, err_size, "%s: %s: '%s' is not a size (N, NK, NM or NG; at most 1T)",
+		bci_message(err, err_size, "%s: %s: '%s' is not a size (N, NK, NM or NG; at most 1T)",
 			  origin, key->name, value);
 		return -EINVAL;
 	case BCI_CONFIG_NUMBER:
 		if (bci_parse_number(value, &number) == 0)
 			return 0;
-		set_error(err, err_size, "%s: %s: '%s' is not a whole number from 0 to 1000000",
+		bci_message(err, err_size, "%s: %s: '%s' is not a whole number from 0 to 1000000",
 			  origin, key->name, value);
 		return -EINVAL;
 	}
@@ -324,7 +312,7 @@ int bci_config_set(struct bci_config *config, const char *key, const char *value
 	int ret;
 
 	if (i < 0) {
-		set_error(err, err_size, "%s: unknown key '%s'", origin, key);
+		bci_message(err, err_size, "%s: unknown key '%s'", origin, key);
 		return -EINVAL;
 	}
 	ret = check_value(&config->keys[i], value, origin, err, err_size);
@@ -335,7 +323,7 @@ int bci_config_set(struct bci_config *config, const char *key, const char *value
 	if (!v || !o) {
 		free(v);
 		free(o);
-		set_error(err, err_size, "%s: out of memory", origin);
+		bci_message(err, err_size, "%s: out of memory", origin);
 		return -ENOMEM;
 	}
 	free(config->values[i]);
@@ -366,12 +354,12 @@ int bci_config_parse_file(struct bci_config *config, const char *name, const cha
 	int ret = 0;
 
 	if (memchr(text, '\0', len)) {
-		set_error(err, err_size, "%s: NUL byte in the file", name);
+		bci_message(err, err_size, "%s: NUL byte in the file", name);
 		return -EINVAL;
 	}
 	copy = strndup(text, len);
 	if (!copy) {
-		set_error(err, err_size, "%s: out of memory", name);
+		bci_message(err, err_size, "%s: out of memory", name);
 		return -ENOMEM;
 	}
 	for (line = copy; line; line = next) {
@@ -387,7 +375,7 @@ int bci_config_parse_file(struct bci_config *config, const char *name, const cha
 			continue;
 		eq = strchr(line, '=');
 		if (!eq) {
-			set_error(err, err_size, "%s: expected 'key = value', got '%.80s'", origin,
+			bci_message(err, err_size, "%s: expected 'key = value', got '%.80s'", origin,
 				  line);
 			ret = -EINVAL;
 			break;
@@ -447,7 +435,7 @@ int bci_config_parse_cmdline(struct bci_config *config, const char *cmdline, con
 	int ret = 0;
 
 	if (!copy) {
-		set_error(err, err_size, "cmdline: out of memory");
+		bci_message(err, err_size, "cmdline: out of memory");
 		return -ENOMEM;
 	}
 	for (rest = copy; (rest = next_param(rest, &param, &value));) {
@@ -460,7 +448,7 @@ int bci_config_parse_cmdline(struct bci_config *config, const char *cmdline, con
 			continue;
 		snprintf(origin, sizeof(origin), "kernel command line %.100s", param);
 		if (!value) {
-			set_error(err, err_size, "%s: expected %s<key>=<value>", origin, prefix);
+			bci_message(err, err_size, "%s: expected %s<key>=<value>", origin, prefix);
 			ret = -EINVAL;
 			break;
 		}

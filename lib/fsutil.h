@@ -36,6 +36,9 @@ int bci_atomic_open(const char *path, char *tmp, mode_t mode);
 int bci_atomic_commit(int fd, const char *tmp, const char *path);
 void bci_atomic_abort(int fd, const char *tmp);
 
+/* rm -rf @path without following symlinks; a missing @path is fine. */
+int bci_remove_tree(const char *path);
+
 /* Reads a whole (small) file into a NUL-terminated malloc'ed buffer owned by the caller. */
 int bci_read_file(const char *path, char **out, size_t *len, size_t max);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "testlist.h"
+#include "message.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,19 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void set_error(char *err, size_t err_size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_error(char *err, size_t err_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-}
 
 int bci_igt_name_valid(const char *name, int subtest)
 {
@@ -65,7 +53,7 @@ int bci_testlist_parse_line(const char *line, struct bci_test_name *name, char *
 	while (end > p && isspace((unsigned char)end[-1]))
 		end--;
 	if (end - p > 1000) {
-		set_error(err, err_size, "test name longer than 1000 characters");
+		bci_message(err, err_size, "test name longer than 1000 characters");
 		return -EINVAL;
 	}
 	char copy[1024];
@@ -74,7 +62,7 @@ int bci_testlist_parse_line(const char *line, struct bci_test_name *name, char *
 
 	memset(name, 0, sizeof(*name));
 	if (strncmp(copy, "igt@", 4) != 0) {
-		set_error(err, err_size, "'%s' is not an IGT test name (igt@<binary>[@<subtest>[@<dynamic>]])", copy);
+		bci_message(err, err_size, "'%s' is not an IGT test name (igt@<binary>[@<subtest>[@<dynamic>]])", copy);
 		return -EINVAL;
 	}
 	p = field(copy + 4, name->binary, sizeof(name->binary), &too_long);
@@ -83,11 +71,11 @@ int bci_testlist_parse_line(const char *line, struct bci_test_name *name, char *
 	if (*p == '@')
 		p = field(p + 1, name->dynamic, sizeof(name->dynamic), &too_long);
 	if (*p != '\0' || too_long) {
-		set_error(err, err_size, "'%s': %s", copy, too_long ? "a part is too long" : "more than three parts after igt@");
+		bci_message(err, err_size, "'%s': %s", copy, too_long ? "a part is too long" : "more than three parts after igt@");
 		return -EINVAL;
 	}
 	if (!bci_igt_name_valid(name->binary, 0)) {
-		set_error(err, err_size, "'%s': bad binary name '%s'", copy, name->binary);
+		bci_message(err, err_size, "'%s': bad binary name '%s'", copy, name->binary);
 		return -EINVAL;
 	}
 	/* Empty parts ("igt@bin@", "igt@bin@sub@") are mistakes, not wildcards. */
@@ -95,11 +83,11 @@ int bci_testlist_parse_line(const char *line, struct bci_test_name *name, char *
 	for (const char *q = copy + 4; *q; q++)
 		parts += *q == '@';
 	if (parts >= 2 && !bci_igt_name_valid(name->subtest, 1)) {
-		set_error(err, err_size, "'%s': bad subtest name '%s'", copy, name->subtest);
+		bci_message(err, err_size, "'%s': bad subtest name '%s'", copy, name->subtest);
 		return -EINVAL;
 	}
 	if (parts == 3 && !bci_igt_name_valid(name->dynamic, 1)) {
-		set_error(err, err_size, "'%s': bad dynamic subtest name '%s'", copy, name->dynamic);
+		bci_message(err, err_size, "'%s': bad dynamic subtest name '%s'", copy, name->dynamic);
 		return -EINVAL;
 	}
 	return 1;
@@ -113,7 +101,7 @@ int bci_testlist_parse(const char *origin, const char *text, size_t len,
 	const char *p = text, *end = text + len;
 
 	if (memchr(text, '\0', len)) {
-		set_error(err, err_size, "%s: NUL byte in the file", origin);
+		bci_message(err, err_size, "%s: NUL byte in the file", origin);
 		return -EINVAL;
 	}
 	while (p < end) {
@@ -125,7 +113,7 @@ int bci_testlist_parse(const char *origin, const char *text, size_t len,
 
 		lineno++;
 		if (n >= sizeof(line)) {
-			set_error(err, err_size, "%s:%u: line longer than %zu characters", origin, lineno,
+			bci_message(err, err_size, "%s:%u: line longer than %zu characters", origin, lineno,
 				  sizeof(line) - 1);
 			return -EINVAL;
 		}
@@ -134,14 +122,14 @@ int bci_testlist_parse(const char *origin, const char *text, size_t len,
 		p += n + (nl ? 1 : 0);
 		ret = bci_testlist_parse_line(line, &name, msg, sizeof(msg));
 		if (ret < 0) {
-			set_error(err, err_size, "%s:%u: %s", origin, lineno, msg);
+			bci_message(err, err_size, "%s:%u: %s", origin, lineno, msg);
 			return ret;
 		}
 		if (ret == 0)
 			continue;
 		ret = fn(&name, data);
 		if (ret < 0) {
-			set_error(err, err_size, "%s:%u: %s", origin, lineno, strerror(-ret));
+			bci_message(err, err_size, "%s:%u: %s", origin, lineno, strerror(-ret));
 			return ret;
 		}
 	}
@@ -218,7 +206,7 @@ int bci_joblist_parse(const char *origin, const char *text, size_t len, struct b
 	int ret = 0;
 
 	if (memchr(text, '\0', len)) {
-		set_error(err, err_size, "%s: NUL byte in the file", origin);
+		bci_message(err, err_size, "%s: NUL byte in the file", origin);
 		return -EINVAL;
 	}
 	copy = strndup(text, len);
@@ -237,14 +225,14 @@ int bci_joblist_parse(const char *origin, const char *text, size_t len, struct b
 		if (space)
 			*space++ = '\0';
 		if (!bci_igt_name_valid(line, 0)) {
-			set_error(err, err_size, "%s:%u: bad binary name '%.100s'", origin, lineno, line);
+			bci_message(err, err_size, "%s:%u: bad binary name '%.100s'", origin, lineno, line);
 			ret = -EINVAL;
 			break;
 		}
 		if (space) {
 			for (char *tok = strtok_r(space, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 				if (count == sizeof(subs) / sizeof(subs[0]) || !job_subtest_valid(tok)) {
-					set_error(err, err_size, "%s:%u: bad subtest '%.100s'", origin,
+					bci_message(err, err_size, "%s:%u: bad subtest '%.100s'", origin,
 						  lineno, tok);
 					ret = -EINVAL;
 					break;
@@ -254,7 +242,7 @@ int bci_joblist_parse(const char *origin, const char *text, size_t len, struct b
 			if (ret < 0)
 				break;
 			if (count == 0) {
-				set_error(err, err_size, "%s:%u: no subtest after the binary", origin, lineno);
+				bci_message(err, err_size, "%s:%u: no subtest after the binary", origin, lineno);
 				ret = -EINVAL;
 				break;
 			}
