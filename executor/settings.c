@@ -59,6 +59,19 @@ const struct bci_config_key bci_executor_keys[] = {
 	  "a job that took the machine down this many times is not run again" },
 	{ "watchdog_timeout", BCI_CONFIG_DURATION_OR_OFF, "60", NULL,
 	  "hardware watchdog timeout while tests run (petted every second); off: not armed" },
+	/* -- crash capture (pstore.c) -- */
+	{ "pstore_backends", BCI_CONFIG_LIST, "efi_pstore", NULL,
+	  "pstore back-end modules loaded at boot (efi_pstore, ramoops)" },
+	{ "ramoops_address", BCI_CONFIG_STRING, "", NULL,
+	  "ramoops: physical address of the memory reserved for it (memmap= on the command line)" },
+	{ "ramoops_size", BCI_CONFIG_STRING, "", NULL,
+	  "ramoops: size of that memory (e.g. 0x100000)" },
+	/* -- hand-over to the known-good image (efivar.c, handover.c) -- */
+	{ "known_good_entry", BCI_CONFIG_STRING, "bootci-known-good", NULL,
+	  "EFI boot entry of the known-good image: its description, or Boot#### (hex)" },
+	{ "handover_fallback", BCI_CONFIG_CHOICE, "reboot", "reboot|poweroff",
+	  "without EFI or without that entry: how the boot ends instead of the hand-over" },
+	/* -- suspend cycles (suspend.c) -- */
 	{ "test", BCI_CONFIG_STRING, "", NULL,
 	  "without testlist: one test program and its arguments (split on white space)" },
 	{ "test_timeout", BCI_CONFIG_SECONDS, "10m", NULL,
