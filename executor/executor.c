@@ -30,8 +30,9 @@ static void attach_console(struct bci_executor *ex)
 		close(fd);
 }
 
-static enum bci_ending error_ending(const struct bci_executor *ex)
+static enum bci_ending error_ending(struct bci_executor *ex)
 {
+	ex->end_reason = "error: the executor could not go on (see the console)";
 	/* Settings before a bad one stay set: an earlier on_error still applies. */
 	if (ex->config && strcmp(bci_config_get(ex->config, "on_error"), "poweroff") == 0)
 		return BCI_END_POWEROFF;
@@ -54,6 +55,7 @@ enum bci_ending bci_executor_run(struct bci_executor *ex)
 		return error_ending(ex);
 	bci_say("kernel %s", ex->release);
 	bci_mounts_firmware(ex);
+	bci_pstore_load_backends(ex);
 	if (bci_modules_load_configured(ex) < 0)
 		return error_ending(ex);
 	if (bci_partition_mount_results(ex) < 0)
@@ -67,6 +69,9 @@ enum bci_ending bci_executor_run(struct bci_executor *ex)
 		bci_error("cannot create the run folder %s: %s", ex->run_dir, strerror(-ret));
 		return error_ending(ex);
 	}
+	/* Before anything runs: what the previous boot left, and this boot's record. */
+	if (bci_boot_begin(ex) < 0)
+		return error_ending(ex);
 	if (*bci_config_get(ex->config, "testlist")) {
 		if (bci_igt_run(ex) < 0)
 			return error_ending(ex);
@@ -74,6 +79,7 @@ enum bci_ending bci_executor_run(struct bci_executor *ex)
 		return error_ending(ex);
 	}
 	bci_say("run %s recorded", bci_config_get(ex->config, "run_id"));
+	ex->end_reason = "finished";
 	return strcmp(bci_config_get(ex->config, "on_finish"), "poweroff") == 0 ? BCI_END_POWEROFF
 										: BCI_END_REBOOT;
 }
@@ -85,6 +91,7 @@ void bci_executor_end(struct bci_executor *ex, enum bci_ending ending)
 
 	bci_modules_exit(ex);
 	bci_watchdog_close(ex);
+	bci_boot_end(ex, ex->end_reason ? ex->end_reason : "unknown");
 	ex->sys->sync();
 	if (ex->results_mount[0]) {
 		ret = ex->sys->umount(ex->results_mount);

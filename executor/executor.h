@@ -25,8 +25,8 @@ struct bci_sys {
 	int (*mount)(const char *source, const char *target, const char *fstype,
 		     unsigned long flags, const char *data);
 	int (*umount)(const char *target);
-	/* Loads @module and its dependencies; 0 or -errno. */
-	int (*probe_module)(struct kmod_module *module);
+	/* Loads @module (with @options, may be NULL) and its dependencies; 0 or -errno. */
+	int (*probe_module)(struct kmod_module *module, const char *options);
 	/* Ends the boot: RB_AUTOBOOT or RB_POWER_OFF. Returns only on failure. */
 	int (*reboot)(int how);
 	void (*sync)(void);
@@ -53,6 +53,11 @@ struct bci_executor {
 	char results_device[PATH_MAX];
 	char results_mount[PATH_MAX];
 	char run_dir[PATH_MAX];     /* the run's folder on the results partition */
+	char boot_dir[PATH_MAX];    /* run_dir/boot-NNNN: this boot's records */
+	unsigned boot_number;       /* NNNN */
+	bool kernel_crashed;        /* the previous boot ended in a panic/oops (pstore says) */
+	const char *end_reason;     /* why this boot ends, for boot-NNNN/end.txt */
+	char crash_dump[PATH_MAX];  /* where its dump was saved, relative to run_dir */
 };
 
 /* Writes root + formatted path into @buf (PATH_MAX). */
@@ -87,6 +92,7 @@ bool bci_filesystem_known(const struct bci_executor *ex, const char *fstype);
 /* modules.c: libkmod against ROOT/lib/modules/<release>. */
 int bci_modules_init(struct bci_executor *ex);
 int bci_modules_load(struct bci_executor *ex, const char *name);
+int bci_modules_load_with(struct bci_executor *ex, const char *name, const char *options);
 int bci_modules_load_configured(struct bci_executor *ex);
 void bci_modules_exit(struct bci_executor *ex);
 
@@ -110,6 +116,13 @@ void bci_sysrq(const struct bci_executor *ex, char command);
 int bci_watchdog_open(struct bci_executor *ex);
 void bci_watchdog_pet(struct bci_executor *ex);
 void bci_watchdog_close(struct bci_executor *ex);          /* magic close: orderly ends only */
+
+/* pstore.c: crash records of the previous boot, and this boot's record. */
+int bci_pstore_load_backends(struct bci_executor *ex);
+/* Creates boot_dir, saves and erases pstore and EFI dump records, writes boot.txt. */
+int bci_boot_begin(struct bci_executor *ex);
+/* boot_dir/end.txt: how this boot ends (a clean end the next boot can tell from a crash). */
+void bci_boot_end(struct bci_executor *ex, const char *how);
 
 /* igt.c: the IGT engine: testlist -> igt_runner results directory, resumable. */
 int bci_igt_run(struct bci_executor *ex);

@@ -15,6 +15,7 @@
 #include "journal.h"
 #include "testlist.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -1080,6 +1081,135 @@ static int remaining_subtests(struct bci_executor *ex, unsigned index,
 	return 0;
 }
 
+/* The text after @prefix on the line at @offset of @buf, into @name. */
+static void line_name(const char *buf, size_t len, size_t offset, const char *prefix, char *name,
+		      size_t size)
+{
+	const char *p = buf + offset + strlen(prefix);
+	size_t n = 0;
+
+	while (p + n < buf + len && p[n] != '\n' && n + 1 < size)
+		n++;
+	memcpy(name, p, n);
+	name[n] = '\0';
+}
+
+/* Appends every dmesg record of the saved pstore dump to @out. */
+static void append_dump(struct bci_executor *ex, int out)
+{
+	char dir[PATH_MAX];
+	struct dirent **entries;
+	int n;
+
+	if (run_path(ex, dir, "%s", ex->crash_dump) < 0)
+		return;
+	n = scandir(dir, &entries, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX + 300], *text;
+		size_t len;
+		if (strncmp(entries[i]->d_name, "dmesg-", 6) == 0 &&
+		    snprintf(path, sizeof(path), "%s/%s", dir, entries[i]->d_name) < (int)sizeof(path) &&
+		    bci_read_file(path, &text, &len, 4 << 20) == 0) {
+			dprintf(out, "bootci: ---- %s ----\n", entries[i]->d_name);
+			bci_write_all(out, text, len);
+			if (len && text[len - 1] != '\n')
+				bci_write_all(out, "\n", 1);
+			free(text);
+		}
+		free(entries[i]);
+	}
+	if (n >= 0)
+		free(entries);
+}
+
+/*
+ * The previous boot died in a kernel crash while job @index ran: its subtest
+ * (or dynamic subtest) in flight gets igt's CRASH result line in out.txt,
+ * followed by the pstore dump, so results.json shows crash and carries the
+ * dump in that test's output. A dynamic subtest whose start only bootci's
+ * journal knew (the kernel died before out.txt had it) gets its start line too.
+ */
+static void attribute_crash(struct bci_executor *ex, unsigned index,
+			    const struct bci_job_state *state)
+{
+	static const char sub_prefix[] = "Starting subtest: ";
+	static const char dyn_prefix[] = "Starting dynamic subtest: ";
+	char path[PATH_MAX], subtest[256] = "", dynamic[256] = "", *text = NULL;
+	struct bci_igtout parsed;
+	long last_sub = -1, last_dyn = -1;
+	bool sub_done = false, dyn_done = false;
+	size_t len = 0;
+	int fd;
+
+	if (run_path(ex, path, "%u/out.txt", index) < 0)
+		return;
+	if (bci_read_file(path, &text, &len, 64 << 20) < 0) {
+		text = strdup("");
+		len = 0;
+	}
+	while (len > 0 && text[len - 1] == '\0')
+		len--;
+	if (!text || bci_igtout_parse(&parsed, text, len) < 0) {
+		free(text);
+		return;
+	}
+	for (size_t i = 0; i < parsed.mark_count; i++) {
+		switch (parsed.marks[i].kind) {
+		case BCI_IGTOUT_SUBTEST_START:
+			last_sub = (long)i;
+			last_dyn = -1;
+			sub_done = dyn_done = false;
+			break;
+		case BCI_IGTOUT_SUBTEST_RESULT:
+			sub_done = true;
+			break;
+		case BCI_IGTOUT_DYNAMIC_START:
+			last_dyn = (long)i;
+			dyn_done = false;
+			break;
+		case BCI_IGTOUT_DYNAMIC_RESULT:
+			dyn_done = true;
+			break;
+		}
+	}
+	if (last_sub >= 0)
+		line_name(text, len, parsed.marks[last_sub].offset, sub_prefix, subtest, sizeof(subtest));
+	if (last_dyn >= 0)
+		line_name(text, len, parsed.marks[last_dyn].offset, dyn_prefix, dynamic, sizeof(dynamic));
+	bci_igtout_release(&parsed);
+	free(text);
+
+	/* bootci's journal may know a later dynamic subtest than out.txt does. */
+	bool start_missing = false;
+	if (subtest[0] && !sub_done && state->dynamic_count > 0) {
+		const char *last = state->dynamic[state->dynamic_count - 1];
+		size_t n = strlen(subtest);
+		if (strncmp(last, subtest, n) == 0 && last[n] == '@' &&
+		    (dyn_done || strcmp(last + n + 1, dynamic) != 0)) {
+			snprintf(dynamic, sizeof(dynamic), "%s", last + n + 1);
+			start_missing = true;
+			dyn_done = false;
+		}
+	}
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	dprintf(fd, "\nbootci: the kernel crashed during this test; the pstore dump of boot %u "
+		    "follows (saved in %s/)\n", ex->boot_number - 1, ex->crash_dump);
+	if (subtest[0] && !sub_done && dynamic[0] && !dyn_done) {
+		if (start_missing)
+			dprintf(fd, "%s%s\n", dyn_prefix, dynamic);
+		dprintf(fd, "Dynamic subtest %s: CRASH (0.000s)\n", dynamic);
+		bci_say("job %u: %s@%s crashed the kernel", index, subtest, dynamic);
+	} else if (subtest[0] && !sub_done) {
+		dprintf(fd, "Subtest %s: CRASH (0.000s)\n", subtest);
+		bci_say("job %u: %s crashed the kernel", index, subtest);
+	}
+	append_dump(ex, fd);
+	fsync(fd);
+	close(fd);
+}
+
 /*
  * For a resumed job whose last subtest had started dynamic subtests: the
  * --dynamic-subtest filter running the others ("*,!a,!b", IGT's uwildmat
@@ -1156,6 +1286,8 @@ int bci_igt_run(struct bci_executor *ex)
 		unsigned j = (unsigned)journal.in_flight;
 		bci_warn("job %u (%s) was running when boot %u ended", j, jobs.entries[j].binary,
 			 journal.boots - 1);
+		if (ex->kernel_crashed)
+			attribute_crash(ex, j, &journal.jobs[j]);
 		bci_journal_append(&journal, "incomplete %u %u", j, journal.boots - 1);
 		if (journal.jobs[j].starts >= boot_cap) {
 			bci_error("job %u took the machine down %u times: not run again", j,

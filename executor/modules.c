@@ -68,6 +68,11 @@ void bci_modules_exit(struct bci_executor *ex)
 
 int bci_modules_load(struct bci_executor *ex, const char *name)
 {
+	return bci_modules_load_with(ex, name, NULL);
+}
+
+int bci_modules_load_with(struct bci_executor *ex, const char *name, const char *options)
+{
 	struct kmod_list *list = NULL, *item;
 	int ret, loaded = 0;
 
@@ -84,7 +89,7 @@ int bci_modules_load(struct bci_executor *ex, const char *name)
 	}
 	kmod_list_foreach(item, list) {
 		struct kmod_module *module = kmod_module_get_module(item);
-		ret = ex->sys->probe_module(module);
+		ret = ex->sys->probe_module(module, options);
 		if (ret < 0)
 			bci_error("module %s (%s): %s", name, kmod_module_get_name(module),
 				  strerror(-ret));

@@ -26,9 +26,9 @@ static int real_umount(const char *target)
 	return umount2(target, MNT_DETACH) < 0 ? -errno : 0;
 }
 
-static int real_probe_module(struct kmod_module *module)
+static int real_probe_module(struct kmod_module *module, const char *options)
 {
-	int ret = kmod_module_probe_insert_module(module, 0, NULL, NULL, NULL, NULL);
+	int ret = kmod_module_probe_insert_module(module, 0, options, NULL, NULL, NULL);
 
 	/* > 0 means blacklisted or otherwise skipped by configuration: not an error. */
 	return ret > 0 ? 0 : ret;
@@ -70,9 +70,9 @@ static void dry_print_action(struct kmod_module *module, bool install, const cha
 					    : kmod_module_get_name(module));
 }
 
-static int dry_probe_module(struct kmod_module *module)
+static int dry_probe_module(struct kmod_module *module, const char *options)
 {
-	int ret = kmod_module_probe_insert_module(module, KMOD_PROBE_DRY_RUN, NULL, NULL, NULL,
+	int ret = kmod_module_probe_insert_module(module, KMOD_PROBE_DRY_RUN, options, NULL, NULL,
 						  dry_print_action);
 	return ret > 0 ? 0 : ret;
 }

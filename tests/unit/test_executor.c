@@ -56,7 +56,7 @@ static int rec_umount(const char *target)
 }
 
 /* Records the module and the dependencies libkmod would load before it. */
-static int rec_probe_module(struct kmod_module *module)
+static int rec_probe_module(struct kmod_module *module, const char *options)
 {
 	struct kmod_list *deps = kmod_module_get_dependencies(module), *item;
 
@@ -66,7 +66,8 @@ static int rec_probe_module(struct kmod_module *module)
 		kmod_module_unref(dep);
 	}
 	kmod_module_unref_list(deps);
-	record("load %s\n", kmod_module_get_name(module));
+	record("load %s%s%s\n", kmod_module_get_name(module), options ? " " : "",
+	       options ? options : "");
 	return 0;
 }
 

@@ -299,6 +299,47 @@ static void resume_continues_after_started_dynamic_subtests(void **state)
 	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-skip"), "skip");
 }
 
+static void kernel_crash_is_attributed_to_the_subtest(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_basic pass\nigt_basic fail\nigt_basic skip\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\n", "fail\n");
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt", "Starting subtest: fail\n");
+	fakeroot_write(&f->root, "/sys/fs/pstore/dmesg-efi-1",
+		       "Panic#1 Part1\n<0>Kernel panic - not syncing: sysrq triggered crash\n");
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@fail"), "crash");
+	/* The test's record carries the dump. */
+	assert_non_null(strstr(f->json, "Kernel panic - not syncing: sysrq triggered crash"));
+	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "skip");
+}
+
+static void kernel_crash_in_a_dynamic_subtest(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	/* The kernel died before out.txt had dyn-fail's start; bootci's journal had it. */
+	died_during_job(f, "igt_basic pass\nigt_dynamic mixed\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\n"
+			"dynamic 1 mixed@dyn-pass\ndynamic 1 mixed@dyn-fail\n",
+			"mixed\n");
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt",
+		       "Starting subtest: mixed\nStarting dynamic subtest: dyn-pass\n"
+		       "Dynamic subtest dyn-pass: SUCCESS (0.001s)\n");
+	fakeroot_write(&f->root, "/sys/fs/pstore/dmesg-efi-1", "Oops#1 Part1\nBUG: kernel NULL pointer dereference\n");
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-fail"), "crash");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-skip"), "skip");
+}
+
 static void boot_cap_ends_a_crash_loop(void **state)
 {
 	struct fixture *f = *state;
@@ -380,6 +421,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(resume_marks_the_job_in_flight_incomplete, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_runs_remaining_subtests_of_a_multiple_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_continues_after_started_dynamic_subtests, setup, teardown),
+		cmocka_unit_test_setup_teardown(kernel_crash_is_attributed_to_the_subtest, setup, teardown),
+		cmocka_unit_test_setup_teardown(kernel_crash_in_a_dynamic_subtest, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_cap_ends_a_crash_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(taint_aborts_the_run, setup, teardown),

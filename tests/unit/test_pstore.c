@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Crash records of the previous boot: pstore entries (efi-pstore and ramoops
+ * names) and efi-pstore's EFI variables are saved to boot-NNNN/ and erased,
+ * the boot is recorded, and a panic in them is attributed by the IGT engine
+ * to the test that was running.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "executor.h"
+#include "fakeroot.h"
+#include "fsutil.h"
+#include "resultgen.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EFI_DUMP "/sys/firmware/efi/efivars/dump-type0-10-1-1764733000-C-cfc8fc79-be2e-4ddc-97f0-9f98bfe298a0"
+#define PANIC_RECORD "Panic#1 Part1\n<0>[   12.345678] Kernel panic - not syncing: sysrq triggered crash\n"
+
+struct fixture {
+	struct fakeroot root;
+	struct bci_executor ex;
+};
+
+static int setup(void **state)
+{
+	*state = calloc(1, sizeof(struct fixture));
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	bci_config_free(f->ex.config);
+	if (f->ex.signal_fd >= 0)
+		close(f->ex.signal_fd);
+	fakeroot_remove(&f->root);
+	free(f);
+	return 0;
+}
+
+static void start(struct fixture *f, const char *cmdline)
+{
+	fakeroot_create(&f->root, cmdline);
+	f->ex.root = f->root.dir;
+	f->ex.sys = &bci_sys_dry;
+	f->ex.signal_fd = -1;
+	f->ex.watchdog_fd = -1;
+	assert_int_equal(bci_settings_load(&f->ex), 0);
+	snprintf(f->ex.run_dir, sizeof(f->ex.run_dir), "%.*s/results/runs/t", PATH_MAX - 32,
+		 f->root.dir);
+	assert_int_equal(bci_mkdir_p(f->ex.run_dir, 0755), 0);
+	snprintf(f->ex.release, sizeof(f->ex.release), "test");
+}
+
+static bool exists(struct fixture *f, const char *path)
+{
+	char full[PATH_MAX * 2];
+
+	snprintf(full, sizeof(full), "%s%s", f->root.dir, path);
+	return access(full, F_OK) == 0;
+}
+
+static void records_saved_then_erased(void **state)
+{
+	struct fixture *f = *state;
+	const char *boot;
+
+	start(f, "quiet");
+	/* ramoops names its records <kind>-ramoops-<n>; efi-pstore dmesg-efi-<id>. */
+	fakeroot_write(&f->root, "/sys/fs/pstore/dmesg-efi-176473300001", PANIC_RECORD);
+	fakeroot_write(&f->root, "/sys/fs/pstore/dmesg-ramoops-0", "Oops#1 Part1\nBUG: unable to handle page fault\n");
+	fakeroot_write(&f->root, "/sys/fs/pstore/console-ramoops-0", "[    0.000000] Linux version 6.1\n");
+	fakeroot_write(&f->root, "/sys/fs/pstore/pmsg-ramoops-0", "user message\n");
+	fakeroot_write(&f->root, EFI_DUMP, "\x07\x00\x00\x00panic bytes");
+	fakeroot_write(&f->root, "/sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+		       "\x07\x00\x00\x00\x01\x00");
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	assert_int_equal(f->ex.boot_number, 1);
+	assert_true(f->ex.kernel_crashed);
+	assert_string_equal(f->ex.crash_dump, "boot-0001/pstore");
+	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/boot-0001/pstore/dmesg-efi-176473300001"),
+			    PANIC_RECORD);
+	assert_non_null(fakeroot_read(&f->root, "/results/runs/t/boot-0001/pstore/console-ramoops-0"));
+	assert_non_null(fakeroot_read(&f->root, "/results/runs/t/boot-0001/pstore/pmsg-ramoops-0"));
+	assert_non_null(fakeroot_read(&f->root,
+				      "/results/runs/t/boot-0001/efi/dump-type0-10-1-1764733000-C-cfc8fc79-be2e-4ddc-97f0-9f98bfe298a0"));
+	/* Erased once saved; other EFI variables untouched. */
+	assert_false(exists(f, "/sys/fs/pstore/dmesg-efi-176473300001"));
+	assert_false(exists(f, "/sys/fs/pstore/console-ramoops-0"));
+	assert_false(exists(f, EFI_DUMP));
+	assert_true(exists(f, "/sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-00e098032b8c"));
+	boot = fakeroot_read(&f->root, "/results/runs/t/boot-0001/boot.txt");
+	assert_non_null(strstr(boot, "boot 1\n"));
+	assert_non_null(strstr(boot, "previous none (first boot of the run)\n"));
+	assert_non_null(strstr(boot, "pstore_records 4\nefi_dump_variables 1\n"));
+}
+
+static void console_only_is_no_crash(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "quiet");
+	fakeroot_write(&f->root, "/sys/fs/pstore/console-ramoops-0", "Kernel panic in a console log is not a dump\n");
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	assert_false(f->ex.kernel_crashed);
+}
+
+static void previous_end_is_recorded(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "quiet");
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	bci_boot_end(&f->ex, "finished");
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	assert_int_equal(f->ex.boot_number, 2);
+	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/t/boot-0002/boot.txt"),
+			       "previous clean: finished\n"));
+	/* Boot 2 never ends cleanly; boot 3 finds a panic record. */
+	fakeroot_write(&f->root, "/sys/fs/pstore/dmesg-efi-1", PANIC_RECORD);
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/t/boot-0003/boot.txt"),
+			       "previous kernel crash (pstore: dmesg-efi-1)\n"));
+	/* Boot 3 neither: no record either. */
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/t/boot-0004/boot.txt"),
+			       "previous unknown: no clean end, no crash record"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(records_saved_then_erased, setup, teardown),
+		cmocka_unit_test_setup_teardown(console_only_is_no_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(previous_end_is_recorded, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("pstore", tests, NULL, NULL);
+}
