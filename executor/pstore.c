@@ -255,7 +255,11 @@ int bci_boot_begin(struct bci_executor *ex)
 	ret = bci_write_file_atomic(dest, record, strlen(record), 0644);
 	if (ret < 0)
 		bci_error("cannot write %s: %s", dest, strerror(-ret));
-	bci_say("boot %u of the run; previous boot: %s", ex->boot_number, end);
+	if (crashed)
+		bci_say("boot %u of the run; previous boot: kernel crash (%d pstore records)",
+			ex->boot_number, saved_pstore);
+	else
+		bci_say("boot %u of the run; previous boot: %s", ex->boot_number, end);
 	if (saved_pstore > 0 || saved_efi > 0)
 		bci_say("saved %d pstore record%s and %d EFI dump variable%s to boot-%04u/, then erased them",
 			saved_pstore, saved_pstore == 1 ? "" : "s", saved_efi, saved_efi == 1 ? "" : "s",

@@ -34,22 +34,32 @@ check "mixed: console shows the job lines" console_has "$m" 'bootci: \[10/10\] i
 # --- a panic inside a subtest
 if m=$(igt_scenario igt-panic lab-panic.txt); then ok "panic: the run completed"; else not_ok "panic: the run completed"; fi
 check "panic: two boots" test "$(boots_of "$m")" = 2
-check "panic: the subtest in flight is incomplete" result_is "$m" igt@igt_kernel@panic incomplete
+check "panic: the subtest in flight is crash (efi-pstore dump attributed)" result_is "$m" igt@igt_kernel@panic crash
+check "panic: its record carries the dump" grep -q 'sysrq triggered crash' "$m/results.json"
+check "panic: boot 2 saved the dump" grep -q '^previous kernel crash (pstore: dmesg-efi' "$m"/results/runs/igt-panic/boot-0002/boot.txt
+check "panic: console shows the resume" console_has "$m" 'bootci: run igt-panic: resuming'
+# One more boot of the finished run: it runs nothing and finds no dump left in NVRAM.
+"$LAB" boot "$m" --kernel "$KERNEL" --initrd "$INITRD" \
+	--append "$IGT_ARGS bootci.run_id=igt-panic bootci.testlist=/etc/bootci/testlists/lab-panic.txt" \
+	--timeout "$BOOT_TIMEOUT" >"$m/lab3.log" 2>&1
+rm -rf "$m/results3" && "$LAB" read "$m" "$m/results3" >/dev/null 2>&1
+check "panic: no dump-type0 variable is left in the variable store" \
+	grep -qx 'efi_dump_variables 0' "$m"/results3/runs/igt-panic/boot-0003/boot.txt
+check "panic: and no pstore record" grep -qx 'pstore_records 0' "$m"/results3/runs/igt-panic/boot-0003/boot.txt
 check "panic: the job before it passed" result_is "$m" igt@igt_basic@pass pass
 check "panic: the run went on after it" result_is "$m" igt@igt_basic@skip skip
-check "panic: console shows the resume" console_has "$m" 'bootci: run igt-panic: resuming'
 
 # --- a panic inside a dynamic subtest
 if m=$(igt_scenario igt-dynamic-panic lab-dynamic-panic.txt); then ok "dynamic panic: the run completed"; else not_ok "dynamic panic: the run completed"; fi
 check "dynamic panic: the dynamic subtest before it passed" result_is "$m" igt@igt_dynamic@with-panic@dyn-pass pass
-check "dynamic panic: the one in flight is incomplete" result_is "$m" igt@igt_dynamic@with-panic@dyn-panic incomplete
+check "dynamic panic: the one in flight is crash" result_is "$m" igt@igt_dynamic@with-panic@dyn-panic crash
 check "dynamic panic: the run resumed at the next dynamic subtest" result_is "$m" igt@igt_dynamic@with-panic@dyn-after pass
 check "dynamic panic: the next job ran" result_is "$m" igt@igt_basic@pass pass
 
 # --- a dead kernel: only the watchdog brings the machine back
 if m=$(igt_scenario igt-hang lab-hang.txt); then ok "hang: the run completed"; else not_ok "hang: the run completed"; fi
 check "hang: the watchdog reset the machine (two boots)" test "$(boots_of "$m")" = 2
-check "hang: the subtest in flight is incomplete" result_is "$m" igt@igt_kernel@hang incomplete
+check "hang: the subtest in flight is crash (the panic before the hang was dumped)" result_is "$m" igt@igt_kernel@hang crash
 check "hang: the run went on after it" result_is "$m" igt@igt_basic@pass pass
 
 # --- a job that kills the kernel at every boot
