@@ -1123,15 +1123,65 @@ static void append_dump(struct bci_executor *ex, int out)
 }
 
 /*
+ * The last "[IGT] <bin>: starting dynamic subtest <name>" after "starting
+ * subtest <subtest>" in the saved dmesg records, when it names a dynamic
+ * subtest other than @dynamic (or @dynamic had already ended: @done).
+ * Records are read in name order, which is the order efi-pstore wrote them.
+ */
+static bool dump_last_dynamic(struct bci_executor *ex, const char *subtest, char *dynamic,
+			      size_t size, bool done)
+{
+	static const char dyn_marker[] = ": starting dynamic subtest ";
+	char dir[PATH_MAX], sub_marker[300], found[256] = "";
+	struct dirent **entries;
+	bool in_subtest = false;
+	int n;
+
+	if (run_path(ex, dir, "%s", ex->crash_dump) < 0)
+		return false;
+	snprintf(sub_marker, sizeof(sub_marker), ": starting subtest %s", subtest);
+	n = scandir(dir, &entries, NULL, alphasort);
+	for (int i = n - 1; i >= 0; i--) {
+		/* efi-pstore numbers parts from the end of the log: the highest part is the oldest. */
+		char path[PATH_MAX + 300], *text;
+		if (strncmp(entries[i]->d_name, "dmesg-", 6) == 0 &&
+		    snprintf(path, sizeof(path), "%s/%s", dir, entries[i]->d_name) < (int)sizeof(path) &&
+		    bci_read_file(path, &text, NULL, 4 << 20) == 0) {
+			for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+			     line = strtok_r(NULL, "\n", &save)) {
+				char *p = strstr(line, sub_marker);
+				if (p && (p[strlen(sub_marker)] == '\0' || p[strlen(sub_marker)] == ' ')) {
+					in_subtest = true;
+					found[0] = '\0';
+				} else if (in_subtest && (p = strstr(line, dyn_marker))) {
+					snprintf(found, sizeof(found), "%s", p + strlen(dyn_marker));
+					found[strcspn(found, " \r")] = '\0';
+				}
+			}
+			free(text);
+		}
+		free(entries[i]);
+	}
+	if (n >= 0)
+		free(entries);
+	if (!found[0] || (strcmp(found, dynamic) == 0 && !done))
+		return false;
+	if (strcmp(found, dynamic) == 0 && done)
+		return false;
+	snprintf(dynamic, size, "%s", found);
+	return true;
+}
+
+/*
  * The previous boot died in a kernel crash while job @index ran: its subtest
  * (or dynamic subtest) in flight gets igt's CRASH result line in out.txt,
  * followed by the pstore dump, so results.json shows crash and carries the
  * dump in that test's output. A dynamic subtest whose start only bootci's
  * journal knew (the kernel died before out.txt had it) gets its start line too.
  */
-static void attribute_crash(struct bci_executor *ex, unsigned index,
-			    const struct bci_job_state *state)
+static void attribute_crash(struct bci_executor *ex, unsigned index, struct bci_journal *journal)
 {
+	const struct bci_job_state *state = &journal->jobs[index];
 	static const char sub_prefix[] = "Starting subtest: ";
 	static const char dyn_prefix[] = "Starting dynamic subtest: ";
 	char path[PATH_MAX], subtest[256] = "", dynamic[256] = "", *text = NULL;
@@ -1191,6 +1241,15 @@ static void attribute_crash(struct bci_executor *ex, unsigned index,
 			dyn_done = false;
 		}
 	}
+	/*
+	 * Neither out.txt nor the journal may have seen the last dynamic subtest
+	 * start (the kernel died first), but IGT logs every start to the kernel
+	 * log, and the dump holds the kernel log.
+	 */
+	if (subtest[0] && !sub_done && dump_last_dynamic(ex, subtest, dynamic, sizeof(dynamic), dyn_done)) {
+		start_missing = true;
+		dyn_done = false;
+	}
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
@@ -1199,6 +1258,10 @@ static void attribute_crash(struct bci_executor *ex, unsigned index,
 	if (subtest[0] && !sub_done && dynamic[0] && !dyn_done) {
 		if (start_missing)
 			dprintf(fd, "%s%s\n", dyn_prefix, dynamic);
+		/* Known now: a resume must not run it again. */
+		if (start_missing && bci_journal_append(journal, "dynamic %u %s@%s", index, subtest,
+							dynamic) < 0)
+			bci_warn("job %u: cannot journal the crashed dynamic subtest", index);
 		dprintf(fd, "Dynamic subtest %s: CRASH (0.000s)\n", dynamic);
 		bci_say("job %u: %s@%s crashed the kernel", index, subtest, dynamic);
 	} else if (subtest[0] && !sub_done) {
@@ -1287,7 +1350,7 @@ int bci_igt_run(struct bci_executor *ex)
 		bci_warn("job %u (%s) was running when boot %u ended", j, jobs.entries[j].binary,
 			 journal.boots - 1);
 		if (ex->kernel_crashed)
-			attribute_crash(ex, j, &journal.jobs[j]);
+			attribute_crash(ex, j, &journal);
 		bci_journal_append(&journal, "incomplete %u %u", j, journal.boots - 1);
 		if (journal.jobs[j].starts >= boot_cap) {
 			bci_error("job %u took the machine down %u times: not run again", j,

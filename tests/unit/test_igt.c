@@ -340,6 +340,35 @@ static void kernel_crash_in_a_dynamic_subtest(void **state)
 	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-skip"), "skip");
 }
 
+static void kernel_crash_dump_names_the_dynamic_subtest(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	/* Neither out.txt nor the journal saw dyn-fail start: only the kernel log did. */
+	died_during_job(f, "igt_basic pass\nigt_dynamic mixed\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\ndynamic 1 mixed@dyn-pass\n",
+			"mixed\n");
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt",
+		       "Starting subtest: mixed\nStarting dynamic subtest: dyn-pass\n"
+		       "Dynamic subtest dyn-pass: SUCCESS (0.001s)\n");
+	fakeroot_write(&f->root, "/sys/fs/pstore/dmesg-efi-1",
+		       "Panic#1 Part1\n<6>[    3.1] [IGT] igt_dynamic: starting subtest mixed\n"
+		       "<6>[    3.2] [IGT] igt_dynamic: starting dynamic subtest dyn-pass\n"
+		       "<6>[    3.3] [IGT] igt_dynamic: finished dynamic subtest dyn-pass, SUCCESS\n"
+		       "<6>[    3.4] [IGT] igt_dynamic: starting dynamic subtest dyn-fail\n"
+		       "<0>[    3.5] Kernel panic - not syncing: sysrq triggered crash\n");
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-fail"), "crash");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-skip"), "skip");
+	/* The crashed one is not run again on resume. */
+	const char *out = run_file(f, "1/out.txt");
+	assert_null(strstr(strstr(out, "CRASH"), "Starting dynamic subtest: dyn-fail"));
+}
+
 static void boot_cap_ends_a_crash_loop(void **state)
 {
 	struct fixture *f = *state;
@@ -423,6 +452,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(resume_continues_after_started_dynamic_subtests, setup, teardown),
 		cmocka_unit_test_setup_teardown(kernel_crash_is_attributed_to_the_subtest, setup, teardown),
 		cmocka_unit_test_setup_teardown(kernel_crash_in_a_dynamic_subtest, setup, teardown),
+		cmocka_unit_test_setup_teardown(kernel_crash_dump_names_the_dynamic_subtest, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_cap_ends_a_crash_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(taint_aborts_the_run, setup, teardown),
