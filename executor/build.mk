@@ -20,3 +20,22 @@ $(BUILD)/host/bin/bootci-executor: $(call objs,host,executor/main.c) $(BUILD)/ho
 	$(HOST_CC) $(HOST_CFLAGS) -o $@ $^ $(HOST_LIBS)
 
 all: $(EXECUTOR_BIN) $(BUILD)/host/bin/bootci-executor
+
+# bootci-efi: the EFI boot entries by hand or from a provisioning boot; static
+# musl for the test image (/usr/sbin/bootci-efi, images/test-image.conf), host
+# build for tests on fake trees (--root).
+BOOTCI_EFI_BIN := $(BUILD)/musl/bin/bootci-efi
+
+$(BOOTCI_EFI_BIN): $(call objs,musl,executor/efi-tool/main.c) $(BUILD)/musl/libexecutor.a $(BUILD)/musl/libbootci.a
+	@mkdir -p $(@D)
+	$(MUSL_CC) $(MUSL_LDFLAGS) -o $@ $^ $(MUSL_LIBS)
+	@tests/check-static.sh $@
+
+$(BUILD)/host/bin/bootci-efi: $(call objs,host,executor/efi-tool/main.c) $(BUILD)/host/libexecutor.a $(BUILD)/host/libbootci.a
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ $^ $(HOST_LIBS)
+
+# The test image carries it (images/test-image.conf names it beside the fixtures).
+$(BUILD)/images/test.manifest: $(BOOTCI_EFI_BIN)
+
+all: $(BOOTCI_EFI_BIN) $(BUILD)/host/bin/bootci-efi

@@ -3,6 +3,7 @@
 #include "executor.h"
 
 #include "config.h"
+#include "efivar.h"
 #include "fsutil.h"
 
 #include <errno.h>
@@ -84,10 +85,9 @@ enum bci_ending bci_executor_run(struct bci_executor *ex)
 										: BCI_END_REBOOT;
 }
 
-void bci_executor_end(struct bci_executor *ex, enum bci_ending ending)
+enum bci_ending bci_executor_end(struct bci_executor *ex, enum bci_ending ending)
 {
-	int how = ending == BCI_END_POWEROFF ? RB_POWER_OFF : RB_AUTOBOOT;
-	int ret;
+	int how, ret;
 
 	bci_modules_exit(ex);
 	bci_watchdog_close(ex);
@@ -99,8 +99,12 @@ void bci_executor_end(struct bci_executor *ex, enum bci_ending ending)
 			bci_warn("cannot unmount %s: %s", ex->results_mount, strerror(-ret));
 		ex->sys->sync();
 	}
+	/* The results are safe on disk: now the way back to the known-good image. */
+	ending = bci_handover(ex, ending);
+	how = ending == BCI_END_POWEROFF ? RB_POWER_OFF : RB_AUTOBOOT;
 	bci_say("%s", ending == BCI_END_POWEROFF ? "powering off" : "rebooting");
 	ret = ex->sys->reboot(how);
 	if (ret < 0)
 		bci_error("reboot(2): %s", strerror(-ret));
+	return ending;
 }

@@ -129,7 +129,8 @@ int bci_igt_run(struct bci_executor *ex);
 
 /* executor.c: the boot from mounts to the test's recorded result. */
 enum bci_ending bci_executor_run(struct bci_executor *ex);
-/* flush, sync, unmount the results, end the boot; returns only when not PID 1 or on failure. */
-void bci_executor_end(struct bci_executor *ex, enum bci_ending ending);
+/* flush, sync, unmount the results, hand over, end the boot; returns only when not PID 1 or on failure. */
+/* The hand-over (BootNext) may turn the ending into its fallback: returns the one taken. */
+enum bci_ending bci_executor_end(struct bci_executor *ex, enum bci_ending ending);
 
 #endif

@@ -13,6 +13,7 @@
 #include "fsutil.h"
 #include "igtout.h"
 #include "journal.h"
+#include "suspend.h"
 #include "testlist.h"
 
 #include <dirent.h>
@@ -91,7 +92,7 @@ static int plan_add(struct planner *p, const char *binary, const char *subtest)
 {
 	struct bci_joblist *jobs = p->jobs;
 
-	if (subtest && p->multiple && jobs->count > 0 &&
+	if (subtest && p->multiple && jobs->count > 0 && strcmp(binary, BCI_SUSPEND_BINARY) != 0 &&
 	    strcmp(jobs->entries[jobs->count - 1].binary, binary) == 0 &&
 	    jobs->entries[jobs->count - 1].count > 0 &&
 	    !strchr(subtest, '@') && !strchr(jobs->entries[jobs->count - 1].subtests[0], '@')) {
@@ -198,6 +199,35 @@ static int list_subtests(struct planner *p, const char *binary, char **out)
 	return 0;
 }
 
+/* bootci@suspend@<state>[+<pm_test>]@<count>: <count> cycle jobs, numbered through the run. */
+static int plan_suspend(struct planner *p, const struct bci_test_name *name)
+{
+	unsigned long count = strtoul(name->dynamic, NULL, 10);
+	struct bci_suspend_cycle_name parsed;
+	unsigned first = 1;
+	char cycle[300];
+	int ret = 0;
+
+	/* Continue the numbering of earlier cycles of the same state and level. */
+	for (size_t i = 0; i < p->jobs->count; i++) {
+		const struct bci_joblist_entry *e = &p->jobs->entries[i];
+		size_t n = strlen(name->subtest);
+		if (strcmp(e->binary, BCI_SUSPEND_BINARY) == 0 && e->count == 1 &&
+		    strncmp(e->subtests[0], name->subtest, n) == 0 && e->subtests[0][n] == '-')
+			first++;
+	}
+	for (unsigned long i = 0; i < count && ret == 0; i++) {
+		snprintf(cycle, sizeof(cycle), "%s-%04lu", name->subtest, first + i);
+		if (bci_suspend_cycle_parse(cycle, &parsed) < 0) {
+			bci_error("testlist: bootci@suspend@%s: unknown state or pm_test level",
+				  name->subtest);
+			return -EINVAL;
+		}
+		ret = bci_joblist_add(p->jobs, BCI_SUSPEND_BINARY, (const char *const[]){ cycle }, 1);
+	}
+	return ret;
+}
+
 static int plan_test(const struct bci_test_name *name, void *data)
 {
 	struct planner *p = data;
@@ -205,6 +235,8 @@ static int plan_test(const struct bci_test_name *name, void *data)
 	char *listing = NULL;
 	int ret = 0, any = 0;
 
+	if (strcmp(name->binary, BCI_SUSPEND_BINARY) == 0)
+		return plan_suspend(p, name);
 	if (name->subtest[0]) {
 		if (name->dynamic[0])
 			snprintf(sub, sizeof(sub), "%s@%s", name->subtest, name->dynamic);
@@ -758,6 +790,36 @@ static void escalate(struct job_run *job, const char *reason, long now)
 }
 
 /*
+ * A suspend cycle job: the cycle writes the IGT protocol itself (it is one
+ * synchronous call, no child and no pipe). Its journal.txt line is durable
+ * before the machine sleeps, so a cycle that never wakes is incomplete.
+ */
+static int run_suspend_job(struct bci_executor *ex, struct job_run *job, const char *cycle,
+			   int *status_out, double *seconds)
+{
+	struct bci_suspend_record record;
+	char line[320];
+	int n = snprintf(line, sizeof(line), "%s\n", cycle), status;
+
+	journal_write(job, line, (size_t)n);
+	bci_kmsg_mark(ex, 6, "job %u: suspend cycle %s\n", job->index, cycle);
+	job->start = now_ms();
+	status = bci_suspend_cycle(ex, cycle, job->fds[F_OUT], job->fds[F_ERR], job->fds[F_DMESG],
+				   &record);
+	if (status < 0)
+		return status;
+	*status_out = status;
+	*seconds = record.wall;
+	snprintf(job->last_result, sizeof(job->last_result), "%s", record.result);
+	job->results = 1;
+	n = snprintf(line, sizeof(line), "exit:%d (%.3fs)\n", status, record.wall);
+	for (int i = 0; i < F_COUNT; i++)
+		fdatasync(job->fds[i]);
+	journal_write(job, line, (size_t)n);
+	return 0;
+}
+
+/*
  * Runs job @index (its subtests restricted to @subtests). Returns the igt
  * exit status (>= 0, or -signal) through @status; 0 when the job ran, 1 when
  * it had to be left running (unkillable: the run must stop), -errno otherwise.
@@ -787,6 +849,10 @@ static int run_job(struct bci_executor *ex, struct bci_journal *journal, unsigne
 		ret = open_job_outputs(job, dir);
 	if (ret < 0) {
 		bci_error("job %u: cannot open its output files in %s: %s", index, dir, strerror(-ret));
+		goto out;
+	}
+	if (strcmp(entry->binary, BCI_SUSPEND_BINARY) == 0) {
+		ret = run_suspend_job(ex, job, subtests[0], status_out, seconds);
 		goto out;
 	}
 	job->out = (struct stream){ .file_fd = job->fds[F_OUT], .limit = limit };
@@ -1428,6 +1494,8 @@ int bci_igt_run(struct bci_executor *ex)
 			break;
 	}
 finish:
+	if (bci_suspend_summary_write(ex->run_dir) < 0)
+		bci_warn("cannot write suspend-summary.txt");
 	write_realtime(ex->run_dir, "endtime.txt");
 	if (!journal.done)
 		bci_journal_append(&journal, "done");

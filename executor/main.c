@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 	if (bci_signals_setup(&ex) < 0)
 		bci_error("cannot set up signal handling; going on without it");
 	ending = bci_executor_run(&ex);
-	bci_executor_end(&ex, ending);
+	ending = bci_executor_end(&ex, ending);
 	if (!init)
 		return 0;
 

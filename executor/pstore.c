@@ -13,6 +13,7 @@
 #include "executor.h"
 
 #include "config.h"
+#include "efivar.h"
 #include "fsutil.h"
 
 #include <dirent.h>
@@ -214,7 +215,7 @@ static void previous_end(const struct bci_executor *ex, bool crashed, const char
 int bci_boot_begin(struct bci_executor *ex)
 {
 	char pstore[PATH_MAX], efivars[PATH_MAX], dest[PATH_MAX + 16], crash_names[1024] = "";
-	char boot_id[64], cmdline[2048], end[1200], record[4096];
+	char boot_id[64], cmdline[2048], end[1200], record[8192], efi[3072];
 	bool crashed = false;
 	int saved_pstore, saved_efi, ret;
 
@@ -246,11 +247,13 @@ int bci_boot_begin(struct bci_executor *ex)
 
 	read_line(ex, "/proc/sys/kernel/random/boot_id", boot_id, sizeof(boot_id), "unknown");
 	read_line(ex, "/proc/cmdline", cmdline, sizeof(cmdline), "");
+	if (bci_boot_record(ex, efi, sizeof(efi)) < 0)
+		snprintf(efi, sizeof(efi), "unknown");
 	snprintf(record, sizeof(record),
 		 "boot %u\nboot_id %s\ntime %ld\nkernel %s\ncmdline %s\nprevious %s\n"
-		 "pstore_records %d\nefi_dump_variables %d\n",
+		 "pstore_records %d\nefi_dump_variables %d\nrecord %s\n",
 		 ex->boot_number, boot_id, (long)time(NULL), ex->release, cmdline, end,
-		 saved_pstore < 0 ? 0 : saved_pstore, saved_efi < 0 ? 0 : saved_efi);
+		 saved_pstore < 0 ? 0 : saved_pstore, saved_efi < 0 ? 0 : saved_efi, efi);
 	snprintf(dest, sizeof(dest), "%s/boot.txt", ex->boot_dir);
 	ret = bci_write_file_atomic(dest, record, strlen(record), 0644);
 	if (ret < 0)

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "fsutil.h"
+#include "suspend.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -72,6 +73,7 @@ const struct bci_config_key bci_executor_keys[] = {
 	{ "handover_fallback", BCI_CONFIG_CHOICE, "reboot", "reboot|poweroff",
 	  "without EFI or without that entry: how the boot ends instead of the hand-over" },
 	/* -- suspend cycles (suspend.c) -- */
+	BCI_SUSPEND_CONFIG_KEYS,
 	{ "test", BCI_CONFIG_STRING, "", NULL,
 	  "without testlist: one test program and its arguments (split on white space)" },
 	{ "test_timeout", BCI_CONFIG_SECONDS, "10m", NULL,

@@ -21,7 +21,8 @@ IMAGES_DIR          := $(BUILD)/images
 IMAGE_ENV := EXECUTOR=$(abspath $(EXECUTOR_MUSL)) BUSYBOX=$(INITRAMFS_BUSYBOX) \
 	EXECUTOR_CONF=$(CURDIR)/initramfs/executor.conf \
 	KNOWN_GOOD_CONF=$(CURDIR)/images/known-good-executor.conf \
-	FIXTURES=$(abspath $(BUILD)/musl/bin/fixtures)
+	FIXTURES=$(abspath $(BUILD)/musl/bin/fixtures) \
+	BOOTCI_EFI=$(abspath $(BUILD)/musl/bin/bootci-efi)
 IMAGE_KERNEL = --vmlinuz $(BUILD)/kernel/vmlinuz --modules $(BUILD)/kernel/root
 
 # The manifest is written last, after the image folder is in place: it stands for both.

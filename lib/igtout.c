@@ -400,6 +400,30 @@ static size_t lowercase_word(const char *s, char *dst, size_t room)
 	return n < room ? n : room;
 }
 
+/*
+ * bootci's suspend cycles are jobs of the pseudo-binary `bootci_suspend`
+ * whose subtest is `<state>[+<pm_test>]-<NNNN>`; they are named
+ * `bootci@suspend@<state>[+<pm_test>]@<NNNN>`, a family of their own beside
+ * IGT's tests (the binary alone is `bootci@suspend`).
+ */
+static void suspend_cycle_name(const char *subtest, char *name, size_t size)
+{
+	size_t used = (size_t)snprintf(name, size, "bootci@suspend");
+	char word[256];
+	size_t len, dash;
+
+	if (!subtest || used + 1 >= size)
+		return;
+	len = lowercase_word(subtest, word, sizeof(word) - 1);
+	word[len] = '\0';
+	for (dash = len; dash > 0 && word[dash - 1] != '-'; dash--)
+		;
+	/* Not a cycle name: kept whole rather than guessed at. */
+	if (dash > 1)
+		word[dash - 1] = '@';
+	snprintf(name + used, size - used, "@%s", word);
+}
+
 void bci_igtout_piglit_name(const char *binary, const char *subtest, char *name, size_t size)
 {
 	size_t used;
@@ -409,6 +433,10 @@ void bci_igtout_piglit_name(const char *binary, const char *subtest, char *name,
 	/* Same bound as igt_runner's 256-byte name buffers. */
 	if (size > 256)
 		size = 256;
+	if (strcmp(binary, BCI_IGTOUT_SUSPEND_BINARY) == 0) {
+		suspend_cycle_name(subtest, name, size);
+		return;
+	}
 	used = (size_t)snprintf(name, size, "igt@");
 	if (used >= size)
 		return;

@@ -88,7 +88,12 @@ const char *bci_igtout_map_result(const char *text, size_t len, double *time);
  */
 bool bci_igtout_err_has_warnings(const char *buf, size_t len);
 
-/* igt_runner's "igt@binary[@subtest]" name: each part lowercased, cut at whitespace. */
+/*
+ * igt_runner's "igt@binary[@subtest]" name: each part lowercased, cut at whitespace.
+ * bootci's suspend cycles (binary BCI_IGTOUT_SUSPEND_BINARY, subtest
+ * `<state>[+<pm_test>]-<NNNN>`) are named "bootci@suspend[@<state>[+<pm_test>]@<NNNN>]".
+ */
+#define BCI_IGTOUT_SUSPEND_BINARY "bootci_suspend"
 void bci_igtout_piglit_name(const char *binary, const char *subtest, char *name, size_t size);
 void bci_igtout_piglit_name_dynamic(const char *subtest_name, const char *dynamic,
 				    char *name, size_t size);

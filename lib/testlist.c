@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "testlist.h"
+#include "igtout.h"
 #include "message.h"
 
 #include <ctype.h>
@@ -61,6 +62,27 @@ int bci_testlist_parse_line(const char *line, struct bci_test_name *name, char *
 	copy[end - p] = '\0';
 
 	memset(name, 0, sizeof(*name));
+	/* bootci's own plan items: bootci@suspend@<state>[+<pm_test>]@<count>. */
+	if (strncmp(copy, "bootci@suspend@", 15) == 0) {
+		const char *spec = copy + 15, *at = strchr(spec, '@');
+		char *rest;
+		unsigned long count;
+		if (!at || at == spec || (size_t)(at - spec) >= sizeof(name->subtest) ||
+		    !at[1] || (count = strtoul(at + 1, &rest, 10)) == 0 || *rest || count > 100000) {
+			bci_message(err, err_size,
+				    "'%s': expected bootci@suspend@<state>[+<pm_test>]@<count> (count 1-100000)",
+				    copy);
+			return -EINVAL;
+		}
+		snprintf(name->binary, sizeof(name->binary), "%s", BCI_IGTOUT_SUSPEND_BINARY);
+		memcpy(name->subtest, spec, (size_t)(at - spec));
+		snprintf(name->dynamic, sizeof(name->dynamic), "%lu", count);
+		if (!bci_igt_name_valid(name->subtest, 1)) {
+			bci_message(err, err_size, "'%s': bad suspend state '%s'", copy, name->subtest);
+			return -EINVAL;
+		}
+		return 1;
+	}
 	if (strncmp(copy, "igt@", 4) != 0) {
 		bci_message(err, err_size, "'%s' is not an IGT test name (igt@<binary>[@<subtest>[@<dynamic>]])", copy);
 		return -EINVAL;

@@ -165,6 +165,43 @@ static void multiple_mode_groups_subtests(void **state)
 	assert_string_equal(result_of(f, "igt@igt_basic@fail"), "fail");
 }
 
+static void suspend_cycles_are_planned_as_jobs(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\nbootci@suspend@mem@2\nbootci@suspend@freeze@1\n"
+		 "bootci@suspend@mem+devices@1\nbootci@suspend@mem@1\n", "");
+	/* A fake machine that offers the states but has no RTC to wake it: cycles fail unslept. */
+	fakeroot_write(&f->root, "/sys/power/state", "freeze mem disk\n");
+	fakeroot_write(&f->root, "/sys/power/mem_sleep", "s2idle [deep]\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_string_equal(run_file(f, "joblist.txt"),
+			    "igt_basic pass\nbootci_suspend mem-0001\nbootci_suspend mem-0002\n"
+			    "bootci_suspend freeze-0001\nbootci_suspend mem+devices-0001\n"
+			    "bootci_suspend mem-0003\n");
+	assert_non_null(strstr(run_file(f, "1/journal.txt"), "mem-0001\nexit:"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+	assert_string_equal(result_of(f, "bootci@suspend@mem@0001"), "fail");
+	assert_string_equal(result_of(f, "bootci@suspend@mem@0003"), "fail");
+	assert_non_null(run_file(f, "suspend-summary.txt"));
+}
+
+static void bad_suspend_item_is_an_error(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "bootci@suspend@mem@0\n", "");
+	assert_int_equal(bci_igt_run(&f->ex), -EINVAL);
+	bci_config_free(f->ex.config);
+	f->ex.config = NULL;
+	fakeroot_remove(&f->root);
+	close(f->ex.signal_fd);
+	start(f, "bootci@suspend@hibernate@1\n", "");
+	assert_int_equal(bci_igt_run(&f->ex), -EINVAL);
+	assert_null(run_file(f, "joblist.txt"));
+}
+
 static void bad_testlist_is_an_error(void **state)
 {
 	struct fixture *f = *state;
@@ -442,6 +479,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(plan_and_results, setup, teardown),
 		cmocka_unit_test_setup_teardown(multiple_mode_groups_subtests, setup, teardown),
+		cmocka_unit_test_setup_teardown(suspend_cycles_are_planned_as_jobs, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_suspend_item_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_testlist_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_binary_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(per_test_timeout_kills, setup, teardown),

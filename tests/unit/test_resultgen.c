@@ -335,6 +335,34 @@ static void igtout_piglit_names(void **state)
 	assert_int_equal(strlen(name), 255);	/* igt_runner's buffers */
 }
 
+/* Suspend cycles are a family of their own: bootci@suspend@<state>[+<pm_test>]@<NNNN>. */
+static void igtout_piglit_names_suspend(void **state)
+{
+	char name[256], dyn[256];
+
+	(void)state;
+	bci_igtout_piglit_name("bootci_suspend", "mem-0007", name, sizeof(name));
+	assert_string_equal(name, "bootci@suspend@mem@0007");
+	bci_igtout_piglit_name("bootci_suspend", "Mem+Devices-0003", name, sizeof(name));
+	assert_string_equal(name, "bootci@suspend@mem+devices@0003");
+	bci_igtout_piglit_name("bootci_suspend", "freeze-12345", name, sizeof(name));
+	assert_string_equal(name, "bootci@suspend@freeze@12345");
+	bci_igtout_piglit_name("bootci_suspend", NULL, name, sizeof(name));
+	assert_string_equal(name, "bootci@suspend");
+	/* Not a cycle name: kept whole. */
+	bci_igtout_piglit_name("bootci_suspend", "odd", name, sizeof(name));
+	assert_string_equal(name, "bootci@suspend@odd");
+	bci_igtout_piglit_name("bootci_suspend", "-0001", name, sizeof(name));
+	assert_string_equal(name, "bootci@suspend@-0001");
+	bci_igtout_piglit_name("bootci_suspend", "mem-0001", name, 12);
+	assert_string_equal(name, "bootci@susp");
+	bci_igtout_piglit_name_dynamic("bootci@suspend@mem@0001", "Dyn", dyn, sizeof(dyn));
+	assert_string_equal(dyn, "bootci@suspend@mem@0001@dyn");
+	/* Only that binary: a test binary with a similar name stays igt@. */
+	bci_igtout_piglit_name("bootci_suspend2", "mem-0001", name, sizeof(name));
+	assert_string_equal(name, "igt@bootci_suspend2@mem-0001");
+}
+
 /* ---- resultgen on small results directories ---- */
 
 static int setup_tree(void **state)
@@ -467,6 +495,45 @@ static void resultgen_dmesg_escapes_and_ignores(void **state)
 	assert_null(field("igt@drv@two", "dmesg-warnings"));
 }
 
+/* Cycles in a results directory: their own names, totals and runtimes; a dead one incomplete. */
+static void resultgen_suspend_cycles(void **state)
+{
+	struct fakeroot *root = *state;
+
+	fakeroot_write(root, "/res/joblist.txt",
+		       "bootci_suspend mem-0001\nbootci_suspend mem-0002\nbootci_suspend freeze-0001\n"
+		       "bootci_suspend mem+devices-0001\n");
+	fakeroot_write(root, "/res/0/journal.txt", "mem-0001\nexit:0 (6.012s)\n");
+	fakeroot_write(root, "/res/0/out.txt",
+		       "IGT-Version: bootci-suspend (x86_64) (Linux: 6.1.0 x86_64)\n"
+		       "Starting subtest: mem-0001\n"
+		       "bootci-suspend: write returned after 6.000s: suspended 5.000s, suspend+resume 1.000s\n"
+		       "Subtest mem-0001: SUCCESS (6.012s)\n");
+	fakeroot_write(root, "/res/0/err.txt", "");
+	fakeroot_write(root, "/res/0/dmesg.txt", "6,1,1000000,-;PM: suspend entry (deep)\n"
+		       "6,2,1400000,-;PM: suspend exit\n");
+	fakeroot_write(root, "/res/1/journal.txt", "mem-0002\nexit:98 (0.100s)\n");
+	fakeroot_write(root, "/res/1/out.txt",
+		       "Starting subtest: mem-0002\nSubtest mem-0002: FAIL (0.100s)\n");
+	fakeroot_write(root, "/res/1/err.txt",
+		       "bootci-suspend: writing mem to /sys/power/state failed: Device or resource busy\n");
+	fakeroot_write(root, "/res/1/dmesg.txt", "");
+	/* s2idle never woke: the machine was reset, the journal names the cycle and nothing more. */
+	fakeroot_write(root, "/res/2/journal.txt", "freeze-0001\n");
+	fakeroot_write(root, "/res/2/out.txt", "Starting subtest: freeze-0001\n");
+	fakeroot_write(root, "/res/2/err.txt", "");
+	fakeroot_write(root, "/res/2/dmesg.txt", "");
+	assert_int_equal(generate(root), 0);
+	assert_string_equal(field("bootci@suspend@mem@0001", "result"), "pass");
+	assert_non_null(strstr(field("bootci@suspend@mem@0001", "out"), "suspended 5.000s"));
+	assert_string_equal(field("bootci@suspend@mem@0002", "result"), "fail");
+	assert_string_equal(field("bootci@suspend@freeze@0001", "result"), "incomplete");
+	/* Never started: notrun, as any other job of the joblist. */
+	assert_string_equal(field("bootci@suspend@mem+devices@0001", "result"), "notrun");
+	assert_null(strstr(generated, "igt@bootci_suspend"));
+	assert_non_null(strstr(generated, "\"bootci@suspend\": {"));
+}
+
 static void resultgen_missing_files(void **state)
 {
 	struct fakeroot *root = *state;
@@ -559,8 +626,10 @@ int main(void)
 		cmocka_unit_test(igtout_nul_ends_the_text),
 		cmocka_unit_test(igtout_err_warnings),
 		cmocka_unit_test(igtout_piglit_names),
+		cmocka_unit_test(igtout_piglit_names_suspend),
 		cmocka_unit_test_setup_teardown(resultgen_timeout_and_abort, setup_tree, teardown_tree),
 		cmocka_unit_test_setup_teardown(resultgen_dmesg_escapes_and_ignores, setup_tree, teardown_tree),
+		cmocka_unit_test_setup_teardown(resultgen_suspend_cycles, setup_tree, teardown_tree),
 		cmocka_unit_test_setup_teardown(resultgen_missing_files, setup_tree, teardown_tree),
 		cmocka_unit_test_setup_teardown(resultgen_errors_name_file_and_line, setup_tree, teardown_tree),
 		cmocka_unit_test(resultgen_not_a_results_dir),

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bootci-efi: the EFI boot entries of a test machine, by hand or from a
+ * provisioning boot (as the executor's test program). Static, so it runs in
+ * the test image; a thin layer over executor/efivar.c.
+ */
+#include "efivar.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: bootci-efi [--root DIR] list\n"
+		"       bootci-efi [--root DIR] create-entry --label L --disk DEV --partition N\n"
+		"                  --loader PATH [--last | --first]\n"
+		"       bootci-efi [--root DIR] set-bootnext NUM|Boot####|LABEL\n"
+		"       bootci-efi [--root DIR] delete-bootnext\n"
+		"\n"
+		"list          Boot#### entries (* = active) with their device paths, BootOrder,\n"
+		"              BootCurrent and BootNext\n"
+		"create-entry  HD(partition N of the GPT disk DEV)/File(PATH) as the entry L: the\n"
+		"              next free Boot#### (or L's own number when L exists), added at the\n"
+		"              end of BootOrder (--last, the default: network entries stay first)\n"
+		"              or at its start (--first); an entry already in BootOrder keeps its\n"
+		"              place; '/' in PATH is taken as '\\'\n"
+		"set-bootnext  the entry the firmware boots once, next time\n"
+		"--root DIR    efivarfs and DEV looked up under DIR (tests)\n");
+}
+
+static int fail(const char *what, int err)
+{
+	fprintf(stderr, "bootci-efi: %s: %s\n", what, strerror(-err));
+	return 1;
+}
+
+static int need_efi(const struct bci_executor *ex)
+{
+	int ret = bci_efivar_available(ex);
+
+	if (ret == -ENODEV)
+		fprintf(stderr, "bootci-efi: no EFI: the machine did not boot through EFI\n");
+	else if (ret == -ENOMEDIUM)
+		fprintf(stderr, "bootci-efi: no EFI variables: mount efivarfs on %s\n",
+			BCI_EFIVARS_DIR);
+	else if (ret < 0)
+		fprintf(stderr, "bootci-efi: %s: %s\n", BCI_EFIVARS_DIR, strerror(-ret));
+	return ret;
+}
+
+static void print_entry(const struct bci_executor *ex, uint16_t number)
+{
+	struct bci_efi_load_option option;
+	uint8_t *raw = NULL;
+	size_t raw_size = 0;
+	char path[1024];
+	int ret;
+
+	ret = bci_efi_boot_entry_get(ex, number, &option, &raw, &raw_size);
+	if (ret < 0) {
+		printf("Boot%04X  (unreadable: %s)\n", number, strerror(-ret));
+		return;
+	}
+	if (bci_efi_device_path_format(option.file_path, option.file_path_size, path,
+				       sizeof(path)) < 0)
+		snprintf(path, sizeof(path), "(malformed device path)");
+	printf("Boot%04X%c %s\t%s%s\n", number,
+	       option.attributes & BCI_EFI_LOAD_OPTION_ACTIVE ? '*' : ' ', option.description,
+	       path, option.optional_data_size ? " +data" : "");
+	bci_efi_load_option_clear(&option);
+	free(raw);
+}
+
+static void print_number_variable(const char *name, int ret, uint16_t number)
+{
+	if (ret == 0)
+		printf("%s: Boot%04X\n", name, number);
+	else if (ret == -ENOENT)
+		printf("%s: absent\n", name);
+	else
+		printf("%s: unreadable (%s)\n", name, strerror(-ret));
+}
+
+static int cmd_list(const struct bci_executor *ex)
+{
+	uint16_t *entries = NULL, *order = NULL, number = 0;
+	size_t entry_count = 0, order_count = 0;
+	int ret;
+
+	if (need_efi(ex) < 0)
+		return 1;
+	ret = bci_efi_boot_current_get(ex, &number);
+	print_number_variable("BootCurrent", ret, number);
+	ret = bci_efi_boot_next_get(ex, &number);
+	print_number_variable("BootNext", ret, number);
+	ret = bci_efi_boot_order_get(ex, &order, &order_count);
+	if (ret == 0) {
+		printf("BootOrder:");
+		for (size_t i = 0; i < order_count; i++)
+			printf("%s%04X", i ? "," : " ", order[i]);
+		printf("\n");
+	} else {
+		print_number_variable("BootOrder", ret, 0);
+	}
+	free(order);
+	ret = bci_efi_boot_entries(ex, &entries, &entry_count);
+	if (ret < 0)
+		return fail("Boot#### entries", ret);
+	for (size_t i = 0; i < entry_count; i++)
+		print_entry(ex, entries[i]);
+	free(entries);
+	return 0;
+}
+
+/* BootOrder with @number in it: appended (or first with @first), not duplicated. */
+static int order_add(const struct bci_executor *ex, uint16_t number, bool first)
+{
+	uint16_t *order = NULL, *bigger;
+	size_t count = 0;
+	int ret;
+
+	ret = bci_efi_boot_order_get(ex, &order, &count);
+	if (ret == -ENOENT)
+		ret = 0, order = NULL, count = 0;
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < count; i++) {
+		if (order[i] == number) {
+			free(order);
+			return 0;
+		}
+	}
+	bigger = realloc(order, (count + 1) * sizeof(*order));
+	if (!bigger) {
+		free(order);
+		return -ENOMEM;
+	}
+	order = bigger;
+	if (first) {
+		memmove(order + 1, order, count * sizeof(*order));
+		order[0] = number;
+	} else {
+		order[count] = number;
+	}
+	ret = bci_efi_boot_order_set(ex, order, count + 1);
+	free(order);
+	return ret;
+}
+
+static int cmd_create_entry(const struct bci_executor *ex, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "label", required_argument, NULL, 'l' },
+		{ "disk", required_argument, NULL, 'd' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "loader", required_argument, NULL, 'L' },
+		{ "last", no_argument, NULL, 'z' },
+		{ "first", no_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *label = NULL, *disk = NULL, *loader = NULL;
+	struct bci_efi_load_option option = { 0 };
+	struct bci_efi_hard_drive hd;
+	char disk_path[PATH_MAX], text[1024];
+	uint8_t *path = NULL;
+	size_t path_size = 0;
+	unsigned long partition = 0;
+	bool first = false, replaced;
+	uint16_t number;
+	char *end;
+	int opt, ret;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (opt) {
+		case 'l': label = optarg; break;
+		case 'd': disk = optarg; break;
+		case 'L': loader = optarg; break;
+		case 'z': first = false; break;
+		case 'a': first = true; break;
+		case 'p':
+			errno = 0;
+			partition = strtoul(optarg, &end, 10);
+			if (errno || *end || partition == 0 || partition > 128) {
+				fprintf(stderr, "bootci-efi: --partition: '%s' is not a partition number (1-128)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || !label || !disk || !partition || !loader || !*label) {
+		fprintf(stderr, "bootci-efi: create-entry needs --label, --disk, --partition and --loader\n");
+		return 2;
+	}
+	if (need_efi(ex) < 0)
+		return 1;
+	if (bci_path(ex, disk_path, "%s", disk) < 0)
+		return fail(disk, -ENAMETOOLONG);
+	ret = bci_efi_hard_drive_probe(disk_path, (unsigned)partition, &hd);
+	if (ret == -EMEDIUMTYPE) {
+		fprintf(stderr, "bootci-efi: %s: no GPT partition table\n", disk);
+		return 1;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "bootci-efi: %s: partition %lu: %s\n", disk, partition,
+			ret == -ENOENT ? "no such partition" : strerror(-ret));
+		return 1;
+	}
+	ret = bci_efi_device_path_hd_file(&hd, loader, &path, &path_size);
+	if (ret < 0)
+		return fail("--loader", ret);
+	/* Provisioning twice must not leave two entries of the same name behind. */
+	replaced = bci_efi_boot_find(ex, label, &number) == 0;
+	if (!replaced) {
+		ret = bci_efi_boot_entry_free_number(ex, &number);
+		if (ret < 0)
+			goto out;
+	}
+	option.attributes = BCI_EFI_LOAD_OPTION_ACTIVE;
+	option.description = (char *)label;
+	option.file_path = path;
+	option.file_path_size = path_size;
+	ret = bci_efi_boot_entry_set(ex, number, &option);
+	if (ret < 0)
+		goto out;
+	ret = order_add(ex, number, first);
+	if (ret < 0)
+		goto out;
+	bci_efi_device_path_format(path, path_size, text, sizeof(text));
+	printf("Boot%04X* %s\t%s (%s)\n", number, label, text, replaced ? "replaced" : "created");
+out:
+	free(path);
+	if (ret < 0)
+		return fail("create-entry", ret);
+	return 0;
+}
+
+/* NUM (1-4 hex digits), Boot####, or a description. */
+static int resolve_entry(const struct bci_executor *ex, const char *what, uint16_t *number)
+{
+	size_t len = strlen(what);
+	char name[16];
+
+	if (len >= 1 && len <= 4 && strspn(what, "0123456789abcdefABCDEF") == len) {
+		snprintf(name, sizeof(name), "Boot%04lX", strtoul(what, NULL, 16));
+		return bci_efi_boot_find(ex, name, number);
+	}
+	return bci_efi_boot_find(ex, what, number);
+}
+
+static int cmd_set_bootnext(const struct bci_executor *ex, const char *what)
+{
+	uint16_t number;
+	int ret;
+
+	if (need_efi(ex) < 0)
+		return 1;
+	ret = resolve_entry(ex, what, &number);
+	if (ret == -ENOENT) {
+		fprintf(stderr, "bootci-efi: no boot entry '%s' (bootci-efi list shows them)\n", what);
+		return 1;
+	}
+	if (ret < 0)
+		return fail(what, ret);
+	ret = bci_efi_boot_next_set(ex, number);
+	if (ret < 0)
+		return fail("BootNext", ret);
+	printf("BootNext: Boot%04X\n", number);
+	return 0;
+}
+
+static int cmd_delete_bootnext(const struct bci_executor *ex)
+{
+	int ret;
+
+	if (need_efi(ex) < 0)
+		return 1;
+	ret = bci_efivar_delete(ex, "BootNext", BCI_EFI_GLOBAL_GUID);
+	if (ret < 0 && ret != -ENOENT)
+		return fail("BootNext", ret);
+	printf("BootNext: absent\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	/* Only root is used: the tool makes no system call through ex.sys. */
+	struct bci_executor ex = { .root = "", .signal_fd = -1, .watchdog_fd = -1 };
+	const char *command;
+	int first = 1;
+
+	if (argc >= 3 && strcmp(argv[1], "--root") == 0) {
+		ex.root = argv[2];
+		first = 3;
+	}
+	if (argc <= first) {
+		usage(stderr);
+		return 2;
+	}
+	command = argv[first];
+	if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0 ||
+	    strcmp(command, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(command, "list") == 0 && argc == first + 1)
+		return cmd_list(&ex);
+	if (strcmp(command, "create-entry") == 0)
+		return cmd_create_entry(&ex, argc - first, argv + first);
+	if (strcmp(command, "set-bootnext") == 0 && argc == first + 2)
+		return cmd_set_bootnext(&ex, argv[first + 1]);
+	if (strcmp(command, "delete-bootnext") == 0 && argc == first + 1)
+		return cmd_delete_bootnext(&ex);
+	usage(stderr);
+	return 2;
+}

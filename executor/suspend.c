@@ -1,0 +1,846 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One suspend/resume cycle, the way rtcwake and IGT's igt_system_suspend_
+ * autoresume do it, but measured and recorded like a test: arm the RTC wake
+ * alarm, make everything known so far durable, write the state, and when the
+ * kernel comes back say how long it slept, how long suspending and resuming
+ * took and whether the kernel counted a failure. The kernel under test may
+ * never come back: then the journal line the engine wrote before the cycle
+ * makes it "incomplete" at the next boot, and the watchdog (kept armed for
+ * sleeps the platform does not end by itself) is what brings the machine back.
+ */
+#include "suspend.h"
+
+#include "executor.h"
+#include "fsutil.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define IGT_EXIT_SUCCESS 0
+#define IGT_EXIT_SKIP 77
+#define IGT_EXIT_FAILURE 98
+/* What suspending plus resuming may take on top of the wake time before a kept watchdog fires. */
+#define WATCHDOG_MARGIN_S 10
+
+static const char *const states[] = { "freeze", "standby", "mem", "disk" };
+static const char *const pm_tests[] = { "freezer", "devices", "platform", "processors", "core" };
+
+static bool in_list(const char *word, size_t len, const char *const *list, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (strlen(list[i]) == len && memcmp(list[i], word, len) == 0)
+			return true;
+	return false;
+}
+
+int bci_suspend_cycle_parse(const char *cycle, struct bci_suspend_cycle_name *name)
+{
+	const char *dash = strrchr(cycle, '-'), *plus = strchr(cycle, '+');
+	const char *state_end = plus ? plus : dash;
+	unsigned long number = 0;
+
+	memset(name, 0, sizeof(*name));
+	if (!dash || dash[1] == '\0' || strlen(dash + 1) < 4 || strlen(dash + 1) > 9 ||
+	    (plus && plus > dash))
+		return -EINVAL;
+	for (const char *p = dash + 1; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		number = number * 10 + (unsigned long)(*p - '0');
+	}
+	if (number == 0 ||
+	    !in_list(cycle, (size_t)(state_end - cycle), states, sizeof(states) / sizeof(states[0])))
+		return -EINVAL;
+	if (plus && !in_list(plus + 1, (size_t)(dash - plus - 1), pm_tests,
+			     sizeof(pm_tests) / sizeof(pm_tests[0])))
+		return -EINVAL;
+	snprintf(name->state, sizeof(name->state), "%.*s", (int)(state_end - cycle), cycle);
+	if (plus)
+		snprintf(name->pm_test, sizeof(name->pm_test), "%.*s", (int)(dash - plus - 1),
+			 plus + 1);
+	name->number = (unsigned)number;
+	return 0;
+}
+
+/* ---- the real operations ---- */
+
+static int real_rtc_read_time(int fd, struct rtc_time *time)
+{
+	return ioctl(fd, RTC_RD_TIME, time) < 0 ? -errno : 0;
+}
+
+static int real_rtc_read_alarm(int fd, struct rtc_wkalrm *alarm)
+{
+	return ioctl(fd, RTC_WKALM_RD, alarm) < 0 ? -errno : 0;
+}
+
+static int real_rtc_set_alarm(int fd, const struct rtc_wkalrm *alarm)
+{
+	return ioctl(fd, RTC_WKALM_SET, alarm) < 0 ? -errno : 0;
+}
+
+static int real_clock(clockid_t clock, struct timespec *ts)
+{
+	return clock_gettime(clock, ts) < 0 ? -errno : 0;
+}
+
+static int real_enter(int fd, const char *state)
+{
+	char text[32];
+	int n = snprintf(text, sizeof(text), "%s\n", state);
+
+	/* One write: sysfs takes the state from the first write, and it blocks across the sleep. */
+	for (;;) {
+		ssize_t written = write(fd, text, (size_t)n);
+		if (written < 0 && errno == EINTR)
+			continue;
+		if (written < 0)
+			return -errno;
+		return written == n ? 0 : -EIO;
+	}
+}
+
+const struct bci_suspend_ops bci_suspend_ops_real = {
+	.rtc_read_time = real_rtc_read_time,
+	.rtc_read_alarm = real_rtc_read_alarm,
+	.rtc_set_alarm = real_rtc_set_alarm,
+	.clock = real_clock,
+	.enter = real_enter,
+};
+
+/* ---- sysfs ---- */
+
+/* Reads ROOT/@rel (first line, without its newline) into @buf; 0 or -errno. */
+static int sysfs_read(const struct bci_executor *ex, const char *rel, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	if (bci_path(ex, path, "%s", rel) < 0)
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int sysfs_write(const struct bci_executor *ex, const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	int fd, ret = 0;
+
+	if (bci_path(ex, path, "%s", rel) < 0)
+		return -ENAMETOOLONG;
+	/* O_TRUNC as a shell's `echo >` does: sysfs ignores it, a fake tree needs it. */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (bci_write_all(fd, text, strlen(text)) < 0)
+		ret = -errno;
+	if (close(fd) < 0 && ret == 0)
+		ret = -errno;
+	return ret;
+}
+
+/* Is @word one of the words of a sysfs choice list ("s2idle [deep]", "[none] core ...")? */
+static bool sysfs_offers(const char *list, const char *word)
+{
+	size_t len = strlen(word);
+
+	for (const char *p = list; *p;) {
+		p += strspn(p, " [");
+		size_t n = strcspn(p, " ]");
+		if (n == len && memcmp(p, word, len) == 0)
+			return true;
+		p += n;
+		p += strspn(p, "]");
+	}
+	return false;
+}
+
+/* The selected word of a sysfs choice list: the one in brackets. */
+static void sysfs_selected(const char *list, char *buf, size_t size)
+{
+	const char *open = strchr(list, '['), *close_ = open ? strchr(open, ']') : NULL;
+
+	if (open && close_)
+		snprintf(buf, size, "%.*s", (int)(close_ - open - 1), open + 1);
+	else
+		snprintf(buf, size, "%s", list);
+}
+
+void bci_suspend_stats_read(const struct bci_executor *ex, struct bci_suspend_stats *stats)
+{
+	static const struct {
+		const char *name;
+		size_t offset;
+	} counters[] = {
+#define COUNTER(f) { #f, offsetof(struct bci_suspend_stats, f) }
+		COUNTER(success),	     COUNTER(fail),
+		COUNTER(failed_freeze),	     COUNTER(failed_prepare),
+		COUNTER(failed_suspend),     COUNTER(failed_suspend_late),
+		COUNTER(failed_suspend_noirq), COUNTER(failed_resume),
+		COUNTER(failed_resume_early), COUNTER(failed_resume_noirq),
+#undef COUNTER
+	};
+	char rel[96], text[128];
+
+	memset(stats, 0, sizeof(*stats));
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		snprintf(rel, sizeof(rel), "/sys/power/suspend_stats/%s", counters[i].name);
+		if (sysfs_read(ex, rel, text, sizeof(text)) < 0)
+			continue;
+		*(unsigned long *)((char *)stats + counters[i].offset) = strtoul(text, NULL, 10);
+		stats->valid = true;
+	}
+	if (sysfs_read(ex, "/sys/power/suspend_stats/last_failed_dev", text, sizeof(text)) == 0)
+		snprintf(stats->last_failed_dev, sizeof(stats->last_failed_dev), "%.63s", text);
+	if (sysfs_read(ex, "/sys/power/suspend_stats/last_failed_errno", text, sizeof(text)) == 0)
+		stats->last_failed_errno = atoi(text);
+	if (sysfs_read(ex, "/sys/power/suspend_stats/last_failed_step", text, sizeof(text)) == 0)
+		snprintf(stats->last_failed_step, sizeof(stats->last_failed_step), "%.31s", text);
+}
+
+/* ---- the cycle ---- */
+
+struct cycle {
+	struct bci_executor *ex;
+	const struct bci_suspend_ops *ops;
+	struct bci_suspend_record *rec;
+	struct bci_suspend_cycle_name name;
+	int out_fd, err_fd, dmesg_fd, kmsg_fd;
+	const char *rtc;
+	int rtc_fd;             /* /dev/rtcN while its alarm is armed through ioctls */
+	bool alarm_sysfs;       /* the alarm was armed through sysfs wakealarm */
+	char old_mem_sleep[16]; /* to put back after the cycle, "" when untouched */
+	bool pm_test_set;
+	/* the kernel log, parsed as it is copied */
+	char line[1024];
+	size_t line_len;
+	double entry_ts, marker_ts, exit_ts, pm_test_delay;
+};
+
+static void say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(int fd, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	int n;
+
+	if (fd < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(text))
+		n = (int)sizeof(text) - 1;
+	bci_write_all(fd, text, (size_t)n);
+}
+
+static double now(const struct cycle *c, clockid_t clock)
+{
+	struct timespec ts = { 0, 0 };
+
+	c->ops->clock(clock, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One kernel log record ("<prio>,<seq>,<usec>,<flags>;text"): the PM landmarks of the cycle. */
+static void parse_record(struct cycle *c, const char *line)
+{
+	static const char *const resume_markers[] = {
+		"ACPI: PM: Low-level resume complete", "PM: resume from suspend-to-idle",
+		"Enabling non-boot CPUs", "PM: suspend debug: Waiting for",
+	};
+	unsigned prio;
+	unsigned long long seq, usec;
+	const char *text = strchr(line, ';');
+	double ts;
+
+	if (!text || sscanf(line, "%u,%llu,%llu", &prio, &seq, &usec) != 3)
+		return;
+	text++;
+	ts = (double)usec / 1e6;
+	if (strncmp(text, "PM: suspend entry", 17) == 0 ||
+	    strncmp(text, "PM: hibernation: hibernation entry", 34) == 0) {
+		c->entry_ts = ts;
+		c->marker_ts = c->exit_ts = -1;
+		return;
+	}
+	if (c->entry_ts < 0)
+		return;
+	if (strncmp(text, "PM: suspend exit", 16) == 0 ||
+	    strncmp(text, "PM: hibernation: hibernation exit", 33) == 0) {
+		c->exit_ts = ts;
+		return;
+	}
+	if (c->marker_ts >= 0)
+		return;
+	for (size_t i = 0; i < sizeof(resume_markers) / sizeof(resume_markers[0]); i++) {
+		if (!strstr(text, resume_markers[i]))
+			continue;
+		c->marker_ts = ts;
+		/* pm_test waits (mdelay) inside the kernel: that time is neither suspending nor resuming. */
+		if (i == 3)
+			c->pm_test_delay = atof(text + strlen(resume_markers[i]));
+		return;
+	}
+}
+
+/* Copies what the kernel logged since the last call into dmesg_fd, parsing it on the way. */
+static void drain_kmsg(struct cycle *c)
+{
+	char buf[8192];
+
+	if (c->kmsg_fd < 0)
+		return;
+	for (;;) {
+		ssize_t n = read(c->kmsg_fd, buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == EPIPE))
+			continue;
+		if (n <= 0)
+			break;
+		if (c->dmesg_fd >= 0)
+			bci_write_all(c->dmesg_fd, buf, (size_t)n);
+		/* /dev/kmsg gives a record per read; a fake tree's file gives any bytes: cut lines. */
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (c->line_len < sizeof(c->line) - 1)
+					c->line[c->line_len++] = buf[i];
+				continue;
+			}
+			c->line[c->line_len] = '\0';
+			if (c->line_len > 0 && c->line[0] != ' ')
+				parse_record(c, c->line);
+			c->line_len = 0;
+		}
+	}
+	if (c->dmesg_fd >= 0)
+		fdatasync(c->dmesg_fd);
+}
+
+/* rtcwake's way: wakeup enabled on the RTC device, alarm in the RTC's own time. */
+static int arm_alarm(struct cycle *c, unsigned long seconds)
+{
+	char rel[PATH_MAX], text[32], path[PATH_MAX];
+	struct rtc_wkalrm alarm = { 0 };
+	struct rtc_time now_rtc;
+	struct tm tm;
+	time_t t;
+	int ret;
+
+	snprintf(rel, sizeof(rel), "/sys/class/rtc/%s/device/power/wakeup", c->rtc);
+	if (sysfs_read(c->ex, rel, text, sizeof(text)) == 0 && strcmp(text, "enabled") != 0 &&
+	    (ret = sysfs_write(c->ex, rel, "enabled")) < 0)
+		say(c->out_fd, "bootci-suspend: cannot enable %s for wakeup: %s\n", c->rtc,
+		    strerror(-ret));
+
+	if (bci_path(c->ex, path, "/dev/%s", c->rtc) < 0)
+		return -ENAMETOOLONG;
+	c->rtc_fd = open(path, O_RDONLY | O_CLOEXEC);
+	ret = c->rtc_fd < 0 ? -errno : c->ops->rtc_read_time(c->rtc_fd, &now_rtc);
+	if (ret == 0) {
+		/* The RTC's broken-down time, whatever zone it keeps: timegm/gmtime only add seconds. */
+		tm = (struct tm){ .tm_sec = now_rtc.tm_sec, .tm_min = now_rtc.tm_min,
+				  .tm_hour = now_rtc.tm_hour, .tm_mday = now_rtc.tm_mday,
+				  .tm_mon = now_rtc.tm_mon, .tm_year = now_rtc.tm_year };
+		t = timegm(&tm) + (time_t)seconds;
+		gmtime_r(&t, &tm);
+		alarm.enabled = 1;
+		alarm.time = (struct rtc_time){ .tm_sec = tm.tm_sec, .tm_min = tm.tm_min,
+						.tm_hour = tm.tm_hour, .tm_mday = tm.tm_mday,
+						.tm_mon = tm.tm_mon, .tm_year = tm.tm_year,
+						.tm_wday = -1, .tm_yday = -1, .tm_isdst = -1 };
+		ret = c->ops->rtc_set_alarm(c->rtc_fd, &alarm);
+	}
+	if (ret == 0) {
+		snprintf(c->rec->wake, sizeof(c->rec->wake), "RTC_WKALM_SET");
+		return 0;
+	}
+	say(c->out_fd, "bootci-suspend: /dev/%s: %s; falling back to sysfs wakealarm\n", c->rtc,
+	    strerror(-ret));
+	if (c->rtc_fd >= 0)
+		close(c->rtc_fd);
+	c->rtc_fd = -1;
+
+	/* The sysfs interface refuses a new alarm while one is set: clear it first. */
+	snprintf(rel, sizeof(rel), "/sys/class/rtc/%s/wakealarm", c->rtc);
+	snprintf(text, sizeof(text), "+%lu", seconds);
+	ret = sysfs_write(c->ex, rel, "0");
+	if (ret == 0)
+		ret = sysfs_write(c->ex, rel, text);
+	if (ret < 0)
+		return ret;
+	c->alarm_sysfs = true;
+	snprintf(c->rec->wake, sizeof(c->rec->wake), "wakealarm");
+	return 0;
+}
+
+/* An alarm left armed would wake a later sleep (an IGT suspend test's) at the wrong time. */
+static void disarm_alarm(struct cycle *c)
+{
+	struct rtc_wkalrm alarm;
+	char rel[PATH_MAX];
+
+	if (c->rtc_fd >= 0) {
+		if (c->ops->rtc_read_alarm(c->rtc_fd, &alarm) == 0) {
+			alarm.enabled = 0;
+			c->ops->rtc_set_alarm(c->rtc_fd, &alarm);
+		}
+		close(c->rtc_fd);
+		c->rtc_fd = -1;
+	}
+	if (c->alarm_sysfs) {
+		snprintf(rel, sizeof(rel), "/sys/class/rtc/%s/wakealarm", c->rtc);
+		sysfs_write(c->ex, rel, "0");
+		c->alarm_sysfs = false;
+	}
+}
+
+/* Checks the kernel offers what the cycle needs; "" or why it cannot run (a skip). */
+static void check_offered(struct cycle *c, const char *mem_sleep, char *why, size_t size)
+{
+	char text[256];
+
+	why[0] = '\0';
+	if (sysfs_read(c->ex, "/sys/power/state", text, sizeof(text)) < 0 ||
+	    !sysfs_offers(text, c->name.state)) {
+		snprintf(why, size, "the kernel does not offer %s in /sys/power/state (\"%.120s\")",
+			 c->name.state, text);
+		return;
+	}
+	if (strcmp(c->name.state, "mem") == 0 && strcmp(mem_sleep, "kernel") != 0 &&
+	    (sysfs_read(c->ex, "/sys/power/mem_sleep", text, sizeof(text)) < 0 ||
+	     !sysfs_offers(text, mem_sleep))) {
+		snprintf(why, size, "the kernel does not offer %s in /sys/power/mem_sleep (\"%.120s\")",
+			 mem_sleep, text);
+		return;
+	}
+	if (c->name.pm_test[0] &&
+	    (sysfs_read(c->ex, "/sys/power/pm_test", text, sizeof(text)) < 0 ||
+	     !sysfs_offers(text, c->name.pm_test)))
+		snprintf(why, size, "no pm_test level %s (CONFIG_PM_DEBUG) in /sys/power/pm_test",
+			 c->name.pm_test);
+}
+
+/* Sets mem_sleep and pm_test for the cycle, remembering what to put back. */
+static int configure(struct cycle *c, const char *mem_sleep)
+{
+	char text[256];
+	int ret;
+
+	if (strcmp(c->name.state, "mem") == 0) {
+		if (sysfs_read(c->ex, "/sys/power/mem_sleep", text, sizeof(text)) == 0)
+			sysfs_selected(text, c->old_mem_sleep, sizeof(c->old_mem_sleep));
+		if (strcmp(mem_sleep, "kernel") != 0) {
+			ret = sysfs_write(c->ex, "/sys/power/mem_sleep", mem_sleep);
+			if (ret < 0)
+				return ret;
+			snprintf(c->rec->mem_sleep, sizeof(c->rec->mem_sleep), "%s", mem_sleep);
+		} else {
+			snprintf(c->rec->mem_sleep, sizeof(c->rec->mem_sleep), "%s",
+				 c->old_mem_sleep);
+			c->old_mem_sleep[0] = '\0';
+		}
+	}
+	/* A level left by an earlier cycle (or test) would turn this sleep into a test run. */
+	if (sysfs_read(c->ex, "/sys/power/pm_test", text, sizeof(text)) == 0) {
+		char selected[32];
+		sysfs_selected(text, selected, sizeof(selected));
+		const char *want = c->name.pm_test[0] ? c->name.pm_test : "none";
+		if (strcmp(selected, want) != 0) {
+			ret = sysfs_write(c->ex, "/sys/power/pm_test", want);
+			if (ret < 0)
+				return ret;
+		}
+		c->pm_test_set = c->name.pm_test[0] != '\0';
+	}
+	return 0;
+}
+
+static void restore(struct cycle *c)
+{
+	if (c->old_mem_sleep[0] && strcmp(c->old_mem_sleep, c->rec->mem_sleep) != 0)
+		sysfs_write(c->ex, "/sys/power/mem_sleep", c->old_mem_sleep);
+	if (c->pm_test_set)
+		sysfs_write(c->ex, "/sys/power/pm_test", "none");
+}
+
+/* Does the machine stay in S0 (so a hardware watchdog keeps counting)? */
+static bool stays_in_s0(const struct cycle *c)
+{
+	return c->name.pm_test[0] || strcmp(c->name.state, "freeze") == 0 ||
+	       (strcmp(c->name.state, "mem") == 0 && strcmp(c->rec->mem_sleep, "s2idle") == 0);
+}
+
+static void append_cycle_line(struct cycle *c)
+{
+	const struct bci_suspend_record *r = c->rec;
+	char path[PATH_MAX + 32], line[512], kernel_suspend[32] = "-", kernel_resume[32] = "-";
+	int fd, n;
+
+	if (!c->ex->run_dir[0])
+		return;
+	if (r->kernel_suspend >= 0)
+		snprintf(kernel_suspend, sizeof(kernel_suspend), "%.3f", r->kernel_suspend);
+	if (r->kernel_resume >= 0)
+		snprintf(kernel_resume, sizeof(kernel_resume), "%.3f", r->kernel_resume);
+	n = snprintf(line, sizeof(line), "%s %s %.3f %.3f %.3f %s %s %s\n", r->cycle, r->result,
+		     r->wall, r->suspended, r->latency, kernel_suspend, kernel_resume,
+		     r->wake[0] ? r->wake : "-");
+	snprintf(path, sizeof(path), "%s/suspend-cycles.txt", c->ex->run_dir);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || bci_write_all(fd, line, (size_t)n) < 0 || fdatasync(fd) < 0)
+		bci_warn("suspend: cannot record the cycle in %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Fills the measurements from the clocks and the kernel log. */
+static void measure(struct cycle *c, double boot0, double mono0, double boot1, double mono1)
+{
+	struct bci_suspend_record *r = c->rec;
+
+	r->write = boot1 - boot0;
+	r->suspended = (boot1 - mono1) - (boot0 - mono0);
+	if (r->suspended < 0)
+		r->suspended = 0;
+	/* pm_test's wait is neither suspending nor resuming. */
+	r->latency = r->write - r->suspended - c->pm_test_delay;
+	if (r->latency < 0)
+		r->latency = 0;
+	if (c->entry_ts < 0 || c->exit_ts < c->entry_ts)
+		return;
+	double kernel = c->exit_ts - c->entry_ts - c->pm_test_delay;
+	/*
+	 * The log's clock stops during a platform sleep but runs through
+	 * s2idle: a span longer than the whole write holds the sleep, and
+	 * which side of the marker it fell on is unknown.
+	 */
+	if (kernel > r->write + 0.05 || (r->suspended > 0.5 && kernel > r->latency + 0.5))
+		return;
+	if (c->marker_ts >= c->entry_ts && c->marker_ts <= c->exit_ts) {
+		r->kernel_suspend = c->marker_ts - c->entry_ts;
+		r->kernel_resume = c->exit_ts - c->marker_ts - c->pm_test_delay;
+		/* pm_test's mdelay is not exact (under TCG least of all): then the split is unknown. */
+		if (r->kernel_resume < 0)
+			r->kernel_suspend = r->kernel_resume = -1;
+	}
+}
+
+/* Decides the result from the write and suspend_stats; the reasons go to err. */
+static void judge(struct cycle *c)
+{
+	struct bci_suspend_record *r = c->rec;
+	const struct bci_suspend_stats *b = &r->before, *a = &r->after;
+
+	snprintf(r->result, sizeof(r->result), "pass");
+	if (r->error < 0) {
+		snprintf(r->result, sizeof(r->result), "fail");
+		if (!r->why[0])
+			snprintf(r->why, sizeof(r->why), "writing %s to /sys/power/state failed: %s",
+				 c->name.state, strerror(-r->error));
+	} else if (b->valid && a->valid && a->fail > b->fail) {
+		snprintf(r->result, sizeof(r->result), "fail");
+		snprintf(r->why, sizeof(r->why), "the kernel counted a failed suspend");
+	}
+	if (strcmp(r->result, "fail") != 0)
+		return;
+	say(c->err_fd, "bootci-suspend: %s\n", r->why);
+	if (b->valid && a->valid && a->fail > b->fail)
+		say(c->err_fd,
+		    "bootci-suspend: suspend_stats fail %lu -> %lu, last_failed_dev %s, "
+		    "last_failed_errno %d, last_failed_step %s\n",
+		    b->fail, a->fail, a->last_failed_dev[0] ? a->last_failed_dev : "-",
+		    a->last_failed_errno, a->last_failed_step[0] ? a->last_failed_step : "-");
+}
+
+static void say_stats(struct cycle *c)
+{
+	const struct bci_suspend_stats *b = &c->rec->before, *a = &c->rec->after;
+
+	if (!b->valid || !a->valid) {
+		say(c->out_fd, "bootci-suspend: no /sys/power/suspend_stats\n");
+		return;
+	}
+	say(c->out_fd, "bootci-suspend: suspend_stats success %lu -> %lu, fail %lu -> %lu\n",
+	    b->success, a->success, b->fail, a->fail);
+	if (a->fail == b->fail && a->success == b->success && c->rec->error == 0)
+		say(c->out_fd, "bootci-suspend: note: the kernel counted neither a success nor a failure\n");
+}
+
+static void say_measurements(struct cycle *c)
+{
+	const struct bci_suspend_record *r = c->rec;
+
+	say(c->out_fd,
+	    "bootci-suspend: write returned after %.3fs: suspended %.3fs, suspend+resume %.3fs\n",
+	    r->write, r->suspended, r->latency);
+	if (r->kernel_suspend >= 0)
+		say(c->out_fd, "bootci-suspend: kernel log: suspend %.3fs, resume %.3fs\n",
+		    r->kernel_suspend, r->kernel_resume);
+	else
+		say(c->out_fd, "bootci-suspend: kernel log: no suspend/resume split\n");
+}
+
+static void say_version(struct cycle *c)
+{
+	struct utsname u;
+
+	if (uname(&u) < 0)
+		memset(&u, 0, sizeof(u));
+	say(c->out_fd, "IGT-Version: bootci-suspend (%s) (Linux: %s %s)\n", u.machine,
+	    c->ex->release[0] ? c->ex->release : u.release, u.machine);
+}
+
+int bci_suspend_cycle_with(struct bci_executor *ex, const struct bci_suspend_ops *ops,
+			   const char *cycle, int out_fd, int err_fd, int dmesg_fd,
+			   struct bci_suspend_record *record)
+{
+	unsigned long wake_after = bci_config_get_seconds(ex->config, "suspend_wake_after");
+	unsigned long watchdog_timeout = bci_config_get_seconds(ex->config, "watchdog_timeout");
+	const char *mem_sleep = bci_config_get(ex->config, "suspend_mem_sleep");
+	const char *watchdog_mode = bci_config_get(ex->config, "suspend_watchdog");
+	struct cycle c = { .ex = ex, .ops = ops, .rec = record, .out_fd = out_fd,
+			   .err_fd = err_fd, .dmesg_fd = dmesg_fd, .kmsg_fd = -1, .rtc_fd = -1,
+			   .rtc = bci_config_get(ex->config, "suspend_rtc"),
+			   .entry_ts = -1, .marker_ts = -1, .exit_ts = -1 };
+	char path[PATH_MAX];
+	double start, boot0 = 0, mono0 = 0, boot1 = 0, mono1 = 0;
+	int state_fd = -1, ret, status;
+	bool entered = false;
+
+	memset(record, 0, sizeof(*record));
+	record->kernel_suspend = record->kernel_resume = -1;
+	if (bci_suspend_cycle_parse(cycle, &c.name) < 0)
+		return -EINVAL;
+	snprintf(record->cycle, sizeof(record->cycle), "%s", cycle);
+	start = now(&c, CLOCK_BOOTTIME);
+	say_version(&c);
+
+	check_offered(&c, mem_sleep, record->why, sizeof(record->why));
+	if (record->why[0]) {
+		/* IGT's own way of skipping inside a subtest: the reason, then the result. */
+		say(out_fd, "Starting subtest: %s\n", cycle);
+		say(out_fd, "Test requirement not met: %s\n", record->why);
+		say(out_fd, "Subtest %s: SKIP (0.000s)\n", cycle);
+		snprintf(record->result, sizeof(record->result), "skip");
+		bci_say("suspend %s: skipped: %s", cycle, record->why);
+		return IGT_EXIT_SKIP;
+	}
+	say(out_fd, "Starting subtest: %s\n", cycle);
+	/* Known before the sleep: if it never ends, the job's out.txt says what was tried. */
+	fdatasync(out_fd);
+
+	c.kmsg_fd = bci_kmsg_open(ex);
+	bci_suspend_stats_read(ex, &record->before);
+	ret = configure(&c, mem_sleep);
+	if (ret < 0) {
+		record->error = ret;
+		snprintf(record->why, sizeof(record->why), "cannot set mem_sleep/pm_test: %s",
+			 strerror(-ret));
+		goto judged;
+	}
+	if (c.name.pm_test[0]) {
+		snprintf(record->wake, sizeof(record->wake), "pm_test");
+	} else {
+		ret = arm_alarm(&c, wake_after);
+		if (ret < 0) {
+			/* Never sleep without a way back. */
+			record->error = ret;
+			snprintf(record->why, sizeof(record->why),
+				 "cannot arm the wake alarm of %s: %s", c.rtc, strerror(-ret));
+			goto judged;
+		}
+	}
+	if (c.name.pm_test[0])
+		say(out_fd, "bootci-suspend: %s%s%s%s, pm_test %s: the kernel comes back by itself\n",
+		    c.name.state, record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
+		    record->mem_sleep[0] ? ")" : "", c.name.pm_test);
+	else
+		say(out_fd, "bootci-suspend: %s%s%s%s, wake: %s after %lus\n", c.name.state,
+		    record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
+		    record->mem_sleep[0] ? ")" : "", record->wake, wake_after);
+
+	/*
+	 * A platform sleep powers the watchdog down or resets it (QEMU resets
+	 * every device on an S3 wake), and one on standby power would fire
+	 * during a long sleep: close it and re-arm it after. When the machine
+	 * stays in S0 the watchdog keeps counting and is the only way out of a
+	 * sleep that never ends: keep it.
+	 */
+	bool close_watchdog = strcmp(watchdog_mode, "close") == 0 ||
+			      (strcmp(watchdog_mode, "auto") == 0 && !stays_in_s0(&c));
+	if (ex->watchdog_fd >= 0 && close_watchdog) {
+		bci_watchdog_close(ex);
+		record->watchdog_closed = true;
+	} else if (ex->watchdog_fd >= 0) {
+		if (watchdog_timeout <= wake_after + WATCHDOG_MARGIN_S)
+			bci_warn("suspend %s: the watchdog (%lu s) is kept armed through a %lu s sleep: "
+				 "it may reset the machine", cycle, watchdog_timeout, wake_after);
+		bci_watchdog_pet(ex);
+	}
+
+	if (c.name.pm_test[0])
+		bci_say("suspend %s: %s, pm_test %s", cycle, c.name.state, c.name.pm_test);
+	else
+		bci_say("suspend %s: %s for %lus", cycle, c.name.state, wake_after);
+	bci_kmsg_mark(ex, 6, "suspend cycle %s: writing %s to /sys/power/state\n", cycle,
+		      c.name.state);
+	if (bci_path(ex, path, "/sys/power/state") < 0 ||
+	    (state_fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) {
+		record->error = state_fd < 0 ? -errno : -ENAMETOOLONG;
+		snprintf(record->why, sizeof(record->why), "cannot open /sys/power/state: %s",
+			 strerror(-record->error));
+		goto rearm;
+	}
+	/* Everything known so far reaches the disk before a sleep that may never end. */
+	drain_kmsg(&c);
+	ex->sys->sync();
+	boot0 = now(&c, CLOCK_BOOTTIME);
+	mono0 = now(&c, CLOCK_MONOTONIC);
+	record->error = ops->enter(state_fd, c.name.state);
+	boot1 = now(&c, CLOCK_BOOTTIME);
+	mono1 = now(&c, CLOCK_MONOTONIC);
+	entered = true;
+	close(state_fd);
+
+rearm:
+	if (record->watchdog_closed)
+		bci_watchdog_open(ex);
+	else
+		bci_watchdog_pet(ex);
+judged:
+	disarm_alarm(&c);
+	restore(&c);
+	drain_kmsg(&c);
+	/* A fake tree's log may end without a newline: parse what is there. */
+	if (c.line_len > 0) {
+		c.line[c.line_len] = '\0';
+		parse_record(&c, c.line);
+	}
+	if (c.kmsg_fd >= 0)
+		close(c.kmsg_fd);
+	if (entered)
+		measure(&c, boot0, mono0, boot1, mono1);
+	bci_suspend_stats_read(ex, &record->after);
+	judge(&c);
+	if (entered)
+		say_measurements(&c);
+	say_stats(&c);
+	record->wall = now(&c, CLOCK_BOOTTIME) - start;
+	say(out_fd, "Subtest %s: %s (%.3fs)\n", cycle,
+	    strcmp(record->result, "pass") == 0 ? "SUCCESS" : "FAIL", record->wall);
+	status = strcmp(record->result, "pass") == 0 ? IGT_EXIT_SUCCESS : IGT_EXIT_FAILURE;
+	append_cycle_line(&c);
+	bci_say("suspend %s: %s, suspended %.3fs, suspend+resume %.3fs%s%s", cycle, record->result,
+		record->suspended, record->latency, record->why[0] ? ": " : "", record->why);
+	return status;
+}
+
+int bci_suspend_cycle(struct bci_executor *ex, const char *cycle, int out_fd, int err_fd,
+		      int dmesg_fd, struct bci_suspend_record *record)
+{
+	return bci_suspend_cycle_with(ex, &bci_suspend_ops_real, cycle, out_fd, err_fd, dmesg_fd,
+				      record);
+}
+
+/* ---- the summary ---- */
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "min/median/max" of @count values (sorted in place), or "-" when there are none. */
+static void format_spread(double *values, size_t count, char *buf, size_t size)
+{
+	double median;
+
+	if (count == 0) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	qsort(values, count, sizeof(values[0]), compare_doubles);
+	median = count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
+	snprintf(buf, size, "%.3f/%.3f/%.3f", values[0], median, values[count - 1]);
+}
+
+int bci_suspend_summary_write(const char *run_dir)
+{
+	char path[PATH_MAX + 32], *text = NULL, *line, *save = NULL, out[1024];
+	double *suspended = NULL, *latency = NULL, *resume = NULL;
+	size_t len = 0, lines = 1, count = 0, sleeps = 0, resumes = 0, passes = 0, fails = 0;
+	char spread_suspended[64], spread_latency[64], spread_resume[64];
+	int ret, n;
+
+	snprintf(path, sizeof(path), "%s/suspend-cycles.txt", run_dir);
+	ret = bci_read_file(path, &text, &len, 16 << 20);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	suspended = calloc(lines, sizeof(double));
+	latency = calloc(lines, sizeof(double));
+	resume = calloc(lines, sizeof(double));
+	if (!suspended || !latency || !resume) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char cycle[64], result[16], kernel_resume[32], wake[32];
+		double wall, s, l;
+		/* A line cut by a crash is not a cycle. */
+		if (sscanf(line, "%63s %15s %lf %lf %lf %*s %31s %31s", cycle, result, &wall, &s, &l,
+			   kernel_resume, wake) != 7)
+			continue;
+		count++;
+		if (strcmp(result, "pass") != 0) {
+			fails++;
+			continue;
+		}
+		/* The times describe the cycles that worked; a pm_test cycle never sleeps. */
+		passes++;
+		if (strcmp(wake, "pm_test") != 0)
+			suspended[sleeps++] = s;
+		latency[passes - 1] = l;
+		if (strcmp(kernel_resume, "-") != 0)
+			resume[resumes++] = atof(kernel_resume);
+	}
+	format_spread(suspended, sleeps, spread_suspended, sizeof(spread_suspended));
+	format_spread(latency, passes, spread_latency, sizeof(spread_latency));
+	format_spread(resume, resumes, spread_resume, sizeof(spread_resume));
+	n = snprintf(out, sizeof(out),
+		     "cycles %zu\npass %zu\nfail %zu\n"
+		     "suspended_seconds %s\nlatency_seconds %s\nkernel_resume_seconds %s\n",
+		     count, passes, fails, spread_suspended, spread_latency, spread_resume);
+	snprintf(path, sizeof(path), "%s/suspend-summary.txt", run_dir);
+	ret = bci_write_file_atomic(path, out, (size_t)n, 0644);
+out:
+	free(suspended);
+	free(latency);
+	free(resume);
+	free(text);
+	return ret;
+}

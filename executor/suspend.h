@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Suspend/resume cycles: one cycle is one job of the IGT engine whose
+ * pseudo-binary is `bootci_suspend` and whose single subtest names the cycle.
+ * The engine calls bci_suspend_cycle() instead of exec'ing a binary; the
+ * cycle speaks the IGT protocol on the job's out.txt like any test, so the
+ * journal, resume after a reset and the results generator need nothing new.
+ *
+ * Cycle names (the subtest):  <state>[+<pm_test>]-<NNNN>
+ *   state    freeze | standby | mem | disk   (written to /sys/power/state;
+ *            mem sleeps as suspend_mem_sleep says: deep or s2idle)
+ *   pm_test  freezer | devices | platform | processors | core
+ *            (/sys/power/pm_test: the kernel goes that far, waits, comes
+ *            back by itself; no RTC alarm is armed)
+ *   NNNN     the cycle's number in the run, at least 4 digits, 1-based
+ * e.g. `mem-0007`, `freeze-0001`, `mem+devices-0003`. In results.json a
+ * cycle is `bootci@suspend@<state>[+<pm_test>]@<NNNN>` (lib/igtout.c).
+ *
+ * The record of every completed cycle is also appended (fdatasync'ed) to
+ * `suspend-cycles.txt` in the run folder, one line per cycle:
+ *   <cycle> <result> <wall> <suspended> <latency> <kernel-suspend> <kernel-resume> <wake>
+ * seconds with 3 decimals, `-` where unknown; bci_suspend_summary_write()
+ * turns that file into `suspend-summary.txt`:
+ *   cycles N / pass N / fail N, then min/median/max over the passed cycles of
+ *   suspended_seconds (pm_test cycles left out: they never sleep),
+ *   latency_seconds, kernel_resume_seconds.
+ */
+#ifndef BCI_SUSPEND_H
+#define BCI_SUSPEND_H
+
+#include <linux/rtc.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "config.h"
+#include "igtout.h"
+
+struct bci_executor;
+
+#define BCI_SUSPEND_BINARY BCI_IGTOUT_SUSPEND_BINARY
+
+/*
+ * The configuration keys of the cycles, for the executor's key table
+ * (settings.c): `BCI_SUSPEND_CONFIG_KEYS` expands to initializers.
+ */
+#define BCI_SUSPEND_CONFIG_KEYS                                                                   \
+	{ "suspend_wake_after", BCI_CONFIG_SECONDS, "5", NULL,                                    \
+	  "suspend cycles: the RTC alarm wakes the machine this long after the cycle starts" },  \
+	{ "suspend_mem_sleep", BCI_CONFIG_CHOICE, "deep", "deep|s2idle|shallow|kernel",           \
+	  "suspend cycles of state mem: /sys/power/mem_sleep (kernel: leave the kernel's choice)" }, \
+	{ "suspend_watchdog", BCI_CONFIG_CHOICE, "auto", "auto|close|keep",                       \
+	  "suspend cycles: close the watchdog before and re-arm it after, or keep it armed; "     \
+	  "auto keeps it for s2idle and pm_test cycles (the only way out of a sleep that never "  \
+	  "ends) and closes it for platform sleep states" },                                     \
+	{ "suspend_rtc", BCI_CONFIG_WORD, "rtc0", NULL,                                           \
+	  "suspend cycles: the RTC (/dev/<name>, /sys/class/rtc/<name>) whose alarm wakes the machine" }
+
+/* A parsed cycle name. */
+struct bci_suspend_cycle_name {
+	char state[16];    /* freeze standby mem disk */
+	char pm_test[16];  /* "" when the cycle really sleeps */
+	unsigned number;
+};
+
+/* Parses `<state>[+<pm_test>]-<NNNN>`; 0, or -EINVAL (a planner's check). */
+int bci_suspend_cycle_parse(const char *cycle, struct bci_suspend_cycle_name *name);
+
+/* /sys/power/suspend_stats at one moment. */
+struct bci_suspend_stats {
+	bool valid;              /* the folder was there */
+	unsigned long success, fail;
+	unsigned long failed_freeze, failed_prepare, failed_suspend, failed_suspend_late,
+		failed_suspend_noirq, failed_resume, failed_resume_early, failed_resume_noirq;
+	char last_failed_dev[64];
+	int last_failed_errno;
+	char last_failed_step[32];
+};
+
+/* What one cycle did, filled by bci_suspend_cycle(); -1 for a time not known. */
+struct bci_suspend_record {
+	char cycle[64];
+	char result[16];          /* pass fail skip */
+	int error;                /* -errno of writing the state, else 0 */
+	char why[256];            /* for a fail or skip: the reason, for people */
+	char mem_sleep[16];       /* what the cycle set, "" when untouched */
+	char wake[32];            /* RTC_WKALM_SET, wakealarm, pm_test, none */
+	double wall;              /* the whole cycle (CLOCK_BOOTTIME) */
+	double write;             /* the write to /sys/power/state (CLOCK_BOOTTIME) */
+	double suspended;         /* growth of CLOCK_BOOTTIME - CLOCK_MONOTONIC across it */
+	double latency;           /* write - suspended (- pm_test's wait): suspending plus resuming */
+	double kernel_suspend;    /* kernel log: "PM: suspend entry" to the resume marker */
+	double kernel_resume;     /* kernel log: the resume marker to "PM: suspend exit" */
+	bool watchdog_closed;     /* the watchdog was closed for the cycle and re-armed */
+	struct bci_suspend_stats before, after;
+};
+
+/*
+ * What a cycle does that a fake tree cannot: the RTC ioctls, the clocks and
+ * the write that sleeps. Tests replace the table (bci_suspend_cycle_with).
+ */
+struct bci_suspend_ops {
+	/* ioctl RTC_RD_TIME / RTC_WKALM_RD / RTC_WKALM_SET on an open /dev/rtcN: 0 or -errno */
+	int (*rtc_read_time)(int fd, struct rtc_time *time);
+	int (*rtc_read_alarm)(int fd, struct rtc_wkalrm *alarm);
+	int (*rtc_set_alarm)(int fd, const struct rtc_wkalrm *alarm);
+	int (*clock)(clockid_t clock, struct timespec *ts);
+	/* Writes @state to the open /sys/power/state: returns after the resume. 0 or -errno. */
+	int (*enter)(int fd, const char *state);
+};
+
+extern const struct bci_suspend_ops bci_suspend_ops_real;
+
+/*
+ * Runs cycle @cycle: IGT protocol lines to @out_fd, reasons for a failure to
+ * @err_fd, and the kernel log of the cycle to @dmesg_fd (the job's dmesg.txt,
+ * or -1), copied from a /dev/kmsg reader of its own so that everything the
+ * kernel said before the suspend is on disk before it: the engine runs no
+ * kmsg capture of its own for this job. Calls sync() before the state is
+ * written; closes and re-arms the watchdog as suspend_watchdog says.
+ * Returns the IGT exit status (0 pass, 77 skip, 98 fail) with @record
+ * filled, or -EINVAL for a bad cycle name (nothing written).
+ */
+int bci_suspend_cycle(struct bci_executor *ex, const char *cycle, int out_fd, int err_fd,
+		      int dmesg_fd, struct bci_suspend_record *record);
+int bci_suspend_cycle_with(struct bci_executor *ex, const struct bci_suspend_ops *ops,
+			   const char *cycle, int out_fd, int err_fd, int dmesg_fd,
+			   struct bci_suspend_record *record);
+
+/* Reads ROOT/sys/power/suspend_stats; stats->valid false when it is not there. */
+void bci_suspend_stats_read(const struct bci_executor *ex, struct bci_suspend_stats *stats);
+
+/*
+ * From @run_dir/suspend-cycles.txt, writes @run_dir/suspend-summary.txt
+ * (atomically), in the format above. 0 (also when there were no cycles:
+ * no file then), or -errno.
+ */
+int bci_suspend_summary_write(const char *run_dir);
+
+#endif

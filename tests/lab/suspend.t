@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Suspend/resume cycles in the lab, on the real Debian kernel: five S3 cycles between
+# tests, woken by the RTC alarm, and a pm_test cycle; then an s2idle cycle that never
+# wakes (QEMU's RTC does not wake s2idle), which only the watchdog ends. Results are
+# read back from the disk and generated as igt_runner would; the measured times are
+# printed as TAP diagnostics.
+set -uo pipefail
+# shellcheck source=tests/lab/tap.sh
+. "$(dirname "$0")/tap.sh"
+
+# cycle_line MACHINE RUN CYCLE: the cycle's line in suspend-cycles.txt
+cycle_line() {
+	grep -E "^$3 " "$1/results/runs/$2/suspend-cycles.txt"
+}
+
+# suspended_at_least MACHINE RUN CYCLE SECONDS: the cycle slept at least that long
+suspended_at_least() {
+	local line
+	line=$(cycle_line "$1" "$2" "$3") || { echo "$3: no record" | diag; return 1; }
+	awk -v min="$4" '{ exit !($4 >= min) }' <<<"$line" && return 0
+	echo "$3: $line" | diag
+	return 1
+}
+
+# --- five S3 cycles between tests, and a pm_test cycle
+# The watchdog (15 s in IGT_ARGS) is closed for S3 and re-armed after: QEMU resets every
+# device on an S3 wake, the i6300esb included.
+if m=$(igt_scenario suspend-s3 lab-suspend.txt "bootci.suspend_wake_after=5 bootci.suspend_mem_sleep=deep"); then ok "s3: the run completed and powered off"; else not_ok "s3: the run completed and powered off"; fi
+check "s3: one boot" test "$(boots_of "$m")" = 1
+check "s3: the test before the cycles passed" result_is "$m" igt@igt_basic@pass pass
+for n in 0001 0002 0003 0004 0005; do
+	check "s3: cycle mem-$n passed" result_is "$m" "bootci@suspend@mem@$n" pass
+	check "s3: cycle mem-$n slept (>= 3 s)" suspended_at_least "$m" suspend-s3 "mem-$n" 3
+done
+check "s3: the test between the cycles passed" result_is "$m" igt@igt_simple pass
+check "s3: pm_test cycle passed" result_is "$m" "bootci@suspend@mem+devices@0001" pass
+check "s3: pm_test cycle did not arm the RTC" grep -qE '^mem\+devices-0001 pass .* pm_test$' \
+	"$m/results/runs/suspend-s3/suspend-cycles.txt"
+check "s3: no igt@bootci_suspend names" bash -c "! grep -q 'igt@bootci_suspend' '$m/results.json'"
+check "s3: the cycles' kernel log shows the S3 entry" \
+	grep -q 'PM: suspend entry (deep)' "$m"/results/runs/suspend-s3/1/dmesg.txt
+check "s3: suspend_stats counted the cycle" \
+	grep -qE 'suspend_stats success [0-9]+ -> [0-9]+, fail 0 -> 0' "$m"/results/runs/suspend-s3/1/out.txt
+check "s3: the watchdog was re-armed after a cycle" console_order "$m" 'bootci: suspend mem-0001' 'watchdog armed'
+check "s3: summary written" grep -qx 'cycles 6' "$m"/results/runs/suspend-s3/suspend-summary.txt
+if [ -f "$m/results/runs/suspend-s3/suspend-cycles.txt" ]; then
+	echo "measured (cycle result wall suspended latency kernel-suspend kernel-resume wake):" | diag
+	diag <"$m/results/runs/suspend-s3/suspend-cycles.txt"
+	[ -f "$m/results/runs/suspend-s3/suspend-summary.txt" ] && diag <"$m/results/runs/suspend-s3/suspend-summary.txt"
+fi
+
+# --- s2idle never wakes under QEMU: the kept watchdog resets the machine
+if m=$(igt_scenario suspend-s2idle lab-suspend-s2idle.txt "bootci.watchdog_timeout=20"); then ok "s2idle: the run completed"; else not_ok "s2idle: the run completed"; fi
+check "s2idle: the watchdog reset the machine (two boots)" test "$(boots_of "$m")" = 2
+check "s2idle: the cycle in flight is incomplete" result_is "$m" bootci@suspend@freeze@0001 incomplete
+check "s2idle: the run went on after it" result_is "$m" igt@igt_basic@pass pass
+check "s2idle: the cycle wrote its start before sleeping" \
+	grep -qx 'Starting subtest: freeze-0001' "$m"/results/runs/suspend-s2idle/0/out.txt
+check "s2idle: console shows the resume" console_has "$m" 'bootci: run suspend-s2idle: resuming'
+done_testing
