@@ -22,6 +22,7 @@ trap 'rm -rf "$work"' EXIT
 export SOURCE_DATE_EPOCH=1700000000
 export EXECUTOR=$BUILD/musl/bin/bootci-executor BUSYBOX=/bin/busybox
 export EXECUTOR_CONF=$SRC/initramfs/executor.conf FIXTURES=$BUILD/musl/bin/fixtures
+export BOOTCI_EFI=$BUILD/musl/bin/bootci-efi
 export KNOWN_GOOD_CONF=$SRC/images/known-good-executor.conf
 
 names() { zstd -dc "$1" | cpio -it --quiet; }
