@@ -199,7 +199,7 @@ static int list_subtests(struct planner *p, const char *binary, char **out)
 	return 0;
 }
 
-/* bootci@suspend@<state>[+<pm_test>]@<count>: <count> cycle jobs, numbered through the run. */
+/* bootci@suspend@<state>[_<pm_test>]@<count>: <count> cycle jobs, numbered through the run. */
 static int plan_suspend(struct planner *p, const struct bci_test_name *name)
 {
 	unsigned long count = strtoul(name->dynamic, NULL, 10);

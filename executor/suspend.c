@@ -44,7 +44,7 @@ static bool in_list(const char *word, size_t len, const char *const *list, size_
 
 int bci_suspend_cycle_parse(const char *cycle, struct bci_suspend_cycle_name *name)
 {
-	const char *dash = strrchr(cycle, '-'), *plus = strchr(cycle, '+');
+	const char *dash = strrchr(cycle, '-'), *plus = strchr(cycle, '_');
 	const char *state_end = plus ? plus : dash;
 	unsigned long number = 0;
 

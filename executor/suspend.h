@@ -6,15 +6,15 @@
  * cycle speaks the IGT protocol on the job's out.txt like any test, so the
  * journal, resume after a reset and the results generator need nothing new.
  *
- * Cycle names (the subtest):  <state>[+<pm_test>]-<NNNN>
+ * Cycle names (the subtest):  <state>[_<pm_test>]-<NNNN>
  *   state    freeze | standby | mem | disk   (written to /sys/power/state;
  *            mem sleeps as suspend_mem_sleep says: deep or s2idle)
  *   pm_test  freezer | devices | platform | processors | core
  *            (/sys/power/pm_test: the kernel goes that far, waits, comes
  *            back by itself; no RTC alarm is armed)
  *   NNNN     the cycle's number in the run, at least 4 digits, 1-based
- * e.g. `mem-0007`, `freeze-0001`, `mem+devices-0003`. In results.json a
- * cycle is `bootci@suspend@<state>[+<pm_test>]@<NNNN>` (lib/igtout.c).
+ * e.g. `mem-0007`, `freeze-0001`, `mem_devices-0003`. In results.json a
+ * cycle is `bootci@suspend@<state>[_<pm_test>]@<NNNN>` (lib/igtout.c).
  *
  * The record of every completed cycle is also appended (fdatasync'ed) to
  * `suspend-cycles.txt` in the run folder, one line per cycle:
@@ -62,7 +62,7 @@ struct bci_suspend_cycle_name {
 	unsigned number;
 };
 
-/* Parses `<state>[+<pm_test>]-<NNNN>`; 0, or -EINVAL (a planner's check). */
+/* Parses `<state>[_<pm_test>]-<NNNN>`; 0, or -EINVAL (a planner's check). */
 int bci_suspend_cycle_parse(const char *cycle, struct bci_suspend_cycle_name *name);
 
 /* /sys/power/suspend_stats at one moment. */

@@ -402,8 +402,8 @@ static size_t lowercase_word(const char *s, char *dst, size_t room)
 
 /*
  * bootci's suspend cycles are jobs of the pseudo-binary `bootci_suspend`
- * whose subtest is `<state>[+<pm_test>]-<NNNN>`; they are named
- * `bootci@suspend@<state>[+<pm_test>]@<NNNN>`, a family of their own beside
+ * whose subtest is `<state>[_<pm_test>]-<NNNN>`; they are named
+ * `bootci@suspend@<state>[_<pm_test>]@<NNNN>`, a family of their own beside
  * IGT's tests (the binary alone is `bootci@suspend`).
  */
 static void suspend_cycle_name(const char *subtest, char *name, size_t size)

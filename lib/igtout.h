@@ -91,7 +91,7 @@ bool bci_igtout_err_has_warnings(const char *buf, size_t len);
 /*
  * igt_runner's "igt@binary[@subtest]" name: each part lowercased, cut at whitespace.
  * bootci's suspend cycles (binary BCI_IGTOUT_SUSPEND_BINARY, subtest
- * `<state>[+<pm_test>]-<NNNN>`) are named "bootci@suspend[@<state>[+<pm_test>]@<NNNN>]".
+ * `<state>[_<pm_test>]-<NNNN>`) are named "bootci@suspend[@<state>[_<pm_test>]@<NNNN>]".
  */
 #define BCI_IGTOUT_SUSPEND_BINARY "bootci_suspend"
 void bci_igtout_piglit_name(const char *binary, const char *subtest, char *name, size_t size);

@@ -62,7 +62,7 @@ int bci_testlist_parse_line(const char *line, struct bci_test_name *name, char *
 	copy[end - p] = '\0';
 
 	memset(name, 0, sizeof(*name));
-	/* bootci's own plan items: bootci@suspend@<state>[+<pm_test>]@<count>. */
+	/* bootci's own plan items: bootci@suspend@<state>[_<pm_test>]@<count>. */
 	if (strncmp(copy, "bootci@suspend@", 15) == 0) {
 		const char *spec = copy + 15, *at = strchr(spec, '@');
 		char *rest;
@@ -70,7 +70,7 @@ int bci_testlist_parse_line(const char *line, struct bci_test_name *name, char *
 		if (!at || at == spec || (size_t)(at - spec) >= sizeof(name->subtest) ||
 		    !at[1] || (count = strtoul(at + 1, &rest, 10)) == 0 || *rest || count > 100000) {
 			bci_message(err, err_size,
-				    "'%s': expected bootci@suspend@<state>[+<pm_test>]@<count> (count 1-100000)",
+				    "'%s': expected bootci@suspend@<state>[_<pm_test>]@<count> (count 1-100000)",
 				    copy);
 			return -EINVAL;
 		}

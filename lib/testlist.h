@@ -15,9 +15,9 @@
 #include <stddef.h>
 
 /*
- * bootci's own plan items in a testlist: `bootci@suspend@<state>[+<pm_test>]@<count>`
+ * bootci's own plan items in a testlist: `bootci@suspend@<state>[_<pm_test>]@<count>`
  * comes back with binary BCI_IGTOUT_SUSPEND_BINARY (igtout.h), subtest
- * "<state>[+<pm_test>]" and dynamic "<count>" (the suspend module checks the state).
+ * "<state>[_<pm_test>]" and dynamic "<count>" (the suspend module checks the state).
  */
 struct bci_test_name {
 	char binary[128];

@@ -170,14 +170,14 @@ static void suspend_cycles_are_planned_as_jobs(void **state)
 	struct fixture *f = *state;
 
 	start(f, "igt@igt_basic@pass\nbootci@suspend@mem@2\nbootci@suspend@freeze@1\n"
-		 "bootci@suspend@mem+devices@1\nbootci@suspend@mem@1\n", "");
+		 "bootci@suspend@mem_devices@1\nbootci@suspend@mem@1\n", "");
 	/* A fake machine that offers the states but has no RTC to wake it: cycles fail unslept. */
 	fakeroot_write(&f->root, "/sys/power/state", "freeze mem disk\n");
 	fakeroot_write(&f->root, "/sys/power/mem_sleep", "s2idle [deep]\n");
 	assert_int_equal(bci_igt_run(&f->ex), 0);
 	assert_string_equal(run_file(f, "joblist.txt"),
 			    "igt_basic pass\nbootci_suspend mem-0001\nbootci_suspend mem-0002\n"
-			    "bootci_suspend freeze-0001\nbootci_suspend mem+devices-0001\n"
+			    "bootci_suspend freeze-0001\nbootci_suspend mem_devices-0001\n"
 			    "bootci_suspend mem-0003\n");
 	assert_non_null(strstr(run_file(f, "1/journal.txt"), "mem-0001\nexit:"));
 	generate(f);

@@ -335,7 +335,7 @@ static void igtout_piglit_names(void **state)
 	assert_int_equal(strlen(name), 255);	/* igt_runner's buffers */
 }
 
-/* Suspend cycles are a family of their own: bootci@suspend@<state>[+<pm_test>]@<NNNN>. */
+/* Suspend cycles are a family of their own: bootci@suspend@<state>[_<pm_test>]@<NNNN>. */
 static void igtout_piglit_names_suspend(void **state)
 {
 	char name[256], dyn[256];
@@ -343,8 +343,8 @@ static void igtout_piglit_names_suspend(void **state)
 	(void)state;
 	bci_igtout_piglit_name("bootci_suspend", "mem-0007", name, sizeof(name));
 	assert_string_equal(name, "bootci@suspend@mem@0007");
-	bci_igtout_piglit_name("bootci_suspend", "Mem+Devices-0003", name, sizeof(name));
-	assert_string_equal(name, "bootci@suspend@mem+devices@0003");
+	bci_igtout_piglit_name("bootci_suspend", "Mem_Devices-0003", name, sizeof(name));
+	assert_string_equal(name, "bootci@suspend@mem_devices@0003");
 	bci_igtout_piglit_name("bootci_suspend", "freeze-12345", name, sizeof(name));
 	assert_string_equal(name, "bootci@suspend@freeze@12345");
 	bci_igtout_piglit_name("bootci_suspend", NULL, name, sizeof(name));
@@ -502,7 +502,7 @@ static void resultgen_suspend_cycles(void **state)
 
 	fakeroot_write(root, "/res/joblist.txt",
 		       "bootci_suspend mem-0001\nbootci_suspend mem-0002\nbootci_suspend freeze-0001\n"
-		       "bootci_suspend mem+devices-0001\n");
+		       "bootci_suspend mem_devices-0001\n");
 	fakeroot_write(root, "/res/0/journal.txt", "mem-0001\nexit:0 (6.012s)\n");
 	fakeroot_write(root, "/res/0/out.txt",
 		       "IGT-Version: bootci-suspend (x86_64) (Linux: 6.1.0 x86_64)\n"
@@ -529,7 +529,7 @@ static void resultgen_suspend_cycles(void **state)
 	assert_string_equal(field("bootci@suspend@mem@0002", "result"), "fail");
 	assert_string_equal(field("bootci@suspend@freeze@0001", "result"), "incomplete");
 	/* Never started: notrun, as any other job of the joblist. */
-	assert_string_equal(field("bootci@suspend@mem+devices@0001", "result"), "notrun");
+	assert_string_equal(field("bootci@suspend@mem_devices@0001", "result"), "notrun");
 	assert_null(strstr(generated, "igt@bootci_suspend"));
 	assert_non_null(strstr(generated, "\"bootci@suspend\": {"));
 }

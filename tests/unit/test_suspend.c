@@ -268,16 +268,16 @@ static void names(void **state)
 	assert_string_equal(n.state, "mem");
 	assert_string_equal(n.pm_test, "");
 	assert_int_equal(n.number, 7);
-	assert_int_equal(bci_suspend_cycle_parse("mem+devices-0003", &n), 0);
+	assert_int_equal(bci_suspend_cycle_parse("mem_devices-0003", &n), 0);
 	assert_string_equal(n.state, "mem");
 	assert_string_equal(n.pm_test, "devices");
 	assert_int_equal(n.number, 3);
 	assert_int_equal(bci_suspend_cycle_parse("freeze-12345", &n), 0);
 	assert_int_equal(n.number, 12345);
-	assert_int_equal(bci_suspend_cycle_parse("disk+core-0001", &n), 0);
+	assert_int_equal(bci_suspend_cycle_parse("disk_core-0001", &n), 0);
 	static const char *const bad[] = {
-		"mem", "mem-", "mem-7", "mem-0000", "mem-00x1", "ram-0001", "mem+none-0001",
-		"mem+devices", "mem-devices-0001", "-0001", "+devices-0001", "mem-0001+core",
+		"mem", "mem-", "mem-7", "mem-0000", "mem-00x1", "ram-0001", "mem_none-0001",
+		"mem_devices", "mem-devices-0001", "-0001", "_devices-0001", "mem-0001_core",
 		"Mem-0001", "mem-1234567890", "",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -450,7 +450,7 @@ static void not_offered_is_a_skip(void **state)
 
 	set(f, "suspend_mem_sleep", "deep");
 	fakeroot_write(&f->root, "/sys/power/pm_test", "[none] core\n");
-	assert_int_equal(cycle(f, "mem+devices-0001"), 77);
+	assert_int_equal(cycle(f, "mem_devices-0001"), 77);
 	assert_int_equal(fake.enters, 0);
 }
 
@@ -463,7 +463,7 @@ static void pm_test_cycle(void **state)
 	fake.kmsg = "6,10,100000000,-;PM: suspend entry (deep)\n"
 		    "6,11,100300000,-;PM: suspend debug: Waiting for 5 second(s).\n"
 		    "6,12,105800000,-;PM: suspend exit\n";
-	assert_int_equal(cycle(f, "mem+devices-0002"), 0);
+	assert_int_equal(cycle(f, "mem_devices-0002"), 0);
 	assert_string_equal(fake.pm_test, "devices");
 	assert_int_equal(fake.alarm_sets, 0);
 	assert_string_equal(f->rec.wake, "pm_test");
@@ -474,7 +474,7 @@ static void pm_test_cycle(void **state)
 	assert_true(f->rec.latency > 0.899 && f->rec.latency < 0.901);
 	assert_non_null(strstr(file(f, "0/out.txt"),
 			       "bootci-suspend: mem (mem_sleep deep), pm_test devices: the kernel comes back by itself\n"));
-	assert_non_null(strstr(file(f, "0/out.txt"), "Subtest mem+devices-0002: SUCCESS (5.900s)\n"));
+	assert_non_null(strstr(file(f, "0/out.txt"), "Subtest mem_devices-0002: SUCCESS (5.900s)\n"));
 
 	/* a wait that seems to outlast the whole resume: the split is unknown, not negative */
 	fakeroot_write(&f->root, "/sys/power/pm_test",
@@ -482,7 +482,7 @@ static void pm_test_cycle(void **state)
 	fake.kmsg = "6,20,200000000,-;PM: suspend entry (deep)\n"
 		    "6,21,200300000,-;PM: suspend debug: Waiting for 5 second(s).\n"
 		    "6,22,205290000,-;PM: suspend exit\n";
-	assert_int_equal(cycle(f, "mem+devices-0003"), 0);
+	assert_int_equal(cycle(f, "mem_devices-0003"), 0);
 	assert_true(f->rec.kernel_suspend < 0 && f->rec.kernel_resume < 0);
 }
 
@@ -575,7 +575,7 @@ static void summary(void **state)
 		       "mem-0002 pass 6.300 5.000 1.300 0.500 0.600 RTC_WKALM_SET\n"
 		       "mem-0003 fail 0.500 0.000 0.500 - - RTC_WKALM_SET\n"
 		       "mem-0004 pass 6.200 4.900 1.300 0.400 0.900 RTC_WKALM_SET\n"
-		       "mem+devices-0001 pass 5.100 0.000 0.100 - - pm_test\n"
+		       "mem_devices-0001 pass 5.100 0.000 0.100 - - pm_test\n"
 		       "mem-0005 pass 6.2"); /* cut by a crash */
 	assert_int_equal(bci_suspend_summary_write(f->ex.run_dir), 0);
 	assert_string_equal(file(f, "suspend-summary.txt"),
