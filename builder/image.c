@@ -41,44 +41,11 @@ struct image_build {
 
 static int image_copy_file(const char *from, const char *to, mode_t mode, struct builder_error *err)
 {
-	char buf[65536];
-	int in, out, ret = 0;
+	const char *failed;
+	int ret = bci_copy_file(from, to, mode, 1, &failed);
 
-	in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		ret = -errno;
-		builder_error_set(err, "%s: %s", from, strerror(-ret));
-		return ret;
-	}
-	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-	if (out < 0) {
-		ret = -errno;
-		builder_error_set(err, "%s: %s", to, strerror(-ret));
-		close(in);
-		return ret;
-	}
-	for (;;) {
-		ssize_t n = read(in, buf, sizeof(buf));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n < 0) {
-				ret = -errno;
-				builder_error_set(err, "%s: %s", from, strerror(-ret));
-			}
-			break;
-		}
-		ret = bci_write_all(out, buf, (size_t)n);
-		if (ret < 0) {
-			builder_error_set(err, "%s: %s", to, strerror(-ret));
-			break;
-		}
-	}
-	if (!ret && fsync(out) < 0)
-		ret = -errno;
-	close(out);
-	close(in);
+	if (ret < 0)
+		builder_error_set(err, "%s: %s", failed, strerror(-ret));
 	return ret;
 }
 

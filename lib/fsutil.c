@@ -221,3 +221,56 @@ int bci_remove_tree(const char *path)
 		return errno ? -errno : -EIO;
 	return 0;
 }
+
+int bci_copy_file(const char *from, const char *to, mode_t mode, int sync, const char **failed)
+{
+	char buf[65536];
+	struct stat st;
+	int in, out, ret = 0;
+
+	*failed = from;
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	if (mode == BCI_COPY_KEEP_MODE) {
+		if (fstat(in, &st) < 0) {
+			ret = -errno;
+			goto out_in;
+		}
+		mode = st.st_mode & 0777;
+	}
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (out < 0) {
+		ret = -errno;
+		*failed = to;
+		goto out_in;
+	}
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		ret = bci_write_all(out, buf, (size_t)n);
+		if (ret < 0) {
+			*failed = to;
+			break;
+		}
+	}
+	if (ret == 0 && sync && fsync(out) < 0) {
+		ret = -errno;
+		*failed = to;
+	}
+	if (close(out) < 0 && ret == 0) {
+		ret = -errno;
+		*failed = to;
+	}
+out_in:
+	close(in);
+	return ret;
+}

@@ -36,6 +36,14 @@ int bci_atomic_open(const char *path, char *tmp, mode_t mode);
 int bci_atomic_commit(int fd, const char *tmp, const char *path);
 void bci_atomic_abort(int fd, const char *tmp);
 
+/*
+ * Copies the regular file @from to the new file @to (O_EXCL) with @mode, or
+ * the source's permission bits when @mode is BCI_COPY_KEEP_MODE; fsyncs it
+ * when @sync. On failure *@failed names the path the error is about.
+ */
+#define BCI_COPY_KEEP_MODE ((mode_t)-1)
+int bci_copy_file(const char *from, const char *to, mode_t mode, int sync, const char **failed);
+
 /* rm -rf @path without following symlinks; a missing @path is fine. */
 int bci_remove_tree(const char *path);
 
