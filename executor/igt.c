@@ -1022,7 +1022,9 @@ static void report_job(const struct job_run *job, size_t total, int status, doub
 	char name[512], elapsed[32], eta[32], result[64];
 	long spent = (now_ms() - run_start) / 1000;
 
-	if (e->count == 1)
+	if (e->count == 1 && !strchr(e->subtests[0], '@'))
+		bci_igtout_piglit_name(e->binary, e->subtests[0], name, sizeof(name));
+	else if (e->count == 1)
 		snprintf(name, sizeof(name), "igt@%s@%s", e->binary, e->subtests[0]);
 	else if (e->count > 1)
 		snprintf(name, sizeof(name), "igt@%s (%zu subtests)", e->binary, e->count);
