@@ -12,6 +12,8 @@
 #include "resultgen.h"
 
 #include "fsutil.h"
+
+#include <limits.h>
 #include "igtout.h"
 #include "jsonw.h"
 
@@ -1711,6 +1713,56 @@ static int write_totals_and_runtimes(struct gen *g)
 	return w->error;
 }
 
+/*
+ * bootci's suspend cycles: suspend-summary.txt ("key value" lines: counts,
+ * and min/median/max as "a/b/c") beside the results becomes a top-level
+ * "bootci_suspend_summary" object, which piglit readers ignore. Absent file,
+ * absent key: igt_runner's own results stay exactly as igt writes them.
+ */
+static int write_suspend_summary(struct gen *g)
+{
+	char path[PATH_MAX], *text = NULL;
+	struct bci_jsonw *w = &g->w;
+	int ret;
+
+	if (snprintf(path, sizeof(path), "%s/suspend-summary.txt", g->dir) >= (int)sizeof(path))
+		return 0;
+	ret = bci_read_file(path, &text, NULL, 1 << 16);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return gen_error(g, ret, "%s: %s", path, strerror(-ret));
+	bci_jsonw_key(w, "bootci_suspend_summary");
+	bci_jsonw_object_begin(w);
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *space = strchr(line, ' ');
+		if (!space || space == line)
+			continue;
+		*space = '\0';
+		bci_jsonw_key(w, line);
+		char *value = space + 1, *end;
+		double min, median, max;
+		long long count = strtoll(value, &end, 10);
+		if (*value && *end == '\0') {
+			bci_jsonw_int(w, count);
+		} else if (sscanf(value, "%lf/%lf/%lf", &min, &median, &max) == 3) {
+			bci_jsonw_object_begin(w);
+			bci_jsonw_key(w, "min");
+			bci_jsonw_double(w, min);
+			bci_jsonw_key(w, "median");
+			bci_jsonw_double(w, median);
+			bci_jsonw_key(w, "max");
+			bci_jsonw_double(w, max);
+			bci_jsonw_object_end(w);
+		} else {
+			bci_jsonw_string(w, value);
+		}
+	}
+	free(text);
+	return bci_jsonw_object_end(w);
+}
+
 int bci_resultgen_write(const char *results_dir, FILE *out, char *err, size_t err_size)
 {
 	struct gen g;
@@ -1753,6 +1805,8 @@ int bci_resultgen_write(const char *results_dir, FILE *out, char *err, size_t er
 		goto out_filter;
 	bci_jsonw_object_end(&g.w);
 	ret = write_totals_and_runtimes(&g);
+	if (ret == 0)
+		ret = write_suspend_summary(&g);
 	if (ret == 0) {
 		bci_jsonw_object_end(&g.w);
 		ret = bci_jsonw_finish(&g.w);

@@ -43,6 +43,9 @@ check "s3: suspend_stats counted the cycle" \
 	grep -qE 'suspend_stats success [0-9]+ -> [0-9]+, fail 0 -> 0' "$m"/results/runs/suspend-s3/1/out.txt
 check "s3: the watchdog was re-armed after a cycle" console_order "$m" 'bootci: suspend mem-0001' 'watchdog armed'
 check "s3: summary written" grep -qx 'cycles 6' "$m"/results/runs/suspend-s3/suspend-summary.txt
+check "s3: results.json carries the summary" python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["bootci_suspend_summary"]
+sys.exit(0 if s["cycles"] == 6 and s["suspended_seconds"]["min"] >= 3 else 1)' "$m/results.json"
 if [ -f "$m/results/runs/suspend-s3/suspend-cycles.txt" ]; then
 	echo "measured (cycle result wall suspended latency kernel-suspend kernel-resume wake):" | diag
 	diag <"$m/results/runs/suspend-s3/suspend-cycles.txt"

@@ -185,6 +185,8 @@ static void suspend_cycles_are_planned_as_jobs(void **state)
 	assert_string_equal(result_of(f, "bootci@suspend@mem@0001"), "fail");
 	assert_string_equal(result_of(f, "bootci@suspend@mem@0003"), "fail");
 	assert_non_null(run_file(f, "suspend-summary.txt"));
+	/* The summary rides along in results.json, where piglit readers ignore it. */
+	assert_non_null(strstr(f->json, "\"bootci_suspend_summary\": {\n    \"cycles\": 4,"));
 }
 
 static void bad_suspend_item_is_an_error(void **state)
