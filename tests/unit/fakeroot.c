@@ -7,6 +7,7 @@
 
 #include "fakeroot.h"
 
+#include "executor.h"
 #include "fsutil.h"
 
 #include <errno.h>
@@ -140,4 +141,27 @@ const char *fakeroot_read(struct fakeroot *root, const char *path)
 	memcpy(buf, text, len + 1);
 	free(text);
 	return buf;
+}
+
+void fakeroot_executor(struct fakeroot *root, struct bci_executor *ex, const char *cmdline)
+{
+	fakeroot_create(root, cmdline);
+	ex->root = root->dir;
+	ex->sys = &bci_sys_dry;
+	ex->signal_fd = -1;
+	ex->watchdog_fd = -1;
+	assert_int_equal(bci_settings_load(ex), 0);
+	snprintf(ex->run_dir, sizeof(ex->run_dir), "%.*s/results/runs/t", PATH_MAX - 32, root->dir);
+	assert_int_equal(bci_mkdir_p(ex->run_dir, 0755), 0);
+	snprintf(ex->release, sizeof(ex->release), "test");
+}
+
+void fakeroot_executor_release(struct fakeroot *root, struct bci_executor *ex)
+{
+	bci_config_free(ex->config);
+	ex->config = NULL;
+	if (ex->signal_fd >= 0)
+		close(ex->signal_fd);
+	ex->signal_fd = -1;
+	fakeroot_remove(root);
 }

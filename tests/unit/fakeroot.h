@@ -29,4 +29,14 @@ const char *fakeroot_read(struct fakeroot *root, const char *path);
 /* The host build of a fixture program: $BUILD/host/bin/fixtures/@name. */
 const char *fixture_path(const char *name);
 
+struct bci_executor;
+
+/*
+ * A fake root made with @cmdline and an executor on it: dry system calls,
+ * settings loaded, run folder ROOT/results/runs/t created, release "test".
+ */
+void fakeroot_executor(struct fakeroot *root, struct bci_executor *ex, const char *cmdline);
+/* Frees what fakeroot_executor() and the test gave @ex, and removes the tree. */
+void fakeroot_executor_release(struct fakeroot *root, struct bci_executor *ex);
+
 #endif

@@ -39,10 +39,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	bci_config_free(f->ex.config);
-	if (f->ex.signal_fd >= 0)
-		close(f->ex.signal_fd);
-	fakeroot_remove(&f->root);
+	fakeroot_executor_release(&f->root, &f->ex);
 	free(f);
 	return 0;
 }
@@ -55,23 +52,14 @@ static void start(struct fixture *f, const char *testlist, const char *cmdline)
 	snprintf(full, sizeof(full),
 		 "bootci.testlist=/etc/bootci/testlist bootci.watchdog_timeout=off bootci.run_id=t %s",
 		 cmdline);
-	fakeroot_create(&f->root, full);
+	fakeroot_executor(&f->root, &f->ex, full);
 	fakeroot_write(&f->root, "/etc/bootci/testlist", testlist);
 	snprintf(fixtures, sizeof(fixtures), "%s", fixture_path("igt_basic"));
 	snprintf(link, sizeof(link), "%s/usr/libexec", f->root.dir);
 	assert_int_equal(bci_mkdir_p(link, 0755), 0);
 	strcat(link, "/igt-gpu-tools");
 	assert_int_equal(symlink(dirname(fixtures), link), 0);
-	f->ex.root = f->root.dir;
-	f->ex.sys = &bci_sys_dry;
-	f->ex.signal_fd = -1;
-	f->ex.watchdog_fd = -1;
-	assert_int_equal(bci_settings_load(&f->ex), 0);
 	assert_int_equal(bci_signals_setup(&f->ex), 0);
-	snprintf(f->ex.run_dir, sizeof(f->ex.run_dir), "%.*s/results/runs/t", PATH_MAX - 32,
-		 f->root.dir);
-	assert_int_equal(bci_mkdir_p(f->ex.run_dir, 0755), 0);
-	snprintf(f->ex.release, sizeof(f->ex.release), "test");
 }
 
 static void generate(struct fixture *f)
@@ -195,10 +183,7 @@ static void bad_suspend_item_is_an_error(void **state)
 
 	start(f, "bootci@suspend@mem@0\n", "");
 	assert_int_equal(bci_igt_run(&f->ex), -EINVAL);
-	bci_config_free(f->ex.config);
-	f->ex.config = NULL;
-	fakeroot_remove(&f->root);
-	close(f->ex.signal_fd);
+	fakeroot_executor_release(&f->root, &f->ex);
 	start(f, "bootci@suspend@hibernate@1\n", "");
 	assert_int_equal(bci_igt_run(&f->ex), -EINVAL);
 	assert_null(run_file(f, "joblist.txt"));

@@ -40,26 +40,14 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	bci_config_free(f->ex.config);
-	if (f->ex.signal_fd >= 0)
-		close(f->ex.signal_fd);
-	fakeroot_remove(&f->root);
+	fakeroot_executor_release(&f->root, &f->ex);
 	free(f);
 	return 0;
 }
 
 static void start(struct fixture *f, const char *cmdline)
 {
-	fakeroot_create(&f->root, cmdline);
-	f->ex.root = f->root.dir;
-	f->ex.sys = &bci_sys_dry;
-	f->ex.signal_fd = -1;
-	f->ex.watchdog_fd = -1;
-	assert_int_equal(bci_settings_load(&f->ex), 0);
-	snprintf(f->ex.run_dir, sizeof(f->ex.run_dir), "%.*s/results/runs/t", PATH_MAX - 32,
-		 f->root.dir);
-	assert_int_equal(bci_mkdir_p(f->ex.run_dir, 0755), 0);
-	snprintf(f->ex.release, sizeof(f->ex.release), "test");
+	fakeroot_executor(&f->root, &f->ex, cmdline);
 }
 
 static bool exists(struct fixture *f, const char *path)
