@@ -16,6 +16,7 @@ passed=0
 failed=0
 skipped=0
 failures=()
+failed_logs=()
 log_dir=$BUILD/tests/logs
 mkdir -p "$log_dir"
 
@@ -36,7 +37,7 @@ count() {
 	passed=$((passed + ok))
 	skipped=$((skipped + skip))
 	failed=$((failed + not_ok))
-	[ "$not_ok" = 0 ] || failures+=("$name (log: $log)")
+	[ "$not_ok" = 0 ] || { failures+=("$name (log: $log)"); failed_logs+=("$log"); }
 }
 
 run_fuzz() {
@@ -85,6 +86,17 @@ for spec in "$@"; do
 	count "$name" "$log" "${PIPESTATUS[0]}"
 done
 
+# The failures again, each `not ok` line with the comments around it, so that
+# the end of the output (all a CI page may show) says what failed and why.
+if [ ${#failed_logs[@]} -gt 0 ]; then
+	echo "# ==== what failed ===="
+	for log in "${failed_logs[@]}"; do
+		echo "# --- $log"
+		awk '/^not ok/ { for (i = 0; i < c; i++) print before[i]; c = 0; n = 40; print; next }
+		     /^#/ { if (n > 0) { print; n--; next } if (c < 40) before[c++] = $0; next }
+		     { c = 0; n = 0 }' "$log" | head -n 200
+	done
+fi
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "# failed:"
 	printf '#   %s\n' "${failures[@]}"

@@ -30,14 +30,30 @@ last_console() {
 	     END { for (i = 0; i < c; i++) print lines[i] }' "$1/console.log"
 }
 
-# console_has MACHINE_DIR REGEX: the last boot's console has a line matching REGEX
+# console_has MACHINE_DIR REGEX: the last boot's console has a line matching REGEX; when
+# not, the head and tail of that console go to the TAP log, so a failure in CI explains itself
 console_has() {
-	last_console "$1" | grep -qE -- "$2"
+	last_console "$1" | grep -E -- "$2" >/dev/null && return 0
+	{
+		echo "no line of the last boot's console ($1/console.log) matches: $2"
+		echo "its first 12 and last 20 lines:"
+		last_console "$1" | head -n 12 | cut -c1-240
+		echo "..."
+		last_console "$1" | tail -n 20 | cut -c1-240
+	} | diag
+	return 1
 }
 
-# console_lacks MACHINE_DIR REGEX: no line of the last boot's console matches REGEX
+# console_lacks MACHINE_DIR REGEX: no line of the last boot's console matches REGEX; the
+# lines that do match go to the TAP log
 console_lacks() {
-	! console_has "$1" "$2"
+	local found
+	found=$(last_console "$1" | grep -E -- "$2") || return 0
+	{
+		echo "the last boot's console ($1/console.log) has lines matching: $2"
+		printf '%s\n' "$found" | head -n 10 | cut -c1-240
+	} | diag
+	return 1
 }
 
 # console_order MACHINE_DIR REGEX1 REGEX2: a line matching REGEX2 follows one matching REGEX1
