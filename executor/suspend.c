@@ -234,7 +234,7 @@ struct cycle {
 	/* the kernel log, parsed as it is copied */
 	char line[1024];
 	size_t line_len;
-	double entry_ts, marker_ts, exit_ts, pm_test_delay;
+	struct bci_suspend_landmarks pm;
 };
 
 static void say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -262,8 +262,7 @@ static double now(const struct cycle *c, clockid_t clock)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One kernel log record ("<prio>,<seq>,<usec>,<flags>;text"): the PM landmarks of the cycle. */
-static void parse_record(struct cycle *c, const char *line)
+void bci_suspend_kmsg_record(struct bci_suspend_landmarks *lm, const char *record)
 {
 	static const char *const resume_markers[] = {
 		"ACPI: PM: Low-level resume complete", "PM: resume from suspend-to-idle",
@@ -271,35 +270,39 @@ static void parse_record(struct cycle *c, const char *line)
 	};
 	unsigned prio;
 	unsigned long long seq, usec;
-	const char *text = strchr(line, ';');
+	const char *text = strchr(record, ';');
 	double ts;
 
-	if (!text || sscanf(line, "%u,%llu,%llu", &prio, &seq, &usec) != 3)
+	if (!text || sscanf(record, "%u,%llu,%llu", &prio, &seq, &usec) != 3)
 		return;
 	text++;
 	ts = (double)usec / 1e6;
 	if (strncmp(text, "PM: suspend entry", 17) == 0 ||
 	    strncmp(text, "PM: hibernation: hibernation entry", 34) == 0) {
-		c->entry_ts = ts;
-		c->marker_ts = c->exit_ts = -1;
+		lm->entry = ts;
+		lm->marker = lm->exit = -1;
+		lm->pm_test_delay = 0;
 		return;
 	}
-	if (c->entry_ts < 0)
+	if (lm->entry < 0)
 		return;
 	if (strncmp(text, "PM: suspend exit", 16) == 0 ||
 	    strncmp(text, "PM: hibernation: hibernation exit", 33) == 0) {
-		c->exit_ts = ts;
+		lm->exit = ts;
 		return;
 	}
-	if (c->marker_ts >= 0)
+	if (lm->marker >= 0)
 		return;
 	for (size_t i = 0; i < sizeof(resume_markers) / sizeof(resume_markers[0]); i++) {
 		if (!strstr(text, resume_markers[i]))
 			continue;
-		c->marker_ts = ts;
+		lm->marker = ts;
 		/* pm_test waits (mdelay) inside the kernel: that time is neither suspending nor resuming. */
-		if (i == 3)
-			c->pm_test_delay = atof(text + strlen(resume_markers[i]));
+		if (i == 3) {
+			char *end;
+			double delay = strtod(strstr(text, resume_markers[i]) + strlen(resume_markers[i]), &end);
+			lm->pm_test_delay = delay >= 0 && delay < 3600 ? delay : 0;
+		}
 		return;
 	}
 }
@@ -328,7 +331,7 @@ static void drain_kmsg(struct cycle *c)
 			}
 			c->line[c->line_len] = '\0';
 			if (c->line_len > 0 && c->line[0] != ' ')
-				parse_record(c, c->line);
+				bci_suspend_kmsg_record(&c->pm, c->line);
 			c->line_len = 0;
 		}
 	}
@@ -523,12 +526,12 @@ static void measure(struct cycle *c, double boot0, double mono0, double boot1, d
 	if (r->suspended < 0)
 		r->suspended = 0;
 	/* pm_test's wait is neither suspending nor resuming. */
-	r->latency = r->write - r->suspended - c->pm_test_delay;
+	r->latency = r->write - r->suspended - c->pm.pm_test_delay;
 	if (r->latency < 0)
 		r->latency = 0;
-	if (c->entry_ts < 0 || c->exit_ts < c->entry_ts)
+	if (c->pm.entry < 0 || c->pm.exit < c->pm.entry)
 		return;
-	double kernel = c->exit_ts - c->entry_ts - c->pm_test_delay;
+	double kernel = c->pm.exit - c->pm.entry - c->pm.pm_test_delay;
 	/*
 	 * The log's clock stops during a platform sleep but runs through
 	 * s2idle: a span longer than the whole write holds the sleep, and
@@ -536,9 +539,9 @@ static void measure(struct cycle *c, double boot0, double mono0, double boot1, d
 	 */
 	if (kernel > r->write + 0.05 || (r->suspended > 0.5 && kernel > r->latency + 0.5))
 		return;
-	if (c->marker_ts >= c->entry_ts && c->marker_ts <= c->exit_ts) {
-		r->kernel_suspend = c->marker_ts - c->entry_ts;
-		r->kernel_resume = c->exit_ts - c->marker_ts - c->pm_test_delay;
+	if (c->pm.marker >= c->pm.entry && c->pm.marker <= c->pm.exit) {
+		r->kernel_suspend = c->pm.marker - c->pm.entry;
+		r->kernel_resume = c->pm.exit - c->pm.marker - c->pm.pm_test_delay;
 		/* pm_test's mdelay is not exact (under TCG least of all): then the split is unknown. */
 		if (r->kernel_resume < 0)
 			r->kernel_suspend = r->kernel_resume = -1;
@@ -621,7 +624,7 @@ int bci_suspend_cycle_with(struct bci_executor *ex, const struct bci_suspend_ops
 	struct cycle c = { .ex = ex, .ops = ops, .rec = record, .out_fd = out_fd,
 			   .err_fd = err_fd, .dmesg_fd = dmesg_fd, .kmsg_fd = -1, .rtc_fd = -1,
 			   .rtc = bci_config_get(ex->config, "suspend_rtc"),
-			   .entry_ts = -1, .marker_ts = -1, .exit_ts = -1 };
+			   .pm = BCI_SUSPEND_LANDMARKS_INIT };
 	char path[PATH_MAX];
 	double start, boot0 = 0, mono0 = 0, boot1 = 0, mono1 = 0;
 	int state_fd = -1, ret, status;
@@ -734,7 +737,7 @@ judged:
 	/* A fake tree's log may end without a newline: parse what is there. */
 	if (c.line_len > 0) {
 		c.line[c.line_len] = '\0';
-		parse_record(&c, c.line);
+		bci_suspend_kmsg_record(&c.pm, c.line);
 	}
 	if (c.kmsg_fd >= 0)
 		close(c.kmsg_fd);

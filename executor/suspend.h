@@ -65,6 +65,21 @@ struct bci_suspend_cycle_name {
 /* Parses `<state>[_<pm_test>]-<NNNN>`; 0, or -EINVAL (a planner's check). */
 int bci_suspend_cycle_parse(const char *cycle, struct bci_suspend_cycle_name *name);
 
+/* The PM landmarks of one cycle in the kernel log (seconds of the log's clock; -1 when not seen). */
+struct bci_suspend_landmarks {
+	double entry;         /* "PM: suspend entry" (or hibernation entry) */
+	double marker;        /* the first resume marker after it (low-level resume, s2idle, CPUs up) */
+	double exit;          /* "PM: suspend exit" (or hibernation exit) */
+	double pm_test_delay; /* pm_test's announced wait ("PM: suspend debug: Waiting for N second(s)") */
+};
+
+/* Landmarks before any record: nothing seen. */
+#define BCI_SUSPEND_LANDMARKS_INIT { -1, -1, -1, 0 }
+
+/* Reads one /dev/kmsg record ("<prio>,<seq>,<usec>,<flags>;text") into the landmarks; other
+ * records, and malformed ones, change nothing. */
+void bci_suspend_kmsg_record(struct bci_suspend_landmarks *lm, const char *record);
+
 /* /sys/power/suspend_stats at one moment. */
 struct bci_suspend_stats {
 	bool valid;              /* the folder was there */

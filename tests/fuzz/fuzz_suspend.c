@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fuzz target for the suspend cycles' parsers: the input is read as a cycle
- * name (<state>[_<pm_test>]-NNNN) and as a run's suspend-cycles.txt, which
- * the summary is computed from.
+ * name (<state>[_<pm_test>]-NNNN), as kernel log records (one per line, as
+ * /dev/kmsg gives them) a cycle is measured by, and as a run's
+ * suspend-cycles.txt, which the summary is computed from.
  */
 #include "suspend.h"
 
@@ -27,6 +28,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (bci_suspend_cycle_parse(text, &name) == 0 && (name.number == 0 || !name.state[0]))
 		abort();
+
+	struct bci_suspend_landmarks lm = BCI_SUSPEND_LANDMARKS_INIT;
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		bci_suspend_kmsg_record(&lm, line);
+		/* nothing is seen before an entry; a wait is never negative nor absurd */
+		if ((lm.entry < 0 && (lm.marker >= 0 || lm.exit >= 0)) || !(lm.pm_test_delay >= 0) ||
+		    lm.pm_test_delay >= 3600)
+			abort();
+	}
 	free(text);
 
 	if (!dir[0]) {

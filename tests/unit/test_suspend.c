@@ -585,6 +585,38 @@ static void summary(void **state)
 			    "kernel_resume_seconds 0.600/0.700/0.900\n");
 }
 
+/* The kernel log records a cycle is measured by; anything else changes nothing. */
+static void kmsg_records(void **state)
+{
+	struct bci_suspend_landmarks lm = BCI_SUSPEND_LANDMARKS_INIT;
+
+	(void)state;
+	bci_suspend_kmsg_record(&lm, "6,9,99000000,-;ACPI: PM: Low-level resume complete");
+	assert_true(lm.marker < 0); /* no entry yet: a marker means nothing */
+	bci_suspend_kmsg_record(&lm, "6,10,100000000,-;PM: suspend entry (deep)");
+	bci_suspend_kmsg_record(&lm, "no semicolon, no record");
+	bci_suspend_kmsg_record(&lm, "6,x,1,-;PM: suspend exit");
+	assert_true(lm.entry > 99.999 && lm.entry < 100.001);
+	assert_true(lm.exit < 0);
+	bci_suspend_kmsg_record(&lm, "6,11,100250000,-;ACPI: PM: Low-level resume complete");
+	bci_suspend_kmsg_record(&lm, "6,12,100260000,-;Enabling non-boot CPUs ...");
+	bci_suspend_kmsg_record(&lm, "6,13,100400000,c;PM: suspend exit");
+	assert_true(lm.marker > 100.249 && lm.marker < 100.251); /* the first marker counts */
+	assert_true(lm.exit > 100.399 && lm.exit < 100.401);
+	assert_true(lm.pm_test_delay == 0);
+
+	/* a new entry starts over; pm_test's wait is read from its message */
+	bci_suspend_kmsg_record(&lm, "6,20,200000000,-;PM: suspend entry (deep)");
+	assert_true(lm.marker < 0 && lm.exit < 0);
+	bci_suspend_kmsg_record(&lm, "6,21,200300000,-;PM: suspend debug: Waiting for 5 second(s).");
+	assert_true(lm.pm_test_delay > 4.999 && lm.pm_test_delay < 5.001);
+	bci_suspend_kmsg_record(&lm, "6,30,300000000,-;PM: hibernation: hibernation entry");
+	bci_suspend_kmsg_record(&lm, "6,31,300100000,-;PM: suspend debug: Waiting for -7 second(s).");
+	assert_true(lm.pm_test_delay == 0); /* nonsense is not a wait */
+	bci_suspend_kmsg_record(&lm, "6,32,300200000,-;PM: hibernation: hibernation exit");
+	assert_true(lm.exit > 300.199 && lm.exit < 300.201);
+}
+
 /* Cycles run one after the other append to one record file, in order. */
 static void cycles_accumulate(void **state)
 {
@@ -603,6 +635,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(names),
+		cmocka_unit_test(kmsg_records),
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 		T(mem_cycle_passes_and_measures),
 		T(real_ops_fall_back_to_wakealarm),
