@@ -31,10 +31,16 @@ static void run(const char *fmt, ...)
 		fail_msg("command failed: %s", cmd);
 }
 
+/* $BUILD (make check sets it), else build/ of the current directory; absolute either way,
+ * since the executor under test resolves paths inside its fake root. */
 static const char *build_dir(void)
 {
+	static char dir[PATH_MAX];
 	const char *build = getenv("BUILD");
-	return build ? build : "build";
+
+	if (!dir[0] && !realpath(build ? build : "build", dir))
+		snprintf(dir, sizeof(dir), "%s", build ? build : "build");
+	return dir;
 }
 
 /* The release of the unpacked test kernel (build/kernel/release), with its newline. */
