@@ -14,6 +14,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int bci_kmsg_open(const struct bci_executor *ex)
@@ -62,20 +64,30 @@ long bci_kmsg_drain(int kmsg_fd, int out_fd)
 void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ...)
 {
 	char path[PATH_MAX], line[1024];
+	struct stat st;
 	va_list ap;
 	int fd, n;
 
 	if (bci_path(ex, path, "/dev/kmsg") < 0)
 		return;
-	n = snprintf(line, sizeof(line), "<%d>[bootci] ", level);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		/* A fake tree's log file: add the record as the kernel would show it when read
+		 * (facility user, as for any write to /dev/kmsg). */
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		n = snprintf(line, sizeof(line), "%d,0,%lld,-;[bootci] ", 8 + level,
+			     (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000);
+	} else {
+		n = snprintf(line, sizeof(line), "<%d>[bootci] ", level);
+	}
 	va_start(ap, fmt);
 	n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	va_end(ap);
 	if (n >= (int)sizeof(line))
 		n = (int)sizeof(line) - 1;
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return;
 	if (write(fd, line, (size_t)n) < 0) {
 		/* The log is best effort: nothing to do about a full or missing kmsg. */
 	}

@@ -653,6 +653,13 @@ int bci_suspend_cycle_with(struct bci_executor *ex, const struct bci_suspend_ops
 	fdatasync(out_fd);
 
 	c.kmsg_fd = bci_kmsg_open(ex);
+	/*
+	 * The cycle announces itself in the kernel log as an IGT subtest does
+	 * (`[IGT] bin: starting subtest X`): the results generator then judges
+	 * the cycle's kernel log, so a warning during suspend or resume makes
+	 * the cycle dmesg-warn, as it would an IGT subtest.
+	 */
+	bci_kmsg_mark(ex, 6, "bootci_suspend: starting subtest %s\n", cycle);
 	bci_suspend_stats_read(ex, &record->before);
 	ret = configure(&c, mem_sleep);
 	if (ret < 0) {

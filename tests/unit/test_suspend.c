@@ -16,6 +16,7 @@
 #include "executor.h"
 #include "fakeroot.h"
 #include "fsutil.h"
+#include "resultgen.h"
 #include "suspend.h"
 
 #include <errno.h>
@@ -617,6 +618,64 @@ static void kmsg_records(void **state)
 	assert_true(lm.exit > 300.199 && lm.exit < 300.201);
 }
 
+/* The cycle's results entry from results.json generated over the fixture's run folder. */
+static const char *generated_result(struct fixture *f, const char *name)
+{
+	static char result[64];
+	char err[512], *json = NULL, key[160];
+	size_t size = 0;
+	FILE *out = open_memstream(&json, &size);
+	const char *at;
+
+	assert_non_null(out);
+	fakeroot_write(&f->root, "/results/runs/t/metadata.txt", "name : t\ndmesg_warn_level : 4\n");
+	fakeroot_write(&f->root, "/results/runs/t/joblist.txt", "bootci_suspend mem-0001\n");
+	if (bci_resultgen_write(f->ex.run_dir, out, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	fclose(out);
+	snprintf(key, sizeof(key), "\"%s\": {", name);
+	at = strstr(json, key);
+	at = at ? strstr(at, "\"result\": \"") : NULL;
+	snprintf(result, sizeof(result), "%s", "(absent)");
+	if (at)
+		snprintf(result, sizeof(result), "%.*s", (int)strcspn(at + 11, "\""), at + 11);
+	free(json);
+	return result;
+}
+
+/*
+ * A kernel warning while the machine suspends or resumes: the cycle announces
+ * itself in the kernel log as an IGT subtest does, so the results generator
+ * judges its log and the cycle is dmesg-warn, not pass.
+ */
+static void warning_in_the_cycle_is_dmesg_warn(void **state)
+{
+	struct fixture *f = *state;
+
+	fake.kmsg = "6,10,100000000,-;PM: suspend entry (deep)\n"
+		    "4,11,100200000,-;WARNING: CPU: 0 PID: 1 at drivers/gpu/drm/foo.c:12 foo_resume+0x1/0x2\n"
+		    "6,12,100400000,-;ACPI: PM: Low-level resume complete\n"
+		    "6,14,101100000,-;PM: suspend exit\n";
+	assert_int_equal(cycle(f, "mem-0001"), 0);
+	assert_string_equal(f->rec.result, "pass"); /* the cycle itself worked */
+	/* the announcement comes first in the cycle's log */
+	const char *dmesg = file(f, "0/dmesg.txt");
+	const char *mark = strstr(dmesg, "[bootci] bootci_suspend: starting subtest mem-0001\n");
+	assert_non_null(mark);
+	assert_true(mark < strstr(dmesg, "PM: suspend entry"));
+	fakeroot_write(&f->root, "/results/runs/t/0/journal.txt", "mem-0001\nexit:0 (6.250s)\n");
+	assert_string_equal(generated_result(f, "bootci@suspend@mem@0001"), "dmesg-warn");
+
+	/* the same cycle without the warning passes */
+	fakeroot_write(&f->root, "/results/runs/t/0/dmesg.txt", "");
+	assert_int_equal(ftruncate(f->dmesg, 0), 0);
+	fake.kmsg = "6,20,200000000,-;PM: suspend entry (deep)\n"
+		    "6,21,200400000,-;ACPI: PM: Low-level resume complete\n"
+		    "6,22,201100000,-;PM: suspend exit\n";
+	assert_int_equal(cycle(f, "mem-0001"), 0);
+	assert_string_equal(generated_result(f, "bootci@suspend@mem@0001"), "pass");
+}
+
 /* Cycles run one after the other append to one record file, in order. */
 static void cycles_accumulate(void **state)
 {
@@ -651,6 +710,7 @@ int main(void)
 		T(watchdog_kept_for_s2idle),
 		T(bad_name_writes_nothing),
 		T(summary),
+		T(warning_in_the_cycle_is_dmesg_warn),
 		T(cycles_accumulate),
 #undef T
 	};
