@@ -1039,13 +1039,53 @@ static void format_duration(long seconds, char *buf, size_t size)
 		snprintf(buf, size, "%lds", seconds);
 }
 
-/* The console line of a finished job, for people: `[12/340] igt@bin@sub pass 1.2s (...)`. */
-static void report_job(const struct job_run *job, size_t total, int status, double seconds,
-		       long run_start, unsigned done_now)
+/* Where the run stands, for the console's progress lines; it spans the boots of a resumed run. */
+struct progress {
+	size_t total;          /* jobs in the run */
+	unsigned done_total;   /* jobs finished, this boot and earlier ones */
+	unsigned done_now;     /* jobs finished in this boot */
+	long boot_start;       /* now_ms() when this boot's jobs began */
+	time_t run_started_at; /* starttime.txt: the run's first boot */
+};
+
+/* The run's start (starttime.txt), or now when it cannot be read. */
+static time_t run_started_at(struct bci_executor *ex)
+{
+	char path[PATH_MAX], *text = NULL;
+	time_t t = time(NULL);
+
+	if (run_path(ex, path, "starttime.txt") == 0 && bci_read_file(path, &text, NULL, 64) == 0) {
+		long long v = strtoll(text, NULL, 10);
+		if (v > 0 && v <= (long long)t)
+			t = (time_t)v;
+	}
+	free(text);
+	return t;
+}
+
+/* An estimate needs no seconds once it is minutes away: `41m`, `2h05m`. */
+static void format_eta(long seconds, char *buf, size_t size)
+{
+	if (seconds >= 3600)
+		snprintf(buf, size, "%ldh%02ldm", seconds / 3600, seconds / 60 % 60);
+	else if (seconds >= 60)
+		snprintf(buf, size, "%ldm", (seconds + 30) / 60);
+	else
+		snprintf(buf, size, "%lds", seconds);
+}
+
+/*
+ * The console line of a finished job, for people:
+ * `[12/340] igt@kms_flip@basic pass 1.2s (elapsed 3m02s, ETA 41m)`. Elapsed counts from the
+ * run's first boot; the ETA is this boot's pace over the jobs the whole run has left.
+ */
+static void report_job(const struct job_run *job, const struct progress *p, int status,
+		       double seconds)
 {
 	const struct bci_joblist_entry *e = job->entry;
 	char name[512], elapsed[32], eta[32], result[64];
-	long spent = (now_ms() - run_start) / 1000;
+	long spent = (now_ms() - p->boot_start) / 1000;
+	long since_start = (long)(time(NULL) - p->run_started_at);
 
 	if (e->count == 1 && !strchr(e->subtests[0], '@'))
 		bci_igtout_piglit_name(e->binary, e->subtests[0], name, sizeof(name));
@@ -1071,21 +1111,27 @@ static void report_job(const struct job_run *job, size_t total, int status, doub
 		snprintf(result, sizeof(result), "crash (signal %d)", -status);
 	else
 		snprintf(result, sizeof(result), "fail (exit %d)", status);
-	format_duration(spent, elapsed, sizeof(elapsed));
-	if (done_now > 0 && total > done_now)
-		format_duration(spent * (long)(total - done_now) / (long)done_now, eta, sizeof(eta));
+	format_duration(since_start > spent ? since_start : spent, elapsed, sizeof(elapsed));
+	if (p->done_now > 0 && p->total > p->done_total)
+		format_eta(spent * (long)(p->total - p->done_total) / (long)p->done_now, eta,
+			   sizeof(eta));
 	else
 		snprintf(eta, sizeof(eta), "0s");
-	bci_say("[%u/%zu] %s %s %.1fs (elapsed %s, ETA %s)", job->index + 1, total, name, result,
+	bci_say("[%u/%zu] %s %s %.1fs (elapsed %s, ETA %s)", job->index + 1, p->total, name, result,
 		seconds, elapsed, eta);
 }
 
-/* Kernel taint bits that make results untrustworthy, as igt_runner's abort-on-taint sees them. */
+/*
+ * Kernel taint bits that make results untrustworthy: igt_runner's abort-on-taint
+ * set (IGT's lib/igt_taints.c). Others (TAINT_TEST from KUnit tests, TAINT_USER,
+ * TAINT_FIRMWARE_WORKAROUND that many machines set at boot, module taints) are not.
+ */
 static unsigned long bad_taints(struct bci_executor *ex, unsigned long *all)
 {
-	/* PROPRIETARY_MODULE, FORCED_MODULE, OOT_MODULE, UNSIGNED_MODULE, AUX are not errors. */
-	const unsigned long harmless = (1UL << 0) | (1UL << 1) | (1UL << 12) | (1UL << 13) |
-				       (1UL << 16);
+	const unsigned long bad = (1UL << 4) |  /* TAINT_MACHINE_CHECK */
+				  (1UL << 5) |  /* TAINT_BAD_PAGE */
+				  (1UL << 7) |  /* TAINT_DIE */
+				  (1UL << 9);   /* TAINT_WARN */
 	char path[PATH_MAX], *text = NULL;
 	unsigned long taints = 0;
 
@@ -1095,7 +1141,7 @@ static unsigned long bad_taints(struct bci_executor *ex, unsigned long *all)
 		free(text);
 	}
 	*all = taints;
-	return taints & ~harmless;
+	return taints & bad;
 }
 
 /* Lockdep turns itself off after its first report: later locking bugs go unseen. */
@@ -1406,7 +1452,7 @@ int bci_igt_run(struct bci_executor *ex)
 	char path[PATH_MAX], err[512];
 	bool exists = false;
 	long run_start = now_ms();
-	unsigned done_now = 0;
+	struct progress progress = { .boot_start = run_start };
 	int ret;
 
 	ret = load_run(ex, &jobs, &exists);
@@ -1435,7 +1481,12 @@ int bci_igt_run(struct bci_executor *ex)
 	if (exists)
 		bci_say("run %s: resuming (boot %u)", bci_config_get(ex->config, "run_id"),
 			journal.boots);
+	progress.total = jobs.count;
+	progress.run_started_at = run_started_at(ex);
 	bci_watchdog_open(ex);
+	/* As igt_runner: a kernel already tainted before the first test makes no trustworthy run. */
+	if (!exists && check_abort(ex, &journal, NULL, NULL))
+		goto finish;
 
 	/* The job in flight when the machine died: igt_runner's results say incomplete. */
 	if (journal.in_flight >= 0) {
@@ -1513,8 +1564,11 @@ int bci_igt_run(struct bci_executor *ex)
 		}
 		bci_journal_append(&journal, "%s %u %d %.3f", job.timed_out ? "timeout" : "exit", j,
 				   status, seconds);
-		done_now++;
-		report_job(&job, jobs.count, status, seconds, run_start, done_now);
+		progress.done_now++;
+		progress.done_total = 0;
+		for (unsigned k = 0; k < jobs.count; k++)
+			progress.done_total += journal.jobs[k].finished;
+		report_job(&job, &progress, status, seconds);
 		if (check_abort(ex, &journal, e,
 				job.abort_reason[0] ? job.abort_reason
 				: status == IGT_EXIT_ABORT ? "Test exited with IGT_EXIT_ABORT" : NULL))

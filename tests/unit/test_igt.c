@@ -426,17 +426,42 @@ static void taint_aborts_the_run(void **state)
 	struct fixture *f = *state;
 
 	start(f, "igt@igt_basic@pass\nigt@igt_basic@skip\n", "bootci.abort_on=taint");
-	/* TAINT_WARN, as a WARN_ON in the kernel under test sets it. */
+	/* TAINT_WARN, as a WARN_ON in the kernel under test sets it: before any test ran. */
 	fakeroot_write(&f->root, "/proc/sys/kernel/tainted", "512\n");
 	assert_int_equal(bci_igt_run(&f->ex), 0);
 	assert_string_equal(run_file(f, "aborted.txt"),
-			    "Aborted after: igt_basic (pass)\n\n"
+			    "Aborted at bootup\n\n"
 			    "Kernel badly tainted (0x200, 0x200) (check dmesg for details)\n");
-	assert_null(strstr(run_file(f, "bootci-journal.txt"), "start 1\n"));
+	assert_null(strstr(run_file(f, "bootci-journal.txt"), "start 0\n"));
 	generate(f);
-	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
 	assert_string_equal(result_of(f, "igt@runner@aborted"), "fail");
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "notrun");
 	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "notrun");
+}
+
+/* Only igt_runner's set counts: a machine that boots with TAINT_FIRMWARE_WORKAROUND, or a
+ * KUnit test's TAINT_TEST, is no reason to stop. */
+static void taints_outside_igt_runners_set_do_not_abort(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\nigt@igt_basic@skip\n", "bootci.abort_on=taint");
+	/* TAINT_FIRMWARE_WORKAROUND (11) | TAINT_USER (6) | TAINT_TEST (18) */
+	fakeroot_write(&f->root, "/proc/sys/kernel/tainted", "264256\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_null(run_file(f, "aborted.txt"));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "start 1\n"));
+}
+
+/* TAINT_MACHINE_CHECK is in igt_runner's set; the other bits are reported, not judged. */
+static void machine_check_taint_aborts(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\n", "bootci.abort_on=taint");
+	fakeroot_write(&f->root, "/proc/sys/kernel/tainted", "2064\n"); /* 4 and 11 */
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_non_null(strstr(run_file(f, "aborted.txt"), "Kernel badly tainted (0x810, 0x10)"));
 }
 
 static void harmless_taint_does_not_abort(void **state)
@@ -483,6 +508,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(taint_aborts_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(harmless_taint_does_not_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(taints_outside_igt_runners_set_do_not_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(machine_check_taint_aborts, setup, teardown),
 		cmocka_unit_test_setup_teardown(lockdep_off_aborts_the_run, setup, teardown),
 	};
 
