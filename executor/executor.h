@@ -107,7 +107,14 @@ int bci_runner_run_test(struct bci_executor *ex);
 
 /* kmsg.c: the kernel log. */
 int bci_kmsg_open(const struct bci_executor *ex);          /* read fd at the end of the log */
-long bci_kmsg_drain(int kmsg_fd, int out_fd);             /* copies pending records; bytes */
+/* A job's kernel log allowance: past @limit bytes, records less severe than @keep_level
+ * (0-7) are counted in @dropped instead of copied. */
+struct bci_kmsg_budget {
+	unsigned long long limit, written, dropped;
+	int keep_level;
+};
+/* Copies pending records (all of them when @budget is NULL); bytes copied, or -errno. */
+long bci_kmsg_drain(int kmsg_fd, int out_fd, struct bci_kmsg_budget *budget);
 void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));              /* "<level>[bootci] ..." */
 void bci_sysrq(const struct bci_executor *ex, char command);

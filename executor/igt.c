@@ -455,6 +455,7 @@ struct job_run {
 	const struct bci_joblist_entry *entry;
 	int fds[F_COUNT];
 	off_t synced[F_COUNT]; /* each file's size at its last fdatasync, -1 before the first */
+	struct bci_kmsg_budget dmesg_budget;
 	struct stream out, err;
 	int kmsg_fd;
 	pid_t pid;
@@ -488,7 +489,7 @@ static int sync_output(struct job_run *job, int i)
 
 static void sync_outputs(struct job_run *job)
 {
-	long n = bci_kmsg_drain(job->kmsg_fd, job->fds[F_DMESG]);
+	long n = bci_kmsg_drain(job->kmsg_fd, job->fds[F_DMESG], &job->dmesg_budget);
 
 	if (n < 0) {
 		close(job->kmsg_fd);
@@ -667,7 +668,7 @@ static void stream_finish(struct stream *s)
 		return;
 	n = snprintf(note, sizeof(note),
 		     "\nbootci: output over the limit of %llu bytes: %llu bytes dropped, the last %zu follow\n",
-		     s->limit, s->dropped - s->tail_used, s->tail_used);
+		     s->limit + s->tail_size, s->dropped - s->tail_used, s->tail_used);
 	bci_write_all(s->file_fd, note, (size_t)n);
 	size_t start = s->tail_used < s->tail_size ? 0 : s->tail_pos;
 	size_t first = s->tail_used < s->tail_size ? s->tail_used : s->tail_size - start;
@@ -880,9 +881,16 @@ static int run_job(struct bci_executor *ex, struct bci_journal *journal, unsigne
 		ret = run_suspend_job(ex, job, subtests[0], status_out, seconds);
 		goto out;
 	}
-	job->out = (struct stream){ .file_fd = job->fds[F_OUT], .limit = limit };
-	job->err = (struct stream){ .file_fd = job->fds[F_ERR], .limit = limit };
-	job->out.tail_size = job->err.tail_size = (size_t)(limit / 4 > 0 ? limit / 4 : 1);
+	/* The first three quarters of the limit, then the last quarter: a file stays within it
+	 * (plus the protocol lines), which the results generator can always read. */
+	size_t tail_size = (size_t)(limit / 4 > 0 ? limit / 4 : 1);
+	job->out = (struct stream){ .file_fd = job->fds[F_OUT], .limit = limit - limit / 4 };
+	job->err = (struct stream){ .file_fd = job->fds[F_ERR], .limit = limit - limit / 4 };
+	job->out.tail_size = job->err.tail_size = tail_size;
+	job->dmesg_budget = (struct bci_kmsg_budget){
+		.limit = limit,
+		.keep_level = (int)bci_config_get_number(ex->config, "dmesg_warn_level"),
+	};
 	job->out.tail = malloc(job->out.tail_size);
 	job->err.tail = malloc(job->err.tail_size);
 	if (!job->out.tail || !job->err.tail) {
@@ -955,7 +963,7 @@ static int run_job(struct bci_executor *ex, struct bci_journal *journal, unsigne
 		}
 		if (job->kmsg_fd >= 0 && (pfds[2].revents & POLLIN)) {
 			job->last_activity = now;
-			if (bci_kmsg_drain(job->kmsg_fd, job->fds[F_DMESG]) < 0) {
+			if (bci_kmsg_drain(job->kmsg_fd, job->fds[F_DMESG], &job->dmesg_budget) < 0) {
 				close(job->kmsg_fd);
 				job->kmsg_fd = -1;
 			}
@@ -986,6 +994,18 @@ static int run_job(struct bci_executor *ex, struct bci_journal *journal, unsigne
 			close(s->pipe_fd);
 		s->pipe_fd = -1;
 		stream_finish(s);
+	}
+	if (job->dmesg_budget.dropped) {
+		/* Said in the job's kernel log itself, in its record format, where a reader looks. */
+		char note[256];
+		int n = snprintf(note, sizeof(note),
+				 "14,0,0,-;[bootci] kernel log over the limit of %llu bytes: %llu bytes "
+				 "of records less severe than level %d dropped\n",
+				 job->dmesg_budget.limit, job->dmesg_budget.dropped,
+				 job->dmesg_budget.keep_level);
+		bci_write_all(job->fds[F_DMESG], note, (size_t)n);
+		bci_warn("job %u: kernel log over output_limit: %llu bytes dropped", index,
+			 job->dmesg_budget.dropped);
 	}
 
 	*seconds = (double)(now_ms() - job->start) / 1000.0;

@@ -33,7 +33,18 @@ int bci_kmsg_open(const struct bci_executor *ex)
 	return fd;
 }
 
-long bci_kmsg_drain(int kmsg_fd, int out_fd)
+/* The level (0-7) of a record as /dev/kmsg shows it ("<prio>,<seq>,..."), or 0 when unreadable. */
+static int record_level(const char *record, size_t len)
+{
+	unsigned prio = 0;
+	size_t i;
+
+	for (i = 0; i < len && record[i] >= '0' && record[i] <= '9' && prio < 1000; i++)
+		prio = prio * 10 + (unsigned)(record[i] - '0');
+	return i > 0 && i < len && record[i] == ',' ? (int)(prio & 7) : 0;
+}
+
+long bci_kmsg_drain(int kmsg_fd, int out_fd, struct bci_kmsg_budget *budget)
 {
 	char record[8192];
 	long written = 0;
@@ -54,9 +65,17 @@ long bci_kmsg_drain(int kmsg_fd, int out_fd)
 		}
 		if (n == 0)
 			return written;
-		/* A regular file in a fake tree has no record boundaries: copy as is. */
+		/* Past the budget only records severe enough to judge the job are kept. (A fake
+		 * tree's file has no record boundaries: a read is judged by its first record.) */
+		if (budget && budget->written + (unsigned long long)n > budget->limit &&
+		    record_level(record, (size_t)n) > budget->keep_level) {
+			budget->dropped += (unsigned long long)n;
+			continue;
+		}
 		if (bci_write_all(out_fd, record, (size_t)n) < 0)
 			return -EIO;
+		if (budget)
+			budget->written += (unsigned long long)n;
 		written += n;
 	}
 }

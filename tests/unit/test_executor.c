@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/reboot.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* ---- a system-call table that records what the executor asked for ---- */
@@ -322,6 +323,49 @@ static void boot_with_bad_config_file_reboots(void **state)
 	assert_int_equal(bci_executor_run(&f->ex), BCI_END_POWEROFF);
 }
 
+/*
+ * A job's kernel log budget: past it, only records as severe as the warning
+ * level are copied (a log storm cannot fill the disk, and no warning that
+ * judges the job is lost). A SOCK_SEQPACKET pair hands out one record per
+ * read, as /dev/kmsg does.
+ */
+static void kmsg_budget_keeps_severe_records(void **state)
+{
+	static const char *const records[] = {
+		"6,1,100,-;first info record, within the budget\n",
+		"6,2,200,-;second info record, past the budget\n",
+		"4,3,300,-;WARNING: kept past the budget\n",
+		"14,4,400,-;user info record, past the budget\n",
+		"3,5,500,-;an error, kept\n",
+	};
+	struct bci_kmsg_budget budget = { .limit = 50, .keep_level = 4 };
+	char path[] = "/tmp/bootci-kmsg-budget.XXXXXX", *text = NULL;
+	int sv[2], out;
+	long n;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv), 0);
+	for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++)
+		assert_int_equal(write(sv[1], records[i], strlen(records[i])), (ssize_t)strlen(records[i]));
+	out = mkstemp(path);
+	assert_true(out >= 0);
+	n = bci_kmsg_drain(sv[0], out, &budget);
+	assert_int_equal(n, (long)(strlen(records[0]) + strlen(records[2]) + strlen(records[4])));
+	assert_int_equal(budget.dropped, strlen(records[1]) + strlen(records[3]));
+	assert_int_equal(bci_read_file(path, &text, NULL, 4096), 0);
+	assert_string_equal(text, "6,1,100,-;first info record, within the budget\n"
+				  "4,3,300,-;WARNING: kept past the budget\n"
+				  "3,5,500,-;an error, kept\n");
+	free(text);
+	/* no budget: everything */
+	assert_int_equal(write(sv[1], records[1], strlen(records[1])), (ssize_t)strlen(records[1]));
+	assert_int_equal(bci_kmsg_drain(sv[0], out, NULL), (long)strlen(records[1]));
+	close(out);
+	unlink(path);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void settings_check_levels_and_conditions(void **state)
 {
 	struct fixture *f = *state;
@@ -355,6 +399,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_reboots, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_file_reboots, setup, teardown),
 		cmocka_unit_test_setup_teardown(settings_check_levels_and_conditions, setup, teardown),
+		cmocka_unit_test(kmsg_budget_keeps_severe_records),
 	};
 
 	return cmocka_run_group_tests_name("executor", tests, NULL, NULL);
