@@ -70,6 +70,8 @@ enum bci_ending bci_executor_run(struct bci_executor *ex)
 		bci_error("cannot create the run folder %s: %s", ex->run_dir, strerror(-ret));
 		return error_ending(ex);
 	}
+	if (bci_run_claim(ex) < 0)
+		return error_ending(ex);
 	/* Before anything runs: what the previous boot left, and this boot's record. */
 	if (bci_boot_begin(ex) < 0)
 		return error_ending(ex);

@@ -74,6 +74,10 @@ extern const struct bci_config_key bci_executor_keys[];
 /* Loads /etc/bootci/executor.conf then the kernel command line. 0, or -errno after a bci_error(). */
 int bci_settings_load(struct bci_executor *ex);
 
+/* run.c: claims ex->run_dir for this boot's image (kernel build, plan): a run folder another
+ * image made is kept aside as <run_id>.superseded-N and a new one started. 0, or -errno. */
+int bci_run_claim(struct bci_executor *ex);
+
 /* signals.c: blocks the signals and opens ex->signal_fd. */
 int bci_signals_setup(struct bci_executor *ex);
 /* Restores the default mask and dispositions: between fork and exec (async-signal-safe). */

@@ -323,6 +323,57 @@ static void boot_with_bad_config_file_reboots(void **state)
 	assert_int_equal(bci_executor_run(&f->ex), BCI_END_POWEROFF);
 }
 
+/* ---- which run a boot belongs to ---- */
+static bool run_has(struct fakeroot *root, const char *rel)
+{
+	return fakeroot_read(root, rel) != NULL;
+}
+
+static void run_is_claimed_by_its_image_only(void **state)
+{
+	struct fakeroot root;
+	struct bci_executor ex = { 0 };
+
+	(void)state;
+	fakeroot_executor(&root, &ex, "bootci.testlist=/etc/bootci/testlist");
+	fakeroot_write(&root, "/etc/bootci/testlist", "igt@kms_flip@basic\n");
+	fakeroot_write(&root, "/proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3\n");
+
+	/* a new run: its identity is written first */
+	assert_int_equal(bci_run_claim(&ex), 0);
+	assert_non_null(strstr(fakeroot_read(&root, "/results/runs/t/bootci-identity.txt"),
+			       "kernel test #1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3\n"));
+	fakeroot_write(&root, "/results/runs/t/joblist.txt", "kms_flip basic\n");
+	/* the same image again (a resume): the run is its own */
+	assert_int_equal(bci_run_claim(&ex), 0);
+	assert_true(run_has(&root, "/results/runs/t/joblist.txt"));
+	assert_false(run_has(&root, "/results/runs/t.superseded-1/joblist.txt"));
+
+	/* another build of the kernel: the old run is kept aside, a new one starts */
+	fakeroot_write(&root, "/proc/sys/kernel/version", "#2 SMP PREEMPT_DYNAMIC Debian 6.1.193-1\n");
+	assert_int_equal(bci_run_claim(&ex), 0);
+	assert_string_equal(fakeroot_read(&root, "/results/runs/t.superseded-1/joblist.txt"),
+			    "kms_flip basic\n");
+	assert_false(run_has(&root, "/results/runs/t/joblist.txt"));
+	assert_non_null(strstr(fakeroot_read(&root, "/results/runs/t/bootci-identity.txt"), "#2 SMP"));
+
+	/* another plan: likewise, under the next free name */
+	fakeroot_write(&root, "/results/runs/t/joblist.txt", "kms_flip basic\n");
+	fakeroot_write(&root, "/etc/bootci/testlist", "igt@kms_flip@basic\nigt@gem_exec@basic\n");
+	assert_int_equal(bci_run_claim(&ex), 0);
+	assert_true(run_has(&root, "/results/runs/t.superseded-2/joblist.txt"));
+
+	/* a run begun before identities were recorded is taken as this image's */
+	fakeroot_write(&root, "/results/runs/t/joblist.txt", "kms_flip basic\n");
+	char identity[PATH_MAX + 64];
+	snprintf(identity, sizeof(identity), "%s/bootci-identity.txt", ex.run_dir);
+	assert_int_equal(unlink(identity), 0);
+	assert_int_equal(bci_run_claim(&ex), 0);
+	assert_true(run_has(&root, "/results/runs/t/joblist.txt"));
+	assert_false(run_has(&root, "/results/runs/t.superseded-3/joblist.txt"));
+	fakeroot_executor_release(&root, &ex);
+}
+
 /*
  * A job's kernel log budget: past it, only records as severe as the warning
  * level are copied (a log storm cannot fill the disk, and no warning that
@@ -400,6 +451,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_file_reboots, setup, teardown),
 		cmocka_unit_test_setup_teardown(settings_check_levels_and_conditions, setup, teardown),
 		cmocka_unit_test(kmsg_budget_keeps_severe_records),
+		cmocka_unit_test(run_is_claimed_by_its_image_only),
 	};
 
 	return cmocka_run_group_tests_name("executor", tests, NULL, NULL);
