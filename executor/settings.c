@@ -9,8 +9,10 @@
 #include "config.h"
 #include "fsutil.h"
 #include "suspend.h"
+#include "testlist.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +87,46 @@ const struct bci_config_key bci_executor_keys[] = {
 	{ NULL, 0, NULL, NULL, NULL },
 };
 
+/*
+ * suspend_before/between/after: the testlist grammar, states the cycles know,
+ * and a testlist to put them in (the single test program mode has no jobs).
+ */
+static int check_cycles(struct bci_config *config)
+{
+	static const char *const keys[] = { "suspend_before", "suspend_between", "suspend_after" };
+	struct bci_testlist_cycle specs[BCI_TESTLIST_CYCLE_SPECS_MAX];
+	struct bci_suspend_cycle_name parsed;
+	char err[512], cycle[300];
+	size_t count;
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *origin = bci_config_origin(config, keys[k]);
+		const char *value = bci_config_get(config, keys[k]);
+
+		if (bci_testlist_cycles_parse(keys[k], value, specs, &count, err, sizeof(err)) < 0) {
+			bci_error("%s: %s", origin, err);
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < count; i++) {
+			snprintf(cycle, sizeof(cycle), "%.255s-0001", specs[i].cycle);
+			if (bci_suspend_cycle_parse(cycle, &parsed) < 0) {
+				bci_error("%s: %s: '%s@%lu': unknown state or pm_test level (states "
+					  "freeze, standby, mem, disk; pm_test freezer, devices, "
+					  "platform, processors, core)",
+					  origin, keys[k], specs[i].cycle, specs[i].count);
+				return -EINVAL;
+			}
+		}
+		if (count > 0 && !*bci_config_get(config, "testlist")) {
+			bci_error("%s: %s: '%s' needs a testlist (cycles are jobs of the IGT engine; "
+				  "the test program mode has none)",
+				  origin, keys[k], value);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* Checks that need more than the value's type. */
 static int check_values(struct bci_config *config)
 {
@@ -111,7 +153,7 @@ static int check_values(struct bci_config *config)
 	}
 	free(items);
 	free(storage);
-	return ret;
+	return ret < 0 ? ret : check_cycles(config);
 }
 
 int bci_settings_load(struct bci_executor *ex)

@@ -53,7 +53,15 @@ struct bci_executor;
 	  "auto keeps it for s2idle and pm_test cycles (the only way out of a sleep that never "  \
 	  "ends) and closes it for platform sleep states" },                                     \
 	{ "suspend_rtc", BCI_CONFIG_WORD, "rtc0", NULL,                                           \
-	  "suspend cycles: the RTC (/dev/<name>, /sys/class/rtc/<name>) whose alarm wakes the machine" }
+	  "suspend cycles: the RTC (/dev/<name>, /sys/class/rtc/<name>) whose alarm wakes the machine" }, \
+	{ "suspend_before", BCI_CONFIG_STRING, "", NULL,                                          \
+	  "suspend cycles run before the testlist's first test: <state>[_<pm_test>]@<count>, "     \
+	  "several separated by spaces (e.g. mem@3 freeze_devices@1); needs testlist" },           \
+	{ "suspend_between", BCI_CONFIG_STRING, "", NULL,                                         \
+	  "suspend cycles run between every two consecutive test jobs of the testlist, as "        \
+	  "suspend_before" },                                                                     \
+	{ "suspend_after", BCI_CONFIG_STRING, "", NULL,                                           \
+	  "suspend cycles run after the testlist's last test, as suspend_before" }
 
 /* A parsed cycle name. */
 struct bci_suspend_cycle_name {

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,26 @@ static const char *field(const char *p, char *out, size_t size, int *too_long)
 	return p + strcspn(p, "@");
 }
 
+/*
+ * A cycle spec, `<state>[_<pm_test>]@<count>` (count 1-100000), as a testlist's
+ * bootci@suspend items and the suspend_* configuration keys write it: 0 with
+ * the state part in @cycle, or -EINVAL. The state itself is the planner's check.
+ */
+static int cycle_spec_parse(const char *text, char *cycle, size_t size, unsigned long *count)
+{
+	const char *at = strchr(text, '@');
+	char *rest;
+
+	if (!at || at == text || (size_t)(at - text) >= size || !isdigit((unsigned char)at[1]))
+		return -EINVAL;
+	*count = strtoul(at + 1, &rest, 10);
+	if (*count == 0 || *rest || *count > BCI_TESTLIST_CYCLE_COUNT_MAX)
+		return -EINVAL;
+	memcpy(cycle, text, (size_t)(at - text));
+	cycle[at - text] = '\0';
+	return 0;
+}
+
 int bci_testlist_parse_line(const char *line, struct bci_test_name *name, char *err,
 			    size_t err_size)
 {
@@ -64,18 +85,14 @@ int bci_testlist_parse_line(const char *line, struct bci_test_name *name, char *
 	memset(name, 0, sizeof(*name));
 	/* bootci's own plan items: bootci@suspend@<state>[_<pm_test>]@<count>. */
 	if (strncmp(copy, "bootci@suspend@", 15) == 0) {
-		const char *spec = copy + 15, *at = strchr(spec, '@');
-		char *rest;
 		unsigned long count;
-		if (!at || at == spec || (size_t)(at - spec) >= sizeof(name->subtest) ||
-		    !at[1] || (count = strtoul(at + 1, &rest, 10)) == 0 || *rest || count > 100000) {
+		if (cycle_spec_parse(copy + 15, name->subtest, sizeof(name->subtest), &count) < 0) {
 			bci_message(err, err_size,
 				    "'%s': expected bootci@suspend@<state>[_<pm_test>]@<count> (count 1-100000)",
 				    copy);
 			return -EINVAL;
 		}
 		snprintf(name->binary, sizeof(name->binary), "%s", BCI_IGTOUT_SUSPEND_BINARY);
-		memcpy(name->subtest, spec, (size_t)(at - spec));
 		snprintf(name->dynamic, sizeof(name->dynamic), "%lu", count);
 		if (!bci_igt_name_valid(name->subtest, 1)) {
 			bci_message(err, err_size, "'%s': bad suspend state '%s'", copy, name->subtest);
@@ -189,14 +206,18 @@ fail:
 	return -ENOMEM;
 }
 
+static void entry_free(struct bci_joblist_entry *e)
+{
+	for (size_t j = 0; j < e->count; j++)
+		free(e->subtests[j]);
+	free(e->subtests);
+	free(e->binary);
+}
+
 void bci_joblist_clear(struct bci_joblist *list)
 {
-	for (size_t i = 0; i < list->count; i++) {
-		for (size_t j = 0; j < list->entries[i].count; j++)
-			free(list->entries[i].subtests[j]);
-		free(list->entries[i].subtests);
-		free(list->entries[i].binary);
-	}
+	for (size_t i = 0; i < list->count; i++)
+		entry_free(&list->entries[i]);
 	free(list->entries);
 	list->entries = NULL;
 	list->count = 0;
@@ -303,5 +324,179 @@ int bci_joblist_format(const struct bci_joblist *list, char **text, size_t *len)
 	*p = '\0';
 	*text = buf;
 	*len = (size_t)(p - buf);
+	return 0;
+}
+
+/* ---- suspend cycles from the configuration ---- */
+
+int bci_testlist_cycles_parse(const char *key, const char *value, struct bci_testlist_cycle *specs,
+			      size_t *count, char *err, size_t err_size)
+{
+	const char *p = value;
+
+	*count = 0;
+	for (;;) {
+		struct bci_testlist_cycle *spec = &specs[*count];
+		char token[300];
+		size_t n;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '\0')
+			return 0;
+		if (*count == BCI_TESTLIST_CYCLE_SPECS_MAX) {
+			bci_message(err, err_size, "%s: '%s': more than %d cycle specs", key, value,
+				    BCI_TESTLIST_CYCLE_SPECS_MAX);
+			return -EINVAL;
+		}
+		n = strcspn(p, " \t\n\v\f\r");
+		snprintf(token, sizeof(token), "%.*s", (int)n, p);
+		p += n;
+		if (n >= sizeof(token) ||
+		    cycle_spec_parse(token, spec->cycle, sizeof(spec->cycle), &spec->count) < 0) {
+			bci_message(err, err_size,
+				    "%s: '%s': expected <state>[_<pm_test>]@<count> (count 1-%d)", key,
+				    token, BCI_TESTLIST_CYCLE_COUNT_MAX);
+			return -EINVAL;
+		}
+		if (!bci_igt_name_valid(spec->cycle, 1)) {
+			bci_message(err, err_size, "%s: '%s': bad suspend state '%s'", key, token,
+				    spec->cycle);
+			return -EINVAL;
+		}
+		(*count)++;
+	}
+}
+
+/* A cycle job as the planner writes it: one subtest `<state>[_<pm_test>]-<NNNN>`. */
+static bool is_cycle_job(const struct bci_joblist_entry *e)
+{
+	const char *dash;
+
+	if (strcmp(e->binary, BCI_IGTOUT_SUSPEND_BINARY) != 0 || e->count != 1)
+		return false;
+	dash = strrchr(e->subtests[0], '-');
+	return dash && dash > e->subtests[0] &&
+	       (size_t)(dash - e->subtests[0]) < sizeof(((struct bci_testlist_cycle *)0)->cycle);
+}
+
+/* The new plan, and the next number of every <state>[_<pm_test>] seen so far. */
+struct cycle_plan {
+	struct bci_joblist_entry *entries; /* room for all jobs, allocated up front */
+	size_t used;
+	struct bci_testlist_cycle *next;   /* .count is the next number */
+	size_t kinds;
+};
+
+/* Appends the cycle job `<cycle>-<NNNN>` (@cycle is @len characters), the next number of its kind. */
+static int plan_cycle(struct cycle_plan *plan, const char *cycle, size_t len)
+{
+	struct bci_joblist_entry *e = &plan->entries[plan->used];
+	struct bci_testlist_cycle *kind = NULL;
+	char name[300];
+
+	for (size_t i = 0; i < plan->kinds && !kind; i++)
+		if (strlen(plan->next[i].cycle) == len && strncmp(plan->next[i].cycle, cycle, len) == 0)
+			kind = &plan->next[i];
+	if (!kind) {
+		struct bci_testlist_cycle *more = realloc(plan->next, (plan->kinds + 1) * sizeof(*more));
+		if (!more)
+			return -ENOMEM;
+		plan->next = more;
+		kind = &more[plan->kinds++];
+		snprintf(kind->cycle, sizeof(kind->cycle), "%.*s", (int)len, cycle);
+		kind->count = 1;
+	}
+	snprintf(name, sizeof(name), "%s-%04lu", kind->cycle, kind->count);
+	e->binary = strdup(BCI_IGTOUT_SUSPEND_BINARY);
+	e->subtests = calloc(2, sizeof(char *));
+	if (!e->binary || !e->subtests || !(e->subtests[0] = strdup(name))) {
+		free(e->subtests);
+		free(e->binary);
+		return -ENOMEM;
+	}
+	e->count = 1;
+	kind->count++;
+	plan->used++;
+	return 0;
+}
+
+static int plan_cycles(struct cycle_plan *plan, const struct bci_testlist_cycle *specs, size_t count)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < count; i++)
+		for (unsigned long n = 0; n < specs[i].count && ret == 0; n++)
+			ret = plan_cycle(plan, specs[i].cycle, strlen(specs[i].cycle));
+	return ret;
+}
+
+int bci_joblist_add_cycles(struct bci_joblist *jobs, const char *before, const char *between,
+			   const char *after, char *err, size_t err_size)
+{
+	static const char *const keys[3] = { "suspend_before", "suspend_between", "suspend_after" };
+	const char *values[3] = { before, between, after };
+	struct bci_testlist_cycle specs[3][BCI_TESTLIST_CYCLE_SPECS_MAX];
+	unsigned long long cycles[3] = { 0, 0, 0 }, added;
+	struct cycle_plan plan = { 0 };
+	size_t counts[3], tests = 0;
+	bool seen_test = false;
+	int ret;
+
+	for (int k = 0; k < 3; k++) {
+		ret = bci_testlist_cycles_parse(keys[k], values[k], specs[k], &counts[k], err, err_size);
+		if (ret < 0)
+			return ret;
+		for (size_t i = 0; i < counts[k]; i++)
+			cycles[k] += specs[k][i].count;
+	}
+	for (size_t i = 0; i < jobs->count; i++)
+		tests += !is_cycle_job(&jobs->entries[i]);
+	added = cycles[0] + cycles[2] + (tests > 1 ? (tests - 1) * cycles[1] : 0);
+	if (added == 0)
+		return 0;
+	if (added > BCI_TESTLIST_CYCLE_COUNT_MAX) {
+		bci_message(err, err_size,
+			    "suspend_before, suspend_between, suspend_after: %llu cycles for %zu tests, more than %d",
+			    added, tests, BCI_TESTLIST_CYCLE_COUNT_MAX);
+		return -E2BIG;
+	}
+	plan.entries = calloc(jobs->count + added, sizeof(*plan.entries));
+	if (!plan.entries)
+		return -ENOMEM;
+
+	ret = plan_cycles(&plan, specs[0], counts[0]);
+	for (size_t i = 0; i < jobs->count && ret == 0; i++) {
+		const struct bci_joblist_entry *e = &jobs->entries[i];
+		if (is_cycle_job(e)) {
+			/* Renumbered in plan order: the cycles before it may be new. */
+			ret = plan_cycle(&plan, e->subtests[0],
+					 (size_t)(strrchr(e->subtests[0], '-') - e->subtests[0]));
+			continue;
+		}
+		if (seen_test)
+			ret = plan_cycles(&plan, specs[1], counts[1]);
+		seen_test = true;
+		if (ret == 0)
+			plan.entries[plan.used++] = *e; /* moved: its strings change owner below */
+	}
+	if (ret == 0)
+		ret = plan_cycles(&plan, specs[2], counts[2]);
+	free(plan.next);
+
+	/* The cycle jobs of each plan are its own copies; test jobs belong to the old one until the swap. */
+	if (ret < 0) {
+		for (size_t i = 0; i < plan.used; i++)
+			if (is_cycle_job(&plan.entries[i]))
+				entry_free(&plan.entries[i]);
+		free(plan.entries);
+		return ret;
+	}
+	for (size_t i = 0; i < jobs->count; i++)
+		if (is_cycle_job(&jobs->entries[i]))
+			entry_free(&jobs->entries[i]);
+	free(jobs->entries);
+	jobs->entries = plan.entries;
+	jobs->count = plan.used;
 	return 0;
 }

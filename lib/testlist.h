@@ -58,6 +58,44 @@ int bci_joblist_add(struct bci_joblist *list, const char *binary, const char *co
 int bci_joblist_format(const struct bci_joblist *list, char **text, size_t *len);
 void bci_joblist_clear(struct bci_joblist *list);
 
+/*
+ * Suspend cycles from the configuration: the values of suspend_before,
+ * suspend_between and suspend_after are empty or cycle specs separated by
+ * white space, each `<state>[_<pm_test>]@<count>` as in a testlist's
+ * bootci@suspend item (count 1-100000, at most BCI_TESTLIST_CYCLE_SPECS_MAX).
+ */
+#define BCI_TESTLIST_CYCLE_COUNT_MAX 100000
+#define BCI_TESTLIST_CYCLE_SPECS_MAX 16
+
+struct bci_testlist_cycle {
+	char cycle[256];     /* "<state>[_<pm_test>]"; the planner checks the state */
+	unsigned long count;
+};
+
+/*
+ * Parses @value, the value of configuration key @key, into @specs (room for
+ * BCI_TESTLIST_CYCLE_SPECS_MAX). 0 with *@count set, or -EINVAL with
+ * "<key>: '<spec>': <what is wrong>" in @err.
+ */
+int bci_testlist_cycles_parse(const char *key, const char *value, struct bci_testlist_cycle *specs,
+			      size_t *count, char *err, size_t err_size);
+
+/*
+ * Inserts the configured cycles into a planned joblist: the cycles of
+ * @before (value of suspend_before) first, those of @after last, those of
+ * @between between every two consecutive test jobs (jobs that are not cycles;
+ * placed right before the second, after any cycle jobs of the testlist
+ * between the two; in multiple mode a job is one execution of a binary).
+ * Every cycle job is then numbered in plan order per <state>[_<pm_test>]
+ * from 0001 (`mem-0001`, `mem-0002`, ...), the testlist's own cycles
+ * included, so cycle names stay unique and count through the run.
+ * 0; -EINVAL for a bad value (message naming the key in @err); -E2BIG when
+ * the values would add more than BCI_TESTLIST_CYCLE_COUNT_MAX cycle jobs
+ * (message in @err); -ENOMEM. On error @jobs is unchanged.
+ */
+int bci_joblist_add_cycles(struct bci_joblist *jobs, const char *before, const char *between,
+			   const char *after, char *err, size_t err_size);
+
 /* Is @name a valid IGT binary / subtest name? */
 int bci_igt_name_valid(const char *name, int subtest);
 

@@ -7,10 +7,14 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "executor.h"
+#include "fakeroot.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct bci_config_key keys[] = {
 	{ "name", BCI_CONFIG_WORD, "default", NULL, "a word" },
@@ -202,6 +206,83 @@ static void typed_values(void **state)
 	assert_string_equal(err, "t: timeout: 'never' is not a duration (N, Ns, Nm or Nh; 1s to 30 days) or off");
 }
 
+/* ---- the executor's suspend cycle keys (executor/settings.c) ---- */
+
+/*
+ * Loads the executor's settings on a fake root made with @cmdline (and
+ * executor.conf @conf unless NULL): bci_settings_load()'s result, with what
+ * it said on the console in @said.
+ */
+static int load_settings(const char *cmdline, const char *conf, char *said, size_t size)
+{
+	struct bci_executor ex = { .sys = &bci_sys_dry, .signal_fd = -1, .watchdog_fd = -1 };
+	struct fakeroot root;
+	FILE *console = tmpfile();
+	int saved, ret;
+	size_t n;
+
+	assert_non_null(console);
+	fakeroot_create(&root, cmdline);
+	if (conf)
+		fakeroot_write(&root, "/etc/bootci/executor.conf", conf);
+	ex.root = root.dir;
+	fflush(stderr);
+	saved = dup(2);
+	assert_true(saved >= 0 && dup2(fileno(console), 2) == 2);
+	ret = bci_settings_load(&ex);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(console);
+	n = fread(said, 1, size - 1, console);
+	said[n] = '\0';
+	fclose(console);
+	bci_config_free(ex.config);
+	fakeroot_remove(&root);
+	return ret;
+}
+
+static void suspend_cycle_keys_take_specs(void **state)
+{
+	char said[1024];
+
+	(void)state;
+	assert_int_equal(load_settings("bootci.testlist=/t.txt bootci.suspend_before=mem@2 "
+				       "bootci.suspend_between=freeze_devices@1 "
+				       "bootci.suspend_after=\"mem@1 disk_core@3\"",
+				       NULL, said, sizeof(said)),
+			 0);
+	assert_string_equal(said, "");
+	/* Empty by default: no testlist needed. */
+	assert_int_equal(load_settings("quiet", NULL, said, sizeof(said)), 0);
+}
+
+static void bad_suspend_cycle_keys_name_key_and_value(void **state)
+{
+	char said[1024];
+
+	(void)state;
+	assert_int_equal(load_settings("bootci.testlist=/t.txt bootci.suspend_between=mem@0", NULL,
+				       said, sizeof(said)),
+			 -EINVAL);
+	assert_non_null(strstr(said, "error: kernel command line: suspend_between: 'mem@0': expected "
+				     "<state>[_<pm_test>]@<count> (count 1-100000)\n"));
+	assert_int_equal(load_settings("bootci.testlist=/t.txt", "suspend_after = mem@1 hibernate@2\n",
+				       said, sizeof(said)),
+			 -EINVAL);
+	assert_non_null(strstr(said, ": suspend_after: 'hibernate@2': unknown state or pm_test level"));
+	assert_non_null(strstr(said, "error: /etc/bootci/executor.conf:1: suspend_after"));
+	assert_int_equal(load_settings("bootci.testlist=/t.txt bootci.suspend_before=mem_nap@1", NULL,
+				       said, sizeof(said)),
+			 -EINVAL);
+	assert_non_null(strstr(said, "suspend_before: 'mem_nap@1': unknown state or pm_test level"));
+	/* The single test program mode has no jobs to put cycles between. */
+	assert_int_equal(load_settings("bootci.test=/bin/true bootci.suspend_before=mem@1", NULL,
+				       said, sizeof(said)),
+			 -EINVAL);
+	assert_non_null(strstr(said, "suspend_before: 'mem@1' needs a testlist"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +294,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cmdline_errors, setup, teardown),
 		cmocka_unit_test(seconds_units),
 		cmocka_unit_test_setup_teardown(typed_values, setup, teardown),
+		cmocka_unit_test(suspend_cycle_keys_take_specs),
+		cmocka_unit_test(bad_suspend_cycle_keys_name_key_and_value),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
