@@ -18,7 +18,10 @@ drivers=$(sed -n 's/^modules *= *//p' "$src/images/test-image.conf" | tr '\n' ' 
 
 if ! command -v dracut >/dev/null 2>&1; then
 	echo "bench: installing dracut-core (apt-get)" >&2
-	apt-get install -y -q --no-install-recommends dracut-core >/dev/null
+	sudo_cmd=()
+	if [ "$(id -u)" != 0 ]; then sudo_cmd=(sudo); fi
+	"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends dracut-core >/dev/null
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
