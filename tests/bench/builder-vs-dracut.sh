@@ -4,7 +4,7 @@
 # the time and compressed-size ratios and the executor's size. dracut-core is
 # installed with apt-get only when it is absent (never by make check).
 #
-# usage: tests/bench/builder-vs-dracut.sh [BUILD_DIR] [RUNS]
+# usage: tests/bench/builder-vs-dracut.sh [BUILD_DIR] [RUNS]     (make bench runs it)
 set -euo pipefail
 build=$(realpath "${1:-build}")
 runs=${2:-3}
