@@ -91,8 +91,10 @@ demo: all
 	@tests/lab/demo $(BUILD)
 
 # Benchmarks (timing goals live here, never in tests): ratios against a peer measured in the same run.
+# The dracut bench installs dracut-core (apt-get, through sudo when not root) if it is absent.
 bench: all
 	@tests/bench/executor-overhead $(BUILD)
+	@tests/bench/builder-vs-dracut.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \

@@ -6,8 +6,9 @@
 #               tests/fuzz/{corpus,crashes}/NAME re-run, then FUZZ_SECONDS of
 #               fuzzing from a scratch copy of the corpus
 #   tap:SCRIPT  a script printing TAP
-# A test that exits non-zero without reporting a failure counts as one failure;
-# `ok N # SKIP` lines count as skipped, not passed.
+# A test that exits non-zero without reporting a failure, or whose plan line
+# (1..N) is missing or does not match the results it printed, counts as one
+# failure; `ok N # SKIP` lines count as skipped, not passed.
 set -uo pipefail
 
 : "${BUILD:?}" "${SRC:?}"
@@ -20,20 +21,34 @@ failed_logs=()
 log_dir=$BUILD/tests/logs
 mkdir -p "$log_dir"
 
-# count NAME LOG STATUS: adds the TAP lines of LOG to the totals
+# count NAME LOG STATUS: adds the TAP lines of LOG to the totals. Beyond the
+# `not ok` lines, one failure for a test that exited non-zero, reported no
+# result, printed no plan, or ran another number of tests than it planned (a
+# script that stops early with status 0 passes every check it reached). Plans
+# are summed: a cmocka binary prints one per group.
 count() {
-	local name=$1 log=$2 status=$3 ok not_ok skip
+	local name=$1 log=$2 status=$3 ok not_ok skip planned ran problem=0
 	skip=$(grep -cE '^ok [0-9]+ # SKIP' "$log")
 	ok=$(($(grep -cE '^ok [0-9]+' "$log") - skip))
 	not_ok=$(grep -cE '^not ok [0-9]+' "$log")
+	ran=$((ok + skip + not_ok))
+	planned=$(sed -nE 's/^1\.\.([0-9]+)([^0-9].*)?$/\1/p' "$log" | awk '{ n += $1; c++ } END { if (c) print n }')
 	if [ "$status" != 0 ] && [ "$not_ok" = 0 ]; then
-		not_ok=1
+		problem=1
 		echo "not ok - $name exited with status $status" | tee -a "$log"
 	fi
-	if [ "$ok" = 0 ] && [ "$not_ok" = 0 ] && [ "$skip" = 0 ]; then
-		not_ok=1
+	if [ "$ran" = 0 ]; then
+		problem=1
 		echo "not ok - $name reported no test" | tee -a "$log"
 	fi
+	if [ -z "$planned" ]; then
+		problem=1
+		echo "not ok - $name printed no plan (1..N)" | tee -a "$log"
+	elif [ "$planned" != "$ran" ]; then
+		problem=1
+		echo "not ok - $name planned $planned tests, ran $ran" | tee -a "$log"
+	fi
+	not_ok=$((not_ok + problem))
 	passed=$((passed + ok))
 	skipped=$((skipped + skip))
 	failed=$((failed + not_ok))

@@ -9,6 +9,9 @@
 #
 # usage: fetch-kernel.sh OUTDIR
 set -euo pipefail
+# depmod lives in /sbin, not in an ordinary user's PATH on Debian; it needs no
+# root to write indexes under a directory of ours (-b).
+PATH=$PATH:/usr/sbin:/sbin
 
 out=$(mkdir -p "$1" && cd "$1" && pwd)
 package=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -n 1)

@@ -4,7 +4,7 @@
 # the time and compressed-size ratios and the executor's size. dracut-core is
 # installed with apt-get only when it is absent (never by make check).
 #
-# usage: tests/bench/builder-vs-dracut.sh [BUILD_DIR] [RUNS]
+# usage: tests/bench/builder-vs-dracut.sh [BUILD_DIR] [RUNS]     (make bench runs it)
 set -euo pipefail
 build=$(realpath "${1:-build}")
 runs=${2:-3}
@@ -18,7 +18,10 @@ drivers=$(sed -n 's/^modules *= *//p' "$src/images/test-image.conf" | tr '\n' ' 
 
 if ! command -v dracut >/dev/null 2>&1; then
 	echo "bench: installing dracut-core (apt-get)" >&2
-	apt-get install -y -q --no-install-recommends dracut-core >/dev/null
+	sudo_cmd=()
+	if [ "$(id -u)" != 0 ]; then sudo_cmd=(sudo); fi
+	"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends dracut-core >/dev/null
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -72,7 +72,7 @@ exited_by_itself() {
 }
 
 # check_exit_with_run MACHINE_DIR RUN_ID: the console and the results partition of a
-# boot that ran `exit-with 3` (4 TAP lines)
+# boot that ran `exit-with 3` (6 TAP lines)
 check_exit_with_run() {
 	local dir=$1 run=$2 out=$1/results
 	check "console shows the executor running the fixture" \
