@@ -321,6 +321,15 @@ static int build_plan(struct bci_executor *ex, struct bci_joblist *jobs)
 		bci_error("the testlist %s selects no test", testlist);
 		ret = -ENOENT;
 	}
+	/* The configuration's cycles (suspend_before/between/after) join the plan. */
+	if (ret == 0) {
+		err[0] = '\0';
+		ret = bci_joblist_add_cycles(jobs, bci_config_get(ex->config, "suspend_before"),
+					     bci_config_get(ex->config, "suspend_between"),
+					     bci_config_get(ex->config, "suspend_after"), err, sizeof(err));
+		if (ret < 0)
+			bci_error("%s", err[0] ? err : strerror(-ret));
+	}
 	return ret;
 }
 

@@ -177,6 +177,20 @@ static void suspend_cycles_are_planned_as_jobs(void **state)
 	assert_non_null(strstr(f->json, "\"bootci_suspend_summary\": {\n    \"cycles\": 4,"));
 }
 
+/* Cycles from the configuration join the testlist's, numbered in run order. */
+static void suspend_cycles_from_the_configuration(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\nbootci@suspend@mem@1\nigt@igt_basic@skip\n",
+	      "bootci.suspend_before=mem@1 bootci.suspend_between=freeze@1");
+	fakeroot_write(&f->root, "/sys/power/state", "freeze mem disk\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_string_equal(run_file(f, "joblist.txt"),
+			    "bootci_suspend mem-0001\nigt_basic pass\nbootci_suspend mem-0002\n"
+			    "bootci_suspend freeze-0001\nigt_basic skip\n");
+}
+
 static void bad_suspend_item_is_an_error(void **state)
 {
 	struct fixture *f = *state;
@@ -494,6 +508,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(plan_and_results, setup, teardown),
 		cmocka_unit_test_setup_teardown(multiple_mode_groups_subtests, setup, teardown),
 		cmocka_unit_test_setup_teardown(suspend_cycles_are_planned_as_jobs, setup, teardown),
+		cmocka_unit_test_setup_teardown(suspend_cycles_from_the_configuration, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_suspend_item_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_testlist_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_binary_is_an_error, setup, teardown),
