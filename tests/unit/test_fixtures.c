@@ -795,44 +795,41 @@ static void timing_sleep_long_dies_of_term_and_names_quit(void **state)
 	fixture_cleanup(&run);
 }
 
-static void timing_ignore_term_needs_kill(void **state)
+/* Starts igt_timing's @subtest, sends it @signals (0-terminated) once it says @ready,
+ * and checks that only the SIGKILL after them ends it. */
+static void timing_only_sigkill_ends(const char *subtest, const char *ready, const int *signals)
 {
 	struct timespec grace = { .tv_nsec = 300 * 1000 * 1000 };
 	struct fixture_run run;
 	int status;
 
-	(void)state;
-	fixture_start(&run, "igt_timing", ARGS("--run-subtest", "ignore-term"), NULL);
-	wait_for_output(&run, "Ignoring SIGTERM, sleeping for 3600 s.\n");
-	kill(run.pid, SIGTERM);
+	fixture_start(&run, "igt_timing", ARGS("--run-subtest", subtest), NULL);
+	wait_for_output(&run, ready);
+	for (; *signals; signals++)
+		kill(run.pid, *signals);
 	nanosleep(&grace, NULL);
 	assert_int_equal(waitpid(run.pid, &status, WNOHANG), 0);
 	kill(run.pid, SIGKILL);
 	fixture_finish(&run, 10);
 	assert_killed(&run, SIGKILL);
+	/* Ignored, not caught: IGT's handler never ran to name a signal. */
+	assert_string_equal(run.err, "");
 	fixture_cleanup(&run);
+}
+
+static void timing_ignore_term_needs_kill(void **state)
+{
+	(void)state;
+	timing_only_sigkill_ends("ignore-term", "Ignoring SIGTERM, sleeping for 3600 s.\n",
+				 (const int[]){ SIGTERM, 0 });
 }
 
 static void timing_ignore_quit_needs_kill(void **state)
 {
-	struct timespec grace = { .tv_nsec = 300 * 1000 * 1000 };
-	struct fixture_run run;
-	int status;
-
 	(void)state;
-	fixture_start(&run, "igt_timing", ARGS("--run-subtest", "ignore-quit"), NULL);
-	wait_for_output(&run, "Ignoring SIGQUIT and SIGTERM, sleeping for 3600 s.\n");
 	/* What a runner sends first on a timeout, and what init sends at shutdown. */
-	kill(run.pid, SIGQUIT);
-	kill(run.pid, SIGTERM);
-	nanosleep(&grace, NULL);
-	assert_int_equal(waitpid(run.pid, &status, WNOHANG), 0);
-	kill(run.pid, SIGKILL);
-	fixture_finish(&run, 10);
-	assert_killed(&run, SIGKILL);
-	/* Ignored, not caught: IGT's handler never ran to name the signal. */
-	assert_string_equal(run.err, "");
-	fixture_cleanup(&run);
+	timing_only_sigkill_ends("ignore-quit", "Ignoring SIGQUIT and SIGTERM, sleeping for 3600 s.\n",
+				 (const int[]){ SIGQUIT, SIGTERM, 0 });
 }
 
 static void timing_silent_hang_says_nothing(void **state)
