@@ -150,6 +150,7 @@ static void fixture_start(struct fixture_run *run, const char *name, const char 
 		unsetenv("IGT_SENTINEL_ON_STDERR");
 		unsetenv("IGT_LOG_LEVEL");
 		unsetenv("BOOTCI_FIXTURE_FLOOD_MIB");
+		unsetenv("BOOTCI_FIXTURE_TAINTED");
 		for (i = 0; env && env[i]; i++)
 			putenv((char *)env[i]);
 		/* SIGQUIT and the like must not leave core files on the host. */
@@ -269,7 +270,7 @@ static void basic_lists_subtests_without_running_anything(void **state)
 	(void)state;
 	fixture_run(&run, "igt_basic", ARGS("--list-subtests"), NULL);
 	assert_exit(&run, 0);
-	assert_string_equal(run.out, "pass\nfail\nskip\nwarn-stderr\ndmesg-warn\ncrash\nflood\ntaint\n");
+	assert_string_equal(run.out, "pass\nfail\nskip\nwarn-stderr\ndmesg-warn\ncrash\ntaint\nflood\nabort\n");
 	assert_string_equal(run.err, "");
 	assert_string_equal(run.kmsg, "");
 	fixture_cleanup(&run);
@@ -278,7 +279,8 @@ static void basic_lists_subtests_without_running_anything(void **state)
 	assert_exit(&run, 0);
 	assert_string_equal(run.out, "igt@igt_basic@pass\nigt@igt_basic@fail\nigt@igt_basic@skip\n"
 				     "igt@igt_basic@warn-stderr\nigt@igt_basic@dmesg-warn\n"
-				     "igt@igt_basic@crash\nigt@igt_basic@flood\nigt@igt_basic@taint\n");
+				     "igt@igt_basic@crash\nigt@igt_basic@taint\nigt@igt_basic@flood\n"
+				     "igt@igt_basic@abort\n");
 	fixture_cleanup(&run);
 }
 
@@ -447,13 +449,62 @@ static void basic_taint_refuses_outside_the_test_image(void **state)
 	fixture_cleanup(&run);
 }
 
+static void basic_taint_writes_a_fake_tree_file(void **state)
+{
+	struct fixture_run run;
+	char env[128], path[96];
+	FILE *tainted;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/bootci-tainted-%d", (int)getpid());
+	tainted = fopen(path, "w");
+	assert_non_null(tainted);
+	fclose(tainted);
+	snprintf(env, sizeof(env), "BOOTCI_FIXTURE_TAINTED=%s", path);
+	fixture_run(&run, "igt_basic", ARGS("--run-subtest", "taint"), ((const char *const[]){ env, NULL }));
+	assert_exit(&run, 0);
+	assert_string_equal(run.out, HEADER "Starting subtest: taint\n"
+					    "Tainted the kernel with TAINT_WARN (512).\n"
+					    "Subtest taint: SUCCESS (T)\n");
+	fixture_cleanup(&run);
+	char *written = read_whole(path);
+	assert_string_equal(written, "512");
+	free(written);
+	unlink(path);
+}
+
+static void basic_abort_exits_112_without_a_result(void **state)
+{
+	struct fixture_run run;
+
+	(void)state;
+	fixture_run(&run, "igt_basic", ARGS("--run-subtest", "pass,abort"), NULL);
+	assert_exit(&run, 112);
+	/* The subtest never ends: no result line, and the kernel log has no "exiting". */
+	assert_string_equal(run.out, HEADER "Starting subtest: pass\n"
+					    "Everything is fine.\n"
+					    "Subtest pass: SUCCESS (T)\n"
+					    "Starting subtest: abort\n"
+					    "The device is gone for good: nothing after this test can be trusted.\n");
+	assert_string_equal(run.err,
+			    "(FIXTURE:PID) CRITICAL: Test abort in function basic_abort, file "
+			    "tests/fixtures/igt_basic.c:L:\n"
+			    "(FIXTURE:PID) CRITICAL: abort condition: device_lost\n"
+			    "(FIXTURE:PID) CRITICAL: the device stopped answering\n");
+	assert_string_equal(run.kmsg, "<6>[IGT] igt_basic: executing\n"
+				      "<6>[IGT] igt_basic: starting subtest pass\n"
+				      "<6>[IGT] igt_basic: finished subtest pass, SUCCESS\n"
+				      "<6>[IGT] igt_basic: starting subtest abort\n");
+	fixture_cleanup(&run);
+}
+
 static void basic_run_subtest_takes_igt_patterns(void **state)
 {
 	struct fixture_run run;
 
 	(void)state;
 	/* A comma list; the last pattern that matches decides, '!' excludes. */
-	fixture_run(&run, "igt_basic", ARGS("--run-subtest", "*,!f*,!c*,!t*,!d*,fa?l"), NULL);
+	fixture_run(&run, "igt_basic", ARGS("--run-subtest", "*,!f*,!c*,!t*,!d*,!a*,fa?l"), NULL);
 	assert_exit(&run, 98);
 	assert_string_equal(run.kmsg, "<6>[IGT] igt_basic: executing\n"
 				      "<6>[IGT] igt_basic: starting subtest pass\n"
@@ -744,22 +795,41 @@ static void timing_sleep_long_dies_of_term_and_names_quit(void **state)
 	fixture_cleanup(&run);
 }
 
-static void timing_ignore_term_needs_kill(void **state)
+/* Starts igt_timing's @subtest, sends it @signals (0-terminated) once it says @ready,
+ * and checks that only the SIGKILL after them ends it. */
+static void timing_only_sigkill_ends(const char *subtest, const char *ready, const int *signals)
 {
 	struct timespec grace = { .tv_nsec = 300 * 1000 * 1000 };
 	struct fixture_run run;
 	int status;
 
-	(void)state;
-	fixture_start(&run, "igt_timing", ARGS("--run-subtest", "ignore-term"), NULL);
-	wait_for_output(&run, "Ignoring SIGTERM, sleeping for 3600 s.\n");
-	kill(run.pid, SIGTERM);
+	fixture_start(&run, "igt_timing", ARGS("--run-subtest", subtest), NULL);
+	wait_for_output(&run, ready);
+	for (; *signals; signals++)
+		kill(run.pid, *signals);
 	nanosleep(&grace, NULL);
 	assert_int_equal(waitpid(run.pid, &status, WNOHANG), 0);
 	kill(run.pid, SIGKILL);
 	fixture_finish(&run, 10);
 	assert_killed(&run, SIGKILL);
+	/* Ignored, not caught: IGT's handler never ran to name a signal. */
+	assert_string_equal(run.err, "");
 	fixture_cleanup(&run);
+}
+
+static void timing_ignore_term_needs_kill(void **state)
+{
+	(void)state;
+	timing_only_sigkill_ends("ignore-term", "Ignoring SIGTERM, sleeping for 3600 s.\n",
+				 (const int[]){ SIGTERM, 0 });
+}
+
+static void timing_ignore_quit_needs_kill(void **state)
+{
+	(void)state;
+	/* What a runner sends first on a timeout, and what init sends at shutdown. */
+	timing_only_sigkill_ends("ignore-quit", "Ignoring SIGQUIT and SIGTERM, sleeping for 3600 s.\n",
+				 (const int[]){ SIGQUIT, SIGTERM, 0 });
 }
 
 static void timing_silent_hang_says_nothing(void **state)
@@ -824,6 +894,8 @@ int main(void)
 		cmocka_unit_test(basic_crash_is_reported_and_exits_139),
 		cmocka_unit_test(basic_flood_prints_the_mebibytes_asked_for),
 		cmocka_unit_test(basic_taint_refuses_outside_the_test_image),
+		cmocka_unit_test(basic_taint_writes_a_fake_tree_file),
+		cmocka_unit_test(basic_abort_exits_112_without_a_result),
 		cmocka_unit_test(basic_run_subtest_takes_igt_patterns),
 		cmocka_unit_test(basic_unknown_subtest_exits_79),
 		cmocka_unit_test(sentinel_on_stderr_copies_the_protocol_lines),
@@ -834,6 +906,7 @@ int main(void)
 		cmocka_unit_test(timing_reports_real_elapsed_times),
 		cmocka_unit_test(timing_sleep_long_dies_of_term_and_names_quit),
 		cmocka_unit_test(timing_ignore_term_needs_kill),
+		cmocka_unit_test(timing_ignore_quit_needs_kill),
 		cmocka_unit_test(timing_silent_hang_says_nothing),
 		cmocka_unit_test(simple_test_without_subtests),
 	};

@@ -17,16 +17,19 @@
 #include "resultgen.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct fixture {
 	struct fakeroot root;
 	struct bci_executor ex;
 	char json[1 << 20];
+	char console[1 << 16];
 };
 
 static int setup(void **state)
@@ -39,6 +42,8 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
+	unsetenv("BOOTCI_FIXTURE_FLOOD_MIB");
+	unsetenv("BOOTCI_FIXTURE_TAINTED");
 	fakeroot_executor_release(&f->root, &f->ex);
 	free(f);
 	return 0;
@@ -60,6 +65,39 @@ static void start(struct fixture *f, const char *testlist, const char *cmdline)
 	strcat(link, "/igt-gpu-tools");
 	assert_int_equal(symlink(dirname(fixtures), link), 0);
 	assert_int_equal(bci_signals_setup(&f->ex), 0);
+}
+
+/* bci_igt_run() with the console (stderr) kept in f->console, and shown as usual after. */
+static int run_keeping_console(struct fixture *f)
+{
+	char path[PATH_MAX + 16];
+	const char *text;
+	int saved, fd, ret;
+
+	snprintf(path, sizeof(path), "%s/console.log", f->root.dir);
+	fflush(stderr);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	saved = dup(STDERR_FILENO);
+	assert_true(saved >= 0);
+	assert_true(dup2(fd, STDERR_FILENO) >= 0);
+	close(fd);
+	ret = bci_igt_run(&f->ex);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	text = fakeroot_read(&f->root, "/console.log");
+	snprintf(f->console, sizeof(f->console), "%s", text ? text : "");
+	fputs(f->console, stderr);
+	return ret;
+}
+
+static long monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 static void generate(struct fixture *f)
@@ -136,6 +174,36 @@ static void plan_and_results(void **state)
 	assert_string_equal(result_of(f, "igt@igt_dynamic@all-skip@dyn-skip"), "skip");
 	/* The dynamic subtests were journalled for resuming. */
 	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "dynamic 6 mixed@dyn-fail\n"));
+}
+
+static void include_selects_tests(void **state)
+{
+	struct fixture *f = *state;
+
+	/* Named subtests and listed ones alike; exclude still applies to what include keeps. */
+	start(f, "igt@igt_basic@pass\nigt@igt_basic@fail\nigt@igt_simple\nigt@igt_dynamic\n",
+	      "bootci.include=^igt@igt_(basic@pass|dynamic@) bootci.exclude=all-skip|with-panic");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_string_equal(run_file(f, "joblist.txt"), "igt_basic pass\nigt_dynamic mixed\n");
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_basic@fail"), "");
+	assert_string_equal(result_of(f, "igt@igt_simple"), "");
+}
+
+static void include_selecting_nothing_is_an_error(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\nigt@igt_simple\n", "bootci.include=^igt@kms_");
+	assert_int_equal(bci_igt_run(&f->ex), -ENOENT);
+	assert_null(run_file(f, "joblist.txt"));
+	fakeroot_executor_release(&f->root, &f->ex);
+	start(f, "igt@igt_basic@pass\n", "bootci.include=(pass");
+	assert_int_equal(run_keeping_console(f), -EINVAL);
+	assert_non_null(strstr(f->console, "error: include: bad regular expression '(pass': "));
+	assert_null(run_file(f, "joblist.txt"));
 }
 
 static void multiple_mode_groups_subtests(void **state)
@@ -233,6 +301,37 @@ static void per_test_timeout_kills(void **state)
 	generate(f);
 	assert_string_equal(result_of(f, "igt@igt_timing@sleep-long"), "timeout");
 	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+}
+
+static void per_test_timeout_escalates_to_sigkill(void **state)
+{
+	struct fixture *f = *state;
+	const char *quit, *kill;
+	long began, took;
+
+	start(f, "igt@igt_timing@ignore-quit\nigt@igt_basic@pass\n",
+	      "bootci.per_test_timeout=2 bootci.kill_grace=1");
+	began = monotonic_ms();
+	assert_int_equal(run_keeping_console(f), 0);
+	took = monotonic_ms() - began;
+	/* SIGQUIT is ignored: the grace runs out and SIGKILL ends the test. */
+	quit = strstr(f->console, "job 0: Per-test timeout exceeded: sending SIGQUIT\n");
+	kill = strstr(f->console, "job 0: still running after a kill: sending SIGKILL\n");
+	assert_non_null(quit);
+	assert_non_null(kill);
+	assert_true(quit < kill);
+	assert_null(strstr(f->console, "does not die even after SIGKILL"));
+	assert_non_null(strstr(run_file(f, "0/journal.txt"), "ignore-quit\ntimeout:-9 ("));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "timeout 0 -9 "));
+	assert_non_null(strstr(run_file(f, "0/out.txt"), "Ignoring SIGQUIT and SIGTERM"));
+	/* 2 s to the timeout and 1 s of grace, each noticed within a second of the loop's poll. */
+	if (took < 3000 || took > 10000)
+		fail_msg("the run took %ld ms", took);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_timing@ignore-quit"), "timeout");
+	/* The run goes on after a timeout. */
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+	assert_null(run_file(f, "aborted.txt"));
 }
 
 static void inactivity_timeout_kills(void **state)
@@ -480,6 +579,91 @@ static void machine_check_taint_aborts(void **state)
 	assert_non_null(strstr(run_file(f, "aborted.txt"), "Kernel badly tainted (0x810, 0x10)"));
 }
 
+static void taint_between_subtests_stops_the_job(void **state)
+{
+	struct fixture *f = *state;
+	char tainted[PATH_MAX + 32];
+	const char *out;
+
+	start(f, "igt@igt_basic@taint\nigt@igt_basic@flood\nigt@igt_timing@sleep-1\n",
+	      "bootci.multiple_mode=yes bootci.abort_on=taint");
+	/* The taint subtest writes TAINT_WARN into the fake tree's kernel/tainted. */
+	fakeroot_write(&f->root, "/proc/sys/kernel/tainted", "0\n");
+	snprintf(tainted, sizeof(tainted), "%s/proc/sys/kernel/tainted", f->root.dir);
+	setenv("BOOTCI_FIXTURE_TAINTED", tainted, 1);
+	assert_int_equal(run_keeping_console(f), 0);
+	assert_string_equal(run_file(f, "joblist.txt"), "igt_basic taint,flood\nigt_timing sleep-1\n");
+	/* flood announced its start, and was stopped there: never journalled, never ended. */
+	out = run_file(f, "0/out.txt");
+	assert_non_null(strstr(out, "Subtest taint: SUCCESS"));
+	assert_non_null(strstr(out, "Starting subtest: flood\n"));
+	assert_null(strstr(out, "Subtest flood:"));
+	/* Stopped for the taint, not for a timeout: exit:, dead of the SIGQUIT. */
+	if (strncmp(run_file(f, "0/journal.txt"), "taint\nexit:-3 (", 15) != 0)
+		fail_msg("0/journal.txt: %s", run_file(f, "0/journal.txt"));
+	assert_non_null(strstr(f->console, "job 0: Kernel tainted: sending SIGQUIT\n"));
+	assert_string_equal(run_file(f, "aborted.txt"),
+			    "Aborted after: igt_basic (taint)\n\n"
+			    "Kernel badly tainted (0x200, 0x200) (check dmesg for details)\n");
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "exit 0 -3 "));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "\nabort forced\n"));
+	assert_null(strstr(run_file(f, "bootci-journal.txt"), "start 1\n"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@taint"), "pass");
+	assert_string_equal(result_of(f, "igt@runner@aborted"), "fail");
+	assert_string_equal(result_of(f, "igt@igt_timing@sleep-1"), "notrun");
+	/*
+	 * Not asserted: flood's own result. The engine does not journal the start it
+	 * stopped, so results.json has no flood at all, where igt_runner records it
+	 * (result "abort") -- an engine question, left to the engine's owner.
+	 */
+}
+
+static void exit_112_aborts_the_run(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_basic@pass\nigt@igt_basic@abort\nigt@igt_basic@skip\n", "");
+	assert_int_equal(run_keeping_console(f), 0);
+	assert_non_null(strstr(run_file(f, "1/journal.txt"), "abort\nexit:112 ("));
+	assert_non_null(strstr(run_file(f, "1/err.txt"), "CRITICAL: abort condition: device_lost\n"));
+	assert_string_equal(run_file(f, "aborted.txt"),
+			    "Aborted after: igt_basic (abort)\n\nTest exited with IGT_EXIT_ABORT\n");
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "exit 1 112 "));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "\nabort forced\n"));
+	assert_null(strstr(run_file(f, "bootci-journal.txt"), "start 2\n"));
+	assert_non_null(strstr(f->console, "error: aborting the run: Test exited with IGT_EXIT_ABORT\n"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+	assert_string_equal(result_of(f, "igt@runner@aborted"), "fail");
+	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "notrun");
+	/* Started, never ended, exit 112: igt_runner's resultgen says abort. */
+	assert_string_equal(result_of(f, "igt@igt_basic@abort"), "abort");
+}
+
+static void overall_timeout_stops_the_run(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "igt@igt_timing@sleep-1\nigt@igt_basic@pass\nigt@igt_basic@skip\n",
+	      "bootci.overall_timeout=1");
+	assert_int_equal(run_keeping_console(f), 0);
+	/* The job running when the time ran out ends normally; no later job starts. */
+	assert_non_null(strstr(run_file(f, "0/journal.txt"), "sleep-1\nexit:0 ("));
+	assert_string_equal(run_file(f, "aborted.txt"),
+			    "Aborted after: igt_timing (sleep-1)\n\nOverall timeout exceeded\n");
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "exit 0 0 "));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "\nabort forced\ndone\n"));
+	assert_null(strstr(run_file(f, "bootci-journal.txt"), "start 1\n"));
+	assert_non_null(strstr(f->console, "error: aborting the run: Overall timeout exceeded\n"));
+	assert_non_null(run_file(f, "endtime.txt"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_timing@sleep-1"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "notrun");
+	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "notrun");
+	assert_string_equal(result_of(f, "igt@runner@aborted"), "fail");
+}
+
 static void harmless_taint_does_not_abort(void **state)
 {
 	struct fixture *f = *state;
@@ -506,6 +690,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(plan_and_results, setup, teardown),
+		cmocka_unit_test_setup_teardown(include_selects_tests, setup, teardown),
+		cmocka_unit_test_setup_teardown(include_selecting_nothing_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(multiple_mode_groups_subtests, setup, teardown),
 		cmocka_unit_test_setup_teardown(suspend_cycles_are_planned_as_jobs, setup, teardown),
 		cmocka_unit_test_setup_teardown(suspend_cycles_from_the_configuration, setup, teardown),
@@ -513,6 +699,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bad_testlist_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_binary_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(per_test_timeout_kills, setup, teardown),
+		cmocka_unit_test_setup_teardown(per_test_timeout_escalates_to_sigkill, setup, teardown),
 		cmocka_unit_test_setup_teardown(inactivity_timeout_kills, setup, teardown),
 		cmocka_unit_test_setup_teardown(output_limit_keeps_protocol_and_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_marks_the_job_in_flight_incomplete, setup, teardown),
@@ -524,6 +711,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(boot_cap_ends_a_crash_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(taint_aborts_the_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(taint_between_subtests_stops_the_job, setup, teardown),
+		cmocka_unit_test_setup_teardown(exit_112_aborts_the_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(overall_timeout_stops_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(harmless_taint_does_not_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(taints_outside_igt_runners_set_do_not_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(machine_check_taint_aborts, setup, teardown),
