@@ -18,12 +18,14 @@
 #include "jsonw.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define NAME_SIZE 256		/* igt_runner's piglit name buffers */
 #define INCOMPLETE_EXIT (-1234)	/* no exit line: the test never finished */
@@ -124,6 +126,8 @@ struct gen {
 	const char *dir;
 	char *err;
 	size_t err_size;
+	FILE *warnings;
+	size_t max_file;
 	struct settings settings;
 	struct bci_jsonw w;
 	regex_t dmesg_filter;
@@ -156,6 +160,18 @@ static int gen_error(struct gen *g, int ret, const char *fmt, ...)
 		va_end(ap);
 	}
 	return ret;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void gen_warn(struct gen *g, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("warning: ", g->warnings);
+	va_start(ap, fmt);
+	vfprintf(g->warnings, fmt, ap);
+	va_end(ap);
+	fputc('\n', g->warnings);
 }
 
 static char *path_join(const char *a, const char *b)
@@ -234,13 +250,354 @@ static int result_index(const char *result)
 /* Reads a whole file of the results directory; -ENOENT is left to the caller. */
 static int read_text(struct gen *g, const char *path, char **buf, size_t *len)
 {
-	int ret = bci_read_file(path, buf, len, BCI_RESULTGEN_MAX_FILE);
+	int ret = bci_read_file(path, buf, len, g->max_file);
 
 	if (ret == -EFBIG)
-		return gen_error(g, ret, "%s: larger than %zu MiB", path,
-				 BCI_RESULTGEN_MAX_FILE >> 20);
+		return gen_error(g, ret, "%s: larger than %zu bytes", path, g->max_file);
 	if (ret < 0 && ret != -ENOENT)
 		return gen_error(g, ret, "%s: %s", path, strerror(-ret));
+	return ret;
+}
+
+/* ---- files over the limit ---- */
+
+/*
+ * Hands out the lines of the byte range [pos, end) of a file one at a time,
+ * each with its newline and NUL-terminated in place (the byte after it is
+ * put back on the next call). A line longer than the buffer is handed out
+ * cut to the buffer, flagged, and the rest of it skipped.
+ */
+struct line_reader {
+	int fd;
+	unsigned long long pos;		/* file offset of buf[0] */
+	unsigned long long end;
+	char *buf;
+	size_t cap, start, len;		/* buf[start, len) not handed out yet */
+	bool skip;			/* inside the rest of a cut line */
+	char *saved_at, saved;
+};
+
+struct line {
+	char *text;
+	size_t len;
+	unsigned long long offset;	/* where it starts in the file */
+	bool cut;			/* longer than the reader's buffer */
+};
+
+static int line_reader_init(struct line_reader *r, int fd, unsigned long long begin,
+			    unsigned long long end, size_t longest)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->pos = begin;
+	r->end = end;
+	r->cap = longest + 1;
+	r->buf = malloc(r->cap);
+	return r->buf ? 0 : -ENOMEM;
+}
+
+static void line_reader_release(struct line_reader *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+/* Reads more after what is buffered: 1, 0 at the end of the range, or -errno. */
+static int line_reader_fill(struct line_reader *r)
+{
+	unsigned long long at;
+	size_t room;
+	ssize_t n;
+
+	if (r->start > 0) {
+		memmove(r->buf, r->buf + r->start, r->len - r->start);
+		r->pos += r->start;
+		r->len -= r->start;
+		r->start = 0;
+	}
+	at = r->pos + r->len;
+	room = r->cap - 1 - r->len;
+	if (at >= r->end)
+		return 0;
+	if (room > r->end - at)
+		room = (size_t)(r->end - at);
+	do
+		n = pread(r->fd, r->buf + r->len, room, (off_t)at);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	r->len += (size_t)n;
+	return n > 0;
+}
+
+/* 1 and the next line in @line, 0 at the end, or -errno. */
+static int line_reader_next(struct line_reader *r, struct line *line)
+{
+	bool at_end = false;
+
+	if (r->saved_at) {
+		*r->saved_at = r->saved;
+		r->saved_at = NULL;
+	}
+	for (;;) {
+		char *p = r->buf + r->start;
+		size_t avail = r->len - r->start;
+		char *nl = memchr(p, '\n', avail);
+		size_t n;
+		int ret;
+
+		if (r->skip) {
+			r->start = nl ? (size_t)(nl - r->buf) + 1 : r->len;
+			r->skip = !nl;
+			if (nl)
+				continue;
+		} else if (nl || avail == r->cap - 1 || (at_end && avail > 0)) {
+			n = nl ? (size_t)(nl - p) + 1 : avail;
+			line->text = p;
+			line->len = n;
+			line->offset = r->pos + r->start;
+			line->cut = !nl && !at_end;
+			r->skip = line->cut;
+			r->start += n;
+			r->saved_at = p + n;
+			r->saved = p[n];
+			p[n] = '\0';
+			return 1;
+		} else if (at_end) {
+			return 0;
+		}
+		ret = line_reader_fill(r);
+		if (ret < 0)
+			return ret;
+		at_end = ret == 0;
+	}
+}
+
+static int read_exact_at(int fd, char *buf, size_t len, unsigned long long offset)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pread(fd, buf + done, len - done, (off_t)(offset + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;	/* the file shrank under us */
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* "3/out.txt": how markers and warnings name a job file. */
+static const char *job_file_name(struct gen *g, const char *path)
+{
+	size_t n = strlen(g->dir);
+
+	if (!strncmp(path, g->dir, n) && path[n] == '/')
+		return path + n + 1;
+	return path;
+}
+
+static int append_marker(struct gen *g, struct strbuf *b, const char *path,
+			 unsigned long long left_out, unsigned long long size)
+{
+	char text[PATH_MAX + 256];
+	int n;
+
+	n = snprintf(text, sizeof(text),
+		     "[bootci: %llu bytes left out here: %s is %llu bytes, over the %zu-byte "
+		     "limit of results.json; the whole file is in the results directory]\n",
+		     left_out, job_file_name(g, path), size, g->max_file);
+	if (n < 0)
+		return -EINVAL;
+	return strbuf_append(b, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+}
+
+static bool is_protocol_line(const char *text, size_t len)
+{
+	struct bci_igtout parsed;
+	bool protocol;
+
+	/* Every protocol line starts "Starting", "Subtest", "Dynamic" or "IGT-Version". */
+	if (len == 0 || (text[0] != 'S' && text[0] != 'D' && text[0] != 'I'))
+		return false;
+	if (bci_igtout_parse(&parsed, text, len) < 0)
+		return true;	/* no memory to tell: keeping it is the safe side */
+	protocol = parsed.mark_count > 0 || parsed.has_version;
+	bci_igtout_release(&parsed);
+	return protocol;
+}
+
+#define PROTOCOL_LINE_MAX 4096	/* longer protocol lines are kept cut */
+#define MARKER_SIZE 256		/* a marker line, about */
+#define DMESG_LINE_MAX 65536	/* kmsg records are far shorter */
+
+/*
+ * An out.txt or err.txt over the limit, as the results are made from it:
+ * its first half-limit (up to the last whole line), every protocol line of
+ * the middle (so results, times and dynamic subtests stay right; a quarter
+ * of the limit at most), then its last half-limit (from the first whole
+ * line), with a marker line wherever bytes were left out. Left-out bytes
+ * are whole non-protocol lines, so the warn override on err.txt (output
+ * before a protocol line) sees what it would have seen in the whole file.
+ * igt_runner stops reading at a NUL byte; so does this.
+ */
+static int read_condensed(struct gen *g, const char *path, int fd, unsigned long long size,
+			  char **text, size_t *len)
+{
+	size_t half = g->max_file / 2, budget = g->max_file / 4, head_len, tail_skip = 0, before;
+	unsigned long long tail_start = size - half, kept_end;
+	struct strbuf out = { 0 };
+	struct line_reader r;
+	struct line line;
+	char *tail = NULL, *nl;
+	bool over_budget = false, stopped = false, first = true, head_cut;
+	int ret;
+
+	ret = strbuf_append(&out, "", 0);
+	if (ret < 0)
+		return ret;
+	if (out.cap < half + 1) {
+		char *p = realloc(out.p, half + 1);
+
+		if (!p) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		out.p = p;
+		out.cap = half + 1;
+	}
+	ret = read_exact_at(fd, out.p, half, 0);
+	if (ret < 0)
+		goto fail;
+	out.p[half] = '\0';
+	if (memchr(out.p, '\0', half)) {
+		/* Nothing after the NUL counts: the head is all there is. */
+		out.len = half;
+		goto done;
+	}
+	nl = memrchr(out.p, '\n', half);
+	head_cut = !nl;
+	head_len = nl ? (size_t)(nl - out.p) + 1 : half;
+	out.len = head_len;
+	out.p[head_len] = '\0';
+	if (head_cut)
+		ret = strbuf_append(&out, "\n", 1);
+	if (ret < 0)
+		goto fail;
+	kept_end = head_len;
+
+	tail = malloc(half + 1);
+	if (!tail) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = read_exact_at(fd, tail, half, tail_start);
+	if (ret < 0)
+		goto fail;
+	nl = memchr(tail, '\n', half);
+	if (nl && (size_t)(nl - tail) + 1 < half)
+		tail_skip = (size_t)(nl - tail) + 1;
+	tail_start += tail_skip;
+
+	ret = line_reader_init(&r, fd, head_len, tail_start, PROTOCOL_LINE_MAX);
+	if (ret < 0)
+		goto fail;
+	while (ret == 0 && (ret = line_reader_next(&r, &line)) > 0) {
+		/* The rest of the head's last line, when the head ended inside it. */
+		bool whole = !(first && head_cut);
+		size_t keep = line.len + (line.text[line.len - 1] == '\n' ? 0 : 1);
+
+		first = false;
+		ret = 0;
+		if (memchr(line.text, '\0', line.len)) {
+			stopped = true;
+			break;
+		}
+		/* A piece without its newline that is not cut runs on into the tail. */
+		if (!whole || (line.text[line.len - 1] != '\n' && !line.cut) ||
+		    !is_protocol_line(line.text, line.len))
+			continue;
+		/* Room for the line and a marker before it, roughly. */
+		if (keep + MARKER_SIZE > budget) {
+			over_budget = true;
+			continue;
+		}
+		before = out.len;
+		if (line.offset > kept_end)
+			ret = append_marker(g, &out, path, line.offset - kept_end, size);
+		if (ret == 0)
+			ret = strbuf_append(&out, line.text, line.len);
+		if (ret == 0 && keep > line.len)
+			ret = strbuf_append(&out, "\n", 1);
+		budget -= out.len - before < budget ? out.len - before : budget;
+		kept_end = line.offset + line.len;
+	}
+	line_reader_release(&r);
+	if (ret < 0)
+		goto fail;
+	if (stopped) {
+		ret = append_marker(g, &out, path, size - kept_end, size);
+		goto done_warn;
+	}
+	if (tail_start > kept_end)
+		ret = append_marker(g, &out, path, tail_start - kept_end, size);
+	if (ret == 0)
+		ret = strbuf_append(&out, tail + tail_skip, half - tail_skip);
+done_warn:
+	if (ret < 0)
+		goto fail;
+	if (over_budget)
+		gen_warn(g, "%s: too many protocol lines in its left-out middle; "
+			 "tests there may show as incomplete", path);
+done:
+	gen_warn(g, "%s: %llu bytes, over the %zu-byte limit: results.json keeps its first and "
+		 "last %zu bytes and its protocol lines", path, size, g->max_file, half);
+	free(tail);
+	*text = out.p;
+	*len = out.len;
+	return 0;
+fail:
+	free(tail);
+	free(out.p);
+	return gen_error(g, ret, "%s: %s", path, strerror(-ret));
+}
+
+/*
+ * An out.txt or err.txt: whole up to the limit, condensed over it (see
+ * read_condensed). -ENOENT is left to the caller.
+ */
+static int read_job_text(struct gen *g, const char *path, char **text, size_t *len)
+{
+	struct stat st;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : gen_error(g, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		ret = gen_error(g, -errno, "%s: %s", path, strerror(errno));
+		goto out_fd;
+	}
+	if ((unsigned long long)st.st_size <= g->max_file) {
+		ret = bci_read_file(path, text, len, g->max_file);
+		if (ret != -EFBIG) {
+			if (ret < 0)
+				ret = gen_error(g, ret, "%s: %s", path, strerror(-ret));
+			goto out_fd;
+		}
+		/* It grew since: condense it after all. */
+		if (fstat(fd, &st) < 0) {
+			ret = gen_error(g, -errno, "%s: %s", path, strerror(errno));
+			goto out_fd;
+		}
+	}
+	ret = read_condensed(g, path, fd, (unsigned long long)st.st_size, text, len);
+out_fd:
+	close(fd);
 	return ret;
 }
 
@@ -950,48 +1307,123 @@ static int format_kmsg(struct strbuf *out, unsigned flags, unsigned long long us
 	return ret;
 }
 
-/* Test-provided regexes are PCRE; the common \d and \D are mapped for POSIX. */
-static int compile_ignore_regex(regex_t *re, const char *pcre)
+/*
+ * Test-provided regexes are PCRE (igt compiles them with GLib); POSIX
+ * extended regexes get the common escapes spelled out: \d \D \s \S \w \W
+ * as classes, \t \n \r \f \v \e and \xHH as the character, an escaped
+ * character that is special in ERE stays escaped and any other escaped
+ * punctuation becomes itself (PCRE's \< is a '<', ERE's is a word start).
+ * "(?:" groups are plain groups, lazy quantifiers greedy (whether a line
+ * matches does not change). \b and \B have no POSIX spelling: \b becomes
+ * glibc's and musl's \b extension, and \B an empty pattern, so that a
+ * word-boundary regex still matches (it may then ignore slightly more).
+ * What is left (lookarounds, \A, \z, ...) fails to compile: the caller warns.
+ */
+static const char ERE_SPECIAL[] = ".[]{}()*+?|^$\\";
+
+static int translate_escape(struct strbuf *ere, char c, const char *rest, bool in_bracket,
+			    size_t *used)
 {
-	struct strbuf ere = { 0 };
-	bool in_bracket = false;
+	static const struct { char c; const char *out, *in_bracket; } classes[] = {
+		{ 'd', "[0-9]", "0-9" }, { 'D', "[^0-9]", NULL },
+		{ 's', "[[:space:]]", "[:space:]" }, { 'S', "[^[:space:]]", NULL },
+		{ 'w', "[[:alnum:]_]", "[:alnum:]_" }, { 'W', "[^[:alnum:]_]", NULL },
+	};
+	static const char controls[] = "t\tn\nr\rf\fv\ve\033";
+	const char *ctl;
+	char ch;
 	size_t i;
-	int ret = 0;
+
+	*used = 0;
+	for (i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		if (classes[i].c != c)
+			continue;
+		/* A negated class inside brackets has no ERE spelling. */
+		if (in_bracket && !classes[i].in_bracket)
+			return -EINVAL;
+		ctl = in_bracket ? classes[i].in_bracket : classes[i].out;
+		return strbuf_append(ere, ctl, strlen(ctl));
+	}
+	if (c == 'b' && !in_bracket)
+		return strbuf_append(ere, "\\b", 2);
+	if (c == 'B' && !in_bracket)
+		return 0;
+	if (c == 'x' && hex_value(rest[0]) >= 0 && hex_value(rest[1]) >= 0) {
+		ch = (char)(hex_value(rest[0]) * 16 + hex_value(rest[1]));
+		*used = 2;
+		if (!in_bracket && strchr(ERE_SPECIAL, ch) && ch)
+			return strbuf_append(ere, (char[]){ '\\', ch }, 2);
+		return ch ? strbuf_append(ere, &ch, 1) : -EINVAL;
+	}
+	for (ctl = controls; *ctl; ctl += 2)
+		if (ctl[0] == c)
+			return strbuf_append(ere, ctl + 1, 1);
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+		return -EINVAL;	/* \A \z \1 ...: no translation */
+	if (!in_bracket && strchr(ERE_SPECIAL, c))
+		return strbuf_append(ere, (char[]){ '\\', c }, 2);
+	return strbuf_append(ere, &c, 1);
+}
+
+/* 0, or -EINVAL with what was tried in @ere (NUL-terminated, caller frees ere->p). */
+static int compile_ignore_regex(regex_t *re, const char *pcre, struct strbuf *ere)
+{
+	bool in_bracket = false;
+	size_t i, used;
+	int ret = strbuf_append(ere, "", 0);
 
 	for (i = 0; pcre[i] && ret == 0; i++) {
-		if (pcre[i] == '\\' && (pcre[i + 1] == 'd' || pcre[i + 1] == 'D')) {
-			bool neg = pcre[i + 1] == 'D';
+		char c = pcre[i];
 
-			if (in_bracket)
-				ret = strbuf_append(&ere, "0-9", 3);
-			else
-				ret = strbuf_append(&ere, neg ? "[^0-9]" : "[0-9]", neg ? 6 : 5);
+		if (c == '\\' && pcre[i + 1]) {
+			ret = translate_escape(ere, pcre[i + 1], pcre + i + 2, in_bracket, &used);
+			i += 1 + used;
+			continue;
+		}
+		if (!in_bracket && c == '(' && pcre[i + 1] == '?' && pcre[i + 2] == ':') {
+			ret = strbuf_append(ere, "(", 1);
+			i += 2;
+			continue;
+		}
+		if (!in_bracket && (c == '*' || c == '+' || c == '?' || c == '}') && pcre[i + 1] == '?') {
+			ret = strbuf_append(ere, &c, 1);
 			i++;
 			continue;
 		}
-		if (pcre[i] == '\\' && pcre[i + 1]) {
-			ret = strbuf_append(&ere, pcre + i, 2);
-			i++;
-			continue;
-		}
-		if (pcre[i] == '[')
+		if (c == '[' && !in_bracket) {
 			in_bracket = true;
-		else if (pcre[i] == ']')
+			ret = strbuf_append(ere, &c, 1);
+			/* "[]...]" and "[^]...]": that first ']' is a member. */
+			if (ret == 0 && pcre[i + 1] == '^')
+				ret = strbuf_append(ere, &pcre[++i], 1);
+			if (ret == 0 && pcre[i + 1] == ']')
+				ret = strbuf_append(ere, &pcre[++i], 1);
+			continue;
+		}
+		if (c == ']' && in_bracket)
 			in_bracket = false;
-		ret = strbuf_append(&ere, pcre + i, 1);
+		ret = strbuf_append(ere, &c, 1);
 	}
 	if (ret == 0)
-		ret = regcomp(re, ere.p ? ere.p : "", REG_EXTENDED | REG_NOSUB | REG_NEWLINE) ? -EINVAL : 0;
-	free(ere.p);
+		ret = regcomp(re, ere->p, REG_EXTENDED | REG_NOSUB | REG_NEWLINE) ? -EINVAL : 0;
 	return ret;
 }
 
+/* Kernel log gathered for a test; lines not embedded are counted for a marker. */
+struct logbuf {
+	struct strbuf text;
+	unsigned long long left_out;	/* bytes of dmesg.txt since the last embedded line */
+};
+
 struct dmesg_state {
-	struct strbuf dmesg, warnings, dyn_dmesg, dyn_warnings;
+	struct logbuf dmesg, warnings, dyn_dmesg, dyn_warnings;
 	struct test *test, *dynamic;
 	char test_name[NAME_SIZE];
 	regex_t ignore;
 	bool has_ignore;
+	const char *path;		/* dmesg.txt, for markers */
+	unsigned long long size;
+	size_t warning_budget;		/* bytes of left-out warnings still embedded */
 };
 
 static void drop_ignore(struct dmesg_state *st)
@@ -1001,23 +1433,64 @@ static void drop_ignore(struct dmesg_state *st)
 	st->has_ignore = false;
 }
 
-/* Gives a test the kernel log gathered for it; warnings only if there were any. */
-static int file_dmesg(struct gen *g, struct test *t, struct strbuf *dmesg, struct strbuf *warnings)
-{
-	int ret = strbuf_to_text(g, dmesg, &t->dmesg);
-
-	if (ret == 0 && warnings && warnings->p)
-		ret = strbuf_to_text(g, warnings, &t->warnings);
-	return ret;
-}
-
 static void strbuf_clear(struct strbuf *b)
 {
 	free(b->p);
 	memset(b, 0, sizeof(*b));
 }
 
-static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, struct strbuf *formatted)
+static void logbuf_clear(struct logbuf *lb)
+{
+	strbuf_clear(&lb->text);
+	lb->left_out = 0;
+}
+
+/* Puts the marker for the lines left out since the last one embedded. */
+static int logbuf_flush(struct gen *g, struct dmesg_state *st, struct logbuf *lb)
+{
+	int ret = 0;
+
+	if (lb->left_out)
+		ret = append_marker(g, &lb->text, st->path, lb->left_out, st->size);
+	lb->left_out = 0;
+	return ret;
+}
+
+static int logbuf_add(struct gen *g, struct dmesg_state *st, struct logbuf *lb,
+		      const struct strbuf *line, size_t raw_len, bool embed)
+{
+	int ret;
+
+	if (!embed) {
+		lb->left_out += raw_len;
+		return 0;
+	}
+	ret = logbuf_flush(g, st, lb);
+	return ret ? ret : strbuf_append(&lb->text, line->p, line->len);
+}
+
+/* Gives a test the kernel log gathered for it; warnings only if there were any. */
+static int file_dmesg(struct gen *g, struct dmesg_state *st, struct test *t,
+		      struct logbuf *dmesg, struct logbuf *warnings)
+{
+	int ret = logbuf_flush(g, st, dmesg);
+
+	if (ret == 0)
+		ret = strbuf_to_text(g, &dmesg->text, &t->dmesg);
+	if (ret == 0 && warnings)
+		ret = logbuf_flush(g, st, warnings);
+	if (ret == 0 && warnings && warnings->text.p)
+		ret = strbuf_to_text(g, &warnings->text, &t->warnings);
+	return ret;
+}
+
+/*
+ * One dmesg.txt line of @raw_len bytes. Every line moves the state and
+ * decides warnings; only @embed lines go into the texts, and of the others
+ * only warnings, while the warning budget lasts.
+ */
+static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, size_t raw_len,
+		      bool embed, struct strbuf *formatted)
 {
 	unsigned flags;
 	unsigned long long usec;
@@ -1035,12 +1508,12 @@ static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, s
 
 	if ((p = strstr(message, STARTING_SUBTEST_DMESG))) {
 		if (st->test) {
-			ret = file_dmesg(g, st->test, &st->dmesg, &st->warnings);
-			strbuf_clear(&st->warnings);
+			ret = file_dmesg(g, st, st->test, &st->dmesg, &st->warnings);
+			logbuf_clear(&st->warnings);
 			if (ret == 0 && st->dynamic)
-				ret = file_dmesg(g, st->dynamic, &st->dyn_dmesg, &st->dyn_warnings);
-			strbuf_clear(&st->dyn_dmesg);
-			strbuf_clear(&st->dyn_warnings);
+				ret = file_dmesg(g, st, st->dynamic, &st->dyn_dmesg, &st->dyn_warnings);
+			logbuf_clear(&st->dyn_dmesg);
+			logbuf_clear(&st->dyn_warnings);
 			st->dynamic = NULL;
 			if (ret < 0)
 				return ret;
@@ -1053,8 +1526,8 @@ static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, s
 	}
 	if (st->test && (p = strstr(message, STARTING_DYNAMIC_DMESG))) {
 		if (st->dynamic) {
-			ret = file_dmesg(g, st->dynamic, &st->dyn_dmesg, &st->dyn_warnings);
-			strbuf_clear(&st->dyn_warnings);
+			ret = file_dmesg(g, st, st->dynamic, &st->dyn_dmesg, &st->dyn_warnings);
+			logbuf_clear(&st->dyn_warnings);
 			if (ret < 0)
 				return ret;
 		}
@@ -1067,14 +1540,23 @@ static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, s
 	}
 	if ((p = strstr(message, ADD_IGNORED_REGEX_DMESG))) {
 		char *regex = strdup(p + strlen(ADD_IGNORED_REGEX_DMESG));
+		struct strbuf ere = { 0 };
 
 		if (!regex)
 			return -ENOMEM;
 		regex[strcspn(regex, "\n")] = '\0';
 		drop_ignore(st);
-		/* A regex that does not compile ignores nothing, as in igt. */
-		st->has_ignore = compile_ignore_regex(&st->ignore, regex) == 0;
+		ret = compile_ignore_regex(&st->ignore, regex, &ere);
+		st->has_ignore = ret == 0;
+		/* A regex that does not compile ignores nothing, as in igt; but say so. */
+		if (ret == -EINVAL)
+			gen_warn(g, "%s: 'add ignored dmesg regex: %s' does not translate to a POSIX "
+				 "regex (tried '%s'): it ignores nothing", st->path, regex,
+				 ere.p ? ere.p : "");
+		free(ere.p);
 		free(regex);
+		if (ret == -ENOMEM)
+			return ret;
 	}
 
 	warning = (int)(flags & 7) <= g->settings.dmesg_warn_level && cont != 'c';
@@ -1086,48 +1568,73 @@ static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, s
 	if (warning && st->has_ignore && regexec(&st->ignore, message, 0, NULL, 0) == 0)
 		warning = false;
 	if (warning) {
-		ret = strbuf_append(&st->warnings, formatted->p, formatted->len);
+		bool embed_warning = embed || formatted->len <= st->warning_budget;
+
+		if (!embed && embed_warning)
+			st->warning_budget -= formatted->len;
+		ret = logbuf_add(g, st, &st->warnings, formatted, raw_len, embed_warning);
 		if (ret == 0 && st->test)
-			ret = strbuf_append(&st->dyn_warnings, formatted->p, formatted->len);
+			ret = logbuf_add(g, st, &st->dyn_warnings, formatted, raw_len, embed_warning);
 		if (ret < 0)
 			return ret;
 	}
-	ret = strbuf_append(&st->dmesg, formatted->p, formatted->len);
+	ret = logbuf_add(g, st, &st->dmesg, formatted, raw_len, embed);
 	if (ret == 0)
-		ret = strbuf_append(&st->dyn_dmesg, formatted->p, formatted->len);
+		ret = logbuf_add(g, st, &st->dyn_dmesg, formatted, raw_len, embed);
 	return ret;
 }
 
-static int fill_from_dmesg(struct gen *g, char *text, size_t len)
+/*
+ * dmesg.txt, a line at a time. Over the limit, only lines starting in its
+ * first or last half-limit are embedded; all of them still count.
+ */
+static int fill_from_dmesg(struct gen *g, const char *path, int fd)
 {
 	struct dmesg_state st;
 	struct strbuf formatted = { 0 };
 	char name[NAME_SIZE], dyn_name[NAME_SIZE];
-	char *line = text, *end = text + len;
+	struct line_reader reader;
+	struct line line;
 	struct text shared;
-	size_t i, k;
+	struct stat sb;
+	size_t i, k, half = g->max_file / 2;
+	bool over;
 	int ret = 0;
 
 	memset(&st, 0, sizeof(st));
-	while (line < end && ret == 0) {
-		char *nl = memchr(line, '\n', (size_t)(end - line));
-		char *next = nl ? nl + 1 : end;
-		char saved = *next;
+	if (fstat(fd, &sb) < 0)
+		return gen_error(g, -errno, "%s: %s", path, strerror(errno));
+	st.path = path;
+	st.size = (unsigned long long)sb.st_size;
+	st.warning_budget = g->max_file / 8;
+	over = st.size > g->max_file;
+	if (over)
+		gen_warn(g, "%s: %llu bytes, over the %zu-byte limit: results.json keeps the kernel "
+			 "log of its first and last %zu bytes, and warnings from all of it",
+			 path, st.size, g->max_file, half);
 
-		/* Lines keep their newline, as getline() hands them to igt; the
-		 * buffer has a NUL after its end, so @next is always writable. */
-		*next = '\0';
-		ret = dmesg_line(g, &st, line, &formatted);
-		*next = saved;
-		line = next;
-	}
+	ret = line_reader_init(&reader, fd, 0, st.size, DMESG_LINE_MAX);
 	if (ret < 0)
+		return ret;
+	/* Lines keep their newline, as getline() hands them to igt. */
+	while ((ret = line_reader_next(&reader, &line)) > 0) {
+		bool embed = !over || line.offset < half || line.offset >= st.size - half;
+
+		ret = dmesg_line(g, &st, line.text, line.len, embed, &formatted);
+		if (ret < 0)
+			break;
+	}
+	line_reader_release(&reader);
+	if (ret < 0) {
+		if (ret != -ENOMEM)
+			gen_error(g, ret, "%s: %s", path, strerror(-ret));
 		goto out;
+	}
 
 	if (st.test) {
-		ret = file_dmesg(g, st.test, &st.dmesg, &st.warnings);
+		ret = file_dmesg(g, &st, st.test, &st.dmesg, &st.warnings);
 		if (ret == 0 && st.dynamic)
-			ret = file_dmesg(g, st.dynamic, &st.dyn_dmesg, &st.dyn_warnings);
+			ret = file_dmesg(g, &st, st.dynamic, &st.dyn_dmesg, &st.dyn_warnings);
 		if (ret < 0)
 			goto out;
 	} else {
@@ -1135,7 +1642,11 @@ static int fill_from_dmesg(struct gen *g, char *text, size_t len)
 		 * No subtest announced itself in the kernel log: every subtest
 		 * gets all of it, without warnings (their results are skips).
 		 */
-		ret = strbuf_to_text(g, &st.dmesg, &shared);
+		ret = logbuf_flush(g, &st, &st.dmesg);
+		if (ret == 0)
+			ret = logbuf_flush(g, &st, &st.warnings);
+		if (ret == 0)
+			ret = strbuf_to_text(g, &st.dmesg.text, &shared);
 		if (ret < 0)
 			goto out;
 		for (i = 0; i < g->sub_count; i++) {
@@ -1159,8 +1670,8 @@ static int fill_from_dmesg(struct gen *g, char *text, size_t len)
 				goto out;
 			}
 			t->dmesg = shared;
-			if (st.warnings.p)
-				ret = strbuf_to_text(g, &st.warnings, &t->warnings);
+			if (st.warnings.text.p)
+				ret = strbuf_to_text(g, &st.warnings.text, &t->warnings);
 			if (ret < 0)
 				goto out;
 		}
@@ -1190,10 +1701,10 @@ static int fill_from_dmesg(struct gen *g, char *text, size_t len)
 		}
 	}
 out:
-	strbuf_clear(&st.dmesg);
-	strbuf_clear(&st.warnings);
-	strbuf_clear(&st.dyn_dmesg);
-	strbuf_clear(&st.dyn_warnings);
+	logbuf_clear(&st.dmesg);
+	logbuf_clear(&st.warnings);
+	logbuf_clear(&st.dyn_dmesg);
+	logbuf_clear(&st.dyn_warnings);
 	strbuf_clear(&formatted);
 	drop_ignore(&st);
 	return ret;
@@ -1408,7 +1919,7 @@ static int process_job(struct gen *g, size_t index)
 	size_t lens[F_COUNT] = { 0 };
 	struct stat st;
 	bool missing = false;
-	int ret, i;
+	int ret, i, dmesg_fd = -1;
 
 	snprintf(dirname, sizeof(dirname), "%zu", index);
 	jobdir = path_join(g->dir, dirname);
@@ -1444,7 +1955,17 @@ static int process_job(struct gen *g, size_t index)
 			ret = -ENOMEM;
 			goto out_files;
 		}
-		ret = read_text(g, paths[i], &texts[i], &lens[i]);
+		if (i == F_JOURNAL) {
+			ret = read_text(g, paths[i], &texts[i], &lens[i]);
+		} else if (i != F_DMESG) {
+			ret = read_job_text(g, paths[i], &texts[i], &lens[i]);
+		} else {
+			/* Streamed later, however large. */
+			dmesg_fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+			ret = dmesg_fd < 0 ? -errno : 0;
+			if (ret < 0 && ret != -ENOENT)
+				ret = gen_error(g, ret, "%s: %s", paths[i], strerror(-ret));
+		}
 		if (ret == -ENOENT) {
 			/* No journal is survivable; no out/err/dmesg means it never ran. */
 			if (i != F_JOURNAL)
@@ -1468,7 +1989,7 @@ static int process_job(struct gen *g, size_t index)
 	if (ret == 0)
 		ret = fill_from_output(g, texts[F_ERR], lens[F_ERR], false);
 	if (ret == 0)
-		ret = fill_from_dmesg(g, texts[F_DMESG], lens[F_DMESG]);
+		ret = fill_from_dmesg(g, paths[F_DMESG], dmesg_fd);
 	if (ret == 0)
 		ret = override_results(g);
 	if (ret < 0)
@@ -1483,6 +2004,8 @@ out_files:
 			ret = -ENOMEM;
 		free(paths[i]);
 	}
+	if (dmesg_fd >= 0)
+		close(dmesg_fd);
 out_comms:
 	free(comms);
 out_jobdir:
@@ -1765,6 +2288,13 @@ static int write_suspend_summary(struct gen *g)
 
 int bci_resultgen_write(const char *results_dir, FILE *out, char *err, size_t err_size)
 {
+	return bci_resultgen_write_options(results_dir, out, NULL, err, err_size);
+}
+
+int bci_resultgen_write_options(const char *results_dir, FILE *out,
+				const struct bci_resultgen_options *options,
+				char *err, size_t err_size)
+{
 	struct gen g;
 	struct stat st;
 	int ret;
@@ -1773,6 +2303,9 @@ int bci_resultgen_write(const char *results_dir, FILE *out, char *err, size_t er
 	g.dir = results_dir;
 	g.err = err;
 	g.err_size = err_size;
+	g.warnings = options && options->warnings ? options->warnings : stderr;
+	/* Head and tail are half the limit each; below 2 bytes there is nothing to split. */
+	g.max_file = options && options->max_file >= 2 ? options->max_file : BCI_RESULTGEN_MAX_FILE;
 	if (err && err_size)
 		err[0] = '\0';
 

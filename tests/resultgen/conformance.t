@@ -4,6 +4,8 @@
 # data to the folder's reference.json (key order free, numbers by value).
 # The references come from igt's json_tests_data and some have trailing
 # commas, which json-c (igt's reader) accepts; the comparer accepts them too.
+# tests/resultgen/scenarios/ adds scenarios igt's data lacks; each README.txt
+# says how its reference.json follows from igt_runner's rules.
 set -uo pipefail
 : "${BUILD:?}" "${SRC:?}"
 aggregator=$BUILD/host/bin/bootci-aggregator
@@ -83,7 +85,8 @@ sys.exit(1 if problems else 0)
 PY
 
 n=0
-for dir in "$scenarios"/*/; do
+# igt_runner's own scenarios, then bootci's (same layout, expected JSON derived from igt's rules).
+for dir in "$scenarios"/*/ "$SRC"/tests/resultgen/scenarios/*/; do
 	[ -f "$dir/reference.json" ] || continue
 	name=$(basename "$dir")
 	n=$((n + 1))

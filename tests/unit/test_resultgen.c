@@ -610,6 +610,247 @@ static void resultgen_not_a_results_dir(void **state)
 	fclose(f);
 }
 
+/* ---- files over the limit, dmesg levels, ignore regexes ---- */
+
+static char warnings_text[8192];
+
+/* generate() with a file limit of @max_file (0: the default), warnings kept in warnings_text. */
+static int generate_limited(struct fakeroot *root, size_t max_file)
+{
+	struct bci_resultgen_options options = { 0 };
+	char dir[PATH_MAX + 8], *buf = NULL, *wbuf = NULL;
+	size_t len = 0, wlen = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int ret;
+
+	assert_non_null(f);
+	options.warnings = open_memstream(&wbuf, &wlen);
+	assert_non_null(options.warnings);
+	options.max_file = max_file;
+	snprintf(dir, sizeof(dir), "%s/res", root->dir);
+	ret = bci_resultgen_write_options(dir, f, &options, error_text, sizeof(error_text));
+	fclose(f);
+	fclose(options.warnings);
+	assert_true(len < sizeof(generated));
+	memcpy(generated, buf, len);
+	generated[len] = '\0';
+	snprintf(warnings_text, sizeof(warnings_text), "%s", wbuf);
+	free(buf);
+	free(wbuf);
+	return ret;
+}
+
+static FILE *open_job_file(struct fakeroot *root, const char *name)
+{
+	char path[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/res/0/%s", root->dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	return f;
+}
+
+static void noise(FILE *f, const char *what, int lines)
+{
+	for (int i = 0; i < lines; i++)
+		fprintf(f, "%s noise line %04d\n", what, i);
+}
+
+/*
+ * An out.txt of about 20 KiB against a 4 KiB limit: the result lines of
+ * "a" and "b" and all of dynamic subtest "d1" are in the left-out middle.
+ */
+static void resultgen_big_output_keeps_results(void **state)
+{
+	struct fakeroot *root = *state;
+	const char *out;
+	FILE *f;
+
+	fakeroot_write(root, "/res/metadata.txt", "name : unit\nprune_mode : 2\n");
+	fakeroot_write(root, "/res/joblist.txt", "big a,b,c\n");
+	fakeroot_write(root, "/res/0/journal.txt", "a\nb\nc\nexit:98 (3.000s)\n");
+	fakeroot_write(root, "/res/0/err.txt", "");
+	fakeroot_write(root, "/res/0/dmesg.txt", "");
+	f = open_job_file(root, "out.txt");
+	fputs("IGT-Version: 1.99\nStarting subtest: a\n", f);
+	noise(f, "a", 300);
+	fputs("Subtest a: SUCCESS (1.250s)\nStarting subtest: b\nStarting dynamic subtest: d1\n", f);
+	noise(f, "d1", 200);
+	fputs("Dynamic subtest d1: FAIL (0.500s)\nSubtest b: FAIL (0.700s)\n", f);
+	noise(f, "b", 200);
+	fputs("Starting subtest: c\n", f);
+	noise(f, "c", 20);
+	fputs("Subtest c: SKIP\n", f);
+	fclose(f);
+
+	assert_int_equal(generate_limited(root, 4096), 0);
+	assert_string_equal(field("igt@big@a", "result"), "pass");
+	assert_non_null(strstr(generated, "\"end\": 1.25"));
+	assert_string_equal(field("igt@big@b", "result"), "fail");
+	assert_string_equal(field("igt@big@b@d1", "result"), "fail");
+	assert_string_equal(field("igt@big@c", "result"), "skip");
+	assert_string_equal(field("igt@big@a", "igt-version"), "IGT-Version: 1.99");
+	/* a: its head, a marker saying what was left out and where, its result line. */
+	out = field("igt@big@a", "out");
+	assert_non_null(strstr(out, "a noise line 0000\n"));
+	assert_null(strstr(out, "a noise line 0299\n"));
+	assert_non_null(strstr(out, "bytes left out here: 0/out.txt is "));
+	assert_non_null(strstr(out, "over the 4096-byte limit of results.json; the whole file is "
+				    "in the results directory]\nSubtest a: SUCCESS (1.250s)\n"));
+	/* c: from the tail, whole. */
+	assert_non_null(strstr(field("igt@big@c", "out"), "c noise line 0019\nSubtest c: SKIP"));
+	assert_true(strlen(generated) < 3 * 4096);
+	if (!strstr(warnings_text, "/res/0/out.txt: ") ||
+	    !strstr(warnings_text, "over the 4096-byte limit"))
+		fail_msg("warning does not name the file: '%s'", warnings_text);
+	assert_null(strstr(warnings_text, "err.txt"));
+}
+
+/* err.txt over the limit: output left out before a protocol line still makes a pass "warn". */
+static void resultgen_big_err_keeps_warn_override(void **state)
+{
+	struct fakeroot *root = *state;
+	FILE *f;
+
+	fakeroot_write(root, "/res/joblist.txt", "big a\n");
+	fakeroot_write(root, "/res/0/journal.txt", "a\nexit:0 (1.000s)\n");
+	fakeroot_write(root, "/res/0/out.txt", "Starting subtest: a\nSubtest a: SUCCESS (1.000s)\n");
+	fakeroot_write(root, "/res/0/dmesg.txt", "");
+	f = open_job_file(root, "err.txt");
+	for (int i = 0; i < 400; i++)
+		fputs("Starting subtest: a\n", f);
+	noise(f, "stderr", 10);
+	for (int i = 0; i < 400; i++)
+		fputs("Subtest a: SUCCESS (1.000s)\n", f);
+	fclose(f);
+	assert_int_equal(generate_limited(root, 4096), 0);
+	assert_string_equal(field("igt@big@a", "result"), "warn");
+	assert_non_null(strstr(warnings_text, "0/err.txt"));
+}
+
+/* A dmesg.txt over the real 64 MiB limit (sparse): a warning in its middle still counts. */
+static void resultgen_big_dmesg_keeps_warnings(void **state)
+{
+	struct fakeroot *root = *state;
+	const char *dmesg;
+	FILE *f;
+
+	fakeroot_write(root, "/res/joblist.txt", "drv one,two\n");
+	fakeroot_write(root, "/res/0/journal.txt", "one\ntwo\nexit:0 (1.000s)\n");
+	fakeroot_write(root, "/res/0/out.txt",
+		       "Starting subtest: one\nSubtest one: SUCCESS (0.100s)\n"
+		       "Starting subtest: two\nSubtest two: SUCCESS (0.100s)\n");
+	fakeroot_write(root, "/res/0/err.txt", "");
+	f = open_job_file(root, "dmesg.txt");
+	fputs("6,1,1000000,-;[IGT] drv: starting subtest one\n", f);
+	assert_int_equal(fseek(f, 35L << 20, SEEK_SET), 0);
+	fputs("\n4,2,2000000,-;WARNING: storm in the middle\n"
+	      "6,3,3000000,-;[IGT] drv: starting subtest two\n", f);
+	assert_int_equal(fseek(f, 70L << 20, SEEK_SET), 0);
+	fputs("\n6,4,4000000,-;quiet end of two\n", f);
+	fclose(f);
+
+	assert_int_equal(generate_limited(root, 0), 0);
+	assert_string_equal(field("igt@drv@one", "result"), "dmesg-warn");
+	assert_string_equal(field("igt@drv@one", "dmesg-warnings"),
+			    "<4> [2.000000] WARNING: storm in the middle\n");
+	dmesg = field("igt@drv@one", "dmesg");
+	assert_non_null(strstr(dmesg, "<6> [1.000000] [IGT] drv: starting subtest one\n"));
+	assert_non_null(strstr(dmesg, "bytes left out here: 0/dmesg.txt is "));
+	assert_null(strstr(dmesg, "storm"));
+	assert_string_equal(field("igt@drv@two", "result"), "pass");
+	assert_non_null(strstr(field("igt@drv@two", "dmesg"), "<6> [4.000000] quiet end of two\n"));
+	assert_non_null(strstr(warnings_text, "/res/0/dmesg.txt: "));
+}
+
+static void dmesg_levels_job(struct fakeroot *root)
+{
+	fakeroot_write(root, "/res/joblist.txt", "drv one\n");
+	fakeroot_write(root, "/res/0/journal.txt", "one\nexit:0 (1.000s)\n");
+	fakeroot_write(root, "/res/0/out.txt", "Starting subtest: one\nSubtest one: SUCCESS (0.100s)\n");
+	fakeroot_write(root, "/res/0/err.txt", "");
+	fakeroot_write(root, "/res/0/dmesg.txt",
+		       "6,1,1000000,-;[IGT] drv: starting subtest one\n"
+		       "5,2,2000000,-;[drm] notice from the driver\n");
+}
+
+/* igt_runner's read_settings_from_file: a level below 0 or none is 4, or 5 piglit-style. */
+static void resultgen_dmesg_warn_level_defaults(void **state)
+{
+	static const struct { const char *metadata, *result; } cases[] = {
+		{ "piglit_style_dmesg : 1\n", "dmesg-warn" },
+		{ "piglit_style_dmesg : 1\ndmesg_warn_level : -1\n", "dmesg-warn" },
+		{ "dmesg_warn_level : -1\npiglit_style_dmesg : 1\n", "dmesg-warn" },
+		{ "piglit_style_dmesg : 1\ndmesg_warn_level : 4\n", "pass" },
+		{ "piglit_style_dmesg : 0\n", "pass" },
+		{ "piglit_style_dmesg : 0\ndmesg_warn_level : 5\n", "dmesg-warn" },
+		{ "name : x\n", "pass" },
+	};
+	struct fakeroot *root = *state;
+	size_t i;
+
+	dmesg_levels_job(root);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fakeroot_write(root, "/res/metadata.txt", cases[i].metadata);
+		assert_int_equal(generate(root), 0);
+		if (strcmp(field("igt@drv@one", "result"), cases[i].result))
+			fail_msg("metadata '%s': %s, expected %s", cases[i].metadata,
+				 field("igt@drv@one", "result"), cases[i].result);
+	}
+}
+
+/* PCRE escapes of "add ignored dmesg regex:" lines, as POSIX regexes. */
+static void resultgen_ignore_regex_translation(void **state)
+{
+	static const struct { const char *regex, *message; bool ignored; } cases[] = {
+		{ "wedged \\d+", "device wedged 42", true },
+		{ "wedged\\D", "device wedged!", true },
+		{ "a\\sb", "x a\tb", true },
+		{ "a\\Sb", "a b", false },
+		{ "^\\w+: \\W", "drv_1: !", true },
+		{ "\\bdrm\\b", "the drm core", true },
+		{ "\\bdrm\\b", "the drmcore", false },
+		{ "\\(sigh\\)\\.\\[x\\]", "(sigh).[x]", true },
+		{ "\\(sigh\\)", "sigh", false },
+		{ "\\<\\>\\/\\-\\:", "<>/-:", true },
+		{ "[\\d\\s]+z", "1 2z", true },
+		{ "(?:ab)+?c\\x41", "ababcA", true },
+		{ "tab\\there", "tab\there", true },
+	};
+	struct fakeroot *root = *state;
+	char dmesg[512];
+	size_t i;
+
+	fakeroot_write(root, "/res/joblist.txt", "drv one\n");
+	fakeroot_write(root, "/res/0/journal.txt", "one\nexit:0 (1.000s)\n");
+	fakeroot_write(root, "/res/0/out.txt", "Starting subtest: one\nSubtest one: SUCCESS (0.100s)\n");
+	fakeroot_write(root, "/res/0/err.txt", "");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(dmesg, sizeof(dmesg),
+			 "6,1,1000000,-;[IGT] drv: starting subtest one\n"
+			 "6,2,1000001,-;[IGT] drv: add ignored dmesg regex: %s\n"
+			 "3,3,2000000,-;%s\n", cases[i].regex, cases[i].message);
+		fakeroot_write(root, "/res/0/dmesg.txt", dmesg);
+		assert_int_equal(generate_limited(root, 0), 0);
+		if (strcmp(field("igt@drv@one", "result"), cases[i].ignored ? "pass" : "dmesg-warn"))
+			fail_msg("regex '%s' on '%s': %s", cases[i].regex, cases[i].message,
+				 field("igt@drv@one", "result"));
+		if (warnings_text[0])
+			fail_msg("regex '%s': unexpected warning '%s'", cases[i].regex, warnings_text);
+	}
+
+	/* Not translatable: a warning naming it, and nothing ignored. */
+	fakeroot_write(root, "/res/0/dmesg.txt",
+		       "6,1,1000000,-;[IGT] drv: starting subtest one\n"
+		       "6,2,1000001,-;[IGT] drv: add ignored dmesg regex: (?<=x)y\\z\n"
+		       "3,3,2000000,-;xy\n");
+	assert_int_equal(generate_limited(root, 0), 0);
+	assert_string_equal(field("igt@drv@one", "result"), "dmesg-warn");
+	if (!strstr(warnings_text, "0/dmesg.txt: 'add ignored dmesg regex: (?<=x)y\\z' does not"))
+		fail_msg("warning does not name the regex: '%s'", warnings_text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -633,6 +874,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(resultgen_missing_files, setup_tree, teardown_tree),
 		cmocka_unit_test_setup_teardown(resultgen_errors_name_file_and_line, setup_tree, teardown_tree),
 		cmocka_unit_test(resultgen_not_a_results_dir),
+		cmocka_unit_test_setup_teardown(resultgen_big_output_keeps_results, setup_tree, teardown_tree),
+		cmocka_unit_test_setup_teardown(resultgen_big_err_keeps_warn_override, setup_tree, teardown_tree),
+		cmocka_unit_test_setup_teardown(resultgen_big_dmesg_keeps_warnings, setup_tree, teardown_tree),
+		cmocka_unit_test_setup_teardown(resultgen_dmesg_warn_level_defaults, setup_tree, teardown_tree),
+		cmocka_unit_test_setup_teardown(resultgen_ignore_regex_translation, setup_tree, teardown_tree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
