@@ -73,6 +73,8 @@ void bci_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern const struct bci_config_key bci_executor_keys[];
 /* Loads /etc/bootci/executor.conf then the kernel command line. 0, or -errno after a bci_error(). */
 int bci_settings_load(struct bci_executor *ex);
+/* dmesg_warn_level resolved: the configured level, or for `auto` 4 (5 with piglit_style_dmesg). */
+int bci_settings_dmesg_warn_level(const struct bci_config *config);
 
 /* run.c: claims ex->run_dir for this boot's image (kernel build, plan): a run folder another
  * image made is kept aside as <run_id>.superseded-N and a new one started. 0, or -errno. */

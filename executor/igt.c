@@ -366,7 +366,7 @@ static int write_metadata(struct bci_executor *ex)
 		 "abort_mask : %d\nname : %s\ndry_run : 0\nsync : 1\nlog_level : 0\n"
 		 "overwrite : 0\nmultiple_mode : %d\ninactivity_timeout : %lu\n"
 		 "per_test_timeout : %lu\noverall_timeout : %lu\nuse_watchdog : %d\n"
-		 "piglit_style_dmesg : %d\ndmesg_warn_level : %lu\nprune_mode : 0\n"
+		 "piglit_style_dmesg : %d\ndmesg_warn_level : %d\nprune_mode : 0\n"
 		 "test_root : %s\nresults_path : /results/runs/%s\n",
 		 abort_mask, bci_config_get(c, "run_id"),
 		 strcmp(bci_config_get(c, "multiple_mode"), "yes") == 0,
@@ -375,7 +375,7 @@ static int write_metadata(struct bci_executor *ex)
 		 bci_config_get_seconds(c, "overall_timeout"),
 		 bci_config_get_seconds(c, "watchdog_timeout") > 0,
 		 strcmp(bci_config_get(c, "piglit_style_dmesg"), "yes") == 0,
-		 bci_config_get_number(c, "dmesg_warn_level"), bci_config_get(c, "test_dir"),
+		 bci_settings_dmesg_warn_level(c), bci_config_get(c, "test_dir"),
 		 bci_config_get(c, "run_id"));
 	return write_text(ex->run_dir, "metadata.txt", text);
 }
@@ -898,7 +898,7 @@ static int run_job(struct bci_executor *ex, struct bci_journal *journal, unsigne
 	job->out.tail_size = job->err.tail_size = tail_size;
 	job->dmesg_budget = (struct bci_kmsg_budget){
 		.limit = limit,
-		.keep_level = (int)bci_config_get_number(ex->config, "dmesg_warn_level"),
+		.keep_level = bci_settings_dmesg_warn_level(ex->config),
 	};
 	job->out.tail = malloc(job->out.tail_size);
 	job->err.tail = malloc(job->err.tail_size);

@@ -52,8 +52,8 @@ const struct bci_config_key bci_executor_keys[] = {
 	  "how long a test killed with SIGQUIT gets before SIGKILL" },
 	{ "output_limit", BCI_CONFIG_SIZE, "64M", NULL,
 	  "per job and stream: output past this is dropped except protocol lines and the last quarter" },
-	{ "dmesg_warn_level", BCI_CONFIG_NUMBER, "4", NULL,
-	  "kernel log records at this level (0-7) or more severe make dmesg-warn/dmesg-fail, as in igt_runner" },
+	{ "dmesg_warn_level", BCI_CONFIG_WORD, "auto", NULL,
+	  "kernel log records at this level (0-7) or more severe make dmesg-warn/dmesg-fail; auto: 4, or 5 with piglit_style_dmesg, as in igt_runner" },
 	{ "piglit_style_dmesg", BCI_CONFIG_CHOICE, "no", "no|yes",
 	  "judge dmesg the piglit way (igt_runner --piglit-style-dmesg)" },
 	{ "abort_on", BCI_CONFIG_LIST, "", NULL,
@@ -127,6 +127,16 @@ static int check_cycles(struct bci_config *config)
 	return 0;
 }
 
+int bci_settings_dmesg_warn_level(const struct bci_config *config)
+{
+	const char *level = bci_config_get(config, "dmesg_warn_level");
+
+	if (strcmp(level, "auto") != 0)
+		return level[0] - '0';
+	/* igt_runner's default: KERN_NOTICE counts too when dmesg is judged the piglit way. */
+	return strcmp(bci_config_get(config, "piglit_style_dmesg"), "yes") == 0 ? 5 : 4;
+}
+
 /* Checks that need more than the value's type. */
 static int check_values(struct bci_config *config)
 {
@@ -135,8 +145,9 @@ static int check_values(struct bci_config *config)
 	size_t count;
 	int ret = 0;
 
-	if (bci_config_get_number(config, "dmesg_warn_level") > 7) {
-		bci_error("%s: dmesg_warn_level: '%s' is not a kernel log level (0-7)",
+	const char *level = bci_config_get(config, "dmesg_warn_level");
+	if (strcmp(level, "auto") != 0 && (level[0] < '0' || level[0] > '7' || level[1])) {
+		bci_error("%s: dmesg_warn_level: '%s' is not a kernel log level (0-7) nor auto",
 			  bci_config_origin(config, "dmesg_warn_level"),
 			  bci_config_get(config, "dmesg_warn_level"));
 		return -EINVAL;

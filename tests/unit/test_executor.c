@@ -431,6 +431,22 @@ static void settings_check_levels_and_conditions(void **state)
 	f->ex.config = NULL;
 	fakeroot_write(&f->root, "/proc/cmdline", "bootci.abort_on=taint,lockdep bootci.dmesg_warn_level=3\n");
 	assert_int_equal(bci_settings_load(&f->ex), 0);
+	assert_int_equal(bci_settings_dmesg_warn_level(f->ex.config), 3);
+	bci_config_free(f->ex.config);
+	f->ex.config = NULL;
+	/* auto, as igt_runner: 4, or KERN_NOTICE (5) when dmesg is judged the piglit way */
+	fakeroot_write(&f->root, "/proc/cmdline", "bootci.dmesg_warn_level=auto\n");
+	assert_int_equal(bci_settings_load(&f->ex), 0);
+	assert_int_equal(bci_settings_dmesg_warn_level(f->ex.config), 4);
+	bci_config_free(f->ex.config);
+	f->ex.config = NULL;
+	fakeroot_write(&f->root, "/proc/cmdline", "bootci.piglit_style_dmesg=yes\n");
+	assert_int_equal(bci_settings_load(&f->ex), 0);
+	assert_int_equal(bci_settings_dmesg_warn_level(f->ex.config), 5);
+	bci_config_free(f->ex.config);
+	f->ex.config = NULL;
+	fakeroot_write(&f->root, "/proc/cmdline", "bootci.dmesg_warn_level=44\n");
+	assert_int_equal(bci_settings_load(&f->ex), -EINVAL);
 }
 
 int main(void)
