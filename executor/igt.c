@@ -555,16 +555,16 @@ static void handle_out_line(struct job_run *job, const char *line, size_t len)
 	 * Between subtests too, as igt_runner does: a subtest that tainted the
 	 * kernel stops the job before the next one starts on a broken kernel.
 	 */
+	unsigned long taints = 0;
 	if (starting && job->results > 0 && !job->killed && !job->abort_reason[0] &&
 	    strstr(bci_config_get(job->ex->config, "abort_on"), "taint")) {
-		unsigned long all, bad = bad_taints(job->ex, &all);
-		if (bad) {
+		unsigned long bad = bad_taints(job->ex, &taints);
+		if (bad)
 			snprintf(job->abort_reason, sizeof(job->abort_reason),
-				 "Kernel badly tainted (%#lx, %#lx) (check dmesg for details)", all, bad);
-			escalate(job, "Kernel tainted", now);
-			job->timed_out = false;
-			return;
-		}
+				 "Kernel badly tainted (%#lx, %#lx) (check dmesg for details)", taints,
+				 bad);
+		else
+			taints = 0;
 	}
 	if (len > sizeof(start_sub) - 1 && memcmp(line, start_sub, sizeof(start_sub) - 1) == 0) {
 		size_t n = len - (sizeof(start_sub) - 1);
@@ -599,6 +599,16 @@ static void handle_out_line(struct job_run *job, const char *line, size_t len)
 	} else if (len > sizeof(result_dyn) - 1 &&
 		   memcmp(line, result_dyn, sizeof(result_dyn) - 1) == 0) {
 		sync_outputs(job);
+	}
+	if (taints) {
+		/* The subtest that starts on a tainted kernel is journalled, then stopped, and its
+		 * output says why, as igt_runner writes it. */
+		char note[128];
+		int n = snprintf(note, sizeof(note),
+				 "\nrunner: This test was killed due to a kernel taint (%#lx).\n", taints);
+		bci_write_all(job->fds[F_OUT], note, (size_t)n);
+		escalate(job, "Kernel tainted", now);
+		job->timed_out = false;
 	}
 }
 
