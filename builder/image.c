@@ -476,6 +476,14 @@ out:
 	return ret;
 }
 
+/* Is @path inside the scratch folder (made during this build, gone after it)? */
+static int image_in_work(const struct image_build *b, const char *path)
+{
+	size_t len = strlen(b->work);
+
+	return !strncmp(path, b->work, len) && path[len] == '/';
+}
+
 static const char *image_entry_type(enum builder_entry_type type, unsigned int *type_bits)
 {
 	switch (type) {
@@ -547,9 +555,8 @@ static int image_manifest(struct image_build *b, char **text)
 				break;
 			}
 			/* Staged modules came from the kernel's tree; the indexes are depmod's. */
-			if (!strncmp(e->location, b->work, strlen(b->work)) &&
-			    !strncmp(e->path, "lib/modules/", 12)) {
-				if (asprintf(&original, "%s/%s", b->kernel.moddir, e->path) < 0) {
+			if (image_in_work(b, e->location) && !strncmp(e->path, "lib/modules/", 12)) {
+				if (asprintf(&original, "%s/%s", b->kernel.modules_origin, e->path) < 0) {
 					ret = -ENOMEM;
 					break;
 				}
@@ -684,6 +691,7 @@ out:
 int builder_image_build(struct builder_image_options *o, struct builder_error *err)
 {
 	struct image_build b = { .o = o, .r = o->recipe, .err = err };
+	char *real;
 	int ret;
 
 	if (o->recipe->kind == BUILDER_IMAGE_KNOWN_GOOD && (o->igt || o->testlist)) {
@@ -698,6 +706,18 @@ int builder_image_build(struct builder_image_options *o, struct builder_error *e
 		free(b.tmp);
 		return ret;
 	}
+	/*
+	 * Absolute, as the staged files' paths in the spec are (spec_from_dir
+	 * resolves its folder): the manifest tells them apart by this prefix.
+	 */
+	real = realpath(b.tmp, NULL);
+	if (!real) {
+		ret = -errno;
+		builder_error_set(err, "%s: %s", b.tmp, strerror(-ret));
+		goto out;
+	}
+	free(b.tmp);
+	b.tmp = real;
 	if (asprintf(&b.work, "%s/work", b.tmp) < 0 || asprintf(&b.dir, "%s/image", b.tmp) < 0) {
 		ret = -ENOMEM;
 		goto out;

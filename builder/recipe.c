@@ -424,7 +424,7 @@ int builder_recipe_parse(struct builder_recipe *recipe, const char *name, const 
 
 int builder_recipe_load(struct builder_recipe *recipe, const char *path, struct builder_error *err)
 {
-	char *text, *dir, *slash;
+	char *text, *dir, *slash, *real;
 	size_t len;
 	int ret;
 
@@ -443,7 +443,10 @@ int builder_recipe_load(struct builder_recipe *recipe, const char *path, struct 
 		*slash = '\0';
 	else
 		strcpy(dir, ".");
-	ret = builder_recipe_parse(recipe, path, text, len, dir[0] ? dir : "/", NULL, NULL, err);
+	/* Absolute, so what the recipe names is named the same (manifest) from any cwd. */
+	real = realpath(dir[0] ? dir : "/", NULL);
+	ret = builder_recipe_parse(recipe, path, text, len, real ? real : dir[0] ? dir : "/", NULL, NULL, err);
+	free(real);
 	free(dir);
 	free(text);
 	return ret;

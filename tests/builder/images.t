@@ -65,6 +65,34 @@ check "ext4 and its dependencies are in" grep -q "lib/modules/$kver/kernel/fs/ex
 check "modules.dep made for the image" grep -q "lib/modules/$kver/modules.dep.bin" <(names "$work/vm/initrd.img")
 check "boot.ipxe names the kernel and initrd" grep -qx 'kernel vmlinuz initrd=initrd.img console=ttyS0' "$work/vm/boot.ipxe"
 
+# ---- manifest origins with a relative --out (as the Makefile gives it), twice from the same folder:
+# the staged modules are named where they came from, never the vanished temporary folder.
+relative_build() { # NAME KERNEL-ARGS...
+	local name=$1
+	shift
+	(cd "$work" && "$builder" test-image --recipe small.conf "$@" --manifest "$name.manifest" --out "$name")
+}
+relative_build rel --vmlinuz vm/vmlinuz --modules mods && cp "$work/rel.manifest" "$work/rel.first"
+check "relative --out: first build" test $? = 0
+relative_build rel --vmlinuz vm/vmlinuz --modules mods
+check "relative --out: second build" test $? = 0
+check "relative --out: both manifests are identical" cmp "$work/rel.first" "$work/rel.manifest"
+check "relative --out: no origin in a temporary folder" test "$(grep -c '\.tmp\.' "$work/rel.manifest")" = 0
+realmods=$(realpath "$mods")
+check "a staged module's origin is the kernel's modules folder" \
+	grep -qE " initrd.img:/lib/modules/$kver/kernel/fs/ext4/ext4.ko $realmods/kernel/fs/ext4/ext4.ko\$" "$work/rel.manifest"
+check "modules.dep.bin is labelled depmod" \
+	grep -qE " initrd.img:/lib/modules/$kver/modules.dep.bin depmod\$" "$work/rel.manifest"
+check "modules.order is the kernel's" \
+	grep -qE " initrd.img:/lib/modules/$kver/modules.order $realmods/modules.order\$" "$work/rel.manifest"
+check "vmlinuz's origin is absolute" grep -qE " vmlinuz $(realpath "$work/vm/vmlinuz")\$" "$work/rel.manifest"
+relative_build rel-deb --kernel-deb kernel.deb
+check "relative --out, kernel from a .deb" test $? = 0
+check "a .deb's module is named inside the package" \
+	grep -qE " initrd.img:/lib/modules/$kver/kernel/fs/ext4/ext4.ko $(realpath "$work/kernel.deb"):/lib/modules/$kver/kernel/fs/ext4/ext4.ko\$" \
+	"$work/rel-deb.manifest"
+check "... and no origin in a temporary folder" test "$(grep -c '\.tmp\.' "$work/rel-deb.manifest")" = 0
+
 # ---- ELF closure and IGT
 prefix=$work/igt
 mkdir -p "$prefix/libexec/igt-gpu-tools" "$prefix/lib" "$prefix/share/igt-gpu-tools"
