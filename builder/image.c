@@ -454,14 +454,48 @@ static int image_outputs_known_good(struct image_build *b, const char *initrd)
 	ret = builder_disk_make(&d, disk, layout, b->err);
 	if (ret < 0)
 		goto out;
+	/*
+	 * efibootmgr --create would put the entry first in BootOrder: the machine
+	 * would stop netbooting its jobs. The entry is created alone, then appended.
+	 */
 	if (asprintf(&text,
 		     "#!/bin/sh\n"
 		     "# Registers the EFI boot entry '%s' of the known-good image on a test machine\n"
-		     "# (as root, once, after disk.img was written to DISK):\n"
+		     "# (as root, after disk.img was written to DISK):\n"
 		     "#   register-boot-entry.sh /dev/DISK\n"
+		     "# The entry goes at the end of BootOrder, so the machine still netboots first\n"
+		     "# (the executor reaches it through BootNext). Run again, it reuses the entry\n"
+		     "# with this label and leaves BootOrder alone if the entry is already in it.\n"
 		     "set -eu\n"
-		     "efibootmgr --create --disk \"${1:?usage: $0 /dev/DISK}\" --part 1 --label '%s' \\\n"
-		     "\t--loader '\\EFI\\bootci\\known-good.efi'\n",
+		     "disk=${1:?usage: $0 /dev/DISK}\n"
+		     "label='%s'\n"
+		     "\n"
+		     "# The number (####) of the first Boot#### entry with this label.\n"
+		     "entry_number() {\n"
+		     "\tefibootmgr | awk -v label=\"$label\" '\n"
+		     "\t\t/^Boot[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]/ {\n"
+		     "\t\t\tname = substr($0, 11) # after \"Boot####* \" (\" \" for an inactive one)\n"
+		     "\t\t\tsub(/\\t.*/, \"\", name) # efibootmgr 18 prints the device path after a tab\n"
+		     "\t\t\tif (name == label) { print substr($0, 5, 4); exit }\n"
+		     "\t\t}'\n"
+		     "}\n"
+		     "\n"
+		     "number=$(entry_number)\n"
+		     "if [ -z \"$number\" ]; then\n"
+		     "\tefibootmgr --create-only --disk \"$disk\" --part 1 --label \"$label\" \\\n"
+		     "\t\t--loader '\\EFI\\bootci\\known-good.efi' >/dev/null\n"
+		     "\tnumber=$(entry_number)\n"
+		     "\tif [ -z \"$number\" ]; then\n"
+		     "\t\techo \"$0: efibootmgr made no entry '$label'\" >&2\n"
+		     "\t\texit 1\n"
+		     "\tfi\n"
+		     "fi\n"
+		     "order=$(efibootmgr | sed -n 's/^BootOrder: *//p')\n"
+		     "case \",$order,\" in\n"
+		     "*\",$number,\"*) ;;\n"
+		     "*) efibootmgr --bootorder \"${order:+$order,}$number\" >/dev/null ;;\n"
+		     "esac\n"
+		     "echo \"$label is Boot$number, BootOrder: $(efibootmgr | sed -n 's/^BootOrder: *//p')\"\n",
 		     r->boot_entry, r->boot_entry) < 0) {
 		text = NULL;
 		ret = -ENOMEM;

@@ -354,6 +354,11 @@ static int recipe_line(struct recipe_parser *p, const char *key, const char *val
 	if (!strcmp(key, "boot_entry")) {
 		if (!value[0] || strlen(value) > 64)
 			return recipe_bad(p, "boot_entry: '%s' must have 1 to 64 characters", value);
+		/* It goes between single quotes in register-boot-entry.sh. */
+		for (const char *c = value; *c; c++)
+			if (*c < ' ' || *c > '~' || *c == '\'' || *c == '\\')
+				return recipe_bad(p, "boot_entry: '%s': only printable ASCII, no quote or backslash",
+						  value);
 		return recipe_replace(&r->boot_entry, value);
 	}
 	return recipe_bad(p, "unknown key '%s'", key);

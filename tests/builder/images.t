@@ -174,7 +174,51 @@ start=$(awk '$1 == "results" { print $2 }' "$work/one/kg/layout")
 dd if="$work/one/kg/disk.img" of="$work/results.head" bs=1M skip=$((start / 1048576)) count=2 status=none
 check "results partition is ext4 labelled BOOTCI-RESULTS" \
 	test "$(blkid -p -o value -s TYPE "$work/results.head"):$(blkid -p -o value -s LABEL "$work/results.head")" = ext4:BOOTCI-RESULTS
-check "register-boot-entry.sh has the efibootmgr line" \
-	grep -q "efibootmgr --create .*--label 'bootci-known-good'" "$work/one/kg/register-boot-entry.sh"
+
+# ---- register-boot-entry.sh against a fake efibootmgr: it keeps Boot#### entries and BootOrder
+# in files, prints them as efibootmgr does and logs every call. The entry must land at the END of
+# BootOrder (network first), be created with --create-only (never --create, which puts it first)
+# and be reused, not duplicated, when the script runs again.
+efi=$work/efi
+mkdir -p "$efi/bin"
+cat >"$efi/bin/efibootmgr" <<'FAKE'
+#!/bin/sh
+state=${FAKE_EFI:?}
+printf '%s\n' "$*" >>"$state/calls"
+case "${1:-}" in
+--create-only)
+	n=$(printf '%04X' "$(wc -l <"$state/entries")")
+	while [ $# -gt 0 ]; do [ "$1" = --label ] && label=$2; shift; done
+	printf 'Boot%s* %s\tHD(1,GPT)/File(\\EFI\\bootci\\known-good.efi)\n' "$n" "$label" >>"$state/entries" ;;
+--bootorder) echo "$2" >"$state/order" ;;
+"") ;;
+*) echo "fake efibootmgr: unexpected $*" >&2; exit 1 ;;
+esac
+echo "BootCurrent: 0001"
+echo "BootOrder: $(cat "$state/order")"
+cat "$state/entries"
+FAKE
+chmod +x "$efi/bin/efibootmgr"
+register() { FAKE_EFI=$efi PATH=$efi/bin:$PATH sh "$work/one/kg/register-boot-entry.sh" /dev/sdz >"$efi/out" 2>&1; }
+printf 'Boot0000* UiApp\nBoot0001* UEFI PXEv4 (MAC:525400123456)\nBoot0002  bootci-known-good-old\n' >"$efi/entries"
+echo 0001,0000 >"$efi/order"
+: >"$efi/calls"
+register
+check "register-boot-entry.sh succeeds ($(cat "$efi/out"))" test $? = 0
+check "the entry is made with --create-only, on partition 1 of the disk, with the UKI as loader" \
+	grep -qxF -- '--create-only --disk /dev/sdz --part 1 --label bootci-known-good --loader \EFI\bootci\known-good.efi' "$efi/calls"
+check "never with --create or -c (which would put it first)" test "$(grep -cE -- '(^| )(--create|-c)( |$)' "$efi/calls")" = 0
+check "the new entry goes at the end of BootOrder" test "$(cat "$efi/order")" = 0001,0000,0003
+register
+check "run again: succeeds" test $? = 0
+check "run again: no second entry" test "$(grep -c " bootci-known-good"$'\t' "$efi/entries")" = 1
+check "run again: BootOrder unchanged" test "$(cat "$efi/order")" = 0001,0000,0003
+echo 0001 >"$efi/order"
+register
+check "an existing entry missing from BootOrder is appended, not made again" \
+	test "$(cat "$efi/order"):$(grep -c -- --create-only "$efi/calls")" = 0001,0003:1
+: >"$efi/order"
+register
+check "an empty BootOrder becomes the entry alone" test "$(cat "$efi/order")" = 0003
 
 done_testing
