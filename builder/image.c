@@ -23,6 +23,8 @@
 #include "uki.h"
 
 #define DEFAULT_FIRMWARE_DIR "/lib/firmware"
+/* The executor's configuration file (executor/settings.c), as a spec path. */
+#define EXECUTOR_CONF_PATH "etc/bootci/executor.conf"
 
 struct image_build {
 	struct builder_image_options *o;
@@ -36,6 +38,8 @@ struct image_build {
 	struct builder_module_list modules;
 	struct builder_elf_closure closure;
 	int closure_ready;
+	char *executor_conf;		/* work/executor.conf when the builder completed it */
+	char *executor_conf_origin;	/* the file it completed, NULL when it made it whole */
 };
 
 
@@ -291,6 +295,88 @@ static int image_is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/*
+ * An image given a testlist runs it: its executor.conf gets testlist= (and
+ * test_dir= when IGT came with it) appended, so these win over what the spec's
+ * file said before and that file stays the one place saying what the image
+ * runs (bootci.<key>= on the command line still overrides it). An image
+ * without one gets one holding just these keys.
+ */
+static int image_run_testlist(struct image_build *b)
+{
+	struct builder_entry *conf = NULL;
+	char *old_text = NULL, *text = NULL, *line = NULL;
+	size_t old_len = 0;
+	int ret;
+
+	for (size_t i = 0; i < b->spec->count; i++)
+		if (!strcmp(b->spec->entries[i].path, EXECUTOR_CONF_PATH))
+			conf = &b->spec->entries[i];
+	if (conf && conf->type != BUILDER_ENTRY_FILE) {
+		builder_error_set(b->err, "%s:%u: /" EXECUTOR_CONF_PATH " is not a file: the testlist "
+				  "cannot be set in it", conf->origin, conf->line);
+		return -EINVAL;
+	}
+	if (conf) {
+		ret = bci_read_file(conf->location, &old_text, &old_len, 1 << 20);
+		if (ret < 0) {
+			builder_error_set(b->err, "%s: %s", conf->location, strerror(-ret));
+			return ret;
+		}
+	}
+	if (asprintf(&text, "%.*s%s# bootci-builder test-image: run the testlist it put in the image.\n"
+		     "testlist = %s\n%s%s%s", (int)old_len, old_text ? old_text : "",
+		     old_len && old_text[old_len - 1] != '\n' ? "\n" : "", b->r->testlist_dest,
+		     b->o->igt ? "test_dir = " : "", b->o->igt ? b->r->igt_tests_dest : "",
+		     b->o->igt ? "\n" : "") < 0) {
+		text = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (asprintf(&b->executor_conf, "%s/executor.conf", b->work) < 0) {
+		b->executor_conf = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = bci_write_file_atomic(b->executor_conf, text, strlen(text), 0644);
+	if (ret < 0) {
+		builder_error_set(b->err, "%s: %s", b->executor_conf, strerror(-ret));
+		goto out;
+	}
+	if (!conf) {
+		if (asprintf(&line, "file /" EXECUTOR_CONF_PATH " %s 0644 0 0\n", b->executor_conf) < 0) {
+			line = NULL;
+			ret = -ENOMEM;
+		} else {
+			ret = image_parse_text(b, "testlist", line, strlen(line));
+		}
+		goto out;
+	}
+	/* Hard links of the file (one `file` line) must keep the same data. */
+	b->executor_conf_origin = conf->location;
+	for (size_t i = 0; i < b->spec->count && !ret; i++) {
+		struct builder_entry *e = &b->spec->entries[i];
+		char *copy;
+
+		if (e != conf && (conf->link_group == BUILDER_NO_LINK_GROUP || e->link_group != conf->link_group ||
+				  e->type != BUILDER_ENTRY_FILE))
+			continue;
+		copy = strdup(b->executor_conf);
+		if (!copy) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (e->location != b->executor_conf_origin)
+			free(e->location);
+		e->location = copy;
+	}
+out:
+	free(line);
+	free(text);
+	free(old_text);
+	return ret;
+}
+
 static int image_add_igt(struct image_build *b)
 {
 	const char *igt = b->o->igt;
@@ -324,6 +410,12 @@ static int image_add_igt(struct image_build *b)
 				ret = -ENOENT;
 				goto out;
 			}
+			/* meson copies the data files (1080p-left.png, pass.png...) to data/ of the build. */
+			if (asprintf(&data, "%s/data", igt) < 0) {
+				data = NULL;
+				ret = -ENOMEM;
+				goto out;
+			}
 		}
 		ret = image_add_igt_tests(b, tests, b->r->igt_tests_dest);
 		if (!ret && data && image_is_dir(data))
@@ -341,6 +433,8 @@ static int image_add_igt(struct image_build *b)
 			ret = image_add_file(b, "testlist", list, b->r->testlist_dest);
 		}
 	}
+	if (!ret && (b->o->testlist || list))
+		ret = image_run_testlist(b);
 out:
 	free(tests);
 	free(data);
@@ -588,6 +682,16 @@ static int image_manifest(struct image_build *b, char **text)
 				builder_error_set(b->err, "%s: %s", e->location, strerror(-ret));
 				break;
 			}
+			if (b->executor_conf && !strcmp(e->location, b->executor_conf)) {
+				origin = "bootci-builder";
+				if (b->executor_conf_origin) {
+					if (asprintf(&original, "%s+bootci-builder", b->executor_conf_origin) < 0) {
+						ret = -ENOMEM;
+						break;
+					}
+					origin = original;
+				}
+			}
 			/* Staged modules came from the kernel's tree; the indexes are depmod's. */
 			if (image_in_work(b, e->location) && !strncmp(e->path, "lib/modules/", 12)) {
 				if (asprintf(&original, "%s/%s", b->kernel.modules_origin, e->path) < 0) {
@@ -769,6 +873,8 @@ out:
 	builder_spec_free(b.spec);
 	builder_kernel_clear(&b.kernel);
 	bci_remove_tree(b.tmp);
+	free(b.executor_conf_origin);
+	free(b.executor_conf);
 	free(b.dir);
 	free(b.work);
 	free(b.tmp);

@@ -133,12 +133,46 @@ check "manifest covers every initramfs entry" \
 build=$work/igt-build
 mkdir -p "$build/tests" "$build/lib"
 cp "$prefix/libexec/igt-gpu-tools/exit-with" "$prefix/libexec/igt-gpu-tools/test-list.txt" "$build/tests/"
+mkdir -p "$build/data" && echo png >"$build/data/pass.png"
 printf 'igt@exit-with\n' >"$work/my-testlist"
 "$builder" test-image --recipe "$work/igt.conf" --vmlinuz "$BUILD/kernel/vmlinuz" --modules "$mods" \
 	--igt "$build" --testlist "$work/my-testlist" --out "$work/igt-build-out"
 check "test image with an IGT build folder and --testlist" test $? = 0
 check "build folder tests land in /usr/libexec/igt-gpu-tools" \
 	grep -qx usr/libexec/igt-gpu-tools/exit-with <(names "$work/igt-build-out/initrd.img")
+check "build folder data (meson copies it to data/) lands in /usr/share/igt-gpu-tools" \
+	grep -qx usr/share/igt-gpu-tools/pass.png <(names "$work/igt-build-out/initrd.img")
+
+# ---- the image runs the testlist it holds: its executor.conf says so (the last value of a key wins)
+unpack_one() { # IMAGE PATH: prints the file PATH of IMAGE's initramfs
+	rm -rf "$work/unpacked" && mkdir "$work/unpacked" &&
+		(cd "$work/unpacked" && zstd -dc "$1" | cpio -id --quiet "$2" && cat "$2")
+}
+conf_value() { awk -F' *= *' -v key="$1" '$1 == key { value = $2 } END { print value }'; }
+unpack_one "$work/igt-out/initrd.img" etc/bootci/executor.conf >"$work/made.conf"
+check "no executor.conf in the spec: one is made that runs the testlist" \
+	test "$(conf_value testlist <"$work/made.conf"):$(conf_value test_dir <"$work/made.conf")" = \
+	/etc/bootci/testlist:/usr/libexec/igt-gpu-tools
+check "... named bootci-builder in the manifest" \
+	grep -qE ' 100644 initrd.img:/etc/bootci/executor.conf bootci-builder$' "$work/igt.manifest"
+(cd "$SRC" && "$builder" test-image --recipe "$SRC/images/test-image.conf" --vmlinuz "$BUILD/kernel/vmlinuz" \
+	--modules "$kroot" --igt "$build" --testlist "$work/my-testlist" --manifest "$work/real-igt.manifest" \
+	--out "$work/real-igt")
+check "the real test recipe with IGT and --testlist" test $? = 0
+unpack_one "$work/real-igt/initrd.img" etc/bootci/executor.conf >"$work/real.conf"
+check "the recipe's executor.conf is kept" \
+	test "$(head -n "$(wc -l <"$EXECUTOR_CONF")" "$work/real.conf")" = "$(cat "$EXECUTOR_CONF")"
+check "... and now runs the testlist from where IGT landed" \
+	test "$(conf_value testlist <"$work/real.conf"):$(conf_value test_dir <"$work/real.conf")" = \
+	/etc/bootci/testlist:/usr/libexec/igt-gpu-tools
+check "... which holds the given testlist" \
+	test "$(unpack_one "$work/real-igt/initrd.img" etc/bootci/testlist)" = igt@exit-with
+check "... its manifest origin names the recipe's file and the builder" \
+	grep -qE " initrd.img:/etc/bootci/executor.conf $EXECUTOR_CONF\+bootci-builder\$" "$work/real-igt.manifest"
+(cd "$SRC" && "$builder" test-image --recipe "$SRC/images/test-image.conf" --vmlinuz "$BUILD/kernel/vmlinuz" \
+	--modules "$kroot" --out "$work/real-plain")
+check "without IGT or a testlist, executor.conf is the recipe's as it is" \
+	test "$(unpack_one "$work/real-plain/initrd.img" etc/bootci/executor.conf)" = "$(cat "$EXECUTOR_CONF")"
 
 # ---- reproducible: the real recipes twice, sources touched in between.
 # From $SRC, as make runs it: initramfs/test.spec names some sources relative to it.
