@@ -198,6 +198,24 @@ same_manifests() {
 		cmp <(sed "s|$EXECUTOR|EXE|" "$work/one/test.manifest") <(sed "s|$work/executor|EXE|" "$work/two/sub/test.manifest")
 }
 check "test manifests equal but for the executor's origin" same_manifests
+# Every module an image's executor.conf names is in that image (a missing one stops the executor),
+# and the known-good executor loads every driver its recipe packs (its partition may be on any).
+for image in test kg; do
+	rm -rf "$work/$image-root" && mkdir "$work/$image-root"
+	(cd "$work/$image-root" && zstd -dc "$work/one/$image/initrd.img" | cpio -id --quiet 2>/dev/null)
+	configured=$(sed -n 's/^modules *= *//p' "$work/$image-root/etc/bootci/executor.conf" | tr ',' ' ')
+	missing=
+	for m in $configured; do
+		modprobe -d "$work/$image-root" -S "$kver" --show-depends "$m" >/dev/null 2>&1 || missing="$missing $m"
+	done
+	check "$image image: the modules its executor loads ($configured) are all in it${missing:+; missing:$missing}" \
+		test -n "$configured" -a -z "$missing"
+done
+unloaded=
+for m in $(sed -n 's/^modules *= *//p' "$SRC/images/known-good.conf"); do
+	grep -qE "^modules=(.*,)?$m(,|\$)" "$SRC/images/known-good-executor.conf" || unloaded="$unloaded $m"
+done
+check "the known-good executor loads every module known-good.conf packs${unloaded:+; not:$unloaded}" test -z "$unloaded"
 check "the UKI's PE time stamp is SOURCE_DATE_EPOCH" \
 	test "$(od -An -tu4 -j $(( $(od -An -tu4 -j60 -N4 "$work/one/test/bootci.efi") + 8 )) -N4 "$work/one/test/bootci.efi" | tr -d ' ')" = 1700000000
 check "the UKI has the four sections" \
