@@ -112,6 +112,20 @@ static int image_add_file(struct image_build *b, const char *name, const char *s
 	return ret;
 }
 
+static int image_add_symlink(struct image_build *b, const char *name, const char *path, const char *target)
+{
+	char *line;
+	int ret;
+
+	if ((ret = image_spec_safe(b, name, path)) < 0 || (ret = image_spec_safe(b, name, target)) < 0)
+		return ret;
+	if (asprintf(&line, "slink %s %s 0777 0 0\n", path, target) < 0)
+		return -ENOMEM;
+	ret = image_parse_text(b, name, line, strlen(line));
+	free(line);
+	return ret;
+}
+
 static int image_stage_modules(struct image_build *b)
 {
 	struct builder_module_options mo = {
@@ -453,9 +467,14 @@ static int image_add_closure_entries(struct image_build *b)
 	}
 	if (!ret)
 		ret = image_add_igt(b);
-	for (size_t i = 0; b->closure_ready && i < b->closure.count && !ret; i++)
-		ret = image_add_file(b, b->closure.files[i].needed_by ? "library" : "program",
-				     b->closure.files[i].source, b->closure.files[i].image_path);
+	for (size_t i = 0; b->closure_ready && i < b->closure.count && !ret; i++) {
+		const struct builder_elf_file *f = &b->closure.files[i];
+
+		if (f->link_target)
+			ret = image_add_symlink(b, "interpreter", f->image_path, f->link_target);
+		else
+			ret = image_add_file(b, f->needed_by ? "library" : "program", f->source, f->image_path);
+	}
 	for (size_t i = 0; i < b->r->file_count && !ret; i++)
 		ret = image_add_file(b, "file", b->r->files[i].source, b->r->files[i].image_path);
 	return ret;

@@ -99,4 +99,32 @@ build rpath-to-runpath "program = $elf/bin/rpath-to-runpath /opt/t/bin/rpath-to-
 check "builder: liba.so's own DT_RUNPATH hides the inherited DT_RPATH" \
 	test "$?:$(grep -c "unresolved library 'libb.so' needed by /opt/t/la-runpath/liba.so" "$work/rpath-to-runpath.stderr")" = 1:1
 
+# ---- a sysroot laid out as Debian's: the loader's standard dirs, and its interpreter symlink
+sysroot=$work/sysroot
+mkdir -p "$sysroot/lib/x86_64-linux-gnu" "$sysroot/lib64" "$sysroot/usr/lib64" "$sysroot/usr/lib"
+cp -L /lib/x86_64-linux-gnu/libc.so.6 /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$sysroot/lib/x86_64-linux-gnu/"
+ln -s /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$sysroot/lib64/ld-linux-x86-64.so.2"
+gcc -o "$elf/bin/plain" "$elf/main.c" -L"$elf/la" -la -Wl,-rpath-link,"$elf/lb" &&
+	cp "$elf/la/liba.so" "$sysroot/usr/lib64/" && cp "$elf/lb/libb.so" "$sysroot/usr/lib/"
+check "sysroot made" test $? = 0
+sysroot_build() { # OUT
+	printf 'image = test\nspec = small.spec\nuki = no\nprogram = %s /usr/bin/plain\n' "$elf/bin/plain" >"$work/$1.conf"
+	"$builder" test-image --recipe "$work/$1.conf" --vmlinuz "$BUILD/kernel/vmlinuz" --modules "$kroot" \
+		--sysroot "$sysroot" --out "$work/$1" >"$work/$1.stdout" 2>"$work/$1.stderr"
+}
+check "ld.so: /usr/lib64 is not a standard dir of Debian's loader" \
+	test "$(/lib64/ld-linux-x86-64.so.2 --help | grep -c 'lib64 (system search path)')" = 0
+sysroot_build lib64
+check "builder: a library only in /usr/lib64 is not found, as ld.so would not" \
+	grep -q "unresolved library 'liba.so' needed by /usr/bin/plain" "$work/lib64.stderr"
+mv "$sysroot/usr/lib64/liba.so" "$sysroot/usr/lib/"
+sysroot_build usrlib
+check "builder: in /usr/lib it is found" test $? = 0
+listing=$(zstd -dc "$work/usrlib/initrd.img" | cpio -itv --quiet)
+check "the interpreter is a symlink, as in the sysroot" \
+	grep -qE '^l.* lib64/ld-linux-x86-64.so.2 -> /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2$' <<<"$listing"
+check "the loader is in the image once" test "$(grep -c '^-.*ld-linux-x86-64.so.2$' <<<"$listing")" = 1
+check "libraries in /usr/lib stay there" \
+	test "$(grep -cE '^-.* usr/lib/lib[ab].so$' <<<"$listing")" = 2
+
 done_testing
