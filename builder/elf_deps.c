@@ -360,6 +360,7 @@ void builder_elf_closure_free(struct builder_elf_closure *c)
 		free(c->files[i].image_path);
 		free(c->files[i].needed_by);
 		free(c->files[i].link_target);
+		free(c->files[i].script_interpreter);
 	}
 	free(c->files);
 	for (size_t i = 0; i < c->search_dir_count; i++)
@@ -391,6 +392,7 @@ static int closure_push(struct builder_elf_closure *c, const char *source, const
 	f->image_path = strdup(image_path);
 	f->needed_by = needed_by ? strdup(needed_by) : NULL;
 	f->link_target = link_target ? strdup(link_target) : NULL;
+	f->script_interpreter = NULL;
 	if (!f->source || !f->image_path || (needed_by && !f->needed_by) || (link_target && !f->link_target)) {
 		free(f->source);
 		free(f->image_path);
@@ -661,6 +663,31 @@ out:
 	return ret;
 }
 
+/* A file that is not ELF is added as it is; a script's "#!" interpreter is noted. */
+static int closure_note_script(struct builder_elf_file *f, struct builder_error *err)
+{
+	char line[256], *interp;
+	ssize_t n;
+	int fd = open(f->source, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;	/* builder_elf_read() just read it: nothing new to say */
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n < 2 || line[0] != '#' || line[1] != '!')
+		return 0;
+	line[n] = '\0';
+	interp = line + 2 + strspn(line + 2, " \t");
+	interp[strcspn(interp, " \t\r\n")] = '\0';
+	if (interp[0] != '/') {
+		builder_error_set(err, "script %s (%s): interpreter '%s' is not an absolute path", f->image_path,
+				  f->source, interp);
+		return -EINVAL;
+	}
+	f->script_interpreter = strdup(interp);
+	return f->script_interpreter ? 0 : -ENOMEM;
+}
+
 static int closure_visit(struct builder_elf_closure *c, const char *source, const char *image_path,
 			 const char *needed_by, char **inherited, size_t inherited_count,
 			 struct builder_error *err)
@@ -676,7 +703,7 @@ static int closure_visit(struct builder_elf_closure *c, const char *source, cons
 		return ret;
 	ret = builder_elf_read(source, &info, err);
 	if (ret == -ENOEXEC && !needed_by)
-		return 0;	/* a script or data file: added as it is */
+		return closure_note_script(&c->files[c->count - 1], err);
 	if (ret < 0)
 		return ret;
 	if (info.interp && !closure_has(c, info.interp)) {

@@ -456,6 +456,43 @@ out:
 	return ret;
 }
 
+static int image_spec_has(const struct image_build *b, const char *path)
+{
+	for (size_t i = 0; i < b->spec->count; i++)
+		if (!strcmp(b->spec->entries[i].path, path + strspn(path, "/")))
+			return 1;
+	return 0;
+}
+
+/*
+ * The interpreter of the script closure file @index: the image's own (a spec's
+ * /bin/sh -> busybox, or a program already in), else the sysroot's with its
+ * ELF closure; neither is an error naming it.
+ */
+static int image_add_script_interpreter(struct image_build *b, size_t index)
+{
+	const char *interp = b->closure.files[index].script_interpreter;
+	char *host;
+	int ret;
+
+	if (image_spec_has(b, interp))
+		return 0;
+	if (asprintf(&host, "%s%s", b->o->sysroot && strcmp(b->o->sysroot, "/") ? b->o->sysroot : "", interp) < 0)
+		return -ENOMEM;
+	if (access(host, X_OK) < 0) {
+		ret = -errno;
+		builder_error_set(b->err, "script %s: its interpreter %s is neither in the image nor in the "
+				  "sysroot (%s: %s)", b->closure.files[index].image_path, interp, host,
+				  strerror(-ret));
+		free(host);
+		return ret;
+	}
+	/* May move the closure's files: @index is not used after this. */
+	ret = image_closure_add(b, host, interp);
+	free(host);
+	return ret;
+}
+
 static int image_add_closure_entries(struct image_build *b)
 {
 	int ret = 0;
@@ -467,6 +504,9 @@ static int image_add_closure_entries(struct image_build *b)
 	}
 	if (!ret)
 		ret = image_add_igt(b);
+	for (size_t i = 0; i < b->r->file_count && !ret; i++)
+		ret = image_add_file(b, "file", b->r->files[i].source, b->r->files[i].image_path);
+	/* A script's interpreter may add to the closure: the count is read again each time. */
 	for (size_t i = 0; b->closure_ready && i < b->closure.count && !ret; i++) {
 		const struct builder_elf_file *f = &b->closure.files[i];
 
@@ -474,9 +514,9 @@ static int image_add_closure_entries(struct image_build *b)
 			ret = image_add_symlink(b, "interpreter", f->image_path, f->link_target);
 		else
 			ret = image_add_file(b, f->needed_by ? "library" : "program", f->source, f->image_path);
+		if (!ret && f->script_interpreter)
+			ret = image_add_script_interpreter(b, i);
 	}
-	for (size_t i = 0; i < b->r->file_count && !ret; i++)
-		ret = image_add_file(b, "file", b->r->files[i].source, b->r->files[i].image_path);
 	return ret;
 }
 

@@ -127,4 +127,34 @@ check "the loader is in the image once" test "$(grep -c '^-.*ld-linux-x86-64.so.
 check "libraries in /usr/lib stay there" \
 	test "$(grep -cE '^-.* usr/lib/lib[ab].so$' <<<"$listing")" = 2
 
+# ---- a script brings its "#!" interpreter, or names it when there is none to bring
+printf '#!/bin/sh\necho hi\n' >"$elf/sh-script"
+printf '#! /usr/bin/plain -x\n' >"$elf/plain-script"
+printf '#!/no/such/interpreter\n' >"$elf/lost-script"
+printf '#!bash\n' >"$elf/relative-script"
+chmod +x "$elf"/*-script
+printf 'file /init ${EXECUTOR} 0755 0 0\nslink /bin/sh busybox 0777 0 0\n' >"$work/sh.spec"
+mkdir -p "$sysroot/usr/bin" && cp "$elf/bin/plain" "$sysroot/usr/bin/"
+script_build() { # OUT SCRIPT
+	printf 'image = test\nspec = sh.spec\nuki = no\nprogram = %s /usr/bin/%s\n' "$elf/$2" "$2" >"$work/$1.conf"
+	"$builder" test-image --recipe "$work/$1.conf" --vmlinuz "$BUILD/kernel/vmlinuz" --modules "$kroot" \
+		--sysroot "$sysroot" --out "$work/$1" >"$work/$1.stdout" 2>"$work/$1.stderr"
+}
+script_build sh sh-script
+check "a #!/bin/sh script uses the image's own /bin/sh ($(cat "$work/sh.stderr"))" \
+	test "$?:$(zstd -dc "$work/sh/initrd.img" | cpio -itv --quiet | grep -c ' bin/sh -> busybox$')" = 0:1
+script_build plain plain-script
+check "a script whose interpreter is not in the image gets it from the sysroot" test $? = 0
+list=$(names "$work/plain/initrd.img")
+check "... with the interpreter's own libraries" \
+	test "$(grep -cxE 'usr/bin/plain|usr/lib/lib[ab].so|lib/x86_64-linux-gnu/libc.so.6' <<<"$list")" = 4
+script_build lost lost-script
+check "a script whose interpreter is nowhere is refused, naming it" \
+	grep -q "script /usr/bin/lost-script: its interpreter /no/such/interpreter is neither in the image nor in the sysroot" \
+	"$work/lost.stderr"
+script_build relative relative-script
+check "a script with a relative interpreter is refused, naming it" \
+	grep -q "script /usr/bin/relative-script ($elf/relative-script): interpreter 'bash' is not an absolute path" \
+	"$work/relative.stderr"
+
 done_testing
