@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Debian's x86-64 loader: its multiarch dirs first, then the generic ones. */
+/* Debian's x86-64 loader (ld.so --help): its multiarch dirs first, then the generic ones. */
 static const char *const elf_standard_dirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib",
 };
 #define ELF_FALLBACK_DIR "/usr/lib/x86_64-linux-gnu"
 
@@ -359,6 +359,8 @@ void builder_elf_closure_free(struct builder_elf_closure *c)
 		free(c->files[i].source);
 		free(c->files[i].image_path);
 		free(c->files[i].needed_by);
+		free(c->files[i].link_target);
+		free(c->files[i].script_interpreter);
 	}
 	free(c->files);
 	for (size_t i = 0; i < c->search_dir_count; i++)
@@ -377,7 +379,7 @@ static int closure_has(const struct builder_elf_closure *c, const char *image_pa
 }
 
 static int closure_push(struct builder_elf_closure *c, const char *source, const char *image_path,
-			const char *needed_by)
+			const char *needed_by, const char *link_target)
 {
 	struct builder_elf_file *bigger = realloc(c->files, (c->count + 1) * sizeof(*bigger));
 	struct builder_elf_file *f;
@@ -389,10 +391,13 @@ static int closure_push(struct builder_elf_closure *c, const char *source, const
 	f->source = strdup(source);
 	f->image_path = strdup(image_path);
 	f->needed_by = needed_by ? strdup(needed_by) : NULL;
-	if (!f->source || !f->image_path || (needed_by && !f->needed_by)) {
+	f->link_target = link_target ? strdup(link_target) : NULL;
+	f->script_interpreter = NULL;
+	if (!f->source || !f->image_path || (needed_by && !f->needed_by) || (link_target && !f->link_target)) {
 		free(f->source);
 		free(f->image_path);
 		free(f->needed_by);
+		free(f->link_target);
 		return -ENOMEM;
 	}
 	c->count++;
@@ -604,6 +609,85 @@ static int closure_resolve(struct builder_elf_closure *c, const struct closure_o
 	return ret;
 }
 
+/*
+ * The ELF interpreter at its PT_INTERP path. Debian's is a symlink
+ * (/lib64/ld-linux-x86-64.so.2 -> /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2)
+ * to the file libc also needs by name: the image gets the same symlink and a
+ * single copy of the loader.
+ */
+static int closure_add_interp(struct builder_elf_closure *c, const char *interp, uint16_t machine,
+			      const char *needed_by, struct builder_error *err)
+{
+	char *host, *target_image = NULL, *target_host = NULL, link[4096];
+	struct stat st;
+	ssize_t n = -1;
+	int ret = 0;
+
+	if (asprintf(&host, "%s%s", c->sysroot, interp) < 0)
+		return -ENOMEM;
+	if (access(host, R_OK) < 0) {
+		builder_error_set(err, "ELF interpreter %s of %s not found (%s)", interp, needed_by, host);
+		ret = -ENOENT;
+		goto out;
+	}
+	if (lstat(host, &st) == 0 && S_ISLNK(st.st_mode))
+		n = readlink(host, link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = '\0';
+		if ((link[0] == '/' ? asprintf(&target_image, "%s", link) :
+		     asprintf(&target_image, "%.*s/%s", (int)(strrchr(interp, '/') - interp), interp, link)) < 0) {
+			target_image = NULL;
+			ret = -ENOMEM;
+			goto out;
+		}
+		elf_normalize(target_image);
+		if (asprintf(&target_host, "%s%s", c->sysroot, target_image) < 0) {
+			target_host = NULL;
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	/* Not a symlink, or one to no loader in the sysroot: the file itself is copied. */
+	if (!target_host || !closure_acceptable(target_host, machine)) {
+		ret = closure_push(c, host, interp, needed_by, NULL);
+		goto out;
+	}
+	if (!closure_has(c, target_image))
+		ret = closure_push(c, target_host, target_image, needed_by, NULL);
+	if (!ret)
+		ret = closure_push(c, host, interp, needed_by, link);
+out:
+	free(target_host);
+	free(target_image);
+	free(host);
+	return ret;
+}
+
+/* A file that is not ELF is added as it is; a script's "#!" interpreter is noted. */
+static int closure_note_script(struct builder_elf_file *f, struct builder_error *err)
+{
+	char line[256], *interp;
+	ssize_t n;
+	int fd = open(f->source, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;	/* builder_elf_read() just read it: nothing new to say */
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n < 2 || line[0] != '#' || line[1] != '!')
+		return 0;
+	line[n] = '\0';
+	interp = line + 2 + strspn(line + 2, " \t");
+	interp[strcspn(interp, " \t\r\n")] = '\0';
+	if (interp[0] != '/') {
+		builder_error_set(err, "script %s (%s): interpreter '%s' is not an absolute path", f->image_path,
+				  f->source, interp);
+		return -EINVAL;
+	}
+	f->script_interpreter = strdup(interp);
+	return f->script_interpreter ? 0 : -ENOMEM;
+}
+
 static int closure_visit(struct builder_elf_closure *c, const char *source, const char *image_path,
 			 const char *needed_by, char **inherited, size_t inherited_count,
 			 struct builder_error *err)
@@ -614,29 +698,16 @@ static int closure_visit(struct builder_elf_closure *c, const char *source, cons
 	size_t chain_count = 0;
 	int ret;
 
-	ret = closure_push(c, source, image_path, needed_by);
+	ret = closure_push(c, source, image_path, needed_by, NULL);
 	if (ret < 0)
 		return ret;
 	ret = builder_elf_read(source, &info, err);
 	if (ret == -ENOEXEC && !needed_by)
-		return 0;	/* a script or data file: added as it is */
+		return closure_note_script(&c->files[c->count - 1], err);
 	if (ret < 0)
 		return ret;
 	if (info.interp && !closure_has(c, info.interp)) {
-		char *host;
-
-		if (asprintf(&host, "%s%s", c->sysroot, info.interp) < 0) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		if (access(host, R_OK) < 0) {
-			builder_error_set(err, "ELF interpreter %s of %s not found (%s)", info.interp,
-					  image_path, host);
-			ret = -ENOENT;
-		} else {
-			ret = closure_push(c, host, info.interp, image_path);
-		}
-		free(host);
+		ret = closure_add_interp(c, info.interp, info.machine, image_path, err);
 		if (ret < 0)
 			goto out;
 	}

@@ -8,7 +8,8 @@
  *      object has no DT_RUNPATH;
  *   3. DT_RUNPATH of the object itself (never inherited);
  *   4. the directories of the target's /etc/ld.so.conf (what ld.so.cache
- *      is built from), then the standard directories.
+ *      is built from), then the standard directories of Debian's loader:
+ *      /lib/x86_64-linux-gnu, /usr/lib/x86_64-linux-gnu, /lib, /usr/lib.
  * $ORIGIN, ${ORIGIN}, $LIB and $PLATFORM are expanded; $ORIGIN is the
  * object's folder in the image, so a library found next to an IGT binary in
  * its install prefix keeps the same relative place in the image. A candidate of another
@@ -52,6 +53,8 @@ struct builder_elf_file {
 	char *source;		/* host path to read */
 	char *image_path;	/* absolute path inside the image */
 	char *needed_by;	/* image path of the first object that needed it (NULL for roots) */
+	char *link_target;	/* non-NULL: a symlink to this in the image, not a copy of source */
+	char *script_interpreter; /* a script root: the absolute path its "#!" line names */
 };
 
 struct builder_elf_closure {
@@ -74,7 +77,11 @@ void builder_elf_closure_free(struct builder_elf_closure *closure);
 
 /*
  * Adds the program at host path @source as @image_path, and everything it
- * needs. A file that is not ELF (a script) is added alone; a static program
+ * needs. An interpreter that is a symlink in the sysroot (Debian's
+ * /lib64/ld-linux-x86-64.so.2) is one in the image too, beside its target.
+ * A script's "#!" interpreter is noted in its entry, for the image to provide
+ * (it may come from a spec, as a busybox /bin/sh does); one that is not an
+ * absolute path is -EINVAL naming it. A file that is not ELF (a script) is added alone; a static program
  * brings nothing. An unresolved library is -ENOENT naming the library and
  * the program that needs it.
  */

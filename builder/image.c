@@ -23,6 +23,8 @@
 #include "uki.h"
 
 #define DEFAULT_FIRMWARE_DIR "/lib/firmware"
+/* The executor's configuration file (executor/settings.c), as a spec path. */
+#define EXECUTOR_CONF_PATH "etc/bootci/executor.conf"
 
 struct image_build {
 	struct builder_image_options *o;
@@ -36,6 +38,8 @@ struct image_build {
 	struct builder_module_list modules;
 	struct builder_elf_closure closure;
 	int closure_ready;
+	char *executor_conf;		/* work/executor.conf when the builder completed it */
+	char *executor_conf_origin;	/* the file it completed, NULL when it made it whole */
 };
 
 
@@ -102,6 +106,20 @@ static int image_add_file(struct image_build *b, const char *name, const char *s
 	if (S_ISDIR(st.st_mode))
 		return image_add_dir(b, name, source, dest);
 	if (asprintf(&line, "file %s %s %04o 0 0\n", dest, source, (unsigned int)(st.st_mode & 07777)) < 0)
+		return -ENOMEM;
+	ret = image_parse_text(b, name, line, strlen(line));
+	free(line);
+	return ret;
+}
+
+static int image_add_symlink(struct image_build *b, const char *name, const char *path, const char *target)
+{
+	char *line;
+	int ret;
+
+	if ((ret = image_spec_safe(b, name, path)) < 0 || (ret = image_spec_safe(b, name, target)) < 0)
+		return ret;
+	if (asprintf(&line, "slink %s %s 0777 0 0\n", path, target) < 0)
 		return -ENOMEM;
 	ret = image_parse_text(b, name, line, strlen(line));
 	free(line);
@@ -291,6 +309,88 @@ static int image_is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/*
+ * An image given a testlist runs it: its executor.conf gets testlist= (and
+ * test_dir= when IGT came with it) appended, so these win over what the spec's
+ * file said before and that file stays the one place saying what the image
+ * runs (bootci.<key>= on the command line still overrides it). An image
+ * without one gets one holding just these keys.
+ */
+static int image_run_testlist(struct image_build *b)
+{
+	struct builder_entry *conf = NULL;
+	char *old_text = NULL, *text = NULL, *line = NULL;
+	size_t old_len = 0;
+	int ret;
+
+	for (size_t i = 0; i < b->spec->count; i++)
+		if (!strcmp(b->spec->entries[i].path, EXECUTOR_CONF_PATH))
+			conf = &b->spec->entries[i];
+	if (conf && conf->type != BUILDER_ENTRY_FILE) {
+		builder_error_set(b->err, "%s:%u: /" EXECUTOR_CONF_PATH " is not a file: the testlist "
+				  "cannot be set in it", conf->origin, conf->line);
+		return -EINVAL;
+	}
+	if (conf) {
+		ret = bci_read_file(conf->location, &old_text, &old_len, 1 << 20);
+		if (ret < 0) {
+			builder_error_set(b->err, "%s: %s", conf->location, strerror(-ret));
+			return ret;
+		}
+	}
+	if (asprintf(&text, "%.*s%s# bootci-builder test-image: run the testlist it put in the image.\n"
+		     "testlist = %s\n%s%s%s", (int)old_len, old_text ? old_text : "",
+		     old_len && old_text[old_len - 1] != '\n' ? "\n" : "", b->r->testlist_dest,
+		     b->o->igt ? "test_dir = " : "", b->o->igt ? b->r->igt_tests_dest : "",
+		     b->o->igt ? "\n" : "") < 0) {
+		text = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (asprintf(&b->executor_conf, "%s/executor.conf", b->work) < 0) {
+		b->executor_conf = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = bci_write_file_atomic(b->executor_conf, text, strlen(text), 0644);
+	if (ret < 0) {
+		builder_error_set(b->err, "%s: %s", b->executor_conf, strerror(-ret));
+		goto out;
+	}
+	if (!conf) {
+		if (asprintf(&line, "file /" EXECUTOR_CONF_PATH " %s 0644 0 0\n", b->executor_conf) < 0) {
+			line = NULL;
+			ret = -ENOMEM;
+		} else {
+			ret = image_parse_text(b, "testlist", line, strlen(line));
+		}
+		goto out;
+	}
+	/* Hard links of the file (one `file` line) must keep the same data. */
+	b->executor_conf_origin = conf->location;
+	for (size_t i = 0; i < b->spec->count && !ret; i++) {
+		struct builder_entry *e = &b->spec->entries[i];
+		char *copy;
+
+		if (e != conf && (conf->link_group == BUILDER_NO_LINK_GROUP || e->link_group != conf->link_group ||
+				  e->type != BUILDER_ENTRY_FILE))
+			continue;
+		copy = strdup(b->executor_conf);
+		if (!copy) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (e->location != b->executor_conf_origin)
+			free(e->location);
+		e->location = copy;
+	}
+out:
+	free(line);
+	free(text);
+	free(old_text);
+	return ret;
+}
+
 static int image_add_igt(struct image_build *b)
 {
 	const char *igt = b->o->igt;
@@ -324,6 +424,12 @@ static int image_add_igt(struct image_build *b)
 				ret = -ENOENT;
 				goto out;
 			}
+			/* meson copies the data files (1080p-left.png, pass.png...) to data/ of the build. */
+			if (asprintf(&data, "%s/data", igt) < 0) {
+				data = NULL;
+				ret = -ENOMEM;
+				goto out;
+			}
 		}
 		ret = image_add_igt_tests(b, tests, b->r->igt_tests_dest);
 		if (!ret && data && image_is_dir(data))
@@ -341,10 +447,49 @@ static int image_add_igt(struct image_build *b)
 			ret = image_add_file(b, "testlist", list, b->r->testlist_dest);
 		}
 	}
+	if (!ret && (b->o->testlist || list))
+		ret = image_run_testlist(b);
 out:
 	free(tests);
 	free(data);
 	free(list);
+	return ret;
+}
+
+static int image_spec_has(const struct image_build *b, const char *path)
+{
+	for (size_t i = 0; i < b->spec->count; i++)
+		if (!strcmp(b->spec->entries[i].path, path + strspn(path, "/")))
+			return 1;
+	return 0;
+}
+
+/*
+ * The interpreter of the script closure file @index: the image's own (a spec's
+ * /bin/sh -> busybox, or a program already in), else the sysroot's with its
+ * ELF closure; neither is an error naming it.
+ */
+static int image_add_script_interpreter(struct image_build *b, size_t index)
+{
+	const char *interp = b->closure.files[index].script_interpreter;
+	char *host;
+	int ret;
+
+	if (image_spec_has(b, interp))
+		return 0;
+	if (asprintf(&host, "%s%s", b->o->sysroot && strcmp(b->o->sysroot, "/") ? b->o->sysroot : "", interp) < 0)
+		return -ENOMEM;
+	if (access(host, X_OK) < 0) {
+		ret = -errno;
+		builder_error_set(b->err, "script %s: its interpreter %s is neither in the image nor in the "
+				  "sysroot (%s: %s)", b->closure.files[index].image_path, interp, host,
+				  strerror(-ret));
+		free(host);
+		return ret;
+	}
+	/* May move the closure's files: @index is not used after this. */
+	ret = image_closure_add(b, host, interp);
+	free(host);
 	return ret;
 }
 
@@ -359,11 +504,19 @@ static int image_add_closure_entries(struct image_build *b)
 	}
 	if (!ret)
 		ret = image_add_igt(b);
-	for (size_t i = 0; b->closure_ready && i < b->closure.count && !ret; i++)
-		ret = image_add_file(b, b->closure.files[i].needed_by ? "library" : "program",
-				     b->closure.files[i].source, b->closure.files[i].image_path);
 	for (size_t i = 0; i < b->r->file_count && !ret; i++)
 		ret = image_add_file(b, "file", b->r->files[i].source, b->r->files[i].image_path);
+	/* A script's interpreter may add to the closure: the count is read again each time. */
+	for (size_t i = 0; b->closure_ready && i < b->closure.count && !ret; i++) {
+		const struct builder_elf_file *f = &b->closure.files[i];
+
+		if (f->link_target)
+			ret = image_add_symlink(b, "interpreter", f->image_path, f->link_target);
+		else
+			ret = image_add_file(b, f->needed_by ? "library" : "program", f->source, f->image_path);
+		if (!ret && f->script_interpreter)
+			ret = image_add_script_interpreter(b, i);
+	}
 	return ret;
 }
 
@@ -454,14 +607,48 @@ static int image_outputs_known_good(struct image_build *b, const char *initrd)
 	ret = builder_disk_make(&d, disk, layout, b->err);
 	if (ret < 0)
 		goto out;
+	/*
+	 * efibootmgr --create would put the entry first in BootOrder: the machine
+	 * would stop netbooting its jobs. The entry is created alone, then appended.
+	 */
 	if (asprintf(&text,
 		     "#!/bin/sh\n"
 		     "# Registers the EFI boot entry '%s' of the known-good image on a test machine\n"
-		     "# (as root, once, after disk.img was written to DISK):\n"
+		     "# (as root, after disk.img was written to DISK):\n"
 		     "#   register-boot-entry.sh /dev/DISK\n"
+		     "# The entry goes at the end of BootOrder, so the machine still netboots first\n"
+		     "# (the executor reaches it through BootNext). Run again, it reuses the entry\n"
+		     "# with this label and leaves BootOrder alone if the entry is already in it.\n"
 		     "set -eu\n"
-		     "efibootmgr --create --disk \"${1:?usage: $0 /dev/DISK}\" --part 1 --label '%s' \\\n"
-		     "\t--loader '\\EFI\\bootci\\known-good.efi'\n",
+		     "disk=${1:?usage: $0 /dev/DISK}\n"
+		     "label='%s'\n"
+		     "\n"
+		     "# The number (####) of the first Boot#### entry with this label.\n"
+		     "entry_number() {\n"
+		     "\tefibootmgr | awk -v label=\"$label\" '\n"
+		     "\t\t/^Boot[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]/ {\n"
+		     "\t\t\tname = substr($0, 11) # after \"Boot####* \" (\" \" for an inactive one)\n"
+		     "\t\t\tsub(/\\t.*/, \"\", name) # efibootmgr 18 prints the device path after a tab\n"
+		     "\t\t\tif (name == label) { print substr($0, 5, 4); exit }\n"
+		     "\t\t}'\n"
+		     "}\n"
+		     "\n"
+		     "number=$(entry_number)\n"
+		     "if [ -z \"$number\" ]; then\n"
+		     "\tefibootmgr --create-only --disk \"$disk\" --part 1 --label \"$label\" \\\n"
+		     "\t\t--loader '\\EFI\\bootci\\known-good.efi' >/dev/null\n"
+		     "\tnumber=$(entry_number)\n"
+		     "\tif [ -z \"$number\" ]; then\n"
+		     "\t\techo \"$0: efibootmgr made no entry '$label'\" >&2\n"
+		     "\t\texit 1\n"
+		     "\tfi\n"
+		     "fi\n"
+		     "order=$(efibootmgr | sed -n 's/^BootOrder: *//p')\n"
+		     "case \",$order,\" in\n"
+		     "*\",$number,\"*) ;;\n"
+		     "*) efibootmgr --bootorder \"${order:+$order,}$number\" >/dev/null ;;\n"
+		     "esac\n"
+		     "echo \"$label is Boot$number, BootOrder: $(efibootmgr | sed -n 's/^BootOrder: *//p')\"\n",
 		     r->boot_entry, r->boot_entry) < 0) {
 		text = NULL;
 		ret = -ENOMEM;
@@ -474,6 +661,14 @@ out:
 	free(disk);
 	free(uki);
 	return ret;
+}
+
+/* Is @path inside the scratch folder (made during this build, gone after it)? */
+static int image_in_work(const struct image_build *b, const char *path)
+{
+	size_t len = strlen(b->work);
+
+	return !strncmp(path, b->work, len) && path[len] == '/';
 }
 
 static const char *image_entry_type(enum builder_entry_type type, unsigned int *type_bits)
@@ -546,10 +741,19 @@ static int image_manifest(struct image_build *b, char **text)
 				builder_error_set(b->err, "%s: %s", e->location, strerror(-ret));
 				break;
 			}
+			if (b->executor_conf && !strcmp(e->location, b->executor_conf)) {
+				origin = "bootci-builder";
+				if (b->executor_conf_origin) {
+					if (asprintf(&original, "%s+bootci-builder", b->executor_conf_origin) < 0) {
+						ret = -ENOMEM;
+						break;
+					}
+					origin = original;
+				}
+			}
 			/* Staged modules came from the kernel's tree; the indexes are depmod's. */
-			if (!strncmp(e->location, b->work, strlen(b->work)) &&
-			    !strncmp(e->path, "lib/modules/", 12)) {
-				if (asprintf(&original, "%s/%s", b->kernel.moddir, e->path) < 0) {
+			if (image_in_work(b, e->location) && !strncmp(e->path, "lib/modules/", 12)) {
+				if (asprintf(&original, "%s/%s", b->kernel.modules_origin, e->path) < 0) {
 					ret = -ENOMEM;
 					break;
 				}
@@ -684,6 +888,7 @@ out:
 int builder_image_build(struct builder_image_options *o, struct builder_error *err)
 {
 	struct image_build b = { .o = o, .r = o->recipe, .err = err };
+	char *real;
 	int ret;
 
 	if (o->recipe->kind == BUILDER_IMAGE_KNOWN_GOOD && (o->igt || o->testlist)) {
@@ -698,6 +903,18 @@ int builder_image_build(struct builder_image_options *o, struct builder_error *e
 		free(b.tmp);
 		return ret;
 	}
+	/*
+	 * Absolute, as the staged files' paths in the spec are (spec_from_dir
+	 * resolves its folder): the manifest tells them apart by this prefix.
+	 */
+	real = realpath(b.tmp, NULL);
+	if (!real) {
+		ret = -errno;
+		builder_error_set(err, "%s: %s", b.tmp, strerror(-ret));
+		goto out;
+	}
+	free(b.tmp);
+	b.tmp = real;
 	if (asprintf(&b.work, "%s/work", b.tmp) < 0 || asprintf(&b.dir, "%s/image", b.tmp) < 0) {
 		ret = -ENOMEM;
 		goto out;
@@ -715,6 +932,8 @@ out:
 	builder_spec_free(b.spec);
 	builder_kernel_clear(&b.kernel);
 	bci_remove_tree(b.tmp);
+	free(b.executor_conf_origin);
+	free(b.executor_conf);
 	free(b.dir);
 	free(b.work);
 	free(b.tmp);

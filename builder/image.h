@@ -10,7 +10,9 @@
  * The initramfs holds the recipe's specs, the module closure (libkmod) with
  * the firmware the modules name, the programs with their ELF closure, the
  * data files and, for a test image, IGT: test binaries in igt_tests_dest,
- * data in igt_data_dest, the testlist at testlist_dest.
+ * data in igt_data_dest, the testlist at testlist_dest. A test image given a
+ * testlist runs it: testlist= (and test_dir=, with IGT) are appended to its
+ * /etc/bootci/executor.conf, which is made if the specs have none.
  *
  * Everything is made in "OUT.tmp.XXXXXX" beside OUT and renamed into place at
  * the end: OUT is the complete new image or what it was before, never a mix.

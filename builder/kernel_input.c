@@ -20,7 +20,8 @@ void builder_kernel_clear(struct builder_kernel *k)
 	free(k->moddir);
 	free(k->kver);
 	free(k->origin);
-	k->vmlinuz = k->moddir = k->kver = k->origin = NULL;
+	free(k->modules_origin);
+	k->vmlinuz = k->moddir = k->kver = k->origin = k->modules_origin = NULL;
 }
 
 static int kernel_need_file(const char *what, const char *path, struct builder_error *err)
@@ -188,6 +189,19 @@ out:
 	return ret;
 }
 
+/* The manifest names inputs absolutely: the same wherever the build ran from. */
+static int kernel_set_origin(struct builder_kernel *k, const char *given, struct builder_error *err)
+{
+	k->origin = realpath(given, NULL);
+	if (!k->origin) {
+		int ret = -errno;
+
+		builder_error_set(err, "%s: %s", given, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
 int builder_kernel_open(const struct builder_kernel_source *s, struct builder_kernel *k,
 			struct builder_error *err)
 {
@@ -201,8 +215,13 @@ int builder_kernel_open(const struct builder_kernel_source *s, struct builder_ke
 	}
 	if (s->deb) {
 		ret = kernel_open_deb(s, k, err);
-		if (!ret && !(k->origin = strdup(s->deb)))
+		if (!ret)
+			ret = kernel_set_origin(k, s->deb, err);
+		/* The package is unpacked in the build's scratch folder: name the package instead. */
+		if (!ret && asprintf(&k->modules_origin, "%s:", k->origin) < 0) {
+			k->modules_origin = NULL;
 			ret = -ENOMEM;
+		}
 		goto out;
 	}
 	if (!s->modules) {
@@ -236,7 +255,9 @@ int builder_kernel_open(const struct builder_kernel_source *s, struct builder_ke
 		if (!ret)
 			ret = kernel_open_modules(s->modules, s->kver, k, err);
 	}
-	if (!ret && !(k->origin = strdup(s->tree ? s->tree : s->vmlinuz)))
+	if (!ret)
+		ret = kernel_set_origin(k, s->tree ? s->tree : s->vmlinuz, err);
+	if (!ret && !(k->modules_origin = strdup(k->moddir)))
 		ret = -ENOMEM;
 out:
 	if (ret < 0)

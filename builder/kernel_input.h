@@ -25,7 +25,8 @@ struct builder_kernel {
 	char *vmlinuz;		/* host path of the kernel image */
 	char *moddir;		/* root holding lib/modules/<kver> (for libkmod) */
 	char *kver;
-	char *origin;		/* what was given, for the manifest */
+	char *origin;		/* absolute path of what was given, for the manifest */
+	char *modules_origin;	/* the manifest's name for moddir: itself, or "DEB:" for a .deb */
 };
 
 /*

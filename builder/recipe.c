@@ -354,6 +354,11 @@ static int recipe_line(struct recipe_parser *p, const char *key, const char *val
 	if (!strcmp(key, "boot_entry")) {
 		if (!value[0] || strlen(value) > 64)
 			return recipe_bad(p, "boot_entry: '%s' must have 1 to 64 characters", value);
+		/* It goes between single quotes in register-boot-entry.sh. */
+		for (const char *c = value; *c; c++)
+			if (*c < ' ' || *c > '~' || *c == '\'' || *c == '\\')
+				return recipe_bad(p, "boot_entry: '%s': only printable ASCII, no quote or backslash",
+						  value);
 		return recipe_replace(&r->boot_entry, value);
 	}
 	return recipe_bad(p, "unknown key '%s'", key);
@@ -424,7 +429,7 @@ int builder_recipe_parse(struct builder_recipe *recipe, const char *name, const 
 
 int builder_recipe_load(struct builder_recipe *recipe, const char *path, struct builder_error *err)
 {
-	char *text, *dir, *slash;
+	char *text, *dir, *slash, *real;
 	size_t len;
 	int ret;
 
@@ -443,7 +448,10 @@ int builder_recipe_load(struct builder_recipe *recipe, const char *path, struct 
 		*slash = '\0';
 	else
 		strcpy(dir, ".");
-	ret = builder_recipe_parse(recipe, path, text, len, dir[0] ? dir : "/", NULL, NULL, err);
+	/* Absolute, so what the recipe names is named the same (manifest) from any cwd. */
+	real = realpath(dir[0] ? dir : "/", NULL);
+	ret = builder_recipe_parse(recipe, path, text, len, real ? real : dir[0] ? dir : "/", NULL, NULL, err);
+	free(real);
 	free(dir);
 	free(text);
 	return ret;

@@ -16,7 +16,8 @@
  *   file = SOURCE [IMAGE_PATH]          a data file or folder copied as it is (list)
  *   igt_tests_dest = PATH               where IGT test binaries land (/usr/libexec/igt-gpu-tools)
  *   igt_data_dest = PATH                where IGT data lands (/usr/share/igt-gpu-tools)
- *   testlist_dest = PATH                where the testlist lands (/etc/bootci/testlist)
+ *   testlist_dest = PATH                where the testlist lands (/etc/bootci/testlist);
+ *                                       the image's executor.conf is set to run it
  *   cmdline = TEXT                      kernel command line (boot.ipxe, UKI)
  *   compress = zstd|xz|gzip|none        initramfs compression (zstd)
  *   uki = yes|no                        also make a UKI (yes)

@@ -60,6 +60,13 @@ mkdir -p "$work/igt/libexec/igt-gpu-tools" && cp /bin/true "$work/igt/libexec/ig
 fails "IGT without a testlist" "has no test-list.txt" \
 	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot" --igt "$work/igt"
 
+printf 'igt@x\n' >"$work/list"
+printf 'slink /etc/bootci/executor.conf elsewhere 0777 0 0\n' >"$work/conf-link.spec"
+good_recipe 'spec = conf-link.spec'
+fails "a testlist but executor.conf is a symlink" \
+	"$work/conf-link.spec:1: /etc/bootci/executor.conf is not a file: the testlist cannot be set in it" \
+	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot" --testlist "$work/list"
+
 good_recipe 'modules = no_such_module_xyz'
 fails "unknown module" "unknown module 'no_such_module_xyz'" \
 	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"

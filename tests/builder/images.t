@@ -65,6 +65,34 @@ check "ext4 and its dependencies are in" grep -q "lib/modules/$kver/kernel/fs/ex
 check "modules.dep made for the image" grep -q "lib/modules/$kver/modules.dep.bin" <(names "$work/vm/initrd.img")
 check "boot.ipxe names the kernel and initrd" grep -qx 'kernel vmlinuz initrd=initrd.img console=ttyS0' "$work/vm/boot.ipxe"
 
+# ---- manifest origins with a relative --out (as the Makefile gives it), twice from the same folder:
+# the staged modules are named where they came from, never the vanished temporary folder.
+relative_build() { # NAME KERNEL-ARGS...
+	local name=$1
+	shift
+	(cd "$work" && "$builder" test-image --recipe small.conf "$@" --manifest "$name.manifest" --out "$name")
+}
+relative_build rel --vmlinuz vm/vmlinuz --modules mods && cp "$work/rel.manifest" "$work/rel.first"
+check "relative --out: first build" test $? = 0
+relative_build rel --vmlinuz vm/vmlinuz --modules mods
+check "relative --out: second build" test $? = 0
+check "relative --out: both manifests are identical" cmp "$work/rel.first" "$work/rel.manifest"
+check "relative --out: no origin in a temporary folder" test "$(grep -c '\.tmp\.' "$work/rel.manifest")" = 0
+realmods=$(realpath "$mods")
+check "a staged module's origin is the kernel's modules folder" \
+	grep -qE " initrd.img:/lib/modules/$kver/kernel/fs/ext4/ext4.ko $realmods/kernel/fs/ext4/ext4.ko\$" "$work/rel.manifest"
+check "modules.dep.bin is labelled depmod" \
+	grep -qE " initrd.img:/lib/modules/$kver/modules.dep.bin depmod\$" "$work/rel.manifest"
+check "modules.order is the kernel's" \
+	grep -qE " initrd.img:/lib/modules/$kver/modules.order $realmods/modules.order\$" "$work/rel.manifest"
+check "vmlinuz's origin is absolute" grep -qE " vmlinuz $(realpath "$work/vm/vmlinuz")\$" "$work/rel.manifest"
+relative_build rel-deb --kernel-deb kernel.deb
+check "relative --out, kernel from a .deb" test $? = 0
+check "a .deb's module is named inside the package" \
+	grep -qE " initrd.img:/lib/modules/$kver/kernel/fs/ext4/ext4.ko $(realpath "$work/kernel.deb"):/lib/modules/$kver/kernel/fs/ext4/ext4.ko\$" \
+	"$work/rel-deb.manifest"
+check "... and no origin in a temporary folder" test "$(grep -c '\.tmp\.' "$work/rel-deb.manifest")" = 0
+
 # ---- ELF closure and IGT
 prefix=$work/igt
 mkdir -p "$prefix/libexec/igt-gpu-tools" "$prefix/lib" "$prefix/share/igt-gpu-tools"
@@ -105,12 +133,46 @@ check "manifest covers every initramfs entry" \
 build=$work/igt-build
 mkdir -p "$build/tests" "$build/lib"
 cp "$prefix/libexec/igt-gpu-tools/exit-with" "$prefix/libexec/igt-gpu-tools/test-list.txt" "$build/tests/"
+mkdir -p "$build/data" && echo png >"$build/data/pass.png"
 printf 'igt@exit-with\n' >"$work/my-testlist"
 "$builder" test-image --recipe "$work/igt.conf" --vmlinuz "$BUILD/kernel/vmlinuz" --modules "$mods" \
 	--igt "$build" --testlist "$work/my-testlist" --out "$work/igt-build-out"
 check "test image with an IGT build folder and --testlist" test $? = 0
 check "build folder tests land in /usr/libexec/igt-gpu-tools" \
 	grep -qx usr/libexec/igt-gpu-tools/exit-with <(names "$work/igt-build-out/initrd.img")
+check "build folder data (meson copies it to data/) lands in /usr/share/igt-gpu-tools" \
+	grep -qx usr/share/igt-gpu-tools/pass.png <(names "$work/igt-build-out/initrd.img")
+
+# ---- the image runs the testlist it holds: its executor.conf says so (the last value of a key wins)
+unpack_one() { # IMAGE PATH: prints the file PATH of IMAGE's initramfs
+	rm -rf "$work/unpacked" && mkdir "$work/unpacked" &&
+		(cd "$work/unpacked" && zstd -dc "$1" | cpio -id --quiet "$2" && cat "$2")
+}
+conf_value() { awk -F' *= *' -v key="$1" '$1 == key { value = $2 } END { print value }'; }
+unpack_one "$work/igt-out/initrd.img" etc/bootci/executor.conf >"$work/made.conf"
+check "no executor.conf in the spec: one is made that runs the testlist" \
+	test "$(conf_value testlist <"$work/made.conf"):$(conf_value test_dir <"$work/made.conf")" = \
+	/etc/bootci/testlist:/usr/libexec/igt-gpu-tools
+check "... named bootci-builder in the manifest" \
+	grep -qE ' 100644 initrd.img:/etc/bootci/executor.conf bootci-builder$' "$work/igt.manifest"
+(cd "$SRC" && "$builder" test-image --recipe "$SRC/images/test-image.conf" --vmlinuz "$BUILD/kernel/vmlinuz" \
+	--modules "$kroot" --igt "$build" --testlist "$work/my-testlist" --manifest "$work/real-igt.manifest" \
+	--out "$work/real-igt")
+check "the real test recipe with IGT and --testlist" test $? = 0
+unpack_one "$work/real-igt/initrd.img" etc/bootci/executor.conf >"$work/real.conf"
+check "the recipe's executor.conf is kept" \
+	test "$(head -n "$(wc -l <"$EXECUTOR_CONF")" "$work/real.conf")" = "$(cat "$EXECUTOR_CONF")"
+check "... and now runs the testlist from where IGT landed" \
+	test "$(conf_value testlist <"$work/real.conf"):$(conf_value test_dir <"$work/real.conf")" = \
+	/etc/bootci/testlist:/usr/libexec/igt-gpu-tools
+check "... which holds the given testlist" \
+	test "$(unpack_one "$work/real-igt/initrd.img" etc/bootci/testlist)" = igt@exit-with
+check "... its manifest origin names the recipe's file and the builder" \
+	grep -qE " initrd.img:/etc/bootci/executor.conf $EXECUTOR_CONF\+bootci-builder\$" "$work/real-igt.manifest"
+(cd "$SRC" && "$builder" test-image --recipe "$SRC/images/test-image.conf" --vmlinuz "$BUILD/kernel/vmlinuz" \
+	--modules "$kroot" --out "$work/real-plain")
+check "without IGT or a testlist, executor.conf is the recipe's as it is" \
+	test "$(unpack_one "$work/real-plain/initrd.img" etc/bootci/executor.conf)" = "$(cat "$EXECUTOR_CONF")"
 
 # ---- reproducible: the real recipes twice, sources touched in between.
 # From $SRC, as make runs it: initramfs/test.spec names some sources relative to it.
@@ -136,6 +198,24 @@ same_manifests() {
 		cmp <(sed "s|$EXECUTOR|EXE|" "$work/one/test.manifest") <(sed "s|$work/executor|EXE|" "$work/two/sub/test.manifest")
 }
 check "test manifests equal but for the executor's origin" same_manifests
+# Every module an image's executor.conf names is in that image (a missing one stops the executor),
+# and the known-good executor loads every driver its recipe packs (its partition may be on any).
+for image in test kg; do
+	rm -rf "$work/$image-root" && mkdir "$work/$image-root"
+	(cd "$work/$image-root" && zstd -dc "$work/one/$image/initrd.img" | cpio -id --quiet 2>/dev/null)
+	configured=$(sed -n 's/^modules *= *//p' "$work/$image-root/etc/bootci/executor.conf" | tr ',' ' ')
+	missing=
+	for m in $configured; do
+		modprobe -d "$work/$image-root" -S "$kver" --show-depends "$m" >/dev/null 2>&1 || missing="$missing $m"
+	done
+	check "$image image: the modules its executor loads ($configured) are all in it${missing:+; missing:$missing}" \
+		test -n "$configured" -a -z "$missing"
+done
+unloaded=
+for m in $(sed -n 's/^modules *= *//p' "$SRC/images/known-good.conf"); do
+	grep -qE "^modules=(.*,)?$m(,|\$)" "$SRC/images/known-good-executor.conf" || unloaded="$unloaded $m"
+done
+check "the known-good executor loads every module known-good.conf packs${unloaded:+; not:$unloaded}" test -z "$unloaded"
 check "the UKI's PE time stamp is SOURCE_DATE_EPOCH" \
 	test "$(od -An -tu4 -j $(( $(od -An -tu4 -j60 -N4 "$work/one/test/bootci.efi") + 8 )) -N4 "$work/one/test/bootci.efi" | tr -d ' ')" = 1700000000
 check "the UKI has the four sections" \
@@ -146,7 +226,51 @@ start=$(awk '$1 == "results" { print $2 }' "$work/one/kg/layout")
 dd if="$work/one/kg/disk.img" of="$work/results.head" bs=1M skip=$((start / 1048576)) count=2 status=none
 check "results partition is ext4 labelled BOOTCI-RESULTS" \
 	test "$(blkid -p -o value -s TYPE "$work/results.head"):$(blkid -p -o value -s LABEL "$work/results.head")" = ext4:BOOTCI-RESULTS
-check "register-boot-entry.sh has the efibootmgr line" \
-	grep -q "efibootmgr --create .*--label 'bootci-known-good'" "$work/one/kg/register-boot-entry.sh"
+
+# ---- register-boot-entry.sh against a fake efibootmgr: it keeps Boot#### entries and BootOrder
+# in files, prints them as efibootmgr does and logs every call. The entry must land at the END of
+# BootOrder (network first), be created with --create-only (never --create, which puts it first)
+# and be reused, not duplicated, when the script runs again.
+efi=$work/efi
+mkdir -p "$efi/bin"
+cat >"$efi/bin/efibootmgr" <<'FAKE'
+#!/bin/sh
+state=${FAKE_EFI:?}
+printf '%s\n' "$*" >>"$state/calls"
+case "${1:-}" in
+--create-only)
+	n=$(printf '%04X' "$(wc -l <"$state/entries")")
+	while [ $# -gt 0 ]; do [ "$1" = --label ] && label=$2; shift; done
+	printf 'Boot%s* %s\tHD(1,GPT)/File(\\EFI\\bootci\\known-good.efi)\n' "$n" "$label" >>"$state/entries" ;;
+--bootorder) echo "$2" >"$state/order" ;;
+"") ;;
+*) echo "fake efibootmgr: unexpected $*" >&2; exit 1 ;;
+esac
+echo "BootCurrent: 0001"
+echo "BootOrder: $(cat "$state/order")"
+cat "$state/entries"
+FAKE
+chmod +x "$efi/bin/efibootmgr"
+register() { FAKE_EFI=$efi PATH=$efi/bin:$PATH sh "$work/one/kg/register-boot-entry.sh" /dev/sdz >"$efi/out" 2>&1; }
+printf 'Boot0000* UiApp\nBoot0001* UEFI PXEv4 (MAC:525400123456)\nBoot0002  bootci-known-good-old\n' >"$efi/entries"
+echo 0001,0000 >"$efi/order"
+: >"$efi/calls"
+register
+check "register-boot-entry.sh succeeds ($(cat "$efi/out"))" test $? = 0
+check "the entry is made with --create-only, on partition 1 of the disk, with the UKI as loader" \
+	grep -qxF -- '--create-only --disk /dev/sdz --part 1 --label bootci-known-good --loader \EFI\bootci\known-good.efi' "$efi/calls"
+check "never with --create or -c (which would put it first)" test "$(grep -cE -- '(^| )(--create|-c)( |$)' "$efi/calls")" = 0
+check "the new entry goes at the end of BootOrder" test "$(cat "$efi/order")" = 0001,0000,0003
+register
+check "run again: succeeds" test $? = 0
+check "run again: no second entry" test "$(grep -c " bootci-known-good"$'\t' "$efi/entries")" = 1
+check "run again: BootOrder unchanged" test "$(cat "$efi/order")" = 0001,0000,0003
+echo 0001 >"$efi/order"
+register
+check "an existing entry missing from BootOrder is appended, not made again" \
+	test "$(cat "$efi/order"):$(grep -c -- --create-only "$efi/calls")" = 0001,0003:1
+: >"$efi/order"
+register
+check "an empty BootOrder becomes the entry alone" test "$(cat "$efi/order")" = 0003
 
 done_testing

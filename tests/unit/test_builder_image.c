@@ -93,6 +93,10 @@ static void test_recipe_errors(void **state)
 		{ "image = test\nfile = /a rel\n", "r.conf:2: file: image path 'rel' is not absolute" },
 		{ "image = test\ntestlist_dest = etc/x\n", "r.conf:2: testlist_dest: 'etc/x' is not an absolute" },
 		{ "spec = x\n", "r.conf: no 'image = test|known-good' line" },
+		/* register-boot-entry.sh puts the label between single quotes. */
+		{ "image = known-good\nboot_entry = it's\n",
+		  "r.conf:2: boot_entry: 'it's': only printable ASCII, no quote or backslash" },
+		{ "image = known-good\nboot_entry = a\\b\n", "r.conf:2: boot_entry: 'a\\b': only printable" },
 	};
 	(void)state;
 
