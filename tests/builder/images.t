@@ -213,7 +213,8 @@ for image in test kg; do
 done
 unloaded=
 for m in $(sed -n 's/^modules *= *//p' "$SRC/images/known-good.conf"); do
-	grep -qE "^modules=(.*,)?$m(,|\$)" "$SRC/images/known-good-executor.conf" || unloaded="$unloaded $m"
+	grep -qE "^(modules|pstore_backends)=(.*,)?$m(,|\$)" "$SRC/images/known-good-executor.conf" ||
+		unloaded="$unloaded $m"
 done
 check "the known-good executor loads every module known-good.conf packs${unloaded:+; not:$unloaded}" test -z "$unloaded"
 check "the UKI's PE time stamp is SOURCE_DATE_EPOCH" \
