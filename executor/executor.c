@@ -92,7 +92,6 @@ enum bci_ending bci_executor_end(struct bci_executor *ex, enum bci_ending ending
 	int how, ret;
 
 	bci_modules_exit(ex);
-	bci_watchdog_close(ex);
 	bci_boot_end(ex, ex->end_reason ? ex->end_reason : "unknown");
 	ex->sys->sync();
 	if (ex->results_mount[0]) {
@@ -104,6 +103,8 @@ enum bci_ending bci_executor_end(struct bci_executor *ex, enum bci_ending ending
 	/* The results are safe on disk: now the way back to the known-good image. */
 	ending = bci_handover(ex, ending);
 	how = ending == BCI_END_POWEROFF ? RB_POWER_OFF : RB_AUTOBOOT;
+	/* Armed until here: a sync, unmount or hand-over that hangs is still reset. */
+	bci_watchdog_close(ex);
 	bci_say("%s", ending == BCI_END_POWEROFF ? "powering off" : "rebooting");
 	ret = ex->sys->reboot(how);
 	if (ret < 0)
