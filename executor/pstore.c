@@ -87,7 +87,29 @@ static bool record_is_crash(const char *name, const char *text)
 	return strstr(text, "Panic") || strstr(text, "Oops") || strstr(text, "Kernel panic");
 }
 
-static int copy_file(const char *from, const char *to, char **text_out)
+/*
+ * A dump-type0 variable is efi-pstore's copy of a kernel log dump, written
+ * only for an oops or a panic (pstore's default max_reason). When efi_pstore
+ * was not loaded to show it as a pstore file, the variable is all there is:
+ * it counts as a crash, and an uncompressed one (name "...-D-<guid>") is also
+ * saved as readable text, dmesg-<name>, for the crash attribution.
+ */
+static bool efi_dump_is_crash(const char *name, const char *data, size_t size, const char *dest)
+{
+	char path[PATH_MAX + 300];
+	size_t len = strlen(name), suffix = strlen(EFI_PSTORE_GUID) + 3;
+
+	if (strncmp(name, EFI_DUMP_PREFIX, strlen(EFI_DUMP_PREFIX)) != 0)
+		return false;
+	/* efivarfs: 4 bytes of attributes, then the record. */
+	if (data && size > 4 && len > suffix && strncmp(name + len - suffix, "-D-", 3) == 0 &&
+	    snprintf(path, sizeof(path), "%s/dmesg-%s", dest, name) < (int)sizeof(path) &&
+	    bci_write_file_atomic(path, data + 4, size - 4, 0644) < 0)
+		bci_warn("cannot write %s", path);
+	return true;
+}
+
+static int copy_file(const char *from, const char *to, char **text_out, size_t *len_out)
 {
 	char *text;
 	size_t len;
@@ -96,10 +118,12 @@ static int copy_file(const char *from, const char *to, char **text_out)
 	if (ret < 0)
 		return ret;
 	ret = bci_write_file_atomic(to, text, len, 0644);
-	if (ret == 0 && text_out)
+	if (ret == 0 && text_out) {
 		*text_out = text;
-	else
+		*len_out = len;
+	} else {
 		free(text);
+	}
 	return ret;
 }
 
@@ -135,7 +159,7 @@ static int save_and_erase(const char *src, const char *dest, const char *prefix,
 	for (int i = 0; i < n; i++) {
 		const char *name = entries[i]->d_name;
 		char from[PATH_MAX + 256], to[PATH_MAX + 256], *text = NULL;
-		size_t len = strlen(name);
+		size_t len = strlen(name), size = 0;
 
 		if (name[0] == '.' || (prefix && strncmp(name, prefix, strlen(prefix)) != 0) ||
 		    (suffix && (len < strlen(suffix) || strcmp(name + len - strlen(suffix), suffix) != 0)))
@@ -146,14 +170,14 @@ static int save_and_erase(const char *src, const char *dest, const char *prefix,
 		}
 		snprintf(from, sizeof(from), "%s/%s", src, name);
 		snprintf(to, sizeof(to), "%s/%s", dest, name);
-		ret = copy_file(from, to, &text);
+		ret = copy_file(from, to, &text, &size);
 		if (ret < 0) {
 			/* Not erased: a record we could not save stays for the next boot. */
 			bci_error("cannot save %s: %s", from, strerror(-ret));
 			goto next;
 		}
 		saved++;
-		if (!efivars && record_is_crash(name, text)) {
+		if (efivars ? efi_dump_is_crash(name, text, size, dest) : record_is_crash(name, text)) {
 			*crashed = true;
 			size_t used = strlen(crash_names);
 			snprintf(crash_names + used, crash_names_size - used, "%s%s", used ? " " : "",
@@ -237,12 +261,15 @@ int bci_boot_begin(struct bci_executor *ex)
 				      sizeof(crash_names));
 	/* What efi-pstore did not expose (or a kernel without pstore left): the variables. */
 	snprintf(dest, sizeof(dest), "%s/efi", ex->boot_dir);
+	bool crashed_pstore = crashed;
 	saved_efi = save_and_erase(efivars, dest, EFI_DUMP_PREFIX, EFI_PSTORE_GUID, true, &crashed,
 				   crash_names, sizeof(crash_names));
 	bci_fsync_dir(ex->boot_dir);
 
 	ex->kernel_crashed = crashed;
-	snprintf(ex->crash_dump, sizeof(ex->crash_dump), "boot-%04u/pstore", ex->boot_number);
+	/* The dump to attribute: pstore's files, else what only the EFI variables kept. */
+	snprintf(ex->crash_dump, sizeof(ex->crash_dump), "boot-%04u/%s", ex->boot_number,
+		 crashed && !crashed_pstore ? "efi" : "pstore");
 	previous_end(ex, crashed, crash_names, end, sizeof(end));
 
 	read_line(ex, "/proc/sys/kernel/random/boot_id", boot_id, sizeof(boot_id), "unknown");

@@ -93,6 +93,41 @@ static void records_saved_then_erased(void **state)
 	assert_non_null(strstr(boot, "pstore_records 4\nefi_dump_variables 1\n"));
 }
 
+/* efi_pstore not loaded: the dump-type0 variables are all there is. They count as a crash; an
+ * uncompressed one is also saved as text for the attribution. */
+static void efi_variables_alone_are_a_crash(void **state)
+{
+	struct fixture *f = *state;
+	static const char var[] = "/sys/firmware/efi/efivars/"
+				  "dump-type0-1-1-1764733000-D-cfc8fc79-be2e-4ddc-97f0-9f98bfe298a0";
+	static const char data[] = "\x07\x00\x00\x00Panic#1 Part1\n<0>[   12.5] Kernel panic - not syncing: sysrq triggered crash\n";
+	char path[PATH_MAX + 160];
+	FILE *file;
+
+	start(f, "quiet");
+	/* the attribute bytes hold NULs: write the bytes as they are */
+	snprintf(path, sizeof(path), "%s%s", f->root.dir, var);
+	fakeroot_write(&f->root, var, "");
+	file = fopen(path, "wb");
+	assert_non_null(file);
+	assert_int_equal(fwrite(data, 1, sizeof(data) - 1, file), sizeof(data) - 1);
+	fclose(file);
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	assert_true(f->ex.kernel_crashed);
+	assert_string_equal(f->ex.crash_dump, "boot-0001/efi");
+	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/boot-0001/efi/dmesg-dump-type0-1-1-"
+				       "1764733000-D-cfc8fc79-be2e-4ddc-97f0-9f98bfe298a0"),
+			    "Panic#1 Part1\n<0>[   12.5] Kernel panic - not syncing: sysrq triggered crash\n");
+	assert_false(exists(f, var));
+	/* a compressed one: a crash too, kept as it is */
+	fakeroot_write(&f->root, EFI_DUMP, "\x07\x00\x00\x00compressed bytes");
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	assert_true(f->ex.kernel_crashed);
+	assert_string_equal(f->ex.crash_dump, "boot-0002/efi");
+	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/t/boot-0002/boot.txt"),
+			       "previous kernel crash (pstore: dump-type0-"));
+}
+
 static void console_only_is_no_crash(void **state)
 {
 	struct fixture *f = *state;
@@ -130,6 +165,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(records_saved_then_erased, setup, teardown),
 		cmocka_unit_test_setup_teardown(console_only_is_no_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(efi_variables_alone_are_a_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(previous_end_is_recorded, setup, teardown),
 	};
 
