@@ -34,6 +34,16 @@ static void attach_console(struct bci_executor *ex)
 static enum bci_ending error_ending(struct bci_executor *ex)
 {
 	ex->end_reason = "error: the executor could not go on (see the console)";
+	/*
+	 * A boot that cannot proceed hands over to the known-good image too, even
+	 * when it failed before efivarfs was mounted (a bad configuration, say):
+	 * rebooting into the same netboot would fail the same way, for ever.
+	 */
+	if (bci_efivar_available(ex) == -ENOMEDIUM) {
+		if (!ex->kmod)
+			bci_modules_init(ex);
+		bci_mounts_firmware(ex);
+	}
 	/* Settings before a bad one stay set: an earlier on_error still applies. */
 	if (ex->config && strcmp(bci_config_get(ex->config, "on_error"), "poweroff") == 0)
 		return BCI_END_POWEROFF;

@@ -313,6 +313,19 @@ static void boot_with_bad_config_reboots(void **state)
 	assert_null(strstr(recorded, "mount ext4"));
 }
 
+/* A boot that cannot proceed still mounts efivarfs, so the hand-over can set BootNext. */
+static void boot_with_bad_config_still_reaches_efi(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "bootci.test_timeout=forever");
+	fakeroot_write(&f->root, "/sys/firmware/efi/fw_platform_size", "64\n");
+	fakeroot_write(&f->root, "/proc/filesystems", "nodev\tsysfs\nnodev\tefivarfs\nnodev\tpstore\n");
+	assert_int_equal(bci_executor_run(&f->ex), BCI_END_REBOOT);
+	assert_non_null(strstr(recorded, "mount efivarfs\n"));
+	assert_null(strstr(recorded, "mount ext4"));
+}
+
 static void boot_with_bad_config_file_reboots(void **state)
 {
 	struct fixture *f = *state;
@@ -465,6 +478,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(boot_without_partition_takes_error_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_reboots, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_file_reboots, setup, teardown),
+		cmocka_unit_test_setup_teardown(boot_with_bad_config_still_reaches_efi, setup, teardown),
 		cmocka_unit_test_setup_teardown(settings_check_levels_and_conditions, setup, teardown),
 		cmocka_unit_test(kmsg_budget_keeps_severe_records),
 		cmocka_unit_test(run_is_claimed_by_its_image_only),
