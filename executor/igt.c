@@ -1536,9 +1536,21 @@ int bci_igt_run(struct bci_executor *ex)
 			attribute_crash(ex, j, &journal);
 		bci_journal_append(&journal, "incomplete %u %u", j, journal.boots - 1);
 		if (journal.jobs[j].starts >= boot_cap) {
+			char out_path[PATH_MAX], note[160];
 			bci_error("job %u took the machine down %u times: not run again", j,
 				  journal.jobs[j].starts);
 			bci_journal_append(&journal, "capped %u %u", j, journal.jobs[j].starts);
+			/* Said where the developer reads the test's result, not only in the journal. */
+			int n = snprintf(note, sizeof(note),
+					 "\nbootci: this job took the machine down %u times (boot_cap %lu): "
+					 "not run again\n", journal.jobs[j].starts, boot_cap);
+			int fd = run_path(ex, out_path, "%u/out.txt", j) < 0 ? -1 :
+				 open(out_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+			if (fd >= 0) {
+				if (bci_write_all(fd, note, (size_t)n) == 0)
+					fdatasync(fd);
+				close(fd);
+			}
 		}
 	}
 	for (unsigned j = 0; j < jobs.count; j++) {

@@ -522,6 +522,11 @@ static void boot_cap_ends_a_crash_loop(void **state)
 	/* Job 1 is not started a fourth time; job 2 runs and the run completes. */
 	assert_null(strstr(strstr(run_file(f, "bootci-journal.txt"), "capped 1 3\n"), "start 1\n"));
 	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "start 2\nexit 2 77 "));
+	/* the job's output says so, where the developer reads its result */
+	assert_non_null(strstr(run_file(f, "1/out.txt"),
+			       "bootci: this job took the machine down 3 times (boot_cap 3): not run again\n"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@fail"), "incomplete");
 }
 
 static void finished_run_is_not_run_again(void **state)
