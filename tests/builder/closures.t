@@ -7,20 +7,8 @@
 # and an object with DT_RUNPATH ignores the DT_RPATH it would inherit (each
 # case checked against the host's ld.so running the same programs).
 set -uo pipefail
-: "${BUILD:?}" "${SRC:?}"
-builder=$BUILD/host/bin/bootci-builder
-# shellcheck source=tests/tap.sh
-. "$SRC/tests/tap.sh"
-
-if [ ! -f "$BUILD/kernel/release" ]; then
-	skip "no kernel under $BUILD/kernel (make kernel)"
-	done_testing
-	exit 0
-fi
-kver=$(cat "$BUILD/kernel/release")
-kroot=$BUILD/kernel/root
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=tests/builder/kernel-setup.sh
+. "$SRC/tests/builder/kernel-setup.sh"
 export SOURCE_DATE_EPOCH=1700000000 EXECUTOR=$BUILD/musl/bin/bootci-executor
 
 names() { zstd -dc "$1" | cpio -it --quiet; }

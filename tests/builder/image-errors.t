@@ -4,20 +4,9 @@
 # recipe line. Each exits non-zero with a message naming the culprit, leaves
 # the previous output folder as it was, and no temporary and no manifest behind.
 set -uo pipefail
-: "${BUILD:?}" "${SRC:?}"
-builder=$BUILD/host/bin/bootci-builder
-# shellcheck source=tests/tap.sh
-. "$SRC/tests/tap.sh"
-
-if [ ! -f "$BUILD/kernel/release" ]; then
-	skip "no kernel under $BUILD/kernel (make kernel)"
-	done_testing
-	exit 0
-fi
-kroot=$BUILD/kernel/root
+# shellcheck source=tests/builder/kernel-setup.sh
+. "$SRC/tests/builder/kernel-setup.sh"
 vmlinuz=$BUILD/kernel/vmlinuz
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 export SOURCE_DATE_EPOCH=1700000000 EXECUTOR=$BUILD/musl/bin/bootci-executor
 
 printf 'file /init ${EXECUTOR} 0755 0 0\n' >"$work/small.spec"

@@ -5,20 +5,8 @@
 # expects them; the same inputs and SOURCE_DATE_EPOCH give byte-identical
 # outputs, the disk image included; the manifest covers every file.
 set -uo pipefail
-: "${BUILD:?}" "${SRC:?}"
-builder=$BUILD/host/bin/bootci-builder
-# shellcheck source=tests/tap.sh
-. "$SRC/tests/tap.sh"
-
-if [ ! -f "$BUILD/kernel/release" ]; then
-	skip "no kernel under $BUILD/kernel (make kernel)"
-	done_testing
-	exit 0
-fi
-kver=$(cat "$BUILD/kernel/release")
-kroot=$BUILD/kernel/root
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=tests/builder/kernel-setup.sh
+. "$SRC/tests/builder/kernel-setup.sh"
 export SOURCE_DATE_EPOCH=1700000000
 export EXECUTOR=$BUILD/musl/bin/bootci-executor BUSYBOX=/bin/busybox
 export EXECUTOR_CONF=$SRC/initramfs/executor.conf FIXTURES=$BUILD/musl/bin/fixtures
