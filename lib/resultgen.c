@@ -2248,16 +2248,24 @@ static int write_suspend_summary(struct gen *g)
 	struct bci_jsonw *w = &g->w;
 	int ret;
 
+	const struct binary_stats *cycles = NULL;
+
+	/* The cycles' results as results.json judged them, those that never ended included. */
+	for (size_t i = 0; i < g->bin_count && !cycles; i++)
+		if (strcmp(g->bins[i].name, "bootci@suspend") == 0)
+			cycles = &g->bins[i];
 	if (snprintf(path, sizeof(path), "%s/suspend-summary.txt", g->dir) >= (int)sizeof(path))
 		return 0;
 	ret = bci_read_file(path, &text, NULL, 1 << 16);
-	if (ret == -ENOENT)
+	if (ret == -ENOENT && !cycles)
 		return 0;
-	if (ret < 0)
+	if (ret < 0 && ret != -ENOENT)
 		return gen_error(g, ret, "%s: %s", path, strerror(-ret));
 	bci_jsonw_key(w, "bootci_suspend_summary");
 	bci_jsonw_object_begin(w);
-	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+	if (cycles)
+		write_counts(w, "results", cycles->counts);
+	for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char *space = strchr(line, ' ');
 		if (!space || space == line)

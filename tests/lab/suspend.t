@@ -80,4 +80,7 @@ check "s2idle: the run went on after it" result_is "$m" igt@igt_basic@pass pass
 check "s2idle: the cycle wrote its start before sleeping" \
 	grep -qx 'Starting subtest: freeze-0001' "$m"/results/runs/suspend-s2idle/0/out.txt
 check "s2idle: console shows the resume" console_has "$m" 'bootci: run suspend-s2idle: resuming'
+check "s2idle: results.json's suspend summary counts the incomplete cycle" python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["bootci_suspend_summary"]
+sys.exit(0 if s["results"]["incomplete"] == 1 else 1)' "$m/results.json"
 done_testing
