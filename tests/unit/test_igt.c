@@ -330,7 +330,9 @@ static void per_test_timeout_escalates_to_sigkill(void **state)
 	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "timeout 0 -9 "));
 	assert_non_null(strstr(run_file(f, "0/out.txt"), "Ignoring SIGQUIT and SIGTERM"));
 	/* 2 s to the timeout and 1 s of grace, each noticed within a second of the loop's poll. */
-	if (took < 3000 || took > 10000)
+	/* Not a timing goal: the bounds tell SIGKILL's end (after 3 s) from the fixture's own
+	 * (it sleeps an hour), with room for a loaded machine. */
+	if (took < 3000 || took > 120000)
 		fail_msg("the run took %ld ms", took);
 	generate(f);
 	assert_string_equal(result_of(f, "igt@igt_timing@ignore-quit"), "timeout");
