@@ -19,14 +19,17 @@ MUSL_CFLAGS  := $(CSTD) $(WARN) -Os -ffunction-sections -fdata-sections \
 MUSL_LDFLAGS := -static -Wl,--gc-sections -L$(SYSROOT)/lib
 MUSL_LIBS    := -lkmod -lblkid -larchive -lzstd -llzma -lz
 
+# Headers of the host-only libraries (the aggregator's: libpq, json-c, efivar).
+HOST_INCLUDES := -I/usr/include/postgresql -I/usr/include/json-c -I/usr/include/efivar
+
 HOST_CC      := gcc
-HOST_CFLAGS  := $(CSTD) $(WARN) -O2 -g $(INCLUDES)
+HOST_CFLAGS  := $(CSTD) $(WARN) -O2 -g $(INCLUDES) $(HOST_INCLUDES)
 ASAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-ASAN_CFLAGS  := $(CSTD) $(WARN) -O1 -g $(ASAN_FLAGS) $(INCLUDES)
+ASAN_CFLAGS  := $(CSTD) $(WARN) -O1 -g $(ASAN_FLAGS) $(INCLUDES) $(HOST_INCLUDES)
 HOST_LIBS    := -lkmod -lblkid -larchive
 
 FUZZ_CC      := clang
-FUZZ_CFLAGS  := $(CSTD) $(WARN) -O1 -g -fsanitize=fuzzer-no-link,address,undefined $(INCLUDES)
+FUZZ_CFLAGS  := $(CSTD) $(WARN) -O1 -g -fsanitize=fuzzer-no-link,address,undefined $(INCLUDES) $(HOST_INCLUDES)
 
 # objs FLAVOR, SOURCES
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))

@@ -1,10 +1,21 @@
-# aggregator/: bootci-aggregator, the host tool (and the known-good image's
-# collector). Its logic lives in lib/ (resultgen.c, jsonw.c, igtout.c); main.c
-# only parses the command line.
-AGGREGATOR_BIN := $(BUILD)/host/bin/bootci-aggregator
+# aggregator/: bootci-aggregator, the CI master's tool (ingest, serve, report)
+# and the known-good image's collector (collect). main.c only dispatches the
+# subcommands; each command lives in its folder (collect/, serve/, store/, ...)
+# and libaggregator.a holds all of them, so unit tests and fuzzers link it.
+AGGREGATOR_BIN  := $(BUILD)/host/bin/bootci-aggregator
+AGGREGATOR_SRCS := $(filter-out aggregator/main.c,$(wildcard aggregator/*.c aggregator/*/*.c))
+# The glibc libraries the aggregator links (Debian's packages, host-deps.sh).
+AGGREGATOR_LIBS := -lmicrohttpd -lcurl -lsqlite3 -lpq -ljson-c -lefiboot -lefivar -lzstd -lpthread
 
-$(AGGREGATOR_BIN): $(call objs,host,aggregator/main.c) $(BUILD)/host/libbootci.a
+$(eval $(call archive,host,aggregator,$(AGGREGATOR_SRCS)))
+$(eval $(call archive,asan,aggregator,$(AGGREGATOR_SRCS)))
+$(eval $(call archive,fuzz,aggregator,$(AGGREGATOR_SRCS)))
+
+TEST_ARCHIVES += aggregator
+TEST_EXTRA_LIBS += $(AGGREGATOR_LIBS)
+
+$(AGGREGATOR_BIN): $(call objs,host,aggregator/main.c) $(BUILD)/host/libaggregator.a $(BUILD)/host/libbootci.a
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -o $@ $(filter %.o %.a,$^) $(HOST_LIBS)
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ $(filter %.o %.a,$^) $(HOST_LIBS) $(AGGREGATOR_LIBS)
 
 all: $(AGGREGATOR_BIN)

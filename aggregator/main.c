@@ -1,121 +1,47 @@
 // SPDX-License-Identifier: MIT
 /*
- * bootci-aggregator: the host side of bootci. For now one command:
- *
- *   bootci-aggregator results DIR [-o OUT]
- *
- * writes the results.json (piglit format, as igt_runner makes it) of the
- * results directory DIR to OUT, or to standard output. OUT is replaced
- * atomically: on any error the old OUT (if any) stays and no temporary is
- * left behind.
+ * bootci-aggregator: the host side of bootci. main() only dispatches to the
+ * subcommand; each lives in its own module (commands.h).
  */
-#include "fsutil.h"
-#include "resultgen.h"
+#include "commands.h"
 
-#include <errno.h>
-#include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-static void usage(FILE *out)
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *usage;
+};
+
+static const struct command commands[] = {
+	{ "results", bci_cmd_results,
+	  "results DIR [-o OUT]\n"
+	  "      write the results.json of the results directory DIR (igt_runner layout)\n"
+	  "      to OUT (replaced atomically), or to standard output\n" },
+};
+
+void bci_aggregator_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: bootci-aggregator results DIR [-o OUT]\n"
-		"  results   write the results.json of the results directory DIR\n"
-		"            (igt_runner layout) to OUT, or to standard output\n");
-}
-
-/* Writes to a temporary beside @path and renames it over @path only when complete. */
-static int results_to_file(const char *dir, const char *path, char *err, size_t err_size)
-{
-	char tmp[PATH_MAX];
-	FILE *f;
-	int fd, ret;
-
-	fd = bci_atomic_open(path, tmp, 0644);
-	if (fd < 0) {
-		snprintf(err, err_size, "%s: cannot create: %s", path, strerror(-fd));
-		return fd;
-	}
-	/* The FILE gets its own descriptor so @fd stays open for the commit's fsync. */
-	f = fdopen(dup(fd), "w");
-	if (!f) {
-		ret = -errno;
-		snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
-		bci_atomic_abort(fd, tmp);
-		return ret;
-	}
-	ret = bci_resultgen_write(dir, f, err, err_size);
-	if (fclose(f) != 0 && ret == 0) {
-		ret = -errno;
-		snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
-	}
-	if (ret < 0) {
-		bci_atomic_abort(fd, tmp);
-		return ret;
-	}
-	ret = bci_atomic_commit(fd, tmp, path);
-	if (ret < 0)
-		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
-	return ret;
-}
-
-static int cmd_results(int argc, char **argv)
-{
-	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *out_path = NULL;
-	char err[PATH_MAX + 1024] = "";
-	int opt, ret;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'o':
-			out_path = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 2;
-	}
-	if (out_path)
-		ret = results_to_file(argv[optind], out_path, err, sizeof(err));
-	else
-		ret = bci_resultgen_write(argv[optind], stdout, err, sizeof(err));
-	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator: %s\n", err[0] ? err : strerror(-ret));
-		return 1;
-	}
-	return 0;
+	fprintf(out, "usage: bootci-aggregator COMMAND [ARGS]\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %s", commands[i].usage);
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		bci_aggregator_usage(stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(stdout);
+		bci_aggregator_usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "results"))
-		return cmd_results(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
 	fprintf(stderr, "bootci-aggregator: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+	bci_aggregator_usage(stderr);
 	return 2;
 }

@@ -21,15 +21,15 @@ archives = $(foreach a,$(TEST_ARCHIVES) bootci,$(BUILD)/$(1)/lib$(a).a)
 
 $(BUILD)/host/tests/%: tests/unit/%.c $(UNIT_SUPPORT) $(wildcard tests/unit/*.h) $(call archives,host)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -Itests/unit -o $@ $< $(UNIT_SUPPORT) $(call archives,host) -lcmocka $(HOST_LIBS)
+	$(HOST_CC) $(HOST_CFLAGS) -Itests/unit -o $@ $< $(UNIT_SUPPORT) $(call archives,host) -lcmocka $(HOST_LIBS) $(TEST_EXTRA_LIBS)
 
 $(BUILD)/asan/tests/%: tests/unit/%.c $(UNIT_SUPPORT) $(wildcard tests/unit/*.h) $(call archives,asan)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(ASAN_CFLAGS) -Itests/unit -o $@ $< $(UNIT_SUPPORT) $(call archives,asan) -lcmocka $(HOST_LIBS)
+	$(HOST_CC) $(ASAN_CFLAGS) -Itests/unit -o $@ $< $(UNIT_SUPPORT) $(call archives,asan) -lcmocka $(HOST_LIBS) $(TEST_EXTRA_LIBS)
 
 $(BUILD)/fuzz/bin/%: tests/fuzz/%.c $(call archives,fuzz)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(call archives,fuzz) $(HOST_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(call archives,fuzz) $(HOST_LIBS) $(TEST_EXTRA_LIBS)
 
 # Fixtures run inside the test image (static musl) and in unit tests (host).
 $(BUILD)/musl/bin/fixtures/%: tests/fixtures/%.c $(wildcard tests/fixtures/*.h) | $(SYSROOT_STAMP)

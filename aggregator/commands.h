@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The subcommands of bootci-aggregator. Each takes the arguments after the
+ * command name (argv[0] is the command) and returns the process's exit code:
+ * 0 success, 1 failure (a message on stderr), 2 usage error.
+ */
+#ifndef BCI_AGGREGATOR_COMMANDS_H
+#define BCI_AGGREGATOR_COMMANDS_H
+
+#include <stdio.h>
+
+/* Prints the usage of every command to @out. */
+void bci_aggregator_usage(FILE *out);
+
+int bci_cmd_results(int argc, char **argv);
+
+#endif

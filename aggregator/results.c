@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bootci-aggregator results DIR [-o OUT]: writes the results.json (piglit
+ * format, as igt_runner makes it) of the results directory DIR to OUT, or to
+ * standard output. OUT is replaced atomically: on any error the old OUT (if
+ * any) stays and no temporary is left behind.
+ */
+#include "commands.h"
+#include "fsutil.h"
+#include "resultgen.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Writes to a temporary beside @path and renames it over @path only when complete. */
+static int results_to_file(const char *dir, const char *path, char *err, size_t err_size)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int fd, ret;
+
+	fd = bci_atomic_open(path, tmp, 0644);
+	if (fd < 0) {
+		snprintf(err, err_size, "%s: cannot create: %s", path, strerror(-fd));
+		return fd;
+	}
+	/* The FILE gets its own descriptor so @fd stays open for the commit's fsync. */
+	f = fdopen(dup(fd), "w");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
+		bci_atomic_abort(fd, tmp);
+		return ret;
+	}
+	ret = bci_resultgen_write(dir, f, err, err_size);
+	if (fclose(f) != 0 && ret == 0) {
+		ret = -errno;
+		snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
+	}
+	if (ret < 0) {
+		bci_atomic_abort(fd, tmp);
+		return ret;
+	}
+	ret = bci_atomic_commit(fd, tmp, path);
+	if (ret < 0)
+		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
+	return ret;
+}
+
+int bci_cmd_results(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out_path = NULL;
+	char err[PATH_MAX + 1024] = "";
+	int opt, ret;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			out_path = optarg;
+			break;
+		case 'h':
+			bci_aggregator_usage(stdout);
+			return 0;
+		default:
+			bci_aggregator_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		bci_aggregator_usage(stderr);
+		return 2;
+	}
+	if (out_path)
+		ret = results_to_file(argv[optind], out_path, err, sizeof(err));
+	else
+		ret = bci_resultgen_write(argv[optind], stdout, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator: %s\n", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
