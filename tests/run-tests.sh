@@ -1,59 +1,117 @@
 #!/usr/bin/env bash
 # The test harness of `make check`: runs each test given as KIND:PATH, shows its
-# output as it comes, counts TAP results, and ends with `N passed, M failed`.
+# output as it comes, counts TAP results, and ends with `N passed, M failed`
+# (`, K skipped` when there are skips).
 #   cmocka:BIN  a cmocka binary (run with TAP output)
 #   fuzz:BIN    a libFuzzer target: every committed corpus and crash input of
 #               tests/fuzz/{corpus,crashes}/NAME re-run, then FUZZ_SECONDS of
 #               fuzzing from a scratch copy of the corpus
 #   tap:SCRIPT  a script printing TAP
-# A test that exits non-zero without reporting a failure, or whose plan line
-# (1..N) is missing or does not match the results it printed, counts as one
-# failure; `ok N # SKIP` lines count as skipped, not passed.
+#
+# The rule, the same for every kind:
+# - `ok N` is a pass, `not ok N` a failure, and a result whose directive is
+#   `# SKIP` is a skip whether it says ok or not ok (cmocka prints
+#   `not ok N # SKIP`). A test that prints the plan `1..0 # SKIP reason`, no
+#   result, and exits 0 is one skip. A skip is neither a pass nor a failure;
+#   the summary names each test that skipped and why.
+# - One failure more, once per test, when the test is missing or not
+#   executable, ran past its time limit, was killed by a signal (an exit status
+#   of 128+N, as the shell reports one), exited non-zero without reporting a
+#   failure, reported nothing, printed no plan (1..N), or printed another number
+#   of results than it planned (a script that stops early with status 0 passes
+#   every check it reached). Plans are summed: cmocka prints one per group.
+# - Every test has a time limit, per kind, in seconds: TEST_TIMEOUT_CMOCKA
+#   (default 600), TEST_TIMEOUT_FUZZ (default FUZZ_SECONDS + 600: the replay and
+#   the fuzzing), TEST_TIMEOUT_TAP (default 5400: a lab script boots QEMU under
+#   TCG several times). Past it the test's process group gets SIGTERM, then
+#   SIGKILL 10 s later, and the harness moves on even if a stray process still
+#   holds the test's output open.
 set -uo pipefail
 
 : "${BUILD:?}" "${SRC:?}"
 export BUILD SRC
+: "${FUZZ_SECONDS:=15}" "${TEST_TIMEOUT_CMOCKA:=600}" "${TEST_TIMEOUT_TAP:=5400}"
+: "${TEST_TIMEOUT_FUZZ:=$((FUZZ_SECONDS + 600))}"
+export FUZZ_SECONDS
 passed=0
 failed=0
 skipped=0
 failures=()
 failed_logs=()
+skips=()
 log_dir=$BUILD/tests/logs
 mkdir -p "$log_dir"
 
-# count NAME LOG STATUS: adds the TAP lines of LOG to the totals. Beyond the
-# `not ok` lines, one failure for a test that exited non-zero, reported no
-# result, printed no plan, or ran another number of tests than it planned (a
-# script that stops early with status 0 passes every check it reached). Plans
-# are summed: a cmocka binary prints one per group.
+# count NAME LOG STATUS NOTE: adds the TAP lines of LOG to the totals, by the
+# rule above. NOTE, when not empty, is why the test ended abnormally (missing,
+# timed out, killed by a signal): one failure, whatever the test reported.
 count() {
-	local name=$1 log=$2 status=$3 ok not_ok skip planned ran problem=0
-	skip=$(grep -cE '^ok [0-9]+ # SKIP' "$log")
-	ok=$(($(grep -cE '^ok [0-9]+' "$log") - skip))
-	not_ok=$(grep -cE '^not ok [0-9]+' "$log")
-	ran=$((ok + skip + not_ok))
+	local name=$1 log=$2 status=$3 note=$4 results ok not_ok skip planned ran problem=0 reason whole_skip=
+	results=$(grep -E '^(not )?ok [0-9]+' "$log")
+	skip=$(grep -ciE '^(not )?ok [0-9]+[^#]*# *skip' <<<"$results")
+	not_ok=$(($(grep -cE '^not ok' <<<"$results") - $(grep -ciE '^not ok [0-9]+[^#]*# *skip' <<<"$results")))
+	ran=$(grep -c . <<<"$results")
+	ok=$((ran - skip - not_ok))
 	planned=$(sed -nE 's/^1\.\.([0-9]+)([^0-9].*)?$/\1/p' "$log" | awk '{ n += $1; c++ } END { if (c) print n }')
-	if [ "$status" != 0 ] && [ "$not_ok" = 0 ]; then
+	if [ -n "$note" ]; then
 		problem=1
-		echo "not ok - $name exited with status $status" | tee -a "$log"
+		echo "not ok - $name $note" | tee -a "$log"
+	elif [ "$status" = 0 ] && [ "$ran" = 0 ] && grep -qiE '^1\.\.0 *# *skip' "$log"; then
+		whole_skip=1
+		skip=1
+	else
+		if [ "$status" != 0 ] && [ "$not_ok" = 0 ]; then
+			problem=1
+			echo "not ok - $name exited with status $status" | tee -a "$log"
+		fi
+		if [ "$ran" = 0 ]; then
+			problem=1
+			echo "not ok - $name reported no test" | tee -a "$log"
+		fi
 	fi
-	if [ "$ran" = 0 ]; then
-		problem=1
-		echo "not ok - $name reported no test" | tee -a "$log"
-	fi
-	if [ -z "$planned" ]; then
-		problem=1
-		echo "not ok - $name printed no plan (1..N)" | tee -a "$log"
-	elif [ "$planned" != "$ran" ]; then
-		problem=1
-		echo "not ok - $name planned $planned tests, ran $ran" | tee -a "$log"
+	if [ -z "$note" ] && [ -z "$whole_skip" ]; then
+		if [ -z "$planned" ]; then
+			problem=1
+			echo "not ok - $name printed no plan (1..N)" | tee -a "$log"
+		elif [ "$planned" != "$ran" ]; then
+			problem=1
+			echo "not ok - $name planned $planned tests, ran $ran" | tee -a "$log"
+		fi
 	fi
 	not_ok=$((not_ok + problem))
 	passed=$((passed + ok))
 	skipped=$((skipped + skip))
 	failed=$((failed + not_ok))
 	[ "$not_ok" = 0 ] || { failures+=("$name (log: $log)"); failed_logs+=("$log"); }
+	if [ "$skip" -gt 0 ]; then
+		reason=$(grep -iE '^(not )?ok [0-9]+[^#]*# *skip|^1\.\.0 *# *skip' "$log" | head -n1 |
+			sed -E 's/^[^#]*# *[Ss][Kk][Ii][Pp] *//')
+		skips+=("$name: $skip skipped${reason:+ (first: $reason)}")
+	fi
 }
+
+# run_limited LIMIT LOG COMMAND...: runs COMMAND, its output into LOG and shown as
+# it comes, for at most LIMIT seconds (SIGTERM to its process group, SIGKILL 10 s
+# later). Following the file rather than a pipe lets the harness go on when a
+# stray process of the test keeps the output open. Returns COMMAND's status
+# (124 or 137 when timed out, 128+N when killed by signal N).
+running=
+run_limited() {
+	local limit=$1 log=$2 status follower
+	shift 2
+	: >"$log"
+	timeout -k 10 "$limit" "$@" >"$log" 2>&1 </dev/null &
+	running=$!
+	tail -s 0.2 -n +1 -f --pid="$running" "$log" &
+	follower=$!
+	wait "$running"
+	status=$?
+	wait "$follower"
+	running=
+	return "$status"
+}
+# Interrupted (^C, or CI cancelling the job): the test in flight goes too.
+trap '[ -z "$running" ] || kill -TERM "$running" 2>/dev/null; exit 130' INT TERM HUP
 
 run_fuzz() {
 	local bin=$1 name
@@ -85,6 +143,8 @@ run_fuzz() {
 	echo "1..$n"
 }
 
+export -f run_fuzz
+export log_dir
 for spec in "$@"; do
 	kind=${spec%%:*}
 	path=${spec#*:}
@@ -93,12 +153,28 @@ for spec in "$@"; do
 	log=$log_dir/$(echo "$name" | tr '/' '_').log
 	echo "# --- $name"
 	case $kind in
-	cmocka) CMOCKA_MESSAGE_OUTPUT=TAP "$path" 2>&1 | tee "$log" ;;
-	fuzz) run_fuzz "$path" 2>&1 | tee "$log" ;;
-	tap) "$path" 2>&1 | tee "$log" ;;
+	cmocka) limit=$TEST_TIMEOUT_CMOCKA limit_name=TEST_TIMEOUT_CMOCKA cmd=(env CMOCKA_MESSAGE_OUTPUT=TAP "$path") ;;
+	fuzz) limit=$TEST_TIMEOUT_FUZZ limit_name=TEST_TIMEOUT_FUZZ cmd=(bash -c 'run_fuzz "$1"' run_fuzz "$path") ;;
+	tap) limit=$TEST_TIMEOUT_TAP limit_name=TEST_TIMEOUT_TAP cmd=("$path") ;;
 	*) echo "run-tests: unknown test kind '$kind' in '$spec'" >&2; exit 2 ;;
 	esac
-	count "$name" "$log" "${PIPESTATUS[0]}"
+	note=
+	status=0
+	if [ ! -f "$path" ] || [ ! -x "$path" ]; then
+		: >"$log"
+		note="is missing or not executable: not run"
+		status=127
+	else
+		start=$SECONDS
+		run_limited "$limit" "$log" "${cmd[@]}"
+		status=$?
+		if { [ "$status" = 124 ] || [ "$status" = 137 ]; } && [ $((SECONDS - start)) -ge "$limit" ]; then
+			note="timed out: killed after its limit of $limit s ($limit_name)"
+		elif [ "$status" -gt 128 ] && [ "$status" -le 192 ]; then
+			note="killed by signal $((status - 128)) (SIG$(kill -l $((status - 128)) 2>/dev/null || echo '?'))"
+		fi
+	fi
+	count "$name" "$log" "$status" "$note"
 done
 
 # The failures again, each `not ok` line with the comments around it, so that
@@ -115,6 +191,10 @@ fi
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "# failed:"
 	printf '#   %s\n' "${failures[@]}"
+fi
+if [ ${#skips[@]} -gt 0 ]; then
+	echo "# skipped:"
+	printf '#   %s\n' "${skips[@]}"
 fi
 if [ "$skipped" -gt 0 ]; then
 	echo "$passed passed, $failed failed, $skipped skipped"

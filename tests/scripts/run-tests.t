@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # tests/run-tests.sh, the harness of `make check`, on small fake TAP scripts:
 # it holds each one to its plan (missing plan, fewer or more results than
-# planned), counts a non-zero exit once, and adds up cmocka's per-group plans.
+# planned), counts a non-zero exit once, and adds up cmocka's per-group plans;
+# its one skip rule (cmocka's `not ok N # SKIP`, `1..0 # SKIP`, a builder
+# script without a kernel); a test killed by a signal, a missing one, and one
+# that hangs past its kind's time limit while a stray process holds its output.
 set -uo pipefail
 : "${SRC:?}"
 # shellcheck source=tests/tap.sh
@@ -19,11 +22,13 @@ script() {
 
 # harness NAME WANT_STATUS WANT_LAST WANT_LINE SPECS...: run-tests.sh on SPECS
 # exits with WANT_STATUS, its last line is WANT_LAST and one of its lines is
-# WANT_LINE (unless empty). Its output, TAP itself, stays out of this TAP.
+# WANT_LINE (unless empty). Its output, TAP itself, stays out of this TAP; so do
+# the names of the cases, which say "SKIP" without the "#" of a TAP directive.
 harness() {
 	local name=$1 want_status=$2 want_last=$3 want_line=$4 status last
 	shift 4
-	BUILD=$work/build SRC=$SRC "$runner" "$@" >"$work/out" 2>&1
+	# The bound only keeps a harness that would hang from hanging this script.
+	timeout -k 5 300 env BUILD=$work/build SRC=$SRC "$runner" "$@" >"$work/out" 2>&1
 	status=$?
 	last=$(tail -n 1 "$work/out")
 	if [ "$status" != "$want_status" ]; then
@@ -33,13 +38,13 @@ harness() {
 	elif [ -n "$want_line" ] && ! grep -qxF -- "$want_line" "$work/out"; then
 		not_ok "$name: no line '$want_line'"
 	else
-		ok "$name: $last${want_line:+; $want_line}"
+		ok "$name: $last"
 		return 0
 	fi
 	diag <"$work/out"
 }
 
-plan 8
+plan 22
 
 script good 'echo 1..2; echo "ok 1 - a"; echo "ok 2 - b"'
 harness "plan first, all ran" 0 "2 passed, 0 failed" "" "tap:$work/good.t"
@@ -70,3 +75,65 @@ harness "a reported failure is not counted twice" 1 "1 passed, 1 failed" "" "tap
 script groups 'echo 1..2; echo "ok 1 - a"; echo "ok 2 - b"; echo "# ok - g1"
 echo 1..1; echo "ok 1 - c"; echo "# ok - g2"'
 harness "cmocka, two groups" 0 "3 passed, 0 failed" "" "cmocka:$work/groups.t"
+
+# ---- skips: one rule for every form
+script cmocka-skip 'echo 1..3; echo "ok 1 - a"; echo "not ok 2 # SKIP needs a GPU"; echo "ok 3 - c"'
+harness "cmocka's not ok N, SKIP directive, is a skip" 0 "2 passed, 0 failed, 1 skipped" \
+	"#   $work/cmocka-skip.t: 1 skipped (first: needs a GPU)" "cmocka:$work/cmocka-skip.t"
+
+script whole-skip 'echo "1..0 # SKIP no kernel here"'
+harness "plan 1..0 with SKIP, status 0: one skip" 0 "0 passed, 0 failed, 1 skipped" \
+	"#   $work/whole-skip.t: 1 skipped (first: no kernel here)" "tap:$work/whole-skip.t"
+
+script whole-skip-fails 'echo "1..0 # SKIP no kernel here"; exit 3'
+harness "plan 1..0 with SKIP and a non-zero status fails" 1 "0 passed, 1 failed" \
+	"not ok - $work/whole-skip-fails.t exited with status 3" "tap:$work/whole-skip-fails.t"
+
+script plan-zero 'echo 1..0'
+harness "1..0 without SKIP is no test, a failure" 1 "0 passed, 1 failed" \
+	"not ok - $work/plan-zero.t reported no test" "tap:$work/plan-zero.t"
+
+# The builder scripts that need the kernel, on a build tree without one: one skip each.
+mkdir -p "$work/build"
+harness "builder script without a kernel (kernel-setup.sh): one skip" 0 "0 passed, 0 failed, 1 skipped" "" \
+	"tap:$SRC/tests/builder/images.t"
+harness "modules.t without a kernel: one skip" 0 "0 passed, 0 failed, 1 skipped" "" \
+	"tap:$SRC/tests/builder/modules.t"
+
+# ---- tests that end abnormally
+script killed 'echo 1..1; echo "ok 1 - a"; kill -TERM $$'
+harness "a script killed by a signal fails, even after its plan" 1 "1 passed, 1 failed" \
+	"not ok - $work/killed.t killed by signal 15 (SIGTERM)" "tap:$work/killed.t"
+
+script killed-bin 'echo 1..2; echo "ok 1 - a"; echo "not ok 2 - b"; kill -KILL $$'
+harness "a cmocka binary killed by SIGKILL: its failure and one more" 1 "1 passed, 2 failed" \
+	"not ok - $work/killed-bin.t killed by signal 9 (SIGKILL)" "cmocka:$work/killed-bin.t"
+
+harness "a missing test binary fails" 1 "0 passed, 1 failed" \
+	"not ok - $work/no-such-test is missing or not executable: not run" "cmocka:$work/no-such-test"
+
+script not-executable 'echo 1..1; echo "ok 1 - a"'
+chmod -x "$work/not-executable.t"
+harness "a test script that is not executable fails" 1 "2 passed, 1 failed" \
+	"not ok - $work/not-executable.t is missing or not executable: not run" \
+	"tap:$work/good.t" "tap:$work/not-executable.t"
+
+# ---- time limits, per kind. The hung script leaves a process in its own session holding its
+# output open: the harness must not wait for it.
+script hangs "echo 1..2; echo 'ok 1 - a'; setsid sleep 120 & echo \$! >$work/stray.pid
+sleep 120 & echo \$! >$work/main.pid; wait"
+TEST_TIMEOUT_TAP=2 harness "a TAP script past TEST_TIMEOUT_TAP fails" 1 "1 passed, 1 failed" \
+	"not ok - $work/hangs.t timed out: killed after its limit of 2 s (TEST_TIMEOUT_TAP)" "tap:$work/hangs.t"
+# gone: no such process, or a zombie (PID 1 of a container may never reap it)
+gone() { [ -n "$1" ] && { [ ! -e "/proc/$1/stat" ] || [ "$(awk '{ print $3 }' "/proc/$1/stat")" = Z ]; }; }
+check "... its process group went with it" gone "$(cat "$work/main.pid" 2>/dev/null)"
+[ ! -s "$work/stray.pid" ] || kill "$(cat "$work/stray.pid")" 2>/dev/null
+
+script hangs-bin 'echo 1..1; exec sleep 120'
+TEST_TIMEOUT_CMOCKA=2 harness "a cmocka binary past TEST_TIMEOUT_CMOCKA fails; the TAP limit is another" 1 \
+	"2 passed, 1 failed" \
+	"not ok - $work/hangs-bin.t timed out: killed after its limit of 2 s (TEST_TIMEOUT_CMOCKA)" \
+	"cmocka:$work/hangs-bin.t" "tap:$work/good.t"
+
+script slow 'sleep 3; echo 1..1; echo "ok 1 - a"'
+TEST_TIMEOUT_CMOCKA=1 harness "the cmocka limit does not apply to a TAP script" 0 "1 passed, 0 failed" "" "tap:$work/slow.t"
