@@ -42,7 +42,10 @@ check "panic: console shows the resume" console_has "$m" 'bootci: run igt-panic:
 "$LAB" boot "$m" --kernel "$KERNEL" --initrd "$INITRD" \
 	--append "$IGT_ARGS bootci.run_id=igt-panic bootci.testlist=/etc/bootci/testlists/lab-panic.txt" \
 	--timeout "$BOOT_TIMEOUT" >"$m/lab3.log" 2>&1
-rm -rf "$m/results3" && "$LAB" read "$m" "$m/results3" >/dev/null 2>&1
+status=$?
+check "panic: the third boot of the finished run powers off by itself" exited_by_itself "$status" "$m"
+rm -rf "$m/results3"
+check "panic: its results partition is read back" "$LAB" read "$m" "$m/results3"
 check "panic: no dump-type0 variable is left in the variable store" \
 	grep -qx 'efi_dump_variables 0' "$m"/results3/runs/igt-panic/boot-0003/boot.txt
 check "panic: and no pstore record" grep -qx 'pstore_records 0' "$m"/results3/runs/igt-panic/boot-0003/boot.txt
