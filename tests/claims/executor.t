@@ -56,7 +56,7 @@ check "image-id: a new run started for the second" has_line "$t/results/runs/t/b
 check "image-id: the console names the difference" log_has "$t" "warning: .*image"
 rm "$t/etc/bootci/image-id"
 boot "$t"
-check "image-id: without one, the identity says '-' or nothing, and differs again" \
+check "image-id: an image without one is another identity too (a second run kept aside)" \
 	test -d "$t/results/runs/t.superseded-2"
 
 # ---- previous watchdog reset: a boot that left no end.txt, a watchdog that says it reset
