@@ -154,7 +154,7 @@ for spec in "$@"; do
 	echo "# --- $name"
 	case $kind in
 	cmocka) limit=$TEST_TIMEOUT_CMOCKA limit_name=TEST_TIMEOUT_CMOCKA cmd=(env CMOCKA_MESSAGE_OUTPUT=TAP "$path") ;;
-	fuzz) limit=$TEST_TIMEOUT_FUZZ limit_name=TEST_TIMEOUT_FUZZ cmd=(bash -c 'run_fuzz "$1"' run_fuzz "$path") ;;
+	fuzz) limit=$TEST_TIMEOUT_FUZZ limit_name=TEST_TIMEOUT_FUZZ cmd=(bash -c "run_fuzz \"\$1\"" run_fuzz "$path") ;;
 	tap) limit=$TEST_TIMEOUT_TAP limit_name=TEST_TIMEOUT_TAP cmd=("$path") ;;
 	*) echo "run-tests: unknown test kind '$kind' in '$spec'" >&2; exit 2 ;;
 	esac

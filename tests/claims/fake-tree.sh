@@ -11,6 +11,7 @@
 . "$SRC/tests/tap.sh"
 export PATH=$PATH:/usr/sbin:/sbin
 executor=$BUILD/host/bin/bootci-executor
+# shellcheck disable=SC2034 # used by the sourcing scripts
 aggregator=$BUILD/host/bin/bootci-aggregator
 fixtures=$BUILD/host/bin/fixtures
 work=$(mktemp -d)

@@ -28,7 +28,7 @@ harness() {
 	local name=$1 want_status=$2 want_last=$3 want_line=$4 status last
 	shift 4
 	# The bound only keeps a harness that would hang from hanging this script.
-	timeout -k 5 300 env BUILD=$work/build SRC=$SRC "$runner" "$@" >"$work/out" 2>&1
+	timeout -k 5 300 env BUILD="$work/build" SRC="$SRC" "$runner" "$@" >"$work/out" 2>&1
 	status=$?
 	last=$(tail -n 1 "$work/out")
 	if [ "$status" != "$want_status" ]; then
