@@ -37,8 +37,10 @@ usage_error "results without DIR" results
 usage_error "results with two DIRs" results "$scenario" "$scenario"
 usage_error "results with an unknown option" results --no-such-option "$scenario"
 usage_error "results -o without OUT" results "$scenario" -o
-"$aggregator" results --help >"$work/help.out" 2>&1
-check "results --help: status 0, usage on stdout" test "$?:$(grep -c 'results DIR' "$work/help.out")" = 0:1
+"$aggregator" results --help >"$work/help.out" 2>/dev/null
+status=$?
+check "results --help: status 0, its usage on stdout" \
+	test "$status:$(grep -cE '^ *results DIR \[-o OUT\]' "$work/help.out")" = 0:1
 
 # ---- -o: complete or nothing
 results_dir ok
