@@ -131,6 +131,8 @@ run_fuzz() {
 		fi
 	fi
 	scratch=$(mktemp -d)
+	# Stopped at the time limit (SIGTERM to the whole group): the scratch corpus goes too.
+	trap 'rm -rf "$scratch"; exit 143' TERM
 	[ ! -d "$SRC/tests/fuzz/corpus/$name" ] || cp -r "$SRC/tests/fuzz/corpus/$name/." "$scratch/"
 	n=$((n + 1))
 	if "$bin" -max_total_time="${FUZZ_SECONDS:-15}" -timeout=10 -rss_limit_mb=2048 \
