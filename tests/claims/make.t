@@ -8,7 +8,9 @@ set -uo pipefail
 # shellcheck source=tests/tap.sh
 . "$SRC/tests/tap.sh"
 
-mk() { make --no-print-directory -C "$SRC" BUILD="$BUILD" "$@"; }
+# make as a person runs it, also under `make check`: the parent's MAKEFLAGS (its jobserver) and
+# MAKELEVEL would change what make prints.
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$SRC" BUILD="$BUILD" "$@"; }
 
 plan 3
 mk -q all
