@@ -14,6 +14,7 @@
 
 #include "fsutil.h"
 #include "manifest.h"
+#include "results_dir.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -27,28 +28,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BOOT_RECORD "boot.txt"
-#define IDENTITY_FILE "bootci-identity.txt"
-
-/* The value of the first "@key value" line of @text (a copy), or NULL. */
-static char *line_value(const char *text, const char *key)
+/* The value of the first "@key value" entry of @text (results_dir.h), a copy, or NULL. */
+static char *kv_value(const char *text, const char *wanted)
 {
-	size_t n = strlen(key);
+	char *copy = text ? strdup(text) : NULL, *cursor = copy, *key, *value, *found = NULL;
 
-	for (const char *line = text; line && *line;) {
-		const char *end = strchr(line, '\n');
-		size_t len = end ? (size_t)(end - line) : strlen(line);
-
-		if (len > n && !strncmp(line, key, n) && line[n] == ' ')
-			return strndup(line + n + 1, len - n - 1);
-		line = end ? end + 1 : NULL;
-	}
-	return NULL;
+	while (cursor && bci_results_kv_next(&cursor, &key, &value))
+		if (!strcmp(key, wanted)) {
+			found = strdup(value);
+			break;
+		}
+	free(copy);
+	return found;
 }
 
 static int set_from(char **field, const char *text, const char *key)
 {
-	char *value = text ? line_value(text, key) : NULL;
+	char *value = kv_value(text, key);
 	int ret = value ? bci_manifest_set(field, value) : 0;
 
 	free(value);
@@ -80,7 +76,9 @@ static int add_boots(struct bci_manifest *m, const char *run_dir, char *err, siz
 		return ret;
 	}
 	while ((entry = readdir(dir))) {
-		if (strncmp(entry->d_name, "boot-", 5) != 0)
+		unsigned number;
+
+		if (bci_results_boot_dir_parse(entry->d_name, &number) != 1)
 			continue;
 		grown = realloc(names, (count + 1) * sizeof(*names));
 		if (!grown || !(grown[count] = strdup(entry->d_name))) {
@@ -97,31 +95,19 @@ static int add_boots(struct bci_manifest *m, const char *run_dir, char *err, siz
 	for (size_t i = 0; ret == 0 && i < count; i++) {
 		struct bci_manifest_boot *boot;
 
-		snprintf(path, sizeof(path), "%s/%s/" BOOT_RECORD, run_dir, names[i]);
+		snprintf(path, sizeof(path), "%s/%s/" BCI_RESULTS_BOOT_RECORD, run_dir, names[i]);
 		free(text);
 		text = NULL;
 		if (bci_read_file(path, &text, NULL, 1 << 20) < 0)
 			continue; /* a boot that died before its record: its files still go */
-		ret = bci_manifest_add_boot(m, names[i], &boot);
-		for (char *line = text; ret == 0 && line && *line;) {
-			char *end = strchr(line, '\n'), *space;
-
-			if (end)
-				*end = '\0';
-			space = strchr(line, ' ');
-			if (space) {
-				*space = '\0';
-				ret = bci_manifest_boot_set(boot, line, space + 1);
-				*space = ' ';
-			}
-			if (end)
-				*end = '\n';
-			line = end ? end + 1 : NULL;
-		}
-		if (ret == 0)
-			ret = set_from(&m->kernel, text, "kernel");
+		ret = set_from(&m->kernel, text, "kernel");
 		if (ret == 0)
 			ret = set_from(&m->cmdline, text, "cmdline");
+		if (ret == 0)
+			ret = bci_manifest_add_boot(m, names[i], &boot);
+		char *cursor = text, *key, *value;
+		while (ret == 0 && bci_results_kv_next(&cursor, &key, &value))
+			ret = bci_manifest_boot_set(boot, key, value);
 	}
 	free(text);
 	for (size_t i = 0; i < count; i++)
@@ -138,10 +124,10 @@ static int add_igt_version(struct bci_manifest *m, const char *run_dir)
 	char path[PATH_MAX], *text = NULL, *value;
 	int ret = 0;
 
-	snprintf(path, sizeof(path), "%s/0/out.txt", run_dir);
+	snprintf(path, sizeof(path), "%s/0/" BCI_RESULTS_JOB_OUT, run_dir);
 	if (bci_read_file(path, &text, NULL, 64 << 20) < 0)
 		return 0;
-	value = line_value(text, "IGT-Version:");
+	value = kv_value(text, "IGT-Version:");
 	if (value)
 		ret = bci_manifest_set(&m->igt_version, value);
 	free(value);
@@ -160,7 +146,7 @@ static int manifest_build(const char *run_dir, const struct bci_collect_archive_
 
 	if (!m)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "%s/" IDENTITY_FILE, run_dir);
+	snprintf(path, sizeof(path), "%s/" BCI_RESULTS_IDENTITY, run_dir);
 	if (bci_read_file(path, &identity, NULL, 1 << 16) < 0)
 		identity = NULL;
 	ret = bci_manifest_set(&m->run_id, info->run);

@@ -4,7 +4,9 @@
  * uploaded or not, and which uploaded ones the retention setting keeps.
  *
  * A run is over when the executor said so: its journal's `done` or `abort`
- * line (IGT engine), or its test program's result.txt past `state running`
+ * line (IGT engine; executor/journal.h: only those two words are looked at,
+ * until the run journal's reader moves into lib/), or its test program's
+ * result.txt past `state running`
  * (single test program); a folder the executor kept aside as
  * `<run>.superseded-N` is over by definition. Anything else may still be
  * resumed by the next netboot, so it is left alone.
@@ -14,6 +16,7 @@
 #include "message.h"
 
 #include "fsutil.h"
+#include "results_dir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,8 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define JOURNAL_FILE "bootci-journal.txt"
-#define TEST_RESULT_FILE "test/result.txt"
+#define TEST_RESULT_FILE BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT
 
 const char *bci_collect_run_state_name(enum bci_collect_run_state state)
 {
@@ -58,7 +60,7 @@ static enum bci_collect_run_state run_state(const char *dir, const char *name)
 
 	if (strstr(name, ".superseded-"))
 		return BCI_RUN_SUPERSEDED;
-	if (bci_collect_path(path, sizeof(path), "%s/" JOURNAL_FILE, dir) == 0 &&
+	if (bci_collect_path(path, sizeof(path), "%s/" BCI_RESULTS_BOOTCI_JOURNAL, dir) == 0 &&
 	    bci_read_file(path, &text, NULL, 64 << 20) == 0) {
 		over = has_line(text, "done") || has_line(text, "abort");
 		free(text);
@@ -66,7 +68,11 @@ static enum bci_collect_run_state run_state(const char *dir, const char *name)
 	}
 	if (bci_collect_path(path, sizeof(path), "%s/" TEST_RESULT_FILE, dir) == 0 &&
 	    bci_read_file(path, &text, NULL, 64 * 1024) == 0) {
-		over = has_line(text, "state done") || has_line(text, "state unkillable");
+		char *cursor = text, *key, *value;
+
+		while (bci_results_kv_next(&cursor, &key, &value))
+			if (!strcmp(key, "state"))
+				over = strcmp(value, "running") != 0;
 		free(text);
 	}
 	return over ? BCI_RUN_FINISHED : BCI_RUN_IN_PROGRESS;
