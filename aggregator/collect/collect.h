@@ -13,8 +13,9 @@
  *                                  at provisioning, mode 0600 (never in the image):
  *                                      machine = <name>
  *                                      token = <secret>
- *                                      master = <URL>   (optional: the master it was
- *                                                        enrolled with)
+ *                                      master = <URL>   optional: the master it was
+ *                                      keep = N         enrolled with, and this
+ *                                      deadline = D     machine's own settings
  *   RESULTS/runs/<run>/            run folders (the executor's)
  *   RESULTS/runs/<run>/bootci-uploaded.txt
  *                                  written (atomically) once the master confirmed the
@@ -52,13 +53,14 @@ extern const struct bci_config_key bci_collect_keys[];
 struct bci_collect_machine {
 	char name[128];
 	char token[256];
-	char master[1024]; /* optional: the master this machine was enrolled with */
+	/* Optional per-machine settings ("" when absent): collect keys of the same name. */
+	char master[1024], keep[32], deadline[32];
 };
 
 /*
  * Reads the machine file @path: `machine` and `token` keys, both required,
- * `master` optional; a file readable by group or others is refused (the token
- * is a secret).
+ * `master`, `keep` and `deadline` optional (checked when applied); a file
+ * readable by group or others is refused (the token is a secret).
  */
 int bci_collect_machine_read(const char *path, struct bci_collect_machine *machine, char *err,
 			     size_t err_size);

@@ -384,8 +384,37 @@ static int setup(struct collect *c, int argc, char **argv)
 	if (bci_config_get_list(c->config, "exclude", &c->exclude_storage, &c->exclude,
 				&c->exclude_count) < 0)
 		return 1;
-	c->deadline = bci_collect_now() + (long long)bci_config_get_seconds(c->config, "deadline");
 	return -1; /* go on */
+}
+
+/*
+ * The machine file's own settings beat the image's file and the defaults; the
+ * kernel command line and the options beat them.
+ */
+static int apply_machine_settings(struct collect *c, const char *path)
+{
+	const struct {
+		const char *key, *value;
+	} settings[] = {
+		{ "master", c->machine.master },
+		{ "keep", c->machine.keep },
+		{ "deadline", c->machine.deadline },
+	};
+	char err[1024];
+
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		const char *origin = bci_config_origin(c->config, settings[i].key);
+
+		if (!settings[i].value[0] || !strcmp(origin, "kernel command line") ||
+		    !strncmp(origin, "--", 2))
+			continue;
+		if (bci_config_set(c->config, settings[i].key, settings[i].value, path, err,
+				   sizeof(err)) < 0) {
+			fprintf(c->console, "collect: %s\n", err);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 int bci_cmd_collect(int argc, char **argv)
@@ -408,17 +437,9 @@ int bci_cmd_collect(int argc, char **argv)
 		fprintf(c.console, "collect: %s: nothing uploaded\n", err);
 		goto out;
 	}
-	/*
-	 * The machine's own master (enrolment) beats the image's default; the
-	 * kernel command line and the options beat both.
-	 */
-	const char *origin = bci_config_origin(c.config, "master");
-	if (c.machine.master[0] && strcmp(origin, "kernel command line") != 0 &&
-	    strncmp(origin, "--", 2) != 0 &&
-	    bci_config_set(c.config, "master", c.machine.master, path, err, sizeof(err)) < 0) {
-		fprintf(c.console, "collect: %s\n", err);
+	if (apply_machine_settings(&c, path) < 0)
 		goto out;
-	}
+	c.deadline = bci_collect_now() + (long long)bci_config_get_seconds(c.config, "deadline");
 	if (!*bci_config_get(c.config, "master")) {
 		fprintf(c.console, "collect: no master configured (master= in %s, or " CMDLINE_PREFIX
 				   "master= on the kernel command line): nothing uploaded\n",

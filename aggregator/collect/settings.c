@@ -45,6 +45,8 @@ static const struct bci_config_key machine_keys[] = {
 	{ "machine", BCI_CONFIG_STRING, "", NULL, "the machine's name at the master" },
 	{ "token", BCI_CONFIG_STRING, "", NULL, "its secret upload token" },
 	{ "master", BCI_CONFIG_STRING, "", NULL, "the master it was enrolled with (optional)" },
+	{ "keep", BCI_CONFIG_STRING, "", NULL, "collect's keep for this machine (optional)" },
+	{ "deadline", BCI_CONFIG_STRING, "", NULL, "collect's deadline for this machine (optional)" },
 	{ NULL, 0, NULL, NULL, NULL },
 };
 
@@ -113,13 +115,17 @@ int bci_collect_machine_read(const char *path, struct bci_collect_machine *machi
 		ret = -EINVAL;
 		goto out;
 	}
-	if (strlen(bci_config_get(config, "master")) >= sizeof(machine->master)) {
-		bci_message(err, err_size, "%s: master URL longer than %zu characters", path,
-			    sizeof(machine->master) - 1);
+	if (strlen(bci_config_get(config, "master")) >= sizeof(machine->master) ||
+	    strlen(bci_config_get(config, "keep")) >= sizeof(machine->keep) ||
+	    strlen(bci_config_get(config, "deadline")) >= sizeof(machine->deadline)) {
+		bci_message(err, err_size, "%s: master, keep or deadline too long", path);
 		ret = -EINVAL;
 		goto out;
 	}
 	snprintf(machine->master, sizeof(machine->master), "%s", bci_config_get(config, "master"));
+	snprintf(machine->keep, sizeof(machine->keep), "%s", bci_config_get(config, "keep"));
+	snprintf(machine->deadline, sizeof(machine->deadline), "%s",
+		 bci_config_get(config, "deadline"));
 	snprintf(machine->name, sizeof(machine->name), "%s", name);
 	snprintf(machine->token, sizeof(machine->token), "%s", token);
 out:
