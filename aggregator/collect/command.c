@@ -176,62 +176,81 @@ static void outgoing_remove(struct collect *c, const char *run)
 	bci_fsync_dir(c->outgoing);
 }
 
-/* Returns 0 uploaded, -ETIMEDOUT the master could not be reached in time, other -errno. */
-static int collect_run(struct collect *c, const struct bci_collect_run *run)
+/* A run that is over and not yet uploaded, with its archive once made. */
+struct pending {
+	const struct bci_collect_run *run;
+	bool archived;
+	char archive[PATH_MAX], digest[BCI_SHA256_HEX];
+	uint64_t size;
+};
+
+static int archive_run(struct collect *c, struct pending *p)
 {
-	char archive[PATH_MAX], digest[BCI_SHA256_HEX], url[PATH_MAX * 2], run_dir[PATH_MAX];
 	char err[1024] = "";
-	const char *master = bci_config_get(c->config, "master");
-	size_t master_len = strlen(master);
-	uint64_t size = 0;
 	int ret;
 
-	fprintf(c->console, "collect: run %s (%s): archiving\n", run->name,
-		bci_collect_run_state_name(run->state));
-	fflush(c->console);
-	ret = outgoing_prepare(c, run->name, archive, digest, &size, err, sizeof(err));
-	if (ret < 0) {
-		fprintf(c->console, "collect: run %s: cannot archive it: %s; it stays\n", run->name, err);
-		return ret;
-	}
+	fprintf(c->console, "collect: run %s (%s): archiving\n", p->run->name,
+		bci_collect_run_state_name(p->run->state));
+	ret = outgoing_prepare(c, p->run->name, p->archive, p->digest, &p->size, err, sizeof(err));
+	if (ret < 0)
+		fprintf(c->console, "collect: run %s: cannot archive it: %s; it stays\n", p->run->name,
+			err);
+	p->archived = ret == 0;
+	return ret;
+}
+
+/* Returns 0 uploaded, -ETIMEDOUT the master could not be reached in time, other -errno. */
+static int upload_run(struct collect *c, const struct pending *p)
+{
+	char url[PATH_MAX * 2], run_dir[PATH_MAX], err[1024] = "";
+	const char *master = bci_config_get(c->config, "master");
+	size_t master_len = strlen(master);
+	int ret;
+
 	while (master_len && master[master_len - 1] == '/')
 		master_len--;
 	snprintf(url, sizeof(url), "%.*s/api/v1/machines/%s/runs/%s", (int)master_len, master,
-		 c->machine.name, run->name);
+		 c->machine.name, p->run->name);
 	struct bci_collect_upload upload = {
 		.url = url,
 		.token = c->machine.token,
-		.path = archive,
-		.sha256 = digest,
-		.size = size,
+		.path = p->archive,
+		.sha256 = p->digest,
+		.size = p->size,
 		.deadline = c->deadline,
 		.console = c->console,
 	};
 	ret = bci_collect_upload_run(&upload, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(c->console, "collect: run %s not uploaded: %s; it stays on the partition\n",
-			run->name, err);
+			p->run->name, err);
 		return ret;
 	}
-	ret = bci_collect_path(run_dir, sizeof(run_dir), "%s/%s", c->runs, run->name);
+	ret = bci_collect_path(run_dir, sizeof(run_dir), "%s/%s", c->runs, p->run->name);
 	if (ret == 0)
-		ret = bci_collect_run_mark_uploaded(run_dir, digest, size, (long long)time(NULL));
+		ret = bci_collect_run_mark_uploaded(run_dir, p->digest, p->size, (long long)time(NULL));
 	if (ret < 0) {
 		/* Uploaded, but not marked: the next boot asks the master again and finds it stored. */
 		fprintf(c->console, "collect: run %s: uploaded, but %s/%s cannot be written: %s\n",
-			run->name, run_dir, BCI_COLLECT_UPLOADED_FILE, strerror(-ret));
+			p->run->name, run_dir, BCI_COLLECT_UPLOADED_FILE, strerror(-ret));
 		return ret;
 	}
-	outgoing_remove(c, run->name);
-	fprintf(c->console, "collect: run %s uploaded: %llu bytes, sha256 %s\n", run->name,
-		(unsigned long long)size, digest);
+	outgoing_remove(c, p->run->name);
+	fprintf(c->console, "collect: run %s uploaded: %llu bytes, sha256 %s\n", p->run->name,
+		(unsigned long long)p->size, p->digest);
 	return 0;
 }
 
+/*
+ * Every run's archive first, then the uploads: a master out of reach this
+ * boot still finds every archive ready (and resumable) at the next one.
+ */
 static int collect_all(struct collect *c)
 {
 	struct bci_collect_run *runs = NULL;
-	size_t count = 0;
+	struct pending *pending;
+	size_t count = 0, n = 0;
+	bool reachable = true;
 	char err[1024];
 	int ret;
 
@@ -239,6 +258,11 @@ static int collect_all(struct collect *c)
 	if (ret < 0) {
 		fprintf(c->console, "collect: %s\n", err);
 		return ret;
+	}
+	pending = calloc(count ? count : 1, sizeof(*pending));
+	if (!pending) {
+		free(runs);
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < count; i++) {
 		const struct bci_collect_run *run = &runs[i];
@@ -255,21 +279,31 @@ static int collect_all(struct collect *c)
 			c->left++;
 			continue;
 		}
-		ret = collect_run(c, run);
+		pending[n].run = run;
+		archive_run(c, &pending[n++]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!pending[i].archived) {
+			c->left++;
+			continue;
+		}
+		if (!reachable) {
+			fprintf(c->console, "collect: run %s stays on the partition (the master is out of reach)\n",
+				pending[i].run->name);
+			c->left++;
+			continue;
+		}
+		ret = upload_run(c, &pending[i]);
 		if (ret == 0) {
 			c->uploaded++;
 			continue;
 		}
 		c->left++;
-		/* The master is out of reach until the deadline: the other runs wait for the next boot. */
-		if (ret == -ETIMEDOUT) {
-			for (size_t j = i + 1; j < count; j++)
-				if (!excluded(c, runs[j].name) && !runs[j].uploaded &&
-				    runs[j].state != BCI_RUN_IN_PROGRESS)
-					c->left++;
-			break;
-		}
+		/* Out of reach until the deadline: the other runs wait for the next boot. */
+		if (ret == -ETIMEDOUT)
+			reachable = false;
 	}
+	free(pending);
 	free(runs);
 	return 0;
 }
