@@ -220,7 +220,11 @@ static int upload_run(struct collect *c, const struct pending *p)
 		.deadline = c->deadline,
 		.console = c->console,
 	};
+	struct timespec start, end;
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	ret = bci_collect_upload_run(&upload, err, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	double seconds = (double)(end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9;
 	if (ret < 0) {
 		fprintf(c->console, "collect: run %s not uploaded: %s; it stays on the partition\n",
 			p->run->name, err);
@@ -236,8 +240,9 @@ static int upload_run(struct collect *c, const struct pending *p)
 		return ret;
 	}
 	outgoing_remove(c, p->run->name);
-	fprintf(c->console, "collect: run %s uploaded: %llu bytes, sha256 %s\n", p->run->name,
-		(unsigned long long)p->size, p->digest);
+	fprintf(c->console, "collect: run %s uploaded: %llu bytes, sha256 %s, in %.2f s (%.2f MiB/s)\n",
+		p->run->name, (unsigned long long)p->size, p->digest, seconds,
+		seconds > 0 ? (double)p->size / 1048576.0 / seconds : 0.0);
 	return 0;
 }
 
