@@ -138,6 +138,25 @@ struct bci_collect_upload {
  */
 int bci_collect_upload_run(const struct bci_collect_upload *upload, char *err, size_t err_size);
 
+/* What the master's answer to GET of a run says, for a run of @size bytes with digest @sha256. */
+enum bci_collect_master_state {
+	BCI_MASTER_SEND,     /* send from *@received on (0: from the start) */
+	BCI_MASTER_HOLDS,    /* stored, with our digest: done */
+	BCI_MASTER_CONFLICT, /* stored with another digest: refused for good */
+	BCI_MASTER_UNCLEAR,  /* an answer that says nothing usable: try again later */
+};
+
+/*
+ * Reads the JSON @body of a 200 answer ({"state": "absent"|"partial"|"stored",
+ * "received": N, "sha256": HEX}). A partial upload of other bytes, or one
+ * longer than ours, is started over (*@received = 0). @err says what was wrong
+ * with an UNCLEAR or CONFLICT answer.
+ */
+enum bci_collect_master_state bci_collect_master_state_parse(const char *body, size_t len,
+							     const char *sha256, uint64_t size,
+							     uint64_t *received, char *err,
+							     size_t err_size);
+
 /* Monotonic seconds (the deadline's clock). */
 long long bci_collect_now(void);
 

@@ -28,6 +28,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,33 +167,83 @@ static CURL *request_new(const struct bci_collect_upload *u, struct curl_slist *
 	return curl;
 }
 
-/* The JSON member @key of @body as a string / number; false when absent. */
-static bool json_string(const char *body, const char *key, char *out, size_t size)
+/* The JSON member @key of @root as a string / number; false when absent or of another type. */
+static bool json_string(struct json_object *root, const char *key, char *out, size_t size)
 {
-	struct json_object *root = json_tokener_parse(body), *value;
-	bool ok = false;
+	struct json_object *value;
 
-	if (root && json_object_object_get_ex(root, key, &value) &&
-	    json_object_is_type(value, json_type_string)) {
-		snprintf(out, size, "%s", json_object_get_string(value));
-		ok = true;
-	}
-	json_object_put(root);
-	return ok;
+	if (!json_object_object_get_ex(root, key, &value) ||
+	    !json_object_is_type(value, json_type_string))
+		return false;
+	snprintf(out, size, "%s", json_object_get_string(value));
+	return true;
 }
 
-static bool json_number(const char *body, const char *key, int64_t *out)
+static bool json_number(struct json_object *root, const char *key, int64_t *out)
 {
-	struct json_object *root = json_tokener_parse(body), *value;
-	bool ok = false;
+	struct json_object *value;
 
-	if (root && json_object_object_get_ex(root, key, &value) &&
-	    json_object_is_type(value, json_type_int)) {
-		*out = json_object_get_int64(value);
-		ok = true;
+	if (!json_object_object_get_ex(root, key, &value) ||
+	    !json_object_is_type(value, json_type_int))
+		return false;
+	*out = json_object_get_int64(value);
+	return true;
+}
+
+enum bci_collect_master_state bci_collect_master_state_parse(const char *body, size_t len,
+							     const char *sha256, uint64_t size,
+							     uint64_t *received, char *err,
+							     size_t err_size)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *root = NULL;
+	char digest[BCI_SHA256_HEX] = "", state[32] = "";
+	enum bci_collect_master_state ret = BCI_MASTER_UNCLEAR;
+	int64_t n = 0;
+
+	*received = 0;
+	if (!tok)
+		return ret;
+	if (len <= INT_MAX)
+		root = json_tokener_parse_ex(tok, body, (int)len);
+	size_t end = root ? json_tokener_get_parse_end(tok) : 0;
+	while (end < len && strchr(" \t\r\n", body[end]) && body[end])
+		end++;
+	if (!root || !json_object_is_type(root, json_type_object) || end < len) {
+		bci_message(err, err_size, "not a JSON object: %.120s", body);
+		goto out;
 	}
+	if (!json_string(root, "state", state, sizeof(state))) {
+		bci_message(err, err_size, "no \"state\" in %.120s", body);
+		goto out;
+	}
+	json_string(root, "sha256", digest, sizeof(digest));
+	if (!strcmp(state, "stored")) {
+		if (!strcmp(digest, sha256)) {
+			ret = BCI_MASTER_HOLDS;
+		} else {
+			bci_message(err, err_size, "the master holds this run with another digest (%s, ours %s)",
+				    digest[0] ? digest : "none", sha256);
+			ret = BCI_MASTER_CONFLICT;
+		}
+		goto out;
+	}
+	if (!strcmp(state, "absent")) {
+		ret = BCI_MASTER_SEND;
+		goto out;
+	}
+	if (strcmp(state, "partial") != 0 || !json_number(root, "received", &n) || n < 0) {
+		bci_message(err, err_size, "state '%s' without a usable \"received\": %.120s", state, body);
+		goto out;
+	}
+	/* Another upload's bytes, or more than ours: not ours to continue. */
+	if (strcmp(digest, sha256) == 0 && (uint64_t)n <= size)
+		*received = (uint64_t)n;
+	ret = BCI_MASTER_SEND;
+out:
 	json_object_put(root);
-	return ok;
+	json_tokener_free(tok);
+	return ret;
 }
 
 enum outcome {
@@ -214,10 +265,9 @@ static enum outcome query(const struct bci_collect_upload *u, uint64_t *received
 {
 	struct curl_slist *headers = NULL;
 	struct response *r = malloc(sizeof(*r));
-	char digest[BCI_SHA256_HEX] = "", state[32] = "";
 	enum outcome outcome = OUTCOME_RETRY;
+	char why[512] = "";
 	long status = 0;
-	int64_t n = 0;
 	CURL *curl;
 	CURLcode code;
 
@@ -246,25 +296,22 @@ static enum outcome query(const struct bci_collect_upload *u, uint64_t *received
 		outcome = transient(status) ? OUTCOME_RETRY : OUTCOME_REFUSED;
 		goto out;
 	}
-	json_string(r->body, "state", state, sizeof(state));
-	json_string(r->body, "sha256", digest, sizeof(digest));
-	if (!strcmp(state, "stored")) {
-		if (!strcmp(digest, u->sha256)) {
-			outcome = OUTCOME_DONE;
-		} else {
-			bci_message(err, err_size, "the master holds run %s with another digest (%s, ours %s)",
-				 u->url, digest[0] ? digest : "none", u->sha256);
-			outcome = OUTCOME_REFUSED;
-		}
-		goto out;
+	switch (bci_collect_master_state_parse(r->body, r->len, u->sha256, u->size, received, why,
+					       sizeof(why))) {
+	case BCI_MASTER_HOLDS:
+		outcome = OUTCOME_DONE;
+		break;
+	case BCI_MASTER_SEND:
+		outcome = OUTCOME_SEND;
+		break;
+	case BCI_MASTER_CONFLICT:
+		bci_message(err, err_size, "GET %s: %s", u->url, why);
+		outcome = OUTCOME_REFUSED;
+		break;
+	case BCI_MASTER_UNCLEAR:
+		bci_message(err, err_size, "GET %s: %s", u->url, why);
+		break;
 	}
-	if (!json_number(r->body, "received", &n) || n < 0 || (uint64_t)n > u->size) {
-		bci_message(err, err_size, "GET %s: no usable \"received\" in %.200s", u->url, r->body);
-		goto out;
-	}
-	/* A partial upload of other bytes is not ours to continue: start over. */
-	*received = digest[0] && strcmp(digest, u->sha256) ? 0 : (uint64_t)n;
-	outcome = OUTCOME_SEND;
 out:
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(curl);
@@ -332,7 +379,10 @@ static enum outcome send_from(const struct bci_collect_upload *u, uint64_t offse
 		outcome = transient(status) ? OUTCOME_RETRY : OUTCOME_REFUSED;
 		goto out;
 	}
-	json_string(r->body, "sha256", digest, sizeof(digest));
+	struct json_object *root = json_tokener_parse(r->body);
+	if (!root || !json_string(root, "sha256", digest, sizeof(digest)))
+		digest[0] = '\0';
+	json_object_put(root);
 	if (strcmp(digest, u->sha256) != 0) {
 		/* Not confirmed: the next attempt's GET says what the master really has. */
 		bci_message(err, err_size, "PUT %s: the master answered digest '%s', ours is %s", u->url,

@@ -304,6 +304,55 @@ static void test_archive_refuses_symlink(void **state)
 	assert_int_equal(access(out, F_OK), -1);
 }
 
+#define OURS "1111111111111111111111111111111111111111111111111111111111111111"
+#define THEIRS "2222222222222222222222222222222222222222222222222222222222222222"
+
+static enum bci_collect_master_state answer(const char *body, uint64_t *received)
+{
+	char err[256];
+
+	*received = 77;
+	return bci_collect_master_state_parse(body, strlen(body), OURS, 1000, received, err,
+					      sizeof(err));
+}
+
+static void test_master_answers(void **state)
+{
+	uint64_t received;
+
+	(void)state;
+	assert_int_equal(answer("{\"state\": \"absent\", \"received\": 0}\n", &received), BCI_MASTER_SEND);
+	assert_int_equal(received, 0);
+	/* A partial upload of our bytes resumes where the master says. */
+	assert_int_equal(answer("{\"state\": \"partial\", \"sha256\": \"" OURS "\", \"received\": 600}", &received),
+			 BCI_MASTER_SEND);
+	assert_int_equal(received, 600);
+	/* Of other bytes, or longer than ours: from the start. */
+	assert_int_equal(answer("{\"state\": \"partial\", \"sha256\": \"" THEIRS "\", \"received\": 600}", &received),
+			 BCI_MASTER_SEND);
+	assert_int_equal(received, 0);
+	assert_int_equal(answer("{\"state\": \"partial\", \"sha256\": \"" OURS "\", \"received\": 1001}", &received),
+			 BCI_MASTER_SEND);
+	assert_int_equal(received, 0);
+	assert_int_equal(answer("{\"state\": \"stored\", \"sha256\": \"" OURS "\", \"received\": 1000}", &received),
+			 BCI_MASTER_HOLDS);
+	assert_int_equal(answer("{\"state\": \"stored\", \"sha256\": \"" THEIRS "\"}", &received),
+			 BCI_MASTER_CONFLICT);
+	assert_int_equal(answer("{\"state\": \"stored\"}", &received), BCI_MASTER_CONFLICT);
+	/* Nothing usable: ask again later, never a guess. */
+	assert_int_equal(answer("{\"state\": \"partial\", \"sha256\": \"" OURS "\"}", &received),
+			 BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("{\"state\": \"partial\", \"sha256\": \"" OURS "\", \"received\": -5}", &received),
+			 BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("{\"state\": \"partial\", \"received\": \"600\"}", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("{\"state\": \"sideways\"}", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("[1, 2]", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("{\"state\": \"absent\"} trailing", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("<html>502 Bad Gateway</html>", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(received, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +362,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_machine_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_archive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_archive_refuses_symlink, setup, teardown),
+		cmocka_unit_test(test_master_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
