@@ -13,5 +13,6 @@
 void bci_aggregator_usage(FILE *out);
 
 int bci_cmd_results(int argc, char **argv);
+int bci_cmd_collect(int argc, char **argv);
 
 #endif

@@ -19,6 +19,10 @@ static const struct command commands[] = {
 	  "results DIR [-o OUT]\n"
 	  "      write the results.json of the results directory DIR (igt_runner layout)\n"
 	  "      to OUT (replaced atomically), or to standard output\n" },
+	{ "collect", bci_cmd_collect,
+	  "collect [--results DIR] [--master URL] [--keep N] [--deadline D] [OPTIONS]\n"
+	  "      upload every finished run on the results partition to the master\n"
+	  "      (the known-good image's job; `collect --help` lists every setting)\n" },
 };
 
 void bci_aggregator_usage(FILE *out)
