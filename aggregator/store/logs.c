@@ -54,7 +54,12 @@ int bci_store_test_log_open(struct bci_store *store, const char *data_dir, const
 			 run_id, test);
 		return -ENOENT;
 	}
-	ret = bci_cache_get(data_dir, target.digest, target.archive_path, dir, err, err_size);
+	if (target.archive_path[0] == '/')
+		snprintf(path, sizeof(path), "%s", target.archive_path);
+	else if ((size_t)snprintf(path, sizeof(path), "%s/%s", data_dir, target.archive_path) >=
+		 sizeof(path))
+		return -ENAMETOOLONG;
+	ret = bci_cache_get(data_dir, target.digest, path, dir, err, err_size);
 	if (ret < 0)
 		return ret;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s%d/%s.txt", dir, target.root,

@@ -110,7 +110,7 @@ struct bci_store_run {
 	const char *kernel;		/* release of the kernel under test */
 	const char *cmdline;
 	const char *digest;		/* sha256 (hex) of the archive */
-	const char *archive_path;	/* the archive in the data folder */
+	const char *archive_path;	/* the archive, relative to the data folder (archives/...) */
 	const char *archive_root;	/* the run folder inside the archive ("" for its root) */
 	const char *state;		/* done, aborted, incomplete, capped, ... */
 	double started, ended;		/* Unix times; 0: unknown */
