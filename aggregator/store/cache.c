@@ -104,8 +104,13 @@ static int parents_open(int root_fd, char *path, const char **base)
 	return fd;
 }
 
+/* The unpacked bytes so far and the limit, across the entries of one archive. */
+struct budget {
+	unsigned long long used, max;
+};
+
 static int entry_write(struct archive *a, int parent, const char *name, const char *shown,
-		       char *err, size_t err_size)
+		       struct budget *budget, char *err, size_t err_size)
 {
 	const void *block;
 	size_t size;
@@ -120,6 +125,13 @@ static int entry_write(struct archive *a, int parent, const char *name, const ch
 		return ret;
 	}
 	while ((rc = archive_read_data_block(a, &block, &size, &offset)) == ARCHIVE_OK) {
+		budget->used += size;
+		if (budget->max && budget->used > budget->max) {
+			snprintf(err, err_size, "%s: the archive unpacks to more than %llu bytes", shown,
+				 budget->max);
+			close(fd);
+			return -EFBIG;
+		}
 		/* A sparse entry skips ahead: the hole reads back as zeroes. */
 		if (offset > written && lseek(fd, offset, SEEK_SET) < 0) {
 			ret = -errno;
@@ -145,7 +157,7 @@ static int entry_write(struct archive *a, int parent, const char *name, const ch
 
 /* Writes one entry below @root_fd after checking its type and path. */
 static int entry_extract(struct archive *a, struct archive_entry *entry, int root_fd,
-			 const char *archive_path, char *err, size_t err_size)
+			 const char *archive_path, struct budget *budget, char *err, size_t err_size)
 {
 	const char *raw = archive_entry_pathname(entry), *base = NULL;
 	mode_t type = archive_entry_filetype(entry);
@@ -182,14 +194,16 @@ static int entry_extract(struct archive *a, struct archive_entry *entry, int roo
 		char shown[PATH_MAX + 64];
 
 		snprintf(shown, sizeof(shown), "%s: entry '%s'", archive_path, raw);
-		ret = entry_write(a, parent, base, shown, err, err_size);
+		ret = entry_write(a, parent, base, shown, budget, err, err_size);
 	}
 	close(parent);
 	return ret;
 }
 
-int bci_cache_extract(const char *archive_path, const char *dir, char *err, size_t err_size)
+int bci_cache_extract(const char *archive_path, const char *dir, unsigned long long max_bytes,
+		      char *err, size_t err_size)
 {
+	struct budget budget = { 0, max_bytes };
 	struct archive_entry *entry;
 	struct archive *a;
 	int root_fd = -1, ret = 0, rc;
@@ -218,7 +232,7 @@ int bci_cache_extract(const char *archive_path, const char *dir, char *err, size
 		goto out_archive;
 	}
 	while ((rc = archive_read_next_header(a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-		ret = entry_extract(a, entry, root_fd, archive_path, err, err_size);
+		ret = entry_extract(a, entry, root_fd, archive_path, &budget, err, err_size);
 		if (ret < 0)
 			goto out_archive;
 	}
@@ -270,7 +284,7 @@ int bci_cache_get(const char *data_dir, const char *digest, const char *archive_
 		snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
 		return ret;
 	}
-	ret = bci_cache_extract(archive_path, tmp, err, err_size);
+	ret = bci_cache_extract(archive_path, tmp, 0, err, err_size);
 	if (ret < 0)
 		return ret;
 	if (rename(tmp, dir) < 0) {

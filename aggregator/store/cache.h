@@ -17,9 +17,11 @@ int bci_cache_digest_valid(const char *digest);
  * Unpacks @archive_path (tar, optionally zstd/gzip/xz compressed) into the
  * new directory @dir: only regular files and directories, relative paths
  * without "..", no links, devices or FIFOs; anything else is refused with
- * the entry named. @dir is created by the call and removed on failure.
+ * the entry named. More than @max_bytes unpacked (0: no limit) is refused
+ * (-EFBIG). @dir is created by the call and removed on failure.
  */
-int bci_cache_extract(const char *archive_path, const char *dir, char *err, size_t err_size);
+int bci_cache_extract(const char *archive_path, const char *dir, unsigned long long max_bytes,
+		      char *err, size_t err_size);
 
 /*
  * Puts the cache folder of the archive @archive_path, whose digest is
