@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The store's unit suite (tests/unit/test_store.c) against a
+# The store's unit suites (tests/unit/test_store.c, test_ingest.c) against a
 # real PostgreSQL server of their own: Debian's postgresql 15, a cluster made
 # by initdb in a temporary folder, listening only on a Unix socket in that
 # folder (no TCP), run as the unprivileged `postgres` user when this script
@@ -11,7 +11,7 @@ set -uo pipefail
 . "$SRC/tests/tap.sh"
 
 pgbin=/usr/lib/postgresql/15/bin
-suites=(test_store)
+suites=(test_store test_ingest)
 if [ ! -x "$pgbin/initdb" ] || [ ! -x "$pgbin/pg_ctl" ]; then
 	plan 1
 	not_ok "PostgreSQL 15 server binaries in $pgbin (Debian package postgresql-15)"
@@ -48,7 +48,7 @@ stop_server() {
 }
 trap stop_server EXIT
 
-n_tests=$((2 + 2 * ${#suites[@]}))
+n_tests=$((2 + 2 * ${#suites[@]} + 1))
 plan "$n_tests"
 
 if "${run_as[@]}" "$pgbin/initdb" -D "$work/db" -U postgres --auth=trust --encoding=UTF8 \
@@ -88,3 +88,12 @@ for suite in "${suites[@]}"; do
 	done
 done
 
+# The URL form names the same server (the socket folder as the host parameter).
+url="postgresql:///postgres?host=$work/sock&user=postgres"
+if "$BUILD/host/bin/bootci-aggregator" ingest --store "$url" --data "$work/data" \
+	--machine lab-pg "$SRC/tests/resultgen/scenarios/piglit-style-default-level" >"$work/cli.log" 2>&1; then
+	ok "bootci-aggregator ingest --store postgresql://... stores a run"
+else
+	not_ok "bootci-aggregator ingest --store postgresql://... stores a run"
+	diag <"$work/cli.log"
+fi
