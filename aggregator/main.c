@@ -19,6 +19,13 @@ static const struct command commands[] = {
 	  "results DIR [-o OUT]\n"
 	  "      write the results.json of the results directory DIR (igt_runner layout)\n"
 	  "      to OUT (replaced atomically), or to standard output\n" },
+	{ "ingest", bci_cmd_ingest,
+	  "ingest [--store URL] [--data DIR] [--machine NAME] [--run-id ID] [--build NAME]\n"
+	  "       DIR|ARCHIVE\n"
+	  "      store one run (a results directory, or a tar[.zst] run archive with its\n"
+	  "      manifest.json) in the store: URL sqlite:PATH (default DATA/bootci.sqlite),\n"
+	  "      postgresql://... or a libpq conninfo; DIR's archive is kept in DATA\n"
+	  "      (default $BOOTCI_DATA, else /var/lib/bootci); the same run twice adds nothing\n" },
 	{ "collect", bci_cmd_collect,
 	  "collect [--results DIR] [--master URL] [--keep N] [--deadline D] [OPTIONS]\n"
 	  "      upload every finished run on the results partition to the master\n"
