@@ -15,5 +15,6 @@ void bci_aggregator_usage(FILE *out);
 int bci_cmd_results(int argc, char **argv);
 int bci_cmd_ingest(int argc, char **argv);
 int bci_cmd_collect(int argc, char **argv);
+int bci_cmd_serve(int argc, char **argv);
 
 #endif

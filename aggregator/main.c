@@ -30,6 +30,9 @@ static const struct command commands[] = {
 	  "collect [--results DIR] [--master URL] [--keep N] [--deadline D] [OPTIONS]\n"
 	  "      upload every finished run on the results partition to the master\n"
 	  "      (the known-good image's job; `collect --help` lists every setting)\n" },
+	{ "serve", bci_cmd_serve,
+	  "serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
+	  "      the CI master's upload server (serve --help, README.md)\n" },
 };
 
 void bci_aggregator_usage(FILE *out)
