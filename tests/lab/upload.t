@@ -40,7 +40,7 @@ read_back() {
 	"$LAB" read "$machine" "$machine/$1" >/dev/null
 }
 
-plan 22
+plan 23
 machine=$(fresh_machine upload --disk-image "$known_good/disk.img")
 check "machine disk is the builder's known-good disk.img" [ -n "$machine" ] || exit 1
 master=$machine/master
@@ -96,6 +96,19 @@ echo "master: $state" | diag
 check "the master holds the run as stored with that digest" \
 	eval "python3 -c 'import json, sys; s = json.loads(sys.argv[1]); sys.exit(not (s[\"state\"] == \"stored\" and s[\"sha256\"] == sys.argv[2]))' '$state' '$digest'"
 master_stop
+check "the master's store has the run, its results and boots" python3 - "$master/bootci.sqlite" "$machine_name" "$run" "$digest" <<'PY'
+import sqlite3, sys
+db, machine, run, digest = sys.argv[1:]
+c = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+rows = c.execute("SELECT r.id, r.digest FROM runs r JOIN machines m ON m.id = r.machine"
+                 " WHERE m.name = ? AND r.run_id = ?", (machine, run)).fetchall()
+if len(rows) != 1 or rows[0][1] != digest:
+    sys.exit("store: %r" % rows)
+results = c.execute("SELECT count(*) FROM results WHERE run = ?", (rows[0][0],)).fetchone()[0]
+boots = c.execute("SELECT count(*) FROM boots WHERE run = ?", (rows[0][0],)).fetchone()[0]
+print("# store: %d results, %d boots" % (results, boots))
+sys.exit(results == 0 or boots == 0)
+PY
 read_back up
 check "the partition is clean: both runs deleted (keep 0), outgoing empty" \
 	eval "[ ! -e '$machine/up/runs/$run' ] && [ ! -e '$machine/up/runs/upload-2' ] && [ -z \"\$(ls -A '$machine/up/outgoing' 2>/dev/null)\" ]"
