@@ -40,7 +40,7 @@ read_back() {
 	"$LAB" read "$machine" "$machine/$1" >/dev/null
 }
 
-plan 23
+plan 24
 machine=$(fresh_machine upload --disk-image "$known_good/disk.img")
 check "machine disk is the builder's known-good disk.img" [ -n "$machine" ] || exit 1
 master=$machine/master
@@ -72,7 +72,7 @@ check "collect could not reach the master and kept the run" \
 	console_has "$machine" "collect: run $run (not uploaded: .*it stays on the partition|stays on the partition \\(the master is out of reach\\))"
 read_back down
 check "the run is still on the partition, not marked uploaded" \
-	eval "[ -f '$machine/down/runs/$run/results.json' ] && [ ! -e '$machine/down/runs/$run/bootci-uploaded.txt' ]"
+	eval "[ -f '$machine/down/runs/$run/bootci-journal.txt' ] && [ ! -e '$machine/down/runs/$run/bootci-uploaded.txt' ]"
 check "its archive waits in outgoing/ with its digest" \
 	eval "[ -s '$machine/down/outgoing/$run.tar.zst' ] && [ -s '$machine/down/outgoing/$run.sha256' ]"
 tree_digests "$machine/down/runs/$run" >"$machine/disk.sha256"
