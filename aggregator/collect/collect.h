@@ -129,6 +129,7 @@ struct bci_collect_upload {
 	const char *sha256;
 	uint64_t size;
 	long long deadline;   /* CLOCK_MONOTONIC seconds: no attempt starts after it */
+	uint64_t max_rate;    /* bytes per second, 0: no limit */
 	FILE *console;        /* progress lines */
 };
 

@@ -52,7 +52,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: bootci-aggregator collect [--config FILE] [--cmdline FILE] [--results DIR]\n"
 		"         [--master URL] [--machine-file FILE] [--keep N] [--deadline DURATION]\n"
-		"         [--exclude RUN,...] [--console PATH] [--no-efi]\n"
+		"         [--exclude RUN,...] [--max-rate BYTES] [--console PATH] [--no-efi]\n"
 		"Settings: %s, then " CMDLINE_PREFIX "<key>=<value> in %s, then the options.\n",
 		DEFAULT_CONFIG, DEFAULT_CMDLINE);
 	for (const struct bci_config_key *k = bci_collect_keys; k->name; k++)
@@ -218,6 +218,7 @@ static int upload_run(struct collect *c, const struct pending *p)
 		.sha256 = p->digest,
 		.size = p->size,
 		.deadline = c->deadline,
+		.max_rate = bci_config_get_size(c->config, "max_rate"),
 		.console = c->console,
 	};
 	struct timespec start, end;
@@ -341,6 +342,7 @@ static int parse_options(int argc, char **argv, struct option_value *values, siz
 		{ "keep", required_argument, NULL, 'k' },
 		{ "deadline", required_argument, NULL, 'd' },
 		{ "exclude", required_argument, NULL, 'x' },
+		{ "max-rate", required_argument, NULL, 'R' },
 		{ "console", required_argument, NULL, 'o' },
 		{ "no-efi", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
@@ -362,6 +364,7 @@ static int parse_options(int argc, char **argv, struct option_value *values, siz
 		case 'k': key = "keep"; break;
 		case 'd': key = "deadline"; break;
 		case 'x': key = "exclude"; break;
+		case 'R': key = "max_rate"; break;
 		case 'o': key = "console"; break;
 		case 'E': values[(*count)++] = (struct option_value){ "efi", "no", "--no-efi" }; continue;
 		case 'h': usage(stdout); return 1;

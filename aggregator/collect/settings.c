@@ -36,6 +36,8 @@ const struct bci_config_key bci_collect_keys[] = {
 	  "run ids never uploaded (the known-good image's own run folder)" },
 	{ "console", BCI_CONFIG_STRING, "", NULL,
 	  "where progress lines go (/dev/console in the image); empty: standard error" },
+	{ "max_rate", BCI_CONFIG_SIZE, "0", NULL,
+	  "bytes per second an upload may use (N, NK, NM), so a fleet does not flood its master; 0: no limit" },
 	{ "efi", BCI_CONFIG_CHOICE, "yes", "yes|no",
 	  "read the firmware's boot entries into the manifest (libefiboot)" },
 	{ NULL, 0, NULL, NULL, NULL },

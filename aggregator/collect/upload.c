@@ -359,6 +359,8 @@ static enum outcome send_from(const struct bci_collect_upload *u, uint64_t offse
 	curl_easy_setopt(curl, CURLOPT_READFUNCTION, read_archive);
 	curl_easy_setopt(curl, CURLOPT_READDATA, &t);
 	curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)(u->size - offset));
+	if (u->max_rate)
+		curl_easy_setopt(curl, CURLOPT_MAX_SEND_SPEED_LARGE, (curl_off_t)u->max_rate);
 	curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
