@@ -71,7 +71,7 @@ check "the run in progress is left alone" \
 	eval "[ -d '$results/runs/busy' ] && ! [ -e '$results/runs/busy/bootci-uploaded.txt' ] && grep -q 'run busy is in progress: left alone' '$work/collect.log'"
 check "keep 1: one uploaded run kept and marked, the other deleted; outgoing empty" \
 	eval "[ \"\$(ls '$results'/runs/*/bootci-uploaded.txt | wc -l)\" = 1 ] && [ \"\$(ls -d '$results'/runs/r* | wc -l)\" = 1 ] && [ -z \"\$(ls -A '$results/outgoing')\" ]"
-kept=$(ls -d "$results"/runs/r* | head -n 1)
+kept=$(find "$results/runs" -mindepth 1 -maxdepth 1 -name "r*" | head -n 1)
 sha=$(sed -n 's/^sha256 //p' "$kept/bootci-uploaded.txt")
 state=$(master_run_state "$port" host-1 "$token" "$(basename "$kept")")
 check "the master holds the kept run with the digest collect marked" \
