@@ -511,6 +511,10 @@ static enum MHD_Result get_run(struct MHD_Connection *connection, struct request
 	if (bci_spool_status(&r->server->spool, r->route.machine, r->route.run_id, &status, why,
 			     sizeof(why)) < 0)
 		return respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s", why);
+	snprintf(r->note, sizeof(r->note), "%s, %llu bytes",
+		 status.state == BCI_RUN_STORED ? "stored" :
+		 status.state == BCI_RUN_PARTIAL ? "partial" : "absent",
+		 (unsigned long long)status.received);
 	return respond_status(connection, r,
 			      status.state == BCI_RUN_ABSENT ? MHD_HTTP_NOT_FOUND : MHD_HTTP_OK,
 			      &status, NULL);
@@ -544,6 +548,7 @@ static enum MHD_Result get_result(struct MHD_Connection *connection, struct requ
 	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
 	ret = MHD_queue_response(connection, MHD_HTTP_OK, response);
 	MHD_destroy_response(response);
+	snprintf(r->note, sizeof(r->note), "%lld bytes", (long long)st.st_size);
 	r->status = MHD_HTTP_OK;
 	r->answered = true;
 	return ret;

@@ -86,6 +86,18 @@ else
 	diag <"$work/server.log"
 fi
 
+# One byte a second, well within the idle timeout, against a request timeout of 3 s.
+stop_server
+start_server --idle-timeout 2 --request-timeout 3
+answer=$(python3 "$tool" slow "$(run_url m1 trickle)" --token token-of-m1 --interval 1 --give-up 30)
+if [[ $answer =~ ^closed\ after\ [0-9]+\ bytes$ ]] && [ ! -e "$work/data/runs/m1/trickle.json" ] &&
+	grep -q "PUT /api/v1/machines/m1/runs/trickle 408 .*the request took more than 3 s" "$work/server.log"; then
+	ok "trickling client: $answer by the request timeout (408 in the log), no run kept"
+else
+	not_ok "trickling client: $answer"
+	diag <"$work/server.log"
+fi
+
 # The server is still well after all of it.
 answer=$(curl -s "$base/api/v1/health")
 check "health after the hostile inputs: $answer" test "$answer" = '{"status": "ok"}'
