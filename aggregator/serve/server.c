@@ -885,6 +885,9 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, config->threads, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, config->max_connections, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, config->idle_timeout, NULL };
+	if (config->max_per_ip)
+		options[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+							config->max_per_ip, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, 128 * 1024, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
