@@ -56,7 +56,8 @@ static void serve_usage(FILE *out)
 	fprintf(out,
 		"usage: bootci-aggregator serve --data DIR [--listen ADDR:PORT] [--tokens FILE]\n"
 		"         [--cert FILE --key FILE] [--store URL] [--port-file FILE] [--threads N]\n"
-		"         [--max-connections N] [--idle-timeout SEC] [--request-timeout SEC]\n"
+		"         [--max-connections N] [--max-per-ip N] [--idle-timeout SEC]\n"
+		"         [--request-timeout SEC]\n"
 		"         [--max-body SIZE] [--max-entries N] [--max-unpacked SIZE] [--max-ratio N]\n"
 		"         [--max-path N] [--max-manifest SIZE]\n"
 		"SIZE: N, NK, NM, NG or NT bytes. See README.md, \"serve\".\n");
@@ -82,6 +83,7 @@ int bci_cmd_serve(int argc, char **argv)
 		{ "port-file", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 'T' },
 		{ "max-connections", required_argument, NULL, 'C' },
+		{ "max-per-ip", required_argument, NULL, 'N' },
 		{ "idle-timeout", required_argument, NULL, 'I' },
 		{ "request-timeout", required_argument, NULL, 'R' },
 		{ "max-body", required_argument, NULL, 'B' },
@@ -120,6 +122,10 @@ int bci_cmd_serve(int argc, char **argv)
 		case 'C':
 			ret = parse_count(optarg, 65536, &number);
 			config.max_connections = (unsigned)number;
+			break;
+		case 'N':
+			ret = parse_count(optarg, 65536, &number);
+			config.max_per_ip = (unsigned)number;
 			break;
 		case 'I':
 			ret = parse_count(optarg, 86400, &number);

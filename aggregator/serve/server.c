@@ -54,6 +54,9 @@ struct request {
 	int status;			/* answered, 0 until then */
 	char note[1024];		/* why, for the log */
 	bool answered;
+	bool first;			/* in the call that has the headers only */
+	uint64_t announced;		/* a PUT's Content-Length, or UINT64_MAX */
+	struct MHD_Response *pending;	/* answer held until the body is read */
 	int refused;			/* refused mid-body: the status to answer at its end */
 	uint64_t dropped;		/* body bytes dropped since */
 	bool counted;			/* in in_flight */
@@ -109,6 +112,16 @@ static void log_safe(char *out, size_t size, const char *s, bool spaces)
 
 /* ---- responses ---- */
 
+/*
+ * An answer to an upload is sent once its body is read: libmicrohttpd would
+ * otherwise close the connection under a client still sending, and the
+ * client's TCP stack, reset, drops the answer unread. A body up to this many
+ * bytes is read and dropped first; past it, the connection is closed (an
+ * answer given before a larger body is still sent first, which a client that
+ * waits for "100 Continue" reads).
+ */
+#define BODY_DROP_MAX (1ULL << 20)
+
 static enum MHD_Result respond(struct MHD_Connection *connection, struct request *r, int status,
 			       const char *body, size_t len, const char *content_type)
 {
@@ -121,6 +134,12 @@ static enum MHD_Result respond(struct MHD_Connection *connection, struct request
 	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(response, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	if (r->first && r->announced > 0 && r->announced <= BODY_DROP_MAX &&
+	    status != MHD_HTTP_CONTENT_TOO_LARGE) {
+		r->pending = response;
+		r->status = status;
+		return MHD_YES;
+	}
 	ret = MHD_queue_response(connection, (unsigned)status, response);
 	MHD_destroy_response(response);
 	r->status = status;
@@ -168,8 +187,6 @@ static enum MHD_Result respond_error(struct MHD_Connection *connection, struct r
  * most BODY_DROP_MAX bytes, within the request timeout) and the answer goes
  * out at its end.
  */
-#define BODY_DROP_MAX (1ULL << 20)
-
 static enum MHD_Result refuse_later(struct request *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -511,6 +528,10 @@ static enum MHD_Result get_run(struct MHD_Connection *connection, struct request
 	if (bci_spool_status(&r->server->spool, r->route.machine, r->route.run_id, &status, why,
 			     sizeof(why)) < 0)
 		return respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s", why);
+	snprintf(r->note, sizeof(r->note), "%s, %llu bytes",
+		 status.state == BCI_RUN_STORED ? "stored" :
+		 status.state == BCI_RUN_PARTIAL ? "partial" : "absent",
+		 (unsigned long long)status.received);
 	return respond_status(connection, r,
 			      status.state == BCI_RUN_ABSENT ? MHD_HTTP_NOT_FOUND : MHD_HTTP_OK,
 			      &status, NULL);
@@ -544,6 +565,7 @@ static enum MHD_Result get_result(struct MHD_Connection *connection, struct requ
 	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
 	ret = MHD_queue_response(connection, MHD_HTTP_OK, response);
 	MHD_destroy_response(response);
+	snprintf(r->note, sizeof(r->note), "%lld bytes", (long long)st.st_size);
 	r->status = MHD_HTTP_OK;
 	r->answered = true;
 	return ret;
@@ -585,6 +607,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 				  size_t *data_size, void **context)
 {
 	struct request *r = *context;
+	enum MHD_Result ret;
 
 	(void)version;
 	if (!r) {
@@ -599,7 +622,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 		snprintf(r->method, sizeof(r->method), "%s", method);
 		log_safe(r->url, sizeof(r->url), url, false);
 		*context = r;
-		return first_call(connection, r, url, method);
+		r->announced = UINT64_MAX;
+		if (!strcmp(method, "PUT")) {
+			const char *length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+									 MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+			if (length && bci_http_length(length, &r->announced) < 0)
+				r->announced = UINT64_MAX;
+		}
+		r->first = true;
+		ret = first_call(connection, r, url, method);
+		r->first = false;
+		return ret;
+	}
+	if (r->pending) {
+		if (*data_size) {
+			r->dropped += *data_size;
+			*data_size = 0;
+			return r->dropped > BODY_DROP_MAX ? MHD_NO : MHD_YES;
+		}
+		ret = MHD_queue_response(connection, (unsigned)r->status, r->pending);
+		MHD_destroy_response(r->pending);
+		r->pending = NULL;
+		r->answered = true;
+		return ret;
 	}
 	if (r->answered) {
 		/* Answered before the body was read: the rest is dropped with the connection. */
@@ -682,6 +728,8 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 				 (unsigned long long)(r->start + r->written));
 	}
 	log_request(s, connection, r, how);
+	if (r->pending)
+		MHD_destroy_response(r->pending);
 	if (r->locked)
 		run_unlock(s, r);
 	if (r->counted) {
@@ -837,6 +885,9 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, config->threads, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, config->max_connections, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, config->idle_timeout, NULL };
+	if (config->max_per_ip)
+		options[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+							config->max_per_ip, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, 128 * 1024, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };

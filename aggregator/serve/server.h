@@ -30,6 +30,7 @@ struct bci_serve_config {
 	const char *store_url;		/* bci_store_open()'s URL; NULL: SQLite in data_dir */
 	unsigned threads;		/* polling threads */
 	unsigned max_connections;
+	unsigned max_per_ip;		/* connections from one address; 0: no limit */
 	unsigned idle_timeout;		/* seconds a connection may stay silent */
 	unsigned request_timeout;	/* seconds one request may take in all */
 	uint64_t max_body;		/* bytes of one archive */

@@ -86,6 +86,42 @@ else
 	diag <"$work/server.log"
 fi
 
+# One byte a second, well within the idle timeout, against a request timeout of 3 s.
+stop_server
+start_server --idle-timeout 2 --request-timeout 3 --max-per-ip 2
+answer=$(python3 "$tool" slow "$(run_url m1 trickle)" --token token-of-m1 --interval 1 --give-up 30)
+if [[ $answer =~ ^closed\ after\ [0-9]+\ bytes$ ]] && [ ! -e "$work/data/runs/m1/trickle.json" ] &&
+	grep -q "PUT /api/v1/machines/m1/runs/trickle 408 .*the request took more than 3 s" "$work/server.log"; then
+	ok "trickling client: $answer by the request timeout (408 in the log), no run kept"
+else
+	not_ok "trickling client: $answer"
+	diag <"$work/server.log"
+fi
+
+# Two connections held open from 127.0.0.1: a third is closed unanswered, and once they go
+# a new one is served.
+python3 - "$port" >"$work/perip" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
+time.sleep(0.2)
+third = socket.create_connection(("127.0.0.1", port), timeout=5)
+third.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+try:
+    print("third:", "closed" if third.recv(100) == b"" else "answered")
+except (ConnectionResetError, socket.timeout) as e:
+    print("third:", "closed" if isinstance(e, ConnectionResetError) else "hung")
+for s in held:
+    s.close()
+PY
+sleep 0.3
+health=$(curl -s "$base/api/v1/health")
+if grep -q "third: closed" "$work/perip" && [ "$health" = '{"status": "ok"}' ]; then
+	ok "--max-per-ip 2: a third connection from one address is closed, later ones served"
+else
+	not_ok "--max-per-ip 2: $(cat "$work/perip"), then health '$health'"
+fi
+
 # The server is still well after all of it.
 answer=$(curl -s "$base/api/v1/health")
 check "health after the hostile inputs: $answer" test "$answer" = '{"status": "ok"}'

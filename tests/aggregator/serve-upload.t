@@ -110,6 +110,34 @@ for f in "$work"/data/archives/*.tar.zst; do
 done
 check "restart: every acknowledged run stored, every archive matches its name${lost:+ (lost:$lost)}" test -z "$lost"
 
+# SIGKILL in the middle of an upload: after a restart the GET says what arrived, the
+# upload resumes from there, and the run is stored once with the client's exact bytes.
+mkdir -p "$work/run5" && head -c 400000 /dev/urandom >"$work/run5/big.bin"
+python3 "$tool" archive good "$work/g.tar.zst" --machine m1 --run run5 --dir "$work/run5" >/dev/null
+sha_g=$(sha256sum "$work/g.tar.zst" | cut -d' ' -f1)
+put run5 "$work/g.tar.zst" --pause-after 150000 --pause 3 >"$work/g.answer" 2>&1 &
+client=$!
+sleep 1.5
+kill -KILL "$server_pid"
+wait "$server_pid" 2>/dev/null
+server_pid=
+wait "$client"
+start_server
+answer=$(get run5)
+received=$(json "$answer" received)
+if [ "$(json "$answer" state)" = partial ] && [ "$received" -gt 0 ] && [ "$received" -le 150000 ]; then
+	ok "SIGKILL mid-upload, restart: partial, $received bytes confirmed"
+else
+	not_ok "SIGKILL mid-upload, restart: $answer"
+fi
+answer=$(put run5 "$work/g.tar.zst" --from "$received")
+if [ "${answer%% *}" = 201 ] && cmp -s "$work/g.tar.zst" "$work/data/archives/$sha_g.tar.zst" &&
+	[ "$(grep -c . "$work/data/runs/m1/run5.json")" = 1 ]; then
+	ok "the upload resumed after the restart completes: 201, the archive byte for byte, one record"
+else
+	not_ok "resume after SIGKILL: $answer"
+fi
+
 # A real results directory: ingested into the store, its logs served by test name.
 scenario=$SRC/tests/resultgen/scenarios/piglit-style-default-level
 python3 "$tool" archive good "$work/real.tar.zst" --machine m1 --run real1 --dir "$scenario" >/dev/null
