@@ -130,7 +130,8 @@ static int archive_keep(struct ingest *in, const char *path, int move)
 		in->archive_copied = 1;
 		return bci_fsync_dir(dir);
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", in->archive, (long)getpid());
+	/* Unique per thread: serve's threads may keep the same archive at once. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%ld", in->archive, (long)getpid(), (long)gettid());
 	unlink(tmp);
 	ret = bci_copy_file(path, tmp, 0644, 1, &failed);
 	if (ret == 0 && rename(tmp, in->archive) < 0)
