@@ -119,14 +119,21 @@ static int archive_keep(struct ingest *in, const char *path, int move)
 	}
 	base = base ? base + 1 : path;
 	suffix = strstr(base, ".tar");
-	if (!suffix || strlen(suffix) > 16 || strchr(suffix, '/'))
+	if (!suffix || strlen(suffix) > 16 || strspn(suffix, ".abcdefghijklmnopqrstuvwxyz0123456789") !=
+	    strlen(suffix))
 		suffix = ".tar";
 	if ((size_t)snprintf(in->archive, sizeof(in->archive), "%s/%s%s", dir, in->digest, suffix) >=
 	    sizeof(in->archive))
 		return -ENAMETOOLONG;
 	if (stat(in->archive, &st) == 0)
 		return 0;	/* the same bytes are kept already */
-	if (move && rename(path, in->archive) == 0) {
+	/*
+	 * link() creates the name only if it is free: when another ingest of
+	 * the same bytes got there first, that copy is kept and this one is
+	 * not ours to remove on failure.
+	 */
+	if (move && link(path, in->archive) == 0) {
+		unlink(path);
 		in->archive_copied = 1;
 		return bci_fsync_dir(dir);
 	}
@@ -134,17 +141,18 @@ static int archive_keep(struct ingest *in, const char *path, int move)
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%ld", in->archive, (long)getpid(), (long)gettid());
 	unlink(tmp);
 	ret = bci_copy_file(path, tmp, 0644, 1, &failed);
-	if (ret == 0 && rename(tmp, in->archive) < 0)
+	if (ret == 0 && link(tmp, in->archive) == 0)
+		in->archive_copied = 1;
+	else if (ret == 0 && errno != EEXIST)
 		ret = -errno;
+	unlink(tmp);
 	if (ret == 0)
 		ret = bci_fsync_dir(dir);
 	if (ret < 0) {
-		unlink(tmp);
 		bci_message(in->err, in->err_size, "%s: cannot keep a copy in %s: %s",
 			    failed ? failed : path, dir, strerror(-ret));
 		return ret;
 	}
-	in->archive_copied = 1;
 	return 0;
 }
 
@@ -755,7 +763,6 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 {
 	struct ingest *in;
 	char stem[256];
-	struct stat st;
 	int ret;
 
 	err[0] = '\0';
@@ -771,9 +778,10 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 		ret = archive_keep(in, archive_path, move);
 	if (ret < 0)
 		goto out;
-	snprintf(in->cache, sizeof(in->cache), "%s/cache/%s", data_dir, in->digest);
-	in->cache_made = lstat(in->cache, &st) < 0;
 	ret = bci_cache_get(data_dir, in->digest, in->archive, in->cache, err, err_size);
+	in->cache_made = ret == 1;
+	if (ret > 0)
+		ret = 0;
 	if (ret == 0)
 		ret = run_root_find(in);
 	if (ret == 0)
