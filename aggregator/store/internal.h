@@ -47,6 +47,9 @@ enum bci_store_statement {
 	S_RESULTS,
 	S_SUSPENDS,
 	S_RESULT_GET,
+	S_RUNS_BUILD,
+	S_HISTORY,
+	S_HISTORY_MACHINE,
 	S_COUNT,
 };
 

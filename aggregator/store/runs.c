@@ -361,3 +361,35 @@ int bci_store_result_get(struct bci_store *store, const char *machine, const cha
 	}
 	return 0;
 }
+
+/* ---- across runs ---- */
+
+int bci_store_build_runs_each(struct bci_store *store, const char *build,
+			      int (*fn)(const struct bci_store_run *run, void *ctx), void *ctx,
+			      char *err, size_t err_size)
+{
+	struct bci_store_value param = value_text(build);
+	struct run_walk walk = { fn, ctx, 0 };
+	int ret;
+
+	ret = bci_store_query(store, S_RUNS_BUILD, &param, 1, row_run, &walk, err, err_size);
+	return ret ? ret : walk.count;
+}
+
+int bci_store_test_history(struct bci_store *store, const char *test, const char *machine,
+			   int (*fn)(const struct bci_store_run *run,
+				     const struct bci_store_result *result, void *ctx),
+			   void *ctx, char *err, size_t err_size)
+{
+	struct bci_store_value params[] = { value_text(test), value_text(machine) };
+	struct result_get get = { fn, ctx, 0 };
+	int ret;
+
+	if (machine)
+		ret = bci_store_query(store, S_HISTORY_MACHINE, params, 2, row_run_result, &get, err,
+				      err_size);
+	else
+		ret = bci_store_query(store, S_HISTORY, params, 1, row_run_result, &get, err,
+				      err_size);
+	return ret ? ret : get.count;
+}

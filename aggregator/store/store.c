@@ -114,6 +114,12 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VE
 	" r.archive_path, r.archive_root, r.state, r.started, r.ended, r.ingested" \
 	" FROM runs r JOIN machines m ON m.id = r.machine LEFT JOIN builds b ON b.id = r.build"
 #define RESULT_COLUMNS "res.job, res.name, res.result, res.duration, res.dmesg_warnings"
+/* A run's columns, then a result's (RESULT_COLUMNS): one row per result. */
+#define RUN_RESULT_COLUMNS \
+	"SELECT r.id, m.name, r.run_id, b.name, r.image_id, r.kernel, r.cmdline, r.digest," \
+	" r.archive_path, r.archive_root, r.state, r.started, r.ended, r.ingested, " RESULT_COLUMNS \
+	" FROM runs r JOIN machines m ON m.id = r.machine LEFT JOIN builds b ON b.id = r.build" \
+	" JOIN results res ON res.run = r.id"
 static const char *const statements[S_COUNT] = {
 	[S_VERSION_TABLE] = "CREATE TABLE IF NOT EXISTS bootci_schema (version INTEGER NOT NULL)",
 	[S_VERSION_GET] = "SELECT version FROM bootci_schema",
@@ -160,13 +166,11 @@ static const char *const statements[S_COUNT] = {
 	[S_RESULTS] = "SELECT " RESULT_COLUMNS " FROM results res WHERE res.run = ? ORDER BY res.id",
 	[S_SUSPENDS] = "SELECT cycle, state, result, wall, suspended, latency, kernel_suspend,"
 		       " kernel_resume, woke FROM suspend_cycles WHERE run = ? ORDER BY cycle",
-	[S_RESULT_GET] = "SELECT r.id, m.name, r.run_id, b.name, r.image_id, r.kernel, r.cmdline,"
-			 " r.digest, r.archive_path, r.archive_root, r.state, r.started, r.ended,"
-			 " r.ingested, " RESULT_COLUMNS
-			 " FROM runs r JOIN machines m ON m.id = r.machine"
-			 " LEFT JOIN builds b ON b.id = r.build"
-			 " JOIN results res ON res.run = r.id"
-			 " WHERE m.name = ? AND r.run_id = ? AND res.name = ? ORDER BY res.id LIMIT 1",
+	[S_RESULT_GET] = RUN_RESULT_COLUMNS " WHERE m.name = ? AND r.run_id = ? AND res.name = ? ORDER BY res.id LIMIT 1",
+	[S_RUNS_BUILD] = RUN_COLUMNS " WHERE b.name = ? ORDER BY m.name, r.id",
+	[S_HISTORY] = RUN_RESULT_COLUMNS " WHERE res.name = ? ORDER BY r.ingested, r.id, res.id",
+	[S_HISTORY_MACHINE] = RUN_RESULT_COLUMNS " WHERE res.name = ? AND m.name = ?"
+			      " ORDER BY r.ingested, r.id, res.id",
 };
 
 /* ---- running statements ---- */
