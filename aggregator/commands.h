@@ -13,5 +13,8 @@
 void bci_aggregator_usage(FILE *out);
 
 int bci_cmd_results(int argc, char **argv);
+int bci_cmd_ingest(int argc, char **argv);
+int bci_cmd_collect(int argc, char **argv);
+int bci_cmd_serve(int argc, char **argv);
 
 #endif

@@ -19,6 +19,20 @@ static const struct command commands[] = {
 	  "results DIR [-o OUT]\n"
 	  "      write the results.json of the results directory DIR (igt_runner layout)\n"
 	  "      to OUT (replaced atomically), or to standard output\n" },
+	{ "ingest", bci_cmd_ingest,
+	  "ingest [--store URL] [--data DIR] [--machine NAME] [--run-id ID] [--build NAME]\n"
+	  "       DIR|ARCHIVE\n"
+	  "      store one run (a results directory, or a tar[.zst] run archive with its\n"
+	  "      manifest.json) in the store: URL sqlite:PATH (default DATA/bootci.sqlite),\n"
+	  "      postgresql://... or a libpq conninfo; DIR's archive is kept in DATA\n"
+	  "      (default $BOOTCI_DATA, else /var/lib/bootci); the same run twice adds nothing\n" },
+	{ "collect", bci_cmd_collect,
+	  "collect [--results DIR] [--master URL] [--keep N] [--deadline D] [OPTIONS]\n"
+	  "      upload every finished run on the results partition to the master\n"
+	  "      (the known-good image's job; `collect --help` lists every setting)\n" },
+	{ "serve", bci_cmd_serve,
+	  "serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
+	  "      the CI master's upload server (serve --help, README.md)\n" },
 };
 
 void bci_aggregator_usage(FILE *out)

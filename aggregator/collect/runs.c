@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The runs on the results partition as collect sees them: over or not,
+ * uploaded or not, and which uploaded ones the retention setting keeps.
+ *
+ * A run is over when the executor said so: its journal's `done` or `abort`
+ * line (IGT engine; executor/journal.h: only those two words are looked at,
+ * until the run journal's reader moves into lib/), or its test program's
+ * result.txt past `state running`
+ * (single test program); a folder the executor kept aside as
+ * `<run>.superseded-N` is over by definition. Anything else may still be
+ * resumed by the next netboot, so it is left alone.
+ */
+#include "collect.h"
+
+#include "message.h"
+
+#include "fsutil.h"
+#include "results_dir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define TEST_RESULT_FILE BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT
+
+const char *bci_collect_run_state_name(enum bci_collect_run_state state)
+{
+	switch (state) {
+	case BCI_RUN_FINISHED:
+		return "finished";
+	case BCI_RUN_SUPERSEDED:
+		return "superseded";
+	case BCI_RUN_IN_PROGRESS:
+		break;
+	}
+	return "in progress";
+}
+
+/* True when a line of @text is @word alone or @word followed by a space. */
+static bool has_line(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (!strncmp(line, word, n) && (line[n] == '\n' || line[n] == ' ' || line[n] == '\0'))
+			return true;
+	return false;
+}
+
+static enum bci_collect_run_state run_state(const char *dir, const char *name)
+{
+	char path[PATH_MAX], *text = NULL;
+	bool over = false;
+
+	if (strstr(name, ".superseded-"))
+		return BCI_RUN_SUPERSEDED;
+	if (bci_collect_path(path, sizeof(path), "%s/" BCI_RESULTS_BOOTCI_JOURNAL, dir) == 0 &&
+	    bci_read_file(path, &text, NULL, 64 << 20) == 0) {
+		over = has_line(text, "done") || has_line(text, "abort");
+		free(text);
+		return over ? BCI_RUN_FINISHED : BCI_RUN_IN_PROGRESS;
+	}
+	if (bci_collect_path(path, sizeof(path), "%s/" TEST_RESULT_FILE, dir) == 0 &&
+	    bci_read_file(path, &text, NULL, 64 * 1024) == 0) {
+		char *cursor = text, *key, *value;
+
+		while (bci_results_kv_next(&cursor, &key, &value))
+			if (!strcmp(key, "state"))
+				over = strcmp(value, "running") != 0;
+		free(text);
+	}
+	return over ? BCI_RUN_FINISHED : BCI_RUN_IN_PROGRESS;
+}
+
+static bool read_uploaded(const char *dir, long long *when)
+{
+	char path[PATH_MAX], *text = NULL, *line;
+	bool ok = false;
+
+	if (bci_collect_path(path, sizeof(path), "%s/" BCI_COLLECT_UPLOADED_FILE, dir) < 0 ||
+	    bci_read_file(path, &text, NULL, 4096) < 0)
+		return false;
+	*when = 0;
+	for (line = text; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (!strncmp(line, "sha256 ", 7))
+			ok = true;
+		else if (!strncmp(line, "time ", 5))
+			*when = strtoll(line + 5, NULL, 10);
+	}
+	free(text);
+	return ok;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct bci_collect_run *)a)->name,
+		      ((const struct bci_collect_run *)b)->name);
+}
+
+int bci_collect_runs_list(const char *runs_dir, struct bci_collect_run **runs, size_t *count,
+			  char *err, size_t err_size)
+{
+	struct bci_collect_run *list = NULL, *grown;
+	size_t n = 0, cap = 0;
+	struct dirent *entry;
+	DIR *dir;
+	int ret = 0;
+
+	*runs = NULL;
+	*count = 0;
+	dir = opendir(runs_dir);
+	if (!dir) {
+		if (errno == ENOENT)
+			return 0;
+		ret = -errno;
+		bci_message(err, err_size, "%s: %s", runs_dir, strerror(errno));
+		return ret;
+	}
+	while ((entry = readdir(dir))) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (entry->d_name[0] == '.' || strlen(entry->d_name) >= sizeof(list->name))
+			continue;
+		if (bci_collect_path(path, sizeof(path), "%s/%s", runs_dir, entry->d_name) < 0 ||
+		    lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			grown = realloc(list, cap * sizeof(*list));
+			if (!grown) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			list = grown;
+		}
+		memset(&list[n], 0, sizeof(list[n]));
+		snprintf(list[n].name, sizeof(list[n].name), "%s", entry->d_name);
+		list[n].state = run_state(path, entry->d_name);
+		list[n].uploaded = read_uploaded(path, &list[n].uploaded_at);
+		n++;
+	}
+	if (n > 1)
+		qsort(list, n, sizeof(*list), by_name);
+out:
+	closedir(dir);
+	if (ret < 0) {
+		free(list);
+		bci_message(err, err_size, "%s: %s", runs_dir, strerror(-ret));
+		return ret;
+	}
+	*runs = list;
+	*count = n;
+	return 0;
+}
+
+int bci_collect_run_mark_uploaded(const char *run_dir, const char *sha256, uint64_t size,
+				  long long now)
+{
+	char path[PATH_MAX], text[256];
+	int len;
+
+	if (bci_collect_path(path, sizeof(path), "%s/" BCI_COLLECT_UPLOADED_FILE, run_dir) < 0)
+		return -ENAMETOOLONG;
+	len = snprintf(text, sizeof(text), "sha256 %s\nsize %" PRIu64 "\ntime %lld\n", sha256, size,
+		       now);
+	return bci_write_file_atomic(path, text, (size_t)len, 0644);
+}
+
+/* Newest upload first; the name breaks ties so the order is stable. */
+static int by_upload_time_desc(const void *a, const void *b)
+{
+	const struct bci_collect_run *x = a, *y = b;
+
+	if (x->uploaded_at != y->uploaded_at)
+		return x->uploaded_at < y->uploaded_at ? 1 : -1;
+	return -strcmp(x->name, y->name);
+}
+
+int bci_collect_runs_retain(const char *runs_dir, unsigned long keep, FILE *log)
+{
+	struct bci_collect_run *runs = NULL;
+	size_t count = 0, uploaded = 0;
+	char err[512];
+	int ret, deleted = 0;
+
+	ret = bci_collect_runs_list(runs_dir, &runs, &count, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(log, "collect: %s\n", err);
+		return ret;
+	}
+	for (size_t i = 0; i < count; i++)
+		if (runs[i].uploaded)
+			runs[uploaded++] = runs[i];
+	qsort(runs, uploaded, sizeof(*runs), by_upload_time_desc);
+	for (size_t i = keep; i < uploaded; i++) {
+		char path[PATH_MAX];
+
+		ret = bci_collect_path(path, sizeof(path), "%s/%s", runs_dir, runs[i].name);
+		if (ret == 0)
+			ret = bci_remove_tree(path);
+		if (ret == 0)
+			ret = bci_fsync_dir(runs_dir);
+		if (ret < 0) {
+			fprintf(log, "collect: cannot delete the uploaded run %s: %s\n", path,
+				strerror(-ret));
+			break;
+		}
+		fprintf(log, "collect: run %s deleted from the partition (uploaded; keep=%lu)\n",
+			runs[i].name, keep);
+		deleted++;
+	}
+	free(runs);
+	return ret < 0 ? ret : deleted;
+}

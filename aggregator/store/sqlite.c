@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The SQLite backend of the store: one database file in WAL mode (readers
+ * such as report pages do not block an ingest), foreign keys on, a busy
+ * timeout so that two processes on one master wait for each other instead
+ * of failing, and synchronous=FULL because a run that serve acknowledged
+ * must survive a power cut.
+ */
+#include "backend.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct sqlite_db {
+	sqlite3 *db;
+	int n_statements;
+	sqlite3_stmt *statements[];
+};
+
+/* How long a writer waits for another process's transaction before giving up. */
+#define SQLITE_BUSY_MS 30000
+
+static int sqlite_errno(int code)
+{
+	switch (code) {
+	case SQLITE_CONSTRAINT_UNIQUE:
+	case SQLITE_CONSTRAINT_PRIMARYKEY:
+		return -EEXIST;
+	case SQLITE_CONSTRAINT_FOREIGNKEY:
+		return -ENOENT;
+	}
+	switch (code & 0xff) {
+	case SQLITE_CONSTRAINT:
+		return -EINVAL;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_CANTOPEN:
+		return -ENOENT;
+	case SQLITE_NOTADB:
+	case SQLITE_CORRUPT:
+		return -EBADMSG;
+	default:
+		return -EIO;
+	}
+}
+
+static int sqlite_exec(void *handle, const char *sql, char *err, size_t err_size)
+{
+	struct sqlite_db *s = handle;
+	char *message = NULL;
+	int rc;
+
+	rc = sqlite3_exec(s->db, sql, NULL, NULL, &message);
+	if (rc != SQLITE_OK) {
+		snprintf(err, err_size, "sqlite: %s", message ? message : sqlite3_errstr(rc));
+		sqlite3_free(message);
+		return sqlite_errno(rc);
+	}
+	return 0;
+}
+
+static int bind_params(struct sqlite_db *s, sqlite3_stmt *stmt, const struct bci_store_value *params,
+		       int n, char *err, size_t err_size)
+{
+	for (int i = 0; i < n; i++) {
+		int rc;
+
+		switch (params[i].type) {
+		case BCI_STORE_INT:
+			rc = sqlite3_bind_int64(stmt, i + 1, params[i].i);
+			break;
+		case BCI_STORE_REAL:
+			rc = sqlite3_bind_double(stmt, i + 1, params[i].r);
+			break;
+		case BCI_STORE_TEXT:
+			rc = params[i].s ? sqlite3_bind_text(stmt, i + 1, params[i].s, -1, SQLITE_STATIC)
+					 : sqlite3_bind_null(stmt, i + 1);
+			break;
+		default:
+			rc = sqlite3_bind_null(stmt, i + 1);
+			break;
+		}
+		if (rc != SQLITE_OK) {
+			snprintf(err, err_size, "sqlite: binding parameter %d: %s", i + 1,
+				 sqlite3_errmsg(s->db));
+			return sqlite_errno(rc);
+		}
+	}
+	return 0;
+}
+
+/* At most this many columns in a row (the widest statement in store.c has 16). */
+#define SQLITE_MAX_COLUMNS 24
+
+static int sqlite_query(void *handle, int id, const char *sql, const struct bci_store_value *params,
+			int n_params, bci_store_row_fn row, void *ctx, char *err, size_t err_size)
+{
+	struct sqlite_db *s = handle;
+	struct bci_store_value columns[SQLITE_MAX_COLUMNS];
+	sqlite3_stmt *stmt;
+	int rc, ret = 0;
+
+	if (id < 0 || id >= s->n_statements)
+		return -EINVAL;
+	stmt = s->statements[id];
+	if (!stmt) {
+		rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL);
+		if (rc != SQLITE_OK) {
+			snprintf(err, err_size, "sqlite: preparing statement %d: %s", id,
+				 sqlite3_errmsg(s->db));
+			return sqlite_errno(rc);
+		}
+		s->statements[id] = stmt;
+	}
+	ret = bind_params(s, stmt, params, n_params, err, err_size);
+	if (ret < 0)
+		goto out;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		int n = sqlite3_column_count(stmt);
+
+		if (!row)
+			continue;
+		if (n > SQLITE_MAX_COLUMNS) {
+			snprintf(err, err_size, "sqlite: statement %d returns %d columns", id, n);
+			ret = -E2BIG;
+			goto out;
+		}
+		for (int i = 0; i < n; i++) {
+			switch (sqlite3_column_type(stmt, i)) {
+			case SQLITE_INTEGER:
+				columns[i].type = BCI_STORE_INT;
+				columns[i].i = sqlite3_column_int64(stmt, i);
+				break;
+			case SQLITE_FLOAT:
+				columns[i].type = BCI_STORE_REAL;
+				columns[i].r = sqlite3_column_double(stmt, i);
+				break;
+			case SQLITE_NULL:
+				columns[i].type = BCI_STORE_NULL;
+				columns[i].s = NULL;
+				break;
+			default:
+				columns[i].type = BCI_STORE_TEXT;
+				columns[i].s = (const char *)sqlite3_column_text(stmt, i);
+				break;
+			}
+		}
+		ret = row(columns, n, ctx);
+		if (ret)
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(err, err_size, "sqlite: %s", sqlite3_errmsg(s->db));
+		ret = sqlite_errno(rc);
+	}
+out:
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
+	return ret;
+}
+
+static void sqlite_close(void *handle)
+{
+	struct sqlite_db *s = handle;
+
+	if (!s)
+		return;
+	for (int i = 0; i < s->n_statements; i++)
+		sqlite3_finalize(s->statements[i]);
+	sqlite3_close(s->db);
+	free(s);
+}
+
+int bci_store_sqlite_open(const char *path, int n_statements, void **db, char *err, size_t err_size)
+{
+	static const char *const setup =
+		"PRAGMA journal_mode=WAL;"
+		"PRAGMA synchronous=FULL;"
+		"PRAGMA foreign_keys=ON;";
+	struct sqlite_db *s;
+	int rc, ret;
+
+	s = calloc(1, sizeof(*s) + (size_t)n_statements * sizeof(s->statements[0]));
+	if (!s)
+		return -ENOMEM;
+	s->n_statements = n_statements;
+	rc = sqlite3_open_v2(path, &s->db,
+			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+			     SQLITE_OPEN_EXRESCODE, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, err_size, "sqlite:%s: %s", path,
+			 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		ret = sqlite_errno(rc);
+		goto fail;
+	}
+	sqlite3_busy_timeout(s->db, SQLITE_BUSY_MS);
+	ret = sqlite_exec(s, setup, err, err_size);
+	if (ret < 0)
+		goto fail;
+	*db = s;
+	return 0;
+fail:
+	sqlite_close(s);
+	return ret;
+}
+
+const struct bci_store_backend bci_store_sqlite_backend = {
+	.name = "sqlite",
+	.id_column = "INTEGER PRIMARY KEY",
+	.begin_sql = "BEGIN IMMEDIATE",
+	.exec = sqlite_exec,
+	.query = sqlite_query,
+	.close = sqlite_close,
+};

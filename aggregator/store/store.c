@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The store: the schema and its migrations, every SQL statement, opening
+ * and transactions. The operations of store.h (machines.c, runs.c) are
+ * written once over the backend interface (backend.h), so SQLite and
+ * PostgreSQL run the very same statements.
+ *
+ * The SQL is the subset both engines share: INSERT ... ON CONFLICT,
+ * RETURNING (SQLite 3.35+), CHECK, foreign keys; column types TEXT, INTEGER,
+ * BIGINT and DOUBLE PRECISION. Only a table's generated key is spelled per
+ * backend: "{id}" in the schema text below is replaced by it.
+ */
+#include "internal.h"
+
+#include "fsutil.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/*
+ * Migrations: migrations[i] takes the schema from version i to i + 1. Never
+ * edit one that has shipped; add the next. Each runs in its own transaction
+ * with the version update, so a database is always at one version.
+ */
+static const char *const migrations[] = {
+	/* 1: machines, tags, builds, runs, boots, crash records, results, suspend cycles. */
+	"CREATE TABLE machines ("
+	"  id {id},"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  created DOUBLE PRECISION NOT NULL);"
+	"CREATE TABLE machine_tags ("
+	"  machine BIGINT NOT NULL REFERENCES machines(id) ON DELETE CASCADE,"
+	"  tag TEXT NOT NULL,"
+	"  PRIMARY KEY (machine, tag));"
+	"CREATE INDEX machine_tags_tag ON machine_tags(tag);"
+	"CREATE TABLE builds ("
+	"  id {id},"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  tree TEXT NOT NULL,"
+	"  commit_id TEXT NOT NULL,"
+	"  tier TEXT NOT NULL CHECK (tier IN ('fast', 'full')),"
+	"  base BIGINT REFERENCES builds(id),"
+	"  series_title TEXT,"
+	"  message_id TEXT,"
+	"  registered DOUBLE PRECISION NOT NULL);"
+	"CREATE INDEX builds_tree ON builds(tree, registered);"
+	"CREATE TABLE runs ("
+	"  id {id},"
+	"  machine BIGINT NOT NULL REFERENCES machines(id),"
+	"  run_id TEXT NOT NULL,"
+	"  build BIGINT REFERENCES builds(id),"
+	"  image_id TEXT,"
+	"  kernel TEXT,"
+	"  cmdline TEXT,"
+	"  digest TEXT NOT NULL,"
+	"  archive_path TEXT NOT NULL,"
+	"  archive_root TEXT NOT NULL,"
+	"  state TEXT NOT NULL,"
+	"  started DOUBLE PRECISION,"
+	"  ended DOUBLE PRECISION,"
+	"  ingested DOUBLE PRECISION NOT NULL,"
+	"  UNIQUE (machine, run_id));"
+	"CREATE INDEX runs_build ON runs(build);"
+	"CREATE TABLE boots ("
+	"  run BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  boot INTEGER NOT NULL,"
+	"  started DOUBLE PRECISION,"
+	"  kernel TEXT,"
+	"  cmdline TEXT,"
+	"  previous TEXT,"
+	"  ending TEXT,"
+	"  PRIMARY KEY (run, boot));"
+	"CREATE TABLE crashes ("
+	"  id {id},"
+	"  run BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  boot INTEGER NOT NULL,"
+	"  source TEXT NOT NULL,"
+	"  name TEXT NOT NULL,"
+	"  path TEXT NOT NULL);"
+	"CREATE INDEX crashes_run ON crashes(run);"
+	"CREATE TABLE results ("
+	"  id {id},"
+	"  run BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  job INTEGER NOT NULL,"
+	"  name TEXT NOT NULL,"
+	"  result TEXT NOT NULL,"
+	"  duration DOUBLE PRECISION,"
+	"  dmesg_warnings INTEGER NOT NULL);"
+	"CREATE INDEX results_run ON results(run, name);"
+	"CREATE INDEX results_name ON results(name);"
+	"CREATE TABLE suspend_cycles ("
+	"  run BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  cycle INTEGER NOT NULL,"
+	"  state TEXT NOT NULL,"
+	"  result TEXT NOT NULL,"
+	"  wall DOUBLE PRECISION,"
+	"  suspended DOUBLE PRECISION,"
+	"  latency DOUBLE PRECISION,"
+	"  kernel_suspend DOUBLE PRECISION,"
+	"  kernel_resume DOUBLE PRECISION,"
+	"  woke TEXT,"
+	"  PRIMARY KEY (run, cycle));",
+};
+
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,
+	       "one migration per schema version");
+/* Selected columns of a run, shared by every statement that reads runs. */
+#define RUN_COLUMNS \
+	"SELECT r.id, m.name, r.run_id, b.name, r.image_id, r.kernel, r.cmdline, r.digest," \
+	" r.archive_path, r.archive_root, r.state, r.started, r.ended, r.ingested" \
+	" FROM runs r JOIN machines m ON m.id = r.machine LEFT JOIN builds b ON b.id = r.build"
+#define RESULT_COLUMNS "res.job, res.name, res.result, res.duration, res.dmesg_warnings"
+/* A run's columns, then a result's (RESULT_COLUMNS): one row per result. */
+#define RUN_RESULT_COLUMNS \
+	"SELECT r.id, m.name, r.run_id, b.name, r.image_id, r.kernel, r.cmdline, r.digest," \
+	" r.archive_path, r.archive_root, r.state, r.started, r.ended, r.ingested, " RESULT_COLUMNS \
+	" FROM runs r JOIN machines m ON m.id = r.machine LEFT JOIN builds b ON b.id = r.build" \
+	" JOIN results res ON res.run = r.id"
+static const char *const statements[S_COUNT] = {
+	[S_VERSION_TABLE] = "CREATE TABLE IF NOT EXISTS bootci_schema (version INTEGER NOT NULL)",
+	[S_VERSION_GET] = "SELECT version FROM bootci_schema",
+	[S_VERSION_CLEAR] = "DELETE FROM bootci_schema",
+	[S_VERSION_SET] = "INSERT INTO bootci_schema (version) VALUES (?)",
+	/* DO UPDATE (to the same value) so RETURNING gives the key of an existing machine too. */
+	[S_MACHINE_ENSURE] = "INSERT INTO machines (name, created) VALUES (?, ?)"
+			     " ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id",
+	[S_TAG_ADD] = "INSERT INTO machine_tags (machine, tag) VALUES (?, ?) ON CONFLICT DO NOTHING",
+	[S_TAG_DELETE] = "DELETE FROM machine_tags WHERE tag = ?"
+			 " AND machine = (SELECT id FROM machines WHERE name = ?)",
+	[S_TAGS] = "SELECT t.tag FROM machine_tags t JOIN machines m ON m.id = t.machine"
+		   " WHERE m.name = ? ORDER BY t.tag",
+	[S_MACHINES_ALL] = "SELECT name FROM machines ORDER BY name",
+	[S_MACHINES_TAGGED] = "SELECT m.name FROM machines m JOIN machine_tags t ON t.machine = m.id"
+			      " WHERE t.tag = ? ORDER BY m.name",
+	[S_BUILD_ID] = "SELECT id FROM builds WHERE name = ?",
+	[S_BUILD_PUT] = "INSERT INTO builds (name, tree, commit_id, tier, base, series_title,"
+			" message_id, registered) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+			" ON CONFLICT (name) DO UPDATE SET tree = excluded.tree,"
+			" commit_id = excluded.commit_id, tier = excluded.tier, base = excluded.base,"
+			" series_title = excluded.series_title, message_id = excluded.message_id,"
+			" registered = excluded.registered",
+	[S_BUILD_GET] = "SELECT b.name, b.tree, b.commit_id, b.tier, base.name, b.series_title,"
+			" b.message_id, b.registered FROM builds b"
+			" LEFT JOIN builds base ON base.id = b.base WHERE b.name = ?",
+	[S_RUN_ADD] = "INSERT INTO runs (machine, run_id, build, image_id, kernel, cmdline, digest,"
+		      " archive_path, archive_root, state, started, ended, ingested)"
+		      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+	[S_RUN_GET] = RUN_COLUMNS " WHERE m.name = ? AND r.run_id = ?",
+	[S_RUNS_ALL] = RUN_COLUMNS " ORDER BY r.id",
+	[S_RUNS_MACHINE] = RUN_COLUMNS " WHERE m.name = ? ORDER BY r.id",
+	[S_BOOT_ADD] = "INSERT INTO boots (run, boot, started, kernel, cmdline, previous, ending)"
+		       " VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[S_CRASH_ADD] = "INSERT INTO crashes (run, boot, source, name, path) VALUES (?, ?, ?, ?, ?)",
+	[S_RESULT_ADD] = "INSERT INTO results (run, job, name, result, duration, dmesg_warnings)"
+			 " VALUES (?, ?, ?, ?, ?, ?)",
+	[S_SUSPEND_ADD] = "INSERT INTO suspend_cycles (run, cycle, state, result, wall, suspended,"
+			  " latency, kernel_suspend, kernel_resume, woke)"
+			  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_BOOTS] = "SELECT boot, started, kernel, cmdline, previous, ending FROM boots"
+		    " WHERE run = ? ORDER BY boot",
+	[S_CRASHES] = "SELECT boot, source, name, path FROM crashes WHERE run = ? ORDER BY id",
+	[S_RESULTS] = "SELECT " RESULT_COLUMNS " FROM results res WHERE res.run = ? ORDER BY res.id",
+	[S_SUSPENDS] = "SELECT cycle, state, result, wall, suspended, latency, kernel_suspend,"
+		       " kernel_resume, woke FROM suspend_cycles WHERE run = ? ORDER BY cycle",
+	[S_RESULT_GET] = RUN_RESULT_COLUMNS " WHERE m.name = ? AND r.run_id = ? AND res.name = ? ORDER BY res.id LIMIT 1",
+	[S_RUNS_BUILD] = RUN_COLUMNS " WHERE b.name = ? ORDER BY m.name, r.id",
+	[S_HISTORY] = RUN_RESULT_COLUMNS " WHERE res.name = ? ORDER BY r.ingested, r.id, res.id",
+	[S_HISTORY_MACHINE] = RUN_RESULT_COLUMNS " WHERE res.name = ? AND m.name = ?"
+			      " ORDER BY r.ingested, r.id, res.id",
+};
+
+/* ---- running statements ---- */
+
+double bci_store_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int bci_store_query(struct bci_store *store, enum bci_store_statement id,
+		    const struct bci_store_value *params, int n_params, bci_store_row_fn row,
+		    void *ctx, char *err, size_t err_size)
+{
+	return store->backend->query(store->db, id, statements[id], params, n_params, row, ctx,
+				     err, err_size);
+}
+
+int bci_store_row_first_int(const struct bci_store_value *columns, int n, void *ctx)
+{
+	if (n < 1)
+		return -EPROTO;
+	*(int64_t *)ctx = column_int(&columns[0], -1);
+	return 0;
+}
+
+/* ---- opening and migrations ---- */
+
+/* The schema text of migration @index with "{id}" spelled for @backend. */
+static char *migration_text(const struct bci_store_backend *backend, size_t index)
+{
+	const char *sql = migrations[index], *marker = "{id}";
+	size_t n = 0, len = strlen(sql), id_len = strlen(backend->id_column);
+	char *out, *w;
+
+	for (const char *p = strstr(sql, marker); p; p = strstr(p + 4, marker))
+		n++;
+	out = malloc(len + n * id_len + 1);
+	if (!out)
+		return NULL;
+	w = out;
+	for (const char *p = sql; *p;) {
+		if (!strncmp(p, marker, 4)) {
+			memcpy(w, backend->id_column, id_len);
+			w += id_len;
+			p += 4;
+		} else {
+			*w++ = *p++;
+		}
+	}
+	*w = '\0';
+	return out;
+}
+
+/*
+ * One step: in one transaction, reads the version and applies the next
+ * migration. Returns 1 when a migration was applied, 0 when the schema is
+ * current. PostgreSQL serialises masters migrating one database at once
+ * with a transaction-scoped advisory lock; SQLite's BEGIN IMMEDIATE does.
+ */
+static int migrate_step(struct bci_store *store, char *err, size_t err_size)
+{
+	/* An arbitrary constant naming bootci's schema lock among advisory locks. */
+	static const char *const pg_lock = "SELECT pg_advisory_xact_lock(7346502018)";
+	const struct bci_store_backend *backend = store->backend;
+	struct bci_store_value param;
+	int64_t version = 0;
+	char *sql;
+	int ret;
+
+	ret = bci_store_begin(store, err, err_size);
+	if (ret < 0)
+		return ret;
+	if (backend == &bci_store_postgres_backend) {
+		ret = backend->exec(store->db, pg_lock, err, err_size);
+		if (ret < 0)
+			goto fail;
+	}
+	ret = bci_store_query(store, S_VERSION_TABLE, NULL, 0, NULL, NULL, err, err_size);
+	if (ret < 0)
+		goto fail;
+	ret = bci_store_query(store, S_VERSION_GET, NULL, 0, bci_store_row_first_int, &version,
+			      err, err_size);
+	if (ret < 0)
+		goto fail;
+	if (version > BCI_STORE_SCHEMA_VERSION || version < 0) {
+		snprintf(err, err_size,
+			 "the database's schema is version %lld, newer than this bootci's (%d):"
+			 " use a newer bootci-aggregator", (long long)version,
+			 BCI_STORE_SCHEMA_VERSION);
+		ret = -EPROTONOSUPPORT;
+		goto fail;
+	}
+	if (version == BCI_STORE_SCHEMA_VERSION) {
+		ret = bci_store_commit(store, err, err_size);
+		return ret < 0 ? ret : 0;
+	}
+	sql = migration_text(backend, (size_t)version);
+	if (!sql) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = backend->exec(store->db, sql, err, err_size);
+	free(sql);
+	if (ret < 0) {
+		char inner[512];
+
+		snprintf(inner, sizeof(inner), "%s", err);
+		snprintf(err, err_size, "schema migration %lld to %lld: %s", (long long)version,
+			 (long long)version + 1, inner);
+		goto fail;
+	}
+	ret = bci_store_query(store, S_VERSION_CLEAR, NULL, 0, NULL, NULL, err, err_size);
+	if (ret < 0)
+		goto fail;
+	param = value_int(version + 1);
+	ret = bci_store_query(store, S_VERSION_SET, &param, 1, NULL, NULL, err, err_size);
+	if (ret < 0)
+		goto fail;
+	ret = bci_store_commit(store, err, err_size);
+	return ret < 0 ? ret : 1;
+fail:
+	bci_store_rollback(store);
+	return ret;
+}
+
+static int store_migrate(struct bci_store *store, char *err, size_t err_size)
+{
+	int ret;
+
+	while ((ret = migrate_step(store, err, err_size)) > 0)
+		;
+	return ret;
+}
+
+/* The SQLite path of a "sqlite:PATH" URL, or the default under @data_dir, in @path. */
+static int sqlite_path(const char *url, const char *data_dir, char *path, size_t size,
+		       char *err, size_t err_size)
+{
+	int ret;
+
+	if (url && *url) {
+		if (!url[strlen("sqlite:")]) {
+			snprintf(err, err_size, "store URL '%s': no database path after sqlite:", url);
+			return -EINVAL;
+		}
+		if ((size_t)snprintf(path, size, "%s", url + strlen("sqlite:")) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (!data_dir || !*data_dir) {
+		snprintf(err, err_size, "no store URL and no data folder to hold the default database");
+		return -EINVAL;
+	}
+	ret = bci_mkdir_p(data_dir, 0755);
+	if (ret < 0) {
+		snprintf(err, err_size, "%s: cannot create the data folder: %s", data_dir, strerror(-ret));
+		return ret;
+	}
+	if ((size_t)snprintf(path, size, "%s/bootci.sqlite", data_dir) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int bci_store_open(const char *url, const char *data_dir, struct bci_store **out,
+		   char *err, size_t err_size)
+{
+	struct bci_store *store;
+	char path[PATH_MAX];
+	int ret;
+
+	store = calloc(1, sizeof(*store));
+	if (!store)
+		return -ENOMEM;
+	if (!url || !*url || !strncmp(url, "sqlite:", strlen("sqlite:"))) {
+		ret = sqlite_path(url, data_dir, path, sizeof(path), err, err_size);
+		if (ret < 0)
+			goto fail;
+		store->backend = &bci_store_sqlite_backend;
+		ret = bci_store_sqlite_open(path, S_COUNT, &store->db, err, err_size);
+	} else if (!strncmp(url, "postgresql://", 13) || !strncmp(url, "postgres://", 11) ||
+		   strchr(url, '=')) {
+		store->backend = &bci_store_postgres_backend;
+		ret = bci_store_postgres_open(url, S_COUNT, &store->db, err, err_size);
+	} else {
+		snprintf(err, err_size,
+			 "store URL '%s': expected sqlite:PATH, postgresql://... or a libpq"
+			 " conninfo (key=value ...)", url);
+		ret = -EINVAL;
+	}
+	if (ret < 0)
+		goto fail;
+	ret = store_migrate(store, err, err_size);
+	if (ret < 0)
+		goto fail;
+	*out = store;
+	return 0;
+fail:
+	bci_store_close(store);
+	return ret;
+}
+
+void bci_store_close(struct bci_store *store)
+{
+	if (!store)
+		return;
+	if (store->db) {
+		bci_store_rollback(store);
+		store->backend->close(store->db);
+	}
+	free(store);
+}
+
+const char *bci_store_backend_name(const struct bci_store *store)
+{
+	return store->backend->name;
+}
+
+int bci_store_schema_version(struct bci_store *store, int *version, char *err, size_t err_size)
+{
+	int64_t v = 0;
+	int ret;
+
+	ret = bci_store_query(store, S_VERSION_GET, NULL, 0, bci_store_row_first_int, &v, err, err_size);
+	if (ret < 0)
+		return ret;
+	*version = (int)v;
+	return 0;
+}
+
+/* ---- transactions ---- */
+
+int bci_store_begin(struct bci_store *store, char *err, size_t err_size)
+{
+	int ret;
+
+	if (store->in_transaction) {
+		snprintf(err, err_size, "store: a transaction is already open");
+		return -EBUSY;
+	}
+	ret = store->backend->exec(store->db, store->backend->begin_sql, err, err_size);
+	if (ret < 0)
+		return ret;
+	store->in_transaction = 1;
+	return 0;
+}
+
+int bci_store_commit(struct bci_store *store, char *err, size_t err_size)
+{
+	int ret;
+
+	if (!store->in_transaction) {
+		snprintf(err, err_size, "store: commit without a transaction");
+		return -EINVAL;
+	}
+	ret = store->backend->exec(store->db, "COMMIT", err, err_size);
+	if (ret < 0) {
+		/* A failed COMMIT (SQLite busy, PostgreSQL serialisation) leaves nothing written. */
+		bci_store_rollback(store);
+		return ret;
+	}
+	store->in_transaction = 0;
+	return 0;
+}
+
+void bci_store_rollback(struct bci_store *store)
+{
+	char ignored[256];
+
+	if (!store->in_transaction)
+		return;
+	store->backend->exec(store->db, "ROLLBACK", ignored, sizeof(ignored));
+	store->in_transaction = 0;
+}

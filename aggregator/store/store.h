@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CI master's store: machines (and their tags), builds, runs, the boots
+ * of each run (how each ended, its crash records), test results and suspend
+ * cycles. One interface, two backends:
+ *
+ *   sqlite:PATH                  SQLite, embedded, WAL (the default:
+ *                                DATA/bootci.sqlite)
+ *   postgresql://... or          PostgreSQL through libpq, for a lab that
+ *   postgres://... or            outgrows one master (several masters or
+ *   a conninfo ("host=... ")     report readers sharing one database)
+ *
+ * The schema is versioned (table bootci_schema); bci_store_open() applies
+ * every missing migration, each in its own transaction, and refuses a
+ * database newer than this program. Every statement is prepared once and
+ * its values bound: no SQL is ever built from input.
+ *
+ * Logs are not rows: a run's out/err/dmesg stay in its archive in the data
+ * folder, and bci_store_test_log_open() gives a test's file (see below).
+ *
+ * Functions return 0 (or a count) on success and -errno on failure with a
+ * message in @err. Strings handed to a callback belong to the store and are
+ * valid only during that call. A store is used by one thread at a time.
+ */
+#ifndef BCI_STORE_H
+#define BCI_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The schema version this program writes (migrations 1..N in store.c). */
+#define BCI_STORE_SCHEMA_VERSION 1
+
+struct bci_store;
+
+/*
+ * Opens the store at @url, creating and migrating its schema as needed.
+ * @url NULL or "" means sqlite:@data_dir/bootci.sqlite (@data_dir is
+ * created). A relative sqlite path is taken as given (relative to the
+ * current directory).
+ */
+int bci_store_open(const char *url, const char *data_dir, struct bci_store **store,
+		   char *err, size_t err_size);
+void bci_store_close(struct bci_store *store);
+
+/* "sqlite" or "postgresql". */
+const char *bci_store_backend_name(const struct bci_store *store);
+/* The schema version recorded in the database (BCI_STORE_SCHEMA_VERSION once open). */
+int bci_store_schema_version(struct bci_store *store, int *version, char *err, size_t err_size);
+
+/*
+ * A write transaction. Everything between begin and commit is stored
+ * together or not at all; bci_store_rollback() drops it (and is a no-op
+ * outside a transaction). Transactions do not nest.
+ */
+int bci_store_begin(struct bci_store *store, char *err, size_t err_size);
+int bci_store_commit(struct bci_store *store, char *err, size_t err_size);
+void bci_store_rollback(struct bci_store *store);
+
+/* ---- machines and tags ---- */
+
+/* The machine named @name, created if new; its key in *@id (may be NULL). */
+int bci_store_machine_ensure(struct bci_store *store, const char *name, int64_t *id,
+			     char *err, size_t err_size);
+/* Adds @tag to @machine (created if new); a tag it already has is fine. */
+int bci_store_machine_tag(struct bci_store *store, const char *machine, const char *tag,
+			  char *err, size_t err_size);
+int bci_store_machine_untag(struct bci_store *store, const char *machine, const char *tag,
+			    char *err, size_t err_size);
+/* Calls @fn for each tag of @machine, in name order; returns the count. */
+int bci_store_machine_tags(struct bci_store *store, const char *machine,
+			   int (*fn)(const char *tag, void *ctx), void *ctx, char *err, size_t err_size);
+/* Calls @fn for each machine that has @tag (NULL: every machine), in name order. */
+int bci_store_machines_each(struct bci_store *store, const char *tag,
+			    int (*fn)(const char *machine, void *ctx), void *ctx,
+			    char *err, size_t err_size);
+
+/* ---- builds ---- */
+
+struct bci_store_build {
+	const char *name;		/* unique: what runs refer to */
+	const char *tree;		/* e.g. "drm-tip" */
+	const char *commit;		/* the commit built */
+	const char *tier;		/* "fast" or "full" */
+	const char *base;		/* name of the build it is compared with, or NULL */
+	const char *series_title;	/* a patch series' title, or NULL */
+	const char *message_id;		/* its cover letter's Message-ID, or NULL */
+	double registered;		/* Unix time; 0: now */
+};
+
+/*
+ * Stores @build, or updates the build of the same name (its base must
+ * exist). A tier other than fast/full is refused (-EINVAL).
+ */
+int bci_store_build_put(struct bci_store *store, const struct bci_store_build *build,
+			char *err, size_t err_size);
+/* Calls @fn with the build named @name; -ENOENT if there is none. */
+int bci_store_build_get(struct bci_store *store, const char *name,
+			int (*fn)(const struct bci_store_build *build, void *ctx), void *ctx,
+			char *err, size_t err_size);
+
+/* ---- runs ---- */
+
+struct bci_store_run {
+	int64_t key;			/* the store's own key (set when read back) */
+	const char *machine;
+	const char *run_id;		/* the executor's run id: unique per machine */
+	const char *build;		/* build name, or NULL when not known */
+	const char *image_id;
+	const char *kernel;		/* release of the kernel under test */
+	const char *cmdline;
+	const char *digest;		/* sha256 (hex) of the archive */
+	const char *archive_path;	/* the archive, relative to the data folder (archives/...) */
+	const char *archive_root;	/* the run folder inside the archive ("" for its root) */
+	const char *state;		/* done, aborted, incomplete, capped, ... */
+	double started, ended;		/* Unix times; 0: unknown */
+	double ingested;		/* 0 on insert: now */
+};
+
+/*
+ * Adds @run (its machine is created if new). -EEXIST if the machine already
+ * has a run of that id: ingest then compares digests.
+ */
+int bci_store_run_add(struct bci_store *store, const struct bci_store_run *run, int64_t *key,
+		      char *err, size_t err_size);
+/* Calls @fn with the run; -ENOENT if there is none. */
+int bci_store_run_get(struct bci_store *store, const char *machine, const char *run_id,
+		      int (*fn)(const struct bci_store_run *run, void *ctx), void *ctx,
+		      char *err, size_t err_size);
+/* Every run of @machine (NULL: all), oldest first; returns the count. */
+int bci_store_runs_each(struct bci_store *store, const char *machine,
+			int (*fn)(const struct bci_store_run *run, void *ctx), void *ctx,
+			char *err, size_t err_size);
+
+/* ---- what a run holds ---- */
+
+struct bci_store_boot {
+	int index;			/* the executor's boot number in the run */
+	double time;			/* Unix time it started; 0: unknown */
+	const char *kernel;
+	const char *cmdline;
+	const char *previous;		/* how the boot before it ended, as that boot records it */
+	const char *ending;		/* how this boot ended: clean: ..., kernel crash, watchdog reset, unknown */
+};
+
+struct bci_store_crash {
+	int boot;			/* the boot that found it (it records the boot before) */
+	const char *source;		/* "pstore" or "efi" */
+	const char *name;		/* the record's file name */
+	const char *path;		/* its path inside the run folder */
+};
+
+struct bci_store_result {
+	int job;			/* job index (the N of N/out.txt); -1: none */
+	const char *name;		/* igt@binary@subtest[@dynamic] */
+	const char *result;		/* pass fail skip crash timeout incomplete abort notrun warn dmesg-warn dmesg-fail */
+	double duration;		/* seconds; -1: unknown */
+	int dmesg_warnings;		/* 1 when its dmesg had warnings at the run's level */
+};
+
+struct bci_store_suspend {
+	int cycle;			/* numbered through the run from 1 */
+	const char *state;		/* mem, freeze, mem_devices, ... */
+	const char *result;		/* pass, fail, incomplete, ... */
+	double wall, suspended, latency;	/* seconds; -1: unknown */
+	double kernel_suspend, kernel_resume;	/* seconds; -1: unknown */
+	const char *woke;		/* how it woke (rtc, watchdog, ...) */
+};
+
+int bci_store_boot_add(struct bci_store *store, int64_t run, const struct bci_store_boot *boot,
+		       char *err, size_t err_size);
+int bci_store_crash_add(struct bci_store *store, int64_t run, const struct bci_store_crash *crash,
+			char *err, size_t err_size);
+int bci_store_result_add(struct bci_store *store, int64_t run, const struct bci_store_result *result,
+			 char *err, size_t err_size);
+int bci_store_suspend_add(struct bci_store *store, int64_t run, const struct bci_store_suspend *cycle,
+			  char *err, size_t err_size);
+
+/* Readers, in stored order (boot index, crash order, result order, cycle); each returns the count. */
+int bci_store_boots_each(struct bci_store *store, int64_t run,
+			 int (*fn)(const struct bci_store_boot *boot, void *ctx), void *ctx,
+			 char *err, size_t err_size);
+int bci_store_crashes_each(struct bci_store *store, int64_t run,
+			   int (*fn)(const struct bci_store_crash *crash, void *ctx), void *ctx,
+			   char *err, size_t err_size);
+int bci_store_results_each(struct bci_store *store, int64_t run,
+			   int (*fn)(const struct bci_store_result *result, void *ctx), void *ctx,
+			   char *err, size_t err_size);
+int bci_store_suspends_each(struct bci_store *store, int64_t run,
+			    int (*fn)(const struct bci_store_suspend *cycle, void *ctx), void *ctx,
+			    char *err, size_t err_size);
+
+/*
+ * The result @test of a run, with the run: -ENOENT when there is none. A
+ * name two jobs both produced gives the first.
+ */
+int bci_store_result_get(struct bci_store *store, const char *machine, const char *run_id,
+			 const char *test,
+			 int (*fn)(const struct bci_store_run *run,
+				   const struct bci_store_result *result, void *ctx),
+			 void *ctx, char *err, size_t err_size);
+
+/* ---- what the reports read across runs ---- */
+
+/* Every run of the build named @build, by machine then age; returns the count. */
+int bci_store_build_runs_each(struct bci_store *store, const char *build,
+			      int (*fn)(const struct bci_store_run *run, void *ctx), void *ctx,
+			      char *err, size_t err_size);
+/*
+ * A test's history: every stored result named @test with its run, on
+ * @machine (NULL: every machine), oldest ingest first; returns the count.
+ */
+int bci_store_test_history(struct bci_store *store, const char *test, const char *machine,
+			   int (*fn)(const struct bci_store_run *run,
+				     const struct bci_store_result *result, void *ctx),
+			   void *ctx, char *err, size_t err_size);
+
+/* ---- a test's logs ---- */
+
+/*
+ * Opens (read-only) the out, err or dmesg file (@which: "out", "err",
+ * "dmesg") of the job that ran @test in the run, and returns its fd.
+ *
+ * The choice: an extract-once cache keyed by the archive's digest. The
+ * first call for a run unpacks its archive under @data_dir/cache/<digest>/
+ * (into a temporary folder renamed when complete, so a half-unpacked run is
+ * never used) and every later call opens the file there directly; ingest
+ * fills the same cache, since the results generator reads a folder. A tar.zst
+ * cannot be sought into, so streaming one member would decompress up to it
+ * on every call, and a member index would need per-member zstd frames the
+ * collectors do not write. The cache is disposable: delete any part of it
+ * and the next call unpacks that run again.
+ *
+ * The file is the job's (N/out.txt ...): igt's jobs run one subtest each
+ * unless the run used multiple mode, where the job's file holds its
+ * binary's subtests in order. -ENOENT: no such run, test or file.
+ */
+int bci_store_test_log_open(struct bci_store *store, const char *data_dir, const char *machine,
+			    const char *run_id, const char *test, const char *which,
+			    char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,60 @@
+# shellcheck shell=bash
+# Sourced by tests/aggregator/serve*.t: a real `bootci-aggregator serve` on
+# 127.0.0.1 with a port of its own choosing (port 0, read from --port-file),
+# machines with tokens, and the checks that nothing of a refused upload stays.
+: "${BUILD:?}" "${SRC:?}"
+aggregator=$BUILD/host/bin/bootci-aggregator
+tool=$SRC/tests/aggregator/serve-tool.py
+# shellcheck source=tests/tap.sh
+. "$SRC/tests/tap.sh"
+
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+	[ -z "$server_pid" ] || kill -KILL "$server_pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# add_machine NAME TOKEN: enrols NAME in $work/tokens (only the digest is written).
+add_machine() {
+	printf '%s sha256:%s\n' "$1" "$(printf %s "$2" | sha256sum | cut -d' ' -f1)" >>"$work/tokens"
+}
+
+# start_server [OPTIONS...]: starts serve on $work/data, sets $server_pid, $port, $base.
+start_server() {
+	rm -f "$work/port"
+	"$aggregator" serve --data "$work/data" --listen 127.0.0.1:0 --tokens "$work/tokens" \
+		--port-file "$work/port" "$@" >>"$work/server.log" 2>&1 &
+	server_pid=$!
+	for _ in $(seq 100); do
+		[ -s "$work/port" ] && break
+		kill -0 "$server_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ ! -s "$work/port" ]; then
+		echo "Bail out! serve did not start:"
+		diag <"$work/server.log"
+		exit 1
+	fi
+	port=$(cat "$work/port")
+	base=http://127.0.0.1:$port
+}
+
+# stop_server: SIGTERM, and waits for the exit (its status in $server_status).
+stop_server() {
+	kill -TERM "$server_pid"
+	wait "$server_pid"
+	server_status=$?
+	server_pid=
+}
+
+run_url() { echo "$base/api/v1/machines/$1/runs/$2"; }
+
+# nothing_kept MACHINE RUN: no record, no partial upload, no archive but the $kept ones.
+nothing_kept() {
+	local archives
+	archives=$(find "$work/data/archives" -type f | wc -l)
+	[ ! -e "$work/data/runs/$1/$2.json" ] && [ ! -e "$work/data/incoming/$1/$2.part" ] &&
+		[ ! -e "$work/data/incoming/$1/$2.sha256" ] && [ "$archives" = "${kept:-0}" ]
+}

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: MIT
+/*
+ * aggregator/collect: which runs are over, the machine file, retention, and
+ * the archive (read back with libarchive and checked against its manifest).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../../aggregator/collect/collect.h"
+#include "fsutil.h"
+#include "manifest.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A path into a buffer, or the test fails (never a truncated path). */
+#define PATHF(buf, ...) assert_int_equal(bci_collect_path(buf, sizeof(buf), __VA_ARGS__), 0)
+
+struct fixture {
+	char root[64];
+	char runs[PATH_MAX];
+};
+
+static void put(const struct fixture *f, const char *rel, const char *text)
+{
+	char path[PATH_MAX], *slash;
+
+	PATHF(path, "%s/%s", f->root, rel);
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	assert_int_equal(bci_mkdir_p(path, 0755), 0);
+	*slash = '/';
+	assert_int_equal(bci_write_file_atomic(path, text, strlen(text), 0644), 0);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	snprintf(f->root, sizeof(f->root), "/tmp/test_collect.XXXXXX");
+	assert_non_null(mkdtemp(f->root));
+	snprintf(f->runs, sizeof(f->runs), "%s/runs", f->root);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	bci_remove_tree(f->root);
+	free(f);
+	return 0;
+}
+
+static const struct bci_collect_run *find(const struct bci_collect_run *runs, size_t count,
+					  const char *name)
+{
+	for (size_t i = 0; i < count; i++)
+		if (!strcmp(runs[i].name, name))
+			return &runs[i];
+	fail_msg("run %s not listed", name);
+	return NULL;
+}
+
+static void test_run_states(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_run *runs;
+	size_t count;
+	char err[256];
+
+	put(f, "runs/done/bootci-journal.txt", "boot 1 0 k\nstart 0\nexit 0 0 1\ndone\n");
+	put(f, "runs/aborted/bootci-journal.txt", "boot 1 0 k\nabort taint\n");
+	put(f, "runs/running/bootci-journal.txt", "boot 1 0 k\nstart 0\n");
+	/* "done" inside another line is no done line. */
+	put(f, "runs/tricky/bootci-journal.txt", "boot 1 0 k\ndynamic 0 done@x\n");
+	put(f, "runs/prog/test/result.txt", "command /bin/true\nstate done\nexit-status 0\n");
+	put(f, "runs/prog-running/test/result.txt", "command /bin/true\nstate running\n");
+	put(f, "runs/old.superseded-1/bootci-journal.txt", "boot 1 0 k\nstart 0\n");
+	put(f, "runs/sent/test/result.txt", "state done\n");
+	put(f, "runs/sent/bootci-uploaded.txt", "sha256 ab\nsize 1\ntime 5\n");
+	put(f, "runs/empty/x", "");
+	put(f, "runs/not-a-dir", "");
+
+	assert_int_equal(bci_collect_runs_list(f->runs, &runs, &count, err, sizeof(err)), 0);
+	assert_int_equal(count, 9);
+	assert_string_equal(runs[0].name, "aborted"); /* sorted by name */
+	assert_int_equal(find(runs, count, "done")->state, BCI_RUN_FINISHED);
+	assert_int_equal(find(runs, count, "aborted")->state, BCI_RUN_FINISHED);
+	assert_int_equal(find(runs, count, "running")->state, BCI_RUN_IN_PROGRESS);
+	assert_int_equal(find(runs, count, "tricky")->state, BCI_RUN_IN_PROGRESS);
+	assert_int_equal(find(runs, count, "prog")->state, BCI_RUN_FINISHED);
+	assert_int_equal(find(runs, count, "prog-running")->state, BCI_RUN_IN_PROGRESS);
+	assert_int_equal(find(runs, count, "old.superseded-1")->state, BCI_RUN_SUPERSEDED);
+	assert_int_equal(find(runs, count, "empty")->state, BCI_RUN_IN_PROGRESS);
+	assert_true(find(runs, count, "sent")->uploaded);
+	assert_int_equal(find(runs, count, "sent")->uploaded_at, 5);
+	assert_false(find(runs, count, "done")->uploaded);
+	free(runs);
+}
+
+static void test_runs_missing_folder(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_run *runs = (void *)1;
+	size_t count = 7;
+	char err[256];
+
+	assert_int_equal(bci_collect_runs_list(f->runs, &runs, &count, err, sizeof(err)), 0);
+	assert_null(runs);
+	assert_int_equal(count, 0);
+}
+
+static bool exists(const struct fixture *f, const char *rel)
+{
+	char path[PATH_MAX];
+
+	PATHF(path, "%s/%s", f->root, rel);
+	return access(path, F_OK) == 0;
+}
+
+static void test_retention(void **state)
+{
+	struct fixture *f = *state;
+	char dir[PATH_MAX];
+	FILE *log = fopen("/dev/null", "w");
+
+	put(f, "runs/a/x", "a");
+	put(f, "runs/b/x", "b");
+	put(f, "runs/c/x", "c");
+	put(f, "runs/pending/x", "p");
+	PATHF(dir, "%s/a", f->runs);
+	assert_int_equal(bci_collect_run_mark_uploaded(dir, "aa", 1, 300), 0);
+	PATHF(dir, "%s/b", f->runs);
+	assert_int_equal(bci_collect_run_mark_uploaded(dir, "bb", 1, 100), 0);
+	PATHF(dir, "%s/c", f->runs);
+	assert_int_equal(bci_collect_run_mark_uploaded(dir, "cc", 1, 200), 0);
+
+	/* keep 1: the newest upload (a) stays; b and c go; a run not uploaded never goes. */
+	assert_int_equal(bci_collect_runs_retain(f->runs, 1, log), 2);
+	assert_true(exists(f, "runs/a/x"));
+	assert_false(exists(f, "runs/b"));
+	assert_false(exists(f, "runs/c"));
+	assert_true(exists(f, "runs/pending/x"));
+	assert_int_equal(bci_collect_runs_retain(f->runs, 0, log), 1);
+	assert_false(exists(f, "runs/a"));
+	assert_true(exists(f, "runs/pending/x"));
+	fclose(log);
+}
+
+static void test_machine_file(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_machine machine;
+	char path[PATH_MAX], err[512];
+
+	PATHF(path, "%s/bootci-machine.conf", f->root);
+	assert_int_equal(bci_collect_machine_read(path, &machine, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "provisioned"));
+
+	put(f, "bootci-machine.conf", "machine = lab-01\ntoken = s3cret\n");
+	/* 0644: the token would be readable by anyone on the machine. */
+	assert_int_equal(bci_collect_machine_read(path, &machine, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "0600"));
+
+	chmod(path, 0600);
+	assert_int_equal(bci_collect_machine_read(path, &machine, err, sizeof(err)), 0);
+	assert_string_equal(machine.name, "lab-01");
+	assert_string_equal(machine.token, "s3cret");
+	assert_string_equal(machine.master, "");
+
+	put(f, "bootci-machine.conf", "machine = lab-01\ntoken = t\nmaster = http://10.0.2.2:8080\n");
+	chmod(path, 0600);
+	assert_int_equal(bci_collect_machine_read(path, &machine, err, sizeof(err)), 0);
+	assert_string_equal(machine.master, "http://10.0.2.2:8080");
+
+	put(f, "bootci-machine.conf", "machine = lab-01\n");
+	chmod(path, 0600);
+	assert_int_equal(bci_collect_machine_read(path, &machine, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "'token' is missing"));
+
+	put(f, "bootci-machine.conf", "machine = ../other\ntoken = t\n");
+	chmod(path, 0600);
+	assert_int_equal(bci_collect_machine_read(path, &machine, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "../other"));
+
+	put(f, "bootci-machine.conf", "machine = m\ntoken = t\ncolour = blue\n");
+	chmod(path, 0600);
+	assert_int_equal(bci_collect_machine_read(path, &machine, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "colour"));
+}
+
+/* Reads the archive at @path: manifest.json first, then files matching it. */
+static void check_archive(const char *path, const char *run_dir)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *entry;
+	struct bci_manifest *m = NULL;
+	char err[512], *text = NULL;
+	size_t entries = 0;
+
+	archive_read_support_filter_zstd(a);
+	archive_read_support_format_tar(a);
+	assert_int_equal(archive_read_open_filename(a, path, 65536), ARCHIVE_OK);
+	while (archive_read_next_header(a, &entry) == ARCHIVE_OK) {
+		size_t size = (size_t)archive_entry_size(entry);
+		char *data = malloc(size + 1);
+		char file[PATH_MAX], *want = NULL;
+
+		assert_int_equal(archive_read_data(a, data, size), (la_ssize_t)size);
+		data[size] = '\0';
+		assert_int_equal(archive_entry_filetype(entry), AE_IFREG);
+		assert_int_equal(archive_entry_uid(entry), 0);
+		assert_int_equal(archive_entry_perm(entry), 0644);
+		if (entries++ == 0) {
+			assert_string_equal(archive_entry_pathname(entry), BCI_MANIFEST_NAME);
+			assert_int_equal(bci_manifest_parse(data, size, &m, err, sizeof(err)), 0);
+		} else {
+			const struct bci_manifest_file *mf =
+				bci_manifest_find(m, archive_entry_pathname(entry));
+			assert_non_null(mf);
+			assert_int_equal(mf->size, size);
+			PATHF(file, "%s/%s", run_dir, mf->path);
+			assert_int_equal(bci_read_file(file, &want, NULL, 1 << 20), 0);
+			assert_memory_equal(want, data, size);
+			free(want);
+		}
+		free(data);
+	}
+	assert_non_null(m);
+	assert_int_equal(entries, m->file_count + 1);
+	assert_string_equal(m->run_id, "r1");
+	assert_string_equal(m->machine, "lab-01");
+	assert_string_equal(m->image_id, "test-6.1");
+	assert_string_equal(m->kernel, "6.1.0-57-amd64");
+	assert_string_equal(m->cmdline, "console=ttyS0 bootci.run_id=r1");
+	assert_string_equal(m->igt_version, "1.28-gabc");
+	assert_int_equal(m->boot_count, 2);
+	assert_string_equal(m->boots[0].name, "boot-0001");
+	assert_int_equal(m->file_count, 5);
+	archive_read_free(a);
+	bci_manifest_free(m);
+	free(text);
+}
+
+static void test_archive(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_archive_info info = {
+		.machine = "lab-01", .run = "r1", .bootci_version = "0.1", .efi = false,
+	};
+	char run_dir[PATH_MAX], first[PATH_MAX], second[PATH_MAX], err[512];
+	char *a = NULL, *b = NULL;
+	size_t a_len = 0, b_len = 0;
+
+	put(f, "runs/r1/bootci-identity.txt", "kernel 6.1.0-57-amd64 #1 SMP\nimage test-6.1\n");
+	put(f, "runs/r1/bootci-journal.txt", "boot 1 0 6.1.0-57-amd64\nstart 0\nexit 0 0 1\ndone\n");
+	put(f, "runs/r1/0/out.txt", "IGT-Version: 1.28-gabc\nStarting subtest: a\n");
+	put(f, "runs/r1/boot-0001/boot.txt",
+	    "boot 1\nkernel 6.1.0-57-amd64\ncmdline console=ttyS0 bootci.run_id=r1\n");
+	put(f, "runs/r1/boot-0002/boot.txt", "boot 2\nkernel 6.1.0-57-amd64\ncmdline console=ttyS0 bootci.run_id=r1\n");
+	PATHF(run_dir, "%s/r1", f->runs);
+	PATHF(first, "%s/one.tar.zst", f->root);
+	PATHF(second, "%s/two.tar.zst", f->root);
+
+	assert_int_equal(bci_collect_archive_write(run_dir, first, &info, err, sizeof(err)), 0);
+	check_archive(first, run_dir);
+	/* The same folder gives the same bytes: a resumed upload sends the rest of the same archive. */
+	assert_int_equal(bci_collect_archive_write(run_dir, second, &info, err, sizeof(err)), 0);
+	assert_int_equal(bci_read_file(first, &a, &a_len, 1 << 24), 0);
+	assert_int_equal(bci_read_file(second, &b, &b_len, 1 << 24), 0);
+	assert_int_equal(a_len, b_len);
+	assert_memory_equal(a, b, a_len);
+	free(a);
+	free(b);
+}
+
+static void test_archive_refuses_symlink(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_archive_info info = { .machine = "m", .run = "r2", .bootci_version = "0.1" };
+	char run_dir[PATH_MAX], link[PATH_MAX], out[PATH_MAX], err[512];
+
+	put(f, "runs/r2/x.txt", "x");
+	PATHF(run_dir, "%s/r2", f->runs);
+	PATHF(link, "%s/escape", run_dir);
+	assert_int_equal(symlink("/etc/passwd", link), 0);
+	PATHF(out, "%s/r2.tar.zst", f->root);
+	assert_true(bci_collect_archive_write(run_dir, out, &info, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "escape"));
+	/* Nothing half-written is left. */
+	assert_int_equal(access(out, F_OK), -1);
+}
+
+#define OURS "1111111111111111111111111111111111111111111111111111111111111111"
+#define THEIRS "2222222222222222222222222222222222222222222222222222222222222222"
+
+static enum bci_collect_master_state answer(const char *body, uint64_t *received)
+{
+	char err[256];
+
+	*received = 77;
+	return bci_collect_master_state_parse(body, strlen(body), OURS, 1000, received, err,
+					      sizeof(err));
+}
+
+static void test_master_answers(void **state)
+{
+	uint64_t received;
+
+	(void)state;
+	assert_int_equal(answer("{\"state\": \"absent\", \"received\": 0}\n", &received), BCI_MASTER_SEND);
+	assert_int_equal(received, 0);
+	/* A partial upload of our bytes resumes where the master says. */
+	assert_int_equal(answer("{\"state\": \"partial\", \"sha256\": \"" OURS "\", \"received\": 600}", &received),
+			 BCI_MASTER_SEND);
+	assert_int_equal(received, 600);
+	/* Of other bytes, or longer than ours: from the start. */
+	assert_int_equal(answer("{\"state\": \"partial\", \"sha256\": \"" THEIRS "\", \"received\": 600}", &received),
+			 BCI_MASTER_SEND);
+	assert_int_equal(received, 0);
+	assert_int_equal(answer("{\"state\": \"partial\", \"sha256\": \"" OURS "\", \"received\": 1001}", &received),
+			 BCI_MASTER_SEND);
+	assert_int_equal(received, 0);
+	assert_int_equal(answer("{\"state\": \"stored\", \"sha256\": \"" OURS "\", \"received\": 1000}", &received),
+			 BCI_MASTER_HOLDS);
+	assert_int_equal(answer("{\"state\": \"stored\", \"sha256\": \"" THEIRS "\"}", &received),
+			 BCI_MASTER_CONFLICT);
+	assert_int_equal(answer("{\"state\": \"stored\"}", &received), BCI_MASTER_CONFLICT);
+	/* Nothing usable: ask again later, never a guess. */
+	assert_int_equal(answer("{\"state\": \"partial\", \"sha256\": \"" OURS "\"}", &received),
+			 BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("{\"state\": \"partial\", \"sha256\": \"" OURS "\", \"received\": -5}", &received),
+			 BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("{\"state\": \"partial\", \"received\": \"600\"}", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("{\"state\": \"sideways\"}", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("[1, 2]", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("{\"state\": \"absent\"} trailing", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("<html>502 Bad Gateway</html>", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(answer("", &received), BCI_MASTER_UNCLEAR);
+	assert_int_equal(received, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_run_states, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_runs_missing_folder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_machine_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_archive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_archive_refuses_symlink, setup, teardown),
+		cmocka_unit_test(test_master_answers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,812 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Ingest (aggregator/ingest.c) into a real store: SQLite in a temporary
+ * folder, or the database in BOOTCI_TEST_STORE_URL (store-postgres.t runs
+ * this suite against its own PostgreSQL server).
+ *
+ * - every igt_runner conformance folder (../shared/conformance/) and bootci
+ *   scenario (tests/resultgen/scenarios/): the rows are exactly the tests
+ *   and results of its reference.json (read here with json-c, independently
+ *   of the code under test);
+ * - the same run twice stores nothing more; another archive for the same run
+ *   is refused;
+ * - archives that lie about their files (changed, missing, extra), escape
+ *   their folder, or name another machine are refused, nothing stored, and
+ *   nothing left in the data folder;
+ * - an ingest that fails half-way (after its run and boot rows) leaves
+ *   nothing;
+ * - boots, their endings and crash records, suspend cycles;
+ * - a test's out/err/dmesg read back through the extract-once cache.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../../aggregator/collect/collect.h"
+#include "../../aggregator/ingest.h"
+#include "../../aggregator/store/store.h"
+#include "results_dir.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json.h>
+#include <libpq-fe.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct fixture {
+	char dir[PATH_MAX];
+	char data[PATH_MAX + 16];
+	char url[PATH_MAX + 64];
+	struct bci_store *store;
+	char err[4096];
+};
+
+static void pg_reset(const char *url)
+{
+	PGconn *conn = PQconnectdb(url);
+	PGresult *res;
+
+	assert_int_equal(PQstatus(conn), CONNECTION_OK);
+	res = PQexec(conn, "SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
+			   " CREATE SCHEMA public");
+	assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	PQfinish(conn);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	const char *url = getenv("BOOTCI_TEST_STORE_URL");
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/bootci-ingest-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->data, sizeof(f->data), "%s/data", f->dir);
+	if (url && *url) {
+		snprintf(f->url, sizeof(f->url), "%s", url);
+		pg_reset(url);
+	} else {
+		snprintf(f->url, sizeof(f->url), "sqlite:%s/bootci.sqlite", f->dir);
+	}
+	if (bci_store_open(f->url, f->data, &f->store, f->err, sizeof(f->err)) < 0)
+		fail_msg("open %s: %s", f->url, f->err);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[PATH_MAX + 16];
+
+	bci_store_close(f->store);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+/* ---- helpers ---- */
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX * 2], *slash;
+	FILE *out;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	out = fopen(path, "w");
+	assert_non_null(out);
+	fputs(text, out);
+	assert_int_equal(fclose(out), 0);
+}
+
+static char *read_fd(int fd)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+
+	do {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		n = read(fd, buf + len, 4096);
+		assert_true(n >= 0);
+		len += (size_t)n;
+	} while (n > 0);
+	buf[len] = '\0';
+	return buf;
+}
+
+static char *read_path(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	char *text;
+
+	if (fd < 0)
+		return NULL;
+	text = read_fd(fd);
+	close(fd);
+	return text;
+}
+
+static int count_runs(struct fixture *f)
+{
+	int n = bci_store_runs_each(f->store, NULL, NULL, NULL, f->err, sizeof(f->err));
+
+	assert_true(n >= 0);
+	return n;
+}
+
+/* Entries in DATA/@sub (archives, cache), dot files included. */
+static int count_entries(struct fixture *f, const char *sub)
+{
+	char path[PATH_MAX * 2];
+	struct dirent *d;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", f->data, sub);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)))
+		n += strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
+	closedir(dir);
+	return n;
+}
+
+static const char *source_dir(void)
+{
+	const char *src = getenv("SRC");
+
+	return src && *src ? src : ".";
+}
+
+/* A small bootci run folder: three jobs, boots with a crash, suspend cycles. */
+static void run_folder_make(const char *dir)
+{
+	struct bci_suspend_cycle_line cycles[] = {
+		{ .cycle = "mem-0001", .result = "pass", .wall = 6.5, .suspended = 5.25,
+		  .latency = 1.25, .kernel_suspend = 0.5, .kernel_resume = 0.75, .wake = "rtc" },
+		{ .cycle = "freeze_devices-0002", .result = "pass", .wall = 1, .suspended = 0,
+		  .latency = 1, .kernel_suspend = -1, .kernel_resume = -1, .wake = "pm_test" },
+	};
+	char line[256], text[1024] = "";
+
+	mkdir(dir, 0755);
+	write_file(dir, "metadata.txt", "abort_mask : 0\ndmesg_warn_level : 4\n");
+	write_file(dir, "joblist.txt", "igt_a basic\nigt_b crash\nigt_c slow\n");
+	write_file(dir, "uname.txt", "Linux lab 6.1.0-test #1 SMP x86_64 GNU/Linux\n");
+	write_file(dir, "starttime.txt", "1700000000.000000\n");
+	write_file(dir, "0/journal.txt", "basic\nexit:0 (1.500s)\n");
+	write_file(dir, "0/out.txt", "IGT-Version: 1.28\nStarting subtest: basic\nSubtest basic: SUCCESS (1.500s)\n");
+	write_file(dir, "0/err.txt", "a note on stderr\n");
+	write_file(dir, "0/dmesg.txt", "");
+	write_file(dir, "1/journal.txt", "crash\n");
+	write_file(dir, "1/out.txt", "IGT-Version: 1.28\nStarting subtest: crash\n");
+	write_file(dir, "1/err.txt", "");
+	write_file(dir, "1/dmesg.txt", "");
+	write_file(dir, "boot-0001/boot.txt",
+		   "boot 1\nboot_id x\ntime 1700000000\nkernel 6.1.0-test\ncmdline console=ttyS0 quiet\n"
+		   "previous none (first boot of the run)\npstore_records 0\nefi_dump_variables 0\n");
+	write_file(dir, "boot-0002/boot.txt",
+		   "boot 2\nboot_id y\ntime 1700000100\nkernel 6.1.0-test\ncmdline console=ttyS0 quiet\n"
+		   "previous kernel crash (pstore: dmesg-efi_pstore-1)\npstore_records 1\n");
+	write_file(dir, "boot-0002/pstore/dmesg-efi_pstore-1", "Kernel panic - not syncing\n");
+	write_file(dir, "boot-0002/end.txt", "run finished\n");
+	for (size_t i = 0; i < 2; i++) {
+		bci_suspend_cycle_line_format(line, sizeof(line), &cycles[i]);
+		strcat(text, line);
+	}
+	strcat(text, "mem-0003 pa");	/* the line a crash cut short */
+	write_file(dir, "suspend-cycles.txt", text);
+}
+
+/* Rows as text, to compare whole tables at once. */
+struct rows {
+	char text[8192];
+};
+
+static void rows_add(struct rows *r, const char *fmt, ...)
+{
+	size_t len = strlen(r->text);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->text + len, sizeof(r->text) - len, fmt, ap);
+	va_end(ap);
+}
+
+static int boot_row(const struct bci_store_boot *b, void *ctx)
+{
+	rows_add(ctx, "%d|%.0f|%s|%s|%s|%s\n", b->index, b->time, b->kernel, b->cmdline, b->previous,
+		 b->ending);
+	return 0;
+}
+
+static int crash_row(const struct bci_store_crash *c, void *ctx)
+{
+	rows_add(ctx, "%d|%s|%s|%s\n", c->boot, c->source, c->name, c->path);
+	return 0;
+}
+
+static int suspend_row(const struct bci_store_suspend *s, void *ctx)
+{
+	rows_add(ctx, "%d|%s|%s|%.3f|%.3f|%.3f|%.3f|%.3f|%s\n", s->cycle, s->state, s->result,
+		 s->wall, s->suspended, s->latency, s->kernel_suspend, s->kernel_resume,
+		 s->woke ? s->woke : "-");
+	return 0;
+}
+
+static int result_row(const struct bci_store_result *r, void *ctx)
+{
+	rows_add(ctx, "%d|%s|%s\n", r->job, r->name, r->result);
+	return 0;
+}
+
+struct run_copy {
+	struct bci_store_run run;
+	char text[2048];
+};
+
+static int run_copy(const struct bci_store_run *run, void *ctx)
+{
+	struct run_copy *c = ctx;
+
+	c->run = *run;
+	snprintf(c->text, sizeof(c->text), "%s|%s|%s|%s|%s|%s|%.0f|%.0f", run->machine, run->run_id,
+		 run->kernel ? run->kernel : "-", run->cmdline ? run->cmdline : "-",
+		 run->archive_root, run->state, run->started, run->ended);
+	c->run.machine = c->run.run_id = c->run.build = c->run.image_id = c->run.kernel = NULL;
+	c->run.cmdline = c->run.digest = c->run.archive_path = c->run.archive_root = NULL;
+	c->run.state = NULL;
+	return 0;
+}
+
+static int64_t run_key(struct fixture *f, const char *machine, const char *run_id)
+{
+	struct run_copy copy;
+
+	if (bci_store_run_get(f->store, machine, run_id, run_copy, &copy, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s/%s: %s", machine, run_id, f->err);
+	return copy.run.key;
+}
+
+/* ---- results are exactly reference.json's ---- */
+
+struct expected {
+	json_object *tests;
+	int seen, wrong;
+	const char *scenario;
+};
+
+static int result_compare(const struct bci_store_result *r, void *ctx)
+{
+	struct expected *e = ctx;
+	json_object *test, *value;
+
+	e->seen++;
+	if (!json_object_object_get_ex(e->tests, r->name, &test) ||
+	    !json_object_object_get_ex(test, "result", &value)) {
+		print_error("%s: %s is not in reference.json\n", e->scenario, r->name);
+		e->wrong++;
+		return 0;
+	}
+	if (strcmp(json_object_get_string(value), r->result)) {
+		print_error("%s: %s: stored %s, reference %s\n", e->scenario, r->name, r->result,
+			    json_object_get_string(value));
+		e->wrong++;
+	}
+	if (json_object_object_get_ex(test, "time", &value)) {
+		json_object *start, *end;
+
+		if (json_object_object_get_ex(value, "start", &start) &&
+		    json_object_object_get_ex(value, "end", &end)) {
+			double d = json_object_get_double(end) - json_object_get_double(start);
+
+			if (fabs(d - r->duration) > 1e-6) {
+				print_error("%s: %s: duration %f, reference %f\n", e->scenario,
+					    r->name, r->duration, d);
+				e->wrong++;
+			}
+		}
+	}
+	return 0;
+}
+
+static void scenario_check(struct fixture *f, const char *dir, const char *name)
+{
+	char path[PATH_MAX * 4];
+	struct expected e = { .scenario = name };
+	struct bci_ingest_summary summary;
+	json_object *reference;
+	char *text;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/reference.json", dir);
+	text = read_path(path);
+	if (!text)
+		return;
+	reference = json_tokener_parse(text);
+	free(text);
+	if (!reference || !json_object_object_get_ex(reference, "tests", &e.tests))
+		fail_msg("%s: reference.json does not parse", path);
+	ret = bci_ingest_dir(f->store, f->data, dir, "lab-1", NULL, NULL, &summary, f->err,
+			     sizeof(f->err));
+	if (ret != BCI_INGEST_STORED)
+		fail_msg("%s: %d %s", name, ret, f->err);
+	assert_int_equal(bci_store_results_each(f->store, run_key(f, "lab-1", name), result_compare,
+						&e, f->err, sizeof(f->err)),
+			 json_object_object_length(e.tests));
+	assert_int_equal(e.wrong, 0);
+	assert_int_equal(summary.results, json_object_object_length(e.tests));
+	json_object_put(reference);
+}
+
+static int scenarios_in(struct fixture *f, const char *parent)
+{
+	struct dirent **names;
+	int n, checked = 0;
+
+	n = scandir(parent, &names, NULL, alphasort);
+	if (n < 0)
+		fail_msg("%s: %s", parent, strerror(errno));
+	for (int i = 0; i < n; i++) {
+		char dir[PATH_MAX * 2], ref[PATH_MAX * 3];
+		struct stat st;
+
+		snprintf(dir, sizeof(dir), "%s/%s", parent, names[i]->d_name);
+		snprintf(ref, sizeof(ref), "%s/reference.json", dir);
+		if (names[i]->d_name[0] != '.' && stat(ref, &st) == 0) {
+			scenario_check(f, dir, names[i]->d_name);
+			checked++;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return checked;
+}
+
+static void test_conformance_scenarios(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/../shared/conformance/igt-runner-results", source_dir());
+	n = scenarios_in(f, path);
+	assert_true(n >= 10);
+	snprintf(path, sizeof(path), "%s/tests/resultgen/scenarios", source_dir());
+	assert_true(scenarios_in(f, path) >= 2);
+}
+
+/* ---- a bootci run folder: boots, crashes, suspend cycles, logs ---- */
+
+static void test_bootci_run(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_ingest_summary summary;
+	struct run_copy copy;
+	struct rows rows = { "" };
+	char dir[PATH_MAX + 16];
+	int64_t key;
+
+	snprintf(dir, sizeof(dir), "%s/run-42", f->dir);
+	run_folder_make(dir);
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-7", NULL, NULL, &summary, f->err,
+					sizeof(f->err)), BCI_INGEST_STORED);
+	assert_string_equal(summary.machine, "lab-7");
+	assert_string_equal(summary.run_id, "run-42");
+	assert_int_equal(summary.boots, 2);
+	assert_int_equal(summary.suspend_cycles, 2);
+	assert_int_equal(bci_store_run_get(f->store, "lab-7", "run-42", run_copy, &copy, f->err,
+					   sizeof(f->err)), 0);
+	/* No endtime.txt: the run did not finish. Kernel and command line from its first boot. */
+	assert_string_equal(copy.text, "lab-7|run-42|6.1.0-test|console=ttyS0 quiet||incomplete|"
+				       "1700000000|0");
+	key = copy.run.key;
+
+	assert_int_equal(bci_store_boots_each(f->store, key, boot_row, &rows, f->err, sizeof(f->err)), 2);
+	assert_string_equal(rows.text,
+			    "1|1700000000|6.1.0-test|console=ttyS0 quiet|none (first boot of the run)|"
+			    "kernel crash (pstore: dmesg-efi_pstore-1)\n"
+			    "2|1700000100|6.1.0-test|console=ttyS0 quiet|kernel crash (pstore: "
+			    "dmesg-efi_pstore-1)|clean: run finished\n");
+	rows.text[0] = '\0';
+	assert_int_equal(bci_store_crashes_each(f->store, key, crash_row, &rows, f->err, sizeof(f->err)), 1);
+	assert_string_equal(rows.text, "2|pstore|dmesg-efi_pstore-1|boot-0002/pstore/dmesg-efi_pstore-1\n");
+	rows.text[0] = '\0';
+	assert_int_equal(bci_store_suspends_each(f->store, key, suspend_row, &rows, f->err, sizeof(f->err)), 2);
+	assert_string_equal(rows.text,
+			    "1|mem|pass|6.500|5.250|1.250|0.500|0.750|rtc\n"
+			    "2|freeze_devices|pass|1.000|0.000|1.000|-1.000|-1.000|pm_test\n");
+	rows.text[0] = '\0';
+	assert_int_equal(bci_store_results_each(f->store, key, result_row, &rows, f->err, sizeof(f->err)), 3);
+	assert_string_equal(rows.text, "0|igt@igt_a@basic|pass\n1|igt@igt_b@crash|incomplete\n"
+				       "2|igt@igt_c@slow|notrun\n");
+}
+
+static void test_log_fetch(void **state)
+{
+	struct fixture *f = *state;
+	char dir[PATH_MAX + 16], cache[PATH_MAX * 2], *text;
+	struct bci_ingest_summary summary;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/run-logs", f->dir);
+	run_folder_make(dir);
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-7", NULL, NULL, &summary, f->err,
+					sizeof(f->err)), BCI_INGEST_STORED);
+	fd = bci_store_test_log_open(f->store, f->data, "lab-7", "run-logs", "igt@igt_a@basic", "out",
+				     f->err, sizeof(f->err));
+	if (fd < 0)
+		fail_msg("%s", f->err);
+	text = read_fd(fd);
+	close(fd);
+	assert_string_equal(text, "IGT-Version: 1.28\nStarting subtest: basic\nSubtest basic: SUCCESS (1.500s)\n");
+	free(text);
+
+	/* The cache is disposable: gone, the next fetch unpacks the archive again. */
+	snprintf(cache, sizeof(cache), "%s/cache/%s", f->data, summary.digest);
+	{
+		char cmd[PATH_MAX * 3];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache);
+		assert_int_equal(system(cmd), 0);
+	}
+	fd = bci_store_test_log_open(f->store, f->data, "lab-7", "run-logs", "igt@igt_a@basic", "err",
+				     f->err, sizeof(f->err));
+	if (fd < 0)
+		fail_msg("%s", f->err);
+	text = read_fd(fd);
+	close(fd);
+	assert_string_equal(text, "a note on stderr\n");
+	free(text);
+
+	assert_int_equal(bci_store_test_log_open(f->store, f->data, "lab-7", "run-logs",
+						 "igt@igt_a@basic", "../boot", f->err, sizeof(f->err)),
+			 -EINVAL);
+	assert_int_equal(bci_store_test_log_open(f->store, f->data, "lab-7", "run-logs",
+						 "igt@nope@x", "out", f->err, sizeof(f->err)),
+			 -ENOENT);
+	/* igt_c never ran: its job folder was never made. */
+	assert_int_equal(bci_store_test_log_open(f->store, f->data, "lab-7", "run-logs",
+						 "igt@igt_c@slow", "out", f->err, sizeof(f->err)),
+			 -ENOENT);
+}
+
+/* ---- the same run twice, another archive for it ---- */
+
+static void test_idempotent(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_ingest_summary first, again;
+	char dir[PATH_MAX + 16], archive[PATH_MAX * 2];
+	int results;
+
+	snprintf(dir, sizeof(dir), "%s/run-twice", f->dir);
+	run_folder_make(dir);
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-1", NULL, NULL, &first, f->err,
+					sizeof(f->err)), BCI_INGEST_STORED);
+	results = bci_store_results_each(f->store, run_key(f, "lab-1", "run-twice"), NULL, NULL,
+					 f->err, sizeof(f->err));
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-1", NULL, NULL, &again, f->err,
+					sizeof(f->err)), BCI_INGEST_ALREADY);
+	assert_string_equal(first.digest, again.digest);
+	/* The kept archive given back (as serve does after a retried upload). */
+	snprintf(archive, sizeof(archive), "%s/%s", f->data, "archives");
+	snprintf(archive + strlen(archive), sizeof(archive) - strlen(archive), "/%s.tar.zst",
+		 first.digest);
+	assert_int_equal(bci_ingest_archive(f->store, f->data, archive, "lab-1", "run-twice", NULL,
+					    &again, f->err, sizeof(f->err)), BCI_INGEST_ALREADY);
+	assert_int_equal(count_runs(f), 1);
+	assert_int_equal(bci_store_results_each(f->store, run_key(f, "lab-1", "run-twice"), NULL,
+						NULL, f->err, sizeof(f->err)), results);
+	assert_int_equal(count_entries(f, "archives"), 1);
+	assert_int_equal(count_entries(f, "cache"), 1);
+
+	/* Same run id, other bytes: refused, the stored run untouched, nothing left behind. */
+	write_file(dir, "0/err.txt", "another note\n");
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-1", NULL, NULL, &again, f->err,
+					sizeof(f->err)), -EEXIST);
+	assert_non_null(strstr(f->err, first.digest));
+	assert_int_equal(count_runs(f), 1);
+	assert_int_equal(count_entries(f, "archives"), 1);
+	assert_int_equal(count_entries(f, "cache"), 1);
+	/* The same folder as another machine's run is another run. */
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-2", NULL, NULL, &again, f->err,
+					sizeof(f->err)), BCI_INGEST_STORED);
+	assert_int_equal(count_runs(f), 2);
+}
+
+/* ---- archives that lie or escape ---- */
+
+enum edit { EDIT_CHANGE, EDIT_DROP, EDIT_ADD, EDIT_DOTDOT, EDIT_SYMLINK };
+
+/* Copies the archive @from to @to (tar.zst), changing what @edit says about entry @target. */
+static void archive_rewrite(const char *from, const char *to, enum edit edit, const char *target)
+{
+	struct archive *in = archive_read_new(), *out = archive_write_new();
+	struct archive_entry *entry;
+	char buf[65536];
+	int added = 0;
+
+	archive_read_support_filter_all(in);
+	archive_read_support_format_all(in);
+	assert_int_equal(archive_read_open_filename(in, from, 65536), ARCHIVE_OK);
+	archive_write_add_filter_zstd(out);
+	archive_write_set_format_pax_restricted(out);
+	assert_int_equal(archive_write_open_filename(out, to), ARCHIVE_OK);
+	while (archive_read_next_header(in, &entry) == ARCHIVE_OK) {
+		const char *name = archive_entry_pathname(entry);
+		int hit = !strcmp(name, target);
+		la_ssize_t n;
+
+		if (hit && edit == EDIT_DROP)
+			continue;
+		if (hit && edit == EDIT_CHANGE) {
+			/* Same size, one byte different: only the digest can tell. */
+			size_t size = (size_t)archive_entry_size(entry);
+
+			assert_true(size > 0 && size < sizeof(buf));
+			assert_int_equal(archive_read_data(in, buf, size), (la_ssize_t)size);
+			buf[0] ^= 1;
+			assert_int_equal(archive_write_header(out, entry), ARCHIVE_OK);
+			assert_int_equal(archive_write_data(out, buf, size), (la_ssize_t)size);
+			continue;
+		}
+		assert_int_equal(archive_write_header(out, entry), ARCHIVE_OK);
+		while ((n = archive_read_data(in, buf, sizeof(buf))) > 0)
+			assert_int_equal(archive_write_data(out, buf, (size_t)n), n);
+		if (!added && edit >= EDIT_ADD) {
+			struct archive_entry *extra = archive_entry_new();
+
+			added = 1;
+			archive_entry_set_pathname(extra, edit == EDIT_ADD ? "extra.txt"
+						   : edit == EDIT_DOTDOT ? "../escaped.txt" : "link");
+			if (edit == EDIT_SYMLINK) {
+				archive_entry_set_filetype(extra, AE_IFLNK);
+				archive_entry_set_symlink(extra, "/etc/passwd");
+				archive_entry_set_size(extra, 0);
+				assert_int_equal(archive_write_header(out, extra), ARCHIVE_OK);
+			} else {
+				archive_entry_set_filetype(extra, AE_IFREG);
+				archive_entry_set_perm(extra, 0644);
+				archive_entry_set_size(extra, 3);
+				assert_int_equal(archive_write_header(out, extra), ARCHIVE_OK);
+				assert_int_equal(archive_write_data(out, "hi\n", 3), 3);
+			}
+			archive_entry_free(extra);
+		}
+	}
+	archive_read_free(in);
+	assert_int_equal(archive_write_close(out), ARCHIVE_OK);
+	archive_write_free(out);
+}
+
+static void lie_refused(struct fixture *f, const char *good, enum edit edit, const char *target,
+			const char *message)
+{
+	char bad[PATH_MAX * 2];
+	int ret;
+
+	snprintf(bad, sizeof(bad), "%s/bad-%d.tar.zst", f->dir, (int)edit);
+	archive_rewrite(good, bad, edit, target);
+	ret = bci_ingest_archive(f->store, f->data, bad, NULL, NULL, NULL, NULL, f->err, sizeof(f->err));
+	assert_true(ret < 0);
+	if (!strstr(f->err, message))
+		fail_msg("edit %d: '%s' does not say '%s'", (int)edit, f->err, message);
+	assert_int_equal(count_runs(f), 0);
+	assert_int_equal(count_entries(f, "archives"), 0);
+	assert_int_equal(count_entries(f, "cache"), 0);
+}
+
+static void test_lying_archive_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_archive_info info = {
+		.machine = "lab-1", .run = "run-lies", .bootci_version = "test",
+	};
+	char dir[PATH_MAX + 16], good[PATH_MAX + 16];
+
+	snprintf(dir, sizeof(dir), "%s/run-lies", f->dir);
+	snprintf(good, sizeof(good), "%s/good.tar.zst", f->dir);
+	run_folder_make(dir);
+	assert_int_equal(bci_collect_archive_write(dir, good, &info, f->err, sizeof(f->err)), 0);
+
+	lie_refused(f, good, EDIT_CHANGE, "0/out.txt", "0/out.txt does not match the manifest");
+	lie_refused(f, good, EDIT_DROP, "1/journal.txt", "1/journal.txt is in the manifest but not in the archive");
+	lie_refused(f, good, EDIT_ADD, "", "extra.txt is not in the manifest");
+	lie_refused(f, good, EDIT_DOTDOT, "", "'../escaped.txt': an absolute path or '..' is refused");
+	lie_refused(f, good, EDIT_SYMLINK, "", "'link': only regular files and folders");
+
+	/* The honest archive goes in; as another machine's, it is refused. */
+	assert_int_equal(bci_ingest_archive(f->store, f->data, good, "lab-2", NULL, NULL, NULL,
+					    f->err, sizeof(f->err)), -EPERM);
+	assert_non_null(strstr(f->err, "lab-1"));
+	assert_int_equal(count_runs(f), 0);
+	assert_int_equal(bci_ingest_archive(f->store, f->data, good, NULL, NULL, NULL, NULL,
+					    f->err, sizeof(f->err)), BCI_INGEST_STORED);
+	assert_int_equal(count_runs(f), 1);
+	/* An outside archive is kept as a copy named by its digest. */
+	assert_int_equal(count_entries(f, "archives"), 1);
+}
+
+static void test_plain_tar_needs_machine(void **state)
+{
+	struct fixture *f = *state;
+	char dir[PATH_MAX + 16], tar[PATH_MAX + 16], cmd[PATH_MAX * 3];
+	struct bci_ingest_summary summary;
+
+	/* An old igt_runner folder tarred by hand: no manifest. */
+	snprintf(dir, sizeof(dir), "%s/old-run", f->dir);
+	run_folder_make(dir);
+	snprintf(tar, sizeof(tar), "%s/old-run.tar", f->dir);
+	snprintf(cmd, sizeof(cmd), "tar -C '%s' -cf '%s' old-run", f->dir, tar);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(bci_ingest_archive(f->store, f->data, tar, NULL, NULL, NULL, NULL, f->err,
+					    sizeof(f->err)), -EINVAL);
+	assert_non_null(strstr(f->err, "no machine"));
+	assert_int_equal(count_runs(f), 0);
+	assert_int_equal(bci_ingest_archive(f->store, f->data, tar, "lab-9", NULL, NULL, &summary,
+					    f->err, sizeof(f->err)), BCI_INGEST_STORED);
+	assert_string_equal(summary.run_id, "old-run");
+	assert_int_equal(summary.boots, 2);
+}
+
+/* ---- failures half-way ---- */
+
+static void test_failure_halfway_leaves_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_suspend_cycle_line twice = {
+		.cycle = "mem-0001", .result = "pass", .wall = 6, .suspended = 5, .latency = 1,
+		.kernel_suspend = -1, .kernel_resume = -1, .wake = "rtc",
+	};
+	char dir[PATH_MAX + 16], line[256], text[512];
+
+	/* Cycle 1 twice: the run, its boots and the first cycle are written before it fails. */
+	snprintf(dir, sizeof(dir), "%s/run-torn", f->dir);
+	run_folder_make(dir);
+	bci_suspend_cycle_line_format(line, sizeof(line), &twice);
+	snprintf(text, sizeof(text), "%s%s", line, line);
+	write_file(dir, "suspend-cycles.txt", text);
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-1", NULL, NULL, NULL, f->err,
+					sizeof(f->err)), -EEXIST);
+	assert_non_null(strstr(f->err, "suspend-cycles.txt"));
+	assert_int_equal(count_runs(f), 0);
+	assert_int_equal(bci_store_machines_each(f->store, NULL, NULL, NULL, f->err, sizeof(f->err)), 0);
+	assert_int_equal(count_entries(f, "archives"), 0);
+	assert_int_equal(count_entries(f, "cache"), 0);
+
+	/* A build that is not registered: refused the same way. */
+	{
+		struct bci_ingest_options options = { .build = "no-such-build" };
+
+		run_folder_make(dir);
+		write_file(dir, "suspend-cycles.txt", "");
+		assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-1", NULL, &options, NULL,
+						f->err, sizeof(f->err)), -ENOENT);
+		assert_non_null(strstr(f->err, "no-such-build"));
+		assert_int_equal(count_runs(f), 0);
+	}
+	/* Fixed, the same folder goes in whole. */
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-1", NULL, NULL, NULL, f->err,
+					sizeof(f->err)), BCI_INGEST_STORED);
+	assert_int_equal(count_runs(f), 1);
+}
+
+static void test_bad_names_refused(void **state)
+{
+	struct fixture *f = *state;
+	char dir[PATH_MAX + 16];
+
+	snprintf(dir, sizeof(dir), "%s/run-names", f->dir);
+	run_folder_make(dir);
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, NULL, NULL, NULL, NULL, f->err,
+					sizeof(f->err)), -EINVAL);
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab/1", NULL, NULL, NULL, f->err,
+					sizeof(f->err)), -EINVAL);
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-1", "..", NULL, NULL, f->err,
+					sizeof(f->err)), -EINVAL);
+	assert_int_equal(count_runs(f), 0);
+}
+
+/* ---- two ingests of one run at once ---- */
+
+struct racer {
+	const struct fixture *f;
+	const char *archive;
+	int ret;
+	char err[1024];
+};
+
+static void *racer_run(void *arg)
+{
+	struct racer *r = arg;
+	struct bci_store *store;
+
+	r->ret = bci_store_open(r->f->url, r->f->data, &store, r->err, sizeof(r->err));
+	if (r->ret < 0)
+		return NULL;
+	r->ret = bci_ingest_archive(store, r->f->data, r->archive, NULL, NULL, NULL, NULL, r->err,
+				    sizeof(r->err));
+	bci_store_close(store);
+	return NULL;
+}
+
+static void test_concurrent_same_run(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_archive_info info = {
+		.machine = "lab-1", .run = "run-race", .bootci_version = "test",
+	};
+	char dir[PATH_MAX + 16], archive[PATH_MAX + 16];
+	struct racer racers[4];
+	pthread_t threads[4];
+	int stored = 0, already = 0;
+
+	snprintf(dir, sizeof(dir), "%s/run-race", f->dir);
+	snprintf(archive, sizeof(archive), "%s/race.tar.zst", f->dir);
+	run_folder_make(dir);
+	assert_int_equal(bci_collect_archive_write(dir, archive, &info, f->err, sizeof(f->err)), 0);
+	/* Each thread has its own store connection, as serve's threads would. */
+	for (int i = 0; i < 4; i++) {
+		racers[i] = (struct racer){ .f = f, .archive = archive };
+		assert_int_equal(pthread_create(&threads[i], NULL, racer_run, &racers[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(threads[i], NULL), 0);
+		if (racers[i].ret < 0)
+			fail_msg("racer %d: %d %s", i, racers[i].ret, racers[i].err);
+		stored += racers[i].ret == BCI_INGEST_STORED;
+		already += racers[i].ret == BCI_INGEST_ALREADY;
+	}
+	assert_int_equal(stored, 1);
+	assert_int_equal(already, 3);
+	assert_int_equal(count_runs(f), 1);
+	assert_int_equal(bci_store_results_each(f->store, run_key(f, "lab-1", "run-race"), NULL, NULL,
+						f->err, sizeof(f->err)), 3);
+	assert_int_equal(count_entries(f, "archives"), 1);
+	assert_int_equal(count_entries(f, "cache"), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_conformance_scenarios, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bootci_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_fetch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lying_archive_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_plain_tar_needs_machine, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failure_halfway_leaves_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_names_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_same_run, setup, teardown),
+	};
+	const char *url = getenv("BOOTCI_TEST_STORE_URL");
+
+	return cmocka_run_group_tests_name(url && *url ? "ingest (BOOTCI_TEST_STORE_URL)" : "ingest (sqlite)",
+					   tests, NULL, NULL);
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/* aggregator/serve/spool.c: the data folder's states, resumes and crash leftovers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../../aggregator/serve/spool.h"
+#include "fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SHA_X "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881" /* "x" */
+#define SHA_Y "a1fce4363854ff888cff4b8e7875d600c2682390412a8cf79b37d0b11148b0fa" /* "y" */
+
+struct fixture {
+	char root[64];
+	struct bci_spool spool;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char err[256];
+
+	strcpy(f->root, "/tmp/test_spool.XXXXXX");
+	assert_non_null(mkdtemp(f->root));
+	assert_int_equal(bci_spool_open(&f->spool, f->root, err, sizeof(err)), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	bci_remove_tree(f->root);
+	free(f);
+	return 0;
+}
+
+static void upload(struct fixture *f, const char *run, const char *sha, const char *bytes,
+		   uint64_t start)
+{
+	char err[256];
+	int fd = bci_spool_begin(&f->spool, "m1", run, sha, start, err, sizeof(err));
+
+	if (fd < 0)
+		fail_msg("begin: %s", err);
+	assert_int_equal(bci_write_all(fd, bytes, strlen(bytes)), 0);
+	close(fd);
+}
+
+static int count_archives(struct fixture *f)
+{
+	char cmd[128];
+	int n = -1;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "ls %s/archives | wc -l", f->root);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+static void test_states(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_run_status st;
+	char err[256], path[PATH_MAX];
+
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "r1", &st, err, sizeof(err)), 0);
+	assert_int_equal(st.state, BCI_RUN_ABSENT);
+
+	upload(f, "r1", SHA_X, "", 0);
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "r1", &st, err, sizeof(err)), 0);
+	assert_int_equal(st.state, BCI_RUN_PARTIAL);
+	assert_int_equal(st.received, 0);
+	assert_string_equal(st.sha256, SHA_X);
+
+	/* Resume from 0 bytes held: the byte goes on. */
+	upload(f, "r1", SHA_X, "x", 0);
+	assert_int_equal(bci_spool_accept(&f->spool, "m1", "r1", SHA_X, 1, err, sizeof(err)), 0);
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "r1", &st, err, sizeof(err)), 0);
+	assert_int_equal(st.state, BCI_RUN_STORED);
+	assert_int_equal(st.received, 1);
+	assert_false(st.ingested);
+	bci_spool_archive_path(&f->spool, SHA_X, path);
+	assert_int_equal(access(path, R_OK), 0);
+	bci_spool_part_path(&f->spool, "m1", "r1", path);
+	assert_int_equal(access(path, F_OK), -1);
+
+	assert_int_equal(bci_spool_mark_ingested(&f->spool, "m1", "r1", err, sizeof(err)), 0);
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "r1", &st, err, sizeof(err)), 0);
+	assert_true(st.ingested);
+}
+
+static void test_resume(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_run_status st;
+	char err[256];
+
+	upload(f, "r2", SHA_Y, "abc", 0);
+	/* Past what is held, or another digest: refused, naming what is held. */
+	assert_int_equal(bci_spool_begin(&f->spool, "m1", "r2", SHA_Y, 4, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "3 bytes held"));
+	assert_int_equal(bci_spool_begin(&f->spool, "m1", "r2", SHA_X, 1, err, sizeof(err)), -ERANGE);
+	/* From within what is held: the rest is cut and the new bytes follow. */
+	upload(f, "r2", SHA_Y, "Z", 1);
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "r2", &st, err, sizeof(err)), 0);
+	assert_int_equal(st.state, BCI_RUN_PARTIAL);
+	assert_int_equal(st.received, 2);
+	/* Discarded: nothing left. */
+	bci_spool_discard(&f->spool, "m1", "r2");
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "r2", &st, err, sizeof(err)), 0);
+	assert_int_equal(st.state, BCI_RUN_ABSENT);
+}
+
+static int collect_pending(void *ctx, const char *machine, const char *run_id,
+			   const struct bci_run_status *status)
+{
+	char *seen = ctx;
+
+	(void)status;
+	snprintf(seen + strlen(seen), 256 - strlen(seen), "%s/%s ", machine, run_id);
+	return 0;
+}
+
+/* A crash between the archive's rename and the record: the re-upload shares the archive. */
+static void test_crash_before_record(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_run_status st;
+	char err[256], path[PATH_MAX], seen[256] = "";
+
+	upload(f, "r3", SHA_X, "x", 0);
+	assert_int_equal(bci_spool_accept(&f->spool, "m1", "r3", SHA_X, 1, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/runs/m1/r3.json", f->root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "r3", &st, err, sizeof(err)), 0);
+	assert_int_equal(st.state, BCI_RUN_ABSENT);
+
+	upload(f, "r3", SHA_X, "x", 0);
+	assert_int_equal(bci_spool_accept(&f->spool, "m1", "r3", SHA_X, 1, err, sizeof(err)), 0);
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "r3", &st, err, sizeof(err)), 0);
+	assert_int_equal(st.state, BCI_RUN_STORED);
+	assert_int_equal(count_archives(f), 1);
+
+	/* Not ingested yet: the start-up recovery finds it. */
+	assert_int_equal(bci_spool_each_pending(&f->spool, collect_pending, seen, err, sizeof(err)), 0);
+	assert_string_equal(seen, "m1/r3 ");
+	assert_int_equal(bci_spool_mark_ingested(&f->spool, "m1", "r3", err, sizeof(err)), 0);
+	seen[0] = '\0';
+	assert_int_equal(bci_spool_each_pending(&f->spool, collect_pending, seen, err, sizeof(err)), 0);
+	assert_string_equal(seen, "");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_states, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crash_before_record, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
