@@ -41,13 +41,19 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A whole number from 0 to @max (what is 0 means for each option: README). */
 static int parse_count(const char *s, unsigned long max, unsigned long *out)
 {
-	uint64_t v;
+	unsigned long v;
+	char *end;
 
-	if (parse_size(s, &v) < 0 || v > max || strpbrk(s, "KMGT"))
+	if (*s < '0' || *s > '9')
 		return -EINVAL;
-	*out = (unsigned long)v;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
 	return 0;
 }
 
@@ -56,6 +62,7 @@ static void serve_usage(FILE *out)
 	fprintf(out,
 		"usage: bootci-aggregator serve --data DIR [--listen ADDR:PORT] [--tokens FILE]\n"
 		"         [--cert FILE --key FILE] [--store URL] [--port-file FILE] [--threads N]\n"
+		"         [--workers N]\n"
 		"         [--max-connections N] [--max-per-ip N] [--idle-timeout SEC]\n"
 		"         [--request-timeout SEC]\n"
 		"         [--max-body SIZE] [--max-entries N] [--max-unpacked SIZE] [--max-ratio N]\n"
@@ -82,6 +89,7 @@ int bci_cmd_serve(int argc, char **argv)
 		{ "store", required_argument, NULL, 's' },
 		{ "port-file", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 'T' },
+		{ "workers", required_argument, NULL, 'W' },
 		{ "max-connections", required_argument, NULL, 'C' },
 		{ "max-per-ip", required_argument, NULL, 'N' },
 		{ "idle-timeout", required_argument, NULL, 'I' },
@@ -118,10 +126,16 @@ int bci_cmd_serve(int argc, char **argv)
 		case 'T':
 			ret = parse_count(optarg, 1024, &number);
 			config.threads = (unsigned)number;
+			ret = number ? ret : -EINVAL;
+			break;
+		case 'W':
+			ret = parse_count(optarg, 1024, &number);
+			config.workers = (unsigned)number;
 			break;
 		case 'C':
 			ret = parse_count(optarg, 65536, &number);
 			config.max_connections = (unsigned)number;
+			ret = number ? ret : -EINVAL;
 			break;
 		case 'N':
 			ret = parse_count(optarg, 65536, &number);
@@ -130,10 +144,12 @@ int bci_cmd_serve(int argc, char **argv)
 		case 'I':
 			ret = parse_count(optarg, 86400, &number);
 			config.idle_timeout = (unsigned)number;
+			ret = number ? ret : -EINVAL;
 			break;
 		case 'R':
 			ret = parse_count(optarg, 7 * 86400, &number);
 			config.request_timeout = (unsigned)number;
+			ret = number ? ret : -EINVAL;
 			break;
 		case 'B': ret = parse_size(optarg, &config.max_body); break;
 		case 'E': ret = parse_size(optarg, &config.limits.max_entries); break;

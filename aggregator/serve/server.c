@@ -39,10 +39,21 @@ struct bci_server {
 	char *cert_pem, *key_pem;
 	unsigned port;
 
-	pthread_mutex_t lock;		/* busy, in_flight, the log */
+	pthread_mutex_t lock;		/* busy, in_flight, the log, the job queue */
 	pthread_cond_t idle;		/* in_flight reached 0 */
 	struct busy_run *busy;
 	unsigned in_flight;		/* requests between their headers and their end */
+
+	/*
+	 * Workers: a complete upload's checks, keeping and ingest run here, off
+	 * the polling threads, its connection suspended meanwhile; so a large
+	 * archive never stalls the other connections of a polling thread.
+	 */
+	pthread_t *workers;
+	unsigned worker_count;
+	pthread_cond_t job_ready;
+	struct request *jobs, *jobs_tail;
+	bool workers_stopping;
 };
 
 struct request {
@@ -55,6 +66,10 @@ struct request {
 	char note[1024];		/* why, for the log */
 	bool answered;
 	bool first;			/* in the call that has the headers only */
+	bool in_worker;			/* answers are held for the resumed call */
+	bool ended;			/* upload_end ran */
+	struct MHD_Connection *connection;	/* while a worker has it */
+	struct request *next_job;
 	uint64_t announced;		/* a PUT's Content-Length, or UINT64_MAX */
 	struct MHD_Response *pending;	/* answer held until the body is read */
 	int refused;			/* refused mid-body: the status to answer at its end */
@@ -75,6 +90,7 @@ void bci_serve_config_default(struct bci_serve_config *config)
 	memset(config, 0, sizeof(*config));
 	config->listen = "127.0.0.1:8080";
 	config->threads = 4;
+	config->workers = 2;
 	config->max_connections = 256;
 	config->idle_timeout = 60;
 	config->request_timeout = 3600;
@@ -134,8 +150,8 @@ static enum MHD_Result respond(struct MHD_Connection *connection, struct request
 	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(response, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-	if (r->first && r->announced > 0 && r->announced <= BODY_DROP_MAX &&
-	    status != MHD_HTTP_CONTENT_TOO_LARGE) {
+	if (r->in_worker || (r->first && r->announced > 0 && r->announced <= BODY_DROP_MAX &&
+			     status != MHD_HTTP_CONTENT_TOO_LARGE)) {
 		r->pending = response;
 		r->status = status;
 		return MHD_YES;
@@ -450,6 +466,7 @@ static enum MHD_Result upload_end(struct MHD_Connection *connection, struct requ
 	uint64_t size;
 	int fd, ret;
 
+	r->ended = true;
 	if (fsync(r->fd) < 0)
 		return respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				     "cannot keep the upload: %s", strerror(errno));
@@ -571,6 +588,76 @@ static enum MHD_Result get_result(struct MHD_Connection *connection, struct requ
 	return ret;
 }
 
+/* ---- workers ---- */
+
+static void *worker_main(void *arg)
+{
+	struct bci_server *s = arg;
+	struct request *r;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		while (!s->jobs && !s->workers_stopping)
+			pthread_cond_wait(&s->job_ready, &s->lock);
+		r = s->jobs;
+		if (!r)
+			break;		/* stopping, and nothing left to do */
+		s->jobs = r->next_job;
+		if (!s->jobs)
+			s->jobs_tail = NULL;
+		pthread_mutex_unlock(&s->lock);
+
+		r->in_worker = true;
+		upload_end(r->connection, r);
+		r->in_worker = false;
+		MHD_resume_connection(r->connection);
+
+		pthread_mutex_lock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/*
+ * The body is complete: hands the upload to a worker and suspends the
+ * connection until its answer is ready. Once the workers are stopping (the
+ * server drains), the polling thread does the work itself.
+ */
+static enum MHD_Result upload_queue(struct MHD_Connection *connection, struct request *r)
+{
+	struct bci_server *s = r->server;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->workers_stopping || !s->worker_count) {
+		pthread_mutex_unlock(&s->lock);
+		return upload_end(connection, r);
+	}
+	r->connection = connection;
+	r->next_job = NULL;
+	/* Suspended before a worker can see it, so its resume never comes first. */
+	MHD_suspend_connection(connection);
+	if (s->jobs_tail)
+		s->jobs_tail->next_job = r;
+	else
+		s->jobs = r;
+	s->jobs_tail = r;
+	pthread_cond_signal(&s->job_ready);
+	pthread_mutex_unlock(&s->lock);
+	return MHD_YES;
+}
+
+static void workers_stop(struct bci_server *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->workers_stopping = true;
+	pthread_cond_broadcast(&s->job_ready);
+	pthread_mutex_unlock(&s->lock);
+	/* Each finishes the queue first: every suspended connection is resumed. */
+	for (unsigned i = 0; i < s->worker_count; i++)
+		pthread_join(s->workers[i], NULL);
+	s->worker_count = 0;
+}
+
 /* ---- libmicrohttpd callbacks ---- */
 
 static enum MHD_Result first_call(struct MHD_Connection *connection, struct request *r,
@@ -647,6 +734,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 		r->answered = true;
 		return ret;
 	}
+	if (r->ended && !r->answered)
+		return MHD_NO;		/* a worker could not even make an answer */
 	if (r->answered) {
 		/* Answered before the body was read: the rest is dropped with the connection. */
 		*data_size = 0;
@@ -668,8 +757,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 	}
 	if (*data_size)
 		return upload_data(connection, r, data, data_size);
-	if (r->route.kind == BCI_ROUTE_RUN && r->route.put)
-		return upload_end(connection, r);
+	if (r->route.kind == BCI_ROUTE_RUN && r->route.put && !r->ended)
+		return upload_queue(connection, r);
 	return MHD_NO;
 }
 
@@ -798,8 +887,10 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 static void server_free(struct bci_server *s)
 {
+	workers_stop(s);
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
+	free(s->workers);
 	bci_ingest_call_free(s->ingest);
 	bci_tokens_free(s->tokens);
 	free(s->cert_pem);
@@ -812,6 +903,7 @@ static void server_free(struct bci_server *s)
 		s->busy = b->next;
 		free(b);
 	}
+	pthread_cond_destroy(&s->job_ready);
 	pthread_cond_destroy(&s->idle);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -838,7 +930,7 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 {
 	struct bci_server *s = calloc(1, sizeof(*s));
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
-			 MHD_USE_ERROR_LOG;
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	struct MHD_OptionItem options[16];
 	const union MHD_DaemonInfo *info;
 	struct sockaddr_storage addr;
@@ -851,11 +943,12 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	s->config = *config;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
+	pthread_cond_init(&s->job_ready, NULL);
 	if ((ret = parse_listen(config->listen, &addr, &ipv6, err, err_size)) < 0 ||
 	    (ret = bci_spool_open(&s->spool, config->data_dir, err, err_size)) < 0 ||
 	    (config->tokens && (ret = bci_tokens_load(config->tokens, &s->tokens, err, err_size)) < 0) ||
-	    (ret = bci_ingest_call_open(config->store_url, config->data_dir, &s->ingest, err,
-					err_size)) < 0)
+	    (ret = bci_ingest_call_open(config->store_url, config->data_dir, config->workers,
+					&s->ingest, err, err_size)) < 0)
 		goto fail;
 	if (!config->cert != !config->key) {
 		bci_message(err, err_size, "--cert and --key go together");
@@ -880,6 +973,16 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	if (ipv6)
 		flags |= MHD_USE_IPv6;
 	bci_spool_each_pending(&s->spool, recover_one, s, err, err_size);
+	s->workers = calloc(config->workers ? config->workers : 1, sizeof(*s->workers));
+	if (!s->workers) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (; s->worker_count < config->workers; s->worker_count++)
+		if ((ret = -pthread_create(&s->workers[s->worker_count], NULL, worker_main, s)) < 0) {
+			bci_message(err, err_size, "cannot start a worker: %s", strerror(-ret));
+			goto fail;
+		}
 
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &addr };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, config->threads, NULL };

@@ -29,6 +29,7 @@ struct bci_serve_config {
 	const char *cert, *key;		/* PEM files: both for TLS, neither for plain HTTP */
 	const char *store_url;		/* bci_store_open()'s URL; NULL: SQLite in data_dir */
 	unsigned threads;		/* polling threads */
+	unsigned workers;		/* threads checking, keeping and ingesting complete uploads */
 	unsigned max_connections;
 	unsigned max_per_ip;		/* connections from one address; 0: no limit */
 	unsigned idle_timeout;		/* seconds a connection may stay silent */
