@@ -10,8 +10,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "executor.h"
 #include "fakeroot.h"
+#include "fakesys.h"
 #include "fsutil.h"
+#include "machine.h"
 #include "machine_env.h"
 
 #include <dirent.h>
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static char *make_dir(void)
 {
@@ -308,6 +312,141 @@ static void firmware_requests_from_the_kernel_log(void **state)
 	firmware("firmware: direct-loading firmware ", 0, NULL, 0);
 }
 
+/* ---- the executor collecting it from a fake root ---- */
+
+static const char cpuinfo[] =
+	"processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: QEMU Virtual CPU version 2.5+\n"
+	"flags\t\t: fpu vme\n\nprocessor\t: 1\nvendor_id\t: GenuineIntel\n"
+	"model name\t: QEMU Virtual CPU version 2.5+\nflags\t\t: fpu vme\n\n";
+static const char meminfo[] = "MemTotal:        1010052 kB\nMemFree:          900000 kB\n";
+static const char proc_modules[] =
+	"bochs 20480 0 - Live 0x0000000000000000\n"
+	"drm_vram_helper 24576 1 bochs, Live 0x0000000000000000\n"
+	"ext4 987136 1 - Live 0x0000000000000000\n";
+/* As /dev/kmsg shows records, with a record's device properties on " KEY=" lines. */
+static const char kmsg[] =
+	"6,500,1000,-;Linux version 6.1.0\n"
+	"7,512,2000,-;i915 0000:00:02.0: firmware: direct-loading firmware i915/kbl_dmc_ver1_04.bin\n"
+	" SUBSYSTEM=pci\n DEVICE=+pci:0000:00:02.0\n"
+	"4,513,2100,-;platform regulatory.0: Direct firmware load for regulatory.db failed with error -2\n"
+	"4,514,2200,-;bluetooth hci0: firmware: failed to load rtl_bt/rtl8761b_fw.bin (-110)\n"
+	"4,515,2300,-;platform regulatory.0: Direct firmware load for regulatory.db failed with error -2";
+
+static void fake_machine(struct fakeroot *root)
+{
+	struct fakesys_pci bridge = { "0000:00:00.0", 0x8086, 0x1237, 0x1af4, 0x1100, 0x060000, 0x02,
+				      NULL };
+	struct fakesys_pci vga = { "0000:00:02.0", 0x1234, 0x1111, 0x1af4, 0x1100, 0x030000, 0x02,
+				   "bochs-drm" };
+
+	fakesys_add_dmi(root, "sys_vendor", "QEMU");
+	fakesys_add_dmi(root, "product_name", "Standard PC (i440FX + PIIX, 1996)");
+	fakesys_add_dmi(root, "bios_version", "0.0.0  ");
+	fakesys_add_dmi(root, "bios_date", "02/06/2015");
+	fakesys_add_pci(root, &vga);
+	fakesys_add_pci(root, &bridge);
+	fakeroot_write(root, "/proc/cpuinfo", cpuinfo);
+	fakeroot_write(root, "/proc/meminfo", meminfo);
+	fakeroot_write(root, "/proc/modules", proc_modules);
+	fakeroot_write(root, "/dev/kmsg", kmsg);
+}
+
+static void write_config_gz(struct fakeroot *root, const char *text)
+{
+	char path[PATH_MAX];
+	gzFile gz;
+
+	snprintf(path, sizeof(path), "%.*s/proc/config.gz", PATH_MAX - 32, root->dir);
+	gz = gzopen(path, "wb");
+	assert_non_null(gz);
+	assert_int_equal(gzwrite(gz, text, (unsigned)strlen(text)), (int)strlen(text));
+	assert_int_equal(gzclose(gz), Z_OK);
+}
+
+static void start_boot(struct fakeroot *root, struct bci_executor *ex)
+{
+	memset(ex, 0, sizeof(*ex));
+	fakeroot_executor(root, ex, "console=ttyS0 bootci.run_id=t");
+	ex->boot_number = 1;
+	snprintf(ex->boot_dir, sizeof(ex->boot_dir), "%.*s/boot-0001", PATH_MAX - 16, ex->run_dir);
+	assert_int_equal(bci_mkdir_p(ex->boot_dir, 0755), 0);
+}
+
+static void boot_records_the_fake_machine(void **state)
+{
+	static const char expected[] =
+		"format 1\n"
+		"dmi.sys_vendor QEMU\n"
+		"dmi.product_name Standard PC (i440FX + PIIX, 1996)\n"
+		"dmi.bios_version 0.0.0\n"
+		"dmi.bios_date 02/06/2015\n"
+		"cpu.model QEMU Virtual CPU version 2.5+\n"
+		"cpu.count 2\n"
+		"memory.kib 1010052\n"
+		"kernel.release test\n"
+		"kernel.cmdline console=ttyS0 bootci.run_id=t\n"
+		"kernel.config kernel.config\n"
+		"pci 0000:00:00.0 8086:1237 1af4:1100 060000 02 -\n"
+		"pci 0000:00:02.0 1234:1111 1af4:1100 030000 02 bochs-drm\n"
+		"module bochs\n"
+		"module drm_vram_helper\n"
+		"module ext4\n"
+		"firmware ok i915/kbl_dmc_ver1_04.bin\n"
+		"firmware -2 regulatory.db\n"
+		"firmware -110 rtl_bt/rtl8761b_fw.bin\n";
+	struct fakeroot root;
+	struct bci_executor ex;
+	struct bci_machine_env *env;
+	char err[512];
+
+	(void)state;
+	start_boot(&root, &ex);
+	fake_machine(&root);
+	write_config_gz(&root, "CONFIG_DRM=m\nCONFIG_DRM_I915=m\n");
+	assert_int_equal(bci_environment_record(&ex), 0);
+	assert_string_equal(fakeroot_read(&root, "/results/runs/t/boot-0001/environment.txt"),
+			    expected);
+	assert_string_equal(fakeroot_read(&root, "/results/runs/t/boot-0001/kernel.config"),
+			    "CONFIG_DRM=m\nCONFIG_DRM_I915=m\n");
+	/* What collect will read: the same through the lib reader. */
+	assert_int_equal(bci_machine_env_read(ex.boot_dir, &env, err, sizeof(err)), 0);
+	assert_int_equal(env->pci_count, 2);
+	assert_string_equal(env->pci[1].driver, "bochs-drm");
+	bci_machine_env_free(env);
+	fakeroot_executor_release(&root, &ex);
+}
+
+static void a_bare_machine_records_what_it_has(void **state)
+{
+	struct fakeroot root;
+	struct bci_executor ex;
+
+	(void)state;
+	/* No DMI, no PCI, no config.gz, no kernel log: only what /proc says. */
+	start_boot(&root, &ex);
+	assert_int_equal(bci_environment_record(&ex), 0);
+	assert_string_equal(fakeroot_read(&root, "/results/runs/t/boot-0001/environment.txt"),
+			    "format 1\nkernel.release test\n"
+			    "kernel.cmdline console=ttyS0 bootci.run_id=t\n");
+	assert_null(fakeroot_read(&root, "/results/runs/t/boot-0001/kernel.config"));
+	fakeroot_executor_release(&root, &ex);
+}
+
+static void a_corrupt_config_gz_is_left_out(void **state)
+{
+	struct fakeroot root;
+	struct bci_executor ex;
+
+	(void)state;
+	start_boot(&root, &ex);
+	fakeroot_write(&root, "/proc/config.gz", "\x1f\x8b\x08\x00 not deflate at all, cut short");
+	assert_int_equal(bci_environment_record(&ex), 0);
+	assert_null(strstr(fakeroot_read(&root, "/results/runs/t/boot-0001/environment.txt"),
+			   "kernel.config"));
+	assert_null(fakeroot_read(&root, "/results/runs/t/boot-0001/kernel.config"));
+	fakeroot_executor_release(&root, &ex);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +457,9 @@ int main(void)
 		cmocka_unit_test(reader_refuses_bad_lines_naming_them),
 		cmocka_unit_test(reader_takes_comments_and_absent_keys),
 		cmocka_unit_test(firmware_requests_from_the_kernel_log),
+		cmocka_unit_test(boot_records_the_fake_machine),
+		cmocka_unit_test(a_bare_machine_records_what_it_has),
+		cmocka_unit_test(a_corrupt_config_gz_is_left_out),
 	};
 
 	return cmocka_run_group_tests_name("environment", tests, NULL, NULL);
