@@ -148,8 +148,9 @@ int bci_machine_env_add_pci(struct bci_machine_env *env, const struct bci_pci_fu
 	if (!function->slot || !slot_valid(function->slot) || function->vendor > 0xffff ||
 	    function->device > 0xffff || function->subsystem_vendor > 0xffff ||
 	    function->subsystem_device > 0xffff || function->class_code > 0xffffff ||
-	    function->revision > 0xff || (function->driver && !word_valid(function->driver)) ||
-	    (function->driver && strcmp(function->driver, "-") == 0))
+	    function->revision > 0xff ||
+	    (function->driver && (!*function->driver || strlen(function->driver) > 255 ||
+				  strcmp(function->driver, "-") == 0)))
 		return -EINVAL;
 	ret = grow(&env->pci, env->pci_count, sizeof(*env->pci));
 	if (ret < 0)
@@ -304,9 +305,12 @@ int bci_machine_env_format(const struct bci_machine_env *env, char **text, size_
 	}
 	for (size_t i = 0; i < env->pci_count; i++) {
 		const struct bci_pci_function *f = &env->pci[i];
-		text_printf(&t, "pci %s %04x:%04x %04x:%04x %06x %02x %s\n", f->slot, f->vendor,
+		text_printf(&t, "pci %s %04x:%04x %04x:%04x %06x %02x ", f->slot, f->vendor,
 			    f->device, f->subsystem_vendor, f->subsystem_device, f->class_code,
-			    f->revision, f->driver ? f->driver : "-");
+			    f->revision);
+		/* Driver names are free text ("i6300ESB timer"): escaped, the rest of the line. */
+		text_escaped(&t, f->driver ? f->driver : "-");
+		text_add(&t, "\n", 1);
 	}
 	for (size_t i = 0; i < env->module_count; i++)
 		text_printf(&t, "module %s\n", env->modules[i]);
@@ -450,18 +454,21 @@ static long hex_exact(const char *text, size_t digits, char end)
 	return text[digits] == end ? value : -1;
 }
 
+/* @value: the unescaped rest of a pci line; the driver is all that follows the fifth space. */
 static int parse_pci(char *value, struct bci_pci_function *f)
 {
-	char *words[6], *save = NULL;
+	char *words[6];
 	long parts[6];
-	size_t n = 0;
 
-	for (char *w = strtok_r(value, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		if (n == 6)
+	words[0] = value;
+	for (size_t n = 1; n < 6; n++) {
+		char *space = strchr(words[n - 1], ' ');
+		if (!space)
 			return -EINVAL;
-		words[n++] = w;
+		*space = '\0';
+		words[n] = space + 1;
 	}
-	if (n != 6 || !slot_valid(words[0]))
+	if (!slot_valid(words[0]))
 		return -EINVAL;
 	parts[0] = hex_exact(words[1], 4, ':');
 	parts[1] = parts[0] < 0 ? -1 : hex_exact(words[1] + 5, 4, '\0');
@@ -472,7 +479,7 @@ static int parse_pci(char *value, struct bci_pci_function *f)
 	for (size_t i = 0; i < 6; i++)
 		if (parts[i] < 0)
 			return -EINVAL;
-	if (!word_valid(words[5]))
+	if (!words[5][0])
 		return -EINVAL;
 	*f = (struct bci_pci_function){
 		.slot = words[0],

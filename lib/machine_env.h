@@ -36,7 +36,8 @@
  *   pci SLOT VENDOR:DEVICE SUBVENDOR:SUBDEVICE CLASS REVISION DRIVER
  *       one PCI function of /sys/bus/pci/devices: SLOT as the kernel names it
  *       (0000:00:02.0), ids as 4 lower-case hex digits, CLASS as 6, REVISION
- *       as 2, DRIVER the driver bound to it or `-` when none is
+ *       as 2, DRIVER the driver bound to it or `-` when none is: the rest of the
+ *       line, escaped (driver names may have spaces: "i6300ESB timer")
  *   module NAME       a module loaded (/proc/modules), when the boot record is made
  *   firmware RESULT NAME
  *       a firmware file the kernel log says a driver asked for: RESULT `ok`

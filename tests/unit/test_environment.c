@@ -75,6 +75,13 @@ static struct bci_machine_env *sample_env(void)
 		.class_code = 0x060000,
 	};
 
+	/* Driver names are free text. */
+	struct bci_pci_function watchdog = {
+		.slot = "0000:00:03.0", .vendor = 0x8086, .device = 0x25ab,
+		.subsystem_vendor = 0x1af4, .subsystem_device = 0x1100,
+		.class_code = 0x088000, .driver = "i6300ESB timer",
+	};
+
 	assert_int_equal(bci_machine_env_new(&env), 0);
 	assert_int_equal(bci_machine_env_set(env, BCI_ENV_DMI_SYS_VENDOR, "QEMU"), 0);
 	/* Vendors put anything in DMI strings: escapes must carry it. */
@@ -87,6 +94,7 @@ static struct bci_machine_env *sample_env(void)
 	assert_int_equal(bci_machine_env_set(env, BCI_ENV_KERNEL_CONFIG, "kernel.config"), 0);
 	assert_int_equal(bci_machine_env_add_pci(env, &bridge), 0);
 	assert_int_equal(bci_machine_env_add_pci(env, &vga), 0);
+	assert_int_equal(bci_machine_env_add_pci(env, &watchdog), 0);
 	assert_int_equal(bci_machine_env_add_module(env, "bochs"), 0);
 	assert_int_equal(bci_machine_env_add_module(env, "ext4"), 0);
 	assert_int_equal(bci_machine_env_add_firmware(env, "i915/kbl_dmc.bin", 0), 0);
@@ -106,6 +114,7 @@ static const char sample_text[] =
 	"kernel.config kernel.config\n"
 	"pci 0000:00:00.0 8086:1237 0000:0000 060000 00 -\n"
 	"pci 0000:00:02.0 1234:1111 1af4:1100 030000 02 bochs-drm\n"
+	"pci 0000:00:03.0 8086:25ab 1af4:1100 088000 00 i6300ESB timer\n"
 	"module bochs\n"
 	"module ext4\n"
 	"firmware ok i915/kbl_dmc.bin\n"
@@ -150,7 +159,8 @@ static void write_then_read_gives_the_same_environment(void **state)
 			assert_string_equal(back->fields[i], env->fields[i]);
 	}
 	assert_string_equal(back->fields[BCI_ENV_DMI_BOARD_NAME], "a\tb\\c\x1b" "d\nnext");
-	assert_int_equal(back->pci_count, 2);
+	assert_int_equal(back->pci_count, 3);
+	assert_string_equal(back->pci[2].driver, "i6300ESB timer");
 	assert_string_equal(back->pci[1].slot, "0000:00:02.0");
 	assert_int_equal(back->pci[1].vendor, 0x1234);
 	assert_int_equal(back->pci[1].device, 0x1111);
@@ -258,7 +268,8 @@ static void reader_refuses_bad_lines_naming_them(void **state)
 	refused("format 1\npci 0000:00:02.0 1234:1111 1AF4:1100 030000 02 -\n", "not SLOT");
 	refused("format 1\npci 00:02.0 1234:1111 1af4:1100 030000 02 -\n", "not SLOT");
 	refused("format 1\npci 0000:00:02.0 1234:1111 1af4:1100 0300 02 -\n", "not SLOT");
-	refused("format 1\npci 0000:00:02.0 1234:1111 1af4:1100 030000 02 a b\n", "not SLOT");
+	refused("format 1\npci 0000:00:02.0 1234:1111 1af4:1100 030000 02 \n", "not SLOT");
+	refused("format 1\npci  0000:00:02.0 1234:1111 1af4:1100 030000 02 -\n", "not SLOT");
 	refused("format 1\nmodule a\\x20b\n", "a module name with white space");
 	refused("format 1\nfirmware maybe x.bin\n", "not `firmware ok|-ERRNO NAME`");
 	refused("format 1\nfirmware -0 x.bin\n", "not `firmware ok|-ERRNO NAME`");
