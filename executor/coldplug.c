@@ -257,16 +257,15 @@ int bci_coldplug_run(struct bci_executor *ex)
 		if (ret < 0 || count == 0)
 			break;
 	}
-	if (ret == 0 && done.count > 0) {
+	if (ret == 0 && (done.count > 0 || denied > 0)) {
 		/* One line for the console: what the machine's devices brought in. */
-		char line[1024];
+		char line[1024] = "";
 		size_t used = 0;
 		for (size_t i = 0; i < done.count && used < sizeof(line) - 1; i++)
 			used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s",
 						 i ? " " : "", done.modules[i]);
-		bci_say("coldplug: loaded %zu module%s by modalias (%s)%s", loaded,
-			loaded == 1 ? "" : "s", line, denied ? "; some refused by coldplug_deny "
-						   "or a blacklist" : "");
+		bci_say("coldplug: loaded %zu module%s by modalias (%s); %zu refused by "
+			"coldplug_deny or a blacklist", loaded, loaded == 1 ? "" : "s", line, denied);
 	}
 	bci_coldplug_plan_free(&done);
 	return ret < 0 ? ret : (int)loaded;
