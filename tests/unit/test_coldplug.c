@@ -222,6 +222,20 @@ static void run_does_nothing_when_turned_off(void **state)
 	assert_string_equal(loads, "");
 }
 
+static void firmware_loader_messages_turned_on_before_any_load(void **state)
+{
+	struct fixture *f = *state;
+
+	if (start(f, "quiet") < 0)
+		skip();
+	/* The kernel's control file exists when it has dynamic debug; libkmod is set up again. */
+	bci_modules_exit(&f->ex);
+	fakeroot_write(&f->root, "/proc/dynamic_debug/control", "");
+	assert_int_equal(bci_modules_init(&f->ex), 0);
+	assert_string_equal(fakeroot_read(&f->root, "/proc/dynamic_debug/control"),
+			    "module firmware_class +p\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +245,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(run_loads_until_no_new_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_does_nothing_when_turned_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(firmware_loader_messages_turned_on_before_any_load, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("coldplug", tests, NULL, NULL);
