@@ -3,6 +3,8 @@
 EXECUTOR_SRCS := $(filter-out executor/main.c,$(wildcard executor/*.c))
 EXECUTOR_BIN  := $(BUILD)/musl/bin/bootci-executor
 TEST_ARCHIVES += executor
+# environment.c reads /proc/config.gz through zlib (MUSL_LIBS has it already).
+HOST_LIBS     += -lz
 
 $(eval $(call archive,musl,executor,$(EXECUTOR_SRCS)))
 $(eval $(call archive,host,executor,$(EXECUTOR_SRCS)))

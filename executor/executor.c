@@ -5,6 +5,7 @@
 #include "config.h"
 #include "efivar.h"
 #include "fsutil.h"
+#include "machine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +70,7 @@ enum bci_ending bci_executor_run(struct bci_executor *ex)
 	bci_pstore_load_backends(ex);
 	if (bci_modules_load_configured(ex) < 0)
 		return error_ending(ex);
+	bci_coldplug_run(ex);
 	if (bci_partition_mount_results(ex) < 0)
 		return error_ending(ex);
 
@@ -85,6 +87,7 @@ enum bci_ending bci_executor_run(struct bci_executor *ex)
 	/* Before anything runs: what the previous boot left, and this boot's record. */
 	if (bci_boot_begin(ex) < 0)
 		return error_ending(ex);
+	bci_environment_record(ex);
 	if (*bci_config_get(ex->config, "testlist")) {
 		if (bci_igt_run(ex) < 0)
 			return error_ending(ex);

@@ -69,9 +69,7 @@ void bci_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* settings.c: the executor's configuration keys (documented in README.md). */
-extern const struct bci_config_key bci_executor_keys[];
-/* Loads /etc/bootci/executor.conf then the kernel command line. 0, or -errno after a bci_error(). */
+/* settings.c: the configuration through lib/executor_keys.h's table. Loads /etc/bootci/executor.conf then the kernel command line. 0, or -errno after a bci_error(). */
 int bci_settings_load(struct bci_executor *ex);
 /* dmesg_warn_level resolved: the configured level, or for `auto` 4 (5 with piglit_style_dmesg). */
 int bci_settings_dmesg_warn_level(const struct bci_config *config);

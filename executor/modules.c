@@ -6,9 +6,11 @@
 #include "fsutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libkmod.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int read_release(struct bci_executor *ex)
 {
@@ -27,6 +29,28 @@ static int read_release(struct bci_executor *ex)
 	strcpy(ex->release, text);
 	free(text);
 	return 0;
+}
+
+/*
+ * The firmware loader names a file it loaded only in a debug message: turned on
+ * (dynamic debug, when the kernel has it) before any driver loads, so that the
+ * boot's environment can list every firmware file requested, not only the
+ * missing ones. Debug records are below every dmesg-warn level.
+ */
+static void log_firmware_requests(const struct bci_executor *ex)
+{
+	static const char command[] = "module firmware_class +p\n";
+	char path[PATH_MAX];
+	int fd;
+
+	if (bci_path(ex, path, "/proc/dynamic_debug/control") < 0)
+		return;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, command, sizeof(command) - 1) < 0)
+		bci_warn("cannot turn on the firmware loader's messages: %s", strerror(errno));
+	close(fd);
 }
 
 int bci_modules_init(struct bci_executor *ex)
@@ -56,6 +80,7 @@ int bci_modules_init(struct bci_executor *ex)
 			  strerror(-ret));
 		return ret;
 	}
+	log_firmware_requests(ex);
 	return 0;
 }
 

@@ -191,7 +191,7 @@ static bool is_list(const char *value)
 	}
 }
 
-static int check_value(const struct bci_config_key *key, const char *value, const char *origin,
+static int check_type(const struct bci_config_key *key, const char *value, const char *origin,
 		       char *err, size_t err_size)
 {
 	unsigned long seconds, number;
@@ -258,6 +258,20 @@ static int check_value(const struct bci_config_key *key, const char *value, cons
 		return -EINVAL;
 	}
 	return -EINVAL;
+}
+
+static int check_value(const struct bci_config_key *key, const char *value, const char *origin,
+		       char *err, size_t err_size)
+{
+	char why[512];
+	int ret = check_type(key, value, origin, err, err_size);
+
+	if (ret < 0 || !key->check)
+		return ret;
+	ret = key->check(key, value, why, sizeof(why));
+	if (ret < 0)
+		bci_message(err, err_size, "%s: %s", origin, why);
+	return ret;
 }
 
 int bci_config_new(const struct bci_config_key *keys, struct bci_config **out)

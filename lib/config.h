@@ -29,6 +29,12 @@ struct bci_config_key {
 	const char *default_value;
 	const char *choices; /* BCI_CONFIG_CHOICE only */
 	const char *help;    /* one line, for --help-config and the README */
+	/*
+	 * What the type cannot say (NULL: nothing): 0, or -EINVAL with
+	 * "<key>: <what is wrong>" in @why. Called after the type's check.
+	 */
+	int (*check)(const struct bci_config_key *key, const char *value, char *why,
+		     size_t why_size);
 };
 
 struct bci_config;
