@@ -161,7 +161,7 @@ static int image_stage_modules(struct image_build *b)
 static int image_find_firmware(struct image_build *b, const char *name, char **found, char **dest)
 {
 	static const char *const suffixes[] = { "", ".zst", ".xz" };
-	const struct builder_strv *dirs = &b->r->firmware_dirs;
+	const struct bci_strv *dirs = &b->r->firmware_dirs;
 	size_t dir_count = dirs->count ? dirs->count : 1;
 
 	for (size_t i = 0; i < dir_count; i++) {
@@ -187,28 +187,20 @@ static int image_find_firmware(struct image_build *b, const char *name, char **f
 
 static int image_add_firmware(struct image_build *b)
 {
-	char **done = NULL;
-	size_t done_count = 0;
+	struct bci_strv done = { 0 };
 	int ret = 0;
 
 	for (size_t i = 0; i < b->modules.count && !ret; i++) {
 		const struct builder_module *m = &b->modules.modules[i];
 
 		for (size_t j = 0; j < m->firmware_count && !ret; j++) {
-			char *found, *dest, **bigger;
-			int seen = 0;
+			char *found, *dest;
 
-			for (size_t k = 0; k < done_count; k++)
-				seen |= !strcmp(done[k], m->firmware[j]);
-			if (seen)
+			if (bci_strv_contains(&done, m->firmware[j]))
 				continue;
-			bigger = realloc(done, (done_count + 1) * sizeof(*bigger));
-			if (!bigger) {
-				ret = -ENOMEM;
+			ret = bci_strv_add(&done, m->firmware[j]);
+			if (ret < 0)
 				break;
-			}
-			done = bigger;
-			done[done_count++] = m->firmware[j];
 			ret = image_find_firmware(b, m->firmware[j], &found, &dest);
 			if (ret == 0) {
 				fprintf(stderr, "bootci-builder: warning: firmware '%s' of module '%s' not found\n",
@@ -221,7 +213,7 @@ static int image_add_firmware(struct image_build *b)
 			}
 		}
 	}
-	free(done);
+	bci_strv_free(&done);
 	return ret;
 }
 
@@ -246,9 +238,8 @@ static int image_compare_names(const void *x, const void *y)
 static int image_add_igt_tests(struct image_build *b, const char *dir, const char *dest)
 {
 	DIR *d = opendir(dir);
+	struct bci_strv names = { 0 };
 	struct dirent *e;
-	char **names = NULL;
-	size_t count = 0;
 	int ret = 0;
 
 	if (!d) {
@@ -257,33 +248,25 @@ static int image_add_igt_tests(struct image_build *b, const char *dir, const cha
 		return ret;
 	}
 	while ((e = readdir(d)) && !ret) {
-		char *path, **bigger;
+		char *path;
 		struct stat st;
 
 		if (e->d_name[0] == '.' || asprintf(&path, "%s/%s", dir, e->d_name) < 0)
 			continue;
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
-			bigger = realloc(names, (count + 1) * sizeof(*bigger));
-			if (!bigger || !(bigger[count] = strdup(e->d_name))) {
-				names = bigger ? bigger : names;
-				ret = -ENOMEM;
-			} else {
-				names = bigger;
-				count++;
-			}
-		}
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+			ret = bci_strv_add(&names, e->d_name);
 		free(path);
 	}
 	closedir(d);
 	/* readdir order depends on the file system: sort, so the closure is visited the same way. */
-	if (count)
-		qsort(names, count, sizeof(*names), image_compare_names);
-	for (size_t i = 0; i < count && !ret; i++) {
+	if (names.count)
+		qsort(names.items, names.count, sizeof(*names.items), image_compare_names);
+	for (size_t i = 0; i < names.count && !ret; i++) {
 		char *source, *image;
 
-		if (asprintf(&source, "%s/%s", dir, names[i]) < 0)
+		if (asprintf(&source, "%s/%s", dir, names.items[i]) < 0)
 			ret = -ENOMEM;
-		else if (asprintf(&image, "%s/%s", dest, names[i]) < 0) {
+		else if (asprintf(&image, "%s/%s", dest, names.items[i]) < 0) {
 			free(source);
 			ret = -ENOMEM;
 		} else {
@@ -294,10 +277,10 @@ static int image_add_igt_tests(struct image_build *b, const char *dir, const cha
 			free(image);
 		}
 	}
-	for (size_t i = 0; i < count; i++)
-		free(names[i]);
-	free(names);
-	if (!ret && !count) {
+	if (!ret && !names.count)
+		ret = -ENOENT;
+	bci_strv_free(&names);
+	if (ret == -ENOENT) {
 		builder_error_set(b->err, "IGT tests folder %s: no test program in it", dir);
 		ret = -ENOENT;
 	}
