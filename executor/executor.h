@@ -30,11 +30,29 @@ struct bci_sys {
 	/* Ends the boot: RB_AUTOBOOT or RB_POWER_OFF. Returns only on failure. */
 	int (*reboot)(int how);
 	void (*sync)(void);
+	/*
+	 * EFI variable files (efivar.c). efivarfs marks them immutable: unlock
+	 * clears the flag on @fd (1 when it was set, 0 when not, or -errno),
+	 * relock sets it again; write stores @size bytes as one whole variable
+	 * (efivarfs hands each write(2) to SetVariable()). The dry table works on
+	 * a fake tree's regular files, which have no such flag.
+	 */
+	int (*efivar_unlock)(int fd);
+	void (*efivar_relock)(int fd);
+	int (*efivar_write)(int fd, const void *body, size_t size);
 };
 
 extern const struct bci_sys bci_sys_real;
 /* Prints what it would do and does nothing: for `--root` runs on a fake tree. */
 extern const struct bci_sys bci_sys_dry;
+/* The dry table's EFI variable file operations, for a test's own table over a fake tree. */
+int bci_sys_tree_efivar_unlock(int fd);
+void bci_sys_tree_efivar_relock(int fd);
+int bci_sys_tree_efivar_write(int fd, const void *body, size_t size);
+#define BCI_SYS_TREE_EFIVARS                                                  \
+	.efivar_unlock = bci_sys_tree_efivar_unlock,                          \
+	.efivar_relock = bci_sys_tree_efivar_relock,                          \
+	.efivar_write = bci_sys_tree_efivar_write
 
 enum bci_ending {
 	BCI_END_REBOOT,

@@ -89,6 +89,7 @@ static const struct bci_sys recording_sys = {
 	.probe_module = rec_probe_module,
 	.reboot = rec_reboot,
 	.sync = rec_sync,
+	BCI_SYS_TREE_EFIVARS,
 };
 
 struct fixture {
