@@ -43,15 +43,19 @@ static int tool_open_fds(int quiet, const char *stdin_path, struct bci_spawn *s,
 	if (quiet) {
 		s->stdout_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (s->stdout_fd < 0) {
-			builder_error_set(err, "/dev/null: %s", strerror(errno));
-			return -errno;
+			int ret = -errno;
+
+			builder_error_set(err, "/dev/null: %s", strerror(-ret));
+			return ret;
 		}
 	}
 	if (stdin_path) {
 		s->stdin_fd = open(stdin_path, O_RDONLY | O_CLOEXEC);
 		if (s->stdin_fd < 0) {
-			builder_error_set(err, "%s: %s", stdin_path, strerror(errno));
-			return -errno;
+			int ret = -errno;
+
+			builder_error_set(err, "%s: %s", stdin_path, strerror(-ret));
+			return ret;
 		}
 	}
 	return 0;
