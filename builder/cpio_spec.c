@@ -163,7 +163,8 @@ struct spec_context {
 	struct builder_spec *spec;
 	const char *origin;
 	unsigned int line;
-	struct builder_error *err;
+	char *err;
+	size_t err_size;
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -175,7 +176,7 @@ static int spec_fail(const struct spec_context *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	builder_error_set(ctx->err, "%s:%u: %s", ctx->origin, ctx->line, what);
+	bci_message(ctx->err, ctx->err_size, "%s:%u: %s", ctx->origin, ctx->line, what);
 	return -EINVAL;
 }
 
@@ -325,9 +326,9 @@ out_fields:
 }
 
 int builder_spec_parse(struct builder_spec *spec, const char *name, const char *buf,
-		       size_t len, struct builder_error *err)
+		       size_t len, char *err, size_t err_size)
 {
-	struct spec_context ctx = { .spec = spec, .err = err };
+	struct spec_context ctx = { .spec = spec, .err = err, .err_size = err_size };
 	size_t first = spec->count, groups = spec->link_groups;
 	const char *p = buf, *end = buf + len;
 	int ret = 0;
@@ -366,17 +367,17 @@ out_rollback:
 	return ret;
 }
 
-int builder_spec_parse_file(struct builder_spec *spec, const char *path, struct builder_error *err)
+int builder_spec_parse_file(struct builder_spec *spec, const char *path, char *err, size_t err_size)
 {
 	char *buf;
 	size_t len;
 	int ret = bci_read_file(path, &buf, &len, SPEC_MAX_BYTES);
 
 	if (ret < 0) {
-		builder_error_set(err, "%s: cannot read spec: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: cannot read spec: %s", path, strerror(-ret));
 		return ret;
 	}
-	ret = builder_spec_parse(spec, path, buf, len, err);
+	ret = builder_spec_parse(spec, path, buf, len, err, err_size);
 	free(buf);
 	return ret;
 }
@@ -427,7 +428,7 @@ static int spec_add_parent(struct builder_spec *spec, size_t sorted, const char 
 	return spec_push(spec, &added);
 }
 
-int builder_spec_finalize(struct builder_spec *spec, struct builder_error *err)
+int builder_spec_finalize(struct builder_spec *spec, char *err, size_t err_size)
 {
 	size_t sorted;
 	int ret = 0;
@@ -439,9 +440,9 @@ int builder_spec_finalize(struct builder_spec *spec, struct builder_error *err)
 
 		if (strcmp(first->path, again->path))
 			continue;
-		builder_error_set(err, "%s:%u: duplicate path '/%s' (first declared at %s:%u)",
-				  again->origin, again->line, again->path, first->origin,
-				  first->line);
+		bci_message(err, err_size, "%s:%u: duplicate path '/%s' (first declared at %s:%u)",
+			    again->origin, again->line, again->path, first->origin,
+			    first->line);
 		return -EINVAL;
 	}
 
@@ -462,9 +463,9 @@ int builder_spec_finalize(struct builder_spec *spec, struct builder_error *err)
 			} else if (parent->type != BUILDER_ENTRY_DIR) {
 				const struct builder_entry *child = &spec->entries[i];
 
-				builder_error_set(err, "%s:%u: '/%s' is inside '/%s', which %s:%u declares as a non-directory",
-						  child->origin, child->line, child->path, path,
-						  parent->origin, parent->line);
+				bci_message(err, err_size, "%s:%u: '/%s' is inside '/%s', which %s:%u declares as a non-directory",
+					    child->origin, child->line, child->path, path,
+					    parent->origin, parent->line);
 				ret = -EINVAL;
 			}
 			*slash = '/';

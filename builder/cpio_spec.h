@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "builder_error.h"
+#include "message.h"
 #include "strv.h"
 
 enum builder_entry_type {
@@ -76,16 +76,16 @@ void builder_spec_set_env_lookup(struct builder_spec *spec, bci_lookup_fn fn, vo
  * -EINVAL (bad input, message in @err) or -ENOMEM.
  */
 int builder_spec_parse(struct builder_spec *spec, const char *name, const char *buf,
-		       size_t len, struct builder_error *err);
+		       size_t len, char *err, size_t err_size);
 
 /* builder_spec_parse() on the contents of the file @path. */
-int builder_spec_parse_file(struct builder_spec *spec, const char *path, struct builder_error *err);
+int builder_spec_parse_file(struct builder_spec *spec, const char *path, char *err, size_t err_size);
 
 /*
  * Sorts entries by path (bytewise, so every parent precedes its children),
  * rejects a path declared twice or a parent that is not a directory, and adds
  * each missing parent as a 0755 root:root directory. Returns 0, -EINVAL or -ENOMEM.
  */
-int builder_spec_finalize(struct builder_spec *spec, struct builder_error *err);
+int builder_spec_finalize(struct builder_spec *spec, char *err, size_t err_size);
 
 #endif

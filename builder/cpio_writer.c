@@ -98,7 +98,7 @@ static const char *cpio_archive_error(struct archive *a)
 }
 
 static int cpio_copy_data(struct archive *a, const struct builder_entry *entry, int src,
-			  int64_t size, struct builder_error *err)
+			  int64_t size, char *err, size_t err_size)
 {
 	char buf[65536];
 	int64_t left = size;
@@ -111,22 +111,22 @@ static int cpio_copy_data(struct archive *a, const struct builder_entry *entry, 
 		if (n < 0) {
 			int ret = -errno;
 
-			builder_error_set(err, "%s:%u: reading '%s': %s", entry->origin, entry->line,
-					  entry->location, strerror(-ret));
+			bci_message(err, err_size, "%s:%u: reading '%s': %s", entry->origin, entry->line,
+				    entry->location, strerror(-ret));
 			return ret;
 		}
 		if (n == 0)
 			break;
 		if (archive_write_data(a, buf, (size_t)n) != n) {
-			builder_error_set(err, "writing '/%s': %s", entry->path, cpio_archive_error(a));
+			bci_message(err, err_size, "writing '/%s': %s", entry->path, cpio_archive_error(a));
 			return -EIO;
 		}
 		left -= n;
 	}
 	/* A short count would shift every following header: refuse a file that changed. */
 	if (left != 0) {
-		builder_error_set(err, "%s:%u: '%s' changed size while being read", entry->origin,
-				  entry->line, entry->location);
+		bci_message(err, err_size, "%s:%u: '%s' changed size while being read", entry->origin,
+			    entry->line, entry->location);
 		return -EIO;
 	}
 	return 0;
@@ -145,7 +145,7 @@ struct cpio_link_group {
  */
 static int cpio_entry_kind(const struct builder_entry *entry, const struct cpio_link_group *group,
 			   size_t i, mode_t *type, unsigned int *nlink, int *src, int64_t *size,
-			   struct builder_error *err)
+			   char *err, size_t err_size)
 {
 	struct stat st;
 
@@ -165,13 +165,13 @@ static int cpio_entry_kind(const struct builder_entry *entry, const struct cpio_
 		if (*src < 0) {
 			int ret = -errno;
 
-			builder_error_set(err, "%s:%u: cannot open '%s': %s", entry->origin,
-					  entry->line, entry->location, strerror(-ret));
+			bci_message(err, err_size, "%s:%u: cannot open '%s': %s", entry->origin,
+				    entry->line, entry->location, strerror(-ret));
 			return ret;
 		}
 		if (fstat(*src, &st) < 0 || !S_ISREG(st.st_mode)) {
-			builder_error_set(err, "%s:%u: '%s' is not a regular file", entry->origin,
-					  entry->line, entry->location);
+			bci_message(err, err_size, "%s:%u: '%s' is not a regular file", entry->origin,
+				    entry->line, entry->location);
 			return -EINVAL;
 		}
 		*size = st.st_size;
@@ -200,7 +200,7 @@ static int cpio_entry_kind(const struct builder_entry *entry, const struct cpio_
 static int cpio_write_entry(struct archive *a, struct archive_entry *ae,
 			    const struct builder_entry *entry, mode_t type, unsigned int nlink,
 			    uint32_t ino, int64_t size, int src,
-			    const struct builder_cpio_options *options, struct builder_error *err)
+			    const struct builder_cpio_options *options, char *err, size_t err_size)
 {
 	archive_entry_clear(ae);
 	archive_entry_copy_pathname(ae, entry->path);
@@ -224,14 +224,14 @@ static int cpio_write_entry(struct archive *a, struct archive_entry *ae,
 	 * name), and an image that differs from its spec is not wanted.
 	 */
 	if (archive_write_header(a, ae) < ARCHIVE_OK) {
-		builder_error_set(err, "writing '/%s': %s", entry->path, cpio_archive_error(a));
+		bci_message(err, err_size, "writing '/%s': %s", entry->path, cpio_archive_error(a));
 		return -EIO;
 	}
-	return src >= 0 ? cpio_copy_data(a, entry, src, size, err) : 0;
+	return src >= 0 ? cpio_copy_data(a, entry, src, size, err, err_size) : 0;
 }
 
 static int cpio_write_entries(struct archive *a, const struct builder_spec *spec,
-			      const struct builder_cpio_options *options, struct builder_error *err)
+			      const struct builder_cpio_options *options, char *err, size_t err_size)
 {
 	struct cpio_link_group *groups = calloc(spec->link_groups ? spec->link_groups : 1,
 						sizeof(*groups));
@@ -270,9 +270,9 @@ static int cpio_write_entries(struct archive *a, const struct builder_spec *spec
 			if (group)
 				group->ino = ino;
 		}
-		ret = cpio_entry_kind(entry, group, i, &type, &nlink, &src, &size, err);
+		ret = cpio_entry_kind(entry, group, i, &type, &nlink, &src, &size, err, err_size);
 		if (!ret)
-			ret = cpio_write_entry(a, ae, entry, type, nlink, ino, size, src, options, err);
+			ret = cpio_write_entry(a, ae, entry, type, nlink, ino, size, src, options, err, err_size);
 		if (src >= 0)
 			close(src);
 	}
@@ -284,7 +284,7 @@ out_free:
 }
 
 int builder_cpio_write_fd(const struct builder_spec *spec, int fd,
-			  const struct builder_cpio_options *options, struct builder_error *err)
+			  const struct builder_cpio_options *options, char *err, size_t err_size)
 {
 	struct archive *a = archive_write_new();
 	int ret = 0;
@@ -296,15 +296,15 @@ int builder_cpio_write_fd(const struct builder_spec *spec, int fd,
 	    /* No zero padding to a 10 KiB block after the trailer. */
 	    archive_write_set_bytes_in_last_block(a, 1) < ARCHIVE_OK ||
 	    archive_write_open_fd(a, fd) < ARCHIVE_OK) {
-		builder_error_set(err, "cannot start the archive: %s", cpio_archive_error(a));
+		bci_message(err, err_size, "cannot start the archive: %s", cpio_archive_error(a));
 		ret = -EIO;
 		goto out_free;
 	}
-	ret = cpio_write_entries(a, spec, options, err);
+	ret = cpio_write_entries(a, spec, options, err, err_size);
 	if (ret < 0)
 		goto out_free;
 	if (archive_write_close(a) < ARCHIVE_OK) {
-		builder_error_set(err, "finishing the archive: %s", cpio_archive_error(a));
+		bci_message(err, err_size, "finishing the archive: %s", cpio_archive_error(a));
 		ret = -EIO;
 	}
 
@@ -315,23 +315,23 @@ out_free:
 }
 
 int builder_cpio_write_file(const struct builder_spec *spec, const char *path,
-			    const struct builder_cpio_options *options, struct builder_error *err)
+			    const struct builder_cpio_options *options, char *err, size_t err_size)
 {
 	char tmp[PATH_MAX];
 	int fd = bci_atomic_open(path, tmp, 0644);
 	int ret;
 
 	if (fd < 0) {
-		builder_error_set(err, "%s: cannot create: %s", path, strerror(-fd));
+		bci_message(err, err_size, "%s: cannot create: %s", path, strerror(-fd));
 		return fd;
 	}
-	ret = builder_cpio_write_fd(spec, fd, options, err);
+	ret = builder_cpio_write_fd(spec, fd, options, err, err_size);
 	if (ret < 0) {
 		bci_atomic_abort(fd, tmp);
 		return ret;
 	}
 	ret = bci_atomic_commit(fd, tmp, path);
 	if (ret < 0)
-		builder_error_set(err, "%s: cannot commit: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: cannot commit: %s", path, strerror(-ret));
 	return ret;
 }

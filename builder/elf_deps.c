@@ -68,10 +68,10 @@ static int elf_vaddr_to_offset(const Elf64_Phdr *ph, size_t phnum, uint64_t vadd
 	return -EINVAL;
 }
 
-#define ELF_BAD(...) do { builder_error_set(err, __VA_ARGS__); ret = -EINVAL; goto out; } while (0)
+#define ELF_BAD(...) do { bci_message(err, err_size, __VA_ARGS__); ret = -EINVAL; goto out; } while (0)
 
 int builder_elf_parse(const uint8_t *buf, size_t len, const char *name,
-		      struct builder_elf_info *info, struct builder_error *err)
+		      struct builder_elf_info *info, char *err, size_t err_size)
 {
 	struct elf_dynamic dyn = { 0 };
 	Elf64_Phdr *ph = NULL;
@@ -80,15 +80,15 @@ int builder_elf_parse(const uint8_t *buf, size_t len, const char *name,
 
 	memset(info, 0, sizeof(*info));
 	if (len < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG)) {
-		builder_error_set(err, "%s: not an ELF file", name);
+		bci_message(err, err_size, "%s: not an ELF file", name);
 		return -ENOEXEC;
 	}
 	if (buf[EI_CLASS] != ELFCLASS64 || buf[EI_DATA] != ELFDATA2LSB) {
-		builder_error_set(err, "%s: only ELF64 little-endian files are supported", name);
+		bci_message(err, err_size, "%s: only ELF64 little-endian files are supported", name);
 		return -ENOTSUP;
 	}
 	if (len < sizeof(eh)) {
-		builder_error_set(err, "%s: truncated ELF header", name);
+		bci_message(err, err_size, "%s: truncated ELF header", name);
 		return -EINVAL;
 	}
 	memcpy(&eh, buf, sizeof(eh));
@@ -186,7 +186,7 @@ out:
 	return ret;
 }
 
-int builder_elf_read(const char *path, struct builder_elf_info *info, struct builder_error *err)
+int builder_elf_read(const char *path, struct builder_elf_info *info, char *err, size_t err_size)
 {
 	struct stat st;
 	void *map;
@@ -196,26 +196,26 @@ int builder_elf_read(const char *path, struct builder_elf_info *info, struct bui
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		goto out_fd;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
-		builder_error_set(err, "%s: not an ELF file", path);
+		bci_message(err, err_size, "%s: not an ELF file", path);
 		ret = S_ISREG(st.st_mode) ? -ENOEXEC : -EISDIR;
 		goto out_fd;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		goto out_fd;
 	}
-	ret = builder_elf_parse(map, (size_t)st.st_size, path, info, err);
+	ret = builder_elf_parse(map, (size_t)st.st_size, path, info, err, err_size);
 	munmap(map, (size_t)st.st_size);
 out_fd:
 	close(fd);
@@ -311,7 +311,7 @@ static int closure_add_conf(struct builder_elf_closure *c, const char *pattern, 
 }
 
 int builder_elf_closure_init(struct builder_elf_closure *c, const char *sysroot,
-			     struct builder_error *err)
+			     char *err, size_t err_size)
 {
 	int ret;
 
@@ -326,7 +326,7 @@ int builder_elf_closure_init(struct builder_elf_closure *c, const char *sysroot,
 		if (!bci_strv_contains(&c->search_dirs, elf_standard_dirs[i]))
 			ret = bci_strv_add(&c->search_dirs, elf_standard_dirs[i]);
 	if (ret < 0) {
-		builder_error_set(err, "%s/etc/ld.so.conf: %s", c->sysroot, strerror(-ret));
+		bci_message(err, err_size, "%s/etc/ld.so.conf: %s", c->sysroot, strerror(-ret));
 		builder_elf_closure_free(c);
 	}
 	return ret;
@@ -480,7 +480,7 @@ static int closure_acceptable(const char *path, uint16_t machine)
 
 	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
-	ret = builder_elf_read(path, &info, NULL);
+	ret = builder_elf_read(path, &info, NULL, 0);
 	if (ret < 0)
 		return 0;
 	ret = info.machine == machine;
@@ -490,7 +490,7 @@ static int closure_acceptable(const char *path, uint16_t machine)
 
 static int closure_visit(struct builder_elf_closure *c, const char *source, const char *image_path,
 			 const char *needed_by, char **inherited, size_t inherited_count,
-			 struct builder_error *err);
+			 char *err, size_t err_size);
 
 /*
  * Finds @name in @dirs, pairs of (host folder, image folder) when @pairs, else
@@ -521,7 +521,7 @@ static int closure_search(struct builder_elf_closure *c, char *const *dirs, size
 
 static int closure_resolve(struct builder_elf_closure *c, const struct closure_object *o,
 			   const char *name, struct bci_strv *rpath_chain,
-			   struct builder_error *err)
+			   char *err, size_t err_size)
 {
 	struct bci_strv runpath = { 0 };
 	char *source = NULL, *image = NULL;
@@ -571,13 +571,13 @@ static int closure_resolve(struct builder_elf_closure *c, const struct closure_o
 			ret = found;
 	}
 	if (!ret && !found) {
-		builder_error_set(err, "unresolved library '%s' needed by %s (%s)", name,
-				  o->image_path, o->source);
+		bci_message(err, err_size, "unresolved library '%s' needed by %s (%s)", name,
+			    o->image_path, o->source);
 		ret = -ENOENT;
 	}
 	if (!ret && !closure_has(c, image))
 		ret = closure_visit(c, source, image, o->image_path, rpath_chain->items,
-				    rpath_chain->count, err);
+				    rpath_chain->count, err, err_size);
 	bci_strv_free(&runpath);
 	free(source);
 	free(image);
@@ -591,7 +591,7 @@ static int closure_resolve(struct builder_elf_closure *c, const struct closure_o
  * single copy of the loader.
  */
 static int closure_add_interp(struct builder_elf_closure *c, const char *interp, uint16_t machine,
-			      const char *needed_by, struct builder_error *err)
+			      const char *needed_by, char *err, size_t err_size)
 {
 	char *host, *target_image = NULL, *target_host = NULL, link[4096];
 	struct stat st;
@@ -601,7 +601,7 @@ static int closure_add_interp(struct builder_elf_closure *c, const char *interp,
 	if (asprintf(&host, "%s%s", c->sysroot, interp) < 0)
 		return -ENOMEM;
 	if (access(host, R_OK) < 0) {
-		builder_error_set(err, "ELF interpreter %s of %s not found (%s)", interp, needed_by, host);
+		bci_message(err, err_size, "ELF interpreter %s of %s not found (%s)", interp, needed_by, host);
 		ret = -ENOENT;
 		goto out;
 	}
@@ -639,7 +639,7 @@ out:
 }
 
 /* A file that is not ELF is added as it is; a script's "#!" interpreter is noted. */
-static int closure_note_script(struct builder_elf_file *f, struct builder_error *err)
+static int closure_note_script(struct builder_elf_file *f, char *err, size_t err_size)
 {
 	char line[256], *interp;
 	ssize_t n;
@@ -655,8 +655,8 @@ static int closure_note_script(struct builder_elf_file *f, struct builder_error 
 	interp = line + 2 + strspn(line + 2, " \t");
 	interp[strcspn(interp, " \t\r\n")] = '\0';
 	if (interp[0] != '/') {
-		builder_error_set(err, "script %s (%s): interpreter '%s' is not an absolute path", f->image_path,
-				  f->source, interp);
+		bci_message(err, err_size, "script %s (%s): interpreter '%s' is not an absolute path", f->image_path,
+			    f->source, interp);
 		return -EINVAL;
 	}
 	f->script_interpreter = strdup(interp);
@@ -665,7 +665,7 @@ static int closure_note_script(struct builder_elf_file *f, struct builder_error 
 
 static int closure_visit(struct builder_elf_closure *c, const char *source, const char *image_path,
 			 const char *needed_by, char **inherited, size_t inherited_count,
-			 struct builder_error *err)
+			 char *err, size_t err_size)
 {
 	struct builder_elf_info info;
 	struct closure_object o = { .source = source, .image_path = image_path, .info = &info };
@@ -675,13 +675,13 @@ static int closure_visit(struct builder_elf_closure *c, const char *source, cons
 	ret = closure_push(c, source, image_path, needed_by, NULL);
 	if (ret < 0)
 		return ret;
-	ret = builder_elf_read(source, &info, err);
+	ret = builder_elf_read(source, &info, err, err_size);
 	if (ret == -ENOEXEC && !needed_by)
-		return closure_note_script(&c->files[c->count - 1], err);
+		return closure_note_script(&c->files[c->count - 1], err, err_size);
 	if (ret < 0)
 		return ret;
 	if (info.interp && !closure_has(c, info.interp)) {
-		ret = closure_add_interp(c, info.interp, info.machine, image_path, err);
+		ret = closure_add_interp(c, info.interp, info.machine, image_path, err, err_size);
 		if (ret < 0)
 			goto out;
 	}
@@ -691,7 +691,7 @@ static int closure_visit(struct builder_elf_closure *c, const char *source, cons
 	for (size_t i = 0; !ret && i < inherited_count; i++)
 		ret = bci_strv_add(&chain, inherited[i]);
 	for (size_t i = 0; !ret && i < info.needed_count; i++)
-		ret = closure_resolve(c, &o, info.needed[i], &chain, err);
+		ret = closure_resolve(c, &o, info.needed[i], &chain, err, err_size);
 out:
 	bci_strv_free(&chain);
 	builder_elf_info_clear(&info);
@@ -699,9 +699,9 @@ out:
 }
 
 int builder_elf_closure_add(struct builder_elf_closure *c, const char *source,
-			    const char *image_path, struct builder_error *err)
+			    const char *image_path, char *err, size_t err_size)
 {
 	if (closure_has(c, image_path))
 		return 0;
-	return closure_visit(c, source, image_path, NULL, NULL, 0, err);
+	return closure_visit(c, source, image_path, NULL, NULL, 0, err, err_size);
 }

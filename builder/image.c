@@ -26,13 +26,13 @@
 
 #define DEFAULT_FIRMWARE_DIR "/lib/firmware"
 
-static int image_copy_file(const char *from, const char *to, mode_t mode, struct builder_error *err)
+static int image_copy_file(const char *from, const char *to, mode_t mode, char *err, size_t err_size)
 {
 	const char *failed;
 	int ret = bci_copy_file(from, to, mode, 1, &failed);
 
 	if (ret < 0)
-		builder_error_set(err, "%s: %s", failed, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", failed, strerror(-ret));
 	return ret;
 }
 
@@ -41,13 +41,13 @@ int image_spec_safe(struct image_build *b, const char *what, const char *path)
 {
 	for (const char *p = path; *p; p++) {
 		if ((unsigned char)*p <= ' ' || *p == 0x7f) {
-			builder_error_set(b->err, "%s '%s': white space or control characters in the path",
-					  what, path);
+			bci_message(b->err, b->err_size, "%s '%s': white space or control characters in the path",
+				    what, path);
 			return -EINVAL;
 		}
 	}
 	if (strstr(path, "${")) {
-		builder_error_set(b->err, "%s '%s': '${' in the path", what, path);
+		bci_message(b->err, b->err_size, "%s '%s': '${' in the path", what, path);
 		return -EINVAL;
 	}
 	return 0;
@@ -55,7 +55,7 @@ int image_spec_safe(struct image_build *b, const char *what, const char *path)
 
 int image_parse_text(struct image_build *b, const char *name, const char *text, size_t len)
 {
-	return builder_spec_parse(b->spec, name, text, len, b->err);
+	return builder_spec_parse(b->spec, name, text, len, b->err, b->err_size);
 }
 
 /* Adds a whole host folder at @dest. */
@@ -63,7 +63,7 @@ int image_add_dir(struct image_build *b, const char *name, const char *source, c
 {
 	char *text;
 	size_t len;
-	int ret = builder_spec_from_dir(source, dest, &text, &len, b->err);
+	int ret = builder_spec_from_dir(source, dest, &text, &len, b->err, b->err_size);
 
 	if (ret < 0)
 		return ret;
@@ -81,7 +81,7 @@ int image_add_file(struct image_build *b, const char *name, const char *source, 
 
 	if (stat(source, &st) < 0) {
 		ret = -errno;
-		builder_error_set(b->err, "%s: %s: %s", name, source, strerror(-ret));
+		bci_message(b->err, b->err_size, "%s: %s: %s", name, source, strerror(-ret));
 		return ret;
 	}
 	if ((ret = image_spec_safe(b, name, source)) < 0 || (ret = image_spec_safe(b, name, dest)) < 0)
@@ -125,7 +125,7 @@ static int image_stage_modules(struct image_build *b)
 		return -ENOMEM;
 	mo.staging = staging;
 	ret = builder_modules_stage(&mo, (const char *const *)b->r->modules.items, b->r->modules.count,
-				    &b->modules, b->err);
+				    &b->modules, b->err, b->err_size);
 	if (!ret) {
 		if (asprintf(&tree, "%s/lib/modules", staging) < 0) {
 			ret = -ENOMEM;
@@ -201,13 +201,13 @@ static int image_add_firmware(struct image_build *b)
 int image_closure_add(struct image_build *b, const char *source, const char *dest)
 {
 	if (!b->closure_ready) {
-		int ret = builder_elf_closure_init(&b->closure, b->o->sysroot, b->err);
+		int ret = builder_elf_closure_init(&b->closure, b->o->sysroot, b->err, b->err_size);
 
 		if (ret < 0)
 			return ret;
 		b->closure_ready = 1;
 	}
-	return builder_elf_closure_add(&b->closure, source, dest, b->err);
+	return builder_elf_closure_add(&b->closure, source, dest, b->err, b->err_size);
 }
 
 static int image_spec_has(const struct image_build *b, const char *path)
@@ -235,9 +235,9 @@ static int image_add_script_interpreter(struct image_build *b, size_t index)
 		return -ENOMEM;
 	if (access(host, X_OK) < 0) {
 		ret = -errno;
-		builder_error_set(b->err, "script %s: its interpreter %s is neither in the image nor in the "
-				  "sysroot (%s: %s)", b->closure.files[index].image_path, interp, host,
-				  strerror(-ret));
+		bci_message(b->err, b->err_size, "script %s: its interpreter %s is neither in the image nor in the "
+			    "sysroot (%s: %s)", b->closure.files[index].image_path, interp, host,
+			    strerror(-ret));
 		free(host);
 		return ret;
 	}
@@ -283,17 +283,17 @@ static int image_commit(struct image_build *b)
 
 	if (lstat(b->o->out, &st) == 0) {
 		if (!S_ISDIR(st.st_mode)) {
-			builder_error_set(b->err, "%s: exists and is not a folder", b->o->out);
+			bci_message(b->err, b->err_size, "%s: exists and is not a folder", b->o->out);
 			return -EEXIST;
 		}
 		if (renameat2(AT_FDCWD, b->dir, AT_FDCWD, b->o->out, RENAME_EXCHANGE) < 0) {
 			ret = -errno;
-			builder_error_set(b->err, "%s: cannot replace: %s", b->o->out, strerror(-ret));
+			bci_message(b->err, b->err_size, "%s: cannot replace: %s", b->o->out, strerror(-ret));
 			return ret;
 		}
 	} else if (rename(b->dir, b->o->out) < 0) {
 		ret = -errno;
-		builder_error_set(b->err, "%s: %s", b->o->out, strerror(-ret));
+		bci_message(b->err, b->err_size, "%s: %s", b->o->out, strerror(-ret));
 		return ret;
 	}
 	/* The old image (if any) is now at b->dir and goes with the temporary folder. */
@@ -308,14 +308,14 @@ static int image_run(struct image_build *b)
 	int manifest_fd = -1, ret;
 
 	b->o->kernel.scratch = b->work;
-	ret = builder_kernel_open(&b->o->kernel, &b->kernel, b->err);
+	ret = builder_kernel_open(&b->o->kernel, &b->kernel, b->err, b->err_size);
 	if (ret < 0)
 		return ret;
 	b->spec = builder_spec_new();
 	if (!b->spec)
 		return -ENOMEM;
 	for (size_t i = 0; i < b->r->specs.count && !ret; i++)
-		ret = builder_spec_parse_file(b->spec, b->r->specs.items[i], b->err);
+		ret = builder_spec_parse_file(b->spec, b->r->specs.items[i], b->err, b->err_size);
 	if (!ret)
 		ret = image_stage_modules(b);
 	if (!ret)
@@ -323,7 +323,7 @@ static int image_run(struct image_build *b)
 	if (!ret)
 		ret = image_add_closure_entries(b);
 	if (!ret)
-		ret = builder_spec_finalize(b->spec, b->err);
+		ret = builder_spec_finalize(b->spec, b->err, b->err_size);
 	if (!ret)
 		ret = image_check_executor_files(b);
 	if (ret < 0)
@@ -332,9 +332,9 @@ static int image_run(struct image_build *b)
 	if ((ret = image_path(b, &initrd, b->dir, "initrd.img")) < 0 ||
 	    (ret = image_path(b, &vmlinuz, b->dir, "vmlinuz")) < 0)
 		goto out;
-	ret = builder_cpio_write_file(b->spec, initrd, &cpio, b->err);
+	ret = builder_cpio_write_file(b->spec, initrd, &cpio, b->err, b->err_size);
 	if (!ret)
-		ret = image_copy_file(b->kernel.vmlinuz, vmlinuz, 0644, b->err);
+		ret = image_copy_file(b->kernel.vmlinuz, vmlinuz, 0644, b->err, b->err_size);
 	if (ret < 0)
 		goto out;
 	if (b->r->kind == BUILDER_IMAGE_TEST)
@@ -350,12 +350,12 @@ static int image_run(struct image_build *b)
 		manifest_fd = bci_atomic_open(b->o->manifest, manifest_tmp, 0644);
 		if (manifest_fd < 0) {
 			ret = manifest_fd;
-			builder_error_set(b->err, "%s: %s", b->o->manifest, strerror(-ret));
+			bci_message(b->err, b->err_size, "%s: %s", b->o->manifest, strerror(-ret));
 			goto out;
 		}
 		ret = bci_write_all(manifest_fd, manifest, strlen(manifest));
 		if (ret < 0) {
-			builder_error_set(b->err, "%s: %s", b->o->manifest, strerror(-ret));
+			bci_message(b->err, b->err_size, "%s: %s", b->o->manifest, strerror(-ret));
 			goto out;
 		}
 	}
@@ -364,7 +364,7 @@ static int image_run(struct image_build *b)
 		ret = bci_atomic_commit(manifest_fd, manifest_tmp, b->o->manifest);
 		manifest_fd = -1;
 		if (ret < 0)
-			builder_error_set(b->err, "%s: %s", b->o->manifest, strerror(-ret));
+			bci_message(b->err, b->err_size, "%s: %s", b->o->manifest, strerror(-ret));
 	}
 out:
 	if (manifest_fd >= 0)
@@ -375,21 +375,21 @@ out:
 	return ret;
 }
 
-int builder_image_build(struct builder_image_options *o, struct builder_error *err)
+int builder_image_build(struct builder_image_options *o, char *err, size_t err_size)
 {
-	struct image_build b = { .o = o, .r = o->recipe, .err = err };
+	struct image_build b = { .o = o, .r = o->recipe, .err = err, .err_size = err_size };
 	char *real;
 	int ret;
 
 	if (o->recipe->kind == BUILDER_IMAGE_KNOWN_GOOD && (o->igt || o->testlist)) {
-		builder_error_set(err, "the known-good image runs no tests: --igt and --testlist are for test images");
+		bci_message(err, err_size, "the known-good image runs no tests: --igt and --testlist are for test images");
 		return -EINVAL;
 	}
 	if (asprintf(&b.tmp, "%s.tmp.XXXXXX", o->out) < 0)
 		return -ENOMEM;
 	if (!mkdtemp(b.tmp)) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", b.tmp, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", b.tmp, strerror(-ret));
 		free(b.tmp);
 		return ret;
 	}
@@ -400,7 +400,7 @@ int builder_image_build(struct builder_image_options *o, struct builder_error *e
 	real = realpath(b.tmp, NULL);
 	if (!real) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", b.tmp, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", b.tmp, strerror(-ret));
 		goto out;
 	}
 	free(b.tmp);
@@ -411,7 +411,7 @@ int builder_image_build(struct builder_image_options *o, struct builder_error *e
 	}
 	if (mkdir(b.work, 0755) < 0 || mkdir(b.dir, 0755) < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", b.tmp, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", b.tmp, strerror(-ret));
 		goto out;
 	}
 	ret = image_run(&b);

@@ -22,7 +22,8 @@
 struct image_build {
 	struct builder_image_options *o;
 	const struct builder_recipe *r;
-	struct builder_error *err;
+	char *err;
+	size_t err_size;
 	char *tmp;			/* OUT.tmp.XXXXXX */
 	char *work;			/* tmp/work: scratch */
 	char *dir;			/* tmp/image: becomes OUT */

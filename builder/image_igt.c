@@ -45,7 +45,7 @@ static int image_add_igt_tests(struct image_build *b, const char *dir, const cha
 
 	if (!d) {
 		ret = -errno;
-		builder_error_set(b->err, "IGT tests folder %s: %s", dir, strerror(-ret));
+		bci_message(b->err, b->err_size, "IGT tests folder %s: %s", dir, strerror(-ret));
 		return ret;
 	}
 	while ((e = readdir(d)) && !ret) {
@@ -82,7 +82,7 @@ static int image_add_igt_tests(struct image_build *b, const char *dir, const cha
 		ret = -ENOENT;
 	bci_strv_free(&names);
 	if (ret == -ENOENT) {
-		builder_error_set(b->err, "IGT tests folder %s: no test program in it", dir);
+		bci_message(b->err, b->err_size, "IGT tests folder %s: no test program in it", dir);
 		ret = -ENOENT;
 	}
 	return ret;
@@ -113,14 +113,14 @@ static int image_run_testlist(struct image_build *b)
 		if (!strcmp(b->spec->entries[i].path, EXECUTOR_CONF_PATH))
 			conf = &b->spec->entries[i];
 	if (conf && conf->type != BUILDER_ENTRY_FILE) {
-		builder_error_set(b->err, "%s:%u: /" EXECUTOR_CONF_PATH " is not a file: the testlist "
-				  "cannot be set in it", conf->origin, conf->line);
+		bci_message(b->err, b->err_size, "%s:%u: /" EXECUTOR_CONF_PATH " is not a file: the testlist "
+			    "cannot be set in it", conf->origin, conf->line);
 		return -EINVAL;
 	}
 	if (conf) {
 		ret = bci_read_file(conf->location, &old_text, &old_len, 1 << 20);
 		if (ret < 0) {
-			builder_error_set(b->err, "%s: %s", conf->location, strerror(-ret));
+			bci_message(b->err, b->err_size, "%s: %s", conf->location, strerror(-ret));
 			return ret;
 		}
 	}
@@ -140,7 +140,7 @@ static int image_run_testlist(struct image_build *b)
 	}
 	ret = bci_write_file_atomic(b->executor_conf, text, strlen(text), 0644);
 	if (ret < 0) {
-		builder_error_set(b->err, "%s: %s", b->executor_conf, strerror(-ret));
+		bci_message(b->err, b->err_size, "%s: %s", b->executor_conf, strerror(-ret));
 		goto out;
 	}
 	if (!conf) {
@@ -205,8 +205,8 @@ int image_add_igt(struct image_build *b)
 				goto out;
 			}
 			if (!image_is_dir(tests)) {
-				builder_error_set(b->err, "missing IGT prefix: %s has neither libexec/igt-gpu-tools/ "
-						  "(install prefix) nor tests/ (build folder)", igt);
+				bci_message(b->err, b->err_size, "missing IGT prefix: %s has neither libexec/igt-gpu-tools/ "
+					    "(install prefix) nor tests/ (build folder)", igt);
 				ret = -ENOENT;
 				goto out;
 			}
@@ -227,7 +227,7 @@ int image_add_igt(struct image_build *b)
 		ret = image_add_file(b, "testlist", b->o->testlist, b->r->testlist_dest);
 	} else if (list) {
 		if (access(list, R_OK) < 0) {
-			builder_error_set(b->err, "IGT %s has no test-list.txt (%s): give --testlist", igt, list);
+			bci_message(b->err, b->err_size, "IGT %s has no test-list.txt (%s): give --testlist", igt, list);
 			ret = -ENOENT;
 		} else {
 			ret = image_add_file(b, "testlist", list, b->r->testlist_dest);
@@ -278,13 +278,13 @@ static int image_read_entry(struct image_build *b, const struct builder_entry *e
 
 	image_entry_where(b, e, where, sizeof(where));
 	if (e->type != BUILDER_ENTRY_FILE) {
-		builder_error_set(b->err, "%s: %s /%s is not a file", where, what, e->path);
+		bci_message(b->err, b->err_size, "%s: %s /%s is not a file", where, what, e->path);
 		return -EINVAL;
 	}
 	ret = bci_read_file(e->location, text, len, 16 << 20);
 	if (ret < 0)
-		builder_error_set(b->err, "%s: %s /%s: %s: %s", where, what, e->path, e->location,
-				  strerror(-ret));
+		bci_message(b->err, b->err_size, "%s: %s /%s: %s: %s", where, what, e->path, e->location,
+			    strerror(-ret));
 	return ret;
 }
 
@@ -304,7 +304,7 @@ static int image_check_testlist(struct image_build *b, const char *path)
 	int ret;
 
 	if (!e) {
-		builder_error_set(b->err, "/" EXECUTOR_CONF_PATH ": testlist %s is not in the image", path);
+		bci_message(b->err, b->err_size, "/" EXECUTOR_CONF_PATH ": testlist %s is not in the image", path);
 		return -ENOENT;
 	}
 	ret = image_read_entry(b, e, "testlist", &text, &len);
@@ -313,7 +313,7 @@ static int image_check_testlist(struct image_build *b, const char *path)
 	ret = bci_testlist_parse(e->location, text, len, image_count_test, &tests, msg, sizeof(msg));
 	if (ret < 0) {
 		image_entry_where(b, e, where, sizeof(where));
-		builder_error_set(b->err, "%s: testlist %s: %s", where, path, msg);
+		bci_message(b->err, b->err_size, "%s: testlist %s: %s", where, path, msg);
 	}
 	free(text);
 	return ret;
@@ -344,7 +344,7 @@ int image_check_executor_files(struct image_build *b)
 	ret = bci_executor_config_load(name, text, len, NULL, &config, msg, sizeof(msg));
 	if (ret < 0) {
 		image_entry_where(b, conf, where, sizeof(where));
-		builder_error_set(b->err, "%s: /" EXECUTOR_CONF_PATH ": %s", where, msg);
+		bci_message(b->err, b->err_size, "%s: /" EXECUTOR_CONF_PATH ": %s", where, msg);
 	} else if (*bci_config_get(config, "testlist")) {
 		ret = image_check_testlist(b, bci_config_get(config, "testlist"));
 	}

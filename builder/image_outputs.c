@@ -45,7 +45,7 @@ static int image_write_text(struct image_build *b, const char *name, const char 
 		return ret;
 	ret = bci_write_file_atomic(path, text, strlen(text), mode);
 	if (ret < 0)
-		builder_error_set(b->err, "%s: %s", path, strerror(-ret));
+		bci_message(b->err, b->err_size, "%s: %s", path, strerror(-ret));
 	free(path);
 	return ret;
 }
@@ -64,7 +64,7 @@ static int image_make_uki(struct image_build *b, const char *initrd, const char 
 		     b->r->kind == BUILDER_IMAGE_TEST ? "test" : "known-good", b->kernel.kver) < 0)
 		return -ENOMEM;
 	uki.osrel = osrel;
-	ret = builder_uki_make(&uki, out, b->err);
+	ret = builder_uki_make(&uki, out, b->err, b->err_size);
 	free(osrel);
 	return ret;
 }
@@ -114,7 +114,7 @@ int image_outputs_known_good(struct image_build *b, const char *initrd)
 	/* The fallback path boots with no entry at all; the named one is what BootNext points at. */
 	files[0] = (struct builder_esp_file){ uki, "EFI/BOOT/BOOTX64.EFI" };
 	files[1] = (struct builder_esp_file){ uki, "EFI/bootci/known-good.efi" };
-	ret = builder_disk_make(&d, disk, layout, b->err);
+	ret = builder_disk_make(&d, disk, layout, b->err, b->err_size);
 	if (ret < 0)
 		goto out;
 	/*
@@ -230,7 +230,7 @@ int image_manifest(struct image_build *b, char **text)
 				fprintf(f, "%s %llu %06o %s %s\n", hex, (unsigned long long)size,
 					(unsigned int)st.st_mode, outputs[i], origin);
 			else
-				builder_error_set(b->err, "%s: %s", path, strerror(-ret));
+				bci_message(b->err, b->err_size, "%s: %s", path, strerror(-ret));
 		}
 		free(path);
 	}
@@ -248,7 +248,7 @@ int image_manifest(struct image_build *b, char **text)
 
 			ret = builder_sha256_file(e->location, hex, &size);
 			if (ret < 0) {
-				builder_error_set(b->err, "%s: %s", e->location, strerror(-ret));
+				bci_message(b->err, b->err_size, "%s: %s", e->location, strerror(-ret));
 				break;
 			}
 			if (b->executor_conf && !strcmp(e->location, b->executor_conf)) {

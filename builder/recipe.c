@@ -76,7 +76,8 @@ struct recipe_parser {
 	unsigned int line;
 	bci_lookup_fn lookup;
 	void *lookup_data;
-	struct builder_error *err;
+	char *err;
+	size_t err_size;
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -88,7 +89,7 @@ static int recipe_bad(struct recipe_parser *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	builder_error_set(p->err, "%s:%u: %s", p->name, p->line, what);
+	bci_message(p->err, p->err_size, "%s:%u: %s", p->name, p->line, what);
 	return -EINVAL;
 }
 
@@ -328,26 +329,25 @@ static int recipe_entry(const char *key, const char *value, unsigned int line, v
 
 int builder_recipe_parse(struct builder_recipe *recipe, const char *name, const char *buf,
 			 size_t len, const char *base_dir, bci_lookup_fn lookup,
-			 void *lookup_data, struct builder_error *err)
+			 void *lookup_data, char *err, size_t err_size)
 {
 	struct recipe_parser p = {
 		.r = recipe, .name = name, .base_dir = base_dir,
-		.lookup = lookup, .lookup_data = lookup_data, .err = err,
+		.lookup = lookup, .lookup_data = lookup_data, .err = err, .err_size = err_size,
 	};
 	int ret;
 
 	if (!recipe->name && !(recipe->name = strdup(name)))
 		return -ENOMEM;
-	ret = bci_kv_parse(name, buf, len, recipe_entry, &p, err ? err->msg : NULL,
-			   err ? sizeof(err->msg) : 0);
+	ret = bci_kv_parse(name, buf, len, recipe_entry, &p, err, err_size);
 	if (!ret && recipe->kind == BUILDER_IMAGE_UNSET) {
-		builder_error_set(err, "%s: no 'image = test|known-good' line", name);
+		bci_message(err, err_size, "%s: no 'image = test|known-good' line", name);
 		ret = -EINVAL;
 	}
 	return ret;
 }
 
-int builder_recipe_load(struct builder_recipe *recipe, const char *path, struct builder_error *err)
+int builder_recipe_load(struct builder_recipe *recipe, const char *path, char *err, size_t err_size)
 {
 	char *text, *dir, *slash, *real;
 	size_t len;
@@ -355,7 +355,7 @@ int builder_recipe_load(struct builder_recipe *recipe, const char *path, struct 
 
 	ret = bci_read_file(path, &text, &len, RECIPE_MAX_BYTES);
 	if (ret < 0) {
-		builder_error_set(err, "recipe %s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "recipe %s: %s", path, strerror(-ret));
 		return ret;
 	}
 	dir = strdup(path);
@@ -370,7 +370,8 @@ int builder_recipe_load(struct builder_recipe *recipe, const char *path, struct 
 		strcpy(dir, ".");
 	/* Absolute, so what the recipe names is named the same (manifest) from any cwd. */
 	real = realpath(dir[0] ? dir : "/", NULL);
-	ret = builder_recipe_parse(recipe, path, text, len, real ? real : dir[0] ? dir : "/", NULL, NULL, err);
+	ret = builder_recipe_parse(recipe, path, text, len, real ? real : dir[0] ? dir : "/", NULL,
+				   NULL, err, err_size);
 	free(real);
 	free(dir);
 	free(text);

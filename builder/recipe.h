@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "builder_error.h"
+#include "message.h"
 #include "cpio_spec.h"
 #include "cpio_writer.h"
 #include "strv.h"
@@ -79,9 +79,9 @@ void builder_recipe_free(struct builder_recipe *recipe);
  */
 int builder_recipe_parse(struct builder_recipe *recipe, const char *name, const char *buf,
 			 size_t len, const char *base_dir, bci_lookup_fn lookup,
-			 void *lookup_data, struct builder_error *err);
+			 void *lookup_data, char *err, size_t err_size);
 
 /* Reads and parses the file at @path, relative paths joined to its folder. */
-int builder_recipe_load(struct builder_recipe *recipe, const char *path, struct builder_error *err);
+int builder_recipe_load(struct builder_recipe *recipe, const char *path, char *err, size_t err_size);
 
 #endif

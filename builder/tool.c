@@ -38,14 +38,14 @@ static void tool_describe(const char *const *argv, char *buf, size_t size)
 
 /* Opens what the tool reads and writes instead of the builder's own stdin and stdout. */
 static int tool_open_fds(int quiet, const char *stdin_path, struct bci_spawn *s,
-			 struct builder_error *err)
+			 char *err, size_t err_size)
 {
 	if (quiet) {
 		s->stdout_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (s->stdout_fd < 0) {
 			int ret = -errno;
 
-			builder_error_set(err, "/dev/null: %s", strerror(-ret));
+			bci_message(err, err_size, "/dev/null: %s", strerror(-ret));
 			return ret;
 		}
 	}
@@ -54,7 +54,7 @@ static int tool_open_fds(int quiet, const char *stdin_path, struct bci_spawn *s,
 		if (s->stdin_fd < 0) {
 			int ret = -errno;
 
-			builder_error_set(err, "%s: %s", stdin_path, strerror(-ret));
+			bci_message(err, err_size, "%s: %s", stdin_path, strerror(-ret));
 			return ret;
 		}
 	}
@@ -62,7 +62,7 @@ static int tool_open_fds(int quiet, const char *stdin_path, struct bci_spawn *s,
 }
 
 int builder_tool_run(const char *const *argv, const char *const *extra_env, int quiet,
-		     const char *stdin_path, struct builder_error *err)
+		     const char *stdin_path, char *err, size_t err_size)
 {
 	struct bci_spawn s = { .argv = (char *const *)argv, .stdin_fd = -1, .stdout_fd = -1,
 			       .stderr_fd = -1 };
@@ -73,30 +73,30 @@ int builder_tool_run(const char *const *argv, const char *const *extra_env, int 
 
 	tool_describe(argv, command, sizeof(command));
 	if (!program) {
-		builder_error_set(err, "%s: program not found (PATH, /usr/sbin, /sbin)", argv[0]);
+		bci_message(err, err_size, "%s: program not found (PATH, /usr/sbin, /sbin)", argv[0]);
 		return -ENOENT;
 	}
 	s.path = program;
 	ret = bci_spawn_env(&env, environ, extra_env);
 	if (!ret) {
 		s.envp = env.items;
-		ret = tool_open_fds(quiet, stdin_path, &s, err);
+		ret = tool_open_fds(quiet, stdin_path, &s, err, err_size);
 	}
 	if (!ret) {
 		ret = bci_spawn_start(&s, &pid);
 		if (ret < 0)
-			builder_error_set(err, "fork: %s", strerror(-ret));
+			bci_message(err, err_size, "fork: %s", strerror(-ret));
 	}
 	if (!ret) {
 		ret = bci_spawn_wait(pid, &status);
 		if (ret < 0)
-			builder_error_set(err, "waitpid: %s", strerror(-ret));
+			bci_message(err, err_size, "waitpid: %s", strerror(-ret));
 	}
 	if (!ret && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		/* "failed with exit status 1", "failed, killed by signal 9 (Killed)" */
 		bci_spawn_describe(status, how, sizeof(how));
-		builder_error_set(err, "'%s' failed%s%s", command, WIFEXITED(status) ? " with " : ", ",
-				  how);
+		bci_message(err, err_size, "'%s' failed%s%s", command, WIFEXITED(status) ? " with " : ", ",
+			    how);
 		ret = -EIO;
 	}
 	if (s.stdout_fd >= 0)

@@ -8,7 +8,7 @@
 #ifndef BUILDER_TOOL_H
 #define BUILDER_TOOL_H
 
-#include "builder_error.h"
+#include "message.h"
 
 /*
  * Runs argv[0] with @argv, the builder's environment plus @extra_env
@@ -19,7 +19,7 @@
  * with the command and its status in @err).
  */
 int builder_tool_run(const char *const *argv, const char *const *extra_env, int quiet,
-		const char *stdin_path, struct builder_error *err);
+		const char *stdin_path, char *err, size_t err_size);
 
 /* The absolute path of @name as builder_tool_run() would find it; malloc'ed, or NULL. */
 char *builder_tool_find(const char *name);
