@@ -330,24 +330,32 @@ int image_check_executor_files(struct image_build *b)
 	const struct builder_entry *conf = image_spec_entry(b, EXECUTOR_CONF_PATH);
 	char where[PATH_MAX + 32], msg[1024], *text = NULL;
 	struct bci_config *config = NULL;
-	const char *name;
+	const char *name = NULL;
 	size_t len = 0;
 	int ret;
 
-	if (!conf)
-		return 0;
-	ret = image_read_entry(b, conf, "executor configuration", &text, &len);
-	if (ret < 0)
-		return ret;
-	/* The file the builder completed keeps the lines of the one it came from. */
-	name = b->executor_conf_origin ? b->executor_conf_origin : conf->location;
-	ret = bci_executor_config_load(name, text, len, NULL, &config, msg, sizeof(msg));
-	if (ret < 0) {
-		image_entry_where(b, conf, where, sizeof(where));
-		bci_message(b->err, b->err_size, "%s: /" EXECUTOR_CONF_PATH ": %s", where, msg);
-	} else if (*bci_config_get(config, "testlist")) {
-		ret = image_check_testlist(b, bci_config_get(config, "testlist"));
+	if (conf) {
+		ret = image_read_entry(b, conf, "executor configuration", &text, &len);
+		if (ret < 0)
+			return ret;
+		/* The file the builder completed keeps the lines of the one it came from. */
+		name = b->executor_conf_origin ? b->executor_conf_origin : conf->location;
+		ret = bci_executor_config_load(name, text, len, NULL, &config, msg, sizeof(msg));
+		if (ret < 0) {
+			image_entry_where(b, conf, where, sizeof(where));
+			bci_message(b->err, b->err_size, "%s: /" EXECUTOR_CONF_PATH ": %s", where, msg);
+			goto out;
+		}
+		bci_config_free(config);
+		config = NULL;
 	}
+	/* Then as the executor reads it: the recipe's bootci.<key>= parameters win. */
+	ret = bci_executor_config_load(name, text, len, b->r->cmdline, &config, msg, sizeof(msg));
+	if (ret < 0)
+		bci_message(b->err, b->err_size, "%s: cmdline: %s", b->r->name, msg);
+	else if (*bci_config_get(config, "testlist"))
+		ret = image_check_testlist(b, bci_config_get(config, "testlist"));
+out:
 	bci_config_free(config);
 	free(text);
 	return ret;
