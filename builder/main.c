@@ -52,6 +52,15 @@ static void usage(FILE *out)
 	      out);
 }
 
+/* SOURCE_DATE_EPOCH (@text, may be NULL) into @epoch, or said on stderr. */
+static int source_date_epoch(const char *text, int64_t *epoch)
+{
+	if (builder_epoch_parse(text, epoch) == 0)
+		return 0;
+	fprintf(stderr, "bootci-builder: SOURCE_DATE_EPOCH='%s' is not a number of seconds\n", text);
+	return -EINVAL;
+}
+
 __attribute__((format(printf, 1, 2)))
 static int usage_error(const char *fmt, ...)
 {
@@ -95,10 +104,8 @@ static int command_initramfs(int argc, char **argv)
 	}
 	if (argc - optind < 2)
 		return usage_error("initramfs needs SPEC... OUT");
-	if (builder_epoch_parse(epoch, &options.mtime) < 0) {
-		fprintf(stderr, "bootci-builder: SOURCE_DATE_EPOCH='%s' is not a number of seconds\n", epoch);
+	if (source_date_epoch(epoch, &options.mtime) < 0)
 		return EXIT_FAILURE;
-	}
 
 	spec = builder_spec_new();
 	if (!spec) {
@@ -258,10 +265,8 @@ static int command_image(int argc, char **argv, enum builder_image_kind kind)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!recipe_path || !options.out)
 		return usage_error("%s needs --recipe and --out", argv[0]);
-	if (builder_epoch_parse(epoch, &options.epoch) < 0) {
-		fprintf(stderr, "bootci-builder: SOURCE_DATE_EPOCH='%s' is not a number of seconds\n", epoch);
+	if (source_date_epoch(epoch, &options.epoch) < 0)
 		return EXIT_FAILURE;
-	}
 	recipe = builder_recipe_new();
 	if (!recipe) {
 		fputs("bootci-builder: out of memory\n", stderr);
