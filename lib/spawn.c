@@ -131,15 +131,21 @@ void bci_spawn_signal(pid_t pid, int sig)
 	kill(pid, sig);
 }
 
-int bci_spawn_kill_step(struct bci_spawn_kill *k, pid_t pid, long now_ms)
+int bci_spawn_kill_due(const struct bci_spawn_kill *k, long now_ms)
 {
-	int sig;
-
 	if (k->sent == SIGKILL)
 		return now_ms - k->sent_at_ms >= k->give_up_ms ? -ETIME : 0;
 	if (k->sent && now_ms - k->sent_at_ms < k->grace_ms)
 		return 0;
-	sig = k->sent ? SIGKILL : k->first_signal;
+	return k->sent ? SIGKILL : k->first_signal;
+}
+
+int bci_spawn_kill_step(struct bci_spawn_kill *k, pid_t pid, long now_ms)
+{
+	int sig = bci_spawn_kill_due(k, now_ms);
+
+	if (sig <= 0)
+		return sig;
 	bci_spawn_signal(pid, sig);
 	k->sent = sig;
 	k->sent_at_ms = now_ms;

@@ -82,5 +82,10 @@ struct bci_spawn_kill {
  * over too (nothing more can be done).
  */
 int bci_spawn_kill_step(struct bci_spawn_kill *k, pid_t pid, long now_ms);
+/*
+ * What bci_spawn_kill_step() would do at @now_ms, without doing it: for a
+ * caller that says (console, kernel log, sysrq dumps) before it sends.
+ */
+int bci_spawn_kill_due(const struct bci_spawn_kill *k, long now_ms);
 
 #endif

@@ -126,10 +126,13 @@ static void kill_escalates_term_then_kill(void **state)
 	close(pipefd[0]);
 	assert_int_equal(getpgid(pid), pid);
 
+	assert_int_equal(bci_spawn_kill_due(&k, 1000), SIGTERM);
+	assert_int_equal(k.sent, 0); /* only said, not sent */
 	assert_int_equal(bci_spawn_kill_step(&k, pid, 1000), SIGTERM);
 	assert_int_equal(bci_spawn_kill_step(&k, pid, 1099), 0);
 	/* SIGTERM is ignored: the child is still there. */
 	assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
+	assert_int_equal(bci_spawn_kill_due(&k, 1100), SIGKILL);
 	assert_int_equal(bci_spawn_kill_step(&k, pid, 1100), SIGKILL);
 	assert_int_equal(bci_spawn_wait(pid, &status), 0);
 	assert_true(WIFSIGNALED(status));
