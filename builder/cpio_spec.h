@@ -25,7 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "builder_error.h"
+#include "message.h"
+#include "strv.h"
 
 enum builder_entry_type {
 	BUILDER_ENTRY_FILE,
@@ -53,16 +54,12 @@ struct builder_entry {
 	size_t order;		/* position of declaration, for reporting the later duplicate */
 };
 
-/* Returns the value of @name or NULL when unset. */
-typedef const char *(*builder_env_lookup_fn)(const char *name, void *data);
-
 struct builder_spec {
 	struct builder_entry *entries;
 	size_t count, capacity;
-	char **origins;		/* copies of the spec names the entries point into */
-	size_t origin_count;
+	struct bci_strv origins; /* copies of the spec names the entries point into */
 	size_t link_groups;
-	builder_env_lookup_fn env_lookup;
+	bci_lookup_fn env_lookup;
 	void *env_data;
 };
 
@@ -71,7 +68,7 @@ struct builder_spec *builder_spec_new(void);
 void builder_spec_free(struct builder_spec *spec);
 
 /* Replaces getenv() for ${VAR}: tests and the fuzzer must not depend on the environment. */
-void builder_spec_set_env_lookup(struct builder_spec *spec, builder_env_lookup_fn fn, void *data);
+void builder_spec_set_env_lookup(struct builder_spec *spec, bci_lookup_fn fn, void *data);
 
 /*
  * Appends the entries of @len bytes of spec text; @name is used in messages
@@ -79,16 +76,16 @@ void builder_spec_set_env_lookup(struct builder_spec *spec, builder_env_lookup_f
  * -EINVAL (bad input, message in @err) or -ENOMEM.
  */
 int builder_spec_parse(struct builder_spec *spec, const char *name, const char *buf,
-		       size_t len, struct builder_error *err);
+		       size_t len, char *err, size_t err_size);
 
 /* builder_spec_parse() on the contents of the file @path. */
-int builder_spec_parse_file(struct builder_spec *spec, const char *path, struct builder_error *err);
+int builder_spec_parse_file(struct builder_spec *spec, const char *path, char *err, size_t err_size);
 
 /*
  * Sorts entries by path (bytewise, so every parent precedes its children),
  * rejects a path declared twice or a parent that is not a directory, and adds
  * each missing parent as a 0755 root:root directory. Returns 0, -EINVAL or -ENOMEM.
  */
-int builder_spec_finalize(struct builder_spec *spec, struct builder_error *err);
+int builder_spec_finalize(struct builder_spec *spec, char *err, size_t err_size);
 
 #endif

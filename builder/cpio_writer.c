@@ -98,7 +98,7 @@ static const char *cpio_archive_error(struct archive *a)
 }
 
 static int cpio_copy_data(struct archive *a, const struct builder_entry *entry, int src,
-			  int64_t size, struct builder_error *err)
+			  int64_t size, char *err, size_t err_size)
 {
 	char buf[65536];
 	int64_t left = size;
@@ -111,22 +111,22 @@ static int cpio_copy_data(struct archive *a, const struct builder_entry *entry, 
 		if (n < 0) {
 			int ret = -errno;
 
-			builder_error_set(err, "%s:%u: reading '%s': %s", entry->origin, entry->line,
-					  entry->location, strerror(-ret));
+			bci_message(err, err_size, "%s:%u: reading '%s': %s", entry->origin, entry->line,
+				    entry->location, strerror(-ret));
 			return ret;
 		}
 		if (n == 0)
 			break;
 		if (archive_write_data(a, buf, (size_t)n) != n) {
-			builder_error_set(err, "writing '/%s': %s", entry->path, cpio_archive_error(a));
+			bci_message(err, err_size, "writing '/%s': %s", entry->path, cpio_archive_error(a));
 			return -EIO;
 		}
 		left -= n;
 	}
 	/* A short count would shift every following header: refuse a file that changed. */
 	if (left != 0) {
-		builder_error_set(err, "%s:%u: '%s' changed size while being read", entry->origin,
-				  entry->line, entry->location);
+		bci_message(err, err_size, "%s:%u: '%s' changed size while being read", entry->origin,
+			    entry->line, entry->location);
 		return -EIO;
 	}
 	return 0;
@@ -139,8 +139,99 @@ struct cpio_link_group {
 	uint32_t ino;
 };
 
+/*
+ * The cpio type and link count of entry @i; a regular file's data source is
+ * opened (*@src, with its *@size) when @i carries the data of its group.
+ */
+static int cpio_entry_kind(const struct builder_entry *entry, const struct cpio_link_group *group,
+			   size_t i, mode_t *type, unsigned int *nlink, int *src, int64_t *size,
+			   char *err, size_t err_size)
+{
+	struct stat st;
+
+	*nlink = 1;
+	switch (entry->type) {
+	case BUILDER_ENTRY_FILE:
+		*type = AE_IFREG;
+		*nlink = group->names;
+		/*
+		 * The data travels with the last name of a link group, as
+		 * gen_init_cpio does; the kernel links the earlier names
+		 * and fills the file when that one arrives.
+		 */
+		if (group->last != i)
+			return 0;
+		*src = open(entry->location, O_RDONLY | O_CLOEXEC);
+		if (*src < 0) {
+			int ret = -errno;
+
+			bci_message(err, err_size, "%s:%u: cannot open '%s': %s", entry->origin,
+				    entry->line, entry->location, strerror(-ret));
+			return ret;
+		}
+		if (fstat(*src, &st) < 0 || !S_ISREG(st.st_mode)) {
+			bci_message(err, err_size, "%s:%u: '%s' is not a regular file", entry->origin,
+				    entry->line, entry->location);
+			return -EINVAL;
+		}
+		*size = st.st_size;
+		return 0;
+	case BUILDER_ENTRY_DIR:
+		*type = AE_IFDIR;
+		*nlink = 2;
+		return 0;
+	case BUILDER_ENTRY_NOD:
+		*type = entry->dev_kind == 'b' ? AE_IFBLK : AE_IFCHR;
+		return 0;
+	case BUILDER_ENTRY_SLINK:
+		*type = AE_IFLNK;
+		return 0;
+	case BUILDER_ENTRY_PIPE:
+		*type = AE_IFIFO;
+		return 0;
+	case BUILDER_ENTRY_SOCK:
+		*type = AE_IFSOCK;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* One header (and the data from @src, when open). */
+static int cpio_write_entry(struct archive *a, struct archive_entry *ae,
+			    const struct builder_entry *entry, mode_t type, unsigned int nlink,
+			    uint32_t ino, int64_t size, int src,
+			    const struct builder_cpio_options *options, char *err, size_t err_size)
+{
+	archive_entry_clear(ae);
+	archive_entry_copy_pathname(ae, entry->path);
+	archive_entry_set_filetype(ae, type);
+	archive_entry_set_perm(ae, entry->mode);
+	archive_entry_set_uid(ae, entry->uid);
+	archive_entry_set_gid(ae, entry->gid);
+	archive_entry_set_nlink(ae, nlink);
+	archive_entry_set_ino64(ae, ino);
+	archive_entry_set_mtime(ae, (time_t)options->mtime, 0);
+	archive_entry_set_size(ae, size);
+	if (entry->type == BUILDER_ENTRY_SLINK)
+		archive_entry_copy_symlink(ae, entry->location);
+	if (entry->type == BUILDER_ENTRY_NOD) {
+		archive_entry_set_rdevmajor(ae, entry->dev_major);
+		archive_entry_set_rdevminor(ae, entry->dev_minor);
+	}
+	/*
+	 * Stricter than "below ARCHIVE_WARN is fatal": a warning here means
+	 * libarchive altered the header (a truncated field, an untranslatable
+	 * name), and an image that differs from its spec is not wanted.
+	 */
+	if (archive_write_header(a, ae) < ARCHIVE_OK) {
+		bci_message(err, err_size, "writing '/%s': %s", entry->path, cpio_archive_error(a));
+		return -EIO;
+	}
+	return src >= 0 ? cpio_copy_data(a, entry, src, size, err, err_size) : 0;
+}
+
 static int cpio_write_entries(struct archive *a, const struct builder_spec *spec,
-			      const struct builder_cpio_options *options, struct builder_error *err)
+			      const struct builder_cpio_options *options, char *err, size_t err_size)
 {
 	struct cpio_link_group *groups = calloc(spec->link_groups ? spec->link_groups : 1,
 						sizeof(*groups));
@@ -165,12 +256,13 @@ static int cpio_write_entries(struct archive *a, const struct builder_spec *spec
 		const struct builder_entry *entry = &spec->entries[i];
 		struct cpio_link_group *group = entry->link_group == BUILDER_NO_LINK_GROUP ?
 						NULL : &groups[entry->link_group];
-		unsigned int nlink = 1;
-		uint32_t ino;
+		unsigned int nlink;
 		int64_t size = 0;
 		int src = -1;
 		mode_t type = 0;
+		uint32_t ino;
 
+		/* Hard links share the inode number of their group's first name. */
 		if (group && group->ino) {
 			ino = group->ino;
 		} else {
@@ -178,86 +270,9 @@ static int cpio_write_entries(struct archive *a, const struct builder_spec *spec
 			if (group)
 				group->ino = ino;
 		}
-
-		switch (entry->type) {
-		case BUILDER_ENTRY_FILE:
-			type = AE_IFREG;
-			nlink = group->names;
-			/*
-			 * The data travels with the last name of a link group, as
-			 * gen_init_cpio does; the kernel links the earlier names
-			 * and fills the file when that one arrives.
-			 */
-			if (group->last == i) {
-				struct stat st;
-
-				src = open(entry->location, O_RDONLY | O_CLOEXEC);
-				if (src < 0) {
-					ret = -errno;
-					builder_error_set(err, "%s:%u: cannot open '%s': %s",
-							  entry->origin, entry->line, entry->location,
-							  strerror(-ret));
-					break;
-				}
-				if (fstat(src, &st) < 0 || !S_ISREG(st.st_mode)) {
-					ret = -EINVAL;
-					builder_error_set(err, "%s:%u: '%s' is not a regular file",
-							  entry->origin, entry->line, entry->location);
-					break;
-				}
-				size = st.st_size;
-			}
-			break;
-		case BUILDER_ENTRY_DIR:
-			type = AE_IFDIR;
-			nlink = 2;
-			break;
-		case BUILDER_ENTRY_NOD:
-			type = entry->dev_kind == 'b' ? AE_IFBLK : AE_IFCHR;
-			break;
-		case BUILDER_ENTRY_SLINK:
-			type = AE_IFLNK;
-			break;
-		case BUILDER_ENTRY_PIPE:
-			type = AE_IFIFO;
-			break;
-		case BUILDER_ENTRY_SOCK:
-			type = AE_IFSOCK;
-			break;
-		}
-		if (ret < 0) {
-			if (src >= 0)
-				close(src);
-			break;
-		}
-
-		archive_entry_clear(ae);
-		archive_entry_copy_pathname(ae, entry->path);
-		archive_entry_set_filetype(ae, type);
-		archive_entry_set_perm(ae, entry->mode);
-		archive_entry_set_uid(ae, entry->uid);
-		archive_entry_set_gid(ae, entry->gid);
-		archive_entry_set_nlink(ae, nlink);
-		archive_entry_set_ino64(ae, ino);
-		archive_entry_set_mtime(ae, (time_t)options->mtime, 0);
-		archive_entry_set_size(ae, size);
-		if (entry->type == BUILDER_ENTRY_SLINK)
-			archive_entry_copy_symlink(ae, entry->location);
-		if (entry->type == BUILDER_ENTRY_NOD) {
-			archive_entry_set_rdevmajor(ae, entry->dev_major);
-			archive_entry_set_rdevminor(ae, entry->dev_minor);
-		}
-		/*
-		 * Stricter than "below ARCHIVE_WARN is fatal": a warning here means
-		 * libarchive altered the header (a truncated field, an untranslatable
-		 * name), and an image that differs from its spec is not wanted.
-		 */
-		if (archive_write_header(a, ae) < ARCHIVE_OK) {
-			builder_error_set(err, "writing '/%s': %s", entry->path, cpio_archive_error(a));
-			ret = -EIO;
-		} else if (src >= 0) {
-			ret = cpio_copy_data(a, entry, src, size, err);
-		}
+		ret = cpio_entry_kind(entry, group, i, &type, &nlink, &src, &size, err, err_size);
+		if (!ret)
+			ret = cpio_write_entry(a, ae, entry, type, nlink, ino, size, src, options, err, err_size);
 		if (src >= 0)
 			close(src);
 	}
@@ -269,7 +284,7 @@ out_free:
 }
 
 int builder_cpio_write_fd(const struct builder_spec *spec, int fd,
-			  const struct builder_cpio_options *options, struct builder_error *err)
+			  const struct builder_cpio_options *options, char *err, size_t err_size)
 {
 	struct archive *a = archive_write_new();
 	int ret = 0;
@@ -281,15 +296,15 @@ int builder_cpio_write_fd(const struct builder_spec *spec, int fd,
 	    /* No zero padding to a 10 KiB block after the trailer. */
 	    archive_write_set_bytes_in_last_block(a, 1) < ARCHIVE_OK ||
 	    archive_write_open_fd(a, fd) < ARCHIVE_OK) {
-		builder_error_set(err, "cannot start the archive: %s", cpio_archive_error(a));
+		bci_message(err, err_size, "cannot start the archive: %s", cpio_archive_error(a));
 		ret = -EIO;
 		goto out_free;
 	}
-	ret = cpio_write_entries(a, spec, options, err);
+	ret = cpio_write_entries(a, spec, options, err, err_size);
 	if (ret < 0)
 		goto out_free;
 	if (archive_write_close(a) < ARCHIVE_OK) {
-		builder_error_set(err, "finishing the archive: %s", cpio_archive_error(a));
+		bci_message(err, err_size, "finishing the archive: %s", cpio_archive_error(a));
 		ret = -EIO;
 	}
 
@@ -300,23 +315,23 @@ out_free:
 }
 
 int builder_cpio_write_file(const struct builder_spec *spec, const char *path,
-			    const struct builder_cpio_options *options, struct builder_error *err)
+			    const struct builder_cpio_options *options, char *err, size_t err_size)
 {
 	char tmp[PATH_MAX];
 	int fd = bci_atomic_open(path, tmp, 0644);
 	int ret;
 
 	if (fd < 0) {
-		builder_error_set(err, "%s: cannot create: %s", path, strerror(-fd));
+		bci_message(err, err_size, "%s: cannot create: %s", path, strerror(-fd));
 		return fd;
 	}
-	ret = builder_cpio_write_fd(spec, fd, options, err);
+	ret = builder_cpio_write_fd(spec, fd, options, err, err_size);
 	if (ret < 0) {
 		bci_atomic_abort(fd, tmp);
 		return ret;
 	}
 	ret = bci_atomic_commit(fd, tmp, path);
 	if (ret < 0)
-		builder_error_set(err, "%s: cannot commit: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: cannot commit: %s", path, strerror(-ret));
 	return ret;
 }

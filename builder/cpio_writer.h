@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "builder_error.h"
+#include "message.h"
 #include "cpio_spec.h"
 
 enum builder_compression {
@@ -39,10 +39,10 @@ int builder_epoch_parse(const char *text, int64_t *out);
  * or -errno with a message in @err ("SPECFILE:LINE: ..." for a bad source file).
  */
 int builder_cpio_write_fd(const struct builder_spec *spec, int fd,
-			  const struct builder_cpio_options *options, struct builder_error *err);
+			  const struct builder_cpio_options *options, char *err, size_t err_size);
 
 /* The same into @path, atomically: on any error no file (and no temporary) is left. */
 int builder_cpio_write_file(const struct builder_spec *spec, const char *path,
-			    const struct builder_cpio_options *options, struct builder_error *err);
+			    const struct builder_cpio_options *options, char *err, size_t err_size);
 
 #endif

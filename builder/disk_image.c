@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "run.h"
+#include "tool.h"
 
 #define MIB (1024ull * 1024ull)
 #define SECTOR 512ull
@@ -18,7 +18,7 @@
 #define GPT_LINUX_TYPE "0FC63DAF-8483-4772-8E79-3D69D8477DE4"
 
 /* Copies @image into @disk at @offset, leaving all-zero blocks as holes. */
-static int disk_place(const char *image, int disk, uint64_t offset, struct builder_error *err)
+static int disk_place(const char *image, int disk, uint64_t offset, char *err, size_t err_size)
 {
 	static const uint8_t zero[65536];
 	uint8_t buf[65536];
@@ -27,7 +27,7 @@ static int disk_place(const char *image, int disk, uint64_t offset, struct build
 
 	if (fd < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", image, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", image, strerror(-ret));
 		return ret;
 	}
 	for (;;) {
@@ -38,7 +38,7 @@ static int disk_place(const char *image, int disk, uint64_t offset, struct build
 		if (n <= 0) {
 			if (n < 0) {
 				ret = -errno;
-				builder_error_set(err, "%s: %s", image, strerror(-ret));
+				bci_message(err, err_size, "%s: %s", image, strerror(-ret));
 			}
 			break;
 		}
@@ -50,7 +50,7 @@ static int disk_place(const char *image, int disk, uint64_t offset, struct build
 					continue;
 				if (w < 0) {
 					ret = -errno;
-					builder_error_set(err, "disk image: %s", strerror(-ret));
+					bci_message(err, err_size, "disk image: %s", strerror(-ret));
 					goto out;
 				}
 				done += w;
@@ -68,7 +68,7 @@ static int disk_path(char **out, const char *dir, const char *name)
 	return asprintf(out, "%s/%s", dir, name) < 0 ? -ENOMEM : 0;
 }
 
-static int disk_make_esp(const struct builder_disk *d, const char *esp, struct builder_error *err)
+static int disk_make_esp(const struct builder_disk *d, const char *esp, char *err, size_t err_size)
 {
 	char volume_id[16], kib[32], epoch_env[64], made_dirs[16][512];
 	size_t made_count = 0;
@@ -82,7 +82,7 @@ static int disk_make_esp(const struct builder_disk *d, const char *esp, struct b
 		const char *argv[] = { "mkfs.vfat", "--invariant", "-i", volume_id, "-n", "ESP",
 				       "-C", esp, kib, NULL };
 
-		ret = builder_run(argv, env, 1, NULL, err);
+		ret = builder_tool_run(argv, env, 1, NULL, err, err_size);
 		if (ret < 0)
 			return ret;
 	}
@@ -102,11 +102,11 @@ static int disk_make_esp(const struct builder_disk *d, const char *esp, struct b
 				made |= !strcmp(made_dirs[k], dir);
 			if (!made) {
 				if (made_count == sizeof(made_dirs) / sizeof(*made_dirs)) {
-					builder_error_set(err, "ESP: too many folders");
+					bci_message(err, err_size, "ESP: too many folders");
 					return -E2BIG;
 				}
 				snprintf(made_dirs[made_count++], sizeof(made_dirs[0]), "%s", dir);
-				ret = builder_run(argv, env, 1, NULL, err);
+				ret = builder_tool_run(argv, env, 1, NULL, err, err_size);
 				if (ret < 0)
 					return ret;
 			}
@@ -115,13 +115,13 @@ static int disk_make_esp(const struct builder_disk *d, const char *esp, struct b
 		/* mcopy -m keeps the source's mtime: make it SOURCE_DATE_EPOCH. */
 		if (utimensat(AT_FDCWD, d->esp_files[i].source, times, 0) < 0) {
 			ret = -errno;
-			builder_error_set(err, "%s: %s", d->esp_files[i].source, strerror(-ret));
+			bci_message(err, err_size, "%s: %s", d->esp_files[i].source, strerror(-ret));
 			return ret;
 		}
 		{
 			const char *argv[] = { "mcopy", "-m", "-i", esp, d->esp_files[i].source, target, NULL };
 
-			ret = builder_run(argv, env, 1, NULL, err);
+			ret = builder_tool_run(argv, env, 1, NULL, err, err_size);
 			if (ret < 0)
 				return ret;
 		}
@@ -129,7 +129,7 @@ static int disk_make_esp(const struct builder_disk *d, const char *esp, struct b
 	return 0;
 }
 
-static int disk_make_results(const struct builder_disk *d, const char *image, struct builder_error *err)
+static int disk_make_results(const struct builder_disk *d, const char *image, char *err, size_t err_size)
 {
 	char fake_time[64], extended[128];
 	const char *env[] = { fake_time, "MKE2FS_CONFIG=/etc/mke2fs.conf", NULL };
@@ -143,17 +143,17 @@ static int disk_make_results(const struct builder_disk *d, const char *image, st
 	fd = open(image, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0 || ftruncate(fd, (off_t)(d->results_mib * MIB)) < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", image, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", image, strerror(-ret));
 		if (fd >= 0)
 			close(fd);
 		return ret;
 	}
 	close(fd);
-	return builder_run(argv, env, 1, NULL, err);
+	return builder_tool_run(argv, env, 1, NULL, err, err_size);
 }
 
 int builder_disk_make(const struct builder_disk *d, const char *out, const char *layout_out,
-		      struct builder_error *err)
+		      char *err, size_t err_size)
 {
 	char *esp = NULL, *results = NULL, *script = NULL, *text = NULL, *layout = NULL;
 	uint64_t esp_start = MIB, results_start = MIB + d->esp_mib * MIB;
@@ -161,8 +161,8 @@ int builder_disk_make(const struct builder_disk *d, const char *out, const char 
 	int fd = -1, ret;
 
 	if (!d->disk_guid || !d->esp_partuuid || !d->results_partuuid || !d->results_fs_uuid) {
-		builder_error_set(err, "the known-good recipe needs disk_guid, esp_partuuid, "
-				  "results_partuuid and results_fs_uuid (fixed, for reproducible disks)");
+		bci_message(err, err_size, "the known-good recipe needs disk_guid, esp_partuuid, "
+			    "results_partuuid and results_fs_uuid (fixed, for reproducible disks)");
 		return -EINVAL;
 	}
 	if ((ret = disk_path(&esp, d->work_dir, "esp.img")) < 0 ||
@@ -187,32 +187,32 @@ int builder_disk_make(const struct builder_disk *d, const char *out, const char 
 	}
 	ret = bci_write_file_atomic(script, text, strlen(text), 0644);
 	if (ret < 0) {
-		builder_error_set(err, "%s: %s", script, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", script, strerror(-ret));
 		goto out;
 	}
 	fd = open(out, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0 || ftruncate(fd, (off_t)total) < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", out, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", out, strerror(-ret));
 		goto out;
 	}
 	{
 		const char *argv[] = { "sfdisk", "--quiet", "--no-reread", "--no-tell-kernel", out, NULL };
 
-		ret = builder_run(argv, NULL, 1, script, err);
+		ret = builder_tool_run(argv, NULL, 1, script, err, err_size);
 		if (ret < 0)
 			goto out;
 	}
-	ret = disk_make_esp(d, esp, err);
+	ret = disk_make_esp(d, esp, err, err_size);
 	if (!ret)
-		ret = disk_make_results(d, results, err);
+		ret = disk_make_results(d, results, err, err_size);
 	if (!ret)
-		ret = disk_place(esp, fd, esp_start, err);
+		ret = disk_place(esp, fd, esp_start, err, err_size);
 	if (!ret)
-		ret = disk_place(results, fd, results_start, err);
+		ret = disk_place(results, fd, results_start, err, err_size);
 	if (!ret && fsync(fd) < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", out, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", out, strerror(-ret));
 	}
 	if (ret < 0)
 		goto out;
@@ -225,7 +225,7 @@ int builder_disk_make(const struct builder_disk *d, const char *out, const char 
 	}
 	ret = bci_write_file_atomic(layout_out, layout, strlen(layout), 0644);
 	if (ret < 0)
-		builder_error_set(err, "%s: %s", layout_out, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", layout_out, strerror(-ret));
 out:
 	if (fd >= 0)
 		close(fd);

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "builder_error.h"
+#include "message.h"
 
 #define BUILDER_RESULTS_LABEL "BOOTCI-RESULTS"
 
@@ -37,6 +37,6 @@ struct builder_disk {
  * partition "NAME START_BYTES SIZE_BYTES" (esp, results), the lab's format.
  */
 int builder_disk_make(const struct builder_disk *disk, const char *out, const char *layout_out,
-		      struct builder_error *err);
+		      char *err, size_t err_size);
 
 #endif

@@ -68,10 +68,10 @@ static int elf_vaddr_to_offset(const Elf64_Phdr *ph, size_t phnum, uint64_t vadd
 	return -EINVAL;
 }
 
-#define ELF_BAD(...) do { builder_error_set(err, __VA_ARGS__); ret = -EINVAL; goto out; } while (0)
+#define ELF_BAD(...) do { bci_message(err, err_size, __VA_ARGS__); ret = -EINVAL; goto out; } while (0)
 
 int builder_elf_parse(const uint8_t *buf, size_t len, const char *name,
-		      struct builder_elf_info *info, struct builder_error *err)
+		      struct builder_elf_info *info, char *err, size_t err_size)
 {
 	struct elf_dynamic dyn = { 0 };
 	Elf64_Phdr *ph = NULL;
@@ -80,15 +80,15 @@ int builder_elf_parse(const uint8_t *buf, size_t len, const char *name,
 
 	memset(info, 0, sizeof(*info));
 	if (len < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG)) {
-		builder_error_set(err, "%s: not an ELF file", name);
+		bci_message(err, err_size, "%s: not an ELF file", name);
 		return -ENOEXEC;
 	}
 	if (buf[EI_CLASS] != ELFCLASS64 || buf[EI_DATA] != ELFDATA2LSB) {
-		builder_error_set(err, "%s: only ELF64 little-endian files are supported", name);
+		bci_message(err, err_size, "%s: only ELF64 little-endian files are supported", name);
 		return -ENOTSUP;
 	}
 	if (len < sizeof(eh)) {
-		builder_error_set(err, "%s: truncated ELF header", name);
+		bci_message(err, err_size, "%s: truncated ELF header", name);
 		return -EINVAL;
 	}
 	memcpy(&eh, buf, sizeof(eh));
@@ -186,7 +186,7 @@ out:
 	return ret;
 }
 
-int builder_elf_read(const char *path, struct builder_elf_info *info, struct builder_error *err)
+int builder_elf_read(const char *path, struct builder_elf_info *info, char *err, size_t err_size)
 {
 	struct stat st;
 	void *map;
@@ -196,26 +196,26 @@ int builder_elf_read(const char *path, struct builder_elf_info *info, struct bui
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		goto out_fd;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
-		builder_error_set(err, "%s: not an ELF file", path);
+		bci_message(err, err_size, "%s: not an ELF file", path);
 		ret = S_ISREG(st.st_mode) ? -ENOEXEC : -EISDIR;
 		goto out_fd;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		goto out_fd;
 	}
-	ret = builder_elf_parse(map, (size_t)st.st_size, path, info, err);
+	ret = builder_elf_parse(map, (size_t)st.st_size, path, info, err, err_size);
 	munmap(map, (size_t)st.st_size);
 out_fd:
 	close(fd);
@@ -223,27 +223,6 @@ out_fd:
 }
 
 /* ---- closure ---- */
-
-static int strv_push(char ***v, size_t *n, const char *s)
-{
-	char **bigger = realloc(*v, (*n + 1) * sizeof(**v));
-
-	if (!bigger)
-		return -ENOMEM;
-	*v = bigger;
-	if (!(bigger[*n] = strdup(s)))
-		return -ENOMEM;
-	(*n)++;
-	return 0;
-}
-
-static int strv_has(char *const *v, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(v[i], s))
-			return 1;
-	return 0;
-}
 
 /* Lexically normalizes an absolute path in place: no "//", ".", ".." left. */
 static void elf_normalize(char *path)
@@ -303,8 +282,8 @@ static int closure_read_conf_file(struct builder_elf_closure *c, const char *hos
 			ret = closure_add_conf(c, p, depth + 1);
 		} else if (p[0] == '/') {
 			elf_normalize(p);
-			if (!strv_has(c->search_dirs, c->search_dir_count, p))
-				ret = strv_push(&c->search_dirs, &c->search_dir_count, p);
+			if (!bci_strv_contains(&c->search_dirs, p))
+				ret = bci_strv_add(&c->search_dirs, p);
 		}
 	}
 	fclose(f);
@@ -332,7 +311,7 @@ static int closure_add_conf(struct builder_elf_closure *c, const char *pattern, 
 }
 
 int builder_elf_closure_init(struct builder_elf_closure *c, const char *sysroot,
-			     struct builder_error *err)
+			     char *err, size_t err_size)
 {
 	int ret;
 
@@ -344,10 +323,10 @@ int builder_elf_closure_init(struct builder_elf_closure *c, const char *sysroot,
 		return -ENOMEM;
 	ret = closure_add_conf(c, "/etc/ld.so.conf", 0);
 	for (size_t i = 0; !ret && i < sizeof(elf_standard_dirs) / sizeof(*elf_standard_dirs); i++)
-		if (!strv_has(c->search_dirs, c->search_dir_count, elf_standard_dirs[i]))
-			ret = strv_push(&c->search_dirs, &c->search_dir_count, elf_standard_dirs[i]);
+		if (!bci_strv_contains(&c->search_dirs, elf_standard_dirs[i]))
+			ret = bci_strv_add(&c->search_dirs, elf_standard_dirs[i]);
 	if (ret < 0) {
-		builder_error_set(err, "%s/etc/ld.so.conf: %s", c->sysroot, strerror(-ret));
+		bci_message(err, err_size, "%s/etc/ld.so.conf: %s", c->sysroot, strerror(-ret));
 		builder_elf_closure_free(c);
 	}
 	return ret;
@@ -363,9 +342,7 @@ void builder_elf_closure_free(struct builder_elf_closure *c)
 		free(c->files[i].script_interpreter);
 	}
 	free(c->files);
-	for (size_t i = 0; i < c->search_dir_count; i++)
-		free(c->search_dirs[i]);
-	free(c->search_dirs);
+	bci_strv_free(&c->search_dirs);
 	free(c->sysroot);
 	memset(c, 0, sizeof(*c));
 }
@@ -420,7 +397,7 @@ struct closure_object {
  * entries depend on the cwd at run time: skipped.
  */
 static int closure_expand(const char *sysroot, const char *list, const char *source,
-			  const char *image_path, char ***dirs, size_t *count)
+			  const char *image_path, struct bci_strv *dirs)
 {
 	char *copy = strdup(list), *save = NULL;
 	int ret = 0;
@@ -485,9 +462,9 @@ static int closure_expand(const char *sysroot, const char *list, const char *sou
 				snprintf(host, sizeof(host), "%s%s", sysroot, expanded);
 			elf_normalize(host);
 			elf_normalize(expanded);
-			ret = strv_push(dirs, count, host);
+			ret = bci_strv_add(dirs, host);
 			if (!ret)
-				ret = strv_push(dirs, count, expanded);
+				ret = bci_strv_add(dirs, expanded);
 		}
 	}
 	free(copy);
@@ -503,7 +480,7 @@ static int closure_acceptable(const char *path, uint16_t machine)
 
 	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
-	ret = builder_elf_read(path, &info, NULL);
+	ret = builder_elf_read(path, &info, NULL, 0);
 	if (ret < 0)
 		return 0;
 	ret = info.machine == machine;
@@ -513,7 +490,7 @@ static int closure_acceptable(const char *path, uint16_t machine)
 
 static int closure_visit(struct builder_elf_closure *c, const char *source, const char *image_path,
 			 const char *needed_by, char **inherited, size_t inherited_count,
-			 struct builder_error *err);
+			 char *err, size_t err_size);
 
 /*
  * Finds @name in @dirs, pairs of (host folder, image folder) when @pairs, else
@@ -543,11 +520,10 @@ static int closure_search(struct builder_elf_closure *c, char *const *dirs, size
 }
 
 static int closure_resolve(struct builder_elf_closure *c, const struct closure_object *o,
-			   const char *name, char ***rpath_chain, size_t *rpath_chain_count,
-			   struct builder_error *err)
+			   const char *name, struct bci_strv *rpath_chain,
+			   char *err, size_t err_size)
 {
-	char **runpath = NULL;
-	size_t runpath_count = 0;
+	struct bci_strv runpath = { 0 };
 	char *source = NULL, *image = NULL;
 	int found = 0, ret = 0;
 
@@ -561,17 +537,17 @@ static int closure_resolve(struct builder_elf_closure *c, const struct closure_o
 		}
 	} else {
 		if (!o->info->runpath)
-			found = closure_search(c, *rpath_chain, *rpath_chain_count, 1, name,
+			found = closure_search(c, rpath_chain->items, rpath_chain->count, 1, name,
 					       o->info->machine, &source, &image);
 		if (found == 0 && o->info->runpath) {
 			ret = closure_expand(c->sysroot, o->info->runpath, o->source, o->image_path,
-					     &runpath, &runpath_count);
+					     &runpath);
 			if (!ret)
-				found = closure_search(c, runpath, runpath_count, 1, name,
+				found = closure_search(c, runpath.items, runpath.count, 1, name,
 						       o->info->machine, &source, &image);
 		}
 		if (found == 0) {
-			found = closure_search(c, c->search_dirs, c->search_dir_count, 0, name,
+			found = closure_search(c, c->search_dirs.items, c->search_dirs.count, 0, name,
 					       o->info->machine, &source, &image);
 			/* Not a standard dir: the image has no ld.so.cache to point the loader at it. */
 			if (found > 0) {
@@ -595,15 +571,14 @@ static int closure_resolve(struct builder_elf_closure *c, const struct closure_o
 			ret = found;
 	}
 	if (!ret && !found) {
-		builder_error_set(err, "unresolved library '%s' needed by %s (%s)", name,
-				  o->image_path, o->source);
+		bci_message(err, err_size, "unresolved library '%s' needed by %s (%s)", name,
+			    o->image_path, o->source);
 		ret = -ENOENT;
 	}
 	if (!ret && !closure_has(c, image))
-		ret = closure_visit(c, source, image, o->image_path, *rpath_chain, *rpath_chain_count, err);
-	for (size_t i = 0; i < runpath_count; i++)
-		free(runpath[i]);
-	free(runpath);
+		ret = closure_visit(c, source, image, o->image_path, rpath_chain->items,
+				    rpath_chain->count, err, err_size);
+	bci_strv_free(&runpath);
 	free(source);
 	free(image);
 	return ret;
@@ -616,7 +591,7 @@ static int closure_resolve(struct builder_elf_closure *c, const struct closure_o
  * single copy of the loader.
  */
 static int closure_add_interp(struct builder_elf_closure *c, const char *interp, uint16_t machine,
-			      const char *needed_by, struct builder_error *err)
+			      const char *needed_by, char *err, size_t err_size)
 {
 	char *host, *target_image = NULL, *target_host = NULL, link[4096];
 	struct stat st;
@@ -626,7 +601,7 @@ static int closure_add_interp(struct builder_elf_closure *c, const char *interp,
 	if (asprintf(&host, "%s%s", c->sysroot, interp) < 0)
 		return -ENOMEM;
 	if (access(host, R_OK) < 0) {
-		builder_error_set(err, "ELF interpreter %s of %s not found (%s)", interp, needed_by, host);
+		bci_message(err, err_size, "ELF interpreter %s of %s not found (%s)", interp, needed_by, host);
 		ret = -ENOENT;
 		goto out;
 	}
@@ -664,7 +639,7 @@ out:
 }
 
 /* A file that is not ELF is added as it is; a script's "#!" interpreter is noted. */
-static int closure_note_script(struct builder_elf_file *f, struct builder_error *err)
+static int closure_note_script(struct builder_elf_file *f, char *err, size_t err_size)
 {
 	char line[256], *interp;
 	ssize_t n;
@@ -680,8 +655,8 @@ static int closure_note_script(struct builder_elf_file *f, struct builder_error 
 	interp = line + 2 + strspn(line + 2, " \t");
 	interp[strcspn(interp, " \t\r\n")] = '\0';
 	if (interp[0] != '/') {
-		builder_error_set(err, "script %s (%s): interpreter '%s' is not an absolute path", f->image_path,
-				  f->source, interp);
+		bci_message(err, err_size, "script %s (%s): interpreter '%s' is not an absolute path", f->image_path,
+			    f->source, interp);
 		return -EINVAL;
 	}
 	f->script_interpreter = strdup(interp);
@@ -690,46 +665,43 @@ static int closure_note_script(struct builder_elf_file *f, struct builder_error 
 
 static int closure_visit(struct builder_elf_closure *c, const char *source, const char *image_path,
 			 const char *needed_by, char **inherited, size_t inherited_count,
-			 struct builder_error *err)
+			 char *err, size_t err_size)
 {
 	struct builder_elf_info info;
 	struct closure_object o = { .source = source, .image_path = image_path, .info = &info };
-	char **chain = NULL;
-	size_t chain_count = 0;
+	struct bci_strv chain = { 0 };
 	int ret;
 
 	ret = closure_push(c, source, image_path, needed_by, NULL);
 	if (ret < 0)
 		return ret;
-	ret = builder_elf_read(source, &info, err);
+	ret = builder_elf_read(source, &info, err, err_size);
 	if (ret == -ENOEXEC && !needed_by)
-		return closure_note_script(&c->files[c->count - 1], err);
+		return closure_note_script(&c->files[c->count - 1], err, err_size);
 	if (ret < 0)
 		return ret;
 	if (info.interp && !closure_has(c, info.interp)) {
-		ret = closure_add_interp(c, info.interp, info.machine, image_path, err);
+		ret = closure_add_interp(c, info.interp, info.machine, image_path, err, err_size);
 		if (ret < 0)
 			goto out;
 	}
 	/* DT_RPATH: this object's own entries first, then those it inherited. */
 	if (info.rpath && !info.runpath)
-		ret = closure_expand(c->sysroot, info.rpath, source, image_path, &chain, &chain_count);
+		ret = closure_expand(c->sysroot, info.rpath, source, image_path, &chain);
 	for (size_t i = 0; !ret && i < inherited_count; i++)
-		ret = strv_push(&chain, &chain_count, inherited[i]);
+		ret = bci_strv_add(&chain, inherited[i]);
 	for (size_t i = 0; !ret && i < info.needed_count; i++)
-		ret = closure_resolve(c, &o, info.needed[i], &chain, &chain_count, err);
+		ret = closure_resolve(c, &o, info.needed[i], &chain, err, err_size);
 out:
-	for (size_t i = 0; i < chain_count; i++)
-		free(chain[i]);
-	free(chain);
+	bci_strv_free(&chain);
 	builder_elf_info_clear(&info);
 	return ret;
 }
 
 int builder_elf_closure_add(struct builder_elf_closure *c, const char *source,
-			    const char *image_path, struct builder_error *err)
+			    const char *image_path, char *err, size_t err_size)
 {
 	if (closure_has(c, image_path))
 		return 0;
-	return closure_visit(c, source, image_path, NULL, NULL, 0, err);
+	return closure_visit(c, source, image_path, NULL, NULL, 0, err, err_size);
 }

@@ -24,7 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "builder_error.h"
+#include "message.h"
+#include "strv.h"
 
 struct builder_elf_info {
 	uint16_t machine;
@@ -43,10 +44,10 @@ void builder_elf_info_clear(struct builder_elf_info *info);
  * file (message in @err); 0 otherwise, with @info filled (owned by it).
  */
 int builder_elf_parse(const uint8_t *buf, size_t len, const char *name,
-		      struct builder_elf_info *info, struct builder_error *err);
+		      struct builder_elf_info *info, char *err, size_t err_size);
 
 /* builder_elf_parse() on the file at @path. */
-int builder_elf_read(const char *path, struct builder_elf_info *info, struct builder_error *err);
+int builder_elf_read(const char *path, struct builder_elf_info *info, char *err, size_t err_size);
 
 /* One file the closure puts in the image. */
 struct builder_elf_file {
@@ -61,8 +62,7 @@ struct builder_elf_closure {
 	char *sysroot;				/* the target's root on the host, "" for "/" */
 	struct builder_elf_file *files;		/* roots first, then what they pulled in */
 	size_t count;
-	char **search_dirs;			/* ld.so.conf + standard dirs, image paths */
-	size_t search_dir_count;
+	struct bci_strv search_dirs;		/* ld.so.conf + standard dirs, image paths */
 };
 
 /*
@@ -72,7 +72,7 @@ struct builder_elf_closure {
  * /usr/lib/x86_64-linux-gnu, where the image's loader looks. Returns 0 or -errno.
  */
 int builder_elf_closure_init(struct builder_elf_closure *closure, const char *sysroot,
-			     struct builder_error *err);
+			     char *err, size_t err_size);
 void builder_elf_closure_free(struct builder_elf_closure *closure);
 
 /*
@@ -86,6 +86,6 @@ void builder_elf_closure_free(struct builder_elf_closure *closure);
  * the program that needs it.
  */
 int builder_elf_closure_add(struct builder_elf_closure *closure, const char *source,
-			    const char *image_path, struct builder_error *err);
+			    const char *image_path, char *err, size_t err_size);
 
 #endif

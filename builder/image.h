@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "builder_error.h"
+#include "message.h"
 #include "kernel_input.h"
 #include "recipe.h"
 
@@ -40,6 +40,6 @@ struct builder_image_options {
 	int warnings;			/* out: how many warnings were printed */
 };
 
-int builder_image_build(struct builder_image_options *options, struct builder_error *err);
+int builder_image_build(struct builder_image_options *options, char *err, size_t err_size);
 
 #endif

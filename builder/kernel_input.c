@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "run.h"
+#include "tool.h"
 
 void builder_kernel_clear(struct builder_kernel *k)
 {
@@ -24,23 +24,23 @@ void builder_kernel_clear(struct builder_kernel *k)
 	k->vmlinuz = k->moddir = k->kver = k->origin = k->modules_origin = NULL;
 }
 
-static int kernel_need_file(const char *what, const char *path, struct builder_error *err)
+static int kernel_need_file(const char *what, const char *path, char *err, size_t err_size)
 {
 	struct stat st;
 
 	if (stat(path, &st) < 0) {
-		builder_error_set(err, "%s %s: %s", what, path, strerror(errno));
+		bci_message(err, err_size, "%s %s: %s", what, path, strerror(errno));
 		return -ENOENT;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		builder_error_set(err, "%s %s: not a regular file", what, path);
+		bci_message(err, err_size, "%s %s: not a regular file", what, path);
 		return -ENOENT;
 	}
 	return 0;
 }
 
 /* The one entry of ROOT/lib/modules, when @kver is not given. */
-static int kernel_find_kver(const char *root, const char *kver, char **out, struct builder_error *err)
+static int kernel_find_kver(const char *root, const char *kver, char **out, char *err, size_t err_size)
 {
 	char *dir;
 	DIR *d;
@@ -55,7 +55,7 @@ static int kernel_find_kver(const char *root, const char *kver, char **out, stru
 		return -ENOMEM;
 	d = opendir(dir);
 	if (!d) {
-		builder_error_set(err, "modules folder %s: %s", dir, strerror(errno));
+		bci_message(err, err_size, "modules folder %s: %s", dir, strerror(errno));
 		free(dir);
 		return -ENOENT;
 	}
@@ -69,8 +69,8 @@ static int kernel_find_kver(const char *root, const char *kver, char **out, stru
 	}
 	closedir(d);
 	if (found != 1) {
-		builder_error_set(err, "modules folder %s: %s kernel release; name one with --kver", dir,
-				  found ? "more than one" : "no");
+		bci_message(err, err_size, "modules folder %s: %s kernel release; name one with --kver", dir,
+			    found ? "more than one" : "no");
 		free(*out);
 		*out = NULL;
 		free(dir);
@@ -82,14 +82,14 @@ static int kernel_find_kver(const char *root, const char *kver, char **out, stru
 
 /* ROOT from @modules (a root or lib/modules/<kver> itself), checked for modules.dep. */
 static int kernel_open_modules(const char *modules, const char *kver, struct builder_kernel *k,
-			       struct builder_error *err)
+			       char *err, size_t err_size)
 {
 	char *real = realpath(modules, NULL), *dep = NULL;
 	struct stat st;
 	int ret = 0;
 
 	if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		builder_error_set(err, "modules folder %s: %s", modules, real ? "not a folder" : strerror(errno));
+		bci_message(err, err_size, "modules folder %s: %s", modules, real ? "not a folder" : strerror(errno));
 		free(real);
 		return -ENOENT;
 	}
@@ -103,7 +103,7 @@ static int kernel_open_modules(const char *modules, const char *kver, struct bui
 		size_t tail = strlen("/lib/modules");
 
 		if (!slash || (size_t)(slash - real) < tail || strncmp(slash - tail, "/lib/modules", tail)) {
-			builder_error_set(err, "modules folder %s: not under a lib/modules folder", real);
+			bci_message(err, err_size, "modules folder %s: not under a lib/modules folder", real);
 			ret = -ENOENT;
 			goto out;
 		}
@@ -114,7 +114,7 @@ static int kernel_open_modules(const char *modules, const char *kver, struct bui
 			ret = -ENOMEM;
 	} else {
 		k->moddir = strdup(real);
-		ret = k->moddir ? kernel_find_kver(real, kver, &k->kver, err) : -ENOMEM;
+		ret = k->moddir ? kernel_find_kver(real, kver, &k->kver, err, err_size) : -ENOMEM;
 	}
 	if (ret < 0)
 		goto out;
@@ -125,8 +125,8 @@ static int kernel_open_modules(const char *modules, const char *kver, struct bui
 		goto out;
 	}
 	if (access(dep, F_OK) < 0) {
-		builder_error_set(err, "modules folder %s: no %s (run depmod -b %s %s)", modules, dep,
-				  k->moddir, k->kver);
+		bci_message(err, err_size, "modules folder %s: no %s (run depmod -b %s %s)", modules, dep,
+			    k->moddir, k->kver);
 		ret = -ENOENT;
 	}
 out:
@@ -136,11 +136,11 @@ out:
 }
 
 static int kernel_open_deb(const struct builder_kernel_source *s, struct builder_kernel *k,
-			   struct builder_error *err)
+			   char *err, size_t err_size)
 {
 	char *root = NULL, *pattern = NULL;
 	glob_t g = { 0 };
-	int ret = kernel_need_file("kernel package", s->deb, err);
+	int ret = kernel_need_file("kernel package", s->deb, err, err_size);
 
 	if (ret < 0)
 		return ret;
@@ -148,19 +148,19 @@ static int kernel_open_deb(const struct builder_kernel_source *s, struct builder
 		return -ENOMEM;
 	ret = bci_mkdir_p(root, 0755);
 	if (ret < 0) {
-		builder_error_set(err, "%s: %s", root, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", root, strerror(-ret));
 		goto out;
 	}
 	{
 		const char *argv[] = { "dpkg-deb", "-x", s->deb, root, NULL };
 
-		ret = builder_run(argv, NULL, 1, NULL, err);
+		ret = builder_tool_run(argv, NULL, 1, NULL, err, err_size);
 		if (ret < 0)
 			goto out;
 	}
-	ret = kernel_find_kver(root, s->kver, &k->kver, err);
+	ret = kernel_find_kver(root, s->kver, &k->kver, err, err_size);
 	if (ret < 0) {
-		builder_error_set(err, "kernel package %s: no lib/modules/<release> inside", s->deb);
+		bci_message(err, err_size, "kernel package %s: no lib/modules/<release> inside", s->deb);
 		goto out;
 	}
 	if (asprintf(&pattern, "%s/boot/vmlinuz-%s", root, k->kver) < 0) {
@@ -168,7 +168,7 @@ static int kernel_open_deb(const struct builder_kernel_source *s, struct builder
 		goto out;
 	}
 	if (access(pattern, R_OK) < 0) {
-		builder_error_set(err, "kernel package %s: no boot/vmlinuz-%s inside", s->deb, k->kver);
+		bci_message(err, err_size, "kernel package %s: no boot/vmlinuz-%s inside", s->deb, k->kver);
 		ret = -ENOENT;
 		goto out;
 	}
@@ -180,7 +180,7 @@ static int kernel_open_deb(const struct builder_kernel_source *s, struct builder
 	{
 		const char *argv[] = { "depmod", "-b", k->moddir, k->kver, NULL };
 
-		ret = builder_run(argv, NULL, 1, NULL, err);
+		ret = builder_tool_run(argv, NULL, 1, NULL, err, err_size);
 	}
 out:
 	globfree(&g);
@@ -190,33 +190,33 @@ out:
 }
 
 /* The manifest names inputs absolutely: the same wherever the build ran from. */
-static int kernel_set_origin(struct builder_kernel *k, const char *given, struct builder_error *err)
+static int kernel_set_origin(struct builder_kernel *k, const char *given, char *err, size_t err_size)
 {
 	k->origin = realpath(given, NULL);
 	if (!k->origin) {
 		int ret = -errno;
 
-		builder_error_set(err, "%s: %s", given, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", given, strerror(-ret));
 		return ret;
 	}
 	return 0;
 }
 
 int builder_kernel_open(const struct builder_kernel_source *s, struct builder_kernel *k,
-			struct builder_error *err)
+			char *err, size_t err_size)
 {
 	int given = !!s->deb + !!s->tree + !!s->vmlinuz;
 	int ret;
 
 	memset(k, 0, sizeof(*k));
 	if (given != 1) {
-		builder_error_set(err, "missing kernel: give exactly one of --kernel-deb, --kernel-tree, --vmlinuz");
+		bci_message(err, err_size, "missing kernel: give exactly one of --kernel-deb, --kernel-tree, --vmlinuz");
 		return -EINVAL;
 	}
 	if (s->deb) {
-		ret = kernel_open_deb(s, k, err);
+		ret = kernel_open_deb(s, k, err, err_size);
 		if (!ret)
-			ret = kernel_set_origin(k, s->deb, err);
+			ret = kernel_set_origin(k, s->deb, err, err_size);
 		/* The package is unpacked in the build's scratch folder: name the package instead. */
 		if (!ret && asprintf(&k->modules_origin, "%s:", k->origin) < 0) {
 			k->modules_origin = NULL;
@@ -225,8 +225,8 @@ int builder_kernel_open(const struct builder_kernel_source *s, struct builder_ke
 		goto out;
 	}
 	if (!s->modules) {
-		builder_error_set(err, "missing modules folder: --%s needs --modules DIR",
-				  s->tree ? "kernel-tree" : "vmlinuz");
+		bci_message(err, err_size, "missing modules folder: --%s needs --modules DIR",
+			    s->tree ? "kernel-tree" : "vmlinuz");
 		return -EINVAL;
 	}
 	if (s->tree) {
@@ -237,7 +237,7 @@ int builder_kernel_open(const struct builder_kernel_source *s, struct builder_ke
 			k->vmlinuz = NULL;
 			return -ENOMEM;
 		}
-		ret = kernel_need_file("kernel", k->vmlinuz, err);
+		ret = kernel_need_file("kernel", k->vmlinuz, err, err_size);
 		if (ret < 0)
 			goto out;
 		/* The tree says which release it built: pick that one among the modules. */
@@ -245,18 +245,18 @@ int builder_kernel_open(const struct builder_kernel_source *s, struct builder_ke
 		    bci_read_file(release_file, &release, &len, 256) == 0)
 			release[strcspn(release, "\n")] = '\0';
 		free(release_file);
-		ret = kernel_open_modules(s->modules, s->kver ? s->kver : release, k, err);
+		ret = kernel_open_modules(s->modules, s->kver ? s->kver : release, k, err, err_size);
 		free(release);
 	} else {
 		k->vmlinuz = strdup(s->vmlinuz);
 		if (!k->vmlinuz)
 			return -ENOMEM;
-		ret = kernel_need_file("kernel", k->vmlinuz, err);
+		ret = kernel_need_file("kernel", k->vmlinuz, err, err_size);
 		if (!ret)
-			ret = kernel_open_modules(s->modules, s->kver, k, err);
+			ret = kernel_open_modules(s->modules, s->kver, k, err, err_size);
 	}
 	if (!ret)
-		ret = kernel_set_origin(k, s->tree ? s->tree : s->vmlinuz, err);
+		ret = kernel_set_origin(k, s->tree ? s->tree : s->vmlinuz, err, err_size);
 	if (!ret && !(k->modules_origin = strdup(k->moddir)))
 		ret = -ENOMEM;
 out:

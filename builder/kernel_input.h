@@ -10,7 +10,7 @@
 #ifndef BUILDER_KERNEL_INPUT_H
 #define BUILDER_KERNEL_INPUT_H
 
-#include "builder_error.h"
+#include "message.h"
 
 struct builder_kernel_source {
 	const char *deb;
@@ -34,7 +34,7 @@ struct builder_kernel {
  * folder, or a modules folder without modules.dep, is -ENOENT naming it.
  */
 int builder_kernel_open(const struct builder_kernel_source *source, struct builder_kernel *kernel,
-			struct builder_error *err);
+			char *err, size_t err_size);
 void builder_kernel_clear(struct builder_kernel *kernel);
 
 #endif

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "builder_error.h"
+#include "message.h"
 #include "cpio_spec.h"
 #include "cpio_writer.h"
 #include "fsutil.h"
@@ -52,6 +52,15 @@ static void usage(FILE *out)
 	      out);
 }
 
+/* SOURCE_DATE_EPOCH (@text, may be NULL) into @epoch, or said on stderr. */
+static int source_date_epoch(const char *text, int64_t *epoch)
+{
+	if (builder_epoch_parse(text, epoch) == 0)
+		return 0;
+	fprintf(stderr, "bootci-builder: SOURCE_DATE_EPOCH='%s' is not a number of seconds\n", text);
+	return -EINVAL;
+}
+
 __attribute__((format(printf, 1, 2)))
 static int usage_error(const char *fmt, ...)
 {
@@ -74,7 +83,7 @@ static int command_initramfs(int argc, char **argv)
 		{ 0 }
 	};
 	struct builder_cpio_options options = { .compression = BUILDER_COMPRESS_ZSTD };
-	struct builder_error err = { "" };
+	char err[1024] = "";
 	const char *epoch = getenv("SOURCE_DATE_EPOCH");
 	struct builder_spec *spec;
 	int opt, ret;
@@ -95,10 +104,8 @@ static int command_initramfs(int argc, char **argv)
 	}
 	if (argc - optind < 2)
 		return usage_error("initramfs needs SPEC... OUT");
-	if (builder_epoch_parse(epoch, &options.mtime) < 0) {
-		fprintf(stderr, "bootci-builder: SOURCE_DATE_EPOCH='%s' is not a number of seconds\n", epoch);
+	if (source_date_epoch(epoch, &options.mtime) < 0)
 		return EXIT_FAILURE;
-	}
 
 	spec = builder_spec_new();
 	if (!spec) {
@@ -107,14 +114,14 @@ static int command_initramfs(int argc, char **argv)
 	}
 	ret = 0;
 	for (int i = optind; i < argc - 1 && !ret; i++)
-		ret = builder_spec_parse_file(spec, argv[i], &err);
+		ret = builder_spec_parse_file(spec, argv[i], err, sizeof(err));
 	if (!ret)
-		ret = builder_spec_finalize(spec, &err);
+		ret = builder_spec_finalize(spec, err, sizeof(err));
 	if (!ret)
-		ret = builder_cpio_write_file(spec, argv[argc - 1], &options, &err);
+		ret = builder_cpio_write_file(spec, argv[argc - 1], &options, err, sizeof(err));
 	builder_spec_free(spec);
 	if (ret < 0) {
-		fprintf(stderr, "%s\n", err.msg[0] ? err.msg : strerror(-ret));
+		fprintf(stderr, "%s\n", err[0] ? err : strerror(-ret));
 		return EXIT_FAILURE;
 	}
 	return 0;
@@ -122,7 +129,7 @@ static int command_initramfs(int argc, char **argv)
 
 static int command_spec_from_dir(int argc, char **argv)
 {
-	struct builder_error err = { "" };
+	char err[1024] = "";
 	char *text;
 	size_t len;
 	int ret;
@@ -133,9 +140,9 @@ static int command_spec_from_dir(int argc, char **argv)
 	}
 	if (argc < 3 || argc > 4)
 		return usage_error("spec-from-dir needs DIR DEST [OUT]");
-	ret = builder_spec_from_dir(argv[1], argv[2], &text, &len, &err);
+	ret = builder_spec_from_dir(argv[1], argv[2], &text, &len, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "bootci-builder: %s\n", err.msg[0] ? err.msg : strerror(-ret));
+		fprintf(stderr, "bootci-builder: %s\n", err[0] ? err : strerror(-ret));
 		return EXIT_FAILURE;
 	}
 	if (argc == 4) {
@@ -163,7 +170,7 @@ static int command_modules(int argc, char **argv)
 	};
 	struct builder_module_options options = { 0 };
 	struct builder_module_list list = { 0 };
-	struct builder_error err = { "" };
+	char err[1024] = "";
 	int opt, ret;
 
 	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
@@ -194,9 +201,9 @@ static int command_modules(int argc, char **argv)
 		return usage_error("modules needs at least one MODULE");
 
 	ret = builder_modules_stage(&options, (const char *const *)argv + optind,
-				    (size_t)(argc - optind), &list, &err);
+				    (size_t)(argc - optind), &list, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "bootci-builder: %s\n", err.msg[0] ? err.msg : strerror(-ret));
+		fprintf(stderr, "bootci-builder: %s\n", err[0] ? err : strerror(-ret));
 		return EXIT_FAILURE;
 	}
 	for (size_t i = 0; i < list.count; i++)
@@ -226,7 +233,7 @@ static int command_image(int argc, char **argv, enum builder_image_kind kind)
 		{ 0 }
 	};
 	struct builder_image_options options = { 0 };
-	struct builder_error err = { "" };
+	char err[1024] = "";
 	const char *recipe_path = NULL, *epoch = getenv("SOURCE_DATE_EPOCH");
 	struct builder_recipe *recipe;
 	int opt, ret;
@@ -258,27 +265,25 @@ static int command_image(int argc, char **argv, enum builder_image_kind kind)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!recipe_path || !options.out)
 		return usage_error("%s needs --recipe and --out", argv[0]);
-	if (builder_epoch_parse(epoch, &options.epoch) < 0) {
-		fprintf(stderr, "bootci-builder: SOURCE_DATE_EPOCH='%s' is not a number of seconds\n", epoch);
+	if (source_date_epoch(epoch, &options.epoch) < 0)
 		return EXIT_FAILURE;
-	}
 	recipe = builder_recipe_new();
 	if (!recipe) {
 		fputs("bootci-builder: out of memory\n", stderr);
 		return EXIT_FAILURE;
 	}
-	ret = builder_recipe_load(recipe, recipe_path, &err);
+	ret = builder_recipe_load(recipe, recipe_path, err, sizeof(err));
 	if (!ret && recipe->kind != kind) {
-		builder_error_set(&err, "%s: 'image = %s' recipe given to %s", recipe_path,
-				  recipe->kind == BUILDER_IMAGE_TEST ? "test" : "known-good", argv[0]);
+		bci_message(err, sizeof(err), "%s: 'image = %s' recipe given to %s", recipe_path,
+			    recipe->kind == BUILDER_IMAGE_TEST ? "test" : "known-good", argv[0]);
 		ret = -EINVAL;
 	}
 	options.recipe = recipe;
 	if (!ret)
-		ret = builder_image_build(&options, &err);
+		ret = builder_image_build(&options, err, sizeof(err));
 	builder_recipe_free(recipe);
 	if (ret < 0) {
-		fprintf(stderr, "bootci-builder: %s\n", err.msg[0] ? err.msg : strerror(-ret));
+		fprintf(stderr, "bootci-builder: %s\n", err[0] ? err : strerror(-ret));
 		return EXIT_FAILURE;
 	}
 	return 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "module_stage.h"
-#include "run.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -132,7 +132,7 @@ static int module_read_firmware(struct kmod_module *mod, struct builder_module *
  * (and the dependencies of softdeps) are only found by walking each one.
  */
 static int module_visit(struct kmod_module *mod, const char *module_dir, struct module_queue *q,
-			struct builder_module_list *list, struct builder_error *err)
+			struct builder_module_list *list, char *err, size_t err_size)
 {
 	const char *name = kmod_module_get_name(mod);
 	const char *path = kmod_module_get_path(mod);
@@ -145,8 +145,8 @@ static int module_visit(struct kmod_module *mod, const char *module_dir, struct 
 		return 0;
 	if (path) {
 		if (strncmp(path, module_dir, dir_len) || path[dir_len] != '/') {
-			builder_error_set(err, "module '%s' is at '%s', outside '%s'", name, path,
-					  module_dir);
+			bci_message(err, err_size, "module '%s' is at '%s', outside '%s'", name, path,
+				    module_dir);
 			return -EINVAL;
 		}
 		relative = path + dir_len + 1;
@@ -157,8 +157,8 @@ static int module_visit(struct kmod_module *mod, const char *module_dir, struct 
 	if (path) {
 		ret = module_read_firmware(mod, &list->modules[list->count - 1]);
 		if (ret < 0) {
-			builder_error_set(err, "module '%s' (%s): reading modinfo: %s", name, path,
-					  strerror(-ret));
+			bci_message(err, err_size, "module '%s' (%s): reading modinfo: %s", name, path,
+				    strerror(-ret));
 			return ret;
 		}
 	}
@@ -181,7 +181,7 @@ static int module_visit(struct kmod_module *mod, const char *module_dir, struct 
 
 int builder_modules_resolve(const struct builder_module_options *options,
 			    const char *const *names, size_t count,
-			    struct builder_module_list *list, struct builder_error *err)
+			    struct builder_module_list *list, char *err, size_t err_size)
 {
 	struct module_queue q = { 0 };
 	char *root = NULL, *module_dir = NULL;
@@ -193,7 +193,7 @@ int builder_modules_resolve(const struct builder_module_options *options,
 	root = realpath(options->moddir, NULL);
 	if (!root) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", options->moddir, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", options->moddir, strerror(-ret));
 		return ret;
 	}
 	if (asprintf(&module_dir, "%s/lib/modules/%s", root, options->kver) < 0) {
@@ -202,7 +202,7 @@ int builder_modules_resolve(const struct builder_module_options *options,
 	}
 	if (access(module_dir, R_OK | X_OK) < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", module_dir, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", module_dir, strerror(-ret));
 		goto out_dirs;
 	}
 	/*
@@ -219,7 +219,7 @@ int builder_modules_resolve(const struct builder_module_options *options,
 	ctx = kmod_new(module_dir, (const char *const *)config_dirs);
 	if (!ctx) {
 		ret = -ENOMEM;
-		builder_error_set(err, "%s: libkmod cannot use it", module_dir);
+		bci_message(err, err_size, "%s: libkmod cannot use it", module_dir);
 		goto out_dirs;
 	}
 
@@ -228,11 +228,11 @@ int builder_modules_resolve(const struct builder_module_options *options,
 
 		ret = kmod_module_new_from_lookup(ctx, names[i], &found);
 		if (ret < 0) {
-			builder_error_set(err, "looking up module '%s': %s", names[i], strerror(-ret));
+			bci_message(err, err_size, "looking up module '%s': %s", names[i], strerror(-ret));
 			break;
 		}
 		if (!found) {
-			builder_error_set(err, "unknown module '%s' (not in %s)", names[i], module_dir);
+			bci_message(err, err_size, "unknown module '%s' (not in %s)", names[i], module_dir);
 			ret = -ENOENT;
 			break;
 		}
@@ -244,8 +244,8 @@ int builder_modules_resolve(const struct builder_module_options *options,
 
 		ret = kmod_module_new_from_lookup(ctx, options->modaliases[i], &found);
 		if (ret < 0) {
-			builder_error_set(err, "looking up modalias '%s': %s", options->modaliases[i],
-					  strerror(-ret));
+			bci_message(err, err_size, "looking up modalias '%s': %s", options->modaliases[i],
+				    strerror(-ret));
 			break;
 		}
 		ret = module_queue_push_list(&q, found);
@@ -255,7 +255,7 @@ int builder_modules_resolve(const struct builder_module_options *options,
 	while (!ret && q.count) {
 		struct kmod_module *mod = q.items[--q.count];
 
-		ret = module_visit(mod, module_dir, &q, list, err);
+		ret = module_visit(mod, module_dir, &q, list, err, err_size);
 		kmod_module_unref(mod);
 	}
 	while (q.count)
@@ -277,20 +277,20 @@ out_root:
 }
 
 
-static int module_copy_file(const char *from, const char *to, struct builder_error *err)
+static int module_copy_file(const char *from, const char *to, char *err, size_t err_size)
 {
 	const char *failed;
 	/* No fsync per file: the whole staged tree gets one syncfs before it is put in place. */
 	int ret = bci_copy_file(from, to, BCI_COPY_KEEP_MODE, 0, &failed);
 
 	if (ret < 0)
-		builder_error_set(err, "%s: %s", failed, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", failed, strerror(-ret));
 	return ret;
 }
 
 /* Copies @relative (a path under the module directory) from @from_dir to @to_dir. */
 static int module_copy_relative(const char *from_dir, const char *to_dir, const char *relative,
-				struct builder_error *err)
+				char *err, size_t err_size)
 {
 	char *from = NULL, *to = NULL;
 	int ret = -ENOMEM;
@@ -305,9 +305,9 @@ static int module_copy_relative(const char *from_dir, const char *to_dir, const 
 	ret = bci_mkdir_p(to, 0755);
 	*slash = '/';
 	if (ret < 0)
-		builder_error_set(err, "%s: %s", to, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", to, strerror(-ret));
 	else
-		ret = module_copy_file(from, to, err);
+		ret = module_copy_file(from, to, err, err_size);
 	free(to);
 out_from:
 	free(from);
@@ -316,16 +316,16 @@ out_from:
 
 /* depmod -b on the staging tree: indexes made for the image, as the target's depmod would. */
 static int module_run_depmod(const struct builder_module_options *options, const char *base,
-			     struct builder_error *err)
+			     char *err, size_t err_size)
 {
 	const char *argv[] = { options->depmod ? options->depmod : "depmod", "-b", base,
 			       options->kver, NULL };
 
-	return builder_run(argv, NULL, 1, NULL, err);
+	return builder_tool_run(argv, NULL, 1, NULL, err, err_size);
 }
 
 /* Puts the finished "<staging>.tmp" at <staging>, replacing an older tree whole. */
-static int module_install_tree(const char *tmp, const char *staging, struct builder_error *err)
+static int module_install_tree(const char *tmp, const char *staging, char *err, size_t err_size)
 {
 	struct stat st;
 	int fd, ret;
@@ -336,7 +336,7 @@ static int module_install_tree(const char *tmp, const char *staging, struct buil
 		ret = -errno;
 		if (fd >= 0)
 			close(fd);
-		builder_error_set(err, "%s: sync: %s", tmp, strerror(-ret));
+		bci_message(err, err_size, "%s: sync: %s", tmp, strerror(-ret));
 		return ret;
 	}
 	close(fd);
@@ -345,17 +345,17 @@ static int module_install_tree(const char *tmp, const char *staging, struct buil
 		/* Swap the two trees in one step; the old one ends up at tmp. */
 		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, staging, RENAME_EXCHANGE) < 0) {
 			ret = -errno;
-			builder_error_set(err, "%s: cannot replace: %s", staging, strerror(-ret));
+			bci_message(err, err_size, "%s: cannot replace: %s", staging, strerror(-ret));
 			return ret;
 		}
 		ret = bci_remove_tree(tmp);
 		if (ret < 0) {
-			builder_error_set(err, "%s: cannot remove the old tree: %s", tmp, strerror(-ret));
+			bci_message(err, err_size, "%s: cannot remove the old tree: %s", tmp, strerror(-ret));
 			return ret;
 		}
 	} else if (rename(tmp, staging) < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", staging, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", staging, strerror(-ret));
 		return ret;
 	}
 	return bci_fsync_parent(staging);
@@ -363,7 +363,7 @@ static int module_install_tree(const char *tmp, const char *staging, struct buil
 
 int builder_modules_stage(const struct builder_module_options *options,
 			  const char *const *names, size_t count,
-			  struct builder_module_list *list, struct builder_error *err)
+			  struct builder_module_list *list, char *err, size_t err_size)
 {
 	static const char *const index_files[] = {
 		"modules.order", "modules.builtin", "modules.builtin.modinfo",
@@ -371,13 +371,13 @@ int builder_modules_stage(const struct builder_module_options *options,
 	char *tmp = NULL, *from_dir = NULL, *to_dir = NULL, *root = NULL;
 	int ret;
 
-	ret = builder_modules_resolve(options, names, count, list, err);
+	ret = builder_modules_resolve(options, names, count, list, err, err_size);
 	if (ret < 0)
 		return ret;
 	root = realpath(options->moddir, NULL);
 	if (!root) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", options->moddir, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", options->moddir, strerror(-ret));
 		goto out_free;
 	}
 	if (asprintf(&tmp, "%s.tmp", options->staging) < 0 ||
@@ -389,17 +389,17 @@ int builder_modules_stage(const struct builder_module_options *options,
 	/* A leftover of an interrupted run is not worth keeping. */
 	ret = bci_remove_tree(tmp);
 	if (ret < 0) {
-		builder_error_set(err, "%s: cannot remove: %s", tmp, strerror(-ret));
+		bci_message(err, err_size, "%s: cannot remove: %s", tmp, strerror(-ret));
 		goto out_free;
 	}
 	ret = bci_mkdir_p(to_dir, 0755);
 	if (ret < 0) {
-		builder_error_set(err, "%s: %s", to_dir, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", to_dir, strerror(-ret));
 		goto out_tmp;
 	}
 	for (size_t i = 0; i < list->count && !ret; i++)
 		if (list->modules[i].relative_path)
-			ret = module_copy_relative(from_dir, to_dir, list->modules[i].relative_path, err);
+			ret = module_copy_relative(from_dir, to_dir, list->modules[i].relative_path, err, err_size);
 	for (size_t i = 0; i < sizeof(index_files) / sizeof(index_files[0]) && !ret; i++) {
 		char *source;
 
@@ -409,13 +409,13 @@ int builder_modules_stage(const struct builder_module_options *options,
 		}
 		/* Older kernels lack modules.builtin.modinfo; depmod copes. */
 		if (access(source, F_OK) == 0)
-			ret = module_copy_relative(from_dir, to_dir, index_files[i], err);
+			ret = module_copy_relative(from_dir, to_dir, index_files[i], err, err_size);
 		free(source);
 	}
 	if (!ret)
-		ret = module_run_depmod(options, tmp, err);
+		ret = module_run_depmod(options, tmp, err, err_size);
 	if (!ret)
-		ret = module_install_tree(tmp, options->staging, err);
+		ret = module_install_tree(tmp, options->staging, err, err_size);
 
 out_tmp:
 	if (ret < 0)

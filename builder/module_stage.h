@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "builder_error.h"
+#include "message.h"
 
 struct builder_module {
 	char *name;
@@ -51,11 +51,11 @@ struct builder_module_options {
  */
 int builder_modules_resolve(const struct builder_module_options *options,
 			    const char *const *names, size_t count,
-			    struct builder_module_list *list, struct builder_error *err);
+			    struct builder_module_list *list, char *err, size_t err_size);
 
 /* builder_modules_resolve(), then the staging described above. */
 int builder_modules_stage(const struct builder_module_options *options,
 			  const char *const *names, size_t count,
-			  struct builder_module_list *list, struct builder_error *err);
+			  struct builder_module_list *list, char *err, size_t err_size);
 
 #endif

@@ -8,31 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "fsutil.h"
+#include "strv.h"
 
 #define RECIPE_MAX_BYTES (1024 * 1024)
-
-static void strv_free(struct builder_strv *v)
-{
-	for (size_t i = 0; i < v->count; i++)
-		free(v->items[i]);
-	free(v->items);
-	v->items = NULL;
-	v->count = 0;
-}
-
-static int strv_add(struct builder_strv *v, const char *s, size_t len)
-{
-	char **bigger = realloc(v->items, (v->count + 1) * sizeof(*bigger));
-
-	if (!bigger)
-		return -ENOMEM;
-	v->items = bigger;
-	if (!(bigger[v->count] = strndup(s, len)))
-		return -ENOMEM;
-	v->count++;
-	return 0;
-}
 
 struct builder_recipe *builder_recipe_new(void)
 {
@@ -72,10 +52,10 @@ void builder_recipe_free(struct builder_recipe *r)
 	if (!r)
 		return;
 	free(r->name);
-	strv_free(&r->specs);
-	strv_free(&r->modules);
-	strv_free(&r->modaliases);
-	strv_free(&r->firmware_dirs);
+	bci_strv_free(&r->specs);
+	bci_strv_free(&r->modules);
+	bci_strv_free(&r->modaliases);
+	bci_strv_free(&r->firmware_dirs);
 	copies_free(r->programs, r->program_count);
 	copies_free(r->files, r->file_count);
 	free(r->igt_tests_dest);
@@ -94,9 +74,10 @@ struct recipe_parser {
 	struct builder_recipe *r;
 	const char *name, *base_dir;
 	unsigned int line;
-	builder_env_lookup_fn lookup;
+	bci_lookup_fn lookup;
 	void *lookup_data;
-	struct builder_error *err;
+	char *err;
+	size_t err_size;
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -108,59 +89,26 @@ static int recipe_bad(struct recipe_parser *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	builder_error_set(p->err, "%s:%u: %s", p->name, p->line, what);
+	bci_message(p->err, p->err_size, "%s:%u: %s", p->name, p->line, what);
 	return -EINVAL;
+}
+
+static const char *recipe_getenv(const char *name, void *data)
+{
+	(void)data;
+	return getenv(name);
 }
 
 /* ${VAR} expansion of @value into a malloc'ed string. */
 static int recipe_expand(struct recipe_parser *p, const char *value, char **out)
 {
-	size_t cap = strlen(value) + 1, used = 0;
-	char *buf = malloc(cap);
+	char why[512];
+	int ret = bci_expand_vars(value, p->lookup ? p->lookup : recipe_getenv, p->lookup_data, out,
+				  why, sizeof(why));
 
-	if (!buf)
-		return -ENOMEM;
-	for (const char *s = value; *s;) {
-		const char *piece = s;
-		size_t n = 1;
-
-		if (s[0] == '$' && s[1] == '{') {
-			const char *end = strchr(s + 2, '}');
-			char var[256];
-
-			if (!end || end == s + 2 || (size_t)(end - s - 2) >= sizeof(var)) {
-				free(buf);
-				return recipe_bad(p, "bad variable reference in '%s'", value);
-			}
-			memcpy(var, s + 2, (size_t)(end - s - 2));
-			var[end - s - 2] = '\0';
-			piece = p->lookup ? p->lookup(var, p->lookup_data) : getenv(var);
-			if (!piece) {
-				free(buf);
-				return recipe_bad(p, "variable '%s' is not set", var);
-			}
-			n = strlen(piece);
-			s = end + 1;
-		} else {
-			s++;
-		}
-		if (used + n + 1 > cap) {
-			char *bigger;
-
-			cap = (used + n + 1) * 2;
-			bigger = realloc(buf, cap);
-			if (!bigger) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = bigger;
-		}
-		memcpy(buf + used, piece, n);
-		used += n;
-	}
-	buf[used] = '\0';
-	*out = buf;
-	return 0;
+	if (ret == -EINVAL)
+		return recipe_bad(p, "%s", why);
+	return ret;
 }
 
 /* A path value: relative ones are joined to the recipe's folder. */
@@ -177,7 +125,7 @@ static int recipe_path(struct recipe_parser *p, const char *value, size_t len, c
 }
 
 /* Splits a white-space separated list into @v. */
-static int recipe_words(struct recipe_parser *p, const char *value, struct builder_strv *v, int paths)
+static int recipe_words(struct recipe_parser *p, const char *value, struct bci_strv *v, int paths)
 {
 	int ret = 0;
 
@@ -193,11 +141,11 @@ static int recipe_words(struct recipe_parser *p, const char *value, struct build
 
 			ret = recipe_path(p, s, n, &path);
 			if (!ret) {
-				ret = strv_add(v, path, strlen(path));
+				ret = bci_strv_add(v, path);
 				free(path);
 			}
 		} else {
-			ret = strv_add(v, s, n);
+			ret = bci_strv_addn(v, s, n);
 		}
 		s += n;
 	}
@@ -207,7 +155,7 @@ static int recipe_words(struct recipe_parser *p, const char *value, struct build
 static int recipe_copy(struct recipe_parser *p, const char *key, const char *value,
 		       struct builder_recipe_copy **list, size_t *count)
 {
-	struct builder_strv words = { 0 };
+	struct bci_strv words = { 0 };
 	struct builder_recipe_copy *bigger, *c;
 	int ret = recipe_words(p, value, &words, 0);
 
@@ -244,7 +192,7 @@ static int recipe_copy(struct recipe_parser *p, const char *key, const char *val
 	}
 	(*count)++;
 out:
-	strv_free(&words);
+	bci_strv_free(&words);
 	return ret;
 }
 
@@ -364,70 +312,42 @@ static int recipe_line(struct recipe_parser *p, const char *key, const char *val
 	return recipe_bad(p, "unknown key '%s'", key);
 }
 
+static int recipe_entry(const char *key, const char *value, unsigned int line, void *data)
+{
+	struct recipe_parser *p = data;
+	char *expanded;
+	int ret;
+
+	p->line = line;
+	ret = recipe_expand(p, value, &expanded);
+	if (ret < 0)
+		return ret;
+	ret = recipe_line(p, key, expanded);
+	free(expanded);
+	return ret;
+}
+
 int builder_recipe_parse(struct builder_recipe *recipe, const char *name, const char *buf,
-			 size_t len, const char *base_dir, builder_env_lookup_fn lookup,
-			 void *lookup_data, struct builder_error *err)
+			 size_t len, const char *base_dir, bci_lookup_fn lookup,
+			 void *lookup_data, char *err, size_t err_size)
 {
 	struct recipe_parser p = {
 		.r = recipe, .name = name, .base_dir = base_dir,
-		.lookup = lookup, .lookup_data = lookup_data, .err = err,
+		.lookup = lookup, .lookup_data = lookup_data, .err = err, .err_size = err_size,
 	};
-	const char *end = buf + len;
-	int ret = 0;
+	int ret;
 
 	if (!recipe->name && !(recipe->name = strdup(name)))
 		return -ENOMEM;
-	for (const char *s = buf; s < end && !ret;) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s));
-		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
-		char *line, *key, *value, *eq, *expanded = NULL;
-
-		p.line++;
-		line = strndup(s, n);
-		s += n + (nl != NULL);
-		if (!line)
-			return -ENOMEM;
-		if (strlen(line) != n) {
-			ret = recipe_bad(&p, "NUL byte in line");
-			free(line);
-			break;
-		}
-		line[strcspn(line, "\r")] = '\0';
-		key = line + strspn(line, " \t");
-		if (!*key || *key == '#') {
-			free(line);
-			continue;
-		}
-		eq = strchr(key, '=');
-		if (!eq) {
-			ret = recipe_bad(&p, "expected 'key = value', got '%s'", key);
-			free(line);
-			break;
-		}
-		value = eq + 1;
-		while (eq > key && (eq[-1] == ' ' || eq[-1] == '\t'))
-			eq--;
-		*eq = '\0';
-		value += strspn(value, " \t");
-		for (size_t k = strlen(value); k && (value[k - 1] == ' ' || value[k - 1] == '\t'); k--)
-			value[k - 1] = '\0';
-		if (!*key)
-			ret = recipe_bad(&p, "missing key before '='");
-		else
-			ret = recipe_expand(&p, value, &expanded);
-		if (!ret)
-			ret = recipe_line(&p, key, expanded);
-		free(expanded);
-		free(line);
-	}
+	ret = bci_kv_parse(name, buf, len, recipe_entry, &p, err, err_size);
 	if (!ret && recipe->kind == BUILDER_IMAGE_UNSET) {
-		builder_error_set(err, "%s: no 'image = test|known-good' line", name);
+		bci_message(err, err_size, "%s: no 'image = test|known-good' line", name);
 		ret = -EINVAL;
 	}
 	return ret;
 }
 
-int builder_recipe_load(struct builder_recipe *recipe, const char *path, struct builder_error *err)
+int builder_recipe_load(struct builder_recipe *recipe, const char *path, char *err, size_t err_size)
 {
 	char *text, *dir, *slash, *real;
 	size_t len;
@@ -435,7 +355,7 @@ int builder_recipe_load(struct builder_recipe *recipe, const char *path, struct 
 
 	ret = bci_read_file(path, &text, &len, RECIPE_MAX_BYTES);
 	if (ret < 0) {
-		builder_error_set(err, "recipe %s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "recipe %s: %s", path, strerror(-ret));
 		return ret;
 	}
 	dir = strdup(path);
@@ -450,7 +370,8 @@ int builder_recipe_load(struct builder_recipe *recipe, const char *path, struct 
 		strcpy(dir, ".");
 	/* Absolute, so what the recipe names is named the same (manifest) from any cwd. */
 	real = realpath(dir[0] ? dir : "/", NULL);
-	ret = builder_recipe_parse(recipe, path, text, len, real ? real : dir[0] ? dir : "/", NULL, NULL, err);
+	ret = builder_recipe_parse(recipe, path, text, len, real ? real : dir[0] ? dir : "/", NULL,
+				   NULL, err, err_size);
 	free(real);
 	free(dir);
 	free(text);

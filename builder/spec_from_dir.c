@@ -20,7 +20,8 @@ struct dir_line {
 struct dir_walk {
 	struct dir_line *lines;
 	size_t count, capacity;
-	struct builder_error *err;
+	char *err;
+	size_t err_size;
 };
 
 /* gen_init_cpio splits on blanks and has no quoting. */
@@ -63,8 +64,9 @@ static int dir_describe(struct dir_walk *walk, const char *source, const char *i
 	int n;
 
 	if (!dir_name_fits_syntax(source) || !dir_name_fits_syntax(image_path)) {
-		builder_error_set(walk->err, "%s: name cannot be written in a spec (blank, control character or '${')",
-				  source);
+		bci_message(walk->err, walk->err_size,
+			    "%s: name cannot be written in a spec (blank, control character or '${')",
+			    source);
 		return -EINVAL;
 	}
 	switch (st->st_mode & S_IFMT) {
@@ -80,13 +82,13 @@ static int dir_describe(struct dir_walk *walk, const char *source, const char *i
 		if (len < 0) {
 			int ret = -errno;
 
-			builder_error_set(walk->err, "%s: readlink: %s", source, strerror(-ret));
+			bci_message(walk->err, walk->err_size, "%s: readlink: %s", source, strerror(-ret));
 			return ret;
 		}
 		target[len] = '\0';
 		if (!len || !dir_name_fits_syntax(target)) {
-			builder_error_set(walk->err, "%s: link target '%s' cannot be written in a spec",
-					  source, target);
+			bci_message(walk->err, walk->err_size, "%s: link target '%s' cannot be written in a spec",
+				    source, target);
 			return -EINVAL;
 		}
 		n = asprintf(&text, "slink %s %s %04o 0 0\n", image_path, target, mode);
@@ -104,7 +106,7 @@ static int dir_describe(struct dir_walk *walk, const char *source, const char *i
 		n = asprintf(&text, "sock %s %04o 0 0\n", image_path, mode);
 		break;
 	default:
-		builder_error_set(walk->err, "%s: unsupported file type", source);
+		bci_message(walk->err, walk->err_size, "%s: unsupported file type", source);
 		return -EINVAL;
 	}
 	if (n < 0)
@@ -120,7 +122,7 @@ static int dir_walk_tree(struct dir_walk *walk, const char *source, const char *
 
 	if (!d) {
 		ret = -errno;
-		builder_error_set(walk->err, "%s: %s", source, strerror(-ret));
+		bci_message(walk->err, walk->err_size, "%s: %s", source, strerror(-ret));
 		return ret;
 	}
 	while (!ret) {
@@ -132,7 +134,7 @@ static int dir_walk_tree(struct dir_walk *walk, const char *source, const char *
 		if (!de) {
 			ret = errno ? -errno : 0;
 			if (ret)
-				builder_error_set(walk->err, "%s: %s", source, strerror(-ret));
+				bci_message(walk->err, walk->err_size, "%s: %s", source, strerror(-ret));
 			break;
 		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
@@ -148,7 +150,7 @@ static int dir_walk_tree(struct dir_walk *walk, const char *source, const char *
 		}
 		if (lstat(child_source, &st) < 0) {
 			ret = -errno;
-			builder_error_set(walk->err, "%s: %s", child_source, strerror(-ret));
+			bci_message(walk->err, walk->err_size, "%s: %s", child_source, strerror(-ret));
 		} else {
 			ret = dir_describe(walk, child_source, child_image, &st);
 			if (!ret && S_ISDIR(st.st_mode))
@@ -170,9 +172,9 @@ static int dir_line_compare(const void *a, const void *b)
 }
 
 int builder_spec_from_dir(const char *dir, const char *dest, char **text, size_t *len,
-			  struct builder_error *err)
+			  char *err, size_t err_size)
 {
-	struct dir_walk walk = { .err = err };
+	struct dir_walk walk = { .err = err, .err_size = err_size };
 	char *source = realpath(dir, NULL);
 	char *image_root = NULL;
 	size_t dest_len, total = 1;
@@ -181,7 +183,7 @@ int builder_spec_from_dir(const char *dir, const char *dest, char **text, size_t
 
 	if (!source) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", dir, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", dir, strerror(-ret));
 		return ret;
 	}
 	/* The image root is "/"; DEST "/", "" or "/x/" are written "", "" and "/x". */

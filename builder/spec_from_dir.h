@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "builder_error.h"
+#include "message.h"
 
 /*
  * On success *@text is a malloc'ed, NUL-terminated spec (lines sorted by image
@@ -20,6 +20,6 @@
  * the syntax cannot carry (whitespace, control characters, "${") is -EINVAL.
  */
 int builder_spec_from_dir(const char *dir, const char *dest, char **text, size_t *len,
-			  struct builder_error *err);
+			  char *err, size_t err_size);
 
 #endif

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "run.h"
+#include "tool.h"
 
 #define PE_PAGE 0x1000u
 
@@ -87,12 +87,12 @@ int builder_pe_end_address(const uint8_t *buf, size_t len, uint64_t *end)
 	return 0;
 }
 
-static int uki_file_size(const char *path, uint64_t *size, struct builder_error *err)
+static int uki_file_size(const char *path, uint64_t *size, char *err, size_t err_size)
 {
 	struct stat st;
 
 	if (stat(path, &st) < 0) {
-		builder_error_set(err, "%s: %s", path, strerror(errno));
+		bci_message(err, err_size, "%s: %s", path, strerror(errno));
 		return -errno;
 	}
 	*size = (uint64_t)st.st_size;
@@ -100,7 +100,7 @@ static int uki_file_size(const char *path, uint64_t *size, struct builder_error 
 }
 
 /* Maps @path read-write, applies @fn's change, writes it back. */
-static int uki_patch(const char *path, uint32_t stamp, struct builder_error *err)
+static int uki_patch(const char *path, uint32_t stamp, char *err, size_t err_size)
 {
 	struct stat st;
 	uint8_t *map;
@@ -109,7 +109,7 @@ static int uki_patch(const char *path, uint32_t stamp, struct builder_error *err
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		if (fd >= 0)
 			close(fd);
 		return ret;
@@ -117,13 +117,13 @@ static int uki_patch(const char *path, uint32_t stamp, struct builder_error *err
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		ret = -errno;
-		builder_error_set(err, "%s: %s", path, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		close(fd);
 		return ret;
 	}
 	ret = builder_pe_set_timestamp(map, (size_t)st.st_size, stamp);
 	if (ret < 0)
-		builder_error_set(err, "%s: objcopy did not write a PE image", path);
+		bci_message(err, err_size, "%s: objcopy did not write a PE image", path);
 	if (msync(map, (size_t)st.st_size, MS_SYNC) < 0 && !ret)
 		ret = -errno;
 	munmap(map, (size_t)st.st_size);
@@ -131,7 +131,7 @@ static int uki_patch(const char *path, uint32_t stamp, struct builder_error *err
 	return ret;
 }
 
-int builder_uki_make(const struct builder_uki *uki, const char *out, struct builder_error *err)
+int builder_uki_make(const struct builder_uki *uki, const char *out, char *err, size_t err_size)
 {
 	const char *stub = uki->stub ? uki->stub : BUILDER_UKI_STUB;
 	char *osrel = NULL, *cmdline = NULL, *stub_text = NULL;
@@ -142,14 +142,14 @@ int builder_uki_make(const struct builder_uki *uki, const char *out, struct buil
 
 	ret = bci_read_file(stub, &stub_text, &stub_len, 16 * 1024 * 1024);
 	if (ret < 0) {
-		builder_error_set(err, "EFI stub %s: %s (Debian package systemd-boot-efi)", stub,
-				  strerror(-ret));
+		bci_message(err, err_size, "EFI stub %s: %s (Debian package systemd-boot-efi)", stub,
+			    strerror(-ret));
 		return ret;
 	}
 	ret = builder_pe_end_address((const uint8_t *)stub_text, stub_len, &vma);
 	free(stub_text);
 	if (ret < 0) {
-		builder_error_set(err, "EFI stub %s: not a PE image", stub);
+		bci_message(err, err_size, "EFI stub %s: not a PE image", stub);
 		return ret;
 	}
 	if (asprintf(&osrel, "%s/uki-osrel", uki->work_dir) < 0 ||
@@ -162,7 +162,7 @@ int builder_uki_make(const struct builder_uki *uki, const char *out, struct buil
 	if (!ret)
 		ret = bci_write_file_atomic(cmdline, uki->cmdline, strlen(uki->cmdline) + 1, 0644);
 	if (ret < 0) {
-		builder_error_set(err, "%s: %s", uki->work_dir, strerror(-ret));
+		bci_message(err, err_size, "%s: %s", uki->work_dir, strerror(-ret));
 		goto out;
 	}
 	{
@@ -175,7 +175,7 @@ int builder_uki_make(const struct builder_uki *uki, const char *out, struct buil
 
 		argv[n++] = "objcopy";
 		for (int i = 0; i < 4; i++) {
-			ret = uki_file_size(sections[i][1], &size, err);
+			ret = uki_file_size(sections[i][1], &size, err, err_size);
 			if (ret < 0)
 				goto out;
 			snprintf(arg[2 * i], sizeof(arg[0]), "%s=%s", sections[i][0], sections[i][1]);
@@ -190,10 +190,10 @@ int builder_uki_make(const struct builder_uki *uki, const char *out, struct buil
 		argv[n++] = stub;
 		argv[n++] = out;
 		argv[n] = NULL;
-		ret = builder_run(argv, NULL, 1, NULL, err);
+		ret = builder_tool_run(argv, NULL, 1, NULL, err, err_size);
 	}
 	if (!ret)
-		ret = uki_patch(out, (uint32_t)uki->epoch, err);
+		ret = uki_patch(out, (uint32_t)uki->epoch, err, err_size);
 out:
 	if (osrel)
 		unlink(osrel);

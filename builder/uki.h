@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "builder_error.h"
+#include "message.h"
 
 #define BUILDER_UKI_STUB "/usr/lib/systemd/boot/efi/linuxx64.efi.stub"
 
@@ -27,7 +27,7 @@ struct builder_uki {
 };
 
 /* Writes the UKI to @out (a new file; the caller renames it into place). */
-int builder_uki_make(const struct builder_uki *uki, const char *out, struct builder_error *err);
+int builder_uki_make(const struct builder_uki *uki, const char *out, char *err, size_t err_size);
 
 /*
  * Sets the COFF time stamp of the PE image in @buf to @stamp and recomputes

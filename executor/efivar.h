@@ -10,6 +10,10 @@
  * always a single write(2) of attributes + data; its files are immutable
  * (FS_IMMUTABLE_FL) until the flag is cleared.
  *
+ * Three modules: efivar.c (efivarfs I/O), efi_device_path.c (UTF-16, GUIDs,
+ * device paths) and efi_boot.c (load options and the boot manager's logic);
+ * bootci-efi (efi-tool/main.c) is a thin command line over them.
+ *
  * Functions return 0 (or a count) on success and -errno on failure: -ENOENT
  * for a missing variable or entry, -ENODEV when there are no EFI variables
  * at all, -EINVAL for malformed contents. Buffers returned through `**`
@@ -153,6 +157,32 @@ int bci_efi_boot_entry_free_number(const struct bci_executor *ex, uint16_t *numb
  * number, when several share it). -ENOENT when there is none.
  */
 int bci_efi_boot_find(const struct bci_executor *ex, const char *what, uint16_t *number);
+
+/* As bci_efi_boot_find, @what may also be a bare number (1-4 hex digits): bootci-efi's NUM. */
+int bci_efi_boot_resolve(const struct bci_executor *ex, const char *what, uint16_t *number);
+
+/*
+ * Makes the entry @label: HD(partition @partition of the GPT disk at @disk, a
+ * path under the root)/File(@loader), active. Provisioning twice must not
+ * leave two entries of one name: an entry @label already has is replaced
+ * (*@replaced true), else the lowest free number is taken. The entry then is
+ * in BootOrder: appended (at its start with @first) unless already there.
+ * 0 with *@number; -errno with what failed (naming @disk, the partition) in
+ * @err.
+ */
+int bci_efi_boot_entry_create(const struct bci_executor *ex, const char *label, const char *disk,
+			      unsigned partition, const char *loader, bool first,
+			      uint16_t *number, bool *replaced, char *err, size_t err_size);
+
+/*
+ * One line for people: "Boot0003* label<TAB>HD(...)/File(...)" (+data when it
+ * carries optional data; "(unreadable: why)" when it cannot be read).
+ */
+void bci_efi_boot_entry_describe(const struct bci_executor *ex, uint16_t number, char *buf,
+				 size_t size);
+
+/* BootOrder with @number in it: appended (first with @first), never twice. */
+int bci_efi_boot_order_add(const struct bci_executor *ex, uint16_t number, bool first);
 
 /* BootOrder as an array of entry numbers, malloc'ed; -ENOENT when absent. */
 int bci_efi_boot_order_get(const struct bci_executor *ex, uint16_t **order, size_t *count);

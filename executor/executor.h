@@ -30,11 +30,29 @@ struct bci_sys {
 	/* Ends the boot: RB_AUTOBOOT or RB_POWER_OFF. Returns only on failure. */
 	int (*reboot)(int how);
 	void (*sync)(void);
+	/*
+	 * EFI variable files (efivar.c). efivarfs marks them immutable: unlock
+	 * clears the flag on @fd (1 when it was set, 0 when not, or -errno),
+	 * relock sets it again; write stores @size bytes as one whole variable
+	 * (efivarfs hands each write(2) to SetVariable()). The dry table works on
+	 * a fake tree's regular files, which have no such flag.
+	 */
+	int (*efivar_unlock)(int fd);
+	void (*efivar_relock)(int fd);
+	int (*efivar_write)(int fd, const void *body, size_t size);
 };
 
 extern const struct bci_sys bci_sys_real;
 /* Prints what it would do and does nothing: for `--root` runs on a fake tree. */
 extern const struct bci_sys bci_sys_dry;
+/* The dry table's EFI variable file operations, for a test's own table over a fake tree. */
+int bci_sys_tree_efivar_unlock(int fd);
+void bci_sys_tree_efivar_relock(int fd);
+int bci_sys_tree_efivar_write(int fd, const void *body, size_t size);
+#define BCI_SYS_TREE_EFIVARS                                                  \
+	.efivar_unlock = bci_sys_tree_efivar_unlock,                          \
+	.efivar_relock = bci_sys_tree_efivar_relock,                          \
+	.efivar_write = bci_sys_tree_efivar_write
 
 enum bci_ending {
 	BCI_END_REBOOT,
@@ -74,9 +92,9 @@ int bci_settings_load(struct bci_executor *ex);
 /* dmesg_warn_level resolved: the configured level, or for `auto` 4 (5 with piglit_style_dmesg). */
 int bci_settings_dmesg_warn_level(const struct bci_config *config);
 
-/* run.c: claims ex->run_dir for this boot's image (kernel build, plan): a run folder another
+/* run_dir.c: claims ex->run_dir for this boot's image (kernel build, plan): a run folder another
  * image made is kept aside as <run_id>.superseded-N and a new one started. 0, or -errno. */
-int bci_run_claim(struct bci_executor *ex);
+int bci_run_dir_claim(struct bci_executor *ex);
 
 /* signals.c: blocks the signals and opens ex->signal_fd. */
 int bci_signals_setup(struct bci_executor *ex);
@@ -106,8 +124,9 @@ int bci_partition_find(const struct bci_executor *ex, const char *label, const c
 /* Waits for it up to results_wait, then mounts it; fills results_device/results_mount. */
 int bci_partition_mount_results(struct bci_executor *ex);
 
-/* runner.c: runs the configured test program, output captured in the run folder. */
-int bci_runner_run_test(struct bci_executor *ex);
+/* test_program.c: without a testlist, runs the one configured test program (its output in
+ * the run folder). */
+int bci_test_program_run(struct bci_executor *ex);
 
 /* kmsg.c: the kernel log. */
 int bci_kmsg_open(const struct bci_executor *ex);          /* read fd at the end of the log */

@@ -6,6 +6,8 @@
 #include "executor.h"
 
 #include <errno.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <libkmod.h>
 #include <stdio.h>
 #include <sys/mount.h>
@@ -39,6 +41,42 @@ static int real_reboot(int how)
 	return reboot(how) < 0 ? -errno : 0;
 }
 
+/*
+ * efivarfs marks its files immutable so that `rm -rf /sys` cannot brick a
+ * machine; the flag must go before a write or an unlink.
+ */
+static int real_efivar_unlock(int fd)
+{
+	int flags;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		return -errno;
+	if (!(flags & FS_IMMUTABLE_FL))
+		return 0;
+	flags &= ~FS_IMMUTABLE_FL;
+	return ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0 ? -errno : 1;
+}
+
+static void real_efivar_relock(int fd)
+{
+	int flags;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
+		flags |= FS_IMMUTABLE_FL;
+		ioctl(fd, FS_IOC_SETFLAGS, &flags);
+	}
+}
+
+static int real_efivar_write(int fd, const void *body, size_t size)
+{
+	/* One call, or a torn variable; efivarfs has no fsync (SetVariable reached the store). */
+	ssize_t written = write(fd, body, size);
+
+	if (written < 0)
+		return -errno;
+	return (size_t)written == size ? 0 : -EIO;
+}
+
 const struct bci_sys bci_sys_real = {
 	.name = "real",
 	.mount = real_mount,
@@ -46,6 +84,9 @@ const struct bci_sys bci_sys_real = {
 	.probe_module = real_probe_module,
 	.reboot = real_reboot,
 	.sync = sync,
+	.efivar_unlock = real_efivar_unlock,
+	.efivar_relock = real_efivar_relock,
+	.efivar_write = real_efivar_write,
 };
 
 static int dry_mount(const char *source, const char *target, const char *fstype,
@@ -87,6 +128,32 @@ static void dry_sync(void)
 {
 }
 
+/* A fake tree's variables are regular files: no immutable flag. */
+int bci_sys_tree_efivar_unlock(int fd)
+{
+	(void)fd;
+	return 0;
+}
+
+void bci_sys_tree_efivar_relock(int fd)
+{
+	(void)fd;
+}
+
+/* A regular file must also lose an older, longer content, and be durable. */
+int bci_sys_tree_efivar_write(int fd, const void *body, size_t size)
+{
+	ssize_t written = write(fd, body, size);
+
+	if (written < 0)
+		return -errno;
+	if ((size_t)written != size)
+		return -EIO;
+	if (ftruncate(fd, (off_t)size) < 0 || fsync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
 const struct bci_sys bci_sys_dry = {
 	.name = "dry-run",
 	.mount = dry_mount,
@@ -94,4 +161,5 @@ const struct bci_sys bci_sys_dry = {
 	.probe_module = dry_probe_module,
 	.reboot = dry_reboot,
 	.sync = dry_sync,
+	BCI_SYS_TREE_EFIVARS,
 };

@@ -52,29 +52,6 @@ static int need_efi(const struct bci_executor *ex)
 	return ret;
 }
 
-static void print_entry(const struct bci_executor *ex, uint16_t number)
-{
-	struct bci_efi_load_option option;
-	uint8_t *raw = NULL;
-	size_t raw_size = 0;
-	char path[1024];
-	int ret;
-
-	ret = bci_efi_boot_entry_get(ex, number, &option, &raw, &raw_size);
-	if (ret < 0) {
-		printf("Boot%04X  (unreadable: %s)\n", number, strerror(-ret));
-		return;
-	}
-	if (bci_efi_device_path_format(option.file_path, option.file_path_size, path,
-				       sizeof(path)) < 0)
-		snprintf(path, sizeof(path), "(malformed device path)");
-	printf("Boot%04X%c %s\t%s%s\n", number,
-	       option.attributes & BCI_EFI_LOAD_OPTION_ACTIVE ? '*' : ' ', option.description,
-	       path, option.optional_data_size ? " +data" : "");
-	bci_efi_load_option_clear(&option);
-	free(raw);
-}
-
 static void print_number_variable(const char *name, int ret, uint16_t number)
 {
 	if (ret == 0)
@@ -110,45 +87,14 @@ static int cmd_list(const struct bci_executor *ex)
 	ret = bci_efi_boot_entries(ex, &entries, &entry_count);
 	if (ret < 0)
 		return fail("Boot#### entries", ret);
-	for (size_t i = 0; i < entry_count; i++)
-		print_entry(ex, entries[i]);
+	for (size_t i = 0; i < entry_count; i++) {
+		char line[1400];
+
+		bci_efi_boot_entry_describe(ex, entries[i], line, sizeof(line));
+		printf("%s\n", line);
+	}
 	free(entries);
 	return 0;
-}
-
-/* BootOrder with @number in it: appended (or first with @first), not duplicated. */
-static int order_add(const struct bci_executor *ex, uint16_t number, bool first)
-{
-	uint16_t *order = NULL, *bigger;
-	size_t count = 0;
-	int ret;
-
-	ret = bci_efi_boot_order_get(ex, &order, &count);
-	if (ret == -ENOENT)
-		ret = 0, order = NULL, count = 0;
-	if (ret < 0)
-		return ret;
-	for (size_t i = 0; i < count; i++) {
-		if (order[i] == number) {
-			free(order);
-			return 0;
-		}
-	}
-	bigger = realloc(order, (count + 1) * sizeof(*order));
-	if (!bigger) {
-		free(order);
-		return -ENOMEM;
-	}
-	order = bigger;
-	if (first) {
-		memmove(order + 1, order, count * sizeof(*order));
-		order[0] = number;
-	} else {
-		order[count] = number;
-	}
-	ret = bci_efi_boot_order_set(ex, order, count + 1);
-	free(order);
-	return ret;
 }
 
 static int cmd_create_entry(const struct bci_executor *ex, int argc, char **argv)
@@ -163,16 +109,11 @@ static int cmd_create_entry(const struct bci_executor *ex, int argc, char **argv
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *label = NULL, *disk = NULL, *loader = NULL;
-	struct bci_efi_load_option option = { 0 };
-	struct bci_efi_hard_drive hd;
-	char disk_path[PATH_MAX], text[1024];
-	uint8_t *path = NULL;
-	size_t path_size = 0;
 	unsigned long partition = 0;
 	bool first = false, replaced;
+	char err[512], line[1400], *end;
 	uint16_t number;
-	char *end;
-	int opt, ret;
+	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
@@ -202,58 +143,14 @@ static int cmd_create_entry(const struct bci_executor *ex, int argc, char **argv
 	}
 	if (need_efi(ex) < 0)
 		return 1;
-	if (bci_path(ex, disk_path, "%s", disk) < 0)
-		return fail(disk, -ENAMETOOLONG);
-	ret = bci_efi_hard_drive_probe(disk_path, (unsigned)partition, &hd);
-	if (ret == -EMEDIUMTYPE) {
-		fprintf(stderr, "bootci-efi: %s: no GPT partition table\n", disk);
+	if (bci_efi_boot_entry_create(ex, label, disk, (unsigned)partition, loader, first, &number,
+				      &replaced, err, sizeof(err)) < 0) {
+		fprintf(stderr, "bootci-efi: %s\n", err);
 		return 1;
 	}
-	if (ret < 0) {
-		fprintf(stderr, "bootci-efi: %s: partition %lu: %s\n", disk, partition,
-			ret == -ENOENT ? "no such partition" : strerror(-ret));
-		return 1;
-	}
-	ret = bci_efi_device_path_hd_file(&hd, loader, &path, &path_size);
-	if (ret < 0)
-		return fail("--loader", ret);
-	/* Provisioning twice must not leave two entries of the same name behind. */
-	replaced = bci_efi_boot_find(ex, label, &number) == 0;
-	if (!replaced) {
-		ret = bci_efi_boot_entry_free_number(ex, &number);
-		if (ret < 0)
-			goto out;
-	}
-	option.attributes = BCI_EFI_LOAD_OPTION_ACTIVE;
-	option.description = (char *)label;
-	option.file_path = path;
-	option.file_path_size = path_size;
-	ret = bci_efi_boot_entry_set(ex, number, &option);
-	if (ret < 0)
-		goto out;
-	ret = order_add(ex, number, first);
-	if (ret < 0)
-		goto out;
-	bci_efi_device_path_format(path, path_size, text, sizeof(text));
-	printf("Boot%04X* %s\t%s (%s)\n", number, label, text, replaced ? "replaced" : "created");
-out:
-	free(path);
-	if (ret < 0)
-		return fail("create-entry", ret);
+	bci_efi_boot_entry_describe(ex, number, line, sizeof(line));
+	printf("%s (%s)\n", line, replaced ? "replaced" : "created");
 	return 0;
-}
-
-/* NUM (1-4 hex digits), Boot####, or a description. */
-static int resolve_entry(const struct bci_executor *ex, const char *what, uint16_t *number)
-{
-	size_t len = strlen(what);
-	char name[16];
-
-	if (len >= 1 && len <= 4 && strspn(what, "0123456789abcdefABCDEF") == len) {
-		snprintf(name, sizeof(name), "Boot%04lX", strtoul(what, NULL, 16));
-		return bci_efi_boot_find(ex, name, number);
-	}
-	return bci_efi_boot_find(ex, what, number);
 }
 
 static int cmd_set_bootnext(const struct bci_executor *ex, const char *what)
@@ -263,7 +160,7 @@ static int cmd_set_bootnext(const struct bci_executor *ex, const char *what)
 
 	if (need_efi(ex) < 0)
 		return 1;
-	ret = resolve_entry(ex, what, &number);
+	ret = bci_efi_boot_resolve(ex, what, &number);
 	if (ret == -ENOENT) {
 		fprintf(stderr, "bootci-efi: no boot entry '%s' (bootci-efi list shows them)\n", what);
 		return 1;
@@ -292,13 +189,15 @@ static int cmd_delete_bootnext(const struct bci_executor *ex)
 
 int main(int argc, char **argv)
 {
-	/* Only root is used: the tool makes no system call through ex.sys. */
-	struct bci_executor ex = { .root = "", .signal_fd = -1, .watchdog_fd = -1 };
+	/* efivarfs on the machine; a fake tree's regular files with --root. */
+	struct bci_executor ex = { .root = "", .sys = &bci_sys_real, .signal_fd = -1,
+				   .watchdog_fd = -1 };
 	const char *command;
 	int first = 1;
 
 	if (argc >= 3 && strcmp(argv[1], "--root") == 0) {
 		ex.root = argv[2];
+		ex.sys = &bci_sys_dry;
 		first = 3;
 	}
 	if (argc <= first) {

@@ -128,6 +128,12 @@ good_recipe "file = $work/executor.conf /etc/bootci/executor.conf"
 fails "unknown key in an executor.conf the recipe packs" \
 	"$work/r.conf:5: /etc/bootci/executor.conf: $work/executor.conf:1: unknown key 'runid'" \
 	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
+printf 'run_id = x\n' >"$work/executor.conf"
+good_recipe 'spec = conf.spec'
+echo 'cmdline = console=ttyS0 bootci.per_test_timout=5m' >>"$work/r.conf"
+fails "unknown bootci. key on the recipe's command line" \
+	"$work/r.conf: cmdline: kernel command line: unknown key 'per_test_timout'" \
+	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
 printf 'image = known-good\nspec = small.spec\nspec = conf.spec\nuki = no\n' >"$work/r.conf"
 printf 'disk_guid = 6b6f6f62-6369-4b47-8000-000000000001\nesp_partuuid = 6b6f6f62-6369-4b47-8000-000000000002\n' >>"$work/r.conf"
 printf 'results_partuuid = 6b6f6f62-6369-4b47-8000-000000000003\nresults_fs_uuid = 6b6f6f62-6369-4b47-8000-000000000004\n' >>"$work/r.conf"

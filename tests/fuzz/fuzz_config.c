@@ -54,9 +54,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bci_config_free(config);
 
 	/* The whole load (file, command line, checks across keys) as the builder does it. */
-	if (cmdline && bci_executor_config_load("fuzz.conf", (const char *)data, size, cmdline,
-						&config, err, sizeof(err)) == 0) {
-		read_back(config);
+	if (cmdline) {
+		/* Accepted or not, what was set is readable. */
+		bci_executor_config_load("fuzz.conf", (const char *)data, size, cmdline, &config, err,
+					 sizeof(err));
+		if (config)
+			read_back(config);
 		bci_config_free(config);
 	}
 	free(cmdline);

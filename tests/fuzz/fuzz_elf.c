@@ -10,10 +10,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct builder_error err;
+	char err[1024];
 	struct builder_elf_info info;
 
-	if (builder_elf_parse(data, size, "fuzz", &info, &err) == 0) {
+	if (builder_elf_parse(data, size, "fuzz", &info, err, sizeof(err)) == 0) {
 		for (size_t i = 0; i < info.needed_count; i++)
 			if (!info.needed[i] || !info.needed[i][0])
 				__builtin_trap();

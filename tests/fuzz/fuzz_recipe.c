@@ -19,13 +19,13 @@ static const char *fuzz_env(const char *name, void *unused)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct builder_error err;
+	char err[1024];
 	struct builder_recipe *r = builder_recipe_new();
 
 	if (!r)
 		return 0;
 	if (builder_recipe_parse(r, "fuzz.conf", (const char *)data, size, "/base", fuzz_env, NULL,
-				 &err) == 0) {
+				 err, sizeof(err)) == 0) {
 		/* What a successful parse promises the builder. */
 		if (r->kind == BUILDER_IMAGE_UNSET)
 			__builtin_trap();

@@ -48,16 +48,16 @@ static void fuzz_check_finalized(const struct builder_spec *spec)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct builder_spec *spec = builder_spec_new();
-	struct builder_error err;
+	char err[1024];
 	/* Split the input in two specs so duplicates across files are exercised too. */
 	size_t half = size / 2;
 
 	if (!spec)
 		return 0;
 	builder_spec_set_env_lookup(spec, fuzz_env, NULL);
-	if (builder_spec_parse(spec, "one.spec", (const char *)data, half, &err) == 0)
-		builder_spec_parse(spec, "two.spec", (const char *)data + half, size - half, &err);
-	if (builder_spec_finalize(spec, &err) == 0)
+	if (builder_spec_parse(spec, "one.spec", (const char *)data, half, err, sizeof(err)) == 0)
+		builder_spec_parse(spec, "two.spec", (const char *)data + half, size - half, err, sizeof(err));
+	if (builder_spec_finalize(spec, err, sizeof(err)) == 0)
 		fuzz_check_finalized(spec);
 	builder_spec_free(spec);
 	return 0;

@@ -71,13 +71,13 @@ static const char *test_env(const char *name, void *data)
 static struct builder_spec *test_spec(const struct test_dir *d, const char *text)
 {
 	struct builder_spec *spec = builder_spec_new();
-	struct builder_error err = { "" };
+	char err[1024] = "";
 
 	assert_non_null(spec);
 	builder_spec_set_env_lookup(spec, test_env, (void *)d->path);
-	if (builder_spec_parse(spec, "w.spec", text, strlen(text), &err) ||
-	    builder_spec_finalize(spec, &err))
-		fail_msg("spec: %s", err.msg);
+	if (builder_spec_parse(spec, "w.spec", text, strlen(text), err, sizeof(err)) ||
+	    builder_spec_finalize(spec, err, sizeof(err)))
+		fail_msg("spec: %s", err);
 	return spec;
 }
 
@@ -160,16 +160,16 @@ static void test_write_and_read_back(void **state)
 	struct test_dir *d = *state;
 	struct builder_spec *spec = test_spec(d, test_spec_text);
 	struct builder_cpio_options options = { .compression = BUILDER_COMPRESS_NONE, .mtime = 1700000000 };
-	struct builder_error err = { "" };
+	char err[1024] = "";
 	char image[PATH_MAX];
 
 	snprintf(image, sizeof(image), "%s/image.cpio", d->path);
-	assert_int_equal(builder_cpio_write_file(spec, image, &options, &err), 0);
+	assert_int_equal(builder_cpio_write_file(spec, image, &options, err, sizeof(err)), 0);
 	test_read_back(image, 1700000000);
 
 	options.compression = BUILDER_COMPRESS_ZSTD;
 	options.mtime = 0;
-	assert_int_equal(builder_cpio_write_file(spec, image, &options, &err), 0);
+	assert_int_equal(builder_cpio_write_file(spec, image, &options, err, sizeof(err)), 0);
 	test_read_back(image, 0);
 	builder_spec_free(spec);
 }
@@ -188,7 +188,7 @@ static void test_same_inputs_same_bytes(void **state)
 		BUILDER_COMPRESS_NONE, BUILDER_COMPRESS_GZIP, BUILDER_COMPRESS_ZSTD, BUILDER_COMPRESS_XZ,
 	};
 	struct test_dir *d = *state;
-	struct builder_error err = { "" };
+	char err[1024] = "";
 	char one[PATH_MAX], two[PATH_MAX];
 
 	snprintf(one, sizeof(one), "%s/one.img", d->path);
@@ -199,13 +199,13 @@ static void test_same_inputs_same_bytes(void **state)
 		size_t len1, len2;
 		char *b1, *b2;
 
-		assert_int_equal(builder_cpio_write_file(spec, one, &options, &err), 0);
+		assert_int_equal(builder_cpio_write_file(spec, one, &options, err, sizeof(err)), 0);
 		/* A new source mtime and a second spec object must change nothing. */
 		assert_int_equal(utimensat(AT_FDCWD, d->path, NULL, 0), 0);
 		test_write(d->path, "hello", "hello\n");
 		builder_spec_free(spec);
 		spec = test_spec(d, test_spec_text);
-		assert_int_equal(builder_cpio_write_file(spec, two, &options, &err), 0);
+		assert_int_equal(builder_cpio_write_file(spec, two, &options, err, sizeof(err)), 0);
 		b1 = test_slurp(one, &len1);
 		b2 = test_slurp(two, &len2);
 		assert_int_equal(len1, len2);
@@ -236,22 +236,22 @@ static void test_missing_source_leaves_nothing(void **state)
 	struct test_dir *d = *state;
 	struct builder_spec *spec = test_spec(d, "dir /a 0755 0 0\n\nfile /a/x ${D}/missing 0644 0 0\n");
 	struct builder_cpio_options options = { .compression = BUILDER_COMPRESS_GZIP };
-	struct builder_error err = { "" };
+	char err[1024] = "";
 	char image[PATH_MAX], expected[PATH_MAX + 64];
 	int before = test_count_entries(d->path);
 
 	snprintf(image, sizeof(image), "%s/image.img", d->path);
-	assert_int_equal(builder_cpio_write_file(spec, image, &options, &err), -ENOENT);
+	assert_int_equal(builder_cpio_write_file(spec, image, &options, err, sizeof(err)), -ENOENT);
 	snprintf(expected, sizeof(expected), "w.spec:3: cannot open '%s/missing': No such file or directory",
 		 d->path);
-	assert_string_equal(err.msg, expected);
+	assert_string_equal(err, expected);
 	assert_int_equal(test_count_entries(d->path), before);
 	builder_spec_free(spec);
 
 	/* A directory is not a file's source either. */
 	spec = test_spec(d, "file /x ${D} 0644 0 0\n");
-	assert_int_equal(builder_cpio_write_file(spec, image, &options, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "w.spec:1: "));
+	assert_int_equal(builder_cpio_write_file(spec, image, &options, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "w.spec:1: "));
 	assert_int_equal(test_count_entries(d->path), before);
 	builder_spec_free(spec);
 }
@@ -287,7 +287,7 @@ static void test_epoch_and_compression_names(void **state)
 static void test_spec_from_dir(void **state)
 {
 	struct test_dir *d = *state;
-	struct builder_error err = { "" };
+	char err[1024] = "";
 	char root[PATH_MAX + 8], path[PATH_MAX + 32], expected[4 * PATH_MAX];
 	char *text;
 	size_t len;
@@ -307,7 +307,7 @@ static void test_spec_from_dir(void **state)
 	assert_int_equal(mkfifo(path, 0640), 0);
 	assert_int_equal(chmod(path, 0640), 0);
 
-	assert_int_equal(builder_spec_from_dir(root, "/lib/modules/", &text, &len, &err), 0);
+	assert_int_equal(builder_spec_from_dir(root, "/lib/modules/", &text, &len, err, sizeof(err)), 0);
 	snprintf(expected, sizeof(expected),
 		 "pipe /lib/modules/fifo 0640 0 0\n"
 		 "dir /lib/modules/kernel 0700 0 0\n"
@@ -320,23 +320,23 @@ static void test_spec_from_dir(void **state)
 	/* What it writes, the parser reads back. */
 	struct builder_spec *spec = builder_spec_new();
 	assert_non_null(spec);
-	assert_int_equal(builder_spec_parse(spec, "dir.spec", text, len, &err), 0);
-	assert_int_equal(builder_spec_finalize(spec, &err), 0);
+	assert_int_equal(builder_spec_parse(spec, "dir.spec", text, len, err, sizeof(err)), 0);
+	assert_int_equal(builder_spec_finalize(spec, err, sizeof(err)), 0);
 	assert_string_equal(spec->entries[0].path, "lib");
 	builder_spec_free(spec);
 	free(text);
 
 	/* DEST "/" puts the tree at the root. */
-	assert_int_equal(builder_spec_from_dir(root, "/", &text, &len, &err), 0);
+	assert_int_equal(builder_spec_from_dir(root, "/", &text, &len, err, sizeof(err)), 0);
 	assert_int_equal(strncmp(text, "pipe /fifo 0640 0 0\n", 20), 0);
 	free(text);
 
 	/* A name the syntax cannot carry is refused, not mangled. */
 	snprintf(path, sizeof(path), "%s/has space", root);
 	assert_int_equal(bci_write_file_atomic(path, "x", 1, 0644), 0);
-	assert_int_equal(builder_spec_from_dir(root, "/", &text, &len, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "has space"));
-	assert_int_equal(builder_spec_from_dir("/nonexistent/dir", "/", &text, &len, &err), -ENOENT);
+	assert_int_equal(builder_spec_from_dir(root, "/", &text, &len, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "has space"));
+	assert_int_equal(builder_spec_from_dir("/nonexistent/dir", "/", &text, &len, err, sizeof(err)), -ENOENT);
 }
 
 int main(void)

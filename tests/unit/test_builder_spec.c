@@ -33,9 +33,9 @@ static struct builder_spec *test_spec_new(void)
 	return spec;
 }
 
-static int test_parse(struct builder_spec *spec, const char *text, struct builder_error *err)
+static int test_parse(struct builder_spec *spec, const char *text, char *err, size_t err_size)
 {
-	return builder_spec_parse(spec, "t.spec", text, strlen(text), err);
+	return builder_spec_parse(spec, "t.spec", text, strlen(text), err, err_size);
 }
 
 static const struct builder_entry *test_find(const struct builder_spec *spec, const char *path)
@@ -50,7 +50,7 @@ static const struct builder_entry *test_find(const struct builder_spec *spec, co
 static void test_each_directive(void **state)
 {
 	struct builder_spec *spec = test_spec_new();
-	struct builder_error err = { "" };
+	char err[1024] = "";
 	const struct builder_entry *e;
 
 	(void)state;
@@ -65,7 +65,7 @@ static void test_each_directive(void **state)
 		"slink /bin/sh busybox 0777 0 0\n"
 		"pipe /run/fifo 0620 12 34\n"
 		"sock\t/run/sock  1777   4294967294 7\n"
-		"dir /srv/ 02775 1000 1000", &err), 0);
+		"dir /srv/ 02775 1000 1000", err, sizeof(err)), 0);
 	assert_int_equal(spec->count, 8);
 
 	e = test_find(spec, "dev");
@@ -114,13 +114,13 @@ static void test_each_directive(void **state)
 static void test_hard_links(void **state)
 {
 	struct builder_spec *spec = test_spec_new();
-	struct builder_error err = { "" };
+	char err[1024] = "";
 	const struct builder_entry *a, *b, *c, *other;
 
 	(void)state;
 	assert_int_equal(test_parse(spec,
 		"file /bin/busybox /x/busybox 0755 0 0 /bin/sh //sbin//init\n"
-		"file /other /x/other 0644 0 0\n", &err), 0);
+		"file /other /x/other 0644 0 0\n", err, sizeof(err)), 0);
 	assert_int_equal(spec->count, 4);
 	a = test_find(spec, "bin/busybox");
 	b = test_find(spec, "bin/sh");
@@ -174,14 +174,14 @@ static void test_errors_name_the_line(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct builder_spec *spec = test_spec_new();
-		struct builder_error err = { "" };
+		char err[1024] = "";
 		char prefix[32];
 
 		snprintf(prefix, sizeof(prefix), "t.spec:%u: ", cases[i].line);
-		if (test_parse(spec, cases[i].text, &err) != -EINVAL)
+		if (test_parse(spec, cases[i].text, err, sizeof(err)) != -EINVAL)
 			fail_msg("case %zu accepted: %s", i, cases[i].text);
-		if (strncmp(err.msg, prefix, strlen(prefix)) || !strstr(err.msg, cases[i].what))
-			fail_msg("case %zu: message '%s', wanted '%s' ... '%s'", i, err.msg, prefix,
+		if (strncmp(err, prefix, strlen(prefix)) || !strstr(err, cases[i].what))
+			fail_msg("case %zu: message '%s', wanted '%s' ... '%s'", i, err, prefix,
 				 cases[i].what);
 		/* A spec that fails contributes nothing. */
 		assert_int_equal(spec->count, 0);
@@ -193,11 +193,11 @@ static void test_nul_byte_rejected(void **state)
 {
 	static const char text[] = "dir /a 0755 0 0\ndir /b\0 0755 0 0\n";
 	struct builder_spec *spec = test_spec_new();
-	struct builder_error err = { "" };
+	char err[1024] = "";
 
 	(void)state;
-	assert_int_equal(builder_spec_parse(spec, "n.spec", text, sizeof(text) - 1, &err), -EINVAL);
-	assert_string_equal(err.msg, "n.spec:2: NUL byte in line");
+	assert_int_equal(builder_spec_parse(spec, "n.spec", text, sizeof(text) - 1, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "n.spec:2: NUL byte in line");
 	assert_int_equal(spec->count, 0);
 	builder_spec_free(spec);
 }
@@ -205,7 +205,7 @@ static void test_nul_byte_rejected(void **state)
 static void test_variable_expansion(void **state)
 {
 	struct builder_spec *spec = test_spec_new();
-	struct builder_error err = { "" };
+	char err[1024] = "";
 
 	(void)state;
 	assert_int_equal(test_parse(spec,
@@ -213,7 +213,7 @@ static void test_variable_expansion(void **state)
 		"file /two ${A}/x/${A}.ko 0644 0 0\n"
 		"file /three /lit/$A/$/{A} 0644 0 0\n"
 		"file /four pre${EMPTY}post 0644 0 0\n"
-		"slink /five ${A} 0777 0 0\n", &err), 0);
+		"slink /five ${A} 0777 0 0\n", err, sizeof(err)), 0);
 	assert_string_equal(test_find(spec, "one")->location, "/srv/a");
 	assert_string_equal(test_find(spec, "two")->location, "/srv/a/x//srv/a.ko");
 	/* Only ${...} is expanded, as in gen_init_cpio. */
@@ -227,15 +227,15 @@ static void test_variable_expansion(void **state)
 static void test_process_environment_by_default(void **state)
 {
 	struct builder_spec *spec = builder_spec_new();
-	struct builder_error err = { "" };
+	char err[1024] = "";
 
 	(void)state;
 	assert_non_null(spec);
 	setenv("BUILDER_TEST_DIR", "/from/env", 1);
 	unsetenv("BUILDER_TEST_UNSET");
-	assert_int_equal(test_parse(spec, "file /x ${BUILDER_TEST_DIR}/f 0644 0 0\n", &err), 0);
+	assert_int_equal(test_parse(spec, "file /x ${BUILDER_TEST_DIR}/f 0644 0 0\n", err, sizeof(err)), 0);
 	assert_string_equal(spec->entries[0].location, "/from/env/f");
-	assert_int_equal(test_parse(spec, "file /y ${BUILDER_TEST_UNSET}/f 0644 0 0\n", &err), -EINVAL);
+	assert_int_equal(test_parse(spec, "file /y ${BUILDER_TEST_UNSET}/f 0644 0 0\n", err, sizeof(err)), -EINVAL);
 	builder_spec_free(spec);
 }
 
@@ -249,7 +249,7 @@ static void test_sorting_and_parents(void **state)
 		"usr/lib/modules/6.1/modules.dep",
 	};
 	struct builder_spec *spec = test_spec_new();
-	struct builder_error err = { "" };
+	char err[1024] = "";
 	const struct builder_entry *e;
 
 	(void)state;
@@ -259,8 +259,8 @@ static void test_sorting_and_parents(void **state)
 		"dir /usr 0700 1 2\n"
 		"file /usr/lib/modules/6.1/kernel/a.ko /s/a 0644 0 0\n"
 		"file /usr/lib-extra/x /s/x 0644 0 0\n"
-		"slink /bin/sh busybox 0777 0 0\n", &err), 0);
-	assert_int_equal(builder_spec_finalize(spec, &err), 0);
+		"slink /bin/sh busybox 0777 0 0\n", err, sizeof(err)), 0);
+	assert_int_equal(builder_spec_finalize(spec, err, sizeof(err)), 0);
 	assert_int_equal(spec->count, sizeof(expected) / sizeof(expected[0]));
 	for (size_t i = 0; i < spec->count; i++)
 		assert_string_equal(spec->entries[i].path, expected[i]);
@@ -283,39 +283,39 @@ static void test_sorting_and_parents(void **state)
 static void test_duplicate_across_specs(void **state)
 {
 	struct builder_spec *spec = test_spec_new();
-	struct builder_error err = { "" };
+	char err[1024] = "";
 
 	(void)state;
 	assert_int_equal(builder_spec_parse(spec, "one.spec", "dir /a 0755 0 0\ndir /b 0755 0 0\n",
-					    32, &err), 0);
-	assert_int_equal(builder_spec_parse(spec, "two.spec", "\n\ndir //b/ 0700 0 0\n", 19, &err), 0);
-	assert_int_equal(builder_spec_finalize(spec, &err), -EINVAL);
-	assert_string_equal(err.msg, "two.spec:3: duplicate path '/b' (first declared at one.spec:2)");
+					    32, err, sizeof(err)), 0);
+	assert_int_equal(builder_spec_parse(spec, "two.spec", "\n\ndir //b/ 0700 0 0\n", 19, err, sizeof(err)), 0);
+	assert_int_equal(builder_spec_finalize(spec, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "two.spec:3: duplicate path '/b' (first declared at one.spec:2)");
 	builder_spec_free(spec);
 }
 
 static void test_duplicate_hard_link_name(void **state)
 {
 	struct builder_spec *spec = test_spec_new();
-	struct builder_error err = { "" };
+	char err[1024] = "";
 
 	(void)state;
-	assert_int_equal(test_parse(spec, "file /a /s 0644 0 0\nfile /b /s 0644 0 0 /a\n", &err), 0);
-	assert_int_equal(builder_spec_finalize(spec, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "t.spec:2: duplicate path '/a'"));
+	assert_int_equal(test_parse(spec, "file /a /s 0644 0 0\nfile /b /s 0644 0 0 /a\n", err, sizeof(err)), 0);
+	assert_int_equal(builder_spec_finalize(spec, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "t.spec:2: duplicate path '/a'"));
 	builder_spec_free(spec);
 }
 
 static void test_parent_not_a_directory(void **state)
 {
 	struct builder_spec *spec = test_spec_new();
-	struct builder_error err = { "" };
+	char err[1024] = "";
 
 	(void)state;
 	assert_int_equal(test_parse(spec, "slink /lib usr/lib 0777 0 0\n"
-					  "file /lib/x /s 0644 0 0\n", &err), 0);
-	assert_int_equal(builder_spec_finalize(spec, &err), -EINVAL);
-	assert_string_equal(err.msg,
+					  "file /lib/x /s 0644 0 0\n", err, sizeof(err)), 0);
+	assert_int_equal(builder_spec_finalize(spec, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err,
 		"t.spec:2: '/lib/x' is inside '/lib', which t.spec:1 declares as a non-directory");
 	builder_spec_free(spec);
 }
@@ -323,11 +323,11 @@ static void test_parent_not_a_directory(void **state)
 static void test_parse_file_missing(void **state)
 {
 	struct builder_spec *spec = test_spec_new();
-	struct builder_error err = { "" };
+	char err[1024] = "";
 
 	(void)state;
-	assert_int_equal(builder_spec_parse_file(spec, "/nonexistent/x.spec", &err), -ENOENT);
-	assert_non_null(strstr(err.msg, "/nonexistent/x.spec"));
+	assert_int_equal(builder_spec_parse_file(spec, "/nonexistent/x.spec", err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/x.spec"));
 	builder_spec_free(spec);
 }
 

@@ -133,7 +133,7 @@ static void file_with_nul_is_rejected(void **state)
 	assert_int_equal(bci_config_parse_file(*state, "x.conf", text, sizeof(text) - 1, err,
 					       sizeof(err)),
 			 -EINVAL);
-	assert_string_equal(err, "x.conf: NUL byte in the file");
+	assert_string_equal(err, "x.conf:1: NUL byte in the line");
 }
 
 static void cmdline_overrides_with_kernel_quoting(void **state)

@@ -30,7 +30,7 @@ static void count_sync(void)
 	syncs++;
 }
 
-static const struct bci_sys test_sys = { .name = "test", .sync = count_sync };
+static const struct bci_sys test_sys = { .name = "test", .sync = count_sync, BCI_SYS_TREE_EFIVARS };
 
 struct fixture {
 	struct fakeroot root;
@@ -427,6 +427,54 @@ static void hard_drive_probed_from_gpt(void **state)
 	assert_int_equal(bci_efi_hard_drive_probe(disk, 1, &hd), -EMEDIUMTYPE);
 }
 
+/* bootci-efi create-entry's logic: twice the same label is one entry, kept in its place. */
+static void entry_created_then_replaced(void **state)
+{
+	static const char partuuid[] = "6b6f6f62-6369-4b47-8000-00000000000b";
+	struct fixture *f = *state;
+	struct bci_efi_load_option option;
+	uint16_t number, *order = NULL;
+	size_t order_count = 0, raw_size;
+	char err[256], line[1400];
+	uint8_t *raw;
+	bool replaced;
+
+	add_efi(f);
+	fakeroot_add_disk(&f->root, "vda", partuuid, NULL);
+	put_entry(f, 0, "netboot", "/EFI/x.efi");
+	put_variable(f, "BootOrder", 0x7, "\x00\x00", 2);
+	assert_int_equal(bci_efi_boot_entry_create(&f->ex, "kg", "/dev/vda", 1, "/EFI/kg.efi", false,
+						   &number, &replaced, err, sizeof(err)), 0);
+	assert_int_equal(number, 1);
+	assert_false(replaced);
+	assert_int_equal(bci_efi_boot_entry_get(&f->ex, 1, &option, &raw, &raw_size), 0);
+	assert_string_equal(option.description, "kg");
+	assert_int_equal(option.attributes, BCI_EFI_LOAD_OPTION_ACTIVE);
+	bci_efi_load_option_clear(&option);
+	free(raw);
+	bci_efi_boot_entry_describe(&f->ex, 1, line, sizeof(line));
+	assert_non_null(strstr(line, "Boot0001* kg\tHD(1,GPT,6b6f6f62-6369-4b47-8000-00000000000b,"));
+	assert_non_null(strstr(line, "/File(\\EFI\\kg.efi)"));
+	/* Again, first this time: the same number, BootOrder unchanged (already in it). */
+	assert_int_equal(bci_efi_boot_entry_create(&f->ex, "kg", "/dev/vda", 1, "/EFI/kg2.efi", true,
+						   &number, &replaced, err, sizeof(err)), 0);
+	assert_int_equal(number, 1);
+	assert_true(replaced);
+	assert_int_equal(bci_efi_boot_order_get(&f->ex, &order, &order_count), 0);
+	assert_int_equal(order_count, 2);
+	assert_int_equal(order[0], 0);
+	assert_int_equal(order[1], 1);
+	free(order);
+	assert_int_equal(bci_efi_boot_resolve(&f->ex, "1", &number), 0);
+	assert_int_equal(number, 1);
+	assert_int_equal(bci_efi_boot_resolve(&f->ex, "kg", &number), 0);
+	assert_int_equal(bci_efi_boot_resolve(&f->ex, "5", &number), -ENOENT);
+	/* The disk's mistakes are named. */
+	assert_int_equal(bci_efi_boot_entry_create(&f->ex, "kg", "/dev/vda", 2, "/EFI/kg.efi", false,
+						   &number, &replaced, err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "/dev/vda: partition 2: no such partition");
+}
+
 /* ---- the hand-over ---- */
 
 static void handover_sets_boot_next(void **state)
@@ -558,6 +606,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(boot_order_and_free_number, setup, teardown),
 		cmocka_unit_test_setup_teardown(find_entry_by_description_and_number, setup, teardown),
 		cmocka_unit_test_setup_teardown(hard_drive_probed_from_gpt, setup, teardown),
+		cmocka_unit_test_setup_teardown(entry_created_then_replaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(handover_sets_boot_next, setup, teardown),
 		cmocka_unit_test_setup_teardown(handover_to_explicit_number, setup, teardown),
 		cmocka_unit_test_setup_teardown(handover_missing_entry_takes_fallback, setup, teardown),
