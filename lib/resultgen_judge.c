@@ -170,16 +170,16 @@ int keep_blob(struct gen *g, char *blob)
 	return 0;
 }
 
-int strbuf_to_text(struct gen *g, struct bci_strbuf *b, struct bci_results_text *t)
+int str_to_text(struct gen *g, struct bci_str *b, struct bci_results_text *t)
 {
-	size_t len;
-	char *p = bci_strbuf_steal(b, &len);
+	char *p = b->data;
 
 	if (!p) {
 		*t = (struct bci_results_text){ "", 0 };
 		return 0;
 	}
-	*t = (struct bci_results_text){ p, len };
+	*t = (struct bci_results_text){ p, b->len };
+	*b = (struct bci_str){ 0 };
 	return keep_blob(g, p);
 }
 
