@@ -15,7 +15,7 @@
 #include "resultgen.h"
 
 #include "igt_protocol.h"
-#include "strbuf.h"
+#include "strv.h"
 
 #include <regex.h>
 #include <stdbool.h>
@@ -40,10 +40,22 @@ struct test {
 	bool deleted;		/* pruned */
 };
 
+/*
+ * Names to indexes, for tables that grow to any size (tests and subtests of
+ * a job, dynamic subtests of a subtest, binaries of a run): open addressing
+ * on the name's hash; the table owner gives the name of an index through
+ * @key_of (functions below).
+ */
+struct name_index {
+	struct name_slot { size_t hash, index; bool used; } *slots;
+	size_t cap, count;
+};
+
 struct subtest {
 	char *name;
-	char **dynamic;
-	size_t dynamic_count;
+	char **dynamic;			/* in first-seen order */
+	size_t dynamic_count, dynamic_cap;
+	struct name_index dynamic_index;
 };
 
 struct settings {
@@ -60,15 +72,6 @@ struct job {
 	size_t requested_count;
 };
 
-/*
- * Names to indexes, for tables that grow to any size (tests of a job,
- * binaries of a run): open addressing on the name's hash; the table owner
- * gives the name of an index through @key_of.
- */
-struct name_index {
-	struct name_slot { size_t hash, index; bool used; } *slots;
-	size_t cap, count;
-};
 typedef const char *name_key_fn(const void *table, size_t index);
 /* The index stored for @name, or -1. */
 long name_index_find(const struct name_index *ix, const char *name, name_key_fn *key_of,
@@ -106,6 +109,7 @@ struct gen {
 	struct subtest *subs;
 	size_t sub_count, sub_cap;
 	struct name_index sub_index;
+	struct name_index requested_index;	/* the job's requested subtests, built on use */
 	char **blobs;		/* text the tests point into */
 	size_t blob_count, blob_cap;
 };
@@ -130,7 +134,7 @@ int gen_read_small(struct gen *g, const char *rel, size_t max, char **text, size
 /* An out.txt or err.txt: whole up to the limit, condensed over it. -ENOENT left to the caller. */
 int gen_read_job_text(struct gen *g, const char *rel, char **text, size_t *len);
 /* Appends the "[bootci: N bytes left out here: ...]" line to @b. */
-int gen_append_marker(struct gen *g, struct bci_strbuf *b, const char *rel,
+int gen_append_marker(struct gen *g, struct bci_str *b, const char *rel,
 		      unsigned long long left_out, unsigned long long size);
 
 /*
@@ -172,7 +176,7 @@ void job_free(struct job *job);
 struct test *find_test(struct gen *g, const char *name);
 struct test *get_test(struct gen *g, const char *name);
 /* Hands the buffer's text over to the job (as a text) and empties the buffer. */
-int strbuf_to_text(struct gen *g, struct bci_strbuf *b, struct bci_results_text *t);
+int str_to_text(struct gen *g, struct bci_str *b, struct bci_results_text *t);
 /* The job keeps @blob (freed with the job), or frees it on -ENOMEM. */
 int keep_blob(struct gen *g, char *blob);
 void piglit_name(struct gen *g, const char *subtest, char name[NAME_SIZE]);

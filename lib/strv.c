@@ -44,6 +44,24 @@ int bci_str_append(struct bci_str *s, const char *text, size_t len)
 	return 0;
 }
 
+int bci_str_reserve(struct bci_str *s, size_t len)
+{
+	void *data = s->data;
+	int ret = len < SIZE_MAX ? grow(&data, &s->cap, 0, len + 1, 1) : -ENOMEM;
+
+	s->data = data;
+	if (ret == 0 && s->len == 0)
+		s->data[0] = '\0';
+	return ret;
+}
+
+void bci_str_reset(struct bci_str *s)
+{
+	s->len = 0;
+	if (s->data)
+		s->data[0] = '\0';
+}
+
 int bci_str_appendf(struct bci_str *s, const char *fmt, ...)
 {
 	va_list ap;

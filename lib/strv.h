@@ -21,6 +21,10 @@ struct bci_str {
 
 int bci_str_append(struct bci_str *s, const char *text, size_t len);
 int bci_str_appendf(struct bci_str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Room for a string of @len bytes and its NUL, for a caller that writes into data. */
+int bci_str_reserve(struct bci_str *s, size_t len);
+/* Empties the string, keeping its memory for the next text. */
+void bci_str_reset(struct bci_str *s);
 /* Hands the text to the caller (free()); "" for an empty string; NULL on ENOMEM. */
 char *bci_str_steal(struct bci_str *s);
 void bci_str_free(struct bci_str *s);

@@ -35,6 +35,31 @@ static void str_grows_and_hands_over(void **state)
 	free(text);
 }
 
+/* A reader writes into reserved room; a reused string keeps its memory. */
+static void str_reserve_and_reset(void **state)
+{
+	struct bci_str s = { 0 };
+	char *kept;
+
+	(void)state;
+	assert_int_equal(bci_str_reserve(&s, 100), 0);
+	assert_true(s.cap >= 101);
+	assert_string_equal(s.data, "");
+	memcpy(s.data, "abc", 4);
+	s.len = 3;
+	assert_int_equal(bci_str_append(&s, "d", 1), 0);
+	assert_string_equal(s.data, "abcd");
+	kept = s.data;
+	bci_str_reset(&s);
+	assert_int_equal(s.len, 0);
+	assert_string_equal(s.data, "");
+	assert_int_equal(bci_str_append(&s, "x", 1), 0);
+	assert_ptr_equal(s.data, kept);
+	assert_int_equal(bci_str_reserve(&s, (size_t)-1), -ENOMEM);
+	assert_string_equal(s.data, "x");
+	bci_str_free(&s);
+}
+
 static void strv_is_an_argv(void **state)
 {
 	struct bci_strv v = { 0 };
@@ -104,6 +129,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(str_grows_and_hands_over),
+		cmocka_unit_test(str_reserve_and_reset),
 		cmocka_unit_test(strv_is_an_argv),
 		cmocka_unit_test(expand_replaces_names_and_names_mistakes),
 	};
