@@ -1,6 +1,14 @@
 // SPDX-License-Identifier: MIT
+/*
+ * bootci's run journal (the format is in journal.h). Appending is the
+ * executor's durability rule in one place: a line is written and
+ * fdatasync'ed, or the failure is said on the console and returned, for the
+ * engine to stop the run before anything the line would have announced.
+ */
 #include "journal.h"
 #include "message.h"
+
+#include "executor.h"
 
 #include "fsutil.h"
 
@@ -134,42 +142,46 @@ int bci_journal_replay(struct bci_journal *journal, const char *origin, const ch
 	return 0;
 }
 
-int bci_journal_open(struct bci_journal *journal, const char *path, size_t job_count, char *err,
-		     size_t err_size)
+int bci_journal_open(struct bci_journal *journal, const char *path, size_t job_count)
 {
-	char *text = NULL, last = '\n';
+	char *text = NULL, last = '\n', err[512];
 	size_t len = 0;
 	int ret = init_state(journal, job_count);
 
-	if (ret < 0)
+	if (ret < 0) {
+		bci_error("%s: no memory for the journal of %zu jobs", path, job_count);
 		return ret;
+	}
 	ret = bci_read_file(path, &text, &len, 64 << 20);
 	if (ret == 0) {
-		ret = bci_journal_replay(journal, path, text, len, err, err_size);
+		ret = bci_journal_replay(journal, path, text, len, err, sizeof(err));
 		if (len > 0)
 			last = text[len - 1];
 		free(text);
-		if (ret < 0)
+		if (ret < 0) {
+			bci_error("%s", err);
 			goto fail;
+		}
 	} else if (ret != -ENOENT) {
-		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
+		bci_error("cannot read %s: %s", path, strerror(-ret));
 		goto fail;
 	}
 	journal->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (journal->fd < 0) {
 		ret = -errno;
-		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
+		bci_error("cannot open %s: %s", path, strerror(-ret));
 		goto fail;
 	}
-	/* Terminate a torn last line so the next one starts clean. */
-	if (last != '\n') {
+	/* Terminate a torn last line so the next one starts clean; the file's name durable too. */
+	ret = 0;
+	if (last != '\n')
 		ret = bci_write_all(journal->fd, "\n", 1);
-		if (ret < 0)
-			goto fail;
-	}
-	ret = bci_fsync_parent(path);
-	if (ret < 0)
+	if (ret == 0)
+		ret = bci_fsync_parent(path);
+	if (ret < 0) {
+		bci_error("cannot make %s durable: %s", path, strerror(-ret));
 		goto fail;
+	}
 	return 0;
 fail:
 	bci_journal_close(journal);
@@ -199,15 +211,22 @@ int bci_journal_append(struct bci_journal *journal, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
 	va_end(ap);
-	if (n < 0 || n >= (int)sizeof(line) - 1)
+	if (n < 0 || n >= (int)sizeof(line) - 1) {
+		bci_error("journal: a line of %d bytes is over the limit of %d", n, MAX_LINE - 2);
 		return -EINVAL;
+	}
 	memcpy(copy, line, (size_t)n + 1);
 	ret = apply_line(journal, copy);
-	if (ret < 0)
+	if (ret < 0) {
+		bci_error("journal: malformed line '%.80s' not written", line);
 		return ret;
+	}
 	line[n++] = '\n';
 	ret = bci_write_all(journal->fd, line, (size_t)n);
+	if (ret == 0 && fdatasync(journal->fd) < 0)
+		ret = -errno;
 	if (ret < 0)
-		return ret;
-	return fdatasync(journal->fd) < 0 ? -errno : 0;
+		bci_error("the journal cannot be made durable (line '%.*s'): %s: the run stops",
+			  n - 1, line, strerror(-ret));
+	return ret;
 }

@@ -38,11 +38,12 @@ struct bci_journal {
 	size_t job_count;
 };
 
-/* Opens (creating) @path and replays it for @job_count jobs; a malformed line is an error naming it. */
-int bci_journal_open(struct bci_journal *journal, const char *path, size_t job_count, char *err,
-		     size_t err_size);
+/* Opens (creating) @path and replays it for @job_count jobs; a malformed line is an error
+ * naming it. 0, or -errno said on the console. */
+int bci_journal_open(struct bci_journal *journal, const char *path, size_t job_count);
 void bci_journal_close(struct bci_journal *journal);
-/* Appends one line and fdatasyncs it; also updates the in-memory state. */
+/* Appends one line and fdatasyncs it; also updates the in-memory state. 0, or -errno said on
+ * the console: the line is not durable, and what it announces must not start. */
 int bci_journal_append(struct bci_journal *journal, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Replays text (for tests and fuzzing): same rules as bci_journal_open. */

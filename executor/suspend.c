@@ -71,52 +71,6 @@ int bci_suspend_cycle_parse(const char *cycle, struct bci_suspend_cycle_name *na
 	return 0;
 }
 
-/* ---- the real operations ---- */
-
-static int real_rtc_read_time(int fd, struct rtc_time *time)
-{
-	return ioctl(fd, RTC_RD_TIME, time) < 0 ? -errno : 0;
-}
-
-static int real_rtc_read_alarm(int fd, struct rtc_wkalrm *alarm)
-{
-	return ioctl(fd, RTC_WKALM_RD, alarm) < 0 ? -errno : 0;
-}
-
-static int real_rtc_set_alarm(int fd, const struct rtc_wkalrm *alarm)
-{
-	return ioctl(fd, RTC_WKALM_SET, alarm) < 0 ? -errno : 0;
-}
-
-static int real_clock(clockid_t clock, struct timespec *ts)
-{
-	return clock_gettime(clock, ts) < 0 ? -errno : 0;
-}
-
-static int real_enter(int fd, const char *state)
-{
-	char text[32];
-	int n = snprintf(text, sizeof(text), "%s\n", state);
-
-	/* One write: sysfs takes the state from the first write, and it blocks across the sleep. */
-	for (;;) {
-		ssize_t written = write(fd, text, (size_t)n);
-		if (written < 0 && errno == EINTR)
-			continue;
-		if (written < 0)
-			return -errno;
-		return written == n ? 0 : -EIO;
-	}
-}
-
-const struct bci_suspend_ops bci_suspend_ops_real = {
-	.rtc_read_time = real_rtc_read_time,
-	.rtc_read_alarm = real_rtc_read_alarm,
-	.rtc_set_alarm = real_rtc_set_alarm,
-	.clock = real_clock,
-	.enter = real_enter,
-};
-
 /* ---- sysfs ---- */
 
 /* Reads ROOT/@rel (first line, without its newline) into @buf; 0 or -errno. */
@@ -222,7 +176,6 @@ void bci_suspend_stats_read(const struct bci_executor *ex, struct bci_suspend_st
 
 struct cycle {
 	struct bci_executor *ex;
-	const struct bci_suspend_ops *ops;
 	struct bci_suspend_record *rec;
 	struct bci_suspend_cycle_name name;
 	int out_fd, err_fd, dmesg_fd, kmsg_fd;
@@ -231,10 +184,9 @@ struct cycle {
 	bool alarm_sysfs;       /* the alarm was armed through sysfs wakealarm */
 	char old_mem_sleep[16]; /* to put back after the cycle, "" when untouched */
 	bool pm_test_set;
-	/* the kernel log, parsed as it is copied */
-	char line[1024];
-	size_t line_len;
-	struct bci_suspend_landmarks pm;
+	struct bci_suspend_landmarks pm; /* the kernel log, parsed as it is copied */
+	bool entered;           /* the state was written: the clocks below mean something */
+	double boot0, mono0, boot1, mono1;
 };
 
 static void say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -258,7 +210,7 @@ static double now(const struct cycle *c, clockid_t clock)
 {
 	struct timespec ts = { 0, 0 };
 
-	c->ops->clock(clock, &ts);
+	c->ex->sys->clock(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -310,30 +262,20 @@ void bci_suspend_kmsg_record(struct bci_suspend_landmarks *lm, const char *recor
 /* Copies what the kernel logged since the last call into dmesg_fd, parsing it on the way. */
 static void drain_kmsg(struct cycle *c)
 {
-	char buf[8192];
+	char record[8192];
 
 	if (c->kmsg_fd < 0)
 		return;
 	for (;;) {
-		ssize_t n = read(c->kmsg_fd, buf, sizeof(buf));
-		if (n < 0 && (errno == EINTR || errno == EPIPE))
-			continue;
+		long n = c->ex->sys->kmsg_read(c->kmsg_fd, record, sizeof(record) - 1);
 		if (n <= 0)
 			break;
 		if (c->dmesg_fd >= 0)
-			bci_write_all(c->dmesg_fd, buf, (size_t)n);
-		/* /dev/kmsg gives a record per read; a fake tree's file gives any bytes: cut lines. */
-		for (ssize_t i = 0; i < n; i++) {
-			if (buf[i] != '\n') {
-				if (c->line_len < sizeof(c->line) - 1)
-					c->line[c->line_len++] = buf[i];
-				continue;
-			}
-			c->line[c->line_len] = '\0';
-			if (c->line_len > 0 && c->line[0] != ' ')
-				bci_suspend_kmsg_record(&c->pm, c->line);
-			c->line_len = 0;
-		}
+			bci_write_all(c->dmesg_fd, record, (size_t)n);
+		/* The record's text, without the " KEY=value" lines that may follow it. */
+		record[n] = '\0';
+		record[strcspn(record, "\n")] = '\0';
+		bci_suspend_kmsg_record(&c->pm, record);
 	}
 	if (c->dmesg_fd >= 0)
 		fdatasync(c->dmesg_fd);
@@ -358,7 +300,7 @@ static int arm_alarm(struct cycle *c, unsigned long seconds)
 	if (bci_path(c->ex, path, "/dev/%s", c->rtc) < 0)
 		return -ENAMETOOLONG;
 	c->rtc_fd = open(path, O_RDONLY | O_CLOEXEC);
-	ret = c->rtc_fd < 0 ? -errno : c->ops->rtc_read_time(c->rtc_fd, &now_rtc);
+	ret = c->rtc_fd < 0 ? -errno : c->ex->sys->rtc_read_time(c->rtc_fd, &now_rtc);
 	if (ret == 0) {
 		/* The RTC's broken-down time, whatever zone it keeps: timegm/gmtime only add seconds. */
 		tm = (struct tm){ .tm_sec = now_rtc.tm_sec, .tm_min = now_rtc.tm_min,
@@ -371,7 +313,7 @@ static int arm_alarm(struct cycle *c, unsigned long seconds)
 						.tm_hour = tm.tm_hour, .tm_mday = tm.tm_mday,
 						.tm_mon = tm.tm_mon, .tm_year = tm.tm_year,
 						.tm_wday = -1, .tm_yday = -1, .tm_isdst = -1 };
-		ret = c->ops->rtc_set_alarm(c->rtc_fd, &alarm);
+		ret = c->ex->sys->rtc_set_alarm(c->rtc_fd, &alarm);
 	}
 	if (ret == 0) {
 		snprintf(c->rec->wake, sizeof(c->rec->wake), "RTC_WKALM_SET");
@@ -403,9 +345,9 @@ static void disarm_alarm(struct cycle *c)
 	char rel[PATH_MAX];
 
 	if (c->rtc_fd >= 0) {
-		if (c->ops->rtc_read_alarm(c->rtc_fd, &alarm) == 0) {
+		if (c->ex->sys->rtc_read_alarm(c->rtc_fd, &alarm) == 0) {
 			alarm.enabled = 0;
-			c->ops->rtc_set_alarm(c->rtc_fd, &alarm);
+			c->ex->sys->rtc_set_alarm(c->rtc_fd, &alarm);
 		}
 		close(c->rtc_fd);
 		c->rtc_fd = -1;
@@ -613,22 +555,175 @@ static void say_version(struct cycle *c)
 	    c->ex->release[0] ? c->ex->release : u.release, u.machine);
 }
 
-int bci_suspend_cycle_with(struct bci_executor *ex, const struct bci_suspend_ops *ops,
-			   const char *cycle, int out_fd, int err_fd, int dmesg_fd,
-			   struct bci_suspend_record *record)
+/*
+ * The set-up: checks the kernel offers the cycle, then mem_sleep, pm_test and
+ * the wake alarm. Returns 0 when the cycle can sleep, 1 when it is already
+ * judged (a skip: IGT_EXIT_SKIP said; a set-up failure: record->error set).
+ */
+static int cycle_prepare(struct cycle *c, const char *mem_sleep, unsigned long wake_after)
+{
+	struct bci_suspend_record *record = c->rec;
+	int ret;
+
+	check_offered(c, mem_sleep, record->why, sizeof(record->why));
+	if (record->why[0]) {
+		/* IGT's own way of skipping inside a subtest: the reason, then the result. */
+		say(c->out_fd, "Starting subtest: %s\n", record->cycle);
+		say(c->out_fd, "Test requirement not met: %s\n", record->why);
+		say(c->out_fd, "Subtest %s: SKIP (0.000s)\n", record->cycle);
+		snprintf(record->result, sizeof(record->result), "skip");
+		bci_say("suspend %s: skipped: %s", record->cycle, record->why);
+		return 1;
+	}
+	say(c->out_fd, "Starting subtest: %s\n", record->cycle);
+	/* Known before the sleep: if it never ends, the job's out.txt says what was tried. */
+	fdatasync(c->out_fd);
+
+	c->kmsg_fd = bci_kmsg_open(c->ex);
+	/*
+	 * The cycle announces itself in the kernel log as an IGT subtest does
+	 * (`[IGT] bin: starting subtest X`): the results generator then judges
+	 * the cycle's kernel log, so a warning during suspend or resume makes
+	 * the cycle dmesg-warn, as it would an IGT subtest.
+	 */
+	bci_kmsg_mark(c->ex, 6, "bootci_suspend: starting subtest %s\n", record->cycle);
+	bci_suspend_stats_read(c->ex, &record->before);
+	ret = configure(c, mem_sleep);
+	if (ret < 0) {
+		record->error = ret;
+		snprintf(record->why, sizeof(record->why), "cannot set mem_sleep/pm_test: %s",
+			 strerror(-ret));
+		return 1;
+	}
+	if (c->name.pm_test[0]) {
+		snprintf(record->wake, sizeof(record->wake), "pm_test");
+		say(c->out_fd, "bootci-suspend: %s%s%s%s, pm_test %s: the kernel comes back by itself\n",
+		    c->name.state, record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
+		    record->mem_sleep[0] ? ")" : "", c->name.pm_test);
+		return 0;
+	}
+	ret = arm_alarm(c, wake_after);
+	if (ret < 0) {
+		/* Never sleep without a way back. */
+		record->error = ret;
+		snprintf(record->why, sizeof(record->why), "cannot arm the wake alarm of %s: %s",
+			 c->rtc, strerror(-ret));
+		return 1;
+	}
+	say(c->out_fd, "bootci-suspend: %s%s%s%s, wake: %s after %lus\n", c->name.state,
+	    record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
+	    record->mem_sleep[0] ? ")" : "", record->wake, wake_after);
+	return 0;
+}
+
+/*
+ * A platform sleep powers the watchdog down or resets it (QEMU resets every
+ * device on an S3 wake), and one on standby power would fire during a long
+ * sleep: close it and re-arm it after. When the machine stays in S0 the
+ * watchdog keeps counting and is the only way out of a sleep that never
+ * ends: keep it.
+ */
+static void watchdog_before_sleep(struct cycle *c, unsigned long wake_after)
+{
+	const char *mode = bci_config_get(c->ex->config, "suspend_watchdog");
+	unsigned long timeout = bci_config_get_seconds(c->ex->config, "watchdog_timeout");
+	bool close_watchdog = strcmp(mode, "close") == 0 ||
+			      (strcmp(mode, "auto") == 0 && !stays_in_s0(c));
+
+	if (c->ex->watchdog_fd < 0)
+		return;
+	if (close_watchdog) {
+		bci_watchdog_close(c->ex);
+		c->rec->watchdog_closed = true;
+		return;
+	}
+	if (timeout <= wake_after + WATCHDOG_MARGIN_S)
+		bci_warn("suspend %s: the watchdog (%lu s) is kept armed through a %lu s sleep: "
+			 "it may reset the machine", c->rec->cycle, timeout, wake_after);
+	bci_watchdog_pet(c->ex);
+}
+
+/* The sleep: everything known made durable, the state written, the clocks read around it. */
+static void cycle_sleep(struct cycle *c, unsigned long wake_after)
+{
+	struct bci_suspend_record *record = c->rec;
+	struct bci_executor *ex = c->ex;
+	double boot0, mono0, boot1, mono1;
+	char path[PATH_MAX];
+	int state_fd = -1;
+
+	watchdog_before_sleep(c, wake_after);
+	if (c->name.pm_test[0])
+		bci_say("suspend %s: %s, pm_test %s", record->cycle, c->name.state, c->name.pm_test);
+	else
+		bci_say("suspend %s: %s for %lus", record->cycle, c->name.state, wake_after);
+	bci_kmsg_mark(ex, 6, "suspend cycle %s: writing %s to /sys/power/state\n", record->cycle,
+		      c->name.state);
+	if (bci_path(ex, path, "/sys/power/state") < 0 ||
+	    (state_fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) {
+		record->error = state_fd < 0 ? -errno : -ENAMETOOLONG;
+		snprintf(record->why, sizeof(record->why), "cannot open /sys/power/state: %s",
+			 strerror(-record->error));
+	} else {
+		/* Everything known so far reaches the disk before a sleep that may never end. */
+		drain_kmsg(c);
+		ex->sys->sync();
+		boot0 = now(c, CLOCK_BOOTTIME);
+		mono0 = now(c, CLOCK_MONOTONIC);
+		record->error = ex->sys->suspend_enter(state_fd, c->name.state);
+		boot1 = now(c, CLOCK_BOOTTIME);
+		mono1 = now(c, CLOCK_MONOTONIC);
+		close(state_fd);
+		c->entered = true;
+		c->boot0 = boot0, c->mono0 = mono0, c->boot1 = boot1, c->mono1 = mono1;
+	}
+	if (record->watchdog_closed)
+		bci_watchdog_open(ex);
+	else
+		bci_watchdog_pet(ex);
+}
+
+/* The collection: the machine put back, the kernel log read, the cycle judged and recorded. */
+static int cycle_collect(struct cycle *c, double start)
+{
+	struct bci_suspend_record *record = c->rec;
+	bool pass;
+
+	disarm_alarm(c);
+	restore(c);
+	drain_kmsg(c);
+	if (c->kmsg_fd >= 0)
+		close(c->kmsg_fd);
+	c->kmsg_fd = -1;
+	if (c->entered)
+		measure(c, c->boot0, c->mono0, c->boot1, c->mono1);
+	bci_suspend_stats_read(c->ex, &record->after);
+	judge(c);
+	if (c->entered)
+		say_measurements(c);
+	say_stats(c);
+	record->wall = now(c, CLOCK_BOOTTIME) - start;
+	pass = strcmp(record->result, "pass") == 0;
+	say(c->out_fd, "Subtest %s: %s (%.3fs)\n", record->cycle, pass ? "SUCCESS" : "FAIL",
+	    record->wall);
+	append_cycle_line(c);
+	bci_say("suspend %s: %s, suspended %.3fs, suspend+resume %.3fs%s%s", record->cycle,
+		record->result, record->suspended, record->latency, record->why[0] ? ": " : "",
+		record->why);
+	return pass ? IGT_EXIT_SUCCESS : IGT_EXIT_FAILURE;
+}
+
+int bci_suspend_cycle(struct bci_executor *ex, const char *cycle, int out_fd, int err_fd,
+		      int dmesg_fd, struct bci_suspend_record *record)
 {
 	unsigned long wake_after = bci_config_get_seconds(ex->config, "suspend_wake_after");
-	unsigned long watchdog_timeout = bci_config_get_seconds(ex->config, "watchdog_timeout");
 	const char *mem_sleep = bci_config_get(ex->config, "suspend_mem_sleep");
-	const char *watchdog_mode = bci_config_get(ex->config, "suspend_watchdog");
-	struct cycle c = { .ex = ex, .ops = ops, .rec = record, .out_fd = out_fd,
-			   .err_fd = err_fd, .dmesg_fd = dmesg_fd, .kmsg_fd = -1, .rtc_fd = -1,
+	struct cycle c = { .ex = ex, .rec = record, .out_fd = out_fd, .err_fd = err_fd,
+			   .dmesg_fd = dmesg_fd, .kmsg_fd = -1, .rtc_fd = -1,
 			   .rtc = bci_config_get(ex->config, "suspend_rtc"),
 			   .pm = BCI_SUSPEND_LANDMARKS_INIT };
-	char path[PATH_MAX];
-	double start, boot0 = 0, mono0 = 0, boot1 = 0, mono1 = 0;
-	int state_fd = -1, ret, status;
-	bool entered = false;
+	double start;
+	int ret;
 
 	memset(record, 0, sizeof(*record));
 	record->kernel_suspend = record->kernel_resume = -1;
@@ -637,139 +732,12 @@ int bci_suspend_cycle_with(struct bci_executor *ex, const struct bci_suspend_ops
 	snprintf(record->cycle, sizeof(record->cycle), "%s", cycle);
 	start = now(&c, CLOCK_BOOTTIME);
 	say_version(&c);
-
-	check_offered(&c, mem_sleep, record->why, sizeof(record->why));
-	if (record->why[0]) {
-		/* IGT's own way of skipping inside a subtest: the reason, then the result. */
-		say(out_fd, "Starting subtest: %s\n", cycle);
-		say(out_fd, "Test requirement not met: %s\n", record->why);
-		say(out_fd, "Subtest %s: SKIP (0.000s)\n", cycle);
-		snprintf(record->result, sizeof(record->result), "skip");
-		bci_say("suspend %s: skipped: %s", cycle, record->why);
+	ret = cycle_prepare(&c, mem_sleep, wake_after);
+	if (ret == 1 && strcmp(record->result, "skip") == 0)
 		return IGT_EXIT_SKIP;
-	}
-	say(out_fd, "Starting subtest: %s\n", cycle);
-	/* Known before the sleep: if it never ends, the job's out.txt says what was tried. */
-	fdatasync(out_fd);
-
-	c.kmsg_fd = bci_kmsg_open(ex);
-	/*
-	 * The cycle announces itself in the kernel log as an IGT subtest does
-	 * (`[IGT] bin: starting subtest X`): the results generator then judges
-	 * the cycle's kernel log, so a warning during suspend or resume makes
-	 * the cycle dmesg-warn, as it would an IGT subtest.
-	 */
-	bci_kmsg_mark(ex, 6, "bootci_suspend: starting subtest %s\n", cycle);
-	bci_suspend_stats_read(ex, &record->before);
-	ret = configure(&c, mem_sleep);
-	if (ret < 0) {
-		record->error = ret;
-		snprintf(record->why, sizeof(record->why), "cannot set mem_sleep/pm_test: %s",
-			 strerror(-ret));
-		goto judged;
-	}
-	if (c.name.pm_test[0]) {
-		snprintf(record->wake, sizeof(record->wake), "pm_test");
-	} else {
-		ret = arm_alarm(&c, wake_after);
-		if (ret < 0) {
-			/* Never sleep without a way back. */
-			record->error = ret;
-			snprintf(record->why, sizeof(record->why),
-				 "cannot arm the wake alarm of %s: %s", c.rtc, strerror(-ret));
-			goto judged;
-		}
-	}
-	if (c.name.pm_test[0])
-		say(out_fd, "bootci-suspend: %s%s%s%s, pm_test %s: the kernel comes back by itself\n",
-		    c.name.state, record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
-		    record->mem_sleep[0] ? ")" : "", c.name.pm_test);
-	else
-		say(out_fd, "bootci-suspend: %s%s%s%s, wake: %s after %lus\n", c.name.state,
-		    record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
-		    record->mem_sleep[0] ? ")" : "", record->wake, wake_after);
-
-	/*
-	 * A platform sleep powers the watchdog down or resets it (QEMU resets
-	 * every device on an S3 wake), and one on standby power would fire
-	 * during a long sleep: close it and re-arm it after. When the machine
-	 * stays in S0 the watchdog keeps counting and is the only way out of a
-	 * sleep that never ends: keep it.
-	 */
-	bool close_watchdog = strcmp(watchdog_mode, "close") == 0 ||
-			      (strcmp(watchdog_mode, "auto") == 0 && !stays_in_s0(&c));
-	if (ex->watchdog_fd >= 0 && close_watchdog) {
-		bci_watchdog_close(ex);
-		record->watchdog_closed = true;
-	} else if (ex->watchdog_fd >= 0) {
-		if (watchdog_timeout <= wake_after + WATCHDOG_MARGIN_S)
-			bci_warn("suspend %s: the watchdog (%lu s) is kept armed through a %lu s sleep: "
-				 "it may reset the machine", cycle, watchdog_timeout, wake_after);
-		bci_watchdog_pet(ex);
-	}
-
-	if (c.name.pm_test[0])
-		bci_say("suspend %s: %s, pm_test %s", cycle, c.name.state, c.name.pm_test);
-	else
-		bci_say("suspend %s: %s for %lus", cycle, c.name.state, wake_after);
-	bci_kmsg_mark(ex, 6, "suspend cycle %s: writing %s to /sys/power/state\n", cycle,
-		      c.name.state);
-	if (bci_path(ex, path, "/sys/power/state") < 0 ||
-	    (state_fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) {
-		record->error = state_fd < 0 ? -errno : -ENAMETOOLONG;
-		snprintf(record->why, sizeof(record->why), "cannot open /sys/power/state: %s",
-			 strerror(-record->error));
-		goto rearm;
-	}
-	/* Everything known so far reaches the disk before a sleep that may never end. */
-	drain_kmsg(&c);
-	ex->sys->sync();
-	boot0 = now(&c, CLOCK_BOOTTIME);
-	mono0 = now(&c, CLOCK_MONOTONIC);
-	record->error = ops->enter(state_fd, c.name.state);
-	boot1 = now(&c, CLOCK_BOOTTIME);
-	mono1 = now(&c, CLOCK_MONOTONIC);
-	entered = true;
-	close(state_fd);
-
-rearm:
-	if (record->watchdog_closed)
-		bci_watchdog_open(ex);
-	else
-		bci_watchdog_pet(ex);
-judged:
-	disarm_alarm(&c);
-	restore(&c);
-	drain_kmsg(&c);
-	/* A fake tree's log may end without a newline: parse what is there. */
-	if (c.line_len > 0) {
-		c.line[c.line_len] = '\0';
-		bci_suspend_kmsg_record(&c.pm, c.line);
-	}
-	if (c.kmsg_fd >= 0)
-		close(c.kmsg_fd);
-	if (entered)
-		measure(&c, boot0, mono0, boot1, mono1);
-	bci_suspend_stats_read(ex, &record->after);
-	judge(&c);
-	if (entered)
-		say_measurements(&c);
-	say_stats(&c);
-	record->wall = now(&c, CLOCK_BOOTTIME) - start;
-	say(out_fd, "Subtest %s: %s (%.3fs)\n", cycle,
-	    strcmp(record->result, "pass") == 0 ? "SUCCESS" : "FAIL", record->wall);
-	status = strcmp(record->result, "pass") == 0 ? IGT_EXIT_SUCCESS : IGT_EXIT_FAILURE;
-	append_cycle_line(&c);
-	bci_say("suspend %s: %s, suspended %.3fs, suspend+resume %.3fs%s%s", cycle, record->result,
-		record->suspended, record->latency, record->why[0] ? ": " : "", record->why);
-	return status;
-}
-
-int bci_suspend_cycle(struct bci_executor *ex, const char *cycle, int out_fd, int err_fd,
-		      int dmesg_fd, struct bci_suspend_record *record)
-{
-	return bci_suspend_cycle_with(ex, &bci_suspend_ops_real, cycle, out_fd, err_fd, dmesg_fd,
-				      record);
+	if (ret == 0)
+		cycle_sleep(&c, wake_after);
+	return cycle_collect(&c, start);
 }
 
 /* ---- the summary ---- */

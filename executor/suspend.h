@@ -118,22 +118,6 @@ struct bci_suspend_record {
 };
 
 /*
- * What a cycle does that a fake tree cannot: the RTC ioctls, the clocks and
- * the write that sleeps. Tests replace the table (bci_suspend_cycle_with).
- */
-struct bci_suspend_ops {
-	/* ioctl RTC_RD_TIME / RTC_WKALM_RD / RTC_WKALM_SET on an open /dev/rtcN: 0 or -errno */
-	int (*rtc_read_time)(int fd, struct rtc_time *time);
-	int (*rtc_read_alarm)(int fd, struct rtc_wkalrm *alarm);
-	int (*rtc_set_alarm)(int fd, const struct rtc_wkalrm *alarm);
-	int (*clock)(clockid_t clock, struct timespec *ts);
-	/* Writes @state to the open /sys/power/state: returns after the resume. 0 or -errno. */
-	int (*enter)(int fd, const char *state);
-};
-
-extern const struct bci_suspend_ops bci_suspend_ops_real;
-
-/*
  * Runs cycle @cycle: IGT protocol lines to @out_fd, reasons for a failure to
  * @err_fd, and the kernel log of the cycle to @dmesg_fd (the job's dmesg.txt,
  * or -1), copied from a /dev/kmsg reader of its own so that everything the
@@ -145,9 +129,6 @@ extern const struct bci_suspend_ops bci_suspend_ops_real;
  */
 int bci_suspend_cycle(struct bci_executor *ex, const char *cycle, int out_fd, int err_fd,
 		      int dmesg_fd, struct bci_suspend_record *record);
-int bci_suspend_cycle_with(struct bci_executor *ex, const struct bci_suspend_ops *ops,
-			   const char *cycle, int out_fd, int err_fd, int dmesg_fd,
-			   struct bci_suspend_record *record);
 
 /* Reads ROOT/sys/power/suspend_stats; stats->valid false when it is not there. */
 void bci_suspend_stats_read(const struct bci_executor *ex, struct bci_suspend_stats *stats);

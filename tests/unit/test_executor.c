@@ -82,14 +82,19 @@ static void rec_sync(void)
 {
 }
 
-static const struct bci_sys recording_sys = {
-	.name = "test",
-	.mount = rec_mount,
-	.umount = rec_umount,
-	.probe_module = rec_probe_module,
-	.reboot = rec_reboot,
-	.sync = rec_sync,
-};
+/* The fake tree's table, with the mounts, module loads and the end of the boot recorded. */
+static struct bci_sys recording_sys;
+
+static void recording_sys_init(void)
+{
+	recording_sys = bci_sys_dry;
+	recording_sys.name = "test";
+	recording_sys.mount = rec_mount;
+	recording_sys.umount = rec_umount;
+	recording_sys.probe_module = rec_probe_module;
+	recording_sys.reboot = rec_reboot;
+	recording_sys.sync = rec_sync;
+}
 
 struct fixture {
 	struct fakeroot root;
@@ -103,6 +108,7 @@ static void start(struct fixture *f, const char *cmdline)
 	fail_mount_of = NULL;
 	fakeroot_create(&f->root, cmdline);
 	f->ex.root = f->root.dir;
+	recording_sys_init();
 	f->ex.sys = &recording_sys;
 	f->ex.signal_fd = -1;
 }
@@ -283,7 +289,7 @@ static void boot_runs_test_and_reboots(void **state)
 	if (fakeroot_add_kernel_modules(&f->root) < 0)
 		skip();
 	assert_int_equal(bci_signals_setup(&f->ex), 0);
-	ending = bci_executor_run(&f->ex);
+	ending = bci_executor_boot(&f->ex);
 	assert_int_equal(ending, BCI_END_POWEROFF);
 	bci_executor_end(&f->ex, ending);
 	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/r1/test/result.txt"),
@@ -299,7 +305,7 @@ static void boot_without_partition_takes_error_path(void **state)
 	start(f, "bootci.results_wait=1 bootci.on_error=poweroff bootci.test=/bin/true");
 	if (fakeroot_add_kernel_modules(&f->root) < 0)
 		skip();
-	assert_int_equal(bci_executor_run(&f->ex), BCI_END_POWEROFF);
+	assert_int_equal(bci_executor_boot(&f->ex), BCI_END_POWEROFF);
 	assert_null(strstr(recorded, "mount ext4"));
 	assert_null(fakeroot_read(&f->root, "/results/runs/default/test/result.txt"));
 }
@@ -309,7 +315,7 @@ static void boot_with_bad_config_reboots(void **state)
 	struct fixture *f = *state;
 
 	start(f, "bootci.test_timeout=forever");
-	assert_int_equal(bci_executor_run(&f->ex), BCI_END_REBOOT);
+	assert_int_equal(bci_executor_boot(&f->ex), BCI_END_REBOOT);
 	assert_null(strstr(recorded, "mount ext4"));
 }
 
@@ -321,7 +327,7 @@ static void boot_with_bad_config_still_reaches_efi(void **state)
 	start(f, "bootci.test_timeout=forever");
 	fakeroot_write(&f->root, "/sys/firmware/efi/fw_platform_size", "64\n");
 	fakeroot_write(&f->root, "/proc/filesystems", "nodev\tsysfs\nnodev\tefivarfs\nnodev\tpstore\n");
-	assert_int_equal(bci_executor_run(&f->ex), BCI_END_REBOOT);
+	assert_int_equal(bci_executor_boot(&f->ex), BCI_END_REBOOT);
 	assert_non_null(strstr(recorded, "mount efivarfs\n"));
 	assert_null(strstr(recorded, "mount ext4"));
 }
@@ -333,7 +339,7 @@ static void boot_with_bad_config_file_reboots(void **state)
 	start(f, "quiet");
 	fakeroot_write(&f->root, "/etc/bootci/executor.conf", "on_error=poweroff\nresults_lable=X\n");
 	/* on_error was read before the bad line: it still decides the ending. */
-	assert_int_equal(bci_executor_run(&f->ex), BCI_END_POWEROFF);
+	assert_int_equal(bci_executor_boot(&f->ex), BCI_END_POWEROFF);
 }
 
 /* ---- which run a boot belongs to ---- */
@@ -402,6 +408,8 @@ static void kmsg_budget_keeps_severe_records(void **state)
 		"14,4,400,-;user info record, past the budget\n",
 		"3,5,500,-;an error, kept\n",
 	};
+	/* A socket of records stands for /dev/kmsg: one record per read, as the kernel's. */
+	const struct bci_executor ex = { .root = "", .sys = &bci_sys_real };
 	struct bci_kmsg_budget budget = { .limit = 50, .keep_level = 4 };
 	char path[] = "/tmp/bootci-kmsg-budget.XXXXXX", *text = NULL;
 	int sv[2], out;
@@ -413,7 +421,7 @@ static void kmsg_budget_keeps_severe_records(void **state)
 		assert_int_equal(write(sv[1], records[i], strlen(records[i])), (ssize_t)strlen(records[i]));
 	out = mkstemp(path);
 	assert_true(out >= 0);
-	n = bci_kmsg_drain(sv[0], out, &budget);
+	n = bci_kmsg_drain(&ex, sv[0], out, &budget);
 	assert_int_equal(n, (long)(strlen(records[0]) + strlen(records[2]) + strlen(records[4])));
 	assert_int_equal(budget.dropped, strlen(records[1]) + strlen(records[3]));
 	assert_int_equal(bci_read_file(path, &text, NULL, 4096), 0);
@@ -423,7 +431,7 @@ static void kmsg_budget_keeps_severe_records(void **state)
 	free(text);
 	/* no budget: everything */
 	assert_int_equal(write(sv[1], records[1], strlen(records[1])), (ssize_t)strlen(records[1]));
-	assert_int_equal(bci_kmsg_drain(sv[0], out, NULL), (long)strlen(records[1]));
+	assert_int_equal(bci_kmsg_drain(&ex, sv[0], out, NULL), (long)strlen(records[1]));
 	close(out);
 	unlink(path);
 	close(sv[0]);

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One job of the run: its output files opened (appended to after a resume),
+ * the test binary started with its stdout and stderr on pipes, then one loop
+ * over the pipes, the kernel log, signals, the timers and the watchdog, and
+ * finally its exit status in journal.txt. The protocol lines the test prints
+ * keep igt_runner's journal.txt, bootci's journal and the timers up to date
+ * as they come. A suspend cycle job is a synchronous call instead (suspend.c).
+ */
+#include "igt.h"
+
+#include "config.h"
+#include "fsutil.h"
+#include "igtout.h"
+#include "suspend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* After SIGKILL, a test that still does not go is stuck in the kernel. */
+#define KILL_GIVE_UP_MS 20000L
+
+static const char *const output_names[BCI_IGT_OUTPUTS] = { "journal.txt", "out.txt", "err.txt",
+							   "dmesg.txt" };
+
+static void escalate(struct bci_igt_job *job, const char *reason, long now);
+
+/*
+ * fdatasync of one output file, skipped when it has not grown since its last
+ * one (the files are only appended to): on ext4 even a clean file's
+ * fdatasync flushes the disk's cache, the costliest thing a quick job does.
+ */
+static int sync_output(struct bci_igt_job *job, int i)
+{
+	struct stat st;
+
+	if (job->fds[i] < 0)
+		return 0;
+	if (fstat(job->fds[i], &st) == 0 && st.st_size == job->synced[i])
+		return 0;
+	if (fdatasync(job->fds[i]) < 0)
+		return -errno;
+	job->synced[i] = st.st_size;
+	return 0;
+}
+
+static void sync_outputs(struct bci_igt_job *job)
+{
+	long n = bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_IGT_DMESG_TXT], &job->dmesg_budget);
+
+	if (n < 0) {
+		close(job->kmsg_fd);
+		job->kmsg_fd = -1;
+	}
+	for (int i = 0; i < BCI_IGT_OUTPUTS; i++)
+		sync_output(job, i);
+}
+
+static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
+{
+	int ret = bci_write_all(job->fds[BCI_IGT_JOURNAL_TXT], text, len);
+
+	if (ret == 0)
+		ret = sync_output(job, BCI_IGT_JOURNAL_TXT);
+	if (ret < 0)
+		bci_warn("job %u: cannot write journal.txt: %s", job->index, strerror(-ret));
+}
+
+static void count_result(struct bci_igt_job *job, const char *text, size_t len)
+{
+	double t;
+	const char *result = bci_igtout_map_result(text, len, &t);
+
+	snprintf(job->last_result, sizeof(job->last_result), "%s", result);
+	job->results++;
+	if (strcmp(result, "pass") == 0)
+		job->passes++;
+	else if (strcmp(result, "fail") == 0)
+		job->fails++;
+	else if (strcmp(result, "skip") == 0)
+		job->skips++;
+	else
+		job->crashes++;
+}
+
+/* A complete line of the test's stdout: the protocol lines drive the journal and timers. */
+static void handle_out_line(void *data, const char *line, size_t len)
+{
+	struct bci_igt_job *job = data;
+	static const char start_sub[] = "Starting subtest: ";
+	static const char start_dyn[] = "Starting dynamic subtest: ";
+	static const char result_sub[] = "Subtest ";
+	static const char result_dyn[] = "Dynamic subtest ";
+	long now = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
+
+	bool starting = (len > sizeof(start_sub) - 1 &&
+			 memcmp(line, start_sub, sizeof(start_sub) - 1) == 0) ||
+			(len > sizeof(start_dyn) - 1 &&
+			 memcmp(line, start_dyn, sizeof(start_dyn) - 1) == 0);
+	/*
+	 * Between subtests too, as igt_runner does: a subtest that tainted the
+	 * kernel stops the job before the next one starts on a broken kernel.
+	 */
+	unsigned long taints = 0;
+	if (starting && job->results > 0 && !job->killed && !job->abort_reason[0] &&
+	    strstr(bci_config_get(job->ex->config, "abort_on"), "taint")) {
+		unsigned long bad = bci_igt_abort_bad_taints(job->ex, &taints);
+		if (bad)
+			snprintf(job->abort_reason, sizeof(job->abort_reason),
+				 "Kernel badly tainted (%#lx, %#lx) (check dmesg for details)", taints,
+				 bad);
+		else
+			taints = 0;
+	}
+	if (len > sizeof(start_sub) - 1 && memcmp(line, start_sub, sizeof(start_sub) - 1) == 0) {
+		size_t n = len - (sizeof(start_sub) - 1);
+		if (n >= sizeof(job->subtest))
+			n = sizeof(job->subtest) - 1;
+		memcpy(job->subtest, line + sizeof(start_sub) - 1, n);
+		job->subtest[n] = '\0';
+		/* igt_runner's journal: the subtest's name, durable as soon as it is known. */
+		char entry[300];
+		int m = snprintf(entry, sizeof(entry), "%s\n", job->subtest);
+		journal_write(job, entry, (size_t)m);
+		job->last_subtest = now;
+		sync_outputs(job);
+	} else if (len > sizeof(start_dyn) - 1 &&
+		   memcmp(line, start_dyn, sizeof(start_dyn) - 1) == 0) {
+		/* igt_runner cannot resume inside a subtest; bootci's journal remembers dynamic ones. */
+		int ret = bci_journal_append(job->journal, "dynamic %u %s@%.*s", job->index,
+					     job->subtest[0] ? job->subtest : "-",
+					     (int)(len - (sizeof(start_dyn) - 1)),
+					     line + sizeof(start_dyn) - 1);
+		if (ret < 0 && !job->journal_error) {
+			/* The run cannot go on blind: stop the test, then the run (igt.c). */
+			job->journal_error = ret;
+			escalate(job, "bootci journal not durable", now);
+		}
+		job->last_subtest = now;
+		sync_outputs(job);
+	} else if (len > sizeof(result_sub) - 1 &&
+		   memcmp(line, result_sub, sizeof(result_sub) - 1) == 0) {
+		const char *colon = memchr(line, ':', len);
+		if (colon && colon + 2 <= line + len)
+			count_result(job, colon + 2, (size_t)(line + len - colon - 2));
+		sync_outputs(job);
+	} else if (len > sizeof(result_dyn) - 1 &&
+		   memcmp(line, result_dyn, sizeof(result_dyn) - 1) == 0) {
+		sync_outputs(job);
+	}
+	if (taints) {
+		/* The subtest that starts on a tainted kernel is journalled, then stopped, and its
+		 * output says why, as igt_runner writes it. */
+		char note[128];
+		int n = snprintf(note, sizeof(note),
+				 "\nrunner: This test was killed due to a kernel taint (%#lx).\n", taints);
+		bci_write_all(job->fds[BCI_IGT_OUT_TXT], note, (size_t)n);
+		escalate(job, "Kernel tainted", now);
+		job->timed_out = false;
+	}
+}
+
+static void drop_trailing_nuls(int fd)
+{
+	off_t end = lseek(fd, 0, SEEK_END), keep = end;
+	char block[4096];
+
+	while (keep > 0) {
+		size_t n = keep > (off_t)sizeof(block) ? sizeof(block) : (size_t)keep;
+		ssize_t got = pread(fd, block, n, keep - (off_t)n);
+		size_t i = (size_t)got;
+		if (got != (ssize_t)n)
+			return;
+		while (i > 0 && block[i - 1] == '\0')
+			i--;
+		keep -= (off_t)(n - i);
+		if (i > 0)
+			break;
+	}
+	if (keep < end && ftruncate(fd, keep) == 0)
+		bci_warn("dropped %lld NUL bytes a crash left at the end of an output file",
+			 (long long)(end - keep));
+}
+
+static int open_job_outputs(struct bci_igt_job *job, char *dir)
+{
+	int ret = bci_mkdir_p(dir, 0755);
+
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < BCI_IGT_OUTPUTS; i++) {
+		char path[PATH_MAX + 16];
+		char last;
+		snprintf(path, sizeof(path), "%.*s/%s", PATH_MAX - 1, dir, output_names[i]);
+		job->fds[i] = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (job->fds[i] < 0)
+			return -errno;
+		/*
+		 * A resumed job appends. A crash can leave the end of a file as NUL
+		 * bytes (the size was on disk, the data not): cut them, since parsers
+		 * of these files (igt_runner's included) stop at the first NUL. Then
+		 * end a line cut by the crash, as igt_runner does.
+		 */
+		drop_trailing_nuls(job->fds[i]);
+		if (pread(job->fds[i], &last, 1, lseek(job->fds[i], 0, SEEK_END) - 1) == 1 &&
+		    last != '\n')
+			bci_write_all(job->fds[i], "\n", 1);
+	}
+	return bci_fsync_parent(dir);
+}
+
+static void build_argv(struct bci_igt_job *job, const struct bci_igt_selection *what)
+{
+	struct bci_executor *ex = job->ex;
+	const struct bci_joblist_entry *e = job->entry;
+	char *const *subtests = what->subtests;
+	size_t count = what->count, subs_size = sizeof(job->argv_subtests);
+	const char *dynamic_filter = what->dynamic_filter, **argv = job->argv;
+	char *path = job->argv_path, *subs = job->argv_subtests, *dynamic = job->argv_dynamic;
+	int argc = 0;
+
+	bci_path(ex, path, "%s/%s", bci_config_get(ex->config, "test_dir"), e->binary);
+	argv[argc++] = path;
+	if (count > 0) {
+		size_t used = 0;
+		const char *at = strchr(subtests[0], '@');
+		dynamic[0] = '\0';
+		if (at && count == 1) {
+			snprintf(subs, subs_size, "%.*s", (int)(at - subtests[0]), subtests[0]);
+			snprintf(dynamic, sizeof(job->argv_dynamic), "%s", at + 1);
+		} else {
+			for (size_t i = 0; i < count && used < subs_size; i++)
+				used += (size_t)snprintf(subs + used, subs_size - used, "%s%s",
+							 i ? "," : "", subtests[i]);
+		}
+		argv[argc++] = "--run-subtest";
+		argv[argc++] = subs;
+		if (dynamic[0]) {
+			argv[argc++] = "--dynamic-subtest";
+			argv[argc++] = dynamic;
+		} else if (dynamic_filter) {
+			argv[argc++] = "--dynamic-subtest";
+			argv[argc++] = dynamic_filter;
+		}
+	}
+	argv[argc] = NULL;
+}
+
+/* Returns the reason the job has to be stopped now, or NULL. */
+static const char *timeout_reason(struct bci_igt_job *job, long now)
+{
+	struct bci_config *c = job->ex->config;
+	unsigned long per_test = bci_config_get_seconds(c, "per_test_timeout");
+	unsigned long inactivity = bci_config_get_seconds(c, "inactivity_timeout");
+
+	if (job->killed) {
+		long grace = job->killed == SIGQUIT
+				     ? (long)bci_config_get_seconds(c, "kill_grace") * 1000
+				     : KILL_GIVE_UP_MS;
+		return now - job->killed_at > grace ? "still running after a kill" : NULL;
+	}
+	if (per_test && now - job->last_subtest > (long)per_test * 1000)
+		return "Per-test timeout exceeded";
+	if (inactivity && now - job->last_activity > (long)inactivity * 1000)
+		return "Inactivity timeout exceeded";
+	return NULL;
+}
+
+static void escalate(struct bci_igt_job *job, const char *reason, long now)
+{
+	int sig = job->killed == 0 ? SIGQUIT : SIGKILL;
+
+	bci_kmsg_mark(job->ex, 4, "%s. Killing the current test with %s.\n", reason,
+		      sig == SIGQUIT ? "SIGQUIT" : "SIGKILL");
+	if (sig == SIGQUIT) {
+		/* Task states and memory into the log: the next person needs them. */
+		bci_sysrq(job->ex, 't');
+		bci_sysrq(job->ex, 'm');
+	}
+	bci_warn("job %u: %s: sending %s", job->index, reason, sig == SIGQUIT ? "SIGQUIT" : "SIGKILL");
+	bci_igt_process_signal(job->pid, sig);
+	job->killed = sig;
+	job->killed_at = now;
+	job->timed_out = true;
+}
+
+/*
+ * A suspend cycle job: the cycle writes the IGT protocol itself (it is one
+ * synchronous call, no child and no pipe). Its journal.txt line is durable
+ * before the machine sleeps, so a cycle that never wakes is incomplete.
+ */
+static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
+{
+	struct bci_executor *ex = job->ex;
+	struct bci_suspend_record record;
+	char line[320];
+	int n = snprintf(line, sizeof(line), "%s\n", cycle), status;
+
+	journal_write(job, line, (size_t)n);
+	bci_kmsg_mark(ex, 6, "job %u: suspend cycle %s\n", job->index, cycle);
+	job->start = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
+	status = bci_suspend_cycle(ex, cycle, job->fds[BCI_IGT_OUT_TXT], job->fds[BCI_IGT_ERR_TXT],
+				   job->fds[BCI_IGT_DMESG_TXT], &record);
+	if (status < 0) {
+		bci_error("job %u: %s is not a suspend cycle", job->index, cycle);
+		return status;
+	}
+	job->status = status;
+	job->seconds = record.wall;
+	snprintf(job->last_result, sizeof(job->last_result), "%s", record.result);
+	job->results = 1;
+	n = snprintf(line, sizeof(line), "exit:%d (%.3fs)\n", status, record.wall);
+	for (int i = 0; i < BCI_IGT_OUTPUTS; i++)
+		sync_output(job, i);
+	journal_write(job, line, (size_t)n);
+	return 0;
+}
+
+/* The streams, the kernel log budget, the command line, then the child. */
+static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *what)
+{
+	struct bci_executor *ex = job->ex;
+	unsigned long long limit = bci_config_get_size(ex->config, "output_limit");
+	/* The first three quarters of the limit, then the last quarter: a file stays within it
+	 * (plus the protocol lines), which the results generator can always read. */
+	size_t tail_size = (size_t)(limit / 4 > 0 ? limit / 4 : 1);
+	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, null_fd = -1, ret;
+	char null_path[PATH_MAX];
+	char **envp;
+
+	ret = bci_igt_stream_init(&job->out, job->fds[BCI_IGT_OUT_TXT], limit - limit / 4, tail_size);
+	if (ret == 0)
+		ret = bci_igt_stream_init(&job->err, job->fds[BCI_IGT_ERR_TXT], limit - limit / 4,
+					  tail_size);
+	if (ret < 0) {
+		bci_error("job %u: no memory for its output tails", job->index);
+		return ret;
+	}
+	job->out.on_line = handle_out_line;
+	job->out.data = job;
+	job->dmesg_budget = (struct bci_kmsg_budget){
+		.limit = limit,
+		.keep_level = bci_settings_dmesg_warn_level(ex->config),
+	};
+	build_argv(job, what);
+	if (bci_path(ex, null_path, "/dev/null") < 0 ||
+	    (null_fd = open(null_path, O_RDWR | O_CLOEXEC)) < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 ||
+	    pipe2(err_pipe, O_CLOEXEC) < 0) {
+		ret = -errno;
+		bci_error("job %u: cannot open /dev/null or its pipes: %s", job->index, strerror(-ret));
+		goto out;
+	}
+	job->kmsg_fd = bci_kmsg_open(ex);
+	bci_kmsg_mark(ex, 6, "job %u: %s%s%s\n", job->index, job->entry->binary,
+		      what->count ? " " : "", what->count ? job->argv_subtests : "");
+
+	job->start = job->last_activity = job->last_subtest = bci_clock_ms(ex, CLOCK_BOOTTIME);
+	fflush(stdout);
+	fflush(stderr);
+	envp = bci_igt_process_env();
+	job->pid = bci_igt_process_spawn(job->argv, envp, null_fd, out_pipe[1], err_pipe[1],
+					 IGT_EXIT_INVALID);
+	free(envp);
+	if (job->pid < 0) {
+		ret = job->pid;
+		goto out;
+	}
+	job->out.pipe_fd = out_pipe[0];
+	job->err.pipe_fd = err_pipe[0];
+	out_pipe[0] = err_pipe[0] = -1; /* the streams own them now */
+out:
+	if (null_fd >= 0)
+		close(null_fd);
+	for (int i = 0; i < 2; i++) {
+		if (out_pipe[i] >= 0)
+			close(out_pipe[i]);
+		if (err_pipe[i] >= 0)
+			close(err_pipe[i]);
+	}
+	return ret;
+}
+
+/* One turn's reads of the test's pipes and of the kernel log. */
+static void job_read(struct bci_igt_job *job, const struct pollfd *pfds, long now)
+{
+	char buf[65536];
+
+	for (int i = 0; i < 2; i++) {
+		struct bci_igt_stream *s = i == 0 ? &job->out : &job->err;
+		if (s->pipe_fd < 0 || !(pfds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		ssize_t n = read(s->pipe_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(s->pipe_fd);
+			s->pipe_fd = -1;
+			continue;
+		}
+		job->last_activity = now;
+		bci_igt_stream_feed(s, buf, (size_t)n);
+	}
+	if (job->kmsg_fd >= 0 && (pfds[2].revents & POLLIN)) {
+		job->last_activity = now;
+		if (bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_IGT_DMESG_TXT],
+				   &job->dmesg_budget) < 0) {
+			close(job->kmsg_fd);
+			job->kmsg_fd = -1;
+		}
+	}
+}
+
+/*
+ * One loop: the test's stdout and stderr, the kernel log, signals, timers,
+ * the watchdog; until the child is reaped and its pipes are closed. 0, or
+ * -errno when poll fails; job->unkillable when even SIGKILL did not end it.
+ */
+static int job_monitor(struct bci_igt_job *job)
+{
+	struct bci_executor *ex = job->ex;
+	long drain_deadline = 0;
+
+	while (!job->reaped || job->out.pipe_fd >= 0 || job->err.pipe_fd >= 0) {
+		struct pollfd pfds[4] = {
+			{ .fd = job->out.pipe_fd, .events = POLLIN },
+			{ .fd = job->err.pipe_fd, .events = POLLIN },
+			{ .fd = job->kmsg_fd, .events = POLLIN },
+			{ .fd = job->reaped ? -1 : ex->signal_fd, .events = POLLIN },
+		};
+		long now;
+
+		if (poll(pfds, 4, 1000) < 0 && errno != EINTR) {
+			int ret = -errno;
+			bci_error("job %u: poll: %s", job->index, strerror(-ret));
+			return ret;
+		}
+		bci_watchdog_pet(ex);
+		now = bci_clock_ms(ex, CLOCK_BOOTTIME);
+		job_read(job, pfds, now);
+		if (!job->reaped && bci_signals_dispatch(ex, job->pid, &job->wait_status)) {
+			job->reaped = true;
+			/* Grandchildren may hold the pipes open: give them a moment, not forever. */
+			drain_deadline = now + 2000;
+		}
+		if (job->reaped) {
+			if (now > drain_deadline)
+				break;
+			continue;
+		}
+		const char *reason = timeout_reason(job, now);
+		if (reason && job->killed == SIGKILL) {
+			job->unkillable = true;
+			bci_error("job %u: the test does not die even after SIGKILL: stopping the run",
+				  job->index);
+			break;
+		}
+		if (reason)
+			escalate(job, reason, now);
+	}
+	return 0;
+}
+
+/* The igt exit status of a wait status: >= 0, -signal, or 9999 for neither. */
+static int exit_status(int wait_status)
+{
+	if (WIFEXITED(wait_status))
+		return WEXITSTATUS(wait_status) >= 128 ? 128 - WEXITSTATUS(wait_status)
+						       : WEXITSTATUS(wait_status);
+	if (WIFSIGNALED(wait_status))
+		return -WTERMSIG(wait_status);
+	return 9999;
+}
+
+/* What the loop leaves: the streams' ends, the kernel log's note, the exit in journal.txt. */
+static int job_collect(struct bci_igt_job *job, int monitor_ret)
+{
+	char line[64];
+	int n;
+
+	for (int i = 0; i < 2; i++) {
+		struct bci_igt_stream *s = i == 0 ? &job->out : &job->err;
+		if (s->pipe_fd >= 0)
+			close(s->pipe_fd);
+		s->pipe_fd = -1;
+		bci_igt_stream_finish(s);
+	}
+	if (job->dmesg_budget.dropped) {
+		/* Said in the job's kernel log itself, in its record format, where a reader looks. */
+		char note[256];
+		n = snprintf(note, sizeof(note),
+			     "14,0,0,-;[bootci] kernel log over the limit of %llu bytes: %llu bytes "
+			     "of records less severe than level %d dropped\n",
+			     job->dmesg_budget.limit, job->dmesg_budget.dropped,
+			     job->dmesg_budget.keep_level);
+		bci_write_all(job->fds[BCI_IGT_DMESG_TXT], note, (size_t)n);
+		bci_warn("job %u: kernel log over output_limit: %llu bytes dropped", job->index,
+			 job->dmesg_budget.dropped);
+	}
+	job->seconds = (double)(bci_clock_ms(job->ex, CLOCK_BOOTTIME) - job->start) / 1000.0;
+	sync_outputs(job);
+	if (!job->reaped)
+		return job->unkillable ? 1 : (monitor_ret < 0 ? monitor_ret : -EIO);
+	job->status = exit_status(job->wait_status);
+	n = snprintf(line, sizeof(line), "%s%d (%.3fs)\n", job->timed_out ? "timeout:" : "exit:",
+		     job->status, job->seconds);
+	journal_write(job, line, (size_t)n);
+	return 0;
+}
+
+int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci_journal *journal,
+		    unsigned index, const struct bci_joblist_entry *entry,
+		    const struct bci_igt_selection *what)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	memset(job, 0, sizeof(*job));
+	job->ex = ex;
+	job->journal = journal;
+	job->index = index;
+	job->entry = entry;
+	job->kmsg_fd = -1;
+	job->out.pipe_fd = job->err.pipe_fd = -1;
+	for (int i = 0; i < BCI_IGT_OUTPUTS; i++) {
+		job->fds[i] = -1;
+		job->synced[i] = -1;
+	}
+	ret = bci_igt_rundir_path(ex, dir, "%u", index);
+	if (ret == 0)
+		ret = open_job_outputs(job, dir);
+	if (ret < 0) {
+		bci_error("job %u: cannot open its output files in %s: %s", index, dir, strerror(-ret));
+		goto out;
+	}
+	if (strcmp(entry->binary, BCI_SUSPEND_BINARY) == 0) {
+		ret = run_suspend_job(job, what->subtests[0]);
+		goto out;
+	}
+	ret = job_start(job, what);
+	if (ret < 0)
+		goto out;
+	ret = job_collect(job, job_monitor(job));
+out:
+	if (job->kmsg_fd >= 0)
+		close(job->kmsg_fd);
+	for (int i = 0; i < BCI_IGT_OUTPUTS; i++)
+		if (job->fds[i] >= 0)
+			close(job->fds[i]);
+	bci_igt_stream_release(&job->out);
+	bci_igt_stream_release(&job->err);
+	return ret;
+}
