@@ -21,7 +21,10 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -154,6 +157,8 @@ static void plan_and_results(void **state)
 			    "igt_basic pass\nigt_basic fail\nigt_basic skip\nigt_basic warn-stderr\n"
 			    "igt_basic crash\nigt_simple\nigt_dynamic mixed\nigt_dynamic all-skip\n");
 	assert_non_null(strstr(run_file(f, "0/journal.txt"), "pass\nexit:0 ("));
+	/* The environment the engine gives a test: IGT's sentinel copies on stderr. */
+	assert_non_null(strstr(run_file(f, "0/err.txt"), "Starting subtest: pass\n"));
 	assert_non_null(strstr(run_file(f, "1/journal.txt"), "fail\nexit:98 ("));
 	assert_non_null(strstr(run_file(f, "4/journal.txt"), "crash\nexit:-11 ("));
 	assert_non_null(strstr(run_file(f, "bootci-journal.txt"),
@@ -548,6 +553,61 @@ static void finished_run_is_not_run_again(void **state)
 	assert_null(strstr(strstr(journal, "boot 2 "), "start"));
 }
 
+/*
+ * A journal line that cannot be made durable stops the run where it stands:
+ * nothing after it is done as if it were recorded (no endtime.txt, no
+ * `done`), the console says why, and the engine fails so that the executor
+ * ends the boot and hands over. The journal is made the largest file of the
+ * run and RLIMIT_FSIZE set just above its `start` line (in a child, the
+ * limit being the process's), so its next line, the job's `exit`, fails.
+ */
+static void journal_not_durable_stops_the_run(void **state)
+{
+	struct fixture *f = *state;
+	char line[64], path[PATH_MAX + 32];
+	size_t prefill = 0, limit;
+	int status, fd;
+	pid_t pid;
+
+	start(f, "igt@igt_basic@pass\n", "");
+	snprintf(path, sizeof(path), "%s/bootci-journal.txt", f->ex.run_dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	for (int i = 0; i < 4000; i++) {
+		int n = snprintf(line, sizeof(line), "boot %d 1700000000 earlier\n", i + 1);
+		assert_int_equal(bci_write_all(fd, line, (size_t)n), 0);
+		prefill += (size_t)n;
+	}
+	close(fd);
+	limit = prefill + (size_t)snprintf(line, sizeof(line), "boot 4001 %ld test\n", (long)time(NULL)) +
+		strlen("start 0\n");
+	snprintf(path, sizeof(path), "%s/console.log", f->root.dir);
+	fflush(stderr);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { limit, limit };
+		int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), ret;
+		if (out < 0 || dup2(out, STDERR_FILENO) < 0 || setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			_exit(100);
+		signal(SIGXFSZ, SIG_IGN);
+		ret = bci_igt_run(&f->ex);
+		_exit(ret < 0 ? -ret : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	fputs(fakeroot_read(&f->root, "/console.log"), stderr);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), EFBIG);
+	assert_non_null(strstr(fakeroot_read(&f->root, "/console.log"),
+			       "the journal cannot be made durable (line 'exit 0 0 "));
+	const char *journal = run_file(f, "bootci-journal.txt");
+	assert_int_equal(strlen(journal), limit);
+	assert_non_null(strstr(journal, " test\nstart 0\n"));
+	/* The job ran and its own files say so; the run's end is not claimed. */
+	assert_non_null(strstr(run_file(f, "0/journal.txt"), "pass\nexit:0 ("));
+	assert_null(run_file(f, "endtime.txt"));
+}
+
 static void taint_aborts_the_run(void **state)
 {
 	struct fixture *f = *state;
@@ -707,6 +767,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(kernel_crash_dump_names_the_dynamic_subtest, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_cap_ends_a_crash_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(journal_not_durable_stops_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(taint_aborts_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(taint_between_subtests_stops_the_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(exit_112_aborts_the_run, setup, teardown),
