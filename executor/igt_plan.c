@@ -238,14 +238,16 @@ int bci_igt_plan_build(struct bci_executor *ex, struct bci_joblist *jobs)
 {
 	const char *testlist = bci_config_get(ex->config, "testlist");
 	struct planner p = { .ex = ex, .jobs = jobs };
-	char path[PATH_MAX], err[512], *text = NULL;
+	char path[PATH_MAX], err[512] = "", *text = NULL;
 	size_t len;
 	int ret;
 
 	p.multiple = strcmp(bci_config_get(ex->config, "multiple_mode"), "yes") == 0;
 	if (bci_path(ex, p.test_dir, "%s", bci_config_get(ex->config, "test_dir")) < 0 ||
-	    bci_path(ex, path, "%s", testlist) < 0)
+	    bci_path(ex, path, "%s", testlist) < 0) {
+		bci_error("test_dir or testlist: path too long under %s", ex->root);
 		return -ENAMETOOLONG;
+	}
 	ret = bci_read_file(path, &text, &len, 16 << 20);
 	if (ret < 0) {
 		bci_error("cannot read the testlist %s: %s", testlist, strerror(-ret));

@@ -83,8 +83,11 @@ static int write_uname(struct bci_executor *ex)
 	struct utsname u;
 	char text[512];
 
-	if (uname(&u) < 0)
-		return -errno;
+	if (uname(&u) < 0) {
+		int ret = -errno;
+		bci_error("uname: %s", strerror(-ret));
+		return ret;
+	}
 	snprintf(text, sizeof(text), "%s %s %s %s %s\n", u.sysname, u.nodename, u.release,
 		 u.version, u.machine);
 	return bci_igt_rundir_write(ex, "uname.txt", text);
@@ -107,8 +110,10 @@ int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs)
 	if (ret < 0)
 		return ret;
 	ret = bci_joblist_format(jobs, &text, &len);
-	if (ret < 0)
+	if (ret < 0) {
+		bci_error("cannot format joblist.txt: %s", strerror(-ret));
 		return ret;
+	}
 	/* Last: its presence says the run exists. */
 	ret = bci_igt_rundir_write(ex, "joblist.txt", text);
 	free(text);
