@@ -14,7 +14,10 @@
 #include "fsutil.h"
 
 #include <limits.h>
-#include "igtout.h"
+#include "igt_protocol.h"
+#include "kmsg_record.h"
+#include "results_dir.h"
+#include "strbuf.h"
 #include "jsonw.h"
 
 #include <errno.h>
@@ -28,12 +31,6 @@
 #include <unistd.h>
 
 #define NAME_SIZE 256		/* igt_runner's piglit name buffers */
-#define INCOMPLETE_EXIT (-1234)	/* no exit line: the test never finished */
-#define GRACEFUL_EXIT (-1)	/* -SIGHUP: the runner was asked to stop */
-#define IGT_EXIT_SUCCESS 0
-#define IGT_EXIT_SKIP 77
-#define IGT_EXIT_INVALID 79
-#define IGT_EXIT_ABORT 112
 
 enum prune_mode {
 	PRUNE_KEEP_DYNAMIC = 0,
@@ -42,12 +39,8 @@ enum prune_mode {
 	PRUNE_KEEP_REQUESTED = 3,
 };
 
-/* igt_runner's totals keys, in its order. */
-static const char *const result_names[] = {
-	"crash", "pass", "dmesg-fail", "dmesg-warn", "skip", "incomplete",
-	"abort", "timeout", "notrun", "fail", "warn",
-};
-#define RESULT_COUNT (sizeof(result_names) / sizeof(result_names[0]))
+#define RESULT_COUNT BCI_IGT_RESULT_COUNT
+#define result_names bci_igt_result_names
 
 /*
  * The kernel messages at warning level or above that do not make a result
@@ -69,9 +62,9 @@ static const char dmesg_allowlist[] =
 /* With piglit-style dmesg handling only driver messages count, the reverse. */
 static const char dmesg_piglit_blocklist[] = "(\\[drm:|drm_|intel_|i915_|\\[drm\\])";
 
-static const char STARTING_SUBTEST_DMESG[] = ": starting subtest ";
-static const char STARTING_DYNAMIC_DMESG[] = ": starting dynamic subtest ";
-static const char ADD_IGNORED_REGEX_DMESG[] = "add ignored dmesg regex: ";
+static const char STARTING_SUBTEST_DMESG[] = BCI_IGT_DMESG_STARTING_SUBTEST;
+static const char STARTING_DYNAMIC_DMESG[] = BCI_IGT_DMESG_STARTING_DYNAMIC;
+static const char ADD_IGNORED_REGEX_DMESG[] = BCI_IGT_DMESG_ADD_IGNORED_REGEX;
 static const char NO_OUTPUT_TEXT[] =
 	"This test didn't produce any output. The machine probably rebooted ungracefully.\n";
 
@@ -117,10 +110,6 @@ struct job {
 	size_t requested_count;
 };
 
-struct strbuf {
-	char *p;		/* NULL until something is appended */
-	size_t len, cap;
-};
 
 struct gen {
 	const char *dir;
@@ -200,28 +189,8 @@ static int keep_blob(struct gen *g, char *blob)
 	return 0;
 }
 
-static int strbuf_append(struct strbuf *b, const char *s, size_t len)
-{
-	if (b->len + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		char *p;
-
-		while (cap < b->len + len + 1)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, len);
-	b->len += len;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
 /* Hands the buffer's text over to the job (as a text) and empties the buffer. */
-static int strbuf_to_text(struct gen *g, struct strbuf *b, struct text *t)
+static int strbuf_to_text(struct gen *g, struct bci_strbuf *b, struct text *t)
 {
 	int ret;
 
@@ -235,16 +204,6 @@ static int strbuf_to_text(struct gen *g, struct strbuf *b, struct text *t)
 	ret = keep_blob(g, b->p);
 	memset(b, 0, sizeof(*b));
 	return ret;
-}
-
-static int result_index(const char *result)
-{
-	size_t i;
-
-	for (i = 0; i < RESULT_COUNT; i++)
-		if (!strcmp(result, result_names[i]))
-			return (int)i;
-	return -1;
 }
 
 /* Reads a whole file of the results directory; -ENOENT is left to the caller. */
@@ -401,7 +360,7 @@ static const char *job_file_name(struct gen *g, const char *path)
 	return path;
 }
 
-static int append_marker(struct gen *g, struct strbuf *b, const char *path,
+static int append_marker(struct gen *g, struct bci_strbuf *b, const char *path,
 			 unsigned long long left_out, unsigned long long size)
 {
 	char text[PATH_MAX + 256];
@@ -413,22 +372,12 @@ static int append_marker(struct gen *g, struct strbuf *b, const char *path,
 		     left_out, job_file_name(g, path), size, g->max_file);
 	if (n < 0)
 		return -EINVAL;
-	return strbuf_append(b, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+	return bci_strbuf_append(b, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
 }
 
 static bool is_protocol_line(const char *text, size_t len)
 {
-	struct bci_igtout parsed;
-	bool protocol;
-
-	/* Every protocol line starts "Starting", "Subtest", "Dynamic" or "IGT-Version". */
-	if (len == 0 || (text[0] != 'S' && text[0] != 'D' && text[0] != 'I'))
-		return false;
-	if (bci_igtout_parse(&parsed, text, len) < 0)
-		return true;	/* no memory to tell: keeping it is the safe side */
-	protocol = parsed.mark_count > 0 || parsed.has_version;
-	bci_igtout_release(&parsed);
-	return protocol;
+	return bci_igt_line_classify(text, len) != BCI_IGT_LINE_OTHER;
 }
 
 #define PROTOCOL_LINE_MAX 4096	/* longer protocol lines are kept cut */
@@ -450,14 +399,14 @@ static int read_condensed(struct gen *g, const char *path, int fd, unsigned long
 {
 	size_t half = g->max_file / 2, budget = g->max_file / 4, head_len, tail_skip = 0, before;
 	unsigned long long tail_start = size - half, kept_end;
-	struct strbuf out = { 0 };
+	struct bci_strbuf out = { 0 };
 	struct line_reader r;
 	struct line line;
 	char *tail = NULL, *nl;
 	bool over_budget = false, stopped = false, first = true, head_cut;
 	int ret;
 
-	ret = strbuf_append(&out, "", 0);
+	ret = bci_strbuf_append(&out, "", 0);
 	if (ret < 0)
 		return ret;
 	if (out.cap < half + 1) {
@@ -485,7 +434,7 @@ static int read_condensed(struct gen *g, const char *path, int fd, unsigned long
 	out.len = head_len;
 	out.p[head_len] = '\0';
 	if (head_cut)
-		ret = strbuf_append(&out, "\n", 1);
+		ret = bci_strbuf_append(&out, "\n", 1);
 	if (ret < 0)
 		goto fail;
 	kept_end = head_len;
@@ -530,9 +479,9 @@ static int read_condensed(struct gen *g, const char *path, int fd, unsigned long
 		if (line.offset > kept_end)
 			ret = append_marker(g, &out, path, line.offset - kept_end, size);
 		if (ret == 0)
-			ret = strbuf_append(&out, line.text, line.len);
+			ret = bci_strbuf_append(&out, line.text, line.len);
 		if (ret == 0 && keep > line.len)
-			ret = strbuf_append(&out, "\n", 1);
+			ret = bci_strbuf_append(&out, "\n", 1);
 		budget -= out.len - before < budget ? out.len - before : budget;
 		kept_end = line.offset + line.len;
 	}
@@ -546,7 +495,7 @@ static int read_condensed(struct gen *g, const char *path, int fd, unsigned long
 	if (tail_start > kept_end)
 		ret = append_marker(g, &out, path, tail_start - kept_end, size);
 	if (ret == 0)
-		ret = strbuf_append(&out, tail + tail_skip, half - tail_skip);
+		ret = bci_strbuf_append(&out, tail + tail_skip, half - tail_skip);
 done_warn:
 	if (ret < 0)
 		goto fail;
@@ -723,7 +672,7 @@ static void job_reset(struct gen *g)
 
 static void piglit_name(struct gen *g, const char *subtest, char name[NAME_SIZE])
 {
-	bci_igtout_piglit_name(g->job->binary, subtest, name, NAME_SIZE);
+	bci_igt_piglit_name(g->job->binary, subtest, name, NAME_SIZE);
 }
 
 /* ---- per-binary counters for "totals" and "runtimes" ---- */
@@ -761,7 +710,7 @@ static int add_binary_runtime(struct gen *g, double time)
 
 static void count_result(struct binary_stats *b, struct gen *g, const char *result)
 {
-	int idx = result_index(result);
+	int idx = bci_igt_result_index(result);
 
 	/* igt_runner only warns about a result it has no counter for. */
 	if (idx < 0)
@@ -778,7 +727,7 @@ static int add_to_totals(struct gen *g, const char *binary)
 	struct test *t;
 	size_t i, k;
 
-	bci_igtout_piglit_name(binary, NULL, name, NAME_SIZE);
+	bci_igt_piglit_name(binary, NULL, name, NAME_SIZE);
 	b = get_binary(g, name);
 	if (!b)
 		return -ENOMEM;
@@ -794,7 +743,7 @@ static int add_to_totals(struct gen *g, const char *binary)
 		return 0;
 	}
 	for (i = 0; i < g->sub_count; i++) {
-		bci_igtout_piglit_name(binary, g->subs[i].name, name, NAME_SIZE);
+		bci_igt_piglit_name(binary, g->subs[i].name, name, NAME_SIZE);
 		t = find_test(g, name);
 		if (t) {
 			/* igt_runner stops counting this job at a test without a result. */
@@ -803,7 +752,7 @@ static int add_to_totals(struct gen *g, const char *binary)
 			count_result(b, g, t->result);
 		}
 		for (k = 0; k < g->subs[i].dynamic_count; k++) {
-			bci_igtout_piglit_name_dynamic(name, g->subs[i].dynamic[k], dyn_name, NAME_SIZE);
+			bci_igt_piglit_name_dynamic(name, g->subs[i].dynamic[k], dyn_name, NAME_SIZE);
 			t = find_test(g, dyn_name);
 			if (!t)
 				continue;
@@ -840,7 +789,7 @@ static int read_settings(struct gen *g)
 	bool warn_level_set = false;
 	int ret, v;
 
-	path = path_join(g->dir, "metadata.txt");
+	path = path_join(g->dir, BCI_RESULTS_METADATA);
 	if (!path)
 		return -ENOMEM;
 	ret = read_text(g, path, &text, &len);
@@ -970,57 +919,46 @@ static int parse_job_line(char *line, struct job *job)
 
 /* ---- journal.txt ---- */
 
-static const char *result_from_exit(int code)
+/* "exit:": the binary's runtime, and the test's when it has no subtests. */
+static int journal_exit(struct gen *g, const struct bci_job_journal_line *entry)
 {
-	switch (code) {
-	case IGT_EXIT_SKIP: return "skip";
-	case IGT_EXIT_SUCCESS: return "pass";
-	case IGT_EXIT_INVALID: return "skip";
-	case IGT_EXIT_ABORT: return "abort";
-	case INCOMPLETE_EXIT: return "incomplete";
-	case GRACEFUL_EXIT: return "notrun";
-	default: return "fail";
+	char name[NAME_SIZE];
+	struct test *t;
+	int ret = add_binary_runtime(g, entry->time);
+
+	if (ret < 0)
+		return ret;
+	if (g->sub_count == 0 && g->job->requested_count == 0) {
+		piglit_name(g, NULL, name);
+		t = get_test(g, name);
+		if (!t)
+			return -ENOMEM;
+		add_runtime(t, entry->time);
 	}
+	return 0;
 }
 
-/*
- * "exit:CODE (SECONDSs)" or "timeout:CODE (SECONDSs)", the time optional.
- * A line cut short by a crash (@strict false: the file's last line, with no
- * newline) is read as leniently as igt_runner reads every line.
- */
-static int parse_exit_line(const char *rest, bool strict, int *code, double *time)
+/* "timeout:": it belongs to the subtest that was running. */
+static int journal_timeout(struct gen *g, const struct bci_job_journal_line *entry)
 {
-	const char *paren = strchr(rest, '(');
-	char *end;
-	long n;
+	char name[NAME_SIZE];
+	struct test *t;
 
-	*time = 0.0;
-	if (!strict) {
-		*code = atoi(rest);
-		if (paren)
-			*time = strtod(paren + 1, NULL);
+	if (g->sub_count == 0)
 		return 0;
-	}
-	errno = 0;
-	n = strtol(rest, &end, 10);
-	if (end == rest || errno || n < -100000 || n > 100000)
-		return -EINVAL;
-	*code = (int)n;
-	if (*end == '\0')
-		return 0;
-	if (end[0] != ' ' || end[1] != '(')
-		return -EINVAL;
-	rest = end + 2;
-	*time = strtod(rest, &end);
-	if (end == rest || strcmp(end, "s)") != 0)
-		return -EINVAL;
-	return 0;
+	piglit_name(g, g->subs[g->sub_count - 1].name, name);
+	t = get_test(g, name);
+	if (!t)
+		return -ENOMEM;
+	t->result = "timeout";
+	add_runtime(t, entry->time);
+	return add_binary_runtime(g, entry->time);
 }
 
 static int fill_from_journal(struct gen *g, const char *path, char *text, size_t len)
 {
 	const struct job *job = g->job;
-	int exitcode = INCOMPLETE_EXIT;
+	int exitcode = BCI_RESULTS_EXIT_INCOMPLETE;
 	bool has_timeout = false;
 	char name[NAME_SIZE];
 	size_t lineno = 0;
@@ -1031,8 +969,7 @@ static int fill_from_journal(struct gen *g, const char *path, char *text, size_t
 	while (line < end) {
 		char *nl = memchr(line, '\n', (size_t)(end - line));
 		bool terminated = nl != NULL;
-		double time;
-		int code;
+		struct bci_job_journal_line entry;
 
 		lineno++;
 		if (!nl)
@@ -1041,60 +978,42 @@ static int fill_from_journal(struct gen *g, const char *path, char *text, size_t
 		if (strlen(line) != (size_t)(nl - line))
 			return gen_error(g, -EINVAL, "%s:%zu: NUL byte in line", path, lineno);
 
-		if (!strncmp(line, "exit:", 5)) {
-			if (parse_exit_line(line + 5, terminated, &code, &time) < 0)
-				return gen_error(g, -EINVAL, "%s:%zu: malformed exit line '%s'",
-						 path, lineno, line);
-			exitcode = code;
-			ret = add_binary_runtime(g, time);
-			if (ret < 0)
-				return ret;
-			/* A test without subtests carries the runtime itself. */
-			if (g->sub_count == 0 && job->requested_count == 0) {
-				piglit_name(g, NULL, name);
-				t = get_test(g, name);
-				if (!t)
-					return -ENOMEM;
-				add_runtime(t, time);
-			}
-		} else if (!strncmp(line, "timeout:", 8)) {
-			if (parse_exit_line(line + 8, terminated, &code, &time) < 0)
-				return gen_error(g, -EINVAL, "%s:%zu: malformed timeout line '%s'",
-						 path, lineno, line);
+		ret = bci_job_journal_parse_line(line, terminated, &entry);
+		if (ret < 0)
+			return gen_error(g, -EINVAL, "%s:%zu: malformed %s line '%s'", path, lineno,
+					 entry.kind == BCI_JOB_JOURNAL_EXIT ? "exit" : "timeout", line);
+		switch (entry.kind) {
+		case BCI_JOB_JOURNAL_EXIT:
+			ret = journal_exit(g, &entry);
+			exitcode = entry.code;
+			break;
+		case BCI_JOB_JOURNAL_TIMEOUT:
 			has_timeout = true;
-			if (g->sub_count) {
-				/* The timeout belongs to the subtest that was running. */
-				piglit_name(g, g->subs[g->sub_count - 1].name, name);
-				t = get_test(g, name);
-				if (!t)
-					return -ENOMEM;
-				t->result = "timeout";
-				add_runtime(t, time);
-				ret = add_binary_runtime(g, time);
-				if (ret < 0)
-					return ret;
-			}
-		} else if (line[0] == '\0') {
+			ret = journal_timeout(g, &entry);
+			break;
+		case BCI_JOB_JOURNAL_EMPTY:
 			if (terminated)
 				return gen_error(g, -EINVAL, "%s:%zu: empty line", path, lineno);
-		} else {
+			break;
+		case BCI_JOB_JOURNAL_SUBTEST:
 			ret = add_subtest(g, line);
-			if (ret < 0)
-				return ret;
+			break;
 		}
+		if (ret < 0)
+			return ret;
 		line = nl + 1;
 	}
 
-	if (g->sub_count && (exitcode == IGT_EXIT_ABORT || exitcode == GRACEFUL_EXIT)) {
+	if (g->sub_count && (exitcode == BCI_IGT_EXIT_ABORT || exitcode == BCI_RESULTS_EXIT_GRACEFUL)) {
 		piglit_name(g, g->subs[g->sub_count - 1].name, name);
 		t = get_test(g, name);
 		if (!t)
 			return -ENOMEM;
-		t->result = exitcode == IGT_EXIT_ABORT ? "abort" : "notrun";
+		t->result = exitcode == BCI_IGT_EXIT_ABORT ? "abort" : "notrun";
 	}
 
 	if (g->sub_count == 0) {
-		const char *result = has_timeout ? "timeout" : result_from_exit(exitcode);
+		const char *result = has_timeout ? "timeout" : bci_job_journal_result(exitcode);
 		const char *subtest = NULL;
 
 		/*
@@ -1135,14 +1054,14 @@ static void set_stream(struct test *t, bool is_out, struct text text)
 
 static int fill_from_output(struct gen *g, const char *buf, size_t len, bool is_out)
 {
-	struct bci_igtout parsed;
+	struct bci_igt_output parsed;
 	struct text version = { NULL, 0 };
 	char name[NAME_SIZE], dyn_name[NAME_SIZE], dynamic[NAME_SIZE];
 	struct test *t, *d;
 	size_t i;
 	int ret;
 
-	ret = bci_igtout_parse(&parsed, buf, len);
+	ret = bci_igt_output_parse(&parsed, buf, len);
 	if (ret < 0)
 		return ret;
 	if (parsed.has_version)
@@ -1164,7 +1083,7 @@ static int fill_from_output(struct gen *g, const char *buf, size_t len, bool is_
 
 	for (i = 0; i < g->sub_count; i++) {
 		struct subtest *sub = &g->subs[i];
-		struct bci_igtout_span span, dspan;
+		struct bci_igt_span span, dspan;
 		size_t cursor = 0;
 
 		piglit_name(g, sub->name, name);
@@ -1173,7 +1092,7 @@ static int fill_from_output(struct gen *g, const char *buf, size_t len, bool is_
 			ret = -ENOMEM;
 			goto out_parsed;
 		}
-		bci_igtout_subtest(&parsed, sub->name, &span);
+		bci_igt_output_subtest(&parsed, sub->name, &span);
 		set_stream(t, is_out, slice(buf, span.begin, span.end));
 		if (version.ptr)
 			t->version = version;
@@ -1182,8 +1101,8 @@ static int fill_from_output(struct gen *g, const char *buf, size_t len, bool is_
 			set_runtime(t, span.time);
 		}
 
-		while (bci_igtout_next_dynamic(&parsed, &span, &cursor, dynamic, sizeof(dynamic), &dspan)) {
-			bci_igtout_piglit_name_dynamic(name, dynamic, dyn_name, NAME_SIZE);
+		while (bci_igt_output_next_dynamic(&parsed, &span, &cursor, dynamic, sizeof(dynamic), &dspan)) {
+			bci_igt_piglit_name_dynamic(name, dynamic, dyn_name, NAME_SIZE);
 			ret = add_dynamic(sub, dynamic);
 			if (ret < 0)
 				goto out_parsed;
@@ -1209,103 +1128,11 @@ static int fill_from_output(struct gen *g, const char *buf, size_t len, bool is_
 	}
 	ret = 0;
 out_parsed:
-	bci_igtout_release(&parsed);
+	bci_igt_output_release(&parsed);
 	return ret;
 }
 
 /* ---- dmesg.txt ---- */
-
-/*
- * Reads a /dev/kmsg record "FLAGS,SEQ,USEC,CONT;MESSAGE" the way sscanf's
- * "%u,%llu,%llu,%c;" does; the message is whatever follows the first ';'.
- */
-static bool parse_kmsg(const char *line, unsigned *flags, unsigned long long *usec,
-		       char *cont, const char **message)
-{
-	const char *p = line;
-	char *end;
-
-	*flags = (unsigned)strtoul(p, &end, 10);
-	if (end == p || *end != ',')
-		return false;
-	p = end + 1;
-	strtoull(p, &end, 10);
-	if (end == p || *end != ',')
-		return false;
-	p = end + 1;
-	*usec = strtoull(p, &end, 10);
-	if (end == p || *end != ',' || end[1] == '\0')
-		return false;
-	*cont = end[1];
-	*message = strchr(line, ';');
-	if (!*message)
-		return false;
-	(*message)++;
-	return true;
-}
-
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static bool printable_or_space(int c)
-{
-	return (c >= 0x20 && c <= 0x7e) || (c >= '\t' && c <= '\r');
-}
-
-/*
- * The kernel escapes unprintable bytes as \xHH; igt_runner decodes those
- * that are printable or whitespace (with sscanf's "\\x%2x" leniency), and
- * writes "<LEVEL> [SECONDS.MICROS] MESSAGE".
- */
-static int format_kmsg(struct strbuf *out, unsigned flags, unsigned long long usec,
-		       const char *message)
-{
-	size_t len = strlen(message), i;
-	char prefix[64];
-	int ret;
-
-	out->len = 0;
-	snprintf(prefix, sizeof(prefix), "<%u> [%llu.%06llu] ", flags & 7,
-		 usec / 1000000, usec % 1000000);
-	ret = strbuf_append(out, prefix, strlen(prefix));
-	for (i = 0; i < len && ret == 0; i++) {
-		if (i + 4 < len && message[i] == '\\' && message[i + 1] == 'x') {
-			const char *p = message + i + 2;
-			int width = 2, c = 0, digits = 0, sign = 1;
-
-			while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
-				p++;
-			if (*p == '-' || *p == '+') {
-				sign = *p == '-' ? -1 : 1;
-				p++;
-				width--;
-			}
-			while (width > 0 && hex_value(*p) >= 0) {
-				c = c * 16 + hex_value(*p++);
-				width--;
-				digits++;
-			}
-			c *= sign;
-			if (digits && printable_or_space(c)) {
-				char ch = (char)c;
-
-				ret = strbuf_append(out, &ch, 1);
-				i += 3;
-				continue;
-			}
-		}
-		ret = strbuf_append(out, message + i, 1);
-	}
-	return ret;
-}
 
 /*
  * Test-provided regexes are PCRE (igt compiles them with GLib); POSIX
@@ -1319,9 +1146,20 @@ static int format_kmsg(struct strbuf *out, unsigned flags, unsigned long long us
  * word-boundary regex still matches (it may then ignore slightly more).
  * What is left (lookarounds, \A, \z, ...) fails to compile: the caller warns.
  */
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 static const char ERE_SPECIAL[] = ".[]{}()*+?|^$\\";
 
-static int translate_escape(struct strbuf *ere, char c, const char *rest, bool in_bracket,
+static int translate_escape(struct bci_strbuf *ere, char c, const char *rest, bool in_bracket,
 			    size_t *used)
 {
 	static const struct { char c; const char *out, *in_bracket; } classes[] = {
@@ -1342,35 +1180,35 @@ static int translate_escape(struct strbuf *ere, char c, const char *rest, bool i
 		if (in_bracket && !classes[i].in_bracket)
 			return -EINVAL;
 		ctl = in_bracket ? classes[i].in_bracket : classes[i].out;
-		return strbuf_append(ere, ctl, strlen(ctl));
+		return bci_strbuf_append(ere, ctl, strlen(ctl));
 	}
 	if (c == 'b' && !in_bracket)
-		return strbuf_append(ere, "\\b", 2);
+		return bci_strbuf_append(ere, "\\b", 2);
 	if (c == 'B' && !in_bracket)
 		return 0;
 	if (c == 'x' && hex_value(rest[0]) >= 0 && hex_value(rest[1]) >= 0) {
 		ch = (char)(hex_value(rest[0]) * 16 + hex_value(rest[1]));
 		*used = 2;
 		if (!in_bracket && strchr(ERE_SPECIAL, ch) && ch)
-			return strbuf_append(ere, (char[]){ '\\', ch }, 2);
-		return ch ? strbuf_append(ere, &ch, 1) : -EINVAL;
+			return bci_strbuf_append(ere, (char[]){ '\\', ch }, 2);
+		return ch ? bci_strbuf_append(ere, &ch, 1) : -EINVAL;
 	}
 	for (ctl = controls; *ctl; ctl += 2)
 		if (ctl[0] == c)
-			return strbuf_append(ere, ctl + 1, 1);
+			return bci_strbuf_append(ere, ctl + 1, 1);
 	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
 		return -EINVAL;	/* \A \z \1 ...: no translation */
 	if (!in_bracket && strchr(ERE_SPECIAL, c))
-		return strbuf_append(ere, (char[]){ '\\', c }, 2);
-	return strbuf_append(ere, &c, 1);
+		return bci_strbuf_append(ere, (char[]){ '\\', c }, 2);
+	return bci_strbuf_append(ere, &c, 1);
 }
 
 /* 0, or -EINVAL with what was tried in @ere (NUL-terminated, caller frees ere->p). */
-static int compile_ignore_regex(regex_t *re, const char *pcre, struct strbuf *ere)
+static int compile_ignore_regex(regex_t *re, const char *pcre, struct bci_strbuf *ere)
 {
 	bool in_bracket = false;
 	size_t i, used;
-	int ret = strbuf_append(ere, "", 0);
+	int ret = bci_strbuf_append(ere, "", 0);
 
 	for (i = 0; pcre[i] && ret == 0; i++) {
 		char c = pcre[i];
@@ -1381,28 +1219,28 @@ static int compile_ignore_regex(regex_t *re, const char *pcre, struct strbuf *er
 			continue;
 		}
 		if (!in_bracket && c == '(' && pcre[i + 1] == '?' && pcre[i + 2] == ':') {
-			ret = strbuf_append(ere, "(", 1);
+			ret = bci_strbuf_append(ere, "(", 1);
 			i += 2;
 			continue;
 		}
 		if (!in_bracket && (c == '*' || c == '+' || c == '?' || c == '}') && pcre[i + 1] == '?') {
-			ret = strbuf_append(ere, &c, 1);
+			ret = bci_strbuf_append(ere, &c, 1);
 			i++;
 			continue;
 		}
 		if (c == '[' && !in_bracket) {
 			in_bracket = true;
-			ret = strbuf_append(ere, &c, 1);
+			ret = bci_strbuf_append(ere, &c, 1);
 			/* "[]...]" and "[^]...]": that first ']' is a member. */
 			if (ret == 0 && pcre[i + 1] == '^')
-				ret = strbuf_append(ere, &pcre[++i], 1);
+				ret = bci_strbuf_append(ere, &pcre[++i], 1);
 			if (ret == 0 && pcre[i + 1] == ']')
-				ret = strbuf_append(ere, &pcre[++i], 1);
+				ret = bci_strbuf_append(ere, &pcre[++i], 1);
 			continue;
 		}
 		if (c == ']' && in_bracket)
 			in_bracket = false;
-		ret = strbuf_append(ere, &c, 1);
+		ret = bci_strbuf_append(ere, &c, 1);
 	}
 	if (ret == 0)
 		ret = regcomp(re, ere->p, REG_EXTENDED | REG_NOSUB | REG_NEWLINE) ? -EINVAL : 0;
@@ -1411,7 +1249,7 @@ static int compile_ignore_regex(regex_t *re, const char *pcre, struct strbuf *er
 
 /* Kernel log gathered for a test; lines not embedded are counted for a marker. */
 struct logbuf {
-	struct strbuf text;
+	struct bci_strbuf text;
 	unsigned long long left_out;	/* bytes of dmesg.txt since the last embedded line */
 };
 
@@ -1433,15 +1271,9 @@ static void drop_ignore(struct dmesg_state *st)
 	st->has_ignore = false;
 }
 
-static void strbuf_clear(struct strbuf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
-
 static void logbuf_clear(struct logbuf *lb)
 {
-	strbuf_clear(&lb->text);
+	bci_strbuf_release(&lb->text);
 	lb->left_out = 0;
 }
 
@@ -1457,7 +1289,7 @@ static int logbuf_flush(struct gen *g, struct dmesg_state *st, struct logbuf *lb
 }
 
 static int logbuf_add(struct gen *g, struct dmesg_state *st, struct logbuf *lb,
-		      const struct strbuf *line, size_t raw_len, bool embed)
+		      const struct bci_strbuf *line, size_t raw_len, bool embed)
 {
 	int ret;
 
@@ -1466,7 +1298,7 @@ static int logbuf_add(struct gen *g, struct dmesg_state *st, struct logbuf *lb,
 		return 0;
 	}
 	ret = logbuf_flush(g, st, lb);
-	return ret ? ret : strbuf_append(&lb->text, line->p, line->len);
+	return ret ? ret : bci_strbuf_append(&lb->text, line->p, line->len);
 }
 
 /* Gives a test the kernel log gathered for it; warnings only if there were any. */
@@ -1490,19 +1322,19 @@ static int file_dmesg(struct gen *g, struct dmesg_state *st, struct test *t,
  * only warnings, while the warning budget lasts.
  */
 static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, size_t raw_len,
-		      bool embed, struct strbuf *formatted)
+		      bool embed, struct bci_strbuf *formatted)
 {
-	unsigned flags;
-	unsigned long long usec;
+	struct bci_kmsg_record rec;
 	const char *message, *p;
-	char cont, name[NAME_SIZE];
+	char name[NAME_SIZE];
 	bool warning;
 	int ret;
 
 	/* Continuation lines (" KEY=value") and junk are skipped, as in igt. */
-	if (!parse_kmsg(line, &flags, &usec, &cont, &message))
+	if (!bci_kmsg_record_parse(line, raw_len, &rec))
 		return 0;
-	ret = format_kmsg(formatted, flags, usec, message);
+	message = rec.text;
+	ret = bci_kmsg_record_format_readable(formatted, &rec);
 	if (ret < 0)
 		return ret;
 
@@ -1531,7 +1363,7 @@ static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, s
 			if (ret < 0)
 				return ret;
 		}
-		bci_igtout_piglit_name_dynamic(st->test_name, p + strlen(STARTING_DYNAMIC_DMESG),
+		bci_igt_piglit_name_dynamic(st->test_name, p + strlen(STARTING_DYNAMIC_DMESG),
 					       name, NAME_SIZE);
 		st->dynamic = get_test(g, name);
 		if (!st->dynamic)
@@ -1540,7 +1372,7 @@ static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, s
 	}
 	if ((p = strstr(message, ADD_IGNORED_REGEX_DMESG))) {
 		char *regex = strdup(p + strlen(ADD_IGNORED_REGEX_DMESG));
-		struct strbuf ere = { 0 };
+		struct bci_strbuf ere = { 0 };
 
 		if (!regex)
 			return -ENOMEM;
@@ -1559,7 +1391,7 @@ static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, s
 			return ret;
 	}
 
-	warning = (int)(flags & 7) <= g->settings.dmesg_warn_level && cont != 'c';
+	warning = bci_kmsg_record_level(&rec) <= g->settings.dmesg_warn_level && rec.flags != 'c';
 	if (warning) {
 		bool listed = regexec(&g->dmesg_filter, message, 0, NULL, 0) == 0;
 
@@ -1591,7 +1423,7 @@ static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, s
 static int fill_from_dmesg(struct gen *g, const char *path, int fd)
 {
 	struct dmesg_state st;
-	struct strbuf formatted = { 0 };
+	struct bci_strbuf formatted = { 0 };
 	char name[NAME_SIZE], dyn_name[NAME_SIZE];
 	struct line_reader reader;
 	struct line line;
@@ -1690,7 +1522,7 @@ static int fill_from_dmesg(struct gen *g, const char *path, int fd)
 		if (!t->dmesg.ptr)
 			t->dmesg = (struct text){ "", 0 };
 		for (k = 0; k < g->subs[i].dynamic_count; k++) {
-			bci_igtout_piglit_name_dynamic(name, g->subs[i].dynamic[k], dyn_name, NAME_SIZE);
+			bci_igt_piglit_name_dynamic(name, g->subs[i].dynamic[k], dyn_name, NAME_SIZE);
 			t = get_test(g, dyn_name);
 			if (!t) {
 				ret = -ENOMEM;
@@ -1705,7 +1537,7 @@ out:
 	logbuf_clear(&st.warnings);
 	logbuf_clear(&st.dyn_dmesg);
 	logbuf_clear(&st.dyn_warnings);
-	strbuf_clear(&formatted);
+	bci_strbuf_release(&formatted);
 	drop_ignore(&st);
 	return ret;
 }
@@ -1722,7 +1554,7 @@ static void override_one(struct test *t)
 	const char *result = t->result ? t->result : "";
 
 	if (!strcmp(result, "pass") && t->err.ptr &&
-	    bci_igtout_err_has_warnings(t->err.ptr, t->err.len)) {
+	    bci_igt_err_has_warnings(t->err.ptr, t->err.len)) {
 		t->result = "warn";
 		result = "warn";
 	}
@@ -1760,7 +1592,7 @@ static int override_results(struct gen *g)
 			return -ENOMEM;
 		override_one(t);
 		for (k = 0; k < g->subs[i].dynamic_count; k++) {
-			bci_igtout_piglit_name_dynamic(name, g->subs[i].dynamic[k], dyn_name, NAME_SIZE);
+			bci_igt_piglit_name_dynamic(name, g->subs[i].dynamic[k], dyn_name, NAME_SIZE);
 			t = get_test(g, dyn_name);
 			if (!t)
 				return -ENOMEM;
@@ -1817,7 +1649,7 @@ static void prune_subtests(struct gen *g)
 			if (mode == PRUNE_KEEP_REQUESTED &&
 			    is_requested(g->job, sub->name, sub->dynamic[k]))
 				continue;
-			bci_igtout_piglit_name_dynamic(name, sub->dynamic[k], dyn_name, NAME_SIZE);
+			bci_igt_piglit_name_dynamic(name, sub->dynamic[k], dyn_name, NAME_SIZE);
 			delete_test(g, dyn_name);
 		}
 	}
@@ -1910,7 +1742,7 @@ static int add_notrun_results(struct gen *g)
 }
 
 enum { F_JOURNAL, F_OUT, F_ERR, F_DMESG, F_COUNT };
-static const char *const job_files[F_COUNT] = { "journal.txt", "out.txt", "err.txt", "dmesg.txt" };
+#define job_files bci_results_job_files
 
 static int process_job(struct gen *g, size_t index)
 {
@@ -1939,7 +1771,7 @@ static int process_job(struct gen *g, size_t index)
 	}
 
 	/* bootci's executor writes text; a binary comms dump would need its own parser. */
-	comms = path_join(jobdir, "comms");
+	comms = path_join(jobdir, BCI_RESULTS_JOB_COMMS);
 	if (!comms) {
 		ret = -ENOMEM;
 		goto out_jobdir;
@@ -2034,7 +1866,7 @@ static int write_jobs(struct gen *g)
 	FILE *f;
 	int ret = 0;
 
-	path = path_join(g->dir, "joblist.txt");
+	path = path_join(g->dir, BCI_RESULTS_JOBLIST);
 	if (!path)
 		return -ENOMEM;
 	f = fopen(path, "re");
@@ -2082,7 +1914,7 @@ static int write_aborted(struct gen *g)
 	struct test *t;
 	int ret;
 
-	path = path_join(g->dir, "aborted.txt");
+	path = path_join(g->dir, BCI_RESULTS_ABORTED);
 	if (!path)
 		return -ENOMEM;
 	ret = read_text(g, path, &text, &len);
@@ -2154,7 +1986,7 @@ static int write_header(struct gen *g)
 	else
 		bci_jsonw_string(w, "");
 
-	ret = read_small(g, "uname.txt", 128, &text, &len);
+	ret = read_small(g, BCI_RESULTS_UNAME, 128, &text, &len);
 	if (ret < 0)
 		return ret;
 	if (text) {
@@ -2173,7 +2005,7 @@ static int write_header(struct gen *g)
 	bci_jsonw_object_begin(w);
 	bci_jsonw_key(w, "__type__");
 	bci_jsonw_string(w, "TimeAttribute");
-	ret = read_small(g, "starttime.txt", 127, &text, &len);
+	ret = read_small(g, BCI_RESULTS_STARTTIME, 127, &text, &len);
 	if (ret < 0)
 		return ret;
 	if (text) {
@@ -2181,7 +2013,7 @@ static int write_header(struct gen *g)
 		bci_jsonw_double(w, atof(text));
 		free(text);
 	}
-	ret = read_small(g, "endtime.txt", 127, &text, &len);
+	ret = read_small(g, BCI_RESULTS_ENDTIME, 127, &text, &len);
 	if (ret < 0)
 		return ret;
 	if (text) {
@@ -2254,7 +2086,7 @@ static int write_suspend_summary(struct gen *g)
 	for (size_t i = 0; i < g->bin_count && !cycles; i++)
 		if (strcmp(g->bins[i].name, "bootci@suspend") == 0)
 			cycles = &g->bins[i];
-	if (snprintf(path, sizeof(path), "%s/suspend-summary.txt", g->dir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/" BCI_RESULTS_SUSPEND_SUMMARY, g->dir) >= (int)sizeof(path))
 		return 0;
 	ret = bci_read_file(path, &text, NULL, 1 << 16);
 	if (ret == -ENOENT && !cycles)
@@ -2265,29 +2097,28 @@ static int write_suspend_summary(struct gen *g)
 	bci_jsonw_object_begin(w);
 	if (cycles)
 		write_counts(w, "results", cycles->counts);
-	for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *space = strchr(line, ' ');
-		if (!space || space == line)
-			continue;
-		*space = '\0';
-		bci_jsonw_key(w, line);
-		char *value = space + 1, *end;
-		double min, median, max;
-		long long count = strtoll(value, &end, 10);
-		if (*value && *end == '\0') {
+	for (char *cursor = text, *key, *value; bci_results_kv_next(&cursor, &key, &value);) {
+		struct bci_suspend_spread spread;
+		long long count;
+
+		bci_jsonw_key(w, key);
+		switch (bci_suspend_summary_value(value, &count, &spread)) {
+		case BCI_SUMMARY_COUNT:
 			bci_jsonw_int(w, count);
-		} else if (sscanf(value, "%lf/%lf/%lf", &min, &median, &max) == 3) {
+			break;
+		case BCI_SUMMARY_SPREAD:
 			bci_jsonw_object_begin(w);
 			bci_jsonw_key(w, "min");
-			bci_jsonw_double(w, min);
+			bci_jsonw_double(w, spread.min);
 			bci_jsonw_key(w, "median");
-			bci_jsonw_double(w, median);
+			bci_jsonw_double(w, spread.median);
 			bci_jsonw_key(w, "max");
-			bci_jsonw_double(w, max);
+			bci_jsonw_double(w, spread.max);
 			bci_jsonw_object_end(w);
-		} else {
+			break;
+		case BCI_SUMMARY_TEXT:
 			bci_jsonw_string(w, value);
+			break;
 		}
 	}
 	free(text);

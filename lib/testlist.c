@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "testlist.h"
-#include "igtout.h"
+#include "igt_protocol.h"
 #include "message.h"
 
 #include <ctype.h>
@@ -10,6 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The suspend-cycle grammar's complaint, with what it accepts. */
+#define UNKNOWN_KIND                                                                       \
+	"unknown state or pm_test level (states " BCI_TESTLIST_SUSPEND_STATES "; pm_test "  \
+	BCI_TESTLIST_SUSPEND_PM_TESTS ")"
 
 
 int bci_igt_name_valid(const char *name, int subtest)
@@ -92,10 +97,14 @@ int bci_testlist_parse_line(const char *line, struct bci_test_name *name, char *
 				    copy);
 			return -EINVAL;
 		}
-		snprintf(name->binary, sizeof(name->binary), "%s", BCI_IGTOUT_SUSPEND_BINARY);
+		snprintf(name->binary, sizeof(name->binary), "%s", BCI_IGT_SUSPEND_BINARY);
 		snprintf(name->dynamic, sizeof(name->dynamic), "%lu", count);
 		if (!bci_igt_name_valid(name->subtest, 1)) {
 			bci_message(err, err_size, "'%s': bad suspend state '%s'", copy, name->subtest);
+			return -EINVAL;
+		}
+		if (!bci_testlist_cycle_kind_valid(name->subtest)) {
+			bci_message(err, err_size, "'%s': " UNKNOWN_KIND, copy);
 			return -EINVAL;
 		}
 		return 1;
@@ -329,6 +338,65 @@ int bci_joblist_format(const struct bci_joblist *list, char **text, size_t *len)
 
 /* ---- suspend cycles from the configuration ---- */
 
+static const char *const suspend_states[] = { "freeze", "standby", "mem", "disk" };
+static const char *const suspend_pm_tests[] = { "freezer", "devices", "platform", "processors",
+						 "core" };
+
+static bool in_list(const char *word, size_t len, const char *const *list, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (strlen(list[i]) == len && memcmp(list[i], word, len) == 0)
+			return true;
+	return false;
+}
+
+/* `<state>[_<pm_test>]` in the @len bytes at @kind, split at its first '_'. */
+static bool kind_valid(const char *kind, size_t len, size_t *state_len)
+{
+	const char *plus = memchr(kind, '_', len);
+
+	*state_len = plus ? (size_t)(plus - kind) : len;
+	if (!in_list(kind, *state_len, suspend_states,
+		     sizeof(suspend_states) / sizeof(suspend_states[0])))
+		return false;
+	return !plus || in_list(plus + 1, len - *state_len - 1, suspend_pm_tests,
+				sizeof(suspend_pm_tests) / sizeof(suspend_pm_tests[0]));
+}
+
+int bci_testlist_cycle_kind_valid(const char *kind)
+{
+	size_t state_len;
+
+	return kind_valid(kind, strlen(kind), &state_len);
+}
+
+int bci_testlist_cycle_name_parse(const char *cycle, struct bci_testlist_cycle_name *name)
+{
+	const char *dash = strrchr(cycle, '-');
+	unsigned long number = 0;
+	size_t state_len, digits;
+
+	memset(name, 0, sizeof(*name));
+	if (!dash)
+		return -EINVAL;
+	digits = strlen(dash + 1);
+	if (digits < 4 || digits > 9)
+		return -EINVAL;
+	for (const char *p = dash + 1; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		number = number * 10 + (unsigned long)(*p - '0');
+	}
+	if (number == 0 || !kind_valid(cycle, (size_t)(dash - cycle), &state_len))
+		return -EINVAL;
+	snprintf(name->state, sizeof(name->state), "%.*s", (int)state_len, cycle);
+	if (cycle[state_len] == '_')
+		snprintf(name->pm_test, sizeof(name->pm_test), "%.*s",
+			 (int)(dash - cycle - (long)state_len - 1), cycle + state_len + 1);
+	name->number = (unsigned)number;
+	return 0;
+}
+
 int bci_testlist_cycles_parse(const char *key, const char *value, struct bci_testlist_cycle *specs,
 			      size_t *count, char *err, size_t err_size)
 {
@@ -364,6 +432,10 @@ int bci_testlist_cycles_parse(const char *key, const char *value, struct bci_tes
 				    spec->cycle);
 			return -EINVAL;
 		}
+		if (!bci_testlist_cycle_kind_valid(spec->cycle)) {
+			bci_message(err, err_size, "%s: '%s': " UNKNOWN_KIND, key, token);
+			return -EINVAL;
+		}
 		(*count)++;
 	}
 }
@@ -373,7 +445,7 @@ static bool is_cycle_job(const struct bci_joblist_entry *e)
 {
 	const char *dash;
 
-	if (strcmp(e->binary, BCI_IGTOUT_SUSPEND_BINARY) != 0 || e->count != 1)
+	if (strcmp(e->binary, BCI_IGT_SUSPEND_BINARY) != 0 || e->count != 1)
 		return false;
 	dash = strrchr(e->subtests[0], '-');
 	return dash && dash > e->subtests[0] &&
@@ -408,7 +480,7 @@ static int plan_cycle(struct cycle_plan *plan, const char *cycle, size_t len)
 		kind->count = 1;
 	}
 	snprintf(name, sizeof(name), "%s-%04lu", kind->cycle, kind->count);
-	e->binary = strdup(BCI_IGTOUT_SUSPEND_BINARY);
+	e->binary = strdup(BCI_IGT_SUSPEND_BINARY);
 	e->subtests = calloc(2, sizeof(char *));
 	if (!e->binary || !e->subtests || !(e->subtests[0] = strdup(name))) {
 		free(e->subtests);

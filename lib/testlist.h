@@ -16,7 +16,7 @@
 
 /*
  * bootci's own plan items in a testlist: `bootci@suspend@<state>[_<pm_test>]@<count>`
- * comes back with binary BCI_IGTOUT_SUSPEND_BINARY (igtout.h), subtest
+ * comes back with binary BCI_IGT_SUSPEND_BINARY (igt_protocol.h), subtest
  * "<state>[_<pm_test>]" and dynamic "<count>" (the suspend module checks the state).
  */
 struct bci_test_name {
@@ -95,6 +95,30 @@ int bci_testlist_cycles_parse(const char *key, const char *value, struct bci_tes
  */
 int bci_joblist_add_cycles(struct bci_joblist *jobs, const char *before, const char *between,
 			   const char *after, char *err, size_t err_size);
+
+/*
+ * The suspend-cycle grammar, in one place. A cycle kind is
+ * `<state>[_<pm_test>]`, the state one of BCI_TESTLIST_SUSPEND_STATES and
+ * the optional pm_test level one of BCI_TESTLIST_SUSPEND_PM_TESTS (the
+ * kernel's /sys/power/state and /sys/power/pm_test words). A testlist and
+ * the suspend_* keys ask for cycles as `<kind>@<count>` (above); the
+ * planner names each cycle job's subtest `<kind>-<NNNN>` (number 1 and up,
+ * 4 to 9 digits), which is what the executor runs and what
+ * bci_testlist_cycle_name_parse() reads back.
+ */
+#define BCI_TESTLIST_SUSPEND_STATES "freeze, standby, mem, disk"
+#define BCI_TESTLIST_SUSPEND_PM_TESTS "freezer, devices, platform, processors, core"
+
+struct bci_testlist_cycle_name {
+	char state[16];    /* freeze standby mem disk */
+	char pm_test[16];  /* "" when the cycle really sleeps */
+	unsigned number;
+};
+
+/* Whether @kind (`<state>[_<pm_test>]`) names a known state and pm_test level. */
+int bci_testlist_cycle_kind_valid(const char *kind);
+/* Parses a cycle job's subtest `<state>[_<pm_test>]-<NNNN>`: 0, or -EINVAL. */
+int bci_testlist_cycle_name_parse(const char *cycle, struct bci_testlist_cycle_name *name);
 
 /* Is @name a valid IGT binary / subtest name? */
 int bci_igt_name_valid(const char *name, int subtest);

@@ -6,7 +6,7 @@
  * as suspend_before, suspend_between and suspend_after and the rest as a
  * planned joblist the cycles are inserted into.
  */
-#include "igtout.h"
+#include "igt_protocol.h"
 #include "journal.h"
 #include "testlist.h"
 
@@ -28,7 +28,7 @@ static int count_test(const struct bci_test_name *name, void *data)
 
 static bool is_suspend(const struct bci_joblist_entry *e)
 {
-	return strcmp(e->binary, BCI_IGTOUT_SUSPEND_BINARY) == 0;
+	return strcmp(e->binary, BCI_IGT_SUSPEND_BINARY) == 0;
 }
 
 /* A cycle job as bci_joblist_add_cycles() renumbers it. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * lib/jsonw.c (escaping, UTF-8 and Latin-1 handling, doubles, misuse),
- * lib/igtout.c (igt_runner's rules for cutting test output) and
+ * lib/igt_protocol.c (igt_runner's rules for cutting test output) and
  * lib/resultgen.c on small results directories built in a temporary tree:
  * the cases igt_runner's scenario folders (tests/resultgen/conformance.t)
  * do not cover, and the errors bootci adds.
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "fakeroot.h"
-#include "igtout.h"
+#include "igt_protocol.h"
 #include "jsonw.h"
 #include "resultgen.h"
 
@@ -182,26 +182,26 @@ static void jsonw_doubles_round_trip(void **state)
 	assert_string_equal(buf, "null");
 }
 
-/* ---- igtout ---- */
+/* ---- igt_protocol ---- */
 
 static void igtout_result_words(void **state)
 {
 	double t = -1;
 
 	(void)state;
-	assert_string_equal(bci_igtout_map_result("SUCCESS (1.5s)", 14, &t), "pass");
+	assert_string_equal(bci_igt_result_from_word("SUCCESS (1.5s)", 14, &t), "pass");
 	assert_true(t == 1.5);
 	t = -1;
-	assert_string_equal(bci_igtout_map_result("SKIP", 4, &t), "skip");
+	assert_string_equal(bci_igt_result_from_word("SKIP", 4, &t), "skip");
 	assert_true(t == -1);	/* no time given: left alone */
-	assert_string_equal(bci_igtout_map_result("FAIL (0.1s)", 11, &t), "fail");
-	assert_string_equal(bci_igtout_map_result("CRASH", 5, &t), "crash");
-	assert_string_equal(bci_igtout_map_result("TIMEOUT", 7, &t), "timeout");
+	assert_string_equal(bci_igt_result_from_word("FAIL (0.1s)", 11, &t), "fail");
+	assert_string_equal(bci_igt_result_from_word("CRASH", 5, &t), "crash");
+	assert_string_equal(bci_igt_result_from_word("TIMEOUT", 7, &t), "timeout");
 	/* igt_runner compares by prefix: a truncated word still counts, an empty one is a pass. */
-	assert_string_equal(bci_igtout_map_result("SK", 2, &t), "skip");
-	assert_string_equal(bci_igtout_map_result("", 0, &t), "pass");
-	assert_string_equal(bci_igtout_map_result("SUCCESSFUL", 10, &t), "incomplete");
-	assert_string_equal(bci_igtout_map_result("PASS", 4, &t), "incomplete");
+	assert_string_equal(bci_igt_result_from_word("SK", 2, &t), "skip");
+	assert_string_equal(bci_igt_result_from_word("", 0, &t), "pass");
+	assert_string_equal(bci_igt_result_from_word("SUCCESSFUL", 10, &t), "incomplete");
+	assert_string_equal(bci_igt_result_from_word("PASS", 4, &t), "incomplete");
 }
 
 static void igtout_spans(void **state)
@@ -217,38 +217,38 @@ static void igtout_spans(void **state)
 		"Subtest c failed.\n"		/* not a result line */
 		"Starting subtest: c\n"
 		"half a line";			/* incomplete, no newline */
-	struct bci_igtout o;
-	struct bci_igtout_span s;
+	struct bci_igt_output o;
+	struct bci_igt_span s;
 
 	(void)state;
-	assert_int_equal(bci_igtout_parse(&o, out, sizeof(out) - 1), 0);
+	assert_int_equal(bci_igt_output_parse(&o, out, sizeof(out) - 1), 0);
 	assert_true(o.has_version);
 	assert_int_equal(o.version_len, strlen("IGT-Version: 9.9"));
 	assert_int_equal(o.mark_count, 4);
 
-	bci_igtout_subtest(&o, "a", &s);
+	bci_igt_output_subtest(&o, "a", &s);
 	/* The first subtest takes everything before it, and what follows its result. */
 	assert_int_equal(s.begin, 0);
 	assert_int_equal(s.end, strstr(out, "Subtest b") - out);
 	assert_string_equal(s.result, "pass");
 	assert_true(s.time == 0.25);
 
-	bci_igtout_subtest(&o, "b", &s);
+	bci_igt_output_subtest(&o, "b", &s);
 	assert_int_equal(s.begin, strstr(out, "after a") - out);
 	assert_int_equal(s.end, strstr(out, "Starting subtest: c") - out);
 	assert_string_equal(s.result, "skip");
 	assert_true(s.time == 0.0);
 
-	bci_igtout_subtest(&o, "c", &s);
+	bci_igt_output_subtest(&o, "c", &s);
 	assert_int_equal(s.begin, strstr(out, "Subtest c failed") - out);
 	assert_int_equal(s.end, sizeof(out) - 1);
 	assert_string_equal(s.result, "incomplete");
 
-	bci_igtout_subtest(&o, "never", &s);
+	bci_igt_output_subtest(&o, "never", &s);
 	assert_int_equal(s.begin, 0);
 	assert_int_equal(s.end, sizeof(out) - 1);
 	assert_string_equal(s.result, "incomplete");
-	bci_igtout_release(&o);
+	bci_igt_output_release(&o);
 }
 
 static void igtout_dynamic_subtests(void **state)
@@ -261,48 +261,48 @@ static void igtout_dynamic_subtests(void **state)
 		"Starting dynamic subtest: D2\n"
 		"hang\n"
 		"Subtest s: FAIL (1.0s)\n";
-	struct bci_igtout o;
-	struct bci_igtout_span s, d;
+	struct bci_igt_output o;
+	struct bci_igt_span s, d;
 	size_t cursor = 0;
 	char name[64], piglit[256];
 
 	(void)state;
-	assert_int_equal(bci_igtout_parse(&o, out, sizeof(out) - 1), 0);
-	bci_igtout_subtest(&o, "s", &s);
+	assert_int_equal(bci_igt_output_parse(&o, out, sizeof(out) - 1), 0);
+	bci_igt_output_subtest(&o, "s", &s);
 	assert_string_equal(s.result, "fail");
 
-	assert_int_equal(bci_igtout_next_dynamic(&o, &s, &cursor, name, sizeof(name), &d), 1);
+	assert_int_equal(bci_igt_output_next_dynamic(&o, &s, &cursor, name, sizeof(name), &d), 1);
 	assert_string_equal(name, "d1");
 	assert_string_equal(d.result, "fail");
 	assert_true(d.time == 0.5);
 	assert_int_equal(d.begin, 0);
 	assert_int_equal(d.end, strstr(out, "Starting dynamic subtest: D2") - out);
 
-	assert_int_equal(bci_igtout_next_dynamic(&o, &s, &cursor, name, sizeof(name), &d), 1);
+	assert_int_equal(bci_igt_output_next_dynamic(&o, &s, &cursor, name, sizeof(name), &d), 1);
 	assert_string_equal(name, "D2");
 	assert_string_equal(d.result, "incomplete");
 	assert_int_equal(d.begin, strstr(out, "between") - out);
 	assert_int_equal(d.end, sizeof(out) - 1);
 
-	assert_int_equal(bci_igtout_next_dynamic(&o, &s, &cursor, name, sizeof(name), &d), 0);
-	bci_igtout_release(&o);
+	assert_int_equal(bci_igt_output_next_dynamic(&o, &s, &cursor, name, sizeof(name), &d), 0);
+	bci_igt_output_release(&o);
 
-	bci_igtout_piglit_name_dynamic("igt@bin@s", name, piglit, sizeof(piglit));
+	bci_igt_piglit_name_dynamic("igt@bin@s", name, piglit, sizeof(piglit));
 	assert_string_equal(piglit, "igt@bin@s@d2");
 }
 
 static void igtout_nul_ends_the_text(void **state)
 {
 	static const char out[] = "Starting subtest: a\n\0Subtest a: SUCCESS\n";
-	struct bci_igtout o;
-	struct bci_igtout_span s;
+	struct bci_igt_output o;
+	struct bci_igt_span s;
 
 	(void)state;
-	assert_int_equal(bci_igtout_parse(&o, out, sizeof(out) - 1), 0);
+	assert_int_equal(bci_igt_output_parse(&o, out, sizeof(out) - 1), 0);
 	assert_int_equal(o.len, strlen(out));
-	bci_igtout_subtest(&o, "a", &s);
+	bci_igt_output_subtest(&o, "a", &s);
 	assert_string_equal(s.result, "incomplete");
-	bci_igtout_release(&o);
+	bci_igt_output_release(&o);
 }
 
 static void igtout_err_warnings(void **state)
@@ -312,12 +312,12 @@ static void igtout_err_warnings(void **state)
 	static const char trailing[] = "Starting subtest: a\nSubtest a: SUCCESS (0.1s)\nlate\n";
 
 	(void)state;
-	assert_false(bci_igtout_err_has_warnings("", 0));
-	assert_false(bci_igtout_err_has_warnings(clean, sizeof(clean) - 1));
-	assert_true(bci_igtout_err_has_warnings(noisy, sizeof(noisy) - 1));
+	assert_false(bci_igt_err_has_warnings("", 0));
+	assert_false(bci_igt_err_has_warnings(clean, sizeof(clean) - 1));
+	assert_true(bci_igt_err_has_warnings(noisy, sizeof(noisy) - 1));
 	/* igt_runner only sees output that comes before a protocol line. */
-	assert_false(bci_igtout_err_has_warnings(trailing, sizeof(trailing) - 1));
-	assert_false(bci_igtout_err_has_warnings("only noise\n", 11));
+	assert_false(bci_igt_err_has_warnings(trailing, sizeof(trailing) - 1));
+	assert_false(bci_igt_err_has_warnings("only noise\n", 11));
 }
 
 static void igtout_piglit_names(void **state)
@@ -325,13 +325,13 @@ static void igtout_piglit_names(void **state)
 	char name[256], longname[400];
 
 	(void)state;
-	bci_igtout_piglit_name("Kms_Flip", "Basic-Plain flip", name, sizeof(name));
+	bci_igt_piglit_name("Kms_Flip", "Basic-Plain flip", name, sizeof(name));
 	assert_string_equal(name, "igt@kms_flip@basic-plain");
-	bci_igtout_piglit_name("core_auth", NULL, name, sizeof(name));
+	bci_igt_piglit_name("core_auth", NULL, name, sizeof(name));
 	assert_string_equal(name, "igt@core_auth");
 	memset(longname, 'x', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
-	bci_igtout_piglit_name("b", longname, name, sizeof(name));
+	bci_igt_piglit_name("b", longname, name, sizeof(name));
 	assert_int_equal(strlen(name), 255);	/* igt_runner's buffers */
 }
 
@@ -341,25 +341,25 @@ static void igtout_piglit_names_suspend(void **state)
 	char name[256], dyn[256];
 
 	(void)state;
-	bci_igtout_piglit_name("bootci_suspend", "mem-0007", name, sizeof(name));
+	bci_igt_piglit_name("bootci_suspend", "mem-0007", name, sizeof(name));
 	assert_string_equal(name, "bootci@suspend@mem@0007");
-	bci_igtout_piglit_name("bootci_suspend", "Mem_Devices-0003", name, sizeof(name));
+	bci_igt_piglit_name("bootci_suspend", "Mem_Devices-0003", name, sizeof(name));
 	assert_string_equal(name, "bootci@suspend@mem_devices@0003");
-	bci_igtout_piglit_name("bootci_suspend", "freeze-12345", name, sizeof(name));
+	bci_igt_piglit_name("bootci_suspend", "freeze-12345", name, sizeof(name));
 	assert_string_equal(name, "bootci@suspend@freeze@12345");
-	bci_igtout_piglit_name("bootci_suspend", NULL, name, sizeof(name));
+	bci_igt_piglit_name("bootci_suspend", NULL, name, sizeof(name));
 	assert_string_equal(name, "bootci@suspend");
 	/* Not a cycle name: kept whole. */
-	bci_igtout_piglit_name("bootci_suspend", "odd", name, sizeof(name));
+	bci_igt_piglit_name("bootci_suspend", "odd", name, sizeof(name));
 	assert_string_equal(name, "bootci@suspend@odd");
-	bci_igtout_piglit_name("bootci_suspend", "-0001", name, sizeof(name));
+	bci_igt_piglit_name("bootci_suspend", "-0001", name, sizeof(name));
 	assert_string_equal(name, "bootci@suspend@-0001");
-	bci_igtout_piglit_name("bootci_suspend", "mem-0001", name, 12);
+	bci_igt_piglit_name("bootci_suspend", "mem-0001", name, 12);
 	assert_string_equal(name, "bootci@susp");
-	bci_igtout_piglit_name_dynamic("bootci@suspend@mem@0001", "Dyn", dyn, sizeof(dyn));
+	bci_igt_piglit_name_dynamic("bootci@suspend@mem@0001", "Dyn", dyn, sizeof(dyn));
 	assert_string_equal(dyn, "bootci@suspend@mem@0001@dyn");
 	/* Only that binary: a test binary with a similar name stays igt@. */
-	bci_igtout_piglit_name("bootci_suspend2", "mem-0001", name, sizeof(name));
+	bci_igt_piglit_name("bootci_suspend2", "mem-0001", name, sizeof(name));
 	assert_string_equal(name, "igt@bootci_suspend2@mem-0001");
 }
 

@@ -60,6 +60,44 @@ static void suspend_items_keep_their_grammar(void **state)
 	assert_string_equal(err, "'bootci@suspend@m!m@2': bad suspend state 'm!m'");
 }
 
+/* The grammar's one home: kinds in specs and testlists, and the planned cycle names. */
+static void cycle_kinds_and_names(void **state)
+{
+	static const char *const bad[] = { "mem", "mem-", "mem-001", "mem-0000", "mem-1234567890",
+					   "nap-0001", "mem_nap-0001", "mem_-0001", "-0001",
+					   "mem-00a1", "mem-0001_core" };
+	struct bci_testlist_cycle_name n;
+	struct bci_testlist_cycle specs[BCI_TESTLIST_CYCLE_SPECS_MAX];
+	struct bci_test_name name;
+	char err[256];
+	size_t count;
+
+	(void)state;
+	assert_true(bci_testlist_cycle_kind_valid("freeze"));
+	assert_true(bci_testlist_cycle_kind_valid("disk_core"));
+	assert_false(bci_testlist_cycle_kind_valid("hibernate"));
+	assert_false(bci_testlist_cycle_kind_valid("mem_"));
+	assert_int_equal(bci_testlist_cycle_name_parse("mem_devices-0003", &n), 0);
+	assert_string_equal(n.state, "mem");
+	assert_string_equal(n.pm_test, "devices");
+	assert_int_equal(n.number, 3);
+	assert_int_equal(bci_testlist_cycle_name_parse("freeze-123456789", &n), 0);
+	assert_int_equal(n.number, 123456789);
+	assert_string_equal(n.pm_test, "");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (bci_testlist_cycle_name_parse(bad[i], &n) != -EINVAL)
+			fail_msg("'%s' parsed", bad[i]);
+	/* An unknown state is refused where it is written, with what is known. */
+	assert_int_equal(bci_testlist_parse_line("bootci@suspend@hibernate@2", &name, err,
+						 sizeof(err)), -EINVAL);
+	assert_string_equal(err, "'bootci@suspend@hibernate@2': unknown state or pm_test level "
+				 "(states freeze, standby, mem, disk; pm_test freezer, devices, "
+				 "platform, processors, core)");
+	assert_int_equal(bci_testlist_cycles_parse("suspend_after", "mem@1 mem_nap@1", specs, &count,
+						   err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "suspend_after: 'mem_nap@1': unknown state or pm_test level"));
+}
+
 static void cycle_specs_parse(void **state)
 {
 	struct bci_testlist_cycle specs[BCI_TESTLIST_CYCLE_SPECS_MAX];
@@ -224,6 +262,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(suspend_items_keep_their_grammar),
+		cmocka_unit_test(cycle_kinds_and_names),
 		cmocka_unit_test(cycle_specs_parse),
 		cmocka_unit_test(bad_cycle_specs_name_key_and_value),
 		cmocka_unit_test(cycles_go_before_between_and_after_tests),

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "igtout.h"
+#include "igt_protocol.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,11 +13,44 @@ static const char DYNAMIC_RESULT[] = "Dynamic subtest ";
 static const char VERSION_LINE[] = "IGT-Version: ";
 
 static const char *const prefixes[] = {
-	[BCI_IGTOUT_SUBTEST_START] = STARTING_SUBTEST,
-	[BCI_IGTOUT_SUBTEST_RESULT] = SUBTEST_RESULT,
-	[BCI_IGTOUT_DYNAMIC_START] = STARTING_DYNAMIC,
-	[BCI_IGTOUT_DYNAMIC_RESULT] = DYNAMIC_RESULT,
+	[BCI_IGT_MARK_SUBTEST_START] = STARTING_SUBTEST,
+	[BCI_IGT_MARK_SUBTEST_RESULT] = SUBTEST_RESULT,
+	[BCI_IGT_MARK_DYNAMIC_START] = STARTING_DYNAMIC,
+	[BCI_IGT_MARK_DYNAMIC_RESULT] = DYNAMIC_RESULT,
 };
+
+const char *const bci_igt_result_names[BCI_IGT_RESULT_COUNT] = {
+	"crash", "pass", "dmesg-fail", "dmesg-warn", "skip", "incomplete",
+	"abort", "timeout", "notrun", "fail", "warn",
+};
+
+int bci_igt_result_index(const char *result)
+{
+	size_t i;
+
+	for (i = 0; i < BCI_IGT_RESULT_COUNT; i++)
+		if (!strcmp(result, bci_igt_result_names[i]))
+			return (int)i;
+	return -1;
+}
+
+const char *bci_igt_result_from_exit(int code)
+{
+	switch (code) {
+	case BCI_IGT_EXIT_SKIP: return "skip";
+	case BCI_IGT_EXIT_SUCCESS: return "pass";
+	case BCI_IGT_EXIT_INVALID: return "skip";
+	case BCI_IGT_EXIT_ABORT: return "abort";
+	default: return "fail";
+	}
+}
+
+int bci_igt_line_format_result(char *buf, size_t size, bool dynamic, const char *name,
+			       const char *word, double seconds)
+{
+	return snprintf(buf, size, "%s%s: %s (%.3fs)\n", dynamic ? DYNAMIC_RESULT : SUBTEST_RESULT,
+			name, word, seconds);
+}
 
 /* ASCII only: bytes >= 0x80 are never part of a name, in any locale. */
 static bool is_alnum(char c)
@@ -51,43 +84,87 @@ static const char *next_line(const char *p, const char *end)
 }
 
 /*
- * A result line must name a subtest with [A-Za-z0-9_-]+ followed by ": ";
- * "Subtest foo failed." and friends are ordinary output.
+ * After a result prefix: NAME as [A-Za-z0-9_-]+ then ": ". Returns the
+ * length of NAME, or 0 when this is not a result line.
  */
-static bool is_result_line(const char *p, const char *end, size_t plen)
+static size_t result_name_len(const char *p, const char *end)
 {
-	p += plen;
+	const char *name = p;
+
 	if (p >= end || !is_name_char(*p))
-		return false;
+		return 0;
 	while (p < end && is_name_char(*p))
 		p++;
-	return p + 1 < end && p[0] == ':' && p[1] == ' ';
+	return p + 1 < end && p[0] == ':' && p[1] == ' ' ? (size_t)(p - name) : 0;
 }
 
-static int classify(const char *p, const char *end, enum bci_igtout_kind *kind)
+enum bci_igt_line_kind bci_igt_line_parse(const char *line, size_t len, struct bci_igt_line *out)
 {
-	static const enum bci_igtout_kind order[] = {
-		BCI_IGTOUT_SUBTEST_START, BCI_IGTOUT_SUBTEST_RESULT,
-		BCI_IGTOUT_DYNAMIC_START, BCI_IGTOUT_DYNAMIC_RESULT,
+	/* In igt_runner's order: a start before a result, subtests before dynamic ones. */
+	static const struct {
+		enum bci_igt_line_kind kind;
+		const char *prefix;
+		bool result;
+	} order[] = {
+		{ BCI_IGT_LINE_SUBTEST_START, STARTING_SUBTEST, false },
+		{ BCI_IGT_LINE_SUBTEST_RESULT, SUBTEST_RESULT, true },
+		{ BCI_IGT_LINE_DYNAMIC_START, STARTING_DYNAMIC, false },
+		{ BCI_IGT_LINE_DYNAMIC_RESULT, DYNAMIC_RESULT, true },
+		{ BCI_IGT_LINE_VERSION, VERSION_LINE, false },
 	};
+	const char *nl, *end;
 	size_t i;
 
+	memset(out, 0, sizeof(*out));
+	/* Every protocol line starts "Starting", "Subtest", "Dynamic" or "IGT-Version". */
+	if (len == 0 || (line[0] != 'S' && line[0] != 'D' && line[0] != 'I'))
+		return BCI_IGT_LINE_OTHER;
+	nl = memchr(line, '\n', len);
+	end = nl ? nl : line + len;
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		const char *prefix = prefixes[order[i]];
-		size_t plen = strlen(prefix);
+		size_t plen = strlen(order[i].prefix), name_len;
 
-		if (!starts_with(p, end, prefix, plen))
+		if (!starts_with(line, end, order[i].prefix, plen))
 			continue;
-		if ((order[i] == BCI_IGTOUT_SUBTEST_RESULT || order[i] == BCI_IGTOUT_DYNAMIC_RESULT) &&
-		    !is_result_line(p, end, plen))
+		out->name = line + plen;
+		if (!order[i].result) {
+			out->name_len = (size_t)(end - out->name);
+			out->kind = order[i].kind;
+			return out->kind;
+		}
+		name_len = result_name_len(line + plen, end);
+		if (name_len == 0)
 			continue;
-		*kind = order[i];
-		return 1;
+		out->name_len = name_len;
+		out->text = out->name + name_len + 2;
+		out->text_len = (size_t)(end - out->text);
+		out->kind = order[i].kind;
+		return out->kind;
 	}
-	return 0;
+	out->name = NULL;
+	return BCI_IGT_LINE_OTHER;
 }
 
-int bci_igtout_parse(struct bci_igtout *out, const char *buf, size_t len)
+enum bci_igt_line_kind bci_igt_line_classify(const char *line, size_t len)
+{
+	struct bci_igt_line parsed;
+
+	return bci_igt_line_parse(line, len, &parsed);
+}
+
+/* The mark of a protocol line of a file, if it is one that cuts the output. */
+static int classify(const char *p, const char *end, enum bci_igt_mark_kind *kind)
+{
+	switch (bci_igt_line_classify(p, (size_t)(end - p))) {
+	case BCI_IGT_LINE_SUBTEST_START: *kind = BCI_IGT_MARK_SUBTEST_START; return 1;
+	case BCI_IGT_LINE_SUBTEST_RESULT: *kind = BCI_IGT_MARK_SUBTEST_RESULT; return 1;
+	case BCI_IGT_LINE_DYNAMIC_START: *kind = BCI_IGT_MARK_DYNAMIC_START; return 1;
+	case BCI_IGT_LINE_DYNAMIC_RESULT: *kind = BCI_IGT_MARK_DYNAMIC_RESULT; return 1;
+	default: return 0;
+	}
+}
+
+int bci_igt_output_parse(struct bci_igt_output *out, const char *buf, size_t len)
 {
 	const char *nul = len ? memchr(buf, '\0', len) : NULL;
 	const char *p, *end;
@@ -99,7 +176,7 @@ int bci_igtout_parse(struct bci_igtout *out, const char *buf, size_t len)
 	end = buf + out->len;
 
 	for (p = out->len ? buf : NULL; p; p = next_line(p, end)) {
-		enum bci_igtout_kind kind;
+		enum bci_igt_mark_kind kind;
 
 		/* igt_runner takes the first version line for the whole file. */
 		if (!out->has_version && starts_with(p, end, VERSION_LINE, strlen(VERSION_LINE))) {
@@ -113,10 +190,10 @@ int bci_igtout_parse(struct bci_igtout *out, const char *buf, size_t len)
 			continue;
 		if (out->mark_count == cap) {
 			size_t new_cap = cap ? cap * 2 : 16;
-			struct bci_igtout_mark *marks = realloc(out->marks, new_cap * sizeof(*marks));
+			struct bci_igt_mark *marks = realloc(out->marks, new_cap * sizeof(*marks));
 
 			if (!marks) {
-				bci_igtout_release(out);
+				bci_igt_output_release(out);
 				return -ENOMEM;
 			}
 			out->marks = marks;
@@ -129,7 +206,7 @@ int bci_igtout_parse(struct bci_igtout *out, const char *buf, size_t len)
 	return 0;
 }
 
-void bci_igtout_release(struct bci_igtout *out)
+void bci_igt_output_release(struct bci_igt_output *out)
 {
 	free(out->marks);
 	out->marks = NULL;
@@ -141,12 +218,12 @@ void bci_igtout_release(struct bci_igtout *out)
  * "<prefix><name>\n" (a start) or "<prefix><name>: " (a result). Like igt,
  * only as many bytes are compared as the buffer (up to @end) still has.
  */
-static long find_mark(const struct bci_igtout *out, const char *end, enum bci_igtout_kind kind,
+static long find_mark(const struct bci_igt_output *out, const char *end, enum bci_igt_mark_kind kind,
 		      const char *name, size_t first, size_t last)
 {
 	const char *prefix = prefixes[kind];
 	size_t plen = strlen(prefix), nlen = strlen(name);
-	bool is_start = kind == BCI_IGTOUT_SUBTEST_START || kind == BCI_IGTOUT_DYNAMIC_START;
+	bool is_start = kind == BCI_IGT_MARK_SUBTEST_START || kind == BCI_IGT_MARK_DYNAMIC_START;
 	size_t k;
 
 	for (k = first; k < last; k++) {
@@ -178,14 +255,14 @@ static long find_mark(const struct bci_igtout *out, const char *end, enum bci_ig
 	return -1;
 }
 
-static bool is_subtest_boundary(const struct bci_igtout *out, size_t k)
+static bool is_subtest_boundary(const struct bci_igt_output *out, size_t k)
 {
-	return out->marks[k].kind == BCI_IGTOUT_SUBTEST_START ||
-	       out->marks[k].kind == BCI_IGTOUT_SUBTEST_RESULT;
+	return out->marks[k].kind == BCI_IGT_MARK_SUBTEST_START ||
+	       out->marks[k].kind == BCI_IGT_MARK_SUBTEST_RESULT;
 }
 
 /* Where a test's output starts: after the protocol line before its first line. */
-static const char *span_begin(const struct bci_igtout *out, long start, long result,
+static const char *span_begin(const struct bci_igt_output *out, long start, long result,
 			      const char *buf, const char *end, long first)
 {
 	const char *p;
@@ -208,7 +285,7 @@ static const char *span_begin(const struct bci_igtout *out, long start, long res
 
 /* Where it ends: at the next protocol line after its result, or for an
  * incomplete test at the next subtest start or result. */
-static const char *span_end(const struct bci_igtout *out, long start, long result,
+static const char *span_end(const struct bci_igt_output *out, long start, long result,
 			    const char *end, long first, size_t last)
 {
 	size_t k;
@@ -226,7 +303,7 @@ static const char *span_end(const struct bci_igtout *out, long start, long resul
 	return end;
 }
 
-const char *bci_igtout_map_result(const char *text, size_t len, double *time)
+const char *bci_igt_result_from_word(const char *text, size_t len, double *time)
 {
 	static const struct {
 		const char *word, *result;
@@ -264,8 +341,8 @@ const char *bci_igtout_map_result(const char *text, size_t len, double *time)
 }
 
 /* Reads the result line at mark @k (if any) for test @name, bounded by @end. */
-static void span_result(const struct bci_igtout *out, enum bci_igtout_kind kind, const char *name,
-			long k, const char *end, struct bci_igtout_span *span)
+static void span_result(const struct bci_igt_output *out, enum bci_igt_mark_kind kind, const char *name,
+			long k, const char *end, struct bci_igt_span *span)
 {
 	const char *line, *nl, *text;
 	size_t line_len, skip;
@@ -283,18 +360,18 @@ static void span_result(const struct bci_igtout *out, enum bci_igtout_kind kind,
 	if (skip > line_len || strncmp(line + strlen(prefixes[kind]), name, strlen(name)) != 0)
 		return;
 	text = line + skip;
-	span->result = bci_igtout_map_result(text, line_len - skip, &span->time);
+	span->result = bci_igt_result_from_word(text, line_len - skip, &span->time);
 }
 
-void bci_igtout_subtest(const struct bci_igtout *out, const char *name,
-			struct bci_igtout_span *span)
+void bci_igt_output_subtest(const struct bci_igt_output *out, const char *name,
+			struct bci_igt_span *span)
 {
 	const char *end = out->buf + out->len;
 	const char *b, *e;
 	size_t k;
 
-	span->start_mark = find_mark(out, end, BCI_IGTOUT_SUBTEST_START, name, 0, out->mark_count);
-	span->result_mark = find_mark(out, end, BCI_IGTOUT_SUBTEST_RESULT, name, 0, out->mark_count);
+	span->start_mark = find_mark(out, end, BCI_IGT_MARK_SUBTEST_START, name, 0, out->mark_count);
+	span->result_mark = find_mark(out, end, BCI_IGT_MARK_SUBTEST_RESULT, name, 0, out->mark_count);
 	b = span_begin(out, span->start_mark, span->result_mark, out->buf, end, 0);
 	e = span_end(out, span->start_mark, span->result_mark, end, 0, out->mark_count);
 	/* Malformed orders (a result before the start) give an empty share. */
@@ -302,7 +379,7 @@ void bci_igtout_subtest(const struct bci_igtout *out, const char *name,
 		e = b;
 	span->begin = (size_t)(b - out->buf);
 	span->end = (size_t)(e - out->buf);
-	span_result(out, BCI_IGTOUT_SUBTEST_RESULT, name, span->result_mark, e, span);
+	span_result(out, BCI_IGT_MARK_SUBTEST_RESULT, name, span->result_mark, e, span);
 
 	/* Dynamic subtests live between the start and the result, or for an
 	 * incomplete subtest up to the next subtest boundary. */
@@ -316,9 +393,9 @@ void bci_igtout_subtest(const struct bci_igtout *out, const char *name,
 	}
 }
 
-int bci_igtout_next_dynamic(const struct bci_igtout *out,
-			    const struct bci_igtout_span *subtest, size_t *cursor,
-			    char *name, size_t name_size, struct bci_igtout_span *span)
+int bci_igt_output_next_dynamic(const struct bci_igt_output *out,
+			    const struct bci_igt_span *subtest, size_t *cursor,
+			    char *name, size_t name_size, struct bci_igt_span *span)
 {
 	const char *file_end = out->buf + out->len;
 	const char *sub_begin = out->buf + subtest->begin, *sub_end = out->buf + subtest->end;
@@ -331,7 +408,7 @@ int bci_igtout_next_dynamic(const struct bci_igtout *out,
 		const char *p, *b, *e;
 		size_t n = 0;
 
-		if (out->marks[k].kind != BCI_IGTOUT_DYNAMIC_START)
+		if (out->marks[k].kind != BCI_IGT_MARK_DYNAMIC_START)
 			continue;
 		/* The name is the next whitespace-delimited word, as sscanf("%s") reads it. */
 		p = out->buf + out->marks[k].offset + strlen(STARTING_DYNAMIC);
@@ -344,7 +421,7 @@ int bci_igtout_next_dynamic(const struct bci_igtout *out,
 		name[n] = '\0';
 
 		span->start_mark = (long)k;
-		span->result_mark = find_mark(out, sub_end, BCI_IGTOUT_DYNAMIC_RESULT, name,
+		span->result_mark = find_mark(out, sub_end, BCI_IGT_MARK_DYNAMIC_RESULT, name,
 					      k, subtest->last_mark);
 		span->last_mark = subtest->last_mark;
 		b = span_begin(out, (long)k, span->result_mark, sub_begin, sub_end, first);
@@ -353,7 +430,7 @@ int bci_igtout_next_dynamic(const struct bci_igtout *out,
 			e = b;
 		span->begin = (size_t)(b - out->buf);
 		span->end = (size_t)(e - out->buf);
-		span_result(out, BCI_IGTOUT_DYNAMIC_RESULT, name, span->result_mark, e, span);
+		span_result(out, BCI_IGT_MARK_DYNAMIC_RESULT, name, span->result_mark, e, span);
 		*cursor = k + 1;
 		return 1;
 	}
@@ -361,7 +438,7 @@ int bci_igtout_next_dynamic(const struct bci_igtout *out,
 	return 0;
 }
 
-bool bci_igtout_err_has_warnings(const char *buf, size_t len)
+bool bci_igt_err_has_warnings(const char *buf, size_t len)
 {
 	const char *nul = len ? memchr(buf, '\0', len) : NULL;
 	const char *end = buf + (nul ? (size_t)(nul - buf) : len);
@@ -373,7 +450,7 @@ bool bci_igtout_err_has_warnings(const char *buf, size_t len)
 	 * not at the current line means output came before it.
 	 */
 	for (p = buf < end ? buf : NULL; p; p = next_line(p, end)) {
-		enum bci_igtout_kind kind;
+		enum bci_igt_mark_kind kind;
 
 		if (classify(p, end, &kind)) {
 			if (other_line_seen)
@@ -424,7 +501,7 @@ static void suspend_cycle_name(const char *subtest, char *name, size_t size)
 	snprintf(name + used, size - used, "@%s", word);
 }
 
-void bci_igtout_piglit_name(const char *binary, const char *subtest, char *name, size_t size)
+void bci_igt_piglit_name(const char *binary, const char *subtest, char *name, size_t size)
 {
 	size_t used;
 
@@ -433,7 +510,7 @@ void bci_igtout_piglit_name(const char *binary, const char *subtest, char *name,
 	/* Same bound as igt_runner's 256-byte name buffers. */
 	if (size > 256)
 		size = 256;
-	if (strcmp(binary, BCI_IGTOUT_SUSPEND_BINARY) == 0) {
+	if (strcmp(binary, BCI_IGT_SUSPEND_BINARY) == 0) {
 		suspend_cycle_name(subtest, name, size);
 		return;
 	}
@@ -449,7 +526,7 @@ void bci_igtout_piglit_name(const char *binary, const char *subtest, char *name,
 	name[used] = '\0';
 }
 
-void bci_igtout_piglit_name_dynamic(const char *subtest_name, const char *dynamic,
+void bci_igt_piglit_name_dynamic(const char *subtest_name, const char *dynamic,
 				    char *name, size_t size)
 {
 	size_t used;

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target for the IGT output parser (lib/igtout.c): the input is read as
+ * Fuzz target for the IGT output parser (lib/igt_protocol.c): the input is read as
  * a test's out.txt/err.txt. Every subtest named by a protocol line, and the
  * dynamic subtests inside it, must get a span inside the text, and the
  * text written through the JSON writer must come out as valid UTF-8 JSON
  * string bodies, in both byte modes.
  */
-#include "igtout.h"
+#include "igt_protocol.h"
 #include "jsonw.h"
 
 #include <stdint.h>
@@ -16,7 +16,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_span(const struct bci_igtout *o, const struct bci_igtout_span *s)
+static void check_span(const struct bci_igt_output *o, const struct bci_igt_span *s)
 {
 	if (s->begin > s->end || s->end > o->len)
 		abort();
@@ -25,12 +25,12 @@ static void check_span(const struct bci_igtout *o, const struct bci_igtout_span 
 }
 
 /* The subtest name a protocol line carries, as the journal would hold it. */
-static void name_of(const struct bci_igtout *o, size_t k, char *name, size_t size)
+static void name_of(const struct bci_igt_output *o, size_t k, char *name, size_t size)
 {
 	const char *p = o->buf + o->marks[k].offset, *end = o->buf + o->len;
 	size_t n = 0;
 
-	p += o->marks[k].kind == BCI_IGTOUT_SUBTEST_START ? strlen("Starting subtest: ")
+	p += o->marks[k].kind == BCI_IGT_MARK_SUBTEST_START ? strlen("Starting subtest: ")
 							  : strlen("Subtest ");
 	while (p < end && *p != '\n' && *p != ':' && n + 1 < size)
 		name[n++] = *p++;
@@ -81,38 +81,38 @@ static void write_json(const uint8_t *data, size_t size, enum bci_jsonw_bytes mo
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct bci_igtout o;
+	struct bci_igt_output o;
 	char name[300], dynamic[300], piglit[256], dyn_piglit[256];
 	double time = 0;
 	size_t k;
 
-	if (bci_igtout_parse(&o, (const char *)data, size) < 0)
+	if (bci_igt_output_parse(&o, (const char *)data, size) < 0)
 		return 0;
 	if (o.has_version && o.version_offset + o.version_len > o.len)
 		abort();
 	for (k = 0; k < o.mark_count; k++) {
-		struct bci_igtout_span s, d;
+		struct bci_igt_span s, d;
 		size_t cursor = 0, count = 0;
 
 		if (k > 0 && o.marks[k].offset <= o.marks[k - 1].offset)
 			abort();
-		if (o.marks[k].kind != BCI_IGTOUT_SUBTEST_START &&
-		    o.marks[k].kind != BCI_IGTOUT_SUBTEST_RESULT)
+		if (o.marks[k].kind != BCI_IGT_MARK_SUBTEST_START &&
+		    o.marks[k].kind != BCI_IGT_MARK_SUBTEST_RESULT)
 			continue;
 		name_of(&o, k, name, sizeof(name));
-		bci_igtout_subtest(&o, name, &s);
+		bci_igt_output_subtest(&o, name, &s);
 		check_span(&o, &s);
-		while (bci_igtout_next_dynamic(&o, &s, &cursor, dynamic, sizeof(dynamic), &d)) {
+		while (bci_igt_output_next_dynamic(&o, &s, &cursor, dynamic, sizeof(dynamic), &d)) {
 			check_span(&o, &d);
 			if (strlen(dynamic) == 0 || ++count > o.mark_count)
 				abort();
-			bci_igtout_piglit_name("bin", name, piglit, sizeof(piglit));
-			bci_igtout_piglit_name_dynamic(piglit, dynamic, dyn_piglit, sizeof(dyn_piglit));
+			bci_igt_piglit_name("bin", name, piglit, sizeof(piglit));
+			bci_igt_piglit_name_dynamic(piglit, dynamic, dyn_piglit, sizeof(dyn_piglit));
 		}
 	}
-	bci_igtout_release(&o);
-	bci_igtout_err_has_warnings((const char *)data, size);
-	bci_igtout_map_result((const char *)data, size, &time);
+	bci_igt_output_release(&o);
+	bci_igt_err_has_warnings((const char *)data, size);
+	bci_igt_result_from_word((const char *)data, size, &time);
 	write_json(data, size, BCI_JSONW_UTF8);
 	write_json(data, size, BCI_JSONW_LATIN1);
 	return 0;

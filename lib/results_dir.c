@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/* The results directory's names and line formats: see results_dir.h. */
+#include "results_dir.h"
+
+#include "igt_protocol.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const bci_results_job_files[BCI_RESULTS_FILE_COUNT] = {
+	[BCI_RESULTS_FILE_JOURNAL] = BCI_RESULTS_JOB_JOURNAL,
+	[BCI_RESULTS_FILE_OUT] = BCI_RESULTS_JOB_OUT,
+	[BCI_RESULTS_FILE_ERR] = BCI_RESULTS_JOB_ERR,
+	[BCI_RESULTS_FILE_DMESG] = BCI_RESULTS_JOB_DMESG,
+};
+
+int bci_results_boot_dir_parse(const char *name, unsigned *number)
+{
+	unsigned long n = 0;
+	const char *p;
+
+	if (strncmp(name, "boot-", 5) != 0 || !name[5])
+		return 0;
+	for (p = name + 5; *p; p++) {
+		if (!isdigit((unsigned char)*p) || n > 99999999)
+			return 0;
+		n = n * 10 + (unsigned long)(*p - '0');
+	}
+	*number = (unsigned)n;
+	return 1;
+}
+
+/* ---- journal.txt ---- */
+
+/* "CODE" or "CODE (SECONDSs)" after "exit:" or "timeout:". */
+static int parse_exit(const char *rest, bool strict, int *code, double *time)
+{
+	const char *paren = strchr(rest, '(');
+	char *end;
+	long n;
+
+	*time = 0.0;
+	if (!strict) {
+		*code = atoi(rest);
+		if (paren)
+			*time = strtod(paren + 1, NULL);
+		return 0;
+	}
+	errno = 0;
+	n = strtol(rest, &end, 10);
+	if (end == rest || errno || n < -100000 || n > 100000)
+		return -EINVAL;
+	*code = (int)n;
+	if (*end == '\0')
+		return 0;
+	if (end[0] != ' ' || end[1] != '(')
+		return -EINVAL;
+	rest = end + 2;
+	*time = strtod(rest, &end);
+	if (end == rest || strcmp(end, "s)") != 0)
+		return -EINVAL;
+	return 0;
+}
+
+int bci_job_journal_parse_line(const char *line, bool terminated,
+			       struct bci_job_journal_line *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!strncmp(line, "exit:", 5)) {
+		out->kind = BCI_JOB_JOURNAL_EXIT;
+		return parse_exit(line + 5, terminated, &out->code, &out->time);
+	}
+	if (!strncmp(line, "timeout:", 8)) {
+		out->kind = BCI_JOB_JOURNAL_TIMEOUT;
+		return parse_exit(line + 8, terminated, &out->code, &out->time);
+	}
+	out->kind = line[0] ? BCI_JOB_JOURNAL_SUBTEST : BCI_JOB_JOURNAL_EMPTY;
+	out->subtest = line;
+	return 0;
+}
+
+int bci_job_journal_format_exit(char *buf, size_t size, bool timeout, int code, double seconds)
+{
+	return snprintf(buf, size, "%s%d (%.3fs)\n", timeout ? "timeout:" : "exit:", code, seconds);
+}
+
+const char *bci_job_journal_result(int code)
+{
+	if (code == BCI_RESULTS_EXIT_INCOMPLETE)
+		return "incomplete";
+	if (code == BCI_RESULTS_EXIT_GRACEFUL)
+		return "notrun";
+	return bci_igt_result_from_exit(code);
+}
+
+/* ---- "key value" files ---- */
+
+int bci_results_kv_next(char **cursor, char **key, char **value)
+{
+	char *line = *cursor;
+
+	while (line && *line) {
+		char *nl = strchr(line, '\n'), *space;
+
+		if (nl)
+			*nl++ = '\0';
+		*cursor = nl;
+		space = strchr(line, ' ');
+		if (space && space != line) {
+			*space = '\0';
+			*key = line;
+			*value = space + 1;
+			return 1;
+		}
+		line = nl;
+	}
+	*cursor = NULL;
+	return 0;
+}
+
+/* ---- suspend-cycles.txt ---- */
+
+static void format_seconds(char *buf, size_t size, double seconds)
+{
+	if (seconds >= 0)
+		snprintf(buf, size, "%.3f", seconds);
+	else
+		snprintf(buf, size, "-");
+}
+
+int bci_suspend_cycle_line_format(char *buf, size_t size, const struct bci_suspend_cycle_line *line)
+{
+	char kernel_suspend[32], kernel_resume[32];
+
+	format_seconds(kernel_suspend, sizeof(kernel_suspend), line->kernel_suspend);
+	format_seconds(kernel_resume, sizeof(kernel_resume), line->kernel_resume);
+	return snprintf(buf, size, "%s %s %.3f %.3f %.3f %s %s %s\n", line->cycle, line->result,
+			line->wall, line->suspended, line->latency, kernel_suspend, kernel_resume,
+			line->wake[0] ? line->wake : "-");
+}
+
+static double parse_seconds(const char *text)
+{
+	return strcmp(text, "-") == 0 ? -1.0 : atof(text);
+}
+
+int bci_suspend_cycle_line_parse(const char *text, struct bci_suspend_cycle_line *line)
+{
+	char kernel_suspend[32], kernel_resume[32];
+
+	memset(line, 0, sizeof(*line));
+	if (sscanf(text, "%63s %15s %lf %lf %lf %31s %31s %31s", line->cycle, line->result,
+		   &line->wall, &line->suspended, &line->latency, kernel_suspend, kernel_resume,
+		   line->wake) != 8)
+		return -EINVAL;
+	line->kernel_suspend = parse_seconds(kernel_suspend);
+	line->kernel_resume = parse_seconds(kernel_resume);
+	if (strcmp(line->wake, "-") == 0)
+		line->wake[0] = '\0';
+	return 0;
+}
+
+/* ---- suspend-summary.txt ---- */
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void spread_of(double *values, size_t count, struct bci_suspend_spread *spread)
+{
+	memset(spread, 0, sizeof(*spread));
+	if (count == 0)
+		return;
+	qsort(values, count, sizeof(values[0]), compare_doubles);
+	spread->count = count;
+	spread->min = values[0];
+	spread->max = values[count - 1];
+	spread->median = count % 2 ? values[count / 2]
+				   : (values[count / 2 - 1] + values[count / 2]) / 2;
+}
+
+int bci_suspend_summary_compute(const char *text, size_t len, struct bci_suspend_summary *summary)
+{
+	double *suspended, *latency, *resume;
+	size_t lines = 1, sleeps = 0, resumes = 0, i;
+	const char *line = text, *end = text + len;
+	int ret = 0;
+
+	memset(summary, 0, sizeof(*summary));
+	for (i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	suspended = calloc(lines, sizeof(double));
+	latency = calloc(lines, sizeof(double));
+	resume = calloc(lines, sizeof(double));
+	if (!suspended || !latency || !resume) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = (size_t)((nl ? nl : end) - line);
+		struct bci_suspend_cycle_line cycle;
+		char copy[512];
+
+		snprintf(copy, sizeof(copy), "%.*s", (int)(n < sizeof(copy) ? n : sizeof(copy) - 1),
+			 line);
+		line = nl ? nl + 1 : end;
+		/* A line cut by a crash is not a cycle. */
+		if (bci_suspend_cycle_line_parse(copy, &cycle) < 0)
+			continue;
+		summary->cycles++;
+		if (strcmp(cycle.result, "pass") != 0) {
+			summary->fail++;
+			continue;
+		}
+		if (strcmp(cycle.wake, "pm_test") != 0)
+			suspended[sleeps++] = cycle.suspended;
+		latency[summary->pass++] = cycle.latency;
+		if (cycle.kernel_resume >= 0)
+			resume[resumes++] = cycle.kernel_resume;
+	}
+	spread_of(suspended, sleeps, &summary->suspended);
+	spread_of(latency, summary->pass, &summary->latency);
+	spread_of(resume, resumes, &summary->kernel_resume);
+out:
+	free(suspended);
+	free(latency);
+	free(resume);
+	return ret;
+}
+
+static void format_spread(char *buf, size_t size, const struct bci_suspend_spread *spread)
+{
+	if (spread->count == 0)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.3f/%.3f/%.3f", spread->min, spread->median, spread->max);
+}
+
+int bci_suspend_summary_format(char *buf, size_t size, const struct bci_suspend_summary *summary)
+{
+	char suspended[96], latency[96], resume[96];
+
+	format_spread(suspended, sizeof(suspended), &summary->suspended);
+	format_spread(latency, sizeof(latency), &summary->latency);
+	format_spread(resume, sizeof(resume), &summary->kernel_resume);
+	return snprintf(buf, size,
+			"cycles %zu\npass %zu\nfail %zu\n"
+			"suspended_seconds %s\nlatency_seconds %s\nkernel_resume_seconds %s\n",
+			summary->cycles, summary->pass, summary->fail, suspended, latency, resume);
+}
+
+enum bci_summary_value_kind bci_suspend_summary_value(const char *value, long long *count,
+						      struct bci_suspend_spread *spread)
+{
+	char *end;
+
+	*count = strtoll(value, &end, 10);
+	if (*value && *end == '\0')
+		return BCI_SUMMARY_COUNT;
+	memset(spread, 0, sizeof(*spread));
+	if (sscanf(value, "%lf/%lf/%lf", &spread->min, &spread->median, &spread->max) == 3) {
+		spread->count = 1;
+		return BCI_SUMMARY_SPREAD;
+	}
+	return BCI_SUMMARY_TEXT;
+}

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The results directory: one run's folder, in igt_runner's layout with
+ * bootci's own files beside it. Every name and every line format of it is
+ * defined here; the executor writes these files (durably, with its own
+ * I/O), the results generator and the aggregator read them.
+ *
+ * igt_runner's layout (read by the results generator, resultgen.h):
+ *   metadata.txt     "key : value" settings
+ *   joblist.txt      one job per line (testlist.h)
+ *   uname.txt        uname -a of the test machine
+ *   starttime.txt    endtime.txt: seconds since the epoch, "%.6f"
+ *   aborted.txt      why the run stopped early (absent: it did not)
+ *   N/               job N (0-based, joblist order), BCI_RESULTS_JOB_DIR:
+ *     journal.txt    the job's journal, lines below
+ *     out.txt err.txt  the test's stdout and stderr (igt_protocol.h)
+ *     dmesg.txt      the kernel log during the job (kmsg_record.h)
+ *     comms          igt_runner's socket dump (bootci never writes it)
+ *   results.json     piglit results, made from all of the above
+ *
+ * journal.txt, one line per event:
+ *   NAME                       a subtest started (its name)
+ *   exit:CODE (SECONDSs)       the test ended with exit CODE (-signal if killed)
+ *   timeout:CODE (SECONDSs)    it was killed for time
+ * The time is optional; the last line may be cut short by a crash.
+ *
+ * bootci's files:
+ *   bootci-journal.txt   the run journal (executor/journal.h documents its lines)
+ *   bootci-identity.txt  what makes the run what it is: "key value" lines
+ *   boot-NNNN/           one boot record per boot (BCI_RESULTS_BOOT_DIR):
+ *     boot.txt           "key value" lines: boot, boot_id, time, kernel, ...
+ *     end.txt            how the boot ended, "key value" lines
+ *   test/                the single test program mode's output:
+ *     result.txt out.txt err.txt
+ *   suspend-cycles.txt   one line per suspend cycle (struct bci_suspend_cycle_line):
+ *     CYCLE RESULT WALL SUSPENDED LATENCY KERNEL_SUSPEND KERNEL_RESUME WAKE
+ *     times in seconds "%.3f", an unknown kernel time "-", no wake source "-"
+ *   suspend-summary.txt  "key value" lines made from suspend-cycles.txt:
+ *     cycles N, pass N, fail N, suspended_seconds / latency_seconds /
+ *     kernel_resume_seconds MIN/MEDIAN/MAX ("-" when there were none)
+ *
+ * "key value" lines: the key is the text before the first space, the value
+ * the rest of the line; lines without a space or with an empty key are not
+ * entries.
+ */
+#ifndef BCI_RESULTS_DIR_H
+#define BCI_RESULTS_DIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ---- names ---- */
+
+#define BCI_RESULTS_METADATA "metadata.txt"
+#define BCI_RESULTS_JOBLIST "joblist.txt"
+#define BCI_RESULTS_UNAME "uname.txt"
+#define BCI_RESULTS_STARTTIME "starttime.txt"
+#define BCI_RESULTS_ENDTIME "endtime.txt"
+#define BCI_RESULTS_ABORTED "aborted.txt"
+#define BCI_RESULTS_JSON "results.json"
+#define BCI_RESULTS_JOB_DIR "%u"
+#define BCI_RESULTS_JOB_JOURNAL "journal.txt"
+#define BCI_RESULTS_JOB_OUT "out.txt"
+#define BCI_RESULTS_JOB_ERR "err.txt"
+#define BCI_RESULTS_JOB_DMESG "dmesg.txt"
+#define BCI_RESULTS_JOB_COMMS "comms"
+
+#define BCI_RESULTS_BOOTCI_JOURNAL "bootci-journal.txt"
+#define BCI_RESULTS_IDENTITY "bootci-identity.txt"
+#define BCI_RESULTS_BOOT_DIR "boot-%04u"
+#define BCI_RESULTS_BOOT_RECORD "boot.txt"
+#define BCI_RESULTS_BOOT_END "end.txt"
+#define BCI_RESULTS_TEST_DIR "test"
+#define BCI_RESULTS_TEST_RESULT "result.txt"
+#define BCI_RESULTS_SUSPEND_CYCLES "suspend-cycles.txt"
+#define BCI_RESULTS_SUSPEND_SUMMARY "suspend-summary.txt"
+
+/* The files of a job folder, in the order the results generator reads them. */
+enum bci_results_job_file {
+	BCI_RESULTS_FILE_JOURNAL,
+	BCI_RESULTS_FILE_OUT,
+	BCI_RESULTS_FILE_ERR,
+	BCI_RESULTS_FILE_DMESG,
+	BCI_RESULTS_FILE_COUNT,
+};
+extern const char *const bci_results_job_files[BCI_RESULTS_FILE_COUNT];
+
+/* "boot-0007" → 7: 1, or 0 when @name is not a boot record folder. */
+int bci_results_boot_dir_parse(const char *name, unsigned *number);
+
+/* ---- journal.txt ---- */
+
+/* Pseudo exit codes of a job whose journal has no exit line. */
+#define BCI_RESULTS_EXIT_INCOMPLETE (-1234)	/* the test never finished */
+#define BCI_RESULTS_EXIT_GRACEFUL (-1)		/* -SIGHUP: the runner was asked to stop */
+
+enum bci_job_journal_kind {
+	BCI_JOB_JOURNAL_EMPTY,
+	BCI_JOB_JOURNAL_SUBTEST,
+	BCI_JOB_JOURNAL_EXIT,
+	BCI_JOB_JOURNAL_TIMEOUT,
+};
+
+struct bci_job_journal_line {
+	enum bci_job_journal_kind kind;
+	const char *subtest;	/* SUBTEST: the caller's line */
+	int code;		/* EXIT, TIMEOUT */
+	double time;		/* seconds, 0 when absent */
+};
+
+/*
+ * Parses one journal.txt line (NUL-terminated, without its newline).
+ * @terminated false for a last line without a newline: a crash may have cut
+ * it, so it is read as leniently as igt_runner reads every line. 0, or
+ * -EINVAL for a malformed exit or timeout line.
+ */
+int bci_job_journal_parse_line(const char *line, bool terminated,
+			       struct bci_job_journal_line *out);
+/* "exit:CODE (SECONDSs)\n" or "timeout:...": snprintf's count. */
+int bci_job_journal_format_exit(char *buf, size_t size, bool timeout, int code, double seconds);
+/* The piglit result of a job's exit code, the pseudo codes included. */
+const char *bci_job_journal_result(int code);
+
+/* ---- "key value" files ---- */
+
+/*
+ * Hands out the entries of a "key value" text one at a time, cutting it in
+ * place: start with *@cursor = text; returns 1 with @key and @value set
+ * (NUL-terminated, into the text) or 0 at the end.
+ */
+int bci_results_kv_next(char **cursor, char **key, char **value);
+
+/* ---- suspend-cycles.txt ---- */
+
+struct bci_suspend_cycle_line {
+	char cycle[64];			/* "<state>[_<pm_test>]-<NNNN>" */
+	char result[16];		/* a piglit result */
+	double wall, suspended, latency;
+	double kernel_suspend, kernel_resume;	/* < 0: unknown ("-") */
+	char wake[32];			/* wake source, "pm_test", or "" ("-") */
+};
+
+/* The line, with its newline: snprintf's count. */
+int bci_suspend_cycle_line_format(char *buf, size_t size, const struct bci_suspend_cycle_line *line);
+/* 0, or -EINVAL when @text (one line) is not a whole cycle line (one cut by a crash). */
+int bci_suspend_cycle_line_parse(const char *text, struct bci_suspend_cycle_line *line);
+
+/* ---- suspend-summary.txt ---- */
+
+struct bci_suspend_spread {
+	size_t count;			/* 0: "-" */
+	double min, median, max;
+};
+
+struct bci_suspend_summary {
+	size_t cycles, pass, fail;
+	struct bci_suspend_spread suspended, latency, kernel_resume;
+};
+
+/*
+ * The summary of a suspend-cycles.txt text: every whole line counts; the
+ * times describe the cycles that passed (a pm_test cycle never sleeps).
+ * 0 or -ENOMEM.
+ */
+int bci_suspend_summary_compute(const char *text, size_t len, struct bci_suspend_summary *summary);
+/* The suspend-summary.txt text: snprintf's count. */
+int bci_suspend_summary_format(char *buf, size_t size, const struct bci_suspend_summary *summary);
+
+/* What a summary value is: a count, a MIN/MEDIAN/MAX spread, or other text. */
+enum bci_summary_value_kind { BCI_SUMMARY_COUNT, BCI_SUMMARY_SPREAD, BCI_SUMMARY_TEXT };
+enum bci_summary_value_kind bci_suspend_summary_value(const char *value, long long *count,
+						      struct bci_suspend_spread *spread);
+
+#endif

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fuzz target for lib/results_dir.c's line readers: the input as journal.txt
+ * lines, "key value" lines, suspend-cycles.txt (and the summary made from
+ * it); what the writers make of a parsed cycle line parses back the same.
+ */
+#include "results_dir.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = strndup((const char *)data, size), *copy, *cursor, *key, *value;
+	struct bci_suspend_summary summary;
+	char out[1024];
+
+	if (!text)
+		return 0;
+	copy = strdup(text);
+	for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct bci_job_journal_line j;
+		struct bci_suspend_cycle_line c, again;
+
+		bci_job_journal_parse_line(line, false, &j);
+		bci_job_journal_parse_line(line, true, &j);
+		if (bci_suspend_cycle_line_parse(line, &c) == 0) {
+			bci_suspend_cycle_line_format(out, sizeof(out), &c);
+			if (bci_suspend_cycle_line_parse(out, &again) < 0 ||
+			    strcmp(again.cycle, c.cycle) || strcmp(again.result, c.result))
+				abort();
+		}
+	}
+	free(copy);
+	if (bci_suspend_summary_compute(text, strlen(text), &summary) == 0) {
+		if (summary.pass + summary.fail != summary.cycles)
+			abort();
+		bci_suspend_summary_format(out, sizeof(out), &summary);
+	}
+	cursor = text;
+	while (bci_results_kv_next(&cursor, &key, &value)) {
+		struct bci_suspend_spread spread;
+		long long count;
+
+		if (!key[0] || strchr(key, ' ') || strchr(key, '\n'))
+			abort();
+		bci_suspend_summary_value(value, &count, &spread);
+	}
+	free(text);
+	return 0;
+}

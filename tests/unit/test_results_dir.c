@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+/* lib/results_dir.c: the results directory's line formats, writer and reader together. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "results_dir.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static void boot_dirs(void **state)
+{
+	char name[32];
+	unsigned n = 0;
+
+	(void)state;
+	snprintf(name, sizeof(name), BCI_RESULTS_BOOT_DIR, 7u);
+	assert_string_equal(name, "boot-0007");
+	assert_int_equal(bci_results_boot_dir_parse(name, &n), 1);
+	assert_int_equal(n, 7);
+	assert_int_equal(bci_results_boot_dir_parse("boot-", &n), 0);
+	assert_int_equal(bci_results_boot_dir_parse("boot-12a", &n), 0);
+	assert_int_equal(bci_results_boot_dir_parse("boot-99999999999", &n), 0);
+	assert_int_equal(bci_results_boot_dir_parse("0", &n), 0);
+}
+
+static void job_journal_lines(void **state)
+{
+	struct bci_job_journal_line l;
+	char line[64];
+
+	(void)state;
+	bci_job_journal_format_exit(line, sizeof(line), false, -11, 1.5);
+	assert_string_equal(line, "exit:-11 (1.500s)\n");
+	line[strlen(line) - 1] = '\0';
+	assert_int_equal(bci_job_journal_parse_line(line, true, &l), 0);
+	assert_int_equal(l.kind, BCI_JOB_JOURNAL_EXIT);
+	assert_int_equal(l.code, -11);
+	assert_true(l.time > 1.49 && l.time < 1.51);
+	bci_job_journal_format_exit(line, sizeof(line), true, 0, 360);
+	assert_string_equal(line, "timeout:0 (360.000s)\n");
+	assert_int_equal(bci_job_journal_parse_line("timeout:-15", true, &l), 0);
+	assert_int_equal(l.kind, BCI_JOB_JOURNAL_TIMEOUT);
+	assert_int_equal(l.code, -15);
+	assert_int_equal(bci_job_journal_parse_line("basic-plain", true, &l), 0);
+	assert_int_equal(l.kind, BCI_JOB_JOURNAL_SUBTEST);
+	assert_string_equal(l.subtest, "basic-plain");
+	assert_int_equal(bci_job_journal_parse_line("", true, &l), 0);
+	assert_int_equal(l.kind, BCI_JOB_JOURNAL_EMPTY);
+	/* Malformed when whole; a cut last line is read leniently. */
+	assert_int_equal(bci_job_journal_parse_line("exit:x", true, &l), -EINVAL);
+	assert_int_equal(bci_job_journal_parse_line("exit:3 (1.0", true, &l), -EINVAL);
+	assert_int_equal(bci_job_journal_parse_line("exit:3 (1.0", false, &l), 0);
+	assert_int_equal(l.code, 3);
+}
+
+static void key_value_lines(void **state)
+{
+	char text[] = "cycles 3\n\nnospace\n value\npass 2 of 3\nlast";
+	char *cursor = text, *key, *value;
+
+	(void)state;
+	assert_int_equal(bci_results_kv_next(&cursor, &key, &value), 1);
+	assert_string_equal(key, "cycles");
+	assert_string_equal(value, "3");
+	assert_int_equal(bci_results_kv_next(&cursor, &key, &value), 1);
+	assert_string_equal(key, "pass");
+	assert_string_equal(value, "2 of 3");
+	assert_int_equal(bci_results_kv_next(&cursor, &key, &value), 0);
+}
+
+static void suspend_cycle_lines_round_trip(void **state)
+{
+	struct bci_suspend_cycle_line in = { "mem-0001", "pass", 12.5, 10.0, 2.5, 0.25, -1, "rtc" };
+	struct bci_suspend_cycle_line out;
+	char line[256];
+
+	(void)state;
+	bci_suspend_cycle_line_format(line, sizeof(line), &in);
+	assert_string_equal(line, "mem-0001 pass 12.500 10.000 2.500 0.250 - rtc\n");
+	assert_int_equal(bci_suspend_cycle_line_parse(line, &out), 0);
+	assert_string_equal(out.cycle, "mem-0001");
+	assert_string_equal(out.wake, "rtc");
+	assert_true(out.kernel_resume < 0);
+	assert_true(out.kernel_suspend > 0.249 && out.kernel_suspend < 0.251);
+	in.wake[0] = '\0';
+	bci_suspend_cycle_line_format(line, sizeof(line), &in);
+	assert_int_equal(bci_suspend_cycle_line_parse(line, &out), 0);
+	assert_string_equal(out.wake, "");
+	/* A line cut by a crash is not a cycle. */
+	assert_int_equal(bci_suspend_cycle_line_parse("mem-0002 pass 1.0 2.0", &out), -EINVAL);
+}
+
+static void suspend_summary(void **state)
+{
+	static const char cycles[] = "mem-0001 pass 3.000 2.000 1.000 0.100 0.500 rtc\n"
+				     "mem-0002 fail 3.000 0.000 0.000 - - -\n"
+				     "mem_devices-0001 pass 1.000 0.000 3.000 - - pm_test\n"
+				     "mem-0003 pass 5.000 4.000 2.000 0.100 0.700 rtc\n"
+				     "mem-0004 pa";
+	struct bci_suspend_summary s;
+	struct bci_suspend_spread spread;
+	char text[512];
+	long long count;
+
+	(void)state;
+	assert_int_equal(bci_suspend_summary_compute(cycles, sizeof(cycles) - 1, &s), 0);
+	assert_int_equal(s.cycles, 4);
+	assert_int_equal(s.pass, 3);
+	assert_int_equal(s.fail, 1);
+	bci_suspend_summary_format(text, sizeof(text), &s);
+	assert_string_equal(text, "cycles 4\npass 3\nfail 1\nsuspended_seconds 2.000/3.000/4.000\n"
+				  "latency_seconds 1.000/2.000/3.000\n"
+				  "kernel_resume_seconds 0.500/0.600/0.700\n");
+	assert_int_equal(bci_suspend_summary_value("4", &count, &spread), BCI_SUMMARY_COUNT);
+	assert_int_equal(count, 4);
+	assert_int_equal(bci_suspend_summary_value("0.5/0.6/0.7", &count, &spread), BCI_SUMMARY_SPREAD);
+	assert_true(spread.median > 0.59 && spread.median < 0.61);
+	assert_int_equal(bci_suspend_summary_value("-", &count, &spread), BCI_SUMMARY_TEXT);
+	assert_int_equal(bci_suspend_summary_compute("", 0, &s), 0);
+	bci_suspend_summary_format(text, sizeof(text), &s);
+	assert_string_equal(text, "cycles 0\npass 0\nfail 0\nsuspended_seconds -\nlatency_seconds -\n"
+				  "kernel_resume_seconds -\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(boot_dirs),
+		cmocka_unit_test(job_journal_lines),
+		cmocka_unit_test(key_value_lines),
+		cmocka_unit_test(suspend_cycle_lines_round_trip),
+		cmocka_unit_test(suspend_summary),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
