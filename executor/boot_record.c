@@ -10,6 +10,7 @@
 
 #include "efivar.h"
 #include "fsutil.h"
+#include "results_dir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,7 +28,7 @@ static unsigned next_boot_number(const struct bci_executor *ex)
 	if (!d)
 		return 1;
 	while ((entry = readdir(d)))
-		if (sscanf(entry->d_name, "boot-%u", &n) == 1 && n > highest)
+		if (bci_results_boot_dir_parse(entry->d_name, &n) && n > highest)
 			highest = n;
 	closedir(d);
 	return highest + 1;
@@ -57,7 +58,8 @@ static void previous_end(const struct bci_executor *ex, bool crashed, const char
 		snprintf(buf, size, "none (first boot of the run)");
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/boot-%04u/end.txt", ex->run_dir, ex->boot_number - 1);
+	snprintf(path, sizeof(path), "%s/" BCI_RESULTS_BOOT_DIR "/" BCI_RESULTS_BOOT_END, ex->run_dir,
+		 ex->boot_number - 1);
 	if (bci_read_file(path, &text, NULL, 4096) == 0) {
 		text[strcspn(text, "\n")] = '\0';
 		snprintf(buf, size, "clean: %s", text);
@@ -83,7 +85,7 @@ int bci_boot_begin(struct bci_executor *ex)
 	int ret;
 
 	ex->boot_number = next_boot_number(ex);
-	if (snprintf(ex->boot_dir, sizeof(ex->boot_dir), "%.*s/boot-%04u", PATH_MAX - 16,
+	if (snprintf(ex->boot_dir, sizeof(ex->boot_dir), "%.*s/" BCI_RESULTS_BOOT_DIR, PATH_MAX - 16,
 		     ex->run_dir, ex->boot_number) >= (int)sizeof(ex->boot_dir))
 		return -ENAMETOOLONG;
 	ret = bci_mkdir_p(ex->boot_dir, 0755);
@@ -105,7 +107,7 @@ int bci_boot_begin(struct bci_executor *ex)
 		 "pstore_records %d\nefi_dump_variables %d\nrecord %s\n",
 		 ex->boot_number, boot_id, bci_clock_ms(ex, CLOCK_REALTIME) / 1000, ex->release,
 		 cmdline, end, saved.pstore, saved.efi, efi);
-	snprintf(path, sizeof(path), "%s/boot.txt", ex->boot_dir);
+	snprintf(path, sizeof(path), "%s/" BCI_RESULTS_BOOT_RECORD, ex->boot_dir);
 	ret = bci_write_file_atomic(path, record, strlen(record), 0644);
 	if (ret < 0)
 		bci_error("cannot write %s: %s", path, strerror(-ret));
@@ -115,7 +117,8 @@ int bci_boot_begin(struct bci_executor *ex)
 	else
 		bci_say("boot %u of the run; previous boot: %s", ex->boot_number, end);
 	if (saved.pstore > 0 || saved.efi > 0)
-		bci_say("saved %d pstore record%s and %d EFI dump variable%s to boot-%04u/, then erased them",
+		bci_say("saved %d pstore record%s and %d EFI dump variable%s to " BCI_RESULTS_BOOT_DIR
+			"/, then erased them",
 			saved.pstore, saved.pstore == 1 ? "" : "s", saved.efi, saved.efi == 1 ? "" : "s",
 			ex->boot_number);
 	return ret;
@@ -128,7 +131,7 @@ void bci_boot_end(struct bci_executor *ex, const char *how)
 
 	if (!ex->boot_dir[0])
 		return;
-	snprintf(path, sizeof(path), "%s/end.txt", ex->boot_dir);
+	snprintf(path, sizeof(path), "%s/" BCI_RESULTS_BOOT_END, ex->boot_dir);
 	n = snprintf(text, sizeof(text), "%s\n", how);
 	if (bci_write_file_atomic(path, text, (size_t)n, 0644) < 0)
 		bci_warn("cannot record how boot %u ends", ex->boot_number);

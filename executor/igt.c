@@ -47,7 +47,7 @@ static int run_setup(struct igt_run *run)
 		ret = bci_igt_rundir_create(ex, &run->jobs);
 	if (ret < 0)
 		return ret;
-	ret = bci_igt_rundir_path(ex, path, "bootci-journal.txt");
+	ret = bci_igt_rundir_path(ex, path, BCI_RESULTS_BOOTCI_JOURNAL);
 	if (ret < 0) {
 		bci_error("run folder %s: path too long", ex->run_dir);
 		return ret;
@@ -118,7 +118,7 @@ static int run_one(struct igt_run *run, unsigned j)
 	bci_igt_progress_report(&run->progress, &job, journal);
 	return bci_igt_abort_check(run->ex, journal, e,
 				   job.abort_reason[0] ? job.abort_reason
-				   : job.status == IGT_EXIT_ABORT ? "Test exited with IGT_EXIT_ABORT"
+				   : job.status == BCI_IGT_EXIT_ABORT ? "Test exited with IGT_EXIT_ABORT"
 								   : NULL);
 }
 
@@ -154,8 +154,8 @@ static int run_collect(struct igt_run *run)
 	int ret = 0;
 
 	if (bci_suspend_summary_write(ex->run_dir) < 0)
-		bci_warn("cannot write suspend-summary.txt");
-	bci_igt_rundir_write_time(ex, "endtime.txt");
+		bci_warn("cannot write %s", BCI_RESULTS_SUSPEND_SUMMARY);
+	bci_igt_rundir_write_time(ex, BCI_RESULTS_ENDTIME);
 	if (!run->journal.done)
 		ret = bci_journal_append(&run->journal, "done");
 	if (ret == 0)

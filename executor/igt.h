@@ -21,16 +21,15 @@
 
 #include "executor.h"
 
+#include "igt_protocol.h"
 #include "journal.h"
+#include "results_dir.h"
 #include "testlist.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
-
-#define IGT_EXIT_INVALID 79
-#define IGT_EXIT_ABORT 112
 
 /* ---- igt_rundir.c ---- */
 
@@ -94,12 +93,8 @@ void bci_igt_stream_feed(struct bci_igt_stream *s, const char *data, size_t len)
 /* Writes what is left: a last line without newline, the note on dropped bytes, the tail. */
 void bci_igt_stream_finish(struct bci_igt_stream *s);
 void bci_igt_stream_release(struct bci_igt_stream *s);
-/* Is this line (without newline) one the results need, kept even past the limit? */
-bool bci_igt_stream_is_protocol(const char *line, size_t len);
 
 /* ---- igt_job.c ---- */
-
-enum { BCI_IGT_JOURNAL_TXT, BCI_IGT_OUT_TXT, BCI_IGT_ERR_TXT, BCI_IGT_DMESG_TXT, BCI_IGT_OUTPUTS };
 
 /* What of a job runs: its subtests (all of them, or what a resume left), a dynamic filter. */
 struct bci_igt_selection {
@@ -114,8 +109,8 @@ struct bci_igt_job {
 	struct bci_journal *journal;
 	unsigned index;
 	const struct bci_joblist_entry *entry;
-	int fds[BCI_IGT_OUTPUTS];
-	off_t synced[BCI_IGT_OUTPUTS]; /* each file's size at its last fdatasync, -1 before */
+	int fds[BCI_RESULTS_FILE_COUNT];	/* by enum bci_results_job_file */
+	off_t synced[BCI_RESULTS_FILE_COUNT]; /* each file's size at its last fdatasync, -1 before */
 	struct bci_kmsg_budget dmesg_budget;
 	struct bci_igt_stream out, err;
 	int kmsg_fd;

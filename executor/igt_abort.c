@@ -79,7 +79,7 @@ int bci_igt_abort_check(struct bci_executor *ex, struct bci_journal *journal,
 		snprintf(text, sizeof(text), "Aborted at bootup\n\n%s\n", reason);
 	bci_error("aborting the run: %s", reason);
 	/* aborted.txt first: a journal that says abort has the reason beside it. */
-	bci_igt_rundir_write(ex, "aborted.txt", text);
+	bci_igt_rundir_write(ex, BCI_RESULTS_ABORTED, text);
 	ret = bci_journal_append(journal, "abort %s", forced ? "forced" : "condition");
 	return ret < 0 ? ret : 1;
 }

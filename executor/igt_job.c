@@ -11,7 +11,7 @@
 
 #include "config.h"
 #include "fsutil.h"
-#include "igtout.h"
+#include "kmsg_record.h"
 #include "suspend.h"
 
 #include <errno.h>
@@ -27,9 +27,6 @@
 
 /* After SIGKILL, a test that still does not go is stuck in the kernel. */
 #define KILL_GIVE_UP_MS 20000L
-
-static const char *const output_names[BCI_IGT_OUTPUTS] = { "journal.txt", "out.txt", "err.txt",
-							   "dmesg.txt" };
 
 static void escalate(struct bci_igt_job *job, const char *reason, long now);
 
@@ -54,30 +51,30 @@ static int sync_output(struct bci_igt_job *job, int i)
 
 static void sync_outputs(struct bci_igt_job *job)
 {
-	long n = bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_IGT_DMESG_TXT], &job->dmesg_budget);
+	long n = bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG], &job->dmesg_budget);
 
 	if (n < 0) {
 		close(job->kmsg_fd);
 		job->kmsg_fd = -1;
 	}
-	for (int i = 0; i < BCI_IGT_OUTPUTS; i++)
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
 		sync_output(job, i);
 }
 
 static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
 {
-	int ret = bci_write_all(job->fds[BCI_IGT_JOURNAL_TXT], text, len);
+	int ret = bci_write_all(job->fds[BCI_RESULTS_FILE_JOURNAL], text, len);
 
 	if (ret == 0)
-		ret = sync_output(job, BCI_IGT_JOURNAL_TXT);
+		ret = sync_output(job, BCI_RESULTS_FILE_JOURNAL);
 	if (ret < 0)
 		bci_warn("job %u: cannot write journal.txt: %s", job->index, strerror(-ret));
 }
 
-static void count_result(struct bci_igt_job *job, const char *text, size_t len)
+static void count_result(struct bci_igt_job *job, const struct bci_igt_line *line)
 {
 	double t;
-	const char *result = bci_igtout_map_result(text, len, &t);
+	const char *result = bci_igt_result_from_word(line->text, line->text_len, &t);
 
 	snprintf(job->last_result, sizeof(job->last_result), "%s", result);
 	job->results++;
@@ -91,54 +88,54 @@ static void count_result(struct bci_igt_job *job, const char *text, size_t len)
 		job->crashes++;
 }
 
-/* A complete line of the test's stdout: the protocol lines drive the journal and timers. */
-static void handle_out_line(void *data, const char *line, size_t len)
+/*
+ * Between subtests too, as igt_runner does: a subtest that tainted the kernel
+ * stops the job before the next one starts on a broken kernel. The taints when
+ * it does, else 0.
+ */
+static unsigned long taint_before_start(struct bci_igt_job *job)
+{
+	unsigned long taints = 0, bad;
+
+	if (job->results == 0 || job->killed || job->abort_reason[0] ||
+	    !strstr(bci_config_get(job->ex->config, "abort_on"), "taint"))
+		return 0;
+	bad = bci_igt_abort_bad_taints(job->ex, &taints);
+	if (!bad)
+		return 0;
+	snprintf(job->abort_reason, sizeof(job->abort_reason),
+		 "Kernel badly tainted (%#lx, %#lx) (check dmesg for details)", taints, bad);
+	return taints;
+}
+
+/* A complete line of the test's stdout: the protocol lines drive the journals and timers. */
+static void handle_out_line(void *data, const char *text, size_t len)
 {
 	struct bci_igt_job *job = data;
-	static const char start_sub[] = "Starting subtest: ";
-	static const char start_dyn[] = "Starting dynamic subtest: ";
-	static const char result_sub[] = "Subtest ";
-	static const char result_dyn[] = "Dynamic subtest ";
 	long now = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
-
-	bool starting = (len > sizeof(start_sub) - 1 &&
-			 memcmp(line, start_sub, sizeof(start_sub) - 1) == 0) ||
-			(len > sizeof(start_dyn) - 1 &&
-			 memcmp(line, start_dyn, sizeof(start_dyn) - 1) == 0);
-	/*
-	 * Between subtests too, as igt_runner does: a subtest that tainted the
-	 * kernel stops the job before the next one starts on a broken kernel.
-	 */
 	unsigned long taints = 0;
-	if (starting && job->results > 0 && !job->killed && !job->abort_reason[0] &&
-	    strstr(bci_config_get(job->ex->config, "abort_on"), "taint")) {
-		unsigned long bad = bci_igt_abort_bad_taints(job->ex, &taints);
-		if (bad)
-			snprintf(job->abort_reason, sizeof(job->abort_reason),
-				 "Kernel badly tainted (%#lx, %#lx) (check dmesg for details)", taints,
-				 bad);
-		else
-			taints = 0;
-	}
-	if (len > sizeof(start_sub) - 1 && memcmp(line, start_sub, sizeof(start_sub) - 1) == 0) {
-		size_t n = len - (sizeof(start_sub) - 1);
-		if (n >= sizeof(job->subtest))
-			n = sizeof(job->subtest) - 1;
-		memcpy(job->subtest, line + sizeof(start_sub) - 1, n);
-		job->subtest[n] = '\0';
+	struct bci_igt_line line;
+	char entry[300];
+	int ret, n;
+
+	switch (bci_igt_line_parse(text, len, &line)) {
+	case BCI_IGT_LINE_SUBTEST_START:
+		taints = taint_before_start(job);
+		n = line.name_len < sizeof(job->subtest) ? (int)line.name_len
+							 : (int)sizeof(job->subtest) - 1;
+		snprintf(job->subtest, sizeof(job->subtest), "%.*s", n, line.name);
 		/* igt_runner's journal: the subtest's name, durable as soon as it is known. */
-		char entry[300];
-		int m = snprintf(entry, sizeof(entry), "%s\n", job->subtest);
-		journal_write(job, entry, (size_t)m);
+		n = snprintf(entry, sizeof(entry), "%s\n", job->subtest);
+		journal_write(job, entry, (size_t)n);
 		job->last_subtest = now;
 		sync_outputs(job);
-	} else if (len > sizeof(start_dyn) - 1 &&
-		   memcmp(line, start_dyn, sizeof(start_dyn) - 1) == 0) {
+		break;
+	case BCI_IGT_LINE_DYNAMIC_START:
+		taints = taint_before_start(job);
 		/* igt_runner cannot resume inside a subtest; bootci's journal remembers dynamic ones. */
-		int ret = bci_journal_append(job->journal, "dynamic %u %s@%.*s", job->index,
-					     job->subtest[0] ? job->subtest : "-",
-					     (int)(len - (sizeof(start_dyn) - 1)),
-					     line + sizeof(start_dyn) - 1);
+		ret = bci_journal_append(job->journal, "dynamic %u %s@%.*s", job->index,
+					 job->subtest[0] ? job->subtest : "-", (int)line.name_len,
+					 line.name);
 		if (ret < 0 && !job->journal_error) {
 			/* The run cannot go on blind: stop the test, then the run (igt.c). */
 			job->journal_error = ret;
@@ -146,23 +143,24 @@ static void handle_out_line(void *data, const char *line, size_t len)
 		}
 		job->last_subtest = now;
 		sync_outputs(job);
-	} else if (len > sizeof(result_sub) - 1 &&
-		   memcmp(line, result_sub, sizeof(result_sub) - 1) == 0) {
-		const char *colon = memchr(line, ':', len);
-		if (colon && colon + 2 <= line + len)
-			count_result(job, colon + 2, (size_t)(line + len - colon - 2));
+		break;
+	case BCI_IGT_LINE_SUBTEST_RESULT:
+		count_result(job, &line);
 		sync_outputs(job);
-	} else if (len > sizeof(result_dyn) - 1 &&
-		   memcmp(line, result_dyn, sizeof(result_dyn) - 1) == 0) {
+		break;
+	case BCI_IGT_LINE_DYNAMIC_RESULT:
 		sync_outputs(job);
+		break;
+	default:
+		break;
 	}
 	if (taints) {
 		/* The subtest that starts on a tainted kernel is journalled, then stopped, and its
 		 * output says why, as igt_runner writes it. */
 		char note[128];
-		int n = snprintf(note, sizeof(note),
-				 "\nrunner: This test was killed due to a kernel taint (%#lx).\n", taints);
-		bci_write_all(job->fds[BCI_IGT_OUT_TXT], note, (size_t)n);
+		n = snprintf(note, sizeof(note),
+			     "\nrunner: This test was killed due to a kernel taint (%#lx).\n", taints);
+		bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
 		escalate(job, "Kernel tainted", now);
 		job->timed_out = false;
 	}
@@ -196,10 +194,10 @@ static int open_job_outputs(struct bci_igt_job *job, char *dir)
 
 	if (ret < 0)
 		return ret;
-	for (int i = 0; i < BCI_IGT_OUTPUTS; i++) {
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
 		char path[PATH_MAX + 16];
 		char last;
-		snprintf(path, sizeof(path), "%.*s/%s", PATH_MAX - 1, dir, output_names[i]);
+		snprintf(path, sizeof(path), "%.*s/%s", PATH_MAX - 1, dir, bci_results_job_files[i]);
 		job->fds[i] = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (job->fds[i] < 0)
 			return -errno;
@@ -307,8 +305,8 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 	journal_write(job, line, (size_t)n);
 	bci_kmsg_mark(ex, 6, "job %u: suspend cycle %s\n", job->index, cycle);
 	job->start = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
-	status = bci_suspend_cycle(ex, cycle, job->fds[BCI_IGT_OUT_TXT], job->fds[BCI_IGT_ERR_TXT],
-				   job->fds[BCI_IGT_DMESG_TXT], &record);
+	status = bci_suspend_cycle(ex, cycle, job->fds[BCI_RESULTS_FILE_OUT],
+				   job->fds[BCI_RESULTS_FILE_ERR], job->fds[BCI_RESULTS_FILE_DMESG], &record);
 	if (status < 0) {
 		bci_error("job %u: %s is not a suspend cycle", job->index, cycle);
 		return status;
@@ -317,8 +315,8 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 	job->seconds = record.wall;
 	snprintf(job->last_result, sizeof(job->last_result), "%s", record.result);
 	job->results = 1;
-	n = snprintf(line, sizeof(line), "exit:%d (%.3fs)\n", status, record.wall);
-	for (int i = 0; i < BCI_IGT_OUTPUTS; i++)
+	n = bci_job_journal_format_exit(line, sizeof(line), false, status, record.wall);
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
 		sync_output(job, i);
 	journal_write(job, line, (size_t)n);
 	return 0;
@@ -336,9 +334,9 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	char null_path[PATH_MAX];
 	char **envp;
 
-	ret = bci_igt_stream_init(&job->out, job->fds[BCI_IGT_OUT_TXT], limit - limit / 4, tail_size);
+	ret = bci_igt_stream_init(&job->out, job->fds[BCI_RESULTS_FILE_OUT], limit - limit / 4, tail_size);
 	if (ret == 0)
-		ret = bci_igt_stream_init(&job->err, job->fds[BCI_IGT_ERR_TXT], limit - limit / 4,
+		ret = bci_igt_stream_init(&job->err, job->fds[BCI_RESULTS_FILE_ERR], limit - limit / 4,
 					  tail_size);
 	if (ret < 0) {
 		bci_error("job %u: no memory for its output tails", job->index);
@@ -367,7 +365,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	fflush(stderr);
 	envp = bci_igt_process_env();
 	job->pid = bci_igt_process_spawn(job->argv, envp, null_fd, out_pipe[1], err_pipe[1],
-					 IGT_EXIT_INVALID);
+					 BCI_IGT_EXIT_INVALID);
 	free(envp);
 	if (job->pid < 0) {
 		ret = job->pid;
@@ -410,7 +408,7 @@ static void job_read(struct bci_igt_job *job, const struct pollfd *pfds, long no
 	}
 	if (job->kmsg_fd >= 0 && (pfds[2].revents & POLLIN)) {
 		job->last_activity = now;
-		if (bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_IGT_DMESG_TXT],
+		if (bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG],
 				   &job->dmesg_budget) < 0) {
 			close(job->kmsg_fd);
 			job->kmsg_fd = -1;
@@ -494,13 +492,14 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 	}
 	if (job->dmesg_budget.dropped) {
 		/* Said in the job's kernel log itself, in its record format, where a reader looks. */
-		char note[256];
-		n = snprintf(note, sizeof(note),
-			     "14,0,0,-;[bootci] kernel log over the limit of %llu bytes: %llu bytes "
-			     "of records less severe than level %d dropped\n",
-			     job->dmesg_budget.limit, job->dmesg_budget.dropped,
-			     job->dmesg_budget.keep_level);
-		bci_write_all(job->fds[BCI_IGT_DMESG_TXT], note, (size_t)n);
+		char text[200], note[256];
+		snprintf(text, sizeof(text),
+			 "[bootci] kernel log over the limit of %llu bytes: %llu bytes of records less "
+			 "severe than level %d dropped\n", job->dmesg_budget.limit,
+			 job->dmesg_budget.dropped, job->dmesg_budget.keep_level);
+		/* facility user, level info: as a write to /dev/kmsg would have logged it */
+		n = bci_kmsg_record_format(note, sizeof(note), 14, 0, 0, '-', text);
+		bci_write_all(job->fds[BCI_RESULTS_FILE_DMESG], note, (size_t)n);
 		bci_warn("job %u: kernel log over output_limit: %llu bytes dropped", job->index,
 			 job->dmesg_budget.dropped);
 	}
@@ -509,8 +508,8 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 	if (!job->reaped)
 		return job->unkillable ? 1 : (monitor_ret < 0 ? monitor_ret : -EIO);
 	job->status = exit_status(job->wait_status);
-	n = snprintf(line, sizeof(line), "%s%d (%.3fs)\n", job->timed_out ? "timeout:" : "exit:",
-		     job->status, job->seconds);
+	n = bci_job_journal_format_exit(line, sizeof(line), job->timed_out, job->status,
+					job->seconds);
 	journal_write(job, line, (size_t)n);
 	return 0;
 }
@@ -529,18 +528,18 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 	job->entry = entry;
 	job->kmsg_fd = -1;
 	job->out.pipe_fd = job->err.pipe_fd = -1;
-	for (int i = 0; i < BCI_IGT_OUTPUTS; i++) {
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
 		job->fds[i] = -1;
 		job->synced[i] = -1;
 	}
-	ret = bci_igt_rundir_path(ex, dir, "%u", index);
+	ret = bci_igt_rundir_path(ex, dir, BCI_RESULTS_JOB_DIR, index);
 	if (ret == 0)
 		ret = open_job_outputs(job, dir);
 	if (ret < 0) {
 		bci_error("job %u: cannot open its output files in %s: %s", index, dir, strerror(-ret));
 		goto out;
 	}
-	if (strcmp(entry->binary, BCI_SUSPEND_BINARY) == 0) {
+	if (strcmp(entry->binary, BCI_IGT_SUSPEND_BINARY) == 0) {
 		ret = run_suspend_job(job, what->subtests[0]);
 		goto out;
 	}
@@ -551,7 +550,7 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 out:
 	if (job->kmsg_fd >= 0)
 		close(job->kmsg_fd);
-	for (int i = 0; i < BCI_IGT_OUTPUTS; i++)
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
 		if (job->fds[i] >= 0)
 			close(job->fds[i]);
 	bci_igt_stream_release(&job->out);

@@ -10,7 +10,6 @@
 
 #include "config.h"
 #include "fsutil.h"
-#include "suspend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,7 +49,7 @@ static int plan_add(struct planner *p, const char *binary, const char *subtest)
 {
 	struct bci_joblist *jobs = p->jobs;
 
-	if (subtest && p->multiple && jobs->count > 0 && strcmp(binary, BCI_SUSPEND_BINARY) != 0 &&
+	if (subtest && p->multiple && jobs->count > 0 && strcmp(binary, BCI_IGT_SUSPEND_BINARY) != 0 &&
 	    strcmp(jobs->entries[jobs->count - 1].binary, binary) == 0 &&
 	    jobs->entries[jobs->count - 1].count > 0 &&
 	    !strchr(subtest, '@') && !strchr(jobs->entries[jobs->count - 1].subtests[0], '@')) {
@@ -134,7 +133,7 @@ static int list_subtests(struct planner *p, const char *binary, char **out)
 	/* The listing is quick or killed: wait for it, reaping through the signalfd loop. */
 	status = bci_igt_process_reap(p->ex, pid);
 	buf[used] = '\0';
-	if (ret == 0 && WIFEXITED(status) && WEXITSTATUS(status) == IGT_EXIT_INVALID)
+	if (ret == 0 && WIFEXITED(status) && WEXITSTATUS(status) == BCI_IGT_EXIT_INVALID)
 		buf[0] = '\0';
 	else if (ret == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
 		ret = -EINVAL;
@@ -152,27 +151,25 @@ static int list_subtests(struct planner *p, const char *binary, char **out)
 static int plan_suspend(struct planner *p, const struct bci_test_name *name)
 {
 	unsigned long count = strtoul(name->dynamic, NULL, 10);
-	struct bci_suspend_cycle_name parsed;
 	unsigned first = 1;
 	char cycle[300];
 	int ret = 0;
 
+	if (!bci_testlist_cycle_kind_valid(name->subtest)) {
+		bci_error("testlist: bootci@suspend@%s: unknown state or pm_test level", name->subtest);
+		return -EINVAL;
+	}
 	/* Continue the numbering of earlier cycles of the same state and level. */
 	for (size_t i = 0; i < p->jobs->count; i++) {
 		const struct bci_joblist_entry *e = &p->jobs->entries[i];
 		size_t n = strlen(name->subtest);
-		if (strcmp(e->binary, BCI_SUSPEND_BINARY) == 0 && e->count == 1 &&
+		if (strcmp(e->binary, BCI_IGT_SUSPEND_BINARY) == 0 && e->count == 1 &&
 		    strncmp(e->subtests[0], name->subtest, n) == 0 && e->subtests[0][n] == '-')
 			first++;
 	}
 	for (unsigned long i = 0; i < count && ret == 0; i++) {
 		snprintf(cycle, sizeof(cycle), "%s-%04lu", name->subtest, first + i);
-		if (bci_suspend_cycle_parse(cycle, &parsed) < 0) {
-			bci_error("testlist: bootci@suspend@%s: unknown state or pm_test level",
-				  name->subtest);
-			return -EINVAL;
-		}
-		ret = bci_joblist_add(p->jobs, BCI_SUSPEND_BINARY, (const char *const[]){ cycle }, 1);
+		ret = bci_joblist_add(p->jobs, BCI_IGT_SUSPEND_BINARY, (const char *const[]){ cycle }, 1);
 	}
 	return ret;
 }
@@ -184,7 +181,7 @@ static int plan_test(const struct bci_test_name *name, void *data)
 	char *listing = NULL;
 	int ret = 0, any = 0;
 
-	if (strcmp(name->binary, BCI_SUSPEND_BINARY) == 0)
+	if (strcmp(name->binary, BCI_IGT_SUSPEND_BINARY) == 0)
 		return plan_suspend(p, name);
 	if (name->subtest[0]) {
 		if (name->dynamic[0])

@@ -3,7 +3,6 @@
 #include "igt.h"
 
 #include "fsutil.h"
-#include "igtout.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +24,7 @@ static time_t run_started_at(struct bci_executor *ex)
 	char path[PATH_MAX], *text = NULL;
 	time_t t = (time_t)(bci_clock_ms(ex, CLOCK_REALTIME) / 1000);
 
-	if (bci_igt_rundir_path(ex, path, "starttime.txt") == 0 && bci_read_file(path, &text, NULL, 64) == 0) {
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_STARTTIME) == 0 && bci_read_file(path, &text, NULL, 64) == 0) {
 		long long v = strtoll(text, NULL, 10);
 		if (v > 0 && v <= (long long)t)
 			t = (time_t)v;
@@ -66,7 +65,7 @@ void bci_igt_progress_report(struct bci_igt_progress *p, const struct bci_igt_jo
 		p->done_total += journal->jobs[k].finished;
 
 	if (e->count == 1 && !strchr(e->subtests[0], '@'))
-		bci_igtout_piglit_name(e->binary, e->subtests[0], name, sizeof(name));
+		bci_igt_piglit_name(e->binary, e->subtests[0], name, sizeof(name));
 	else if (e->count == 1)
 		snprintf(name, sizeof(name), "igt@%s@%s", e->binary, e->subtests[0]);
 	else if (e->count > 1)
@@ -83,7 +82,7 @@ void bci_igt_progress_report(struct bci_igt_progress *p, const struct bci_igt_jo
 		snprintf(result, sizeof(result), "%s", job->last_result);
 	else if (status == 0)
 		snprintf(result, sizeof(result), "pass");
-	else if (status == 77)
+	else if (status == BCI_IGT_EXIT_SKIP)
 		snprintf(result, sizeof(result), "skip");
 	else if (status < 0)
 		snprintf(result, sizeof(result), "crash (signal %d)", -status);

@@ -11,7 +11,6 @@
 
 #include "config.h"
 #include "fsutil.h"
-#include "igtout.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +19,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Did the job's journal.txt (cut into lines in place) record subtest @name[0..len) starting? */
+static bool journal_started(char *text, const char *name, size_t len)
+{
+	char *line = text;
+
+	while (line && *line) {
+		char *nl = strchr(line, '\n');
+		struct bci_job_journal_line parsed;
+		bool started;
+		if (nl)
+			*nl = '\0';
+		started = bci_job_journal_parse_line(line, nl != NULL, &parsed) == 0 &&
+			  parsed.kind == BCI_JOB_JOURNAL_SUBTEST && strlen(parsed.subtest) == len &&
+			  strncmp(parsed.subtest, name, len) == 0;
+		if (nl)
+			*nl = '\n';
+		if (started)
+			return true;
+		line = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
 
 /* The subtests of job @e not yet started according to its journal.txt (a resumed job). */
 static int remaining_subtests(struct bci_executor *ex, unsigned index,
@@ -31,38 +53,29 @@ static int remaining_subtests(struct bci_executor *ex, unsigned index,
 
 	if (!left)
 		return -ENOMEM;
-	if (bci_igt_rundir_path(ex, path, "%u/journal.txt", index) < 0 ||
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_JOURNAL,
+				index) < 0 ||
 	    bci_read_file(path, &text, NULL, 1 << 20) < 0)
 		text = NULL;
-	for (size_t i = 0; i < e->count; i++) {
-		bool started = false;
-		size_t len = strcspn(e->subtests[i], "@");
-		for (char *line = text; line && *line && !started;) {
-			char *nl = strchr(line, '\n');
-			size_t l = nl ? (size_t)(nl - line) : strlen(line);
-			started = l == len && strncmp(line, e->subtests[i], len) == 0;
-			line = nl ? nl + 1 : NULL;
-		}
-		if (!started)
+	for (size_t i = 0; i < e->count; i++)
+		if (!text || !journal_started(text, e->subtests[i], strcspn(e->subtests[i], "@")))
 			left[n++] = e->subtests[i];
-	}
 	free(text);
 	*out = left;
 	*count = n;
 	return 0;
 }
 
-/* The text after @prefix on the line at @offset of @buf, into @name. */
-static void line_name(const char *buf, size_t len, size_t offset, const char *prefix, char *name,
-		      size_t size)
+/* The name on the protocol line at @offset of @buf (a start line's), into @name. */
+static void line_name(const char *buf, size_t len, size_t offset, char *name, size_t size)
 {
-	const char *p = buf + offset + strlen(prefix);
-	size_t n = 0;
+	struct bci_igt_line line;
+	size_t n;
 
-	while (p + n < buf + len && p[n] != '\n' && n + 1 < size)
-		n++;
-	memcpy(name, p, n);
-	name[n] = '\0';
+	bci_igt_line_parse(buf + offset, len - offset, &line);
+	n = line.name_len < size ? line.name_len : size - 1;
+	memcpy(name, line.name ? line.name : "", line.name ? n : 0);
+	name[line.name ? n : 0] = '\0';
 }
 
 /* Appends every dmesg record of the saved pstore dump to @out. */
@@ -102,7 +115,7 @@ static void append_dump(struct bci_executor *ex, int out)
 static bool dump_last_dynamic(struct bci_executor *ex, const char *subtest, char *dynamic,
 			      size_t size, bool done)
 {
-	static const char dyn_marker[] = ": starting dynamic subtest ";
+	static const char dyn_marker[] = BCI_IGT_DMESG_STARTING_DYNAMIC;
 	char dir[PATH_MAX], sub_marker[300], found[256] = "";
 	struct dirent **entries;
 	bool in_subtest = false;
@@ -110,7 +123,7 @@ static bool dump_last_dynamic(struct bci_executor *ex, const char *subtest, char
 
 	if (bci_igt_rundir_path(ex, dir, "%s", ex->crash_dump) < 0)
 		return false;
-	snprintf(sub_marker, sizeof(sub_marker), ": starting subtest %s", subtest);
+	snprintf(sub_marker, sizeof(sub_marker), "%s%s", BCI_IGT_DMESG_STARTING_SUBTEST, subtest);
 	n = scandir(dir, &entries, NULL, alphasort);
 	for (int i = n - 1; i >= 0; i--) {
 		/* efi-pstore numbers parts from the end of the log: the highest part is the oldest. */
@@ -143,13 +156,6 @@ static bool dump_last_dynamic(struct bci_executor *ex, const char *subtest, char
 	return true;
 }
 
-/*
- * The previous boot died in a kernel crash while job @index ran: its subtest
- * (or dynamic subtest) in flight gets igt's CRASH result line in out.txt,
- * followed by the pstore dump, so results.json shows crash and carries the
- * dump in that test's output. A dynamic subtest whose start only bootci's
- * journal knew (the kernel died before out.txt had it) gets its start line too.
- */
 /* What was in flight in a job when the kernel died. */
 struct in_flight {
 	char subtest[256], dynamic[256];
@@ -160,9 +166,7 @@ struct in_flight {
 /* The last subtest and dynamic subtest out.txt saw start, and whether they ended. */
 static void in_flight_from_out(const char *path, struct in_flight *f)
 {
-	static const char sub_prefix[] = "Starting subtest: ";
-	static const char dyn_prefix[] = "Starting dynamic subtest: ";
-	struct bci_igtout parsed;
+	struct bci_igt_output parsed;
 	long last_sub = -1, last_dyn = -1;
 	char *text = NULL;
 	size_t len = 0;
@@ -171,36 +175,34 @@ static void in_flight_from_out(const char *path, struct in_flight *f)
 		return;
 	while (len > 0 && text[len - 1] == '\0')
 		len--;
-	if (bci_igtout_parse(&parsed, text, len) < 0) {
+	if (bci_igt_output_parse(&parsed, text, len) < 0) {
 		free(text);
 		return;
 	}
 	for (size_t i = 0; i < parsed.mark_count; i++) {
 		switch (parsed.marks[i].kind) {
-		case BCI_IGTOUT_SUBTEST_START:
+		case BCI_IGT_MARK_SUBTEST_START:
 			last_sub = (long)i;
 			last_dyn = -1;
 			f->sub_done = f->dyn_done = false;
 			break;
-		case BCI_IGTOUT_SUBTEST_RESULT:
+		case BCI_IGT_MARK_SUBTEST_RESULT:
 			f->sub_done = true;
 			break;
-		case BCI_IGTOUT_DYNAMIC_START:
+		case BCI_IGT_MARK_DYNAMIC_START:
 			last_dyn = (long)i;
 			f->dyn_done = false;
 			break;
-		case BCI_IGTOUT_DYNAMIC_RESULT:
+		case BCI_IGT_MARK_DYNAMIC_RESULT:
 			f->dyn_done = true;
 			break;
 		}
 	}
 	if (last_sub >= 0)
-		line_name(text, len, parsed.marks[last_sub].offset, sub_prefix, f->subtest,
-			  sizeof(f->subtest));
+		line_name(text, len, parsed.marks[last_sub].offset, f->subtest, sizeof(f->subtest));
 	if (last_dyn >= 0)
-		line_name(text, len, parsed.marks[last_dyn].offset, dyn_prefix, f->dynamic,
-			  sizeof(f->dynamic));
-	bci_igtout_release(&parsed);
+		line_name(text, len, parsed.marks[last_dyn].offset, f->dynamic, sizeof(f->dynamic));
+	bci_igt_output_release(&parsed);
 	free(text);
 }
 
@@ -242,10 +244,10 @@ static void in_flight_later_dynamic(struct bci_executor *ex, const struct bci_jo
 static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_journal *journal)
 {
 	struct in_flight f = { .subtest = "" };
-	char path[PATH_MAX];
+	char path[PATH_MAX], line[300];
 	int fd, ret = 0;
 
-	if (bci_igt_rundir_path(ex, path, "%u/out.txt", index) < 0)
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_OUT, index) < 0)
 		return 0;
 	in_flight_from_out(path, &f);
 	in_flight_later_dynamic(ex, &journal->jobs[index], &f);
@@ -263,10 +265,12 @@ static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_j
 			ret = bci_journal_append(journal, "dynamic %u %s@%s", index, f.subtest,
 						 f.dynamic);
 		}
-		dprintf(fd, "Dynamic subtest %s: CRASH (0.000s)\n", f.dynamic);
+		bci_igt_line_format_result(line, sizeof(line), true, f.dynamic, "CRASH", 0);
+		dprintf(fd, "%s", line);
 		bci_say("job %u: %s@%s crashed the kernel", index, f.subtest, f.dynamic);
 	} else if (f.subtest[0] && !f.sub_done) {
-		dprintf(fd, "Subtest %s: CRASH (0.000s)\n", f.subtest);
+		bci_igt_line_format_result(line, sizeof(line), false, f.subtest, "CRASH", 0);
+		dprintf(fd, "%s", line);
 		bci_say("job %u: %s crashed the kernel", index, f.subtest);
 	}
 	append_dump(ex, fd);
@@ -314,7 +318,7 @@ static void note_capped(struct bci_executor *ex, unsigned index, unsigned starts
 	int n = snprintf(note, sizeof(note),
 			 "\nbootci: this job took the machine down %u times (boot_cap %lu): "
 			 "not run again\n", starts, boot_cap);
-	int fd = bci_igt_rundir_path(ex, path, "%u/out.txt", index) < 0 ? -1 :
+	int fd = bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_OUT, index) < 0 ? -1 :
 		 open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 
 	if (fd < 0 || bci_write_all(fd, note, (size_t)n) < 0 || fdatasync(fd) < 0)

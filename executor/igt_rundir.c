@@ -75,7 +75,7 @@ static int write_metadata(struct bci_executor *ex)
 		 strcmp(bci_config_get(c, "piglit_style_dmesg"), "yes") == 0,
 		 bci_settings_dmesg_warn_level(c), bci_config_get(c, "test_dir"),
 		 bci_config_get(c, "run_id"));
-	return bci_igt_rundir_write(ex, "metadata.txt", text);
+	return bci_igt_rundir_write(ex, BCI_RESULTS_METADATA, text);
 }
 
 static int write_uname(struct bci_executor *ex)
@@ -90,7 +90,7 @@ static int write_uname(struct bci_executor *ex)
 	}
 	snprintf(text, sizeof(text), "%s %s %s %s %s\n", u.sysname, u.nodename, u.release,
 		 u.version, u.machine);
-	return bci_igt_rundir_write(ex, "uname.txt", text);
+	return bci_igt_rundir_write(ex, BCI_RESULTS_UNAME, text);
 }
 
 /* Creates the run: metadata, the joblist (once, before any job), uname, start time. */
@@ -106,7 +106,7 @@ int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs)
 	if (ret == 0)
 		ret = write_uname(ex);
 	if (ret == 0)
-		ret = bci_igt_rundir_write_time(ex, "starttime.txt");
+		ret = bci_igt_rundir_write_time(ex, BCI_RESULTS_STARTTIME);
 	if (ret < 0)
 		return ret;
 	ret = bci_joblist_format(jobs, &text, &len);
@@ -115,7 +115,7 @@ int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs)
 		return ret;
 	}
 	/* Last: its presence says the run exists. */
-	ret = bci_igt_rundir_write(ex, "joblist.txt", text);
+	ret = bci_igt_rundir_write(ex, BCI_RESULTS_JOBLIST, text);
 	free(text);
 	if (ret == 0)
 		bci_say("run %s: %zu jobs planned", bci_config_get(ex->config, "run_id"),
@@ -129,7 +129,7 @@ int bci_igt_rundir_load(struct bci_executor *ex, struct bci_joblist *jobs, bool 
 	size_t len;
 	int ret;
 
-	if (bci_igt_rundir_path(ex, path, "joblist.txt") < 0)
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOBLIST) < 0)
 		return -ENAMETOOLONG;
 	ret = bci_read_file(path, &text, &len, 64 << 20);
 	if (ret == -ENOENT) {
@@ -141,7 +141,7 @@ int bci_igt_rundir_load(struct bci_executor *ex, struct bci_joblist *jobs, bool 
 		return ret;
 	}
 	*exists = true;
-	ret = bci_joblist_parse("joblist.txt", text, len, jobs, err, sizeof(err));
+	ret = bci_joblist_parse(BCI_RESULTS_JOBLIST, text, len, jobs, err, sizeof(err));
 	free(text);
 	if (ret < 0)
 		bci_error("%s", err);

@@ -33,19 +33,6 @@ void bci_igt_stream_release(struct bci_igt_stream *s)
 	s->tail = NULL;
 }
 
-bool bci_igt_stream_is_protocol(const char *line, size_t len)
-{
-	static const char *const prefixes[] = { "Starting subtest: ", "Starting dynamic subtest: ",
-						"Subtest ", "Dynamic subtest ", "IGT-Version: " };
-
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-		size_t n = strlen(prefixes[i]);
-		if (len >= n && memcmp(line, prefixes[i], n) == 0)
-			return true;
-	}
-	return false;
-}
-
 static void tail_add(struct bci_igt_stream *s, const char *data, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
@@ -63,7 +50,7 @@ static void tail_add(struct bci_igt_stream *s, const char *data, size_t len)
  */
 static void stream_emit(struct bci_igt_stream *s, const char *line, size_t len)
 {
-	if (s->written + len <= s->limit || bci_igt_stream_is_protocol(line, len)) {
+	if (s->written + len <= s->limit || bci_igt_line_classify(line, len) != BCI_IGT_LINE_OTHER) {
 		if (bci_write_all(s->file_fd, line, len) == 0)
 			s->written += len;
 		return;

@@ -8,6 +8,7 @@
 #include "executor.h"
 
 #include "fsutil.h"
+#include "kmsg_record.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,15 +32,12 @@ int bci_kmsg_open(const struct bci_executor *ex)
 	return fd;
 }
 
-/* The level (0-7) of a record as /dev/kmsg shows it ("<prio>,<seq>,..."), or 0 when unreadable. */
+/* The level (0-7) of a record, or 0 (the most severe: kept) when it does not parse. */
 static int record_level(const char *record, size_t len)
 {
-	unsigned prio = 0;
-	size_t i;
+	struct bci_kmsg_record rec;
 
-	for (i = 0; i < len && record[i] >= '0' && record[i] <= '9' && prio < 1000; i++)
-		prio = prio * 10 + (unsigned)(record[i] - '0');
-	return i > 0 && i < len && record[i] == ',' ? (int)(prio & 7) : 0;
+	return bci_kmsg_record_parse(record, len, &rec) ? bci_kmsg_record_level(&rec) : 0;
 }
 
 long bci_kmsg_drain(const struct bci_executor *ex, int kmsg_fd, int out_fd,

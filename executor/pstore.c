@@ -15,6 +15,7 @@
 #include "config.h"
 #include "efivar.h"
 #include "fsutil.h"
+#include "results_dir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -201,7 +202,7 @@ int bci_pstore_collect(struct bci_executor *ex, struct bci_pstore_saved *saved)
 
 	ex->kernel_crashed = crashed;
 	/* The dump to attribute: pstore's files, else what only the EFI variables kept. */
-	snprintf(ex->crash_dump, sizeof(ex->crash_dump), "boot-%04u/%s", ex->boot_number,
+	snprintf(ex->crash_dump, sizeof(ex->crash_dump), BCI_RESULTS_BOOT_DIR "/%s", ex->boot_number,
 		 crashed && !crashed_pstore ? "efi" : "pstore");
 	return 0;
 }

@@ -13,8 +13,11 @@
 
 #include "executor.h"
 #include "fsutil.h"
+#include "igt_protocol.h"
+#include "kmsg_record.h"
+#include "results_dir.h"
+#include "testlist.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -25,51 +28,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define IGT_EXIT_SUCCESS 0
-#define IGT_EXIT_SKIP 77
-#define IGT_EXIT_FAILURE 98
 /* What suspending plus resuming may take on top of the wake time before a kept watchdog fires. */
 #define WATCHDOG_MARGIN_S 10
-
-static const char *const states[] = { "freeze", "standby", "mem", "disk" };
-static const char *const pm_tests[] = { "freezer", "devices", "platform", "processors", "core" };
-
-static bool in_list(const char *word, size_t len, const char *const *list, size_t count)
-{
-	for (size_t i = 0; i < count; i++)
-		if (strlen(list[i]) == len && memcmp(list[i], word, len) == 0)
-			return true;
-	return false;
-}
-
-int bci_suspend_cycle_parse(const char *cycle, struct bci_suspend_cycle_name *name)
-{
-	const char *dash = strrchr(cycle, '-'), *plus = strchr(cycle, '_');
-	const char *state_end = plus ? plus : dash;
-	unsigned long number = 0;
-
-	memset(name, 0, sizeof(*name));
-	if (!dash || dash[1] == '\0' || strlen(dash + 1) < 4 || strlen(dash + 1) > 9 ||
-	    (plus && plus > dash))
-		return -EINVAL;
-	for (const char *p = dash + 1; *p; p++) {
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		number = number * 10 + (unsigned long)(*p - '0');
-	}
-	if (number == 0 ||
-	    !in_list(cycle, (size_t)(state_end - cycle), states, sizeof(states) / sizeof(states[0])))
-		return -EINVAL;
-	if (plus && !in_list(plus + 1, (size_t)(dash - plus - 1), pm_tests,
-			     sizeof(pm_tests) / sizeof(pm_tests[0])))
-		return -EINVAL;
-	snprintf(name->state, sizeof(name->state), "%.*s", (int)(state_end - cycle), cycle);
-	if (plus)
-		snprintf(name->pm_test, sizeof(name->pm_test), "%.*s", (int)(dash - plus - 1),
-			 plus + 1);
-	name->number = (unsigned)number;
-	return 0;
-}
 
 /* ---- sysfs ---- */
 
@@ -177,7 +137,7 @@ void bci_suspend_stats_read(const struct bci_executor *ex, struct bci_suspend_st
 struct cycle {
 	struct bci_executor *ex;
 	struct bci_suspend_record *rec;
-	struct bci_suspend_cycle_name name;
+	struct bci_testlist_cycle_name name;
 	int out_fd, err_fd, dmesg_fd, kmsg_fd;
 	const char *rtc;
 	int rtc_fd;             /* /dev/rtcN while its alarm is armed through ioctls */
@@ -220,15 +180,14 @@ void bci_suspend_kmsg_record(struct bci_suspend_landmarks *lm, const char *recor
 		"ACPI: PM: Low-level resume complete", "PM: resume from suspend-to-idle",
 		"Enabling non-boot CPUs", "PM: suspend debug: Waiting for",
 	};
-	unsigned prio;
-	unsigned long long seq, usec;
-	const char *text = strchr(record, ';');
+	struct bci_kmsg_record rec;
+	const char *text;
 	double ts;
 
-	if (!text || sscanf(record, "%u,%llu,%llu", &prio, &seq, &usec) != 3)
+	if (!bci_kmsg_record_parse(record, strlen(record), &rec))
 		return;
-	text++;
-	ts = (double)usec / 1e6;
+	text = rec.text;
+	ts = (double)rec.usec / 1e6;
 	if (strncmp(text, "PM: suspend entry", 17) == 0 ||
 	    strncmp(text, "PM: hibernation: hibernation entry", 34) == 0) {
 		lm->entry = ts;
@@ -438,19 +397,20 @@ static bool stays_in_s0(const struct cycle *c)
 static void append_cycle_line(struct cycle *c)
 {
 	const struct bci_suspend_record *r = c->rec;
-	char path[PATH_MAX + 32], line[512], kernel_suspend[32] = "-", kernel_resume[32] = "-";
+	struct bci_suspend_cycle_line entry = {
+		.wall = r->wall, .suspended = r->suspended, .latency = r->latency,
+		.kernel_suspend = r->kernel_suspend, .kernel_resume = r->kernel_resume,
+	};
+	char path[PATH_MAX + 32], line[512];
 	int fd, n;
 
 	if (!c->ex->run_dir[0])
 		return;
-	if (r->kernel_suspend >= 0)
-		snprintf(kernel_suspend, sizeof(kernel_suspend), "%.3f", r->kernel_suspend);
-	if (r->kernel_resume >= 0)
-		snprintf(kernel_resume, sizeof(kernel_resume), "%.3f", r->kernel_resume);
-	n = snprintf(line, sizeof(line), "%s %s %.3f %.3f %.3f %s %s %s\n", r->cycle, r->result,
-		     r->wall, r->suspended, r->latency, kernel_suspend, kernel_resume,
-		     r->wake[0] ? r->wake : "-");
-	snprintf(path, sizeof(path), "%s/suspend-cycles.txt", c->ex->run_dir);
+	snprintf(entry.cycle, sizeof(entry.cycle), "%s", r->cycle);
+	snprintf(entry.result, sizeof(entry.result), "%s", r->result);
+	snprintf(entry.wake, sizeof(entry.wake), "%s", r->wake);
+	n = bci_suspend_cycle_line_format(line, sizeof(line), &entry);
+	snprintf(path, sizeof(path), "%s/%s", c->ex->run_dir, BCI_RESULTS_SUSPEND_CYCLES);
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || bci_write_all(fd, line, (size_t)n) < 0 || fdatasync(fd) < 0)
 		bci_warn("suspend: cannot record the cycle in %s: %s", path, strerror(errno));
@@ -563,6 +523,7 @@ static void say_version(struct cycle *c)
 static int cycle_prepare(struct cycle *c, const char *mem_sleep, unsigned long wake_after)
 {
 	struct bci_suspend_record *record = c->rec;
+	char line[300];
 	int ret;
 
 	check_offered(c, mem_sleep, record->why, sizeof(record->why));
@@ -570,7 +531,8 @@ static int cycle_prepare(struct cycle *c, const char *mem_sleep, unsigned long w
 		/* IGT's own way of skipping inside a subtest: the reason, then the result. */
 		say(c->out_fd, "Starting subtest: %s\n", record->cycle);
 		say(c->out_fd, "Test requirement not met: %s\n", record->why);
-		say(c->out_fd, "Subtest %s: SKIP (0.000s)\n", record->cycle);
+		bci_igt_line_format_result(line, sizeof(line), false, record->cycle, "SKIP", 0);
+		say(c->out_fd, "%s", line);
 		snprintf(record->result, sizeof(record->result), "skip");
 		bci_say("suspend %s: skipped: %s", record->cycle, record->why);
 		return 1;
@@ -687,6 +649,7 @@ static void cycle_sleep(struct cycle *c, unsigned long wake_after)
 static int cycle_collect(struct cycle *c, double start)
 {
 	struct bci_suspend_record *record = c->rec;
+	char line[300];
 	bool pass;
 
 	disarm_alarm(c);
@@ -704,13 +667,14 @@ static int cycle_collect(struct cycle *c, double start)
 	say_stats(c);
 	record->wall = now(c, CLOCK_BOOTTIME) - start;
 	pass = strcmp(record->result, "pass") == 0;
-	say(c->out_fd, "Subtest %s: %s (%.3fs)\n", record->cycle, pass ? "SUCCESS" : "FAIL",
-	    record->wall);
+	bci_igt_line_format_result(line, sizeof(line), false, record->cycle,
+				   pass ? "SUCCESS" : "FAIL", record->wall);
+	say(c->out_fd, "%s", line);
 	append_cycle_line(c);
 	bci_say("suspend %s: %s, suspended %.3fs, suspend+resume %.3fs%s%s", record->cycle,
 		record->result, record->suspended, record->latency, record->why[0] ? ": " : "",
 		record->why);
-	return pass ? IGT_EXIT_SUCCESS : IGT_EXIT_FAILURE;
+	return pass ? BCI_IGT_EXIT_SUCCESS : BCI_IGT_EXIT_FAILURE;
 }
 
 int bci_suspend_cycle(struct bci_executor *ex, const char *cycle, int out_fd, int err_fd,
@@ -727,14 +691,14 @@ int bci_suspend_cycle(struct bci_executor *ex, const char *cycle, int out_fd, in
 
 	memset(record, 0, sizeof(*record));
 	record->kernel_suspend = record->kernel_resume = -1;
-	if (bci_suspend_cycle_parse(cycle, &c.name) < 0)
+	if (bci_testlist_cycle_name_parse(cycle, &c.name) < 0)
 		return -EINVAL;
 	snprintf(record->cycle, sizeof(record->cycle), "%s", cycle);
 	start = now(&c, CLOCK_BOOTTIME);
 	say_version(&c);
 	ret = cycle_prepare(&c, mem_sleep, wake_after);
 	if (ret == 1 && strcmp(record->result, "skip") == 0)
-		return IGT_EXIT_SKIP;
+		return BCI_IGT_EXIT_SKIP;
 	if (ret == 0)
 		cycle_sleep(&c, wake_after);
 	return cycle_collect(&c, start);
@@ -742,83 +706,31 @@ int bci_suspend_cycle(struct bci_executor *ex, const char *cycle, int out_fd, in
 
 /* ---- the summary ---- */
 
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* "min/median/max" of @count values (sorted in place), or "-" when there are none. */
-static void format_spread(double *values, size_t count, char *buf, size_t size)
-{
-	double median;
-
-	if (count == 0) {
-		snprintf(buf, size, "-");
-		return;
-	}
-	qsort(values, count, sizeof(values[0]), compare_doubles);
-	median = count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-	snprintf(buf, size, "%.3f/%.3f/%.3f", values[0], median, values[count - 1]);
-}
-
 int bci_suspend_summary_write(const char *run_dir)
 {
-	char path[PATH_MAX + 32], *text = NULL, *line, *save = NULL, out[1024];
-	double *suspended = NULL, *latency = NULL, *resume = NULL;
-	size_t len = 0, lines = 1, count = 0, sleeps = 0, resumes = 0, passes = 0, fails = 0;
-	char spread_suspended[64], spread_latency[64], spread_resume[64];
+	char path[PATH_MAX + 32], *text = NULL, out[1024];
+	struct bci_suspend_summary summary;
+	size_t len = 0;
 	int ret, n;
 
-	snprintf(path, sizeof(path), "%s/suspend-cycles.txt", run_dir);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, BCI_RESULTS_SUSPEND_CYCLES);
 	ret = bci_read_file(path, &text, &len, 16 << 20);
 	if (ret == -ENOENT)
 		return 0;
-	if (ret < 0)
+	if (ret < 0) {
+		bci_warn("cannot read %s: %s", path, strerror(-ret));
 		return ret;
-	for (size_t i = 0; i < len; i++)
-		lines += text[i] == '\n';
-	suspended = calloc(lines, sizeof(double));
-	latency = calloc(lines, sizeof(double));
-	resume = calloc(lines, sizeof(double));
-	if (!suspended || !latency || !resume) {
-		ret = -ENOMEM;
-		goto out;
 	}
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char cycle[64], result[16], kernel_resume[32], wake[32];
-		double wall, s, l;
-		/* A line cut by a crash is not a cycle. */
-		if (sscanf(line, "%63s %15s %lf %lf %lf %*s %31s %31s", cycle, result, &wall, &s, &l,
-			   kernel_resume, wake) != 7)
-			continue;
-		count++;
-		if (strcmp(result, "pass") != 0) {
-			fails++;
-			continue;
-		}
-		/* The times describe the cycles that worked; a pm_test cycle never sleeps. */
-		passes++;
-		if (strcmp(wake, "pm_test") != 0)
-			suspended[sleeps++] = s;
-		latency[passes - 1] = l;
-		if (strcmp(kernel_resume, "-") != 0)
-			resume[resumes++] = atof(kernel_resume);
-	}
-	format_spread(suspended, sleeps, spread_suspended, sizeof(spread_suspended));
-	format_spread(latency, passes, spread_latency, sizeof(spread_latency));
-	format_spread(resume, resumes, spread_resume, sizeof(spread_resume));
-	n = snprintf(out, sizeof(out),
-		     "cycles %zu\npass %zu\nfail %zu\n"
-		     "suspended_seconds %s\nlatency_seconds %s\nkernel_resume_seconds %s\n",
-		     count, passes, fails, spread_suspended, spread_latency, spread_resume);
-	snprintf(path, sizeof(path), "%s/suspend-summary.txt", run_dir);
-	ret = bci_write_file_atomic(path, out, (size_t)n, 0644);
-out:
-	free(suspended);
-	free(latency);
-	free(resume);
+	ret = bci_suspend_summary_compute(text, len, &summary);
 	free(text);
+	if (ret < 0) {
+		bci_warn("no memory for the suspend summary");
+		return ret;
+	}
+	n = bci_suspend_summary_format(out, sizeof(out), &summary);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, BCI_RESULTS_SUSPEND_SUMMARY);
+	ret = bci_write_file_atomic(path, out, (size_t)n, 0644);
+	if (ret < 0)
+		bci_warn("cannot write %s: %s", path, strerror(-ret));
 	return ret;
 }

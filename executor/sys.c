@@ -8,6 +8,7 @@
 #include "executor.h"
 
 #include "fsutil.h"
+#include "kmsg_record.h"
 
 #include <errno.h>
 #include <libkmod.h>
@@ -227,12 +228,14 @@ static long dry_kmsg_read(int fd, char *record, size_t size)
 static int dry_kmsg_write(int fd, int level, const char *text, size_t len)
 {
 	struct timespec now;
-	char record[1024];
+	char copy[1024], record[1100];
 	int n;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	n = snprintf(record, sizeof(record), "%d,0,%lld,-;%.*s", 8 + level,
-		     (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000, (int)len, text);
+	snprintf(copy, sizeof(copy), "%.*s", (int)len, text);
+	n = bci_kmsg_record_format(record, sizeof(record), 8 + (unsigned)level, 0,
+				   (unsigned long long)now.tv_sec * 1000000 + now.tv_nsec / 1000,
+				   '-', copy);
 	if (n >= (int)sizeof(record))
 		n = (int)sizeof(record) - 1;
 	return bci_write_all(fd, record, (size_t)n);

@@ -273,32 +273,6 @@ static int cycle(struct fixture *f, const char *name)
 
 /* ---- tests ---- */
 
-static void names(void **state)
-{
-	struct bci_suspend_cycle_name n;
-
-	(void)state;
-	assert_int_equal(bci_suspend_cycle_parse("mem-0007", &n), 0);
-	assert_string_equal(n.state, "mem");
-	assert_string_equal(n.pm_test, "");
-	assert_int_equal(n.number, 7);
-	assert_int_equal(bci_suspend_cycle_parse("mem_devices-0003", &n), 0);
-	assert_string_equal(n.state, "mem");
-	assert_string_equal(n.pm_test, "devices");
-	assert_int_equal(n.number, 3);
-	assert_int_equal(bci_suspend_cycle_parse("freeze-12345", &n), 0);
-	assert_int_equal(n.number, 12345);
-	assert_int_equal(bci_suspend_cycle_parse("disk_core-0001", &n), 0);
-	static const char *const bad[] = {
-		"mem", "mem-", "mem-7", "mem-0000", "mem-00x1", "ram-0001", "mem_none-0001",
-		"mem_devices", "mem-devices-0001", "-0001", "_devices-0001", "mem-0001_core",
-		"Mem-0001", "mem-1234567890", "",
-	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (bci_suspend_cycle_parse(bad[i], &n) != -EINVAL)
-			fail_msg("accepted \"%s\"", bad[i]);
-}
-
 static void mem_cycle_passes_and_measures(void **state)
 {
 	struct fixture *f = *state;
@@ -706,7 +680,6 @@ static void cycles_accumulate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(names),
 		cmocka_unit_test(kmsg_records),
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 		T(mem_cycle_passes_and_measures),
