@@ -15,6 +15,7 @@
 #include "fsutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libkmod.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -438,6 +439,52 @@ static void kmsg_budget_keeps_severe_records(void **state)
 	close(sv[1]);
 }
 
+/*
+ * A fake tree's /dev/kmsg (bci_sys_dry) behaves as the kernel's: a marker is
+ * added as a record in the read format, and reading hands out one record at
+ * a time, so the budget judges every record by its own level (a file read in
+ * one go was judged by its first record).
+ */
+static void fake_tree_kmsg_is_read_a_record_at_a_time(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_kmsg_budget budget = { .limit = 60, .keep_level = 4 };
+	char path[PATH_MAX + 16];
+	const char *text;
+	int kmsg, out;
+
+	start(f, "");
+	fakeroot_write(&f->root, "/dev/kmsg", "6,1,100,-;before the reader\n");
+	kmsg = bci_kmsg_open(&f->ex);
+	assert_true(kmsg >= 0);
+	bci_kmsg_mark(&f->ex, 6, "an info record within the budget\n");
+	bci_kmsg_mark(&f->ex, 6, "an info record past the budget\n");
+	bci_kmsg_mark(&f->ex, 3, "an error, kept past the budget\n");
+	snprintf(path, sizeof(path), "%s/dmesg.txt", f->root.dir);
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(out >= 0);
+	assert_true(bci_kmsg_drain(&f->ex, kmsg, out, &budget) > 0);
+	close(out);
+	close(kmsg);
+	text = fakeroot_read(&f->root, "/dmesg.txt");
+	assert_non_null(text);
+	/* facility user (8) + level, as the kernel shows a record written to /dev/kmsg */
+	assert_non_null(strstr(text, ";[bootci] an info record within the budget\n"));
+	assert_true(strncmp(text, "14,0,", 5) == 0);
+	assert_null(strstr(text, "past the budget\n14,"));
+	assert_null(strstr(text, "an info record past the budget"));
+	assert_non_null(strstr(text, "\n11,0,"));
+	assert_non_null(strstr(text, ";[bootci] an error, kept past the budget\n"));
+	assert_null(strstr(text, "before the reader"));
+	/* exactly the one record past the budget, as the log file holds it */
+	const char *log = fakeroot_read(&f->root, "/dev/kmsg");
+	const char *dropped = strstr(log, "an info record past the budget\n");
+	assert_non_null(dropped);
+	while (dropped > log && dropped[-1] != '\n')
+		dropped--;
+	assert_int_equal(budget.dropped, strcspn(dropped, "\n") + 1);
+}
+
 static void settings_check_levels_and_conditions(void **state)
 {
 	struct fixture *f = *state;
@@ -489,6 +536,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_still_reaches_efi, setup, teardown),
 		cmocka_unit_test_setup_teardown(settings_check_levels_and_conditions, setup, teardown),
 		cmocka_unit_test(kmsg_budget_keeps_severe_records),
+		cmocka_unit_test_setup_teardown(fake_tree_kmsg_is_read_a_record_at_a_time, setup, teardown),
 		cmocka_unit_test(run_is_claimed_by_its_image_only),
 	};
 
