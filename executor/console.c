@@ -30,20 +30,25 @@ void bci_console_attach(const struct bci_executor *ex)
 		close(fd);
 }
 
-int bci_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
+int bci_vpath(char *buf, const char *prefix, const char *fmt, va_list ap)
 {
-	int n = snprintf(buf, PATH_MAX, "%s", ex->root);
-	va_list ap;
-	int m;
+	int n = snprintf(buf, PATH_MAX, "%s", prefix), m;
 
 	if (n < 0 || n >= PATH_MAX)
 		return -ENAMETOOLONG;
-	va_start(ap, fmt);
 	m = vsnprintf(buf + n, (size_t)(PATH_MAX - n), fmt, ap);
+	return m < 0 || m >= PATH_MAX - n ? -ENAMETOOLONG : 0;
+}
+
+int bci_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = bci_vpath(buf, ex->root, fmt, ap);
 	va_end(ap);
-	if (m < 0 || m >= PATH_MAX - n)
-		return -ENAMETOOLONG;
-	return 0;
+	return ret;
 }
 
 /* Seconds since boot, as the kernel's own console lines show them. */

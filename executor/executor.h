@@ -11,6 +11,7 @@
 #define BCI_EXECUTOR_H
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/rtc.h>
@@ -95,6 +96,9 @@ struct bci_executor {
 	char crash_dump[PATH_MAX];  /* where its dump was saved, relative to run_dir */
 };
 
+/* Writes @prefix + formatted path into @buf (PATH_MAX); 0 or -ENAMETOOLONG. */
+int bci_vpath(char *buf, const char *prefix, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 /* Writes root + formatted path into @buf (PATH_MAX). */
 int bci_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -19,15 +19,15 @@
 
 int bci_igt_rundir_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
 {
-	int n = snprintf(buf, PATH_MAX, "%s/", ex->run_dir), m;
+	char prefix[PATH_MAX + 1];
 	va_list ap;
+	int ret;
 
-	if (n < 0 || n >= PATH_MAX)
-		return -ENAMETOOLONG;
+	snprintf(prefix, sizeof(prefix), "%s/", ex->run_dir);
 	va_start(ap, fmt);
-	m = vsnprintf(buf + n, (size_t)(PATH_MAX - n), fmt, ap);
+	ret = bci_vpath(buf, prefix, fmt, ap);
 	va_end(ap);
-	return m < 0 || m >= PATH_MAX - n ? -ENAMETOOLONG : 0;
+	return ret;
 }
 
 int bci_igt_rundir_write(const struct bci_executor *ex, const char *name, const char *text)
