@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The results generator's parts, shared between its files (not an API):
+ *   resultgen_read.c   files below the results directory, safely; the line
+ *                      reader; files over the limit; metadata.txt, joblist.txt
+ *   resultgen_judge.c  the job's test table; journal, out and err rules;
+ *                      overrides, pruning, notrun; per-binary totals
+ *   resultgen_dmesg.c  dmesg.txt rules and the ignore-regex translation
+ *   resultgen.c        the walk: one job folder after another
+ *   resultgen_write.c  results.json, written from the walk
+ */
+#ifndef BCI_RESULTGEN_INTERNAL_H
+#define BCI_RESULTGEN_INTERNAL_H
+
+#include "resultgen.h"
+
+#include "igt_protocol.h"
+#include "strbuf.h"
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define NAME_SIZE BCI_IGT_NAME_SIZE
+
+enum prune_mode {
+	PRUNE_KEEP_DYNAMIC = 0,
+	PRUNE_KEEP_SUBTESTS = 1,
+	PRUNE_KEEP_ALL = 2,
+	PRUNE_KEEP_REQUESTED = 3,
+};
+
+struct test {
+	char name[NAME_SIZE];
+	struct bci_results_text out, err, dmesg, warnings, version;
+	const char *result;	/* a static string, NULL when not set */
+	bool has_time;
+	double time;
+	bool deleted;		/* pruned */
+};
+
+struct subtest {
+	char *name;
+	char **dynamic;
+	size_t dynamic_count;
+};
+
+struct settings {
+	char *name;
+	int dmesg_warn_level;
+	bool piglit_style_dmesg;
+	bool multiple_mode;
+	int prune_mode;
+};
+
+struct job {
+	char *binary;
+	char **requested;	/* the joblist's subtests; none: all, or no subtests */
+	size_t requested_count;
+};
+
+/*
+ * Names to indexes, for tables that grow to any size (tests of a job,
+ * binaries of a run): open addressing on the name's hash; the table owner
+ * gives the name of an index through @key_of.
+ */
+struct name_index {
+	struct name_slot { size_t hash, index; bool used; } *slots;
+	size_t cap, count;
+};
+typedef const char *name_key_fn(const void *table, size_t index);
+/* The index stored for @name, or -1. */
+long name_index_find(const struct name_index *ix, const char *name, name_key_fn *key_of,
+		     const void *table);
+/* Stores @index for @name (replacing an index stored for the same name). 0 or -ENOMEM. */
+int name_index_put(struct name_index *ix, const char *name, size_t index, name_key_fn *key_of,
+		   const void *table);
+void name_index_release(struct name_index *ix);
+
+struct gen {
+	const char *dir;
+	int dirfd;
+	char *err;
+	size_t err_size;
+	FILE *warnings;
+	size_t max_file;
+	struct settings settings;
+	regex_t dmesg_filter;
+	bool has_filter;
+	bci_results_walk_fn *fn;
+	void *ctx;
+	struct bci_results_run run;
+
+	struct bci_results_binary *bins;
+	size_t bin_count, bin_cap;
+	struct name_index bin_index;
+	unsigned long all_counts[BCI_IGT_RESULT_COUNT];
+
+	/* state of the job being processed, released by job_reset() */
+	const struct job *job;
+	size_t job_number;		/* joblist line, or BCI_RESULTS_NO_JOB */
+	struct test **tests;
+	size_t test_count, test_cap;
+	struct name_index test_index;
+	struct subtest *subs;
+	size_t sub_count, sub_cap;
+	struct name_index sub_index;
+	char **blobs;		/* text the tests point into */
+	size_t blob_count, blob_cap;
+};
+
+/* ---- resultgen_read.c ---- */
+
+/* Fills g->err; returns @ret. */
+int gen_error(struct gen *g, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void gen_warn(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Opens @rel (below the results directory) for reading without following
+ * a symbolic link anywhere on the way; @directory: a folder, else a regular
+ * file. Returns the fd, -ENOENT (left to the caller: no message), or
+ * another -errno with a message naming the file in g->err.
+ */
+int gen_open(struct gen *g, const char *rel, bool directory);
+/* A whole file below the directory, NUL-terminated, at most @max bytes (-EFBIG over). */
+int gen_read_file(struct gen *g, const char *rel, size_t max, char **text, size_t *len);
+/* A small top-level file: its first @max bytes, or *@text NULL when absent. */
+int gen_read_small(struct gen *g, const char *rel, size_t max, char **text, size_t *len);
+/* An out.txt or err.txt: whole up to the limit, condensed over it. -ENOENT left to the caller. */
+int gen_read_job_text(struct gen *g, const char *rel, char **text, size_t *len);
+/* Appends the "[bootci: N bytes left out here: ...]" line to @b. */
+int gen_append_marker(struct gen *g, struct bci_strbuf *b, const char *rel,
+		      unsigned long long left_out, unsigned long long size);
+
+/*
+ * Hands out the lines of the byte range [pos, end) of a file one at a time,
+ * each with its newline and NUL-terminated in place (the byte after it is
+ * put back on the next call). A line longer than the buffer is handed out
+ * cut to the buffer, flagged, and the rest of it skipped.
+ */
+struct line_reader {
+	int fd;
+	unsigned long long pos;		/* file offset of buf[0] */
+	unsigned long long end;
+	char *buf;
+	size_t cap, start, len;		/* buf[start, len) not handed out yet */
+	bool skip;			/* inside the rest of a cut line */
+	char *saved_at, saved;
+};
+
+struct line {
+	char *text;
+	size_t len;
+	unsigned long long offset;	/* where it starts in the file */
+	bool cut;			/* longer than the reader's buffer */
+};
+
+int line_reader_init(struct line_reader *r, int fd, unsigned long long begin,
+		     unsigned long long end, size_t longest);
+void line_reader_release(struct line_reader *r);
+/* 1 and the next line in @line, 0 at the end, or -errno. */
+int line_reader_next(struct line_reader *r, struct line *line);
+
+int read_settings(struct gen *g);
+/* One joblist.txt line: "binary" or "binary sub1,sub2,...". */
+int parse_job_line(char *line, struct job *job);
+void job_free(struct job *job);
+
+/* ---- resultgen_judge.c ---- */
+
+struct test *find_test(struct gen *g, const char *name);
+struct test *get_test(struct gen *g, const char *name);
+/* Hands the buffer's text over to the job (as a text) and empties the buffer. */
+int strbuf_to_text(struct gen *g, struct bci_strbuf *b, struct bci_results_text *t);
+/* The job keeps @blob (freed with the job), or frees it on -ENOMEM. */
+int keep_blob(struct gen *g, char *blob);
+void piglit_name(struct gen *g, const char *subtest, char name[NAME_SIZE]);
+void job_reset(struct gen *g);
+void gen_release(struct gen *g);
+int add_subtest(struct gen *g, const char *name);
+
+int fill_from_journal(struct gen *g, const char *path, char *text, size_t len);
+int fill_from_output(struct gen *g, const char *buf, size_t len, bool is_out);
+int override_results(struct gen *g);
+void prune_subtests(struct gen *g);
+int add_notrun_results(struct gen *g);
+/* Counts the job's results into "", "root" and "igt@binary", igt_runner's way. */
+int add_to_totals(struct gen *g, const char *binary);
+
+/* ---- resultgen_dmesg.c ---- */
+
+int fill_from_dmesg(struct gen *g, const char *rel, int fd);
+int compile_dmesg_filter(struct gen *g);
+
+#endif

@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The results generator's reading side: every file below the results
+ * directory is opened here, without following symbolic links and only if
+ * it is a regular file (or a folder), since the directory may be an
+ * upload; files over the limit are condensed; metadata.txt and joblist.txt
+ * lines are parsed.
+ */
+#include "resultgen_internal.h"
+
+#include "results_dir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_openat2
+#include <asm/unistd.h>
+#define SYS_openat2 __NR_openat2
+#endif
+
+#define PROTOCOL_LINE_MAX 4096	/* longer protocol lines are kept cut */
+#define MARKER_SIZE 256		/* a marker line, about */
+
+int gen_error(struct gen *g, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (g->err && g->err_size) {
+		va_start(ap, fmt);
+		vsnprintf(g->err, g->err_size, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+void gen_warn(struct gen *g, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("warning: ", g->warnings);
+	va_start(ap, fmt);
+	vfprintf(g->warnings, fmt, ap);
+	va_end(ap);
+	fputc('\n', g->warnings);
+}
+
+/* ---- opening below the directory ---- */
+
+/* The kernel's way: one call that refuses any symlink on the way, and "..". */
+static int open_beneath(int dirfd, const char *rel, int flags)
+{
+	struct open_how how = {
+		.flags = (unsigned long long)flags,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Without openat2 (before Linux 5.6, or a seccomp filter): O_NOFOLLOW one component at a time. */
+static int open_by_component(int dirfd, const char *rel, int flags)
+{
+	char part[NAME_MAX + 1];
+	const char *p = rel;
+	int fd = dirfd, next;
+
+	for (;;) {
+		size_t n = strcspn(p, "/");
+		bool last = p[n] == '\0';
+
+		if (n == 0 || n > NAME_MAX || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.')) {
+			next = -EINVAL;
+		} else {
+			memcpy(part, p, n);
+			part[n] = '\0';
+			next = openat(fd, part, last ? flags | O_NOFOLLOW
+						     : O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (next < 0)
+				next = errno == ENOTDIR && !last ? -ELOOP : -errno;
+		}
+		if (fd != dirfd)
+			close(fd);
+		if (next < 0 || last)
+			return next;
+		fd = next;
+		p += n + 1;
+	}
+}
+
+int gen_open(struct gen *g, const char *rel, bool directory)
+{
+	/* O_NONBLOCK: a FIFO must not block the open; it is refused below. */
+	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (directory ? O_DIRECTORY : 0);
+	int fd = open_beneath(g->dirfd, rel, flags);
+	struct stat st;
+
+	if (fd == -ENOSYS || fd == -EPERM)
+		fd = open_by_component(g->dirfd, rel, flags);
+	if (fd == -ENOENT)
+		return fd;
+	/* RESOLVE_NO_SYMLINKS says ELOOP; O_NOFOLLOW on the last component too. */
+	if (fd == -ELOOP || fd == -EXDEV)
+		return gen_error(g, -ELOOP, "%s/%s: a symbolic link on the way: refused (results "
+				 "are read only from regular files inside the directory)", g->dir, rel);
+	if (fd == -ENOTDIR && directory)
+		return -ENOENT;	/* not a folder: as if absent, the caller decides */
+	if (fd < 0)
+		return gen_error(g, fd, "%s/%s: %s", g->dir, rel, strerror(-fd));
+	if (fstat(fd, &st) < 0) {
+		int ret = -errno;
+
+		close(fd);
+		return gen_error(g, ret, "%s/%s: %s", g->dir, rel, strerror(-ret));
+	}
+	if (!directory && !S_ISREG(st.st_mode)) {
+		close(fd);
+		return gen_error(g, -EINVAL, "%s/%s: not a regular file: refused", g->dir, rel);
+	}
+	if (fcntl(fd, F_SETFL, 0) < 0) {
+		int ret = -errno;
+
+		close(fd);
+		return gen_error(g, ret, "%s/%s: %s", g->dir, rel, strerror(-ret));
+	}
+	return fd;
+}
+
+/* Reads all of @fd into a NUL-terminated buffer: -EFBIG past @max bytes. */
+static int read_fd(int fd, size_t max, char **text, size_t *len)
+{
+	struct bci_strbuf b = { 0 };
+	int ret = 0;
+
+	for (;;) {
+		size_t want = max - b.len + 1;
+		ssize_t n;
+
+		if (want > (1 << 20))
+			want = 1 << 20;
+		ret = bci_strbuf_reserve(&b, b.len + want);
+		if (ret < 0)
+			break;
+		n = read(fd, b.p + b.len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		b.len += (size_t)n;
+		b.p[b.len] = '\0';
+		if (b.len > max) {
+			ret = -EFBIG;
+			break;
+		}
+	}
+	if (ret < 0) {
+		bci_strbuf_release(&b);
+		return ret;
+	}
+	*text = bci_strbuf_steal(&b, len);
+	return 0;
+}
+
+int gen_read_file(struct gen *g, const char *rel, size_t max, char **text, size_t *len)
+{
+	int fd = gen_open(g, rel, false), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = read_fd(fd, max, text, len);
+	close(fd);
+	if (ret == -EFBIG)
+		return gen_error(g, ret, "%s/%s: larger than %zu bytes", g->dir, rel, max);
+	if (ret < 0)
+		return gen_error(g, ret, "%s/%s: %s", g->dir, rel, strerror(-ret));
+	return 0;
+}
+
+int gen_read_small(struct gen *g, const char *rel, size_t max, char **text, size_t *len)
+{
+	int ret;
+
+	*text = NULL;
+	ret = gen_read_file(g, rel, g->max_file, text, len);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	if (*len > max) {
+		*len = max;
+		(*text)[max] = '\0';
+	}
+	return 0;
+}
+
+/* ---- the line reader ---- */
+
+int line_reader_init(struct line_reader *r, int fd, unsigned long long begin,
+		     unsigned long long end, size_t longest)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->pos = begin;
+	r->end = end;
+	r->cap = longest + 1;
+	r->buf = malloc(r->cap);
+	return r->buf ? 0 : -ENOMEM;
+}
+
+void line_reader_release(struct line_reader *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+/* Reads more after what is buffered: 1, 0 at the end of the range, or -errno. */
+static int line_reader_fill(struct line_reader *r)
+{
+	unsigned long long at;
+	size_t room;
+	ssize_t n;
+
+	if (r->start > 0) {
+		memmove(r->buf, r->buf + r->start, r->len - r->start);
+		r->pos += r->start;
+		r->len -= r->start;
+		r->start = 0;
+	}
+	at = r->pos + r->len;
+	room = r->cap - 1 - r->len;
+	if (at >= r->end)
+		return 0;
+	if (room > r->end - at)
+		room = (size_t)(r->end - at);
+	do
+		n = pread(r->fd, r->buf + r->len, room, (off_t)at);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	r->len += (size_t)n;
+	return n > 0;
+}
+
+int line_reader_next(struct line_reader *r, struct line *line)
+{
+	bool at_end = false;
+
+	if (r->saved_at) {
+		*r->saved_at = r->saved;
+		r->saved_at = NULL;
+	}
+	for (;;) {
+		char *p = r->buf + r->start;
+		size_t avail = r->len - r->start;
+		char *nl = memchr(p, '\n', avail);
+		size_t n;
+		int ret;
+
+		if (r->skip) {
+			r->start = nl ? (size_t)(nl - r->buf) + 1 : r->len;
+			r->skip = !nl;
+			if (nl)
+				continue;
+			/* The cut line runs to the end of the range: nothing more to hand out. */
+			if (at_end)
+				return 0;
+		} else if (nl || avail == r->cap - 1 || (at_end && avail > 0)) {
+			n = nl ? (size_t)(nl - p) + 1 : avail;
+			line->text = p;
+			line->len = n;
+			line->offset = r->pos + r->start;
+			line->cut = !nl && !at_end;
+			r->skip = line->cut;
+			r->start += n;
+			r->saved_at = p + n;
+			r->saved = p[n];
+			p[n] = '\0';
+			return 1;
+		} else if (at_end) {
+			return 0;
+		}
+		ret = line_reader_fill(r);
+		if (ret < 0)
+			return ret;
+		at_end = ret == 0;
+	}
+}
+
+/* ---- files over the limit ---- */
+
+static int read_exact_at(int fd, char *buf, size_t len, unsigned long long offset)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pread(fd, buf + done, len - done, (off_t)(offset + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;	/* the file shrank under us */
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int gen_append_marker(struct gen *g, struct bci_strbuf *b, const char *rel,
+		      unsigned long long left_out, unsigned long long size)
+{
+	return bci_strbuf_appendf(b, "[bootci: %llu bytes left out here: %s is %llu bytes, over the "
+				  "%zu-byte limit of results.json; the whole file is in the results "
+				  "directory]\n", left_out, rel, size, g->max_file);
+}
+
+static bool is_protocol_line(const char *text, size_t len)
+{
+	return bci_igt_line_classify(text, len) != BCI_IGT_LINE_OTHER;
+}
+
+/* What read_condensed builds: the text kept, and where the file was last kept up to. */
+struct condensed {
+	struct bci_strbuf out;
+	unsigned long long kept_end;
+	size_t budget;			/* bytes of middle protocol lines still kept */
+	bool over_budget;
+};
+
+/*
+ * The head: the first half-limit up to its last whole line. Returns 1 when
+ * it holds a NUL byte (nothing after it counts), 0, or -errno; *@cut is
+ * true when the head has no newline at all.
+ */
+static int condense_head(struct condensed *c, int fd, size_t half, bool *cut)
+{
+	char *nl;
+	int ret = bci_strbuf_reserve(&c->out, half + 1);
+
+	if (ret == 0)
+		ret = read_exact_at(fd, c->out.p, half, 0);
+	if (ret < 0)
+		return ret;
+	c->out.p[half] = '\0';
+	if (memchr(c->out.p, '\0', half)) {
+		c->out.len = half;
+		return 1;
+	}
+	nl = memrchr(c->out.p, '\n', half);
+	*cut = !nl;
+	c->out.len = nl ? (size_t)(nl - c->out.p) + 1 : half;
+	c->out.p[c->out.len] = '\0';
+	c->kept_end = c->out.len;
+	return *cut ? bci_strbuf_append(&c->out, "\n", 1) : 0;
+}
+
+/*
+ * The middle [kept_end, tail_start): only its protocol lines, each after a
+ * marker for what was left out before it. Returns 1 when a NUL byte stopped
+ * it, 0, or -errno.
+ */
+static int condense_middle(struct gen *g, struct condensed *c, const char *rel, int fd,
+			   unsigned long long size, unsigned long long tail_start, bool head_cut)
+{
+	struct line_reader r;
+	struct line line;
+	bool first = true;
+	int ret = line_reader_init(&r, fd, c->kept_end, tail_start, PROTOCOL_LINE_MAX);
+
+	while (ret == 0 && (ret = line_reader_next(&r, &line)) > 0) {
+		/* The rest of the head's last line, when the head ended inside it. */
+		bool whole = !(first && head_cut);
+		size_t keep = line.len + (line.text[line.len - 1] == '\n' ? 0 : 1), before;
+
+		first = false;
+		ret = 0;
+		if (memchr(line.text, '\0', line.len)) {
+			ret = 1;
+			break;
+		}
+		/* A piece without its newline that is not cut runs on into the tail. */
+		if (!whole || (line.text[line.len - 1] != '\n' && !line.cut) ||
+		    !is_protocol_line(line.text, line.len))
+			continue;
+		/* Room for the line and a marker before it, roughly. */
+		if (keep + MARKER_SIZE > c->budget) {
+			c->over_budget = true;
+			continue;
+		}
+		before = c->out.len;
+		if (line.offset > c->kept_end)
+			ret = gen_append_marker(g, &c->out, rel, line.offset - c->kept_end, size);
+		if (ret == 0)
+			ret = bci_strbuf_append(&c->out, line.text, line.len);
+		if (ret == 0 && keep > line.len)
+			ret = bci_strbuf_append(&c->out, "\n", 1);
+		c->budget -= c->out.len - before < c->budget ? c->out.len - before : c->budget;
+		c->kept_end = line.offset + line.len;
+	}
+	line_reader_release(&r);
+	return ret;
+}
+
+/*
+ * An out.txt or err.txt over the limit, as the results are made from it:
+ * its first half-limit (up to the last whole line), every protocol line of
+ * the middle (so results, times and dynamic subtests stay right; a quarter
+ * of the limit at most), then its last half-limit (from the first whole
+ * line), with a marker line wherever bytes were left out. Left-out bytes
+ * are whole non-protocol lines, so the warn override on err.txt (output
+ * before a protocol line) sees what it would have seen in the whole file.
+ * igt_runner stops reading at a NUL byte; so does this.
+ */
+static int read_condensed(struct gen *g, const char *rel, int fd, unsigned long long size,
+			  char **text, size_t *len)
+{
+	size_t half = g->max_file / 2, tail_skip = 0;
+	unsigned long long tail_start = size - half;
+	struct condensed c = { .budget = g->max_file / 4 };
+	char *tail = NULL, *nl;
+	bool head_cut = false;
+	int ret = condense_head(&c, fd, half, &head_cut);
+
+	if (ret != 0)
+		goto done;
+	tail = malloc(half + 1);
+	ret = tail ? read_exact_at(fd, tail, half, tail_start) : -ENOMEM;
+	if (ret < 0)
+		goto done;
+	nl = memchr(tail, '\n', half);
+	if (nl && (size_t)(nl - tail) + 1 < half)
+		tail_skip = (size_t)(nl - tail) + 1;
+	tail_start += tail_skip;
+	ret = condense_middle(g, &c, rel, fd, size, tail_start, head_cut);
+	if (ret == 1) {
+		/* A NUL byte: nothing after it counts, the tail neither. */
+		ret = gen_append_marker(g, &c.out, rel, size - c.kept_end, size);
+	} else if (ret == 0) {
+		if (tail_start > c.kept_end)
+			ret = gen_append_marker(g, &c.out, rel, tail_start - c.kept_end, size);
+		if (ret == 0)
+			ret = bci_strbuf_append(&c.out, tail + tail_skip, half - tail_skip);
+	}
+	if (ret == 0 && c.over_budget)
+		gen_warn(g, "%s/%s: too many protocol lines in its left-out middle; "
+			 "tests there may show as incomplete", g->dir, rel);
+done:
+	free(tail);
+	if (ret < 0) {
+		bci_strbuf_release(&c.out);
+		return gen_error(g, ret, "%s/%s: %s", g->dir, rel, strerror(-ret));
+	}
+	gen_warn(g, "%s/%s: %llu bytes, over the %zu-byte limit: results.json keeps its first and "
+		 "last %zu bytes and its protocol lines", g->dir, rel, size, g->max_file, half);
+	*text = bci_strbuf_steal(&c.out, len);
+	return 0;
+}
+
+int gen_read_job_text(struct gen *g, const char *rel, char **text, size_t *len)
+{
+	struct stat st;
+	int fd, ret;
+
+	fd = gen_open(g, rel, false);
+	if (fd < 0)
+		return fd;
+	ret = read_fd(fd, g->max_file, text, len);
+	if (ret == 0 || ret != -EFBIG) {
+		if (ret < 0)
+			gen_error(g, ret, "%s/%s: %s", g->dir, rel, strerror(-ret));
+		goto out_fd;
+	}
+	/* Over the limit (perhaps grown since it was opened): the size is what fstat says now. */
+	if (fstat(fd, &st) < 0) {
+		ret = gen_error(g, -errno, "%s/%s: %s", g->dir, rel, strerror(errno));
+		goto out_fd;
+	}
+	if ((unsigned long long)st.st_size <= g->max_file) {
+		ret = gen_error(g, -EIO, "%s/%s: reads as more than its size of %llu bytes",
+				g->dir, rel, (unsigned long long)st.st_size);
+		goto out_fd;
+	}
+	ret = read_condensed(g, rel, fd, (unsigned long long)st.st_size, text, len);
+out_fd:
+	close(fd);
+	return ret;
+}
+
+/* ---- metadata.txt ---- */
+
+static int parse_int(const char *s, int *v)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	while (*end == ' ' || *end == '\t' || *end == '\r')
+		end++;
+	if (end == s || *end || errno || n < -1000000 || n > 1000000)
+		return -EINVAL;
+	*v = (int)n;
+	return 0;
+}
+
+/* igt_runner writes "key : value", the value running to the end of the line. */
+static int split_setting(struct gen *g, char *p, size_t lineno, char **key, char **value)
+{
+	*key = p;
+	while (*p && *p != ' ' && *p != '\t')
+		p++;
+	if (*p)
+		*p++ = '\0';
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p != ':')
+		return gen_error(g, -EINVAL, "%s/%s:%zu: expected 'key : value'", g->dir,
+				 BCI_RESULTS_METADATA, lineno);
+	p++;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	*value = p;
+	if (**value == '\0')
+		return gen_error(g, -EINVAL, "%s/%s:%zu: '%s' has no value", g->dir,
+				 BCI_RESULTS_METADATA, lineno, *key);
+	return 0;
+}
+
+/* One setting that shapes results.json; others are ignored. */
+static int apply_setting(struct gen *g, const char *key, const char *value, size_t lineno,
+			 bool *warn_level_set)
+{
+	struct settings *s = &g->settings;
+	int v;
+
+	if (!strcmp(key, "name")) {
+		free(s->name);
+		s->name = strdup(value);
+		return s->name ? 0 : -ENOMEM;
+	}
+	if (strcmp(key, "dmesg_warn_level") && strcmp(key, "piglit_style_dmesg") &&
+	    strcmp(key, "multiple_mode") && strcmp(key, "prune_mode"))
+		return 0;
+	if (parse_int(value, &v) < 0)
+		return gen_error(g, -EINVAL, "%s/%s:%zu: %s: '%s' is not a number", g->dir,
+				 BCI_RESULTS_METADATA, lineno, key, value);
+	if (!strcmp(key, "dmesg_warn_level")) {
+		s->dmesg_warn_level = v;
+		*warn_level_set = v >= 0;
+	} else if (!strcmp(key, "piglit_style_dmesg")) {
+		s->piglit_style_dmesg = v != 0;
+	} else if (!strcmp(key, "multiple_mode")) {
+		s->multiple_mode = v != 0;
+	} else {
+		if (v < PRUNE_KEEP_DYNAMIC || v > PRUNE_KEEP_REQUESTED)
+			return gen_error(g, -EINVAL, "%s/%s:%zu: prune_mode %d is not 0..3", g->dir,
+					 BCI_RESULTS_METADATA, lineno, v);
+		s->prune_mode = v;
+	}
+	return 0;
+}
+
+int read_settings(struct gen *g)
+{
+	char *text = NULL, *line, *next, *key = NULL, *value = NULL;
+	size_t len, lineno = 0;
+	bool warn_level_set = false;
+	int ret;
+
+	ret = gen_read_file(g, BCI_RESULTS_METADATA, g->max_file, &text, &len);
+	if (ret == -ENOENT)
+		return gen_error(g, -ENOENT, "%s/%s: missing (not a results directory?)", g->dir,
+				 BCI_RESULTS_METADATA);
+	if (ret < 0)
+		return ret;
+	for (line = text; line && *line; line = next) {
+		lineno++;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		while (*line == ' ' || *line == '\t' || *line == '\r')
+			line++;
+		if (*line == '\0')
+			continue;
+		ret = split_setting(g, line, lineno, &key, &value);
+		if (ret == 0)
+			ret = apply_setting(g, key, value, lineno, &warn_level_set);
+		if (ret < 0)
+			goto out;
+	}
+	/* igt_runner's defaults: warnings from KERN_WARNING up, KERN_NOTICE piglit-style. */
+	if (!warn_level_set)
+		g->settings.dmesg_warn_level = g->settings.piglit_style_dmesg ? 5 : 4;
+out:
+	free(text);
+	return ret;
+}
+
+/* ---- joblist.txt ---- */
+
+void job_free(struct job *job)
+{
+	size_t i;
+
+	for (i = 0; i < job->requested_count; i++)
+		free(job->requested[i]);
+	free(job->requested);
+	free(job->binary);
+	memset(job, 0, sizeof(*job));
+}
+
+int parse_job_line(char *line, struct job *job)
+{
+	char *list, *comma;
+
+	memset(job, 0, sizeof(*job));
+	list = strchr(line, ' ');
+	if (list)
+		*list++ = '\0';
+	job->binary = strdup(line);
+	if (!job->binary)
+		return -ENOMEM;
+	while (list) {
+		char **req;
+
+		comma = strchr(list, ',');
+		if (comma)
+			*comma++ = '\0';
+		req = realloc(job->requested, (job->requested_count + 1) * sizeof(*req));
+		if (!req)
+			return -ENOMEM;
+		job->requested = req;
+		req[job->requested_count] = strdup(list);
+		if (!req[job->requested_count])
+			return -ENOMEM;
+		job->requested_count++;
+		list = comma;
+	}
+	return 0;
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The results generator on folders from outside (issue 10, defect 6): each
+ * case here hung, leaked a file from outside the folder, or left a test
+ * without a result before the generator was hardened. A case that could
+ * hang runs in a child with an alarm, so that a hang fails the test.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fakeroot.h"
+#include "resultgen.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define HANG_SECONDS 30
+
+static char generated[1 << 16];
+static char error_text[1024];
+
+static int generate(struct fakeroot *root, size_t max_file)
+{
+	struct bci_resultgen_options options = { .max_file = max_file };
+	char dir[PATH_MAX + 8], *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int ret;
+
+	assert_non_null(f);
+	options.warnings = fopen("/dev/null", "w");
+	snprintf(dir, sizeof(dir), "%s/res", root->dir);
+	ret = bci_resultgen_write_options(dir, f, &options, error_text, sizeof(error_text));
+	fclose(f);
+	fclose(options.warnings);
+	snprintf(generated, sizeof(generated), "%.*s", (int)len, buf ? buf : "");
+	free(buf);
+	return ret;
+}
+
+/* generate() in a child that must end within HANG_SECONDS: its return, or -ETIMEDOUT. */
+static int generate_bounded(struct fakeroot *root, size_t max_file)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(HANG_SECONDS);
+		_exit(-generate(root, max_file));
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status) == SIGALRM ? -ETIMEDOUT : -EINTR;
+	return -WEXITSTATUS(status);
+}
+
+static void tree(struct fakeroot *root)
+{
+	fakeroot_create(root, "");
+	fakeroot_write(root, "/res/metadata.txt", "name : hostile\n");
+	fakeroot_write(root, "/res/joblist.txt", "bin\n");
+	fakeroot_write(root, "/res/0/journal.txt", "exit:0 (1.000s)\n");
+	fakeroot_write(root, "/res/0/out.txt", "hello\n");
+	fakeroot_write(root, "/res/0/err.txt", "");
+	fakeroot_write(root, "/res/0/dmesg.txt", "");
+	fakeroot_write(root, "/secret.txt", "SECRET from outside the folder\n");
+}
+
+static void path_of(struct fakeroot *root, const char *rel, char *path, size_t size)
+{
+	if ((size_t)snprintf(path, size, "%.4000s%s", root->dir, rel) >= size)
+		fail_msg("path too long");
+}
+
+/* A cut line running to the end of the range: the line reader skipped it for ever. */
+static void unending_cut_lines_end(void **state)
+{
+	struct fakeroot root;
+	char path[PATH_MAX + 64];
+	FILE *f;
+
+	(void)state;
+	tree(&root);
+	/* out.txt over a 1 KiB limit, its last 20 KB one line without a newline. */
+	path_of(&root, "/res/0/out.txt", path, sizeof(path));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("Starting subtest: a\n", f);
+	for (int i = 0; i < 20000; i++)
+		fputc('x', f);
+	fclose(f);
+	fakeroot_write(&root, "/res/0/journal.txt", "a\nexit:0 (1.000s)\n");
+	assert_int_equal(generate_bounded(&root, 1024), 0);
+
+	/* dmesg.txt (no limit needed): a 100 KB record without a newline at its end. */
+	fakeroot_write(&root, "/res/0/out.txt", "hello\n");
+	path_of(&root, "/res/0/dmesg.txt", path, sizeof(path));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("6,1,1,-;", f);
+	for (int i = 0; i < 100000; i++)
+		fputc('y', f);
+	fclose(f);
+	assert_int_equal(generate_bounded(&root, 0), 0);
+	fakeroot_remove(&root);
+}
+
+static void expect_refused(struct fakeroot *root, const char *what)
+{
+	assert_int_equal(generate(root, 0), -ELOOP);
+	if (!strstr(error_text, what) || !strstr(error_text, "symbolic link"))
+		fail_msg("error '%s' does not name '%s' as a link", error_text, what);
+	assert_null(strstr(generated, "SECRET"));
+}
+
+/* Links out of the folder (or anywhere below it) are refused, named. */
+static void symlinks_are_refused(void **state)
+{
+	struct fakeroot root;
+	char path[PATH_MAX + 64], target[PATH_MAX + 64];
+
+	(void)state;
+	tree(&root);
+	path_of(&root, "/secret.txt", target, sizeof(target));
+
+	path_of(&root, "/res/0/out.txt", path, sizeof(path));
+	unlink(path);
+	assert_int_equal(symlink(target, path), 0);
+	expect_refused(&root, "0/out.txt");
+	unlink(path);
+	assert_int_equal(symlink("../../secret.txt", path), 0);
+	expect_refused(&root, "0/out.txt");
+	fakeroot_write(&root, "/res/0/out.txt", "hello\n");
+
+	/* A job folder that is a link to a folder outside. */
+	fakeroot_write(&root, "/elsewhere/journal.txt", "exit:0 (1.000s)\n");
+	fakeroot_write(&root, "/elsewhere/out.txt", "SECRET job\n");
+	fakeroot_write(&root, "/elsewhere/err.txt", "");
+	fakeroot_write(&root, "/elsewhere/dmesg.txt", "");
+	fakeroot_write(&root, "/res/joblist.txt", "bin\nother\n");
+	path_of(&root, "/elsewhere", target, sizeof(target));
+	path_of(&root, "/res/1", path, sizeof(path));
+	assert_int_equal(symlink(target, path), 0);
+	expect_refused(&root, "/res/1");
+	unlink(path);
+
+	/* joblist.txt itself. */
+	fakeroot_write(&root, "/elsewhere/joblist.txt", "SECRET\n");
+	path_of(&root, "/res/joblist.txt", path, sizeof(path));
+	unlink(path);
+	path_of(&root, "/elsewhere/joblist.txt", target, sizeof(target));
+	assert_int_equal(symlink(target, path), 0);
+	expect_refused(&root, "joblist.txt");
+
+	/* /dev/zero was read until the limit and reported as "0 bytes, over the limit". */
+	fakeroot_write(&root, "/res/joblist.txt", "bin\n");
+	path_of(&root, "/res/0/err.txt", path, sizeof(path));
+	unlink(path);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	expect_refused(&root, "0/err.txt");
+	assert_null(strstr(error_text, "0 bytes"));
+	fakeroot_remove(&root);
+}
+
+/* A FIFO blocked open() for ever: only regular files are read. */
+static void fifos_are_refused(void **state)
+{
+	struct fakeroot root;
+	char path[PATH_MAX + 64];
+
+	(void)state;
+	tree(&root);
+	path_of(&root, "/res/0/out.txt", path, sizeof(path));
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(generate_bounded(&root, 0), -EINVAL);
+	assert_int_equal(generate(&root, 0), -EINVAL);
+	if (!strstr(error_text, "0/out.txt: not a regular file"))
+		fail_msg("error '%s'", error_text);
+	fakeroot_remove(&root);
+}
+
+/* The string value of "result" in test @test, or NULL. */
+static const char *result_of(const char *test)
+{
+	static char value[64];
+	char pattern[512];
+	const char *obj, *end, *p;
+
+	snprintf(pattern, sizeof(pattern), "\n    \"%s\": {", test);
+	obj = strstr(generated, pattern);
+	if (!obj)
+		return NULL;
+	end = strstr(obj + 1, "\n    }");
+	p = strstr(obj, "\"result\": \"");
+	if (!p || p > end)
+		return NULL;
+	p += strlen("\"result\": \"");
+	snprintf(value, sizeof(value), "%.*s", (int)strcspn(p, "\""), p);
+	return value;
+}
+
+/* No journal.txt: read as an empty journal, every test gets a result (piglit needs one). */
+static void every_test_has_a_result(void **state)
+{
+	struct fakeroot root;
+	char path[PATH_MAX + 64];
+
+	(void)state;
+	tree(&root);
+	path_of(&root, "/res/0/journal.txt", path, sizeof(path));
+	unlink(path);
+	fakeroot_write(&root, "/res/0/dmesg.txt",
+		       "6,1,1,-;[IGT] bin: starting subtest ghost\n6,2,2,-;more\n");
+	assert_int_equal(generate(&root, 0), 0);
+	assert_non_null(result_of("igt@bin"));
+	assert_string_equal(result_of("igt@bin"), "incomplete");
+	/* A subtest only the kernel log names. */
+	assert_non_null(result_of("igt@bin@ghost"));
+	assert_string_equal(result_of("igt@bin@ghost"), "incomplete");
+	/* With subtests asked for, the first one is what was in flight. */
+	fakeroot_write(&root, "/res/joblist.txt", "bin a,b\n");
+	fakeroot_write(&root, "/res/0/dmesg.txt", "");
+	assert_int_equal(generate(&root, 0), 0);
+	assert_string_equal(result_of("igt@bin@a"), "incomplete");
+	fakeroot_remove(&root);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(unending_cut_lines_end),
+		cmocka_unit_test(symlinks_are_refused),
+		cmocka_unit_test(fifos_are_refused),
+		cmocka_unit_test(every_test_has_a_result),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
