@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "executor.h"
+#include "igt.h"
 #include "fakeroot.h"
 #include "fsutil.h"
 #include "resultgen.h"
@@ -374,6 +375,48 @@ static void output_limit_keeps_protocol_and_tail(void **state)
 	assert_non_null(strstr(out, "Subtest flood: SUCCESS"));
 	generate(f);
 	assert_string_equal(result_of(f, "igt@igt_basic@flood"), "pass");
+}
+
+static void count_lines(void *data, const char *line, size_t len)
+{
+	(void)line;
+	(void)len;
+	(*(int *)data)++;
+}
+
+/*
+ * Past the output limit a stream keeps only what the results generator reads
+ * as protocol: the executor once kept any line starting "Subtest " (a prefix
+ * test of its own), now igt_protocol's classifier decides for both, so prose
+ * such as "Subtest foo failed." goes to the tail like any other output.
+ */
+static void output_limit_keeps_what_the_generator_reads(void **state)
+{
+	static const char text[] = "0123456789\n"             /* fills the limit */
+				   "Subtest foo failed.\n"     /* prose: into the tail */
+				   "Subtest foo: FAIL (0.100s)\n" /* a result: kept */
+				   "Starting subtest: \n";     /* a start, even unnamed: kept */
+	char path[] = "/tmp/bootci-stream.XXXXXX", *out = NULL;
+	struct bci_igt_stream stream;
+	int fd = mkstemp(path), lines = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(bci_igt_stream_init(&stream, fd, 11, 8), 0);
+	stream.on_line = count_lines;
+	stream.data = &lines;
+	bci_igt_stream_feed(&stream, text, strlen(text));
+	bci_igt_stream_finish(&stream);
+	bci_igt_stream_release(&stream);
+	assert_int_equal(lines, 4);
+	assert_int_equal(bci_read_file(path, &out, NULL, 4096), 0);
+	assert_string_equal(out, "0123456789\nSubtest foo: FAIL (0.100s)\nStarting subtest: \n"
+				 "\nbootci: output over the limit of 19 bytes: 12 bytes dropped, "
+				 "the last 8 follow\nfailed.\n");
+	assert_null(strstr(out, "Subtest foo failed."));
+	free(out);
+	close(fd);
+	unlink(path);
 }
 
 /* Writes what a boot that died during job 1 leaves behind. */
@@ -759,6 +802,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(per_test_timeout_escalates_to_sigkill, setup, teardown),
 		cmocka_unit_test_setup_teardown(inactivity_timeout_kills, setup, teardown),
 		cmocka_unit_test_setup_teardown(output_limit_keeps_protocol_and_tail, setup, teardown),
+		cmocka_unit_test(output_limit_keeps_what_the_generator_reads),
 		cmocka_unit_test_setup_teardown(resume_marks_the_job_in_flight_incomplete, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_runs_remaining_subtests_of_a_multiple_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_continues_after_started_dynamic_subtests, setup, teardown),
