@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fsutil.h"
+#include "strv.h"
 
 /* Specs are hand-written or generated lists; anything this big is a mistake. */
 #define SPEC_MAX_BYTES (64u << 20)
@@ -44,13 +45,11 @@ void builder_spec_free(struct builder_spec *spec)
 	for (size_t i = 0; i < spec->count; i++)
 		spec_entry_clear(&spec->entries[i]);
 	free(spec->entries);
-	for (size_t i = 0; i < spec->origin_count; i++)
-		free(spec->origins[i]);
-	free(spec->origins);
+	bci_strv_free(&spec->origins);
 	free(spec);
 }
 
-void builder_spec_set_env_lookup(struct builder_spec *spec, builder_env_lookup_fn fn, void *data)
+void builder_spec_set_env_lookup(struct builder_spec *spec, bci_lookup_fn fn, void *data)
 {
 	spec->env_lookup = fn ? fn : spec_getenv;
 	spec->env_data = fn ? data : NULL;
@@ -77,17 +76,9 @@ static int spec_push(struct builder_spec *spec, struct builder_entry *entry)
 
 static const char *spec_add_origin(struct builder_spec *spec, const char *name)
 {
-	char **bigger = realloc(spec->origins, (spec->origin_count + 1) * sizeof(*bigger));
-	char *copy;
-
-	if (!bigger)
+	if (bci_strv_add(&spec->origins, name) < 0)
 		return NULL;
-	spec->origins = bigger;
-	copy = strdup(name);
-	if (!copy)
-		return NULL;
-	spec->origins[spec->origin_count++] = copy;
-	return copy;
+	return spec->origins.items[spec->origins.count - 1];
 }
 
 /*
@@ -168,32 +159,6 @@ static int spec_parse_decimal(const char *s, uint32_t max, uint32_t *out)
 	return 0;
 }
 
-/* Growable string for ${VAR} expansion. */
-struct spec_buf {
-	char *data;
-	size_t len, cap;
-};
-
-static int spec_buf_append(struct spec_buf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		char *bigger;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		bigger = realloc(b->data, cap);
-		if (!bigger)
-			return -ENOMEM;
-		b->data = bigger;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, s, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-	return 0;
-}
-
 struct spec_context {
 	struct builder_spec *spec;
 	const char *origin;
@@ -214,75 +179,19 @@ static int spec_fail(const struct spec_context *ctx, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static bool spec_is_var_start(char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-}
-
-static bool spec_is_var_char(char c)
-{
-	return spec_is_var_start(c) || (c >= '0' && c <= '9');
-}
-
-/* A '$' not followed by '{' stays as it is, as in gen_init_cpio. */
+/* ${VAR} in a location; a '$' not followed by '{' stays as it is, as in gen_init_cpio. */
 static int spec_expand(const struct spec_context *ctx, const char *in, char **out)
 {
-	struct spec_buf b = { 0 };
-	const char *p = in;
-	int ret;
+	char why[512];
+	int ret = bci_expand_vars(in, ctx->spec->env_lookup, ctx->spec->env_data, out, why,
+				  sizeof(why));
 
-	while (*p) {
-		const char *dollar = strstr(p, "${");
-		const char *name, *close, *value;
-		char var[256];
-
-		if (!dollar) {
-			ret = spec_buf_append(&b, p, strlen(p));
-			if (ret < 0)
-				goto out_free;
-			break;
-		}
-		ret = spec_buf_append(&b, p, (size_t)(dollar - p));
-		if (ret < 0)
-			goto out_free;
-		name = dollar + 2;
-		close = strchr(name, '}');
-		if (!close) {
-			ret = spec_fail(ctx, "unterminated '${' in '%s'", in);
-			goto out_free;
-		}
-		if (close == name || !spec_is_var_start(*name) ||
-		    (size_t)(close - name) >= sizeof(var)) {
-			ret = spec_fail(ctx, "bad variable name in '%s'", in);
-			goto out_free;
-		}
-		for (const char *c = name; c < close; c++) {
-			if (!spec_is_var_char(*c)) {
-				ret = spec_fail(ctx, "bad variable name in '%s'", in);
-				goto out_free;
-			}
-		}
-		memcpy(var, name, (size_t)(close - name));
-		var[close - name] = '\0';
-		value = ctx->spec->env_lookup(var, ctx->spec->env_data);
-		if (!value) {
-			ret = spec_fail(ctx, "variable '%s' is not set", var);
-			goto out_free;
-		}
-		ret = spec_buf_append(&b, value, strlen(value));
-		if (ret < 0)
-			goto out_free;
-		p = close + 1;
+	if (ret == -EINVAL)
+		return spec_fail(ctx, "%s", why);
+	if (ret == 0 && !**out) {
+		free(*out);
+		return spec_fail(ctx, "empty location '%s'", in);
 	}
-	if (!b.len) {
-		ret = spec_fail(ctx, "empty location '%s'", in);
-		goto out_free;
-	}
-	*out = b.data;
-	return 0;
-
-out_free:
-	free(b.data);
 	return ret;
 }
 
@@ -390,28 +299,15 @@ static const char spec_blanks[] = " \t\r\v\f";
 
 static int spec_parse_line(const struct spec_context *ctx, char *line)
 {
-	char **fields = NULL;
-	size_t count = 0, cap = 0;
+	struct bci_strv words = { 0 };
 	const struct spec_directive *d = NULL;
-	char *save = NULL;
-	int ret = 0;
+	char **fields;
+	size_t count;
+	int ret = bci_strv_split(&words, line, spec_blanks);
 
-	for (char *tok = strtok_r(line, spec_blanks, &save); tok;
-	     tok = strtok_r(NULL, spec_blanks, &save)) {
-		if (count == cap) {
-			size_t bigger_cap = cap ? cap * 2 : 8;
-			char **bigger = realloc(fields, bigger_cap * sizeof(*bigger));
-
-			if (!bigger) {
-				ret = -ENOMEM;
-				goto out_fields;
-			}
-			fields = bigger;
-			cap = bigger_cap;
-		}
-		fields[count++] = tok;
-	}
-	if (!count || fields[0][0] == '#')
+	fields = words.items;
+	count = words.count;
+	if (ret < 0 || !count || fields[0][0] == '#')
 		goto out_fields;
 
 	for (size_t i = 0; i < sizeof(spec_directives) / sizeof(spec_directives[0]); i++)
@@ -424,7 +320,7 @@ static int spec_parse_line(const struct spec_context *ctx, char *line)
 	ret = spec_parse_fields(ctx, d, fields, count);
 
 out_fields:
-	free(fields);
+	bci_strv_free(&words);
 	return ret;
 }
 

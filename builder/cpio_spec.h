@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "builder_error.h"
+#include "strv.h"
 
 enum builder_entry_type {
 	BUILDER_ENTRY_FILE,
@@ -53,16 +54,12 @@ struct builder_entry {
 	size_t order;		/* position of declaration, for reporting the later duplicate */
 };
 
-/* Returns the value of @name or NULL when unset. */
-typedef const char *(*builder_env_lookup_fn)(const char *name, void *data);
-
 struct builder_spec {
 	struct builder_entry *entries;
 	size_t count, capacity;
-	char **origins;		/* copies of the spec names the entries point into */
-	size_t origin_count;
+	struct bci_strv origins; /* copies of the spec names the entries point into */
 	size_t link_groups;
-	builder_env_lookup_fn env_lookup;
+	bci_lookup_fn env_lookup;
 	void *env_data;
 };
 
@@ -71,7 +68,7 @@ struct builder_spec *builder_spec_new(void);
 void builder_spec_free(struct builder_spec *spec);
 
 /* Replaces getenv() for ${VAR}: tests and the fuzzer must not depend on the environment. */
-void builder_spec_set_env_lookup(struct builder_spec *spec, builder_env_lookup_fn fn, void *data);
+void builder_spec_set_env_lookup(struct builder_spec *spec, bci_lookup_fn fn, void *data);
 
 /*
  * Appends the entries of @len bytes of spec text; @name is used in messages

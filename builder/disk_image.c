@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "run.h"
+#include "tool.h"
 
 #define MIB (1024ull * 1024ull)
 #define SECTOR 512ull
@@ -82,7 +82,7 @@ static int disk_make_esp(const struct builder_disk *d, const char *esp, struct b
 		const char *argv[] = { "mkfs.vfat", "--invariant", "-i", volume_id, "-n", "ESP",
 				       "-C", esp, kib, NULL };
 
-		ret = builder_run(argv, env, 1, NULL, err);
+		ret = builder_tool_run(argv, env, 1, NULL, err);
 		if (ret < 0)
 			return ret;
 	}
@@ -106,7 +106,7 @@ static int disk_make_esp(const struct builder_disk *d, const char *esp, struct b
 					return -E2BIG;
 				}
 				snprintf(made_dirs[made_count++], sizeof(made_dirs[0]), "%s", dir);
-				ret = builder_run(argv, env, 1, NULL, err);
+				ret = builder_tool_run(argv, env, 1, NULL, err);
 				if (ret < 0)
 					return ret;
 			}
@@ -121,7 +121,7 @@ static int disk_make_esp(const struct builder_disk *d, const char *esp, struct b
 		{
 			const char *argv[] = { "mcopy", "-m", "-i", esp, d->esp_files[i].source, target, NULL };
 
-			ret = builder_run(argv, env, 1, NULL, err);
+			ret = builder_tool_run(argv, env, 1, NULL, err);
 			if (ret < 0)
 				return ret;
 		}
@@ -149,7 +149,7 @@ static int disk_make_results(const struct builder_disk *d, const char *image, st
 		return ret;
 	}
 	close(fd);
-	return builder_run(argv, env, 1, NULL, err);
+	return builder_tool_run(argv, env, 1, NULL, err);
 }
 
 int builder_disk_make(const struct builder_disk *d, const char *out, const char *layout_out,
@@ -199,7 +199,7 @@ int builder_disk_make(const struct builder_disk *d, const char *out, const char 
 	{
 		const char *argv[] = { "sfdisk", "--quiet", "--no-reread", "--no-tell-kernel", out, NULL };
 
-		ret = builder_run(argv, NULL, 1, script, err);
+		ret = builder_tool_run(argv, NULL, 1, script, err);
 		if (ret < 0)
 			goto out;
 	}

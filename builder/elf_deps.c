@@ -224,27 +224,6 @@ out_fd:
 
 /* ---- closure ---- */
 
-static int strv_push(char ***v, size_t *n, const char *s)
-{
-	char **bigger = realloc(*v, (*n + 1) * sizeof(**v));
-
-	if (!bigger)
-		return -ENOMEM;
-	*v = bigger;
-	if (!(bigger[*n] = strdup(s)))
-		return -ENOMEM;
-	(*n)++;
-	return 0;
-}
-
-static int strv_has(char *const *v, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(v[i], s))
-			return 1;
-	return 0;
-}
-
 /* Lexically normalizes an absolute path in place: no "//", ".", ".." left. */
 static void elf_normalize(char *path)
 {
@@ -303,8 +282,8 @@ static int closure_read_conf_file(struct builder_elf_closure *c, const char *hos
 			ret = closure_add_conf(c, p, depth + 1);
 		} else if (p[0] == '/') {
 			elf_normalize(p);
-			if (!strv_has(c->search_dirs, c->search_dir_count, p))
-				ret = strv_push(&c->search_dirs, &c->search_dir_count, p);
+			if (!bci_strv_contains(&c->search_dirs, p))
+				ret = bci_strv_add(&c->search_dirs, p);
 		}
 	}
 	fclose(f);
@@ -344,8 +323,8 @@ int builder_elf_closure_init(struct builder_elf_closure *c, const char *sysroot,
 		return -ENOMEM;
 	ret = closure_add_conf(c, "/etc/ld.so.conf", 0);
 	for (size_t i = 0; !ret && i < sizeof(elf_standard_dirs) / sizeof(*elf_standard_dirs); i++)
-		if (!strv_has(c->search_dirs, c->search_dir_count, elf_standard_dirs[i]))
-			ret = strv_push(&c->search_dirs, &c->search_dir_count, elf_standard_dirs[i]);
+		if (!bci_strv_contains(&c->search_dirs, elf_standard_dirs[i]))
+			ret = bci_strv_add(&c->search_dirs, elf_standard_dirs[i]);
 	if (ret < 0) {
 		builder_error_set(err, "%s/etc/ld.so.conf: %s", c->sysroot, strerror(-ret));
 		builder_elf_closure_free(c);
@@ -363,9 +342,7 @@ void builder_elf_closure_free(struct builder_elf_closure *c)
 		free(c->files[i].script_interpreter);
 	}
 	free(c->files);
-	for (size_t i = 0; i < c->search_dir_count; i++)
-		free(c->search_dirs[i]);
-	free(c->search_dirs);
+	bci_strv_free(&c->search_dirs);
 	free(c->sysroot);
 	memset(c, 0, sizeof(*c));
 }
@@ -420,7 +397,7 @@ struct closure_object {
  * entries depend on the cwd at run time: skipped.
  */
 static int closure_expand(const char *sysroot, const char *list, const char *source,
-			  const char *image_path, char ***dirs, size_t *count)
+			  const char *image_path, struct bci_strv *dirs)
 {
 	char *copy = strdup(list), *save = NULL;
 	int ret = 0;
@@ -485,9 +462,9 @@ static int closure_expand(const char *sysroot, const char *list, const char *sou
 				snprintf(host, sizeof(host), "%s%s", sysroot, expanded);
 			elf_normalize(host);
 			elf_normalize(expanded);
-			ret = strv_push(dirs, count, host);
+			ret = bci_strv_add(dirs, host);
 			if (!ret)
-				ret = strv_push(dirs, count, expanded);
+				ret = bci_strv_add(dirs, expanded);
 		}
 	}
 	free(copy);
@@ -543,11 +520,10 @@ static int closure_search(struct builder_elf_closure *c, char *const *dirs, size
 }
 
 static int closure_resolve(struct builder_elf_closure *c, const struct closure_object *o,
-			   const char *name, char ***rpath_chain, size_t *rpath_chain_count,
+			   const char *name, struct bci_strv *rpath_chain,
 			   struct builder_error *err)
 {
-	char **runpath = NULL;
-	size_t runpath_count = 0;
+	struct bci_strv runpath = { 0 };
 	char *source = NULL, *image = NULL;
 	int found = 0, ret = 0;
 
@@ -561,17 +537,17 @@ static int closure_resolve(struct builder_elf_closure *c, const struct closure_o
 		}
 	} else {
 		if (!o->info->runpath)
-			found = closure_search(c, *rpath_chain, *rpath_chain_count, 1, name,
+			found = closure_search(c, rpath_chain->items, rpath_chain->count, 1, name,
 					       o->info->machine, &source, &image);
 		if (found == 0 && o->info->runpath) {
 			ret = closure_expand(c->sysroot, o->info->runpath, o->source, o->image_path,
-					     &runpath, &runpath_count);
+					     &runpath);
 			if (!ret)
-				found = closure_search(c, runpath, runpath_count, 1, name,
+				found = closure_search(c, runpath.items, runpath.count, 1, name,
 						       o->info->machine, &source, &image);
 		}
 		if (found == 0) {
-			found = closure_search(c, c->search_dirs, c->search_dir_count, 0, name,
+			found = closure_search(c, c->search_dirs.items, c->search_dirs.count, 0, name,
 					       o->info->machine, &source, &image);
 			/* Not a standard dir: the image has no ld.so.cache to point the loader at it. */
 			if (found > 0) {
@@ -600,10 +576,9 @@ static int closure_resolve(struct builder_elf_closure *c, const struct closure_o
 		ret = -ENOENT;
 	}
 	if (!ret && !closure_has(c, image))
-		ret = closure_visit(c, source, image, o->image_path, *rpath_chain, *rpath_chain_count, err);
-	for (size_t i = 0; i < runpath_count; i++)
-		free(runpath[i]);
-	free(runpath);
+		ret = closure_visit(c, source, image, o->image_path, rpath_chain->items,
+				    rpath_chain->count, err);
+	bci_strv_free(&runpath);
 	free(source);
 	free(image);
 	return ret;
@@ -694,8 +669,7 @@ static int closure_visit(struct builder_elf_closure *c, const char *source, cons
 {
 	struct builder_elf_info info;
 	struct closure_object o = { .source = source, .image_path = image_path, .info = &info };
-	char **chain = NULL;
-	size_t chain_count = 0;
+	struct bci_strv chain = { 0 };
 	int ret;
 
 	ret = closure_push(c, source, image_path, needed_by, NULL);
@@ -713,15 +687,13 @@ static int closure_visit(struct builder_elf_closure *c, const char *source, cons
 	}
 	/* DT_RPATH: this object's own entries first, then those it inherited. */
 	if (info.rpath && !info.runpath)
-		ret = closure_expand(c->sysroot, info.rpath, source, image_path, &chain, &chain_count);
+		ret = closure_expand(c->sysroot, info.rpath, source, image_path, &chain);
 	for (size_t i = 0; !ret && i < inherited_count; i++)
-		ret = strv_push(&chain, &chain_count, inherited[i]);
+		ret = bci_strv_add(&chain, inherited[i]);
 	for (size_t i = 0; !ret && i < info.needed_count; i++)
-		ret = closure_resolve(c, &o, info.needed[i], &chain, &chain_count, err);
+		ret = closure_resolve(c, &o, info.needed[i], &chain, err);
 out:
-	for (size_t i = 0; i < chain_count; i++)
-		free(chain[i]);
-	free(chain);
+	bci_strv_free(&chain);
 	builder_elf_info_clear(&info);
 	return ret;
 }

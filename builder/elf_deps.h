@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "builder_error.h"
+#include "strv.h"
 
 struct builder_elf_info {
 	uint16_t machine;
@@ -61,8 +62,7 @@ struct builder_elf_closure {
 	char *sysroot;				/* the target's root on the host, "" for "/" */
 	struct builder_elf_file *files;		/* roots first, then what they pulled in */
 	size_t count;
-	char **search_dirs;			/* ld.so.conf + standard dirs, image paths */
-	size_t search_dir_count;
+	struct bci_strv search_dirs;		/* ld.so.conf + standard dirs, image paths */
 };
 
 /*

@@ -16,10 +16,12 @@
 #include "cpio_writer.h"
 #include "disk_image.h"
 #include "elf_deps.h"
+#include "executor_keys.h"
 #include "fsutil.h"
 #include "module_stage.h"
 #include "sha256.h"
 #include "spec_from_dir.h"
+#include "testlist.h"
 #include "uki.h"
 
 #define DEFAULT_FIRMWARE_DIR "/lib/firmware"
@@ -159,7 +161,7 @@ static int image_stage_modules(struct image_build *b)
 static int image_find_firmware(struct image_build *b, const char *name, char **found, char **dest)
 {
 	static const char *const suffixes[] = { "", ".zst", ".xz" };
-	const struct builder_strv *dirs = &b->r->firmware_dirs;
+	const struct bci_strv *dirs = &b->r->firmware_dirs;
 	size_t dir_count = dirs->count ? dirs->count : 1;
 
 	for (size_t i = 0; i < dir_count; i++) {
@@ -185,28 +187,20 @@ static int image_find_firmware(struct image_build *b, const char *name, char **f
 
 static int image_add_firmware(struct image_build *b)
 {
-	char **done = NULL;
-	size_t done_count = 0;
+	struct bci_strv done = { 0 };
 	int ret = 0;
 
 	for (size_t i = 0; i < b->modules.count && !ret; i++) {
 		const struct builder_module *m = &b->modules.modules[i];
 
 		for (size_t j = 0; j < m->firmware_count && !ret; j++) {
-			char *found, *dest, **bigger;
-			int seen = 0;
+			char *found, *dest;
 
-			for (size_t k = 0; k < done_count; k++)
-				seen |= !strcmp(done[k], m->firmware[j]);
-			if (seen)
+			if (bci_strv_contains(&done, m->firmware[j]))
 				continue;
-			bigger = realloc(done, (done_count + 1) * sizeof(*bigger));
-			if (!bigger) {
-				ret = -ENOMEM;
+			ret = bci_strv_add(&done, m->firmware[j]);
+			if (ret < 0)
 				break;
-			}
-			done = bigger;
-			done[done_count++] = m->firmware[j];
 			ret = image_find_firmware(b, m->firmware[j], &found, &dest);
 			if (ret == 0) {
 				fprintf(stderr, "bootci-builder: warning: firmware '%s' of module '%s' not found\n",
@@ -219,7 +213,7 @@ static int image_add_firmware(struct image_build *b)
 			}
 		}
 	}
-	free(done);
+	bci_strv_free(&done);
 	return ret;
 }
 
@@ -244,9 +238,8 @@ static int image_compare_names(const void *x, const void *y)
 static int image_add_igt_tests(struct image_build *b, const char *dir, const char *dest)
 {
 	DIR *d = opendir(dir);
+	struct bci_strv names = { 0 };
 	struct dirent *e;
-	char **names = NULL;
-	size_t count = 0;
 	int ret = 0;
 
 	if (!d) {
@@ -255,33 +248,25 @@ static int image_add_igt_tests(struct image_build *b, const char *dir, const cha
 		return ret;
 	}
 	while ((e = readdir(d)) && !ret) {
-		char *path, **bigger;
+		char *path;
 		struct stat st;
 
 		if (e->d_name[0] == '.' || asprintf(&path, "%s/%s", dir, e->d_name) < 0)
 			continue;
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
-			bigger = realloc(names, (count + 1) * sizeof(*bigger));
-			if (!bigger || !(bigger[count] = strdup(e->d_name))) {
-				names = bigger ? bigger : names;
-				ret = -ENOMEM;
-			} else {
-				names = bigger;
-				count++;
-			}
-		}
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+			ret = bci_strv_add(&names, e->d_name);
 		free(path);
 	}
 	closedir(d);
 	/* readdir order depends on the file system: sort, so the closure is visited the same way. */
-	if (count)
-		qsort(names, count, sizeof(*names), image_compare_names);
-	for (size_t i = 0; i < count && !ret; i++) {
+	if (names.count)
+		qsort(names.items, names.count, sizeof(*names.items), image_compare_names);
+	for (size_t i = 0; i < names.count && !ret; i++) {
 		char *source, *image;
 
-		if (asprintf(&source, "%s/%s", dir, names[i]) < 0)
+		if (asprintf(&source, "%s/%s", dir, names.items[i]) < 0)
 			ret = -ENOMEM;
-		else if (asprintf(&image, "%s/%s", dest, names[i]) < 0) {
+		else if (asprintf(&image, "%s/%s", dest, names.items[i]) < 0) {
 			free(source);
 			ret = -ENOMEM;
 		} else {
@@ -292,10 +277,10 @@ static int image_add_igt_tests(struct image_build *b, const char *dir, const cha
 			free(image);
 		}
 	}
-	for (size_t i = 0; i < count; i++)
-		free(names[i]);
-	free(names);
-	if (!ret && !count) {
+	if (!ret && !names.count)
+		ret = -ENOENT;
+	bci_strv_free(&names);
+	if (ret == -ENOENT) {
 		builder_error_set(b->err, "IGT tests folder %s: no test program in it", dir);
 		ret = -ENOENT;
 	}
@@ -813,6 +798,117 @@ static int image_commit(struct image_build *b)
 	return ret;
 }
 
+static const struct builder_entry *image_spec_entry(const struct image_build *b, const char *path)
+{
+	path += strspn(path, "/");
+	for (size_t i = 0; i < b->spec->count; i++)
+		if (!strcmp(b->spec->entries[i].path, path))
+			return &b->spec->entries[i];
+	return NULL;
+}
+
+/*
+ * The line that put @e in the image, for messages: a recipe `file =` line
+ * naming it (or a folder above it), else its spec's line.
+ */
+static void image_entry_where(const struct image_build *b, const struct builder_entry *e,
+			      char *where, size_t size)
+{
+	for (size_t i = 0; i < b->r->file_count; i++) {
+		const char *dest = b->r->files[i].image_path + strspn(b->r->files[i].image_path, "/");
+		size_t n = strlen(dest);
+
+		if (!strncmp(e->path, dest, n) && (e->path[n] == '\0' || e->path[n] == '/')) {
+			snprintf(where, size, "%s:%u", b->r->name, b->r->files[i].line);
+			return;
+		}
+	}
+	snprintf(where, size, "%s:%u", e->origin, e->line);
+}
+
+static int image_read_entry(struct image_build *b, const struct builder_entry *e, const char *what,
+			    char **text, size_t *len)
+{
+	char where[PATH_MAX + 32];
+	int ret;
+
+	image_entry_where(b, e, where, sizeof(where));
+	if (e->type != BUILDER_ENTRY_FILE) {
+		builder_error_set(b->err, "%s: %s /%s is not a file", where, what, e->path);
+		return -EINVAL;
+	}
+	ret = bci_read_file(e->location, text, len, 16 << 20);
+	if (ret < 0)
+		builder_error_set(b->err, "%s: %s /%s: %s: %s", where, what, e->path, e->location,
+				  strerror(-ret));
+	return ret;
+}
+
+static int image_count_test(const struct bci_test_name *name, void *data)
+{
+	(void)name;
+	++*(size_t *)data;
+	return 0;
+}
+
+/* The testlist the configuration names must be in the image and parse. */
+static int image_check_testlist(struct image_build *b, const char *path)
+{
+	const struct builder_entry *e = image_spec_entry(b, path);
+	char where[PATH_MAX + 32], msg[1024], *text = NULL;
+	size_t len = 0, tests = 0;
+	int ret;
+
+	if (!e) {
+		builder_error_set(b->err, "/" EXECUTOR_CONF_PATH ": testlist %s is not in the image", path);
+		return -ENOENT;
+	}
+	ret = image_read_entry(b, e, "testlist", &text, &len);
+	if (ret < 0)
+		return ret;
+	ret = bci_testlist_parse(e->location, text, len, image_count_test, &tests, msg, sizeof(msg));
+	if (ret < 0) {
+		image_entry_where(b, e, where, sizeof(where));
+		builder_error_set(b->err, "%s: testlist %s: %s", where, path, msg);
+	}
+	free(text);
+	return ret;
+}
+
+/*
+ * The executor.conf and testlist an image carries are checked here through the
+ * executor's own key table and testlist parser, so that a typo fails the build,
+ * naming the line that put the file in the image, instead of the test
+ * machine's boot. An image without executor.conf runs on the defaults.
+ */
+static int image_check_executor_files(struct image_build *b)
+{
+	const struct builder_entry *conf = image_spec_entry(b, EXECUTOR_CONF_PATH);
+	char where[PATH_MAX + 32], msg[1024], *text = NULL;
+	struct bci_config *config = NULL;
+	const char *name;
+	size_t len = 0;
+	int ret;
+
+	if (!conf)
+		return 0;
+	ret = image_read_entry(b, conf, "executor configuration", &text, &len);
+	if (ret < 0)
+		return ret;
+	/* The file the builder completed keeps the lines of the one it came from. */
+	name = b->executor_conf_origin ? b->executor_conf_origin : conf->location;
+	ret = bci_executor_config_load(name, text, len, NULL, &config, msg, sizeof(msg));
+	if (ret < 0) {
+		image_entry_where(b, conf, where, sizeof(where));
+		builder_error_set(b->err, "%s: /" EXECUTOR_CONF_PATH ": %s", where, msg);
+	} else if (*bci_config_get(config, "testlist")) {
+		ret = image_check_testlist(b, bci_config_get(config, "testlist"));
+	}
+	bci_config_free(config);
+	free(text);
+	return ret;
+}
+
 static int image_run(struct image_build *b)
 {
 	struct builder_cpio_options cpio = { .compression = b->r->compression, .mtime = b->o->epoch };
@@ -836,6 +932,8 @@ static int image_run(struct image_build *b)
 		ret = image_add_closure_entries(b);
 	if (!ret)
 		ret = builder_spec_finalize(b->spec, b->err);
+	if (!ret)
+		ret = image_check_executor_files(b);
 	if (ret < 0)
 		return ret;
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "run.h"
+#include "tool.h"
 
 void builder_kernel_clear(struct builder_kernel *k)
 {
@@ -154,7 +154,7 @@ static int kernel_open_deb(const struct builder_kernel_source *s, struct builder
 	{
 		const char *argv[] = { "dpkg-deb", "-x", s->deb, root, NULL };
 
-		ret = builder_run(argv, NULL, 1, NULL, err);
+		ret = builder_tool_run(argv, NULL, 1, NULL, err);
 		if (ret < 0)
 			goto out;
 	}
@@ -180,7 +180,7 @@ static int kernel_open_deb(const struct builder_kernel_source *s, struct builder
 	{
 		const char *argv[] = { "depmod", "-b", k->moddir, k->kver, NULL };
 
-		ret = builder_run(argv, NULL, 1, NULL, err);
+		ret = builder_tool_run(argv, NULL, 1, NULL, err);
 	}
 out:
 	globfree(&g);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "module_stage.h"
-#include "run.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -321,7 +321,7 @@ static int module_run_depmod(const struct builder_module_options *options, const
 	const char *argv[] = { options->depmod ? options->depmod : "depmod", "-b", base,
 			       options->kver, NULL };
 
-	return builder_run(argv, NULL, 1, NULL, err);
+	return builder_tool_run(argv, NULL, 1, NULL, err);
 }
 
 /* Puts the finished "<staging>.tmp" at <staging>, replacing an older tree whole. */

@@ -8,31 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "fsutil.h"
+#include "strv.h"
 
 #define RECIPE_MAX_BYTES (1024 * 1024)
-
-static void strv_free(struct builder_strv *v)
-{
-	for (size_t i = 0; i < v->count; i++)
-		free(v->items[i]);
-	free(v->items);
-	v->items = NULL;
-	v->count = 0;
-}
-
-static int strv_add(struct builder_strv *v, const char *s, size_t len)
-{
-	char **bigger = realloc(v->items, (v->count + 1) * sizeof(*bigger));
-
-	if (!bigger)
-		return -ENOMEM;
-	v->items = bigger;
-	if (!(bigger[v->count] = strndup(s, len)))
-		return -ENOMEM;
-	v->count++;
-	return 0;
-}
 
 struct builder_recipe *builder_recipe_new(void)
 {
@@ -72,10 +52,10 @@ void builder_recipe_free(struct builder_recipe *r)
 	if (!r)
 		return;
 	free(r->name);
-	strv_free(&r->specs);
-	strv_free(&r->modules);
-	strv_free(&r->modaliases);
-	strv_free(&r->firmware_dirs);
+	bci_strv_free(&r->specs);
+	bci_strv_free(&r->modules);
+	bci_strv_free(&r->modaliases);
+	bci_strv_free(&r->firmware_dirs);
 	copies_free(r->programs, r->program_count);
 	copies_free(r->files, r->file_count);
 	free(r->igt_tests_dest);
@@ -94,7 +74,7 @@ struct recipe_parser {
 	struct builder_recipe *r;
 	const char *name, *base_dir;
 	unsigned int line;
-	builder_env_lookup_fn lookup;
+	bci_lookup_fn lookup;
 	void *lookup_data;
 	struct builder_error *err;
 };
@@ -112,55 +92,22 @@ static int recipe_bad(struct recipe_parser *p, const char *fmt, ...)
 	return -EINVAL;
 }
 
+static const char *recipe_getenv(const char *name, void *data)
+{
+	(void)data;
+	return getenv(name);
+}
+
 /* ${VAR} expansion of @value into a malloc'ed string. */
 static int recipe_expand(struct recipe_parser *p, const char *value, char **out)
 {
-	size_t cap = strlen(value) + 1, used = 0;
-	char *buf = malloc(cap);
+	char why[512];
+	int ret = bci_expand_vars(value, p->lookup ? p->lookup : recipe_getenv, p->lookup_data, out,
+				  why, sizeof(why));
 
-	if (!buf)
-		return -ENOMEM;
-	for (const char *s = value; *s;) {
-		const char *piece = s;
-		size_t n = 1;
-
-		if (s[0] == '$' && s[1] == '{') {
-			const char *end = strchr(s + 2, '}');
-			char var[256];
-
-			if (!end || end == s + 2 || (size_t)(end - s - 2) >= sizeof(var)) {
-				free(buf);
-				return recipe_bad(p, "bad variable reference in '%s'", value);
-			}
-			memcpy(var, s + 2, (size_t)(end - s - 2));
-			var[end - s - 2] = '\0';
-			piece = p->lookup ? p->lookup(var, p->lookup_data) : getenv(var);
-			if (!piece) {
-				free(buf);
-				return recipe_bad(p, "variable '%s' is not set", var);
-			}
-			n = strlen(piece);
-			s = end + 1;
-		} else {
-			s++;
-		}
-		if (used + n + 1 > cap) {
-			char *bigger;
-
-			cap = (used + n + 1) * 2;
-			bigger = realloc(buf, cap);
-			if (!bigger) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = bigger;
-		}
-		memcpy(buf + used, piece, n);
-		used += n;
-	}
-	buf[used] = '\0';
-	*out = buf;
-	return 0;
+	if (ret == -EINVAL)
+		return recipe_bad(p, "%s", why);
+	return ret;
 }
 
 /* A path value: relative ones are joined to the recipe's folder. */
@@ -177,7 +124,7 @@ static int recipe_path(struct recipe_parser *p, const char *value, size_t len, c
 }
 
 /* Splits a white-space separated list into @v. */
-static int recipe_words(struct recipe_parser *p, const char *value, struct builder_strv *v, int paths)
+static int recipe_words(struct recipe_parser *p, const char *value, struct bci_strv *v, int paths)
 {
 	int ret = 0;
 
@@ -193,11 +140,11 @@ static int recipe_words(struct recipe_parser *p, const char *value, struct build
 
 			ret = recipe_path(p, s, n, &path);
 			if (!ret) {
-				ret = strv_add(v, path, strlen(path));
+				ret = bci_strv_add(v, path);
 				free(path);
 			}
 		} else {
-			ret = strv_add(v, s, n);
+			ret = bci_strv_addn(v, s, n);
 		}
 		s += n;
 	}
@@ -207,7 +154,7 @@ static int recipe_words(struct recipe_parser *p, const char *value, struct build
 static int recipe_copy(struct recipe_parser *p, const char *key, const char *value,
 		       struct builder_recipe_copy **list, size_t *count)
 {
-	struct builder_strv words = { 0 };
+	struct bci_strv words = { 0 };
 	struct builder_recipe_copy *bigger, *c;
 	int ret = recipe_words(p, value, &words, 0);
 
@@ -244,7 +191,7 @@ static int recipe_copy(struct recipe_parser *p, const char *key, const char *val
 	}
 	(*count)++;
 out:
-	strv_free(&words);
+	bci_strv_free(&words);
 	return ret;
 }
 
@@ -364,62 +311,35 @@ static int recipe_line(struct recipe_parser *p, const char *key, const char *val
 	return recipe_bad(p, "unknown key '%s'", key);
 }
 
+static int recipe_entry(const char *key, const char *value, unsigned int line, void *data)
+{
+	struct recipe_parser *p = data;
+	char *expanded;
+	int ret;
+
+	p->line = line;
+	ret = recipe_expand(p, value, &expanded);
+	if (ret < 0)
+		return ret;
+	ret = recipe_line(p, key, expanded);
+	free(expanded);
+	return ret;
+}
+
 int builder_recipe_parse(struct builder_recipe *recipe, const char *name, const char *buf,
-			 size_t len, const char *base_dir, builder_env_lookup_fn lookup,
+			 size_t len, const char *base_dir, bci_lookup_fn lookup,
 			 void *lookup_data, struct builder_error *err)
 {
 	struct recipe_parser p = {
 		.r = recipe, .name = name, .base_dir = base_dir,
 		.lookup = lookup, .lookup_data = lookup_data, .err = err,
 	};
-	const char *end = buf + len;
-	int ret = 0;
+	int ret;
 
 	if (!recipe->name && !(recipe->name = strdup(name)))
 		return -ENOMEM;
-	for (const char *s = buf; s < end && !ret;) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s));
-		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
-		char *line, *key, *value, *eq, *expanded = NULL;
-
-		p.line++;
-		line = strndup(s, n);
-		s += n + (nl != NULL);
-		if (!line)
-			return -ENOMEM;
-		if (strlen(line) != n) {
-			ret = recipe_bad(&p, "NUL byte in line");
-			free(line);
-			break;
-		}
-		line[strcspn(line, "\r")] = '\0';
-		key = line + strspn(line, " \t");
-		if (!*key || *key == '#') {
-			free(line);
-			continue;
-		}
-		eq = strchr(key, '=');
-		if (!eq) {
-			ret = recipe_bad(&p, "expected 'key = value', got '%s'", key);
-			free(line);
-			break;
-		}
-		value = eq + 1;
-		while (eq > key && (eq[-1] == ' ' || eq[-1] == '\t'))
-			eq--;
-		*eq = '\0';
-		value += strspn(value, " \t");
-		for (size_t k = strlen(value); k && (value[k - 1] == ' ' || value[k - 1] == '\t'); k--)
-			value[k - 1] = '\0';
-		if (!*key)
-			ret = recipe_bad(&p, "missing key before '='");
-		else
-			ret = recipe_expand(&p, value, &expanded);
-		if (!ret)
-			ret = recipe_line(&p, key, expanded);
-		free(expanded);
-		free(line);
-	}
+	ret = bci_kv_parse(name, buf, len, recipe_entry, &p, err ? err->msg : NULL,
+			   err ? sizeof(err->msg) : 0);
 	if (!ret && recipe->kind == BUILDER_IMAGE_UNSET) {
 		builder_error_set(err, "%s: no 'image = test|known-good' line", name);
 		ret = -EINVAL;

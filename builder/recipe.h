@@ -37,16 +37,12 @@
 #include "builder_error.h"
 #include "cpio_spec.h"
 #include "cpio_writer.h"
+#include "strv.h"
 
 enum builder_image_kind {
 	BUILDER_IMAGE_UNSET,
 	BUILDER_IMAGE_TEST,
 	BUILDER_IMAGE_KNOWN_GOOD,
-};
-
-struct builder_strv {
-	char **items;
-	size_t count;
 };
 
 /* SOURCE [IMAGE_PATH]: image_path is SOURCE's own path when not given. */
@@ -59,7 +55,7 @@ struct builder_recipe_copy {
 struct builder_recipe {
 	char *name;			/* recipe path, for messages */
 	enum builder_image_kind kind;
-	struct builder_strv specs, modules, modaliases, firmware_dirs;
+	struct bci_strv specs, modules, modaliases, firmware_dirs;
 	struct builder_recipe_copy *programs, *files;
 	size_t program_count, file_count;
 	char *igt_tests_dest, *igt_data_dest, *testlist_dest;
@@ -82,7 +78,7 @@ void builder_recipe_free(struct builder_recipe *recipe);
  * Returns 0, -EINVAL with "NAME:LINE: what" in @err, or -ENOMEM.
  */
 int builder_recipe_parse(struct builder_recipe *recipe, const char *name, const char *buf,
-			 size_t len, const char *base_dir, builder_env_lookup_fn lookup,
+			 size_t len, const char *base_dir, bci_lookup_fn lookup,
 			 void *lookup_data, struct builder_error *err);
 
 /* Reads and parses the file at @path, relative paths joined to its folder. */

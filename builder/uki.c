@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "run.h"
+#include "tool.h"
 
 #define PE_PAGE 0x1000u
 
@@ -190,7 +190,7 @@ int builder_uki_make(const struct builder_uki *uki, const char *out, struct buil
 		argv[n++] = stub;
 		argv[n++] = out;
 		argv[n] = NULL;
-		ret = builder_run(argv, NULL, 1, NULL, err);
+		ret = builder_tool_run(argv, NULL, 1, NULL, err);
 	}
 	if (!ret)
 		ret = uki_patch(out, (uint32_t)uki->epoch, err);

@@ -62,7 +62,7 @@ enum bci_ending bci_executor_boot(struct bci_executor *ex)
 		bci_error("cannot create the run folder %s: %s", ex->run_dir, strerror(-ret));
 		return error_ending(ex);
 	}
-	if (bci_run_claim(ex) < 0)
+	if (bci_run_dir_claim(ex) < 0)
 		return error_ending(ex);
 	/* Before anything runs: what the previous boot left, and this boot's record. */
 	if (bci_boot_begin(ex) < 0)
@@ -70,7 +70,7 @@ enum bci_ending bci_executor_boot(struct bci_executor *ex)
 	if (*bci_config_get(ex->config, "testlist")) {
 		if (bci_igt_run(ex) < 0)
 			return error_ending(ex);
-	} else if (bci_runner_run_test(ex) < 0) {
+	} else if (bci_test_program_run(ex) < 0) {
 		return error_ending(ex);
 	}
 	bci_say("run %s recorded", bci_config_get(ex->config, "run_id"));

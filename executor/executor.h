@@ -110,16 +110,14 @@ void bci_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* settings.c: the executor's configuration keys (documented in README.md). */
-extern const struct bci_config_key bci_executor_keys[];
-/* Loads /etc/bootci/executor.conf then the kernel command line. 0, or -errno after a bci_error(). */
+/* settings.c: the configuration through lib/executor_keys.h's table. Loads /etc/bootci/executor.conf then the kernel command line. 0, or -errno after a bci_error(). */
 int bci_settings_load(struct bci_executor *ex);
 /* dmesg_warn_level resolved: the configured level, or for `auto` 4 (5 with piglit_style_dmesg). */
 int bci_settings_dmesg_warn_level(const struct bci_config *config);
 
-/* run.c: claims ex->run_dir for this boot's image (kernel build, plan): a run folder another
+/* run_dir.c: claims ex->run_dir for this boot's image (kernel build, plan): a run folder another
  * image made is kept aside as <run_id>.superseded-N and a new one started. 0, or -errno. */
-int bci_run_claim(struct bci_executor *ex);
+int bci_run_dir_claim(struct bci_executor *ex);
 
 /* signals.c: blocks the signals and opens ex->signal_fd. */
 int bci_signals_setup(struct bci_executor *ex);
@@ -149,8 +147,9 @@ int bci_partition_find(const struct bci_executor *ex, const char *label, const c
 /* Waits for it up to results_wait, then mounts it; fills results_device/results_mount. */
 int bci_partition_mount_results(struct bci_executor *ex);
 
-/* runner.c: runs the configured test program, output captured in the run folder. */
-int bci_runner_run_test(struct bci_executor *ex);
+/* test_program.c: without a testlist, runs the one configured test program (its output in
+ * the run folder). */
+int bci_test_program_run(struct bci_executor *ex);
 
 /* kmsg.c: the kernel log. */
 int bci_kmsg_open(const struct bci_executor *ex);          /* read fd at the end of the log */

@@ -7,6 +7,7 @@
 #include "executor.h"
 
 #include "config.h"
+#include "executor_keys.h"
 
 #include <getopt.h>
 #include <stdio.h>

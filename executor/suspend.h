@@ -33,30 +33,6 @@ struct bci_executor;
 
 #define BCI_SUSPEND_BINARY BCI_IGT_SUSPEND_BINARY
 
-/*
- * The configuration keys of the cycles, for the executor's key table
- * (settings.c): `BCI_SUSPEND_CONFIG_KEYS` expands to initializers.
- */
-#define BCI_SUSPEND_CONFIG_KEYS                                                                   \
-	{ "suspend_wake_after", BCI_CONFIG_SECONDS, "5", NULL,                                    \
-	  "suspend cycles: the RTC alarm wakes the machine this long after the cycle starts" },  \
-	{ "suspend_mem_sleep", BCI_CONFIG_CHOICE, "deep", "deep|s2idle|shallow|kernel",           \
-	  "suspend cycles of state mem: /sys/power/mem_sleep (kernel: leave the kernel's choice)" }, \
-	{ "suspend_watchdog", BCI_CONFIG_CHOICE, "auto", "auto|close|keep",                       \
-	  "suspend cycles: close the watchdog before and re-arm it after, or keep it armed; "     \
-	  "auto keeps it for s2idle and pm_test cycles (the only way out of a sleep that never "  \
-	  "ends) and closes it for platform sleep states" },                                     \
-	{ "suspend_rtc", BCI_CONFIG_WORD, "rtc0", NULL,                                           \
-	  "suspend cycles: the RTC (/dev/<name>, /sys/class/rtc/<name>) whose alarm wakes the machine" }, \
-	{ "suspend_before", BCI_CONFIG_STRING, "", NULL,                                          \
-	  "suspend cycles run before the testlist's first test: <state>[_<pm_test>]@<count>, "     \
-	  "several separated by spaces (e.g. mem@3 freeze_devices@1); needs testlist" },           \
-	{ "suspend_between", BCI_CONFIG_STRING, "", NULL,                                         \
-	  "suspend cycles run between every two consecutive test jobs of the testlist, as "        \
-	  "suspend_before" },                                                                     \
-	{ "suspend_after", BCI_CONFIG_STRING, "", NULL,                                           \
-	  "suspend cycles run after the testlist's last test, as suspend_before" }
-
 /* Transitional: the cycle grammar's old names (its one home is lib/testlist.h), kept while
  * executor/settings.c spells them; remove with that last user. */
 #define bci_suspend_cycle_name bci_testlist_cycle_name

@@ -191,7 +191,7 @@ static bool is_list(const char *value)
 	}
 }
 
-static int check_value(const struct bci_config_key *key, const char *value, const char *origin,
+static int check_type(const struct bci_config_key *key, const char *value, const char *origin,
 		       char *err, size_t err_size)
 {
 	unsigned long seconds, number;
@@ -258,6 +258,20 @@ static int check_value(const struct bci_config_key *key, const char *value, cons
 		return -EINVAL;
 	}
 	return -EINVAL;
+}
+
+static int check_value(const struct bci_config_key *key, const char *value, const char *origin,
+		       char *err, size_t err_size)
+{
+	char why[512];
+	int ret = check_type(key, value, origin, err, err_size);
+
+	if (ret < 0 || !key->check)
+		return ret;
+	ret = key->check(key, value, why, sizeof(why));
+	if (ret < 0)
+		bci_message(err, err_size, "%s: %s", origin, why);
+	return ret;
 }
 
 int bci_config_new(const struct bci_config_key *keys, struct bci_config **out)
@@ -345,50 +359,71 @@ static char *trim(char *s)
 	return s;
 }
 
+int bci_kv_parse(const char *name, const char *text, size_t len, bci_kv_fn fn, void *data,
+		 char *err, size_t err_size)
+{
+	const char *end = text + len;
+	unsigned int lineno = 0;
+	int ret = 0;
+
+	for (const char *s = text; s < end && !ret;) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		char *line, *key, *eq;
+
+		lineno++;
+		if (memchr(s, '\0', n)) {
+			bci_message(err, err_size, "%s:%u: NUL byte in the line", name, lineno);
+			return -EINVAL;
+		}
+		line = strndup(s, n);
+		if (!line) {
+			bci_message(err, err_size, "%s: out of memory", name);
+			return -ENOMEM;
+		}
+		s += n + (nl != NULL);
+		key = trim(line);
+		eq = strchr(key, '=');
+		if (*key == '\0' || *key == '#') {
+			ret = 0;
+		} else if (!eq) {
+			bci_message(err, err_size, "%s:%u: expected 'key = value', got '%.80s'", name,
+				    lineno, key);
+			ret = -EINVAL;
+		} else if (eq == key) {
+			bci_message(err, err_size, "%s:%u: missing key before '='", name, lineno);
+			ret = -EINVAL;
+		} else {
+			*eq = '\0';
+			ret = fn(trim(key), trim(eq + 1), lineno, data);
+		}
+		free(line);
+	}
+	return ret;
+}
+
+struct config_file {
+	struct bci_config *config;
+	const char *name;
+	char *err;
+	size_t err_size;
+};
+
+static int config_file_entry(const char *key, const char *value, unsigned int line, void *data)
+{
+	struct config_file *f = data;
+	char origin[512];
+
+	snprintf(origin, sizeof(origin), "%s:%u", f->name, line);
+	return bci_config_set(f->config, key, value, origin, f->err, f->err_size);
+}
+
 int bci_config_parse_file(struct bci_config *config, const char *name, const char *text,
 			  size_t len, char *err, size_t err_size)
 {
-	char *copy, *line, *next;
-	char origin[512];
-	unsigned lineno = 0;
-	int ret = 0;
+	struct config_file f = { config, name, err, err_size };
 
-	if (memchr(text, '\0', len)) {
-		bci_message(err, err_size, "%s: NUL byte in the file", name);
-		return -EINVAL;
-	}
-	copy = strndup(text, len);
-	if (!copy) {
-		bci_message(err, err_size, "%s: out of memory", name);
-		return -ENOMEM;
-	}
-	for (line = copy; line; line = next) {
-		char *eq, *key, *value;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		lineno++;
-		snprintf(origin, sizeof(origin), "%s:%u", name, lineno);
-		line = trim(line);
-		if (*line == '\0' || *line == '#')
-			continue;
-		eq = strchr(line, '=');
-		if (!eq) {
-			bci_message(err, err_size, "%s: expected 'key = value', got '%.80s'", origin,
-				  line);
-			ret = -EINVAL;
-			break;
-		}
-		*eq = '\0';
-		key = trim(line);
-		value = trim(eq + 1);
-		ret = bci_config_set(config, key, value, origin, err, err_size);
-		if (ret < 0)
-			break;
-	}
-	free(copy);
-	return ret;
+	return bci_kv_parse(name, text, len, config_file_entry, &f, err, err_size);
 }
 
 /*

@@ -29,9 +29,27 @@ struct bci_config_key {
 	const char *default_value;
 	const char *choices; /* BCI_CONFIG_CHOICE only */
 	const char *help;    /* one line, for --help-config and the README */
+	/*
+	 * What the type cannot say (NULL: nothing): 0, or -EINVAL with
+	 * "<key>: <what is wrong>" in @why. Called after the type's check.
+	 */
+	int (*check)(const struct bci_config_key *key, const char *value, char *why,
+		     size_t why_size);
 };
 
 struct bci_config;
+
+/*
+ * The `key = value` line format of executor.conf and of the builder's recipes:
+ * '#' starts a comment line, blank lines are ignored, white space around the
+ * key and the value is trimmed (a '\r' too), the value may be empty and hold
+ * '='. Calls @fn for every entry with its 1-based line number; stops at the
+ * first negative return of @fn (which fills @err itself). A NUL byte, a line
+ * without '=' or an empty key is -EINVAL with "<name>:<line>: what" in @err.
+ */
+typedef int (*bci_kv_fn)(const char *key, const char *value, unsigned int line, void *data);
+int bci_kv_parse(const char *name, const char *text, size_t len, bci_kv_fn fn, void *data,
+		 char *err, size_t err_size);
 
 /* @keys is terminated by an entry with a NULL name and must outlive the config. */
 int bci_config_new(const struct bci_config_key *keys, struct bci_config **out);

@@ -115,14 +115,14 @@ static int escaped_char(const char *p, const char *end, int *c)
 	return digits;
 }
 
-int bci_kmsg_record_format_readable(struct bci_strbuf *out, const struct bci_kmsg_record *rec)
+int bci_kmsg_record_format_readable(struct bci_str *out, const struct bci_kmsg_record *rec)
 {
 	const char *text = rec->text, *end = rec->text + rec->text_len;
 	size_t len = rec->text_len, i, plain = 0;
 	int ret;
 
-	bci_strbuf_reset(out);
-	ret = bci_strbuf_appendf(out, "<%u> [%llu.%06llu] ", rec->prio & 7, rec->usec / 1000000,
+	bci_str_reset(out);
+	ret = bci_str_appendf(out, "<%u> [%llu.%06llu] ", rec->prio & 7, rec->usec / 1000000,
 				 rec->usec % 1000000);
 	for (i = 0; i < len && ret == 0; i++) {
 		int c;
@@ -131,14 +131,14 @@ int bci_kmsg_record_format_readable(struct bci_strbuf *out, const struct bci_kms
 		    escaped_char(text + i + 2, end, &c) && printable_or_space(c)) {
 			char ch = (char)c;
 
-			ret = bci_strbuf_append(out, text + plain, i - plain);
+			ret = bci_str_append(out, text + plain, i - plain);
 			if (ret == 0)
-				ret = bci_strbuf_append(out, &ch, 1);
+				ret = bci_str_append(out, &ch, 1);
 			i += 3;
 			plain = i + 1;
 		}
 	}
 	if (ret == 0)
-		ret = bci_strbuf_append(out, text + plain, len - plain);
+		ret = bci_str_append(out, text + plain, len - plain);
 	return ret;
 }

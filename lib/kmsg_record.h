@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "strbuf.h"
+#include "strv.h"
 
 struct bci_kmsg_record {
 	unsigned prio;			/* facility * 8 + level */
@@ -58,6 +58,6 @@ int bci_kmsg_record_format(char *buf, size_t size, unsigned prio, unsigned long 
  * "<LEVEL> [SECONDS.MICROS] TEXT", with the \xHH escapes of printable or
  * white-space characters decoded (sscanf "\\x%2x" leniency). 0 or -ENOMEM.
  */
-int bci_kmsg_record_format_readable(struct bci_strbuf *out, const struct bci_kmsg_record *rec);
+int bci_kmsg_record_format_readable(struct bci_str *out, const struct bci_kmsg_record *rec);
 
 #endif

@@ -18,22 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A test that nothing gave a result: say so, and call it what it is. */
-static void settle_results(struct gen *g)
-{
-	size_t i;
-
-	for (i = 0; i < g->test_count; i++) {
-		struct test *t = g->tests[i];
-
-		if (t->deleted || t->result)
-			continue;
-		gen_warn(g, "%s: job %zu: nothing gives %s a result (a subtest only the kernel log "
-			 "names?): incomplete", g->dir, g->job_number, t->name);
-		t->result = "incomplete";
-	}
-}
-
 /* Hands the job's tests to the callback, in the order they were first met. */
 static int emit_tests(struct gen *g)
 {
@@ -143,7 +127,6 @@ static int judge_job(struct gen *g, struct job_files *f)
 	if (ret < 0)
 		return ret;
 	prune_subtests(g);
-	settle_results(g);
 	return add_to_totals(g, g->job->binary);
 }
 

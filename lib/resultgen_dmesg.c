@@ -9,6 +9,7 @@
 
 #include "kmsg_record.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,17 +51,6 @@ int compile_dmesg_filter(struct gen *g)
 	return 0;
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Test-provided regexes are PCRE (igt compiles them with GLib); POSIX
  * extended regexes get the common escapes spelled out: \d \D \s \S \w \W
@@ -75,7 +65,7 @@ static int hex_value(char c)
  */
 static const char ERE_SPECIAL[] = ".[]{}()*+?|^$\\";
 
-static int translate_escape(struct bci_strbuf *ere, char c, const char *rest, bool in_bracket,
+static int translate_escape(struct bci_str *ere, char c, const char *rest, bool in_bracket,
 			    size_t *used)
 {
 	static const struct { char c; const char *out, *in_bracket; } classes[] = {
@@ -96,35 +86,35 @@ static int translate_escape(struct bci_strbuf *ere, char c, const char *rest, bo
 		if (in_bracket && !classes[i].in_bracket)
 			return -EINVAL;
 		ctl = in_bracket ? classes[i].in_bracket : classes[i].out;
-		return bci_strbuf_append(ere, ctl, strlen(ctl));
+		return bci_str_append(ere, ctl, strlen(ctl));
 	}
 	if (c == 'b' && !in_bracket)
-		return bci_strbuf_append(ere, "\\b", 2);
+		return bci_str_append(ere, "\\b", 2);
 	if (c == 'B' && !in_bracket)
 		return 0;
-	if (c == 'x' && hex_value(rest[0]) >= 0 && hex_value(rest[1]) >= 0) {
-		ch = (char)(hex_value(rest[0]) * 16 + hex_value(rest[1]));
+	if (c == 'x' && isxdigit((unsigned char)rest[0]) && isxdigit((unsigned char)rest[1])) {
+		ch = (char)strtol((char[]){ rest[0], rest[1], '\0' }, NULL, 16);
 		*used = 2;
 		if (!in_bracket && strchr(ERE_SPECIAL, ch) && ch)
-			return bci_strbuf_append(ere, (char[]){ '\\', ch }, 2);
-		return ch ? bci_strbuf_append(ere, &ch, 1) : -EINVAL;
+			return bci_str_append(ere, (char[]){ '\\', ch }, 2);
+		return ch ? bci_str_append(ere, &ch, 1) : -EINVAL;
 	}
 	for (ctl = controls; *ctl; ctl += 2)
 		if (ctl[0] == c)
-			return bci_strbuf_append(ere, ctl + 1, 1);
+			return bci_str_append(ere, ctl + 1, 1);
 	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
 		return -EINVAL;	/* \A \z \1 ...: no translation */
 	if (!in_bracket && strchr(ERE_SPECIAL, c))
-		return bci_strbuf_append(ere, (char[]){ '\\', c }, 2);
-	return bci_strbuf_append(ere, &c, 1);
+		return bci_str_append(ere, (char[]){ '\\', c }, 2);
+	return bci_str_append(ere, &c, 1);
 }
 
-/* 0, or -EINVAL with what was tried in @ere (NUL-terminated, caller frees ere->p). */
-static int compile_ignore_regex(regex_t *re, const char *pcre, struct bci_strbuf *ere)
+/* 0, or -EINVAL with what was tried in @ere (NUL-terminated, caller frees ere->data). */
+static int compile_ignore_regex(regex_t *re, const char *pcre, struct bci_str *ere)
 {
 	bool in_bracket = false;
 	size_t i, used;
-	int ret = bci_strbuf_append(ere, "", 0);
+	int ret = bci_str_append(ere, "", 0);
 
 	for (i = 0; pcre[i] && ret == 0; i++) {
 		char c = pcre[i];
@@ -135,37 +125,37 @@ static int compile_ignore_regex(regex_t *re, const char *pcre, struct bci_strbuf
 			continue;
 		}
 		if (!in_bracket && c == '(' && pcre[i + 1] == '?' && pcre[i + 2] == ':') {
-			ret = bci_strbuf_append(ere, "(", 1);
+			ret = bci_str_append(ere, "(", 1);
 			i += 2;
 			continue;
 		}
 		if (!in_bracket && (c == '*' || c == '+' || c == '?' || c == '}') && pcre[i + 1] == '?') {
-			ret = bci_strbuf_append(ere, &c, 1);
+			ret = bci_str_append(ere, &c, 1);
 			i++;
 			continue;
 		}
 		if (c == '[' && !in_bracket) {
 			in_bracket = true;
-			ret = bci_strbuf_append(ere, &c, 1);
+			ret = bci_str_append(ere, &c, 1);
 			/* "[]...]" and "[^]...]": that first ']' is a member. */
 			if (ret == 0 && pcre[i + 1] == '^')
-				ret = bci_strbuf_append(ere, &pcre[++i], 1);
+				ret = bci_str_append(ere, &pcre[++i], 1);
 			if (ret == 0 && pcre[i + 1] == ']')
-				ret = bci_strbuf_append(ere, &pcre[++i], 1);
+				ret = bci_str_append(ere, &pcre[++i], 1);
 			continue;
 		}
 		if (c == ']' && in_bracket)
 			in_bracket = false;
-		ret = bci_strbuf_append(ere, &c, 1);
+		ret = bci_str_append(ere, &c, 1);
 	}
 	if (ret == 0)
-		ret = regcomp(re, ere->p, REG_EXTENDED | REG_NOSUB | REG_NEWLINE) ? -EINVAL : 0;
+		ret = regcomp(re, ere->data, REG_EXTENDED | REG_NOSUB | REG_NEWLINE) ? -EINVAL : 0;
 	return ret;
 }
 
 /* Kernel log gathered for a test; lines not embedded are counted for a marker. */
 struct logbuf {
-	struct bci_strbuf text;
+	struct bci_str text;
 	unsigned long long left_out;	/* bytes of dmesg.txt since the last embedded line */
 };
 
@@ -189,7 +179,7 @@ static void drop_ignore(struct dmesg_state *st)
 
 static void logbuf_clear(struct logbuf *lb)
 {
-	bci_strbuf_release(&lb->text);
+	bci_str_free(&lb->text);
 	lb->left_out = 0;
 }
 
@@ -205,7 +195,7 @@ static int logbuf_flush(struct gen *g, struct dmesg_state *st, struct logbuf *lb
 }
 
 static int logbuf_add(struct gen *g, struct dmesg_state *st, struct logbuf *lb,
-		      const struct bci_strbuf *line, size_t raw_len, bool embed)
+		      const struct bci_str *line, size_t raw_len, bool embed)
 {
 	int ret;
 
@@ -214,7 +204,7 @@ static int logbuf_add(struct gen *g, struct dmesg_state *st, struct logbuf *lb,
 		return 0;
 	}
 	ret = logbuf_flush(g, st, lb);
-	return ret ? ret : bci_strbuf_append(&lb->text, line->p, line->len);
+	return ret ? ret : bci_str_append(&lb->text, line->data, line->len);
 }
 
 /* Gives a test the kernel log gathered for it; warnings only if there were any. */
@@ -224,11 +214,11 @@ static int file_dmesg(struct gen *g, struct dmesg_state *st, struct test *t,
 	int ret = logbuf_flush(g, st, dmesg);
 
 	if (ret == 0)
-		ret = strbuf_to_text(g, &dmesg->text, &t->dmesg);
+		ret = str_to_text(g, &dmesg->text, &t->dmesg);
 	if (ret == 0 && warnings)
 		ret = logbuf_flush(g, st, warnings);
-	if (ret == 0 && warnings && warnings->text.p)
-		ret = strbuf_to_text(g, &warnings->text, &t->warnings);
+	if (ret == 0 && warnings && warnings->text.data)
+		ret = str_to_text(g, &warnings->text, &t->warnings);
 	return ret;
 }
 
@@ -279,7 +269,7 @@ static int dmesg_dynamic_start(struct gen *g, struct dmesg_state *st, const char
 static int dmesg_ignore(struct gen *g, struct dmesg_state *st, const char *text)
 {
 	char *regex = strdup(text);
-	struct bci_strbuf ere = { 0 };
+	struct bci_str ere = { 0 };
 	int ret;
 
 	if (!regex)
@@ -292,8 +282,8 @@ static int dmesg_ignore(struct gen *g, struct dmesg_state *st, const char *text)
 	if (ret == -EINVAL)
 		gen_warn(g, "%s/%s: 'add ignored dmesg regex: %s' does not translate to a POSIX "
 			 "regex (tried '%s'): it ignores nothing", g->dir, st->path, regex,
-			 ere.p ? ere.p : "");
-	bci_strbuf_release(&ere);
+			 ere.data ? ere.data : "");
+	bci_str_free(&ere);
 	free(regex);
 	return ret == -ENOMEM ? ret : 0;
 }
@@ -331,7 +321,7 @@ static bool is_warning(struct gen *g, struct dmesg_state *st, const struct bci_k
  * only warnings, while the warning budget lasts.
  */
 static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, size_t raw_len,
-		      bool embed, struct bci_strbuf *formatted)
+		      bool embed, struct bci_str *formatted)
 {
 	struct bci_kmsg_record rec;
 	int ret;
@@ -364,7 +354,7 @@ static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, s
 /* Every line of dmesg.txt (@fd) through dmesg_line(). */
 static int read_dmesg(struct gen *g, struct dmesg_state *st, int fd)
 {
-	struct bci_strbuf formatted = { 0 };
+	struct bci_str formatted = { 0 };
 	size_t half = g->max_file / 2;
 	bool over = st->size > g->max_file;
 	struct line_reader reader;
@@ -387,7 +377,7 @@ static int read_dmesg(struct gen *g, struct dmesg_state *st, int fd)
 			break;
 	}
 	line_reader_release(&reader);
-	bci_strbuf_release(&formatted);
+	bci_str_free(&formatted);
 	if (ret < 0 && ret != -ENOMEM)
 		gen_error(g, ret, "%s/%s: %s", g->dir, st->path, strerror(-ret));
 	return ret;
@@ -409,7 +399,7 @@ static int share_dmesg(struct gen *g, struct dmesg_state *st)
 	if (ret == 0)
 		ret = logbuf_flush(g, st, &st->warnings);
 	if (ret == 0)
-		ret = strbuf_to_text(g, &st->dmesg.text, &shared);
+		ret = str_to_text(g, &st->dmesg.text, &shared);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < g->sub_count; i++) {
@@ -426,7 +416,7 @@ static int share_dmesg(struct gen *g, struct dmesg_state *st)
 	if (!t)
 		return -ENOMEM;
 	t->dmesg = shared;
-	return st->warnings.text.p ? strbuf_to_text(g, &st->warnings.text, &t->warnings) : 0;
+	return st->warnings.text.data ? str_to_text(g, &st->warnings.text, &t->warnings) : 0;
 }
 
 /* Every subtest and dynamic subtest has a "dmesg", empty if need be. */

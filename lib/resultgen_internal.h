@@ -15,7 +15,7 @@
 #include "resultgen.h"
 
 #include "igt_protocol.h"
-#include "strbuf.h"
+#include "strv.h"
 
 #include <regex.h>
 #include <stdbool.h>
@@ -130,7 +130,7 @@ int gen_read_small(struct gen *g, const char *rel, size_t max, char **text, size
 /* An out.txt or err.txt: whole up to the limit, condensed over it. -ENOENT left to the caller. */
 int gen_read_job_text(struct gen *g, const char *rel, char **text, size_t *len);
 /* Appends the "[bootci: N bytes left out here: ...]" line to @b. */
-int gen_append_marker(struct gen *g, struct bci_strbuf *b, const char *rel,
+int gen_append_marker(struct gen *g, struct bci_str *b, const char *rel,
 		      unsigned long long left_out, unsigned long long size);
 
 /*
@@ -172,7 +172,7 @@ void job_free(struct job *job);
 struct test *find_test(struct gen *g, const char *name);
 struct test *get_test(struct gen *g, const char *name);
 /* Hands the buffer's text over to the job (as a text) and empties the buffer. */
-int strbuf_to_text(struct gen *g, struct bci_strbuf *b, struct bci_results_text *t);
+int str_to_text(struct gen *g, struct bci_str *b, struct bci_results_text *t);
 /* The job keeps @blob (freed with the job), or frees it on -ENOMEM. */
 int keep_blob(struct gen *g, char *blob);
 void piglit_name(struct gen *g, const char *subtest, char name[NAME_SIZE]);

@@ -138,7 +138,7 @@ int gen_open(struct gen *g, const char *rel, bool directory)
 /* Reads all of @fd into a NUL-terminated buffer: -EFBIG past @max bytes. */
 static int read_fd(int fd, size_t max, char **text, size_t *len)
 {
-	struct bci_strbuf b = { 0 };
+	struct bci_str b = { 0 };
 	int ret = 0;
 
 	for (;;) {
@@ -147,10 +147,10 @@ static int read_fd(int fd, size_t max, char **text, size_t *len)
 
 		if (want > (1 << 20))
 			want = 1 << 20;
-		ret = bci_strbuf_reserve(&b, b.len + want);
+		ret = bci_str_reserve(&b, b.len + want);
 		if (ret < 0)
 			break;
-		n = read(fd, b.p + b.len, want);
+		n = read(fd, b.data + b.len, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -160,18 +160,19 @@ static int read_fd(int fd, size_t max, char **text, size_t *len)
 		if (n == 0)
 			break;
 		b.len += (size_t)n;
-		b.p[b.len] = '\0';
+		b.data[b.len] = '\0';
 		if (b.len > max) {
 			ret = -EFBIG;
 			break;
 		}
 	}
 	if (ret < 0) {
-		bci_strbuf_release(&b);
+		bci_str_free(&b);
 		return ret;
 	}
-	*text = bci_strbuf_steal(&b, len);
-	return 0;
+	*len = b.len;
+	*text = bci_str_steal(&b);
+	return *text ? 0 : -ENOMEM;
 }
 
 int gen_read_file(struct gen *g, const char *rel, size_t max, char **text, size_t *len)
@@ -319,10 +320,10 @@ static int read_exact_at(int fd, char *buf, size_t len, unsigned long long offse
 	return 0;
 }
 
-int gen_append_marker(struct gen *g, struct bci_strbuf *b, const char *rel,
+int gen_append_marker(struct gen *g, struct bci_str *b, const char *rel,
 		      unsigned long long left_out, unsigned long long size)
 {
-	return bci_strbuf_appendf(b, "[bootci: %llu bytes left out here: %s is %llu bytes, over the "
+	return bci_str_appendf(b, "[bootci: %llu bytes left out here: %s is %llu bytes, over the "
 				  "%zu-byte limit of results.json; the whole file is in the results "
 				  "directory]\n", left_out, rel, size, g->max_file);
 }
@@ -334,7 +335,7 @@ static bool is_protocol_line(const char *text, size_t len)
 
 /* What read_condensed builds: the text kept, and where the file was last kept up to. */
 struct condensed {
-	struct bci_strbuf out;
+	struct bci_str out;
 	unsigned long long kept_end;
 	size_t budget;			/* bytes of middle protocol lines still kept */
 	bool over_budget;
@@ -348,23 +349,23 @@ struct condensed {
 static int condense_head(struct condensed *c, int fd, size_t half, bool *cut)
 {
 	char *nl;
-	int ret = bci_strbuf_reserve(&c->out, half + 1);
+	int ret = bci_str_reserve(&c->out, half + 1);
 
 	if (ret == 0)
-		ret = read_exact_at(fd, c->out.p, half, 0);
+		ret = read_exact_at(fd, c->out.data, half, 0);
 	if (ret < 0)
 		return ret;
-	c->out.p[half] = '\0';
-	if (memchr(c->out.p, '\0', half)) {
+	c->out.data[half] = '\0';
+	if (memchr(c->out.data, '\0', half)) {
 		c->out.len = half;
 		return 1;
 	}
-	nl = memrchr(c->out.p, '\n', half);
+	nl = memrchr(c->out.data, '\n', half);
 	*cut = !nl;
-	c->out.len = nl ? (size_t)(nl - c->out.p) + 1 : half;
-	c->out.p[c->out.len] = '\0';
+	c->out.len = nl ? (size_t)(nl - c->out.data) + 1 : half;
+	c->out.data[c->out.len] = '\0';
 	c->kept_end = c->out.len;
-	return *cut ? bci_strbuf_append(&c->out, "\n", 1) : 0;
+	return *cut ? bci_str_append(&c->out, "\n", 1) : 0;
 }
 
 /*
@@ -404,9 +405,9 @@ static int condense_middle(struct gen *g, struct condensed *c, const char *rel, 
 		if (line.offset > c->kept_end)
 			ret = gen_append_marker(g, &c->out, rel, line.offset - c->kept_end, size);
 		if (ret == 0)
-			ret = bci_strbuf_append(&c->out, line.text, line.len);
+			ret = bci_str_append(&c->out, line.text, line.len);
 		if (ret == 0 && keep > line.len)
-			ret = bci_strbuf_append(&c->out, "\n", 1);
+			ret = bci_str_append(&c->out, "\n", 1);
 		c->budget -= c->out.len - before < c->budget ? c->out.len - before : c->budget;
 		c->kept_end = line.offset + line.len;
 	}
@@ -452,7 +453,7 @@ static int read_condensed(struct gen *g, const char *rel, int fd, unsigned long 
 		if (tail_start > c.kept_end)
 			ret = gen_append_marker(g, &c.out, rel, tail_start - c.kept_end, size);
 		if (ret == 0)
-			ret = bci_strbuf_append(&c.out, tail + tail_skip, half - tail_skip);
+			ret = bci_str_append(&c.out, tail + tail_skip, half - tail_skip);
 	}
 	if (ret == 0 && c.over_budget)
 		gen_warn(g, "%s/%s: too many protocol lines in its left-out middle; "
@@ -460,13 +461,14 @@ static int read_condensed(struct gen *g, const char *rel, int fd, unsigned long 
 done:
 	free(tail);
 	if (ret < 0) {
-		bci_strbuf_release(&c.out);
+		bci_str_free(&c.out);
 		return gen_error(g, ret, "%s/%s: %s", g->dir, rel, strerror(-ret));
 	}
 	gen_warn(g, "%s/%s: %llu bytes, over the %zu-byte limit: results.json keeps its first and "
 		 "last %zu bytes and its protocol lines", g->dir, rel, size, g->max_file, half);
-	*text = bci_strbuf_steal(&c.out, len);
-	return 0;
+	*len = c.out.len;
+	*text = bci_str_steal(&c.out);
+	return *text ? 0 : gen_error(g, -ENOMEM, "%s/%s: %s", g->dir, rel, strerror(ENOMEM));
 }
 
 int gen_read_job_text(struct gen *g, const char *rel, char **text, size_t *len)

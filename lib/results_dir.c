@@ -96,6 +96,96 @@ const char *bci_job_journal_result(int code)
 	return bci_igt_result_from_exit(code);
 }
 
+/* ---- bootci-journal.txt ---- */
+
+static const char *const run_journal_words[] = {
+	[BCI_RUN_JOURNAL_BOOT] = "boot",
+	[BCI_RUN_JOURNAL_START] = "start",
+	[BCI_RUN_JOURNAL_DYNAMIC] = "dynamic",
+	[BCI_RUN_JOURNAL_EXIT] = "exit",
+	[BCI_RUN_JOURNAL_TIMEOUT] = "timeout",
+	[BCI_RUN_JOURNAL_INCOMPLETE] = "incomplete",
+	[BCI_RUN_JOURNAL_CAPPED] = "capped",
+	[BCI_RUN_JOURNAL_ABORT] = "abort",
+	[BCI_RUN_JOURNAL_DONE] = "done",
+};
+
+static bool has_job(enum bci_run_journal_kind kind)
+{
+	return kind != BCI_RUN_JOURNAL_BOOT && kind != BCI_RUN_JOURNAL_ABORT &&
+	       kind != BCI_RUN_JOURNAL_DONE;
+}
+
+/* The next space-separated word of @p: its length, *@p moved past leading spaces. */
+static size_t next_word(const char **p)
+{
+	while (**p == ' ')
+		(*p)++;
+	return strcspn(*p, " ");
+}
+
+/* Reads JOB (digits only) at *@p. */
+static int parse_journal_job(const char **p, unsigned long *job)
+{
+	size_t n = next_word(p);
+	char *end;
+
+	if (n == 0 || !isdigit((unsigned char)**p))
+		return -EINVAL;
+	errno = 0;
+	*job = strtoul(*p, &end, 10);
+	if (errno || (size_t)(end - *p) != n)
+		return -EINVAL;
+	*p = end;
+	return 0;
+}
+
+int bci_run_journal_parse_line(const char *line, struct bci_run_journal_line *out)
+{
+	const char *p = line;
+	size_t n = next_word(&p), i, rest_len;
+
+	memset(out, 0, sizeof(*out));
+	if (strlen(line) >= BCI_RUN_JOURNAL_LINE_MAX || n == 0)
+		return -EINVAL;
+	for (i = 0; i < sizeof(run_journal_words) / sizeof(run_journal_words[0]); i++)
+		if (strlen(run_journal_words[i]) == n && !strncmp(p, run_journal_words[i], n))
+			break;
+	if (i == sizeof(run_journal_words) / sizeof(run_journal_words[0]))
+		return -EINVAL;
+	out->kind = (enum bci_run_journal_kind)i;
+	p += n;
+	if (has_job(out->kind) && parse_journal_job(&p, &out->job) < 0)
+		return -EINVAL;
+	next_word(&p);
+	rest_len = strlen(p);
+	while (rest_len > 0 && p[rest_len - 1] == ' ')
+		rest_len--;
+	memcpy(out->rest, p, rest_len);
+	out->rest[rest_len] = '\0';
+	switch (out->kind) {
+	case BCI_RUN_JOURNAL_START:
+	case BCI_RUN_JOURNAL_DONE:
+	case BCI_RUN_JOURNAL_ABORT:
+		return 0;
+	case BCI_RUN_JOURNAL_DYNAMIC:
+		/* SUBTEST@DYNAMIC is one word with its '@'. */
+		return memchr(out->rest, '@', strcspn(out->rest, " ")) ? 0 : -EINVAL;
+	default:
+		return out->rest[0] ? 0 : -EINVAL;
+	}
+}
+
+int bci_run_journal_format_line(char *buf, size_t size, const struct bci_run_journal_line *line)
+{
+	const char *word = run_journal_words[line->kind];
+	const char *sep = line->rest[0] ? " " : "";
+
+	if (has_job(line->kind))
+		return snprintf(buf, size, "%s %lu%s%s\n", word, line->job, sep, line->rest);
+	return snprintf(buf, size, "%s%s%s\n", word, sep, line->rest);
+}
+
 /* ---- "key value" files ---- */
 
 int bci_results_kv_next(char **cursor, char **key, char **value)

@@ -25,7 +25,17 @@
  * The time is optional; the last line may be cut short by a crash.
  *
  * bootci's files:
- *   bootci-journal.txt   the run journal (executor/journal.h documents its lines)
+ *   bootci-journal.txt   the run journal, one event per line (struct
+ *                        bci_run_journal_line), fields separated by spaces:
+ *     boot N UNIXTIME RELEASE      a boot of the test machine began
+ *     start JOB                    job JOB (0-based, joblist order) is about to run
+ *     dynamic JOB SUBTEST@DYNAMIC  a dynamic subtest of that job started
+ *     exit JOB STATUS SECONDS      the job ended by itself
+ *     timeout JOB STATUS SECONDS   the job was killed for time
+ *     incomplete JOB BOOT          the job was in flight when boot BOOT died
+ *     capped JOB STARTS            the job took the machine down STARTS times: skipped
+ *     abort REASON                 the run stops early (aborted.txt says why)
+ *     done                         results are complete
  *   bootci-identity.txt  what makes the run what it is: "key value" lines
  *   boot-NNNN/           one boot record per boot (BCI_RESULTS_BOOT_DIR):
  *     boot.txt           "key value" lines: boot, boot_id, time, kernel, ...
@@ -120,6 +130,40 @@ int bci_job_journal_parse_line(const char *line, bool terminated,
 int bci_job_journal_format_exit(char *buf, size_t size, bool timeout, int code, double seconds);
 /* The piglit result of a job's exit code, the pseudo codes included. */
 const char *bci_job_journal_result(int code);
+
+/* ---- bootci-journal.txt ---- */
+
+enum bci_run_journal_kind {
+	BCI_RUN_JOURNAL_BOOT,
+	BCI_RUN_JOURNAL_START,
+	BCI_RUN_JOURNAL_DYNAMIC,
+	BCI_RUN_JOURNAL_EXIT,
+	BCI_RUN_JOURNAL_TIMEOUT,
+	BCI_RUN_JOURNAL_INCOMPLETE,
+	BCI_RUN_JOURNAL_CAPPED,
+	BCI_RUN_JOURNAL_ABORT,
+	BCI_RUN_JOURNAL_DONE,
+};
+
+#define BCI_RUN_JOURNAL_LINE_MAX 1024
+
+struct bci_run_journal_line {
+	enum bci_run_journal_kind kind;
+	unsigned long job;		/* start, dynamic, exit, timeout, incomplete, capped */
+	/* What follows the word (and the job): "N UNIXTIME RELEASE" for boot,
+	 * "SUBTEST@DYNAMIC" for dynamic, "STATUS SECONDS" for exit and timeout,
+	 * "BOOT" for incomplete, "STARTS" for capped, the reason for abort. */
+	char rest[BCI_RUN_JOURNAL_LINE_MAX];
+};
+
+/*
+ * Parses one line (without its newline; @line is not modified). 0, or
+ * -EINVAL when it is not one of the lines above (the caller quotes the
+ * whole line); the job's range is the caller's check.
+ */
+int bci_run_journal_parse_line(const char *line, struct bci_run_journal_line *out);
+/* The line with its newline: snprintf's count (>= @size: it did not fit). */
+int bci_run_journal_format_line(char *buf, size_t size, const struct bci_run_journal_line *line);
 
 /* ---- "key value" files ---- */
 

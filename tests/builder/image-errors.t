@@ -94,6 +94,48 @@ sed -i 's/uki = no/uki = yes/' "$work/r.conf"
 fails "missing EFI stub (uki = yes)" "EFI stub $work/stub" \
 	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot" --stub "$work/stub"
 
+# The executor.conf and testlist the image carries are checked with the
+# executor's own key table and testlist parser, naming the line that packs them.
+printf 'file /etc/bootci/executor.conf %s 0644 0 0\n' "$work/executor.conf" >"$work/conf.spec"
+printf 'run_id = x\ntset = /bin/true\n' >"$work/executor.conf"
+good_recipe 'spec = conf.spec'
+fails "unknown key in the packed executor.conf" \
+	"$work/conf.spec:1: /etc/bootci/executor.conf: $work/executor.conf:2: unknown key 'tset'" \
+	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
+printf '# fine\n\nper_test_timeout = soon\n' >"$work/executor.conf"
+fails "bad value in the packed executor.conf" \
+	"$work/conf.spec:1: /etc/bootci/executor.conf: $work/executor.conf:3: per_test_timeout: 'soon' is not a duration" \
+	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
+printf 'abort_on = taint, oops\n' >"$work/executor.conf"
+fails "a value the type allows but the key does not" \
+	"$work/executor.conf:1: abort_on: unknown condition 'oops'" \
+	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
+printf 'suspend_after = mem@3\n' >"$work/executor.conf"
+fails "suspend cycles without a testlist" \
+	"$work/executor.conf:1: suspend_after: 'mem@3' needs a testlist" \
+	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
+printf 'testlist = /etc/bootci/nowhere\n' >"$work/executor.conf"
+fails "a testlist the image lacks" \
+	"/etc/bootci/executor.conf: testlist /etc/bootci/nowhere is not in the image" \
+	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
+printf 'run_id = x\n' >"$work/executor.conf"
+printf 'igt@ok\nigt@bad name\n' >"$work/badlist"
+fails "a testlist that does not parse" \
+	"$work/badlist:2:" \
+	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot" --testlist "$work/badlist"
+printf 'runid = x\n' >"$work/executor.conf"
+good_recipe "file = $work/executor.conf /etc/bootci/executor.conf"
+fails "unknown key in an executor.conf the recipe packs" \
+	"$work/r.conf:5: /etc/bootci/executor.conf: $work/executor.conf:1: unknown key 'runid'" \
+	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
+printf 'image = known-good\nspec = small.spec\nspec = conf.spec\nuki = no\n' >"$work/r.conf"
+printf 'disk_guid = 6b6f6f62-6369-4b47-8000-000000000001\nesp_partuuid = 6b6f6f62-6369-4b47-8000-000000000002\n' >>"$work/r.conf"
+printf 'results_partuuid = 6b6f6f62-6369-4b47-8000-000000000003\nresults_fs_uuid = 6b6f6f62-6369-4b47-8000-000000000004\n' >>"$work/r.conf"
+printf 'on_finish = halt\n' >"$work/executor.conf"
+fails "known-good: bad value in the packed executor.conf" \
+	"$work/conf.spec:1: /etc/bootci/executor.conf: $work/executor.conf:1: on_finish: 'halt' is not one of reboot|poweroff" \
+	known-good --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
+
 # A good build replaces the previous folder whole.
 good_recipe
 rm -rf "$work/out" && mkdir "$work/out" && echo previous >"$work/out/marker"

@@ -5,6 +5,7 @@
  * line. Any accepted value must then be readable through the typed getters.
  */
 #include "config.h"
+#include "executor_keys.h"
 #include "executor.h"
 
 #include <stdint.h>
@@ -49,8 +50,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (cmdline) {
 		bci_config_parse_cmdline(config, cmdline, "bootci.", err, sizeof(err));
 		read_back(config);
-		free(cmdline);
 	}
 	bci_config_free(config);
+
+	/* The whole load (file, command line, checks across keys) as the builder does it. */
+	if (cmdline) {
+		/* Accepted or not, what was set is readable. */
+		bci_executor_config_load("fuzz.conf", (const char *)data, size, cmdline, &config, err,
+					 sizeof(err));
+		if (config)
+			read_back(config);
+		bci_config_free(config);
+	}
+	free(cmdline);
 	return 0;
 }

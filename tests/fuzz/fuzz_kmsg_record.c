@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *p = (const char *)data, *end = p + size;
-	struct bci_strbuf readable = { 0 };
+	struct bci_str readable = { 0 };
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (r.text < p || r.text + r.text_len > p + len || !text)
 				abort();
-			if (bci_kmsg_record_format_readable(&readable, &r) < 0 || !readable.p)
+			if (bci_kmsg_record_format_readable(&readable, &r) < 0 || !readable.data)
 				abort();
 			int n = bci_kmsg_record_format(line, sizeof(line), r.prio, r.seq, r.usec,
 						       r.flags ? r.flags : '-', text);
@@ -39,6 +39,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		p += len;
 	}
-	bci_strbuf_release(&readable);
+	bci_str_free(&readable);
 	return 0;
 }

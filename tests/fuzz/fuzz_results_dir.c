@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fuzz target for lib/results_dir.c's line readers: the input as journal.txt
- * lines, "key value" lines, suspend-cycles.txt (and the summary made from
+ * lines, bootci-journal.txt lines, "key value" lines, suspend-cycles.txt (and the summary made from
  * it); what the writers make of a parsed cycle line parses back the same.
  */
 #include "results_dir.h"
@@ -26,6 +26,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct bci_job_journal_line j;
 		struct bci_suspend_cycle_line c, again;
 
+		struct bci_run_journal_line r, r2;
+		char formatted[BCI_RUN_JOURNAL_LINE_MAX + 64];
+
+		if (bci_run_journal_parse_line(line, &r) == 0) {
+			int n = bci_run_journal_format_line(formatted, sizeof(formatted), &r);
+
+			if (n <= 0 || (size_t)n >= sizeof(formatted))
+				abort();
+			formatted[n - 1] = '\0';
+			if (bci_run_journal_parse_line(formatted, &r2) < 0 || r2.kind != r.kind ||
+			    r2.job != r.job || strcmp(r2.rest, r.rest))
+				abort();
+		}
 		bci_job_journal_parse_line(line, false, &j);
 		bci_job_journal_parse_line(line, true, &j);
 		if (bci_suspend_cycle_line_parse(line, &c) == 0) {

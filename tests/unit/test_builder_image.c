@@ -83,7 +83,9 @@ static void test_recipe_errors(void **state)
 		{ "image = test\n = x\n", "r.conf:2: missing key before '='" },
 		{ "image = prod\n", "r.conf:1: image: 'prod' is neither test nor known-good" },
 		{ "image = test\nspec = ${NOPE}/x\n", "r.conf:2: variable 'NOPE' is not set" },
-		{ "image = test\nspec = ${OUT\n", "r.conf:2: bad variable reference" },
+		/* The same ${VAR} rules as a spec's (lib/strv.c). */
+		{ "image = test\nspec = ${OUT\n", "r.conf:2: unterminated '${' in '${OUT'" },
+		{ "image = test\nspec = ${1X}\n", "r.conf:2: bad variable name in '${1X}'" },
 		{ "image = test\nuki = maybe\n", "r.conf:2: uki: 'maybe' is neither yes nor no" },
 		{ "image = known-good\nesp_size_mib = 0\n", "r.conf:2: esp_size_mib: '0' is not a size" },
 		{ "image = known-good\ndisk_guid = 1234\n", "r.conf:2: disk_guid: '1234' is not a UUID" },

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "executor.h"
+#include "executor_keys.h"
 #include "fakeroot.h"
 
 #include <errno.h>
@@ -16,16 +17,26 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A key whose values the type cannot check alone: even numbers only. */
+static int check_even(const struct bci_config_key *key, const char *value, char *why, size_t size)
+{
+	if ((value[strlen(value) - 1] - '0') % 2 == 0)
+		return 0;
+	snprintf(why, size, "%s: '%s' is odd", key->name, value);
+	return -EINVAL;
+}
+
 static const struct bci_config_key keys[] = {
-	{ "name", BCI_CONFIG_WORD, "default", NULL, "a word" },
-	{ "text", BCI_CONFIG_STRING, "", NULL, "free text" },
-	{ "wait", BCI_CONFIG_SECONDS, "30", NULL, "a duration" },
-	{ "action", BCI_CONFIG_CHOICE, "reboot", "reboot|poweroff", "a choice" },
-	{ "modules", BCI_CONFIG_LIST, "", NULL, "a list" },
-	{ "timeout", BCI_CONFIG_DURATION_OR_OFF, "off", NULL, "a duration or off" },
-	{ "limit", BCI_CONFIG_SIZE, "64M", NULL, "a size" },
-	{ "cap", BCI_CONFIG_NUMBER, "3", NULL, "a number" },
-	{ NULL, 0, NULL, NULL, NULL },
+	{ "name", BCI_CONFIG_WORD, "default", NULL, "a word", NULL },
+	{ "text", BCI_CONFIG_STRING, "", NULL, "free text", NULL },
+	{ "wait", BCI_CONFIG_SECONDS, "30", NULL, "a duration", NULL },
+	{ "action", BCI_CONFIG_CHOICE, "reboot", "reboot|poweroff", "a choice", NULL },
+	{ "modules", BCI_CONFIG_LIST, "", NULL, "a list", NULL },
+	{ "timeout", BCI_CONFIG_DURATION_OR_OFF, "off", NULL, "a duration or off", NULL },
+	{ "limit", BCI_CONFIG_SIZE, "64M", NULL, "a size", NULL },
+	{ "cap", BCI_CONFIG_NUMBER, "3", NULL, "a number", NULL },
+	{ "even", BCI_CONFIG_NUMBER, "4", NULL, "an even number", check_even },
+	{ NULL, 0, NULL, NULL, NULL, NULL },
 };
 
 static int setup(void **state)
@@ -122,7 +133,7 @@ static void file_with_nul_is_rejected(void **state)
 	assert_int_equal(bci_config_parse_file(*state, "x.conf", text, sizeof(text) - 1, err,
 					       sizeof(err)),
 			 -EINVAL);
-	assert_string_equal(err, "x.conf: NUL byte in the file");
+	assert_string_equal(err, "x.conf:1: NUL byte in the line");
 }
 
 static void cmdline_overrides_with_kernel_quoting(void **state)
@@ -283,6 +294,76 @@ static void bad_suspend_cycle_keys_name_key_and_value(void **state)
 	assert_non_null(strstr(said, "suspend_before: 'mem@1' needs a testlist"));
 }
 
+/* A key's own check runs after its type's, its message behind the origin. */
+static void key_checks_run_after_the_type(void **state)
+{
+	struct bci_config *c = *state;
+	char err[256];
+
+	assert_int_equal(bci_config_set(c, "even", "8", "f:1", err, sizeof(err)), 0);
+	assert_int_equal(bci_config_set(c, "even", "7", "f:2", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "f:2: even: '7' is odd");
+	assert_int_equal(bci_config_set(c, "even", "x", "f:3", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "f:3: even: 'x' is not a whole number from 0 to 1000000");
+	assert_string_equal(bci_config_get(c, "even"), "8");
+}
+
+/* ---- lib/executor_keys.c: the table the executor and the builder share ---- */
+
+static void executor_config_file_then_cmdline(void **state)
+{
+	const char *conf = "# the image's\nrun_id = image\nper_test_timeout = 5m\n";
+	struct bci_config *c = NULL;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(bci_executor_config_load("e.conf", conf, strlen(conf),
+						  "quiet bootci.run_id=lab other.run_id=no", &c, err,
+						  sizeof(err)),
+			 0);
+	assert_string_equal(bci_config_get(c, "run_id"), "lab");
+	assert_string_equal(bci_config_origin(c, "run_id"), "kernel command line");
+	assert_int_equal(bci_config_get_seconds(c, "per_test_timeout"), 300);
+	assert_string_equal(bci_config_origin(c, "per_test_timeout"), "e.conf:3");
+	bci_config_free(c);
+	/* No file, no command line: the table's defaults, each of which passes its own check. */
+	assert_int_equal(bci_executor_config_load(NULL, NULL, 0, NULL, &c, err, sizeof(err)), 0);
+	for (const struct bci_config_key *k = bci_executor_keys; k->name; k++)
+		assert_string_equal(bci_config_get(c, k->name), k->default_value);
+	bci_config_free(c);
+}
+
+static void executor_config_errors_name_line_key_value(void **state)
+{
+	static const struct {
+		const char *file, *cmdline, *message;
+	} cases[] = {
+		{ "run_id = a\ntset = b\n", NULL, "e.conf:2: unknown key 'tset'" },
+		{ "dmesg_warn_level = 8\n", NULL,
+		  "e.conf:1: dmesg_warn_level: '8' is not a kernel log level (0-7) nor auto" },
+		{ "abort_on = lockdep,oops\n", NULL,
+		  "e.conf:1: abort_on: unknown condition 'oops' (taint, lockdep)" },
+		{ "suspend_before = mem\n", NULL, "e.conf:1: suspend_before: 'mem': expected" },
+		{ "", "bootci.on_error=halt",
+		  "kernel command line: on_error: 'halt' is not one of reboot|poweroff" },
+		{ "suspend_between = mem@2\n", "bootci.test=/bin/true",
+		  "e.conf:1: suspend_between: 'mem@2' needs a testlist" },
+	};
+	struct bci_config *c = NULL;
+	char err[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(bci_executor_config_load("e.conf", cases[i].file,
+							  strlen(cases[i].file), cases[i].cmdline,
+							  &c, err, sizeof(err)),
+				 -EINVAL);
+		if (strncmp(err, cases[i].message, strlen(cases[i].message)) != 0)
+			fail_msg("case %zu: '%s' does not start with '%s'", i, err, cases[i].message);
+		bci_config_free(c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +377,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(typed_values, setup, teardown),
 		cmocka_unit_test(suspend_cycle_keys_take_specs),
 		cmocka_unit_test(bad_suspend_cycle_keys_name_key_and_value),
+		cmocka_unit_test_setup_teardown(key_checks_run_after_the_type, setup, teardown),
+		cmocka_unit_test(executor_config_file_then_cmdline),
+		cmocka_unit_test(executor_config_errors_name_line_key_value),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

@@ -214,7 +214,7 @@ static void runner_records_exit_status_and_output(void **state)
 
 	snprintf(cmdline, sizeof(cmdline), "bootci.test=\"%s 3\"", fixture_path("exit-with"));
 	prepare_run(f, cmdline);
-	assert_int_equal(bci_runner_run_test(&f->ex), 0);
+	assert_int_equal(bci_test_program_run(&f->ex), 0);
 	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/t/test/result.txt"),
 			       "state done\nexit-status 3\n"));
 	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/test/out.txt"),
@@ -230,7 +230,7 @@ static void runner_records_signal(void **state)
 
 	snprintf(cmdline, sizeof(cmdline), "bootci.test=\"%s segv\"", fixture_path("misbehave"));
 	prepare_run(f, cmdline);
-	assert_int_equal(bci_runner_run_test(&f->ex), 0);
+	assert_int_equal(bci_test_program_run(&f->ex), 0);
 	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/t/test/result.txt"),
 			       "signal 11 "));
 }
@@ -244,7 +244,7 @@ static void runner_times_out_with_sigterm(void **state)
 	snprintf(cmdline, sizeof(cmdline), "bootci.test_timeout=1 bootci.test=\"%s sleep 60\"",
 		 fixture_path("misbehave"));
 	prepare_run(f, cmdline);
-	assert_int_equal(bci_runner_run_test(&f->ex), 0);
+	assert_int_equal(bci_test_program_run(&f->ex), 0);
 	result = fakeroot_read(&f->root, "/results/runs/t/test/result.txt");
 	assert_non_null(strstr(result, "signal 15 "));
 	assert_non_null(strstr(result, "timeout yes\n"));
@@ -259,7 +259,7 @@ static void runner_escalates_to_sigkill(void **state)
 	snprintf(cmdline, sizeof(cmdline), "bootci.test_timeout=1 bootci.test=\"%s ignore-term 60\"",
 		 fixture_path("misbehave"));
 	prepare_run(f, cmdline);
-	assert_int_equal(bci_runner_run_test(&f->ex), 0);
+	assert_int_equal(bci_test_program_run(&f->ex), 0);
 	result = fakeroot_read(&f->root, "/results/runs/t/test/result.txt");
 	assert_non_null(strstr(result, "signal 9 "));
 	assert_non_null(strstr(result, "timeout yes\n"));
@@ -270,7 +270,7 @@ static void runner_missing_program_is_127(void **state)
 	struct fixture *f = *state;
 
 	prepare_run(f, "bootci.test=/nonexistent/program");
-	assert_int_equal(bci_runner_run_test(&f->ex), 0);
+	assert_int_equal(bci_test_program_run(&f->ex), 0);
 	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/t/test/result.txt"),
 			       "exit-status 127\n"));
 }
@@ -360,18 +360,18 @@ static void run_is_claimed_by_its_image_only(void **state)
 	fakeroot_write(&root, "/proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3\n");
 
 	/* a new run: its identity is written first */
-	assert_int_equal(bci_run_claim(&ex), 0);
+	assert_int_equal(bci_run_dir_claim(&ex), 0);
 	assert_non_null(strstr(fakeroot_read(&root, "/results/runs/t/bootci-identity.txt"),
 			       "kernel test #1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3\n"));
 	fakeroot_write(&root, "/results/runs/t/joblist.txt", "kms_flip basic\n");
 	/* the same image again (a resume): the run is its own */
-	assert_int_equal(bci_run_claim(&ex), 0);
+	assert_int_equal(bci_run_dir_claim(&ex), 0);
 	assert_true(run_has(&root, "/results/runs/t/joblist.txt"));
 	assert_false(run_has(&root, "/results/runs/t.superseded-1/joblist.txt"));
 
 	/* another build of the kernel: the old run is kept aside, a new one starts */
 	fakeroot_write(&root, "/proc/sys/kernel/version", "#2 SMP PREEMPT_DYNAMIC Debian 6.1.193-1\n");
-	assert_int_equal(bci_run_claim(&ex), 0);
+	assert_int_equal(bci_run_dir_claim(&ex), 0);
 	assert_string_equal(fakeroot_read(&root, "/results/runs/t.superseded-1/joblist.txt"),
 			    "kms_flip basic\n");
 	assert_false(run_has(&root, "/results/runs/t/joblist.txt"));
@@ -380,7 +380,7 @@ static void run_is_claimed_by_its_image_only(void **state)
 	/* another plan: likewise, under the next free name */
 	fakeroot_write(&root, "/results/runs/t/joblist.txt", "kms_flip basic\n");
 	fakeroot_write(&root, "/etc/bootci/testlist", "igt@kms_flip@basic\nigt@gem_exec@basic\n");
-	assert_int_equal(bci_run_claim(&ex), 0);
+	assert_int_equal(bci_run_dir_claim(&ex), 0);
 	assert_true(run_has(&root, "/results/runs/t.superseded-2/joblist.txt"));
 
 	/* a run begun before identities were recorded is taken as this image's */
@@ -388,7 +388,7 @@ static void run_is_claimed_by_its_image_only(void **state)
 	char identity[PATH_MAX + 64];
 	snprintf(identity, sizeof(identity), "%s/bootci-identity.txt", ex.run_dir);
 	assert_int_equal(unlink(identity), 0);
-	assert_int_equal(bci_run_claim(&ex), 0);
+	assert_int_equal(bci_run_dir_claim(&ex), 0);
 	assert_true(run_has(&root, "/results/runs/t/joblist.txt"));
 	assert_false(run_has(&root, "/results/runs/t.superseded-3/joblist.txt"));
 	fakeroot_executor_release(&root, &ex);

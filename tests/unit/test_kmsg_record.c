@@ -76,15 +76,15 @@ static void writer_round_trips(void **state)
 static void readable_form_decodes_escapes(void **state)
 {
 	static const char line[] = "3,1,12000345,-;a\\x41b\\x0ac\\x01d\\x5\n";
-	struct bci_strbuf out = { 0 };
+	struct bci_str out = { 0 };
 	struct bci_kmsg_record r;
 
 	(void)state;
 	assert_true(bci_kmsg_record_parse(line, sizeof(line) - 1, &r));
 	assert_int_equal(bci_kmsg_record_format_readable(&out, &r), 0);
 	/* \x41 and \x0a decode; \x01 is not printable; "\x5\n" is too short to try. */
-	assert_string_equal(out.p, "<3> [12.000345] aAb\nc\\x01d\\x5\n");
-	bci_strbuf_release(&out);
+	assert_string_equal(out.data, "<3> [12.000345] aAb\nc\\x01d\\x5\n");
+	bci_str_free(&out);
 }
 
 int main(void)

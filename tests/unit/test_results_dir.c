@@ -58,6 +58,42 @@ static void job_journal_lines(void **state)
 	assert_int_equal(l.code, 3);
 }
 
+static void run_journal_lines(void **state)
+{
+	static const char *const good[] = {
+		"boot 1 1700000000 6.18.0", "start 0", "dynamic 3 flip@pipe-A", "exit 3 98 1.500",
+		"timeout 3 -15 360.000", "incomplete 2 1", "capped 4 3", "abort kernel tainted",
+		"abort", "done",
+	};
+	static const char *const bad[] = {
+		"", "star", "start", "start x", "start -1", "start 1x", "exit 3", "boot",
+		"dynamic 3 nodyn", "incomplete 2", "capped 4", "reboot 1",
+	};
+	struct bci_run_journal_line l, again;
+	char line[BCI_RUN_JOURNAL_LINE_MAX + 8];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		if (bci_run_journal_parse_line(good[i], &l) < 0)
+			fail_msg("'%s' refused", good[i]);
+		/* What the writer makes of it is the same line. */
+		bci_run_journal_format_line(line, sizeof(line), &l);
+		line[strcspn(line, "\n")] = '\0';
+		assert_string_equal(line, good[i]);
+		assert_int_equal(bci_run_journal_parse_line(line, &again), 0);
+		assert_int_equal(again.kind, l.kind);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (bci_run_journal_parse_line(bad[i], &l) != -EINVAL)
+			fail_msg("'%s' accepted", bad[i]);
+	assert_int_equal(bci_run_journal_parse_line("exit 12 0 2.5", &l), 0);
+	assert_int_equal(l.kind, BCI_RUN_JOURNAL_EXIT);
+	assert_int_equal(l.job, 12);
+	assert_string_equal(l.rest, "0 2.5");
+	assert_int_equal(bci_run_journal_parse_line("dynamic 0 a@b", &l), 0);
+	assert_string_equal(l.rest, "a@b");
+}
+
 static void key_value_lines(void **state)
 {
 	char text[] = "cycles 3\n\nnospace\n value\npass 2 of 3\nlast";
@@ -132,6 +168,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(boot_dirs),
 		cmocka_unit_test(job_journal_lines),
+		cmocka_unit_test(run_journal_lines),
 		cmocka_unit_test(key_value_lines),
 		cmocka_unit_test(suspend_cycle_lines_round_trip),
 		cmocka_unit_test(suspend_summary),

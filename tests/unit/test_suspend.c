@@ -17,6 +17,7 @@
 #include "fakeroot.h"
 #include "fsutil.h"
 #include "resultgen.h"
+#include "executor_keys.h"
 #include "suspend.h"
 
 #include <errno.h>
@@ -25,12 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static const struct bci_config_key keys[] = {
-	BCI_SUSPEND_CONFIG_KEYS,
-	{ "watchdog_timeout", BCI_CONFIG_DURATION_OR_OFF, "60", NULL, "" },
-	{ NULL, 0, NULL, NULL, NULL },
-};
 
 /* ---- the fake kernel ---- */
 
@@ -206,7 +201,7 @@ static int setup(void **state)
 	snprintf(f->ex.release, sizeof(f->ex.release), "6.1.0-test");
 	snprintf(f->ex.run_dir, sizeof(f->ex.run_dir), "%.*s/results/runs/t", PATH_MAX - 32,
 		 f->root.dir);
-	assert_int_equal(bci_config_new(keys, &f->ex.config), 0);
+	assert_int_equal(bci_config_new(bci_executor_keys, &f->ex.config), 0);
 	assert_int_equal(bci_config_set(f->ex.config, "watchdog_timeout", "off", "test", err,
 					sizeof(err)), 0);
 	f->out = open_file(f, "results/runs/t/0/out.txt");

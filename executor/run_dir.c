@@ -101,7 +101,7 @@ static void first_difference(const char *a, const char *b, char *buf, size_t siz
 		 (int)strcspn(b, "\n"), b);
 }
 
-int bci_run_claim(struct bci_executor *ex)
+int bci_run_dir_claim(struct bci_executor *ex)
 {
 	char id[8192], path[PATH_MAX + 64], aside[PATH_MAX + 64], why[1024], *old = NULL;
 	int ret;

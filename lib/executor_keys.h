@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The executor's configuration keys: one table holding every key's name,
+ * type, default, one-line documentation (`bootci-executor --help-config`,
+ * README.md) and the checks its type cannot say. The executor reads its
+ * configuration through it (executor/settings.c: /etc/bootci/executor.conf,
+ * then `bootci.<key>=<value>` on the kernel command line) and the builder
+ * checks the executor.conf it packs through it, so a typo fails the build
+ * instead of the test machine's boot.
+ *
+ * Adding a key: one line in the table (lib/executor_keys.c) and its use.
+ */
+#ifndef BCI_EXECUTOR_KEYS_H
+#define BCI_EXECUTOR_KEYS_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+/* Where the executor reads its configuration file, and the command line's prefix. */
+#define BCI_EXECUTOR_CONFIG_FILE "/etc/bootci/executor.conf"
+#define BCI_EXECUTOR_CMDLINE_PREFIX "bootci."
+
+/* Terminated by an entry with a NULL name. */
+extern const struct bci_config_key bci_executor_keys[];
+
+/*
+ * A configuration with every key of the table, filled from @file_text
+ * (@file_len bytes of a file named @file_name; NULL: no file) and then the
+ * `bootci.<key>=` parameters of @cmdline (NULL: none), then checked as a whole
+ * (checks across keys). 0, or -EINVAL/-ENOMEM with the message naming
+ * file:line or the command line, the key and the value in @err. Either way
+ * *@out is owned by the caller (bci_config_free) and holds every value set
+ * before the bad one (a failing boot still ends as its on_error says), or is
+ * NULL when even the defaults could not be allocated.
+ */
+int bci_executor_config_load(const char *file_name, const char *file_text, size_t file_len,
+			     const char *cmdline, struct bci_config **out, char *err,
+			     size_t err_size);
+
+#endif

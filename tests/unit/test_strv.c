@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/* lib/strv.c: growable strings and lists, ${VAR} expansion. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "strv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void str_grows_and_hands_over(void **state)
+{
+	struct bci_str s = { 0 };
+	char *text;
+
+	(void)state;
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(bci_str_appendf(&s, "%d,", i % 10), 0);
+	assert_int_equal(s.len, 2000);
+	assert_int_equal(strlen(s.data), 2000);
+	assert_memory_equal(s.data, "0,1,2,", 6);
+	assert_int_equal(bci_str_append(&s, "xyz", 2), 0);
+	assert_string_equal(s.data + 2000, "xy");
+	text = bci_str_steal(&s);
+	assert_null(s.data);
+	assert_int_equal(strlen(text), 2002);
+	free(text);
+	/* An empty string is "" for its new owner, not NULL. */
+	text = bci_str_steal(&s);
+	assert_string_equal(text, "");
+	free(text);
+}
+
+/* A reader writes into reserved room; a reused string keeps its memory. */
+static void str_reserve_and_reset(void **state)
+{
+	struct bci_str s = { 0 };
+	char *kept;
+
+	(void)state;
+	assert_int_equal(bci_str_reserve(&s, 100), 0);
+	assert_true(s.cap >= 101);
+	assert_string_equal(s.data, "");
+	memcpy(s.data, "abc", 4);
+	s.len = 3;
+	assert_int_equal(bci_str_append(&s, "d", 1), 0);
+	assert_string_equal(s.data, "abcd");
+	kept = s.data;
+	bci_str_reset(&s);
+	assert_int_equal(s.len, 0);
+	assert_string_equal(s.data, "");
+	assert_int_equal(bci_str_append(&s, "x", 1), 0);
+	assert_ptr_equal(s.data, kept);
+	assert_int_equal(bci_str_reserve(&s, (size_t)-1), -ENOMEM);
+	assert_string_equal(s.data, "x");
+	bci_str_free(&s);
+}
+
+static void strv_is_an_argv(void **state)
+{
+	struct bci_strv v = { 0 };
+
+	(void)state;
+	assert_int_equal(bci_strv_split(&v, "  /bin/prog -a\t--b  ", " \t"), 0);
+	assert_int_equal(bci_strv_addf(&v, "N=%d", 3), 0);
+	assert_int_equal(bci_strv_addn(&v, "abcdef", 2), 0);
+	assert_int_equal(v.count, 5);
+	assert_string_equal(v.items[0], "/bin/prog");
+	assert_string_equal(v.items[2], "--b");
+	assert_string_equal(v.items[3], "N=3");
+	assert_string_equal(v.items[4], "ab");
+	assert_null(v.items[5]);
+	assert_true(bci_strv_contains(&v, "-a"));
+	assert_false(bci_strv_contains(&v, "-"));
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(bci_strv_add(&v, "more"), 0);
+	assert_null(v.items[v.count]);
+	bci_strv_free(&v);
+	assert_null(v.items);
+	assert_int_equal(v.count, 0);
+}
+
+static const char *lookup(const char *name, void *data)
+{
+	(void)data;
+	if (!strcmp(name, "A"))
+		return "alpha";
+	if (!strcmp(name, "_E9"))
+		return "";
+	return NULL;
+}
+
+static void expand_replaces_names_and_names_mistakes(void **state)
+{
+	static const struct {
+		const char *in, *out, *err;
+	} cases[] = {
+		{ "${A}/x/${A}", "alpha/x/alpha", NULL },
+		{ "$A ${_E9}$", "$A $", NULL },
+		{ "no refs", "no refs", NULL },
+		{ "${B}", NULL, "variable 'B' is not set" },
+		{ "x${A", NULL, "unterminated '${' in 'x${A'" },
+		{ "${}", NULL, "bad variable name in '${}'" },
+		{ "${9A}", NULL, "bad variable name in '${9A}'" },
+		{ "${A-B}", NULL, "bad variable name in '${A-B}'" },
+	};
+	char err[256], *out;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = bci_expand_vars(cases[i].in, lookup, NULL, &out, err, sizeof(err));
+
+		if (cases[i].out) {
+			assert_int_equal(ret, 0);
+			assert_string_equal(out, cases[i].out);
+			free(out);
+		} else {
+			assert_int_equal(ret, -EINVAL);
+			assert_string_equal(err, cases[i].err);
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(str_grows_and_hands_over),
+		cmocka_unit_test(str_reserve_and_reset),
+		cmocka_unit_test(strv_is_an_argv),
+		cmocka_unit_test(expand_replaces_names_and_names_mistakes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
