@@ -8,7 +8,7 @@
  *   igt_rundir.c    the igt_runner results directory: created once, loaded on resume
  *   igt_job.c       one job: set-up, the I/O loop, collection
  *   igt_stream.c    a test's stdout/stderr into out.txt/err.txt: lines, limit, tail
- *   igt_process.c   a test binary as a child: environment, exec, signals, reaping
+ *   igt_process.c   reaping a test binary (started and stopped with lib/spawn)
  *   igt_resume.c    after a boot that died: crash attribution, what is left to run
  *   igt_abort.c     the abort conditions (taints, lockdep, requests): aborted.txt
  *   igt_progress.c  the console's progress lines
@@ -24,6 +24,7 @@
 #include "igt_protocol.h"
 #include "journal.h"
 #include "results_dir.h"
+#include "spawn.h"
 #include "testlist.h"
 
 #include <stdbool.h>
@@ -52,18 +53,6 @@ int bci_igt_plan_build(struct bci_executor *ex, struct bci_joblist *jobs);
 
 /* ---- igt_process.c ---- */
 
-/* environ with IGT_SENTINEL_ON_STDERR=1 (the test says where its stderr ends); the strings
- * are borrowed, only the array is malloc'ed; NULL when out of memory. */
-char **bci_igt_process_env(void);
-/*
- * Forks @argv[0] in a process group of its own, @in_fd/@out_fd/@err_fd (-1: inherited) as
- * its stdin/stdout/stderr and @envp as its environment; a child whose exec fails exits
- * with @exec_failure_status. Returns the pid, or -errno.
- */
-pid_t bci_igt_process_spawn(const char *const *argv, char *const *envp, int in_fd, int out_fd,
-			    int err_fd, int exec_failure_status);
-/* Sends @sig to @pid's process group and to @pid. */
-void bci_igt_process_signal(pid_t pid, int sig);
 /* Waits for @pid through the signalfd loop (for a child that is quick or killed); its status. */
 int bci_igt_process_reap(struct bci_executor *ex, pid_t pid);
 
@@ -118,8 +107,9 @@ struct bci_igt_job {
 	char argv_path[PATH_MAX], argv_subtests[8192], argv_dynamic[256];
 	const char *argv[8];
 	pid_t pid;
-	long start, last_activity, last_subtest, killed_at;
-	int killed;               /* 0, SIGQUIT or SIGKILL */
+	long start, last_activity, last_subtest;
+	struct bci_spawn_kill kill; /* the escalation once the test must stop */
+	int killed;               /* 0, SIGQUIT or SIGKILL: kill.sent */
 	bool reaped, timed_out, unkillable;
 	int wait_status;
 	char subtest[256];

@@ -30,6 +30,8 @@
 
 static void escalate(struct bci_igt_job *job, const char *reason, long now);
 
+extern char **environ;
+
 /*
  * fdatasync of one output file, skipped when it has not grown since its last
  * one (the files are only appended to): on ext4 even a clean file's
@@ -252,19 +254,13 @@ static void build_argv(struct bci_igt_job *job, const struct bci_igt_selection *
 	argv[argc] = NULL;
 }
 
-/* Returns the reason the job has to be stopped now, or NULL. */
+/* Returns the reason a job not stopped yet has to be stopped now, or NULL. */
 static const char *timeout_reason(struct bci_igt_job *job, long now)
 {
 	struct bci_config *c = job->ex->config;
 	unsigned long per_test = bci_config_get_seconds(c, "per_test_timeout");
 	unsigned long inactivity = bci_config_get_seconds(c, "inactivity_timeout");
 
-	if (job->killed) {
-		long grace = job->killed == SIGQUIT
-				     ? (long)bci_config_get_seconds(c, "kill_grace") * 1000
-				     : KILL_GIVE_UP_MS;
-		return now - job->killed_at > grace ? "still running after a kill" : NULL;
-	}
 	if (per_test && now - job->last_subtest > (long)per_test * 1000)
 		return "Per-test timeout exceeded";
 	if (inactivity && now - job->last_activity > (long)inactivity * 1000)
@@ -272,22 +268,52 @@ static const char *timeout_reason(struct bci_igt_job *job, long now)
 	return NULL;
 }
 
+/* Says why the test is stopped, in the kernel log (igt_runner's words) and on the console. */
+static void say_kill(struct bci_igt_job *job, const char *reason, int sig)
+{
+	const char *name = sig == SIGQUIT ? "SIGQUIT" : "SIGKILL";
+
+	bci_kmsg_mark(job->ex, 4, "%s. Killing the current test with %s.\n", reason, name);
+	bci_warn("job %u: %s: sending %s", job->index, reason, name);
+}
+
+/*
+ * Starts stopping the test for @reason: SIGQUIT (IGT tests dump their state
+ * on it), then, driven by the loop (job_monitor), SIGKILL after kill_grace.
+ */
 static void escalate(struct bci_igt_job *job, const char *reason, long now)
 {
-	int sig = job->killed == 0 ? SIGQUIT : SIGKILL;
-
-	bci_kmsg_mark(job->ex, 4, "%s. Killing the current test with %s.\n", reason,
-		      sig == SIGQUIT ? "SIGQUIT" : "SIGKILL");
-	if (sig == SIGQUIT) {
-		/* Task states and memory into the log: the next person needs them. */
-		bci_sysrq(job->ex, 't');
-		bci_sysrq(job->ex, 'm');
-	}
-	bci_warn("job %u: %s: sending %s", job->index, reason, sig == SIGQUIT ? "SIGQUIT" : "SIGKILL");
-	bci_igt_process_signal(job->pid, sig);
-	job->killed = sig;
-	job->killed_at = now;
+	if (job->kill.sent)
+		return;
+	job->kill = (struct bci_spawn_kill){
+		.first_signal = SIGQUIT,
+		.grace_ms = (long)bci_config_get_seconds(job->ex->config, "kill_grace") * 1000,
+		.give_up_ms = KILL_GIVE_UP_MS,
+	};
+	say_kill(job, reason, SIGQUIT);
+	/* Task states and memory into the log: the next person needs them. */
+	bci_sysrq(job->ex, 't');
+	bci_sysrq(job->ex, 'm');
+	job->killed = bci_spawn_kill_step(&job->kill, job->pid, now);
 	job->timed_out = true;
+}
+
+/* One turn of a stop under way: SIGKILL when the grace is over. 1 when even that failed. */
+static int escalate_step(struct bci_igt_job *job, long now)
+{
+	int sent = bci_spawn_kill_step(&job->kill, job->pid, now);
+
+	if (sent == -ETIME) {
+		job->unkillable = true;
+		bci_error("job %u: the test does not die even after SIGKILL: stopping the run",
+			  job->index);
+		return 1;
+	}
+	if (sent == SIGKILL) {
+		say_kill(job, "still running after a kill", SIGKILL);
+		job->killed = SIGKILL;
+	}
+	return 0;
 }
 
 /*
@@ -332,7 +358,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	size_t tail_size = (size_t)(limit / 4 > 0 ? limit / 4 : 1);
 	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, null_fd = -1, ret;
 	char null_path[PATH_MAX];
-	char **envp;
+	struct bci_strv env = { 0 };
 
 	ret = bci_igt_stream_init(&job->out, job->fds[BCI_RESULTS_FILE_OUT], limit - limit / 4, tail_size);
 	if (ret == 0)
@@ -361,14 +387,19 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 		      what->count ? " " : "", what->count ? job->argv_subtests : "");
 
 	job->start = job->last_activity = job->last_subtest = bci_clock_ms(ex, CLOCK_BOOTTIME);
-	fflush(stdout);
-	fflush(stderr);
-	envp = bci_igt_process_env();
-	job->pid = bci_igt_process_spawn(job->argv, envp, null_fd, out_pipe[1], err_pipe[1],
-					 BCI_IGT_EXIT_INVALID);
-	free(envp);
-	if (job->pid < 0) {
-		ret = job->pid;
+	/* The environment in the parent: IGT's sentinel says where the test's stderr ends. */
+	ret = bci_spawn_env(&env, environ, (const char *const[]){ "IGT_SENTINEL_ON_STDERR=1", NULL });
+	if (ret == 0)
+		ret = bci_spawn_start(&(struct bci_spawn){ .path = job->argv_path,
+							   .argv = (char *const *)job->argv,
+							   .envp = env.items, .stdin_fd = null_fd,
+							   .stdout_fd = out_pipe[1],
+							   .stderr_fd = err_pipe[1], .process_group = true,
+							   .exec_failed_status = BCI_IGT_EXIT_INVALID },
+				      &job->pid);
+	bci_strv_free(&env);
+	if (ret < 0) {
+		bci_error("job %u: cannot start %s: %s", job->index, job->argv_path, strerror(-ret));
 		goto out;
 	}
 	job->out.pipe_fd = out_pipe[0];
@@ -453,15 +484,14 @@ static int job_monitor(struct bci_igt_job *job)
 				break;
 			continue;
 		}
-		const char *reason = timeout_reason(job, now);
-		if (reason && job->killed == SIGKILL) {
-			job->unkillable = true;
-			bci_error("job %u: the test does not die even after SIGKILL: stopping the run",
-				  job->index);
-			break;
+		if (job->killed) {
+			if (escalate_step(job, now))
+				break;
+		} else {
+			const char *reason = timeout_reason(job, now);
+			if (reason)
+				escalate(job, reason, now);
 		}
-		if (reason)
-			escalate(job, reason, now);
 	}
 	return 0;
 }

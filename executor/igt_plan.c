@@ -22,8 +22,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 /* How long --list-subtests may take. */
 #define LIST_TIMEOUT_MS 60000L
 
@@ -74,7 +72,7 @@ static int plan_add(struct planner *p, const char *binary, const char *subtest)
  */
 static int list_subtests(struct planner *p, const char *binary, char **out)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], list_option[] = "--list-subtests";
 	int pipefd[2], status = 0, ret = 0;
 	size_t used = 0, cap = 4096;
 	char *buf;
@@ -92,14 +90,17 @@ static int list_subtests(struct planner *p, const char *binary, char **out)
 		free(buf);
 		return -ENOMEM;
 	}
-	pid = bci_igt_process_spawn((const char *const[]){ path, "--list-subtests", NULL }, environ,
-				    -1, pipefd[1], -1, 127);
-	if (pid < 0) {
+	ret = bci_spawn_start(&(struct bci_spawn){ .path = path,
+						   .argv = (char *const[]){ path, list_option, NULL },
+						   .stdin_fd = -1, .stdout_fd = pipefd[1],
+						   .stderr_fd = -1, .process_group = true },
+			      &pid);
+	if (ret < 0) {
 		close(pipefd[0]);
 		close(pipefd[1]);
 		free(buf);
-		bci_error("testlist: igt@%s: cannot run --list-subtests: %s", binary, strerror(-pid));
-		return pid;
+		bci_error("testlist: igt@%s: cannot run --list-subtests: %s", binary, strerror(-ret));
+		return ret;
 	}
 	close(pipefd[1]);
 	for (;;) {
@@ -129,7 +130,7 @@ static int list_subtests(struct planner *p, const char *binary, char **out)
 	}
 	close(pipefd[0]);
 	if (ret < 0)
-		bci_igt_process_signal(pid, SIGKILL);
+		bci_spawn_signal(pid, SIGKILL);
 	/* The listing is quick or killed: wait for it, reaping through the signalfd loop. */
 	status = bci_igt_process_reap(p->ex, pid);
 	buf[used] = '\0';
