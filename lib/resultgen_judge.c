@@ -232,21 +232,36 @@ int add_subtest(struct gen *g, const char *name)
 	return 0;
 }
 
+static const char *dynamic_key(const void *table, size_t index)
+{
+	return ((char *const *)table)[index];
+}
+
+/* Adds a dynamic subtest once, in first-seen order. */
 static int add_dynamic(struct subtest *sub, const char *name)
 {
-	char **dyn;
-	size_t i;
+	char *copy;
 
-	for (i = 0; i < sub->dynamic_count; i++)
-		if (!strcmp(sub->dynamic[i], name))
-			return 0;
-	dyn = realloc(sub->dynamic, (sub->dynamic_count + 1) * sizeof(*dyn));
-	if (!dyn)
+	if (name_index_find(&sub->dynamic_index, name, dynamic_key, sub->dynamic) >= 0)
+		return 0;
+	if (sub->dynamic_count == sub->dynamic_cap) {
+		size_t cap = sub->dynamic_cap ? sub->dynamic_cap * 2 : 8;
+		char **dyn = realloc(sub->dynamic, cap * sizeof(*dyn));
+
+		if (!dyn)
+			return -ENOMEM;
+		sub->dynamic = dyn;
+		sub->dynamic_cap = cap;
+	}
+	copy = strdup(name);
+	if (!copy)
 		return -ENOMEM;
-	sub->dynamic = dyn;
-	dyn[sub->dynamic_count] = strdup(name);
-	if (!dyn[sub->dynamic_count])
+	sub->dynamic[sub->dynamic_count] = copy;
+	if (name_index_put(&sub->dynamic_index, copy, sub->dynamic_count, dynamic_key,
+			   sub->dynamic) < 0) {
+		free(copy);
 		return -ENOMEM;
+	}
 	sub->dynamic_count++;
 	return 0;
 }
@@ -265,6 +280,7 @@ void job_reset(struct gen *g)
 		for (k = 0; k < g->subs[i].dynamic_count; k++)
 			free(g->subs[i].dynamic[k]);
 		free(g->subs[i].dynamic);
+		name_index_release(&g->subs[i].dynamic_index);
 		free(g->subs[i].name);
 	}
 	free(g->subs);
