@@ -109,6 +109,7 @@ struct gen {
 	struct subtest *subs;
 	size_t sub_count, sub_cap;
 	struct name_index sub_index;
+	struct name_index requested_index;	/* the job's requested subtests, built on use */
 	char **blobs;		/* text the tests point into */
 	size_t blob_count, blob_cap;
 };

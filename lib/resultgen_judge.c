@@ -287,6 +287,7 @@ void job_reset(struct gen *g)
 	g->subs = NULL;
 	g->sub_count = g->sub_cap = 0;
 	name_index_release(&g->sub_index);
+	name_index_release(&g->requested_index);
 	for (i = 0; i < g->blob_count; i++)
 		free(g->blobs[i]);
 	free(g->blobs);
@@ -724,8 +725,30 @@ int override_results(struct gen *g)
 	return 0;
 }
 
-static bool is_requested(const struct job *job, const char *subtest, const char *dynamic)
+static const char *requested_key(const void *table, size_t index)
 {
+	return ((char *const *)table)[index];
+}
+
+/* Indexes the job's requested subtests: a joblist line may name any number. */
+static int index_requested(struct gen *g)
+{
+	const struct job *job = g->job;
+	size_t i;
+
+	for (i = 0; i < job->requested_count; i++)
+		if (name_index_put(&g->requested_index, job->requested[i], i, requested_key,
+				   job->requested) < 0) {
+			name_index_release(&g->requested_index);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+/* Whether the joblist asked for @subtest (or its @dynamic subtest) by name. */
+static bool is_requested(struct gen *g, const char *subtest, const char *dynamic)
+{
+	const struct job *job = g->job;
 	char want[512];
 	size_t i;
 
@@ -733,6 +756,11 @@ static bool is_requested(const struct job *job, const char *subtest, const char 
 		snprintf(want, sizeof(want), "%s@%s", subtest, dynamic);
 	else
 		snprintf(want, sizeof(want), "%s", subtest);
+	if (!g->requested_index.cap && job->requested_count)
+		index_requested(g);
+	if (g->requested_index.cap)
+		return name_index_find(&g->requested_index, want, requested_key, job->requested) >= 0;
+	/* No memory for the index: ask the list itself. */
 	for (i = 0; i < job->requested_count; i++)
 		if (!strcmp(job->requested[i], want))
 			return true;
@@ -765,11 +793,11 @@ void prune_subtests(struct gen *g)
 				delete_test(g, name);
 			continue;
 		}
-		if (mode == PRUNE_KEEP_REQUESTED && !is_requested(g->job, sub->name, NULL))
+		if (mode == PRUNE_KEEP_REQUESTED && !is_requested(g, sub->name, NULL))
 			delete_test(g, name);
 		for (k = 0; k < sub->dynamic_count; k++) {
 			if (mode == PRUNE_KEEP_REQUESTED &&
-			    is_requested(g->job, sub->name, sub->dynamic[k]))
+			    is_requested(g, sub->name, sub->dynamic[k]))
 				continue;
 			bci_igt_piglit_name_dynamic(name, sub->dynamic[k], dyn_name, NAME_SIZE);
 			delete_test(g, dyn_name);
