@@ -14,24 +14,6 @@
 #include <sys/reboot.h>
 #include <unistd.h>
 
-/* Under PID 1 without /dev/console in the image, fds 0-2 are closed until /dev exists. */
-static void attach_console(struct bci_executor *ex)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	if (fcntl(2, F_GETFD) >= 0 || bci_path(ex, path, "/dev/console") < 0)
-		return;
-	fd = open(path, O_RDWR | O_NOCTTY);
-	if (fd < 0)
-		return;
-	for (int i = 0; i < 3; i++)
-		if (fd != i)
-			dup2(fd, i);
-	if (fd > 2)
-		close(fd);
-}
-
 static enum bci_ending error_ending(struct bci_executor *ex)
 {
 	ex->end_reason = "error: the executor could not go on (see the console)";
@@ -51,14 +33,14 @@ static enum bci_ending error_ending(struct bci_executor *ex)
 	return BCI_END_REBOOT;
 }
 
-enum bci_ending bci_executor_run(struct bci_executor *ex)
+enum bci_ending bci_executor_boot(struct bci_executor *ex)
 {
 	int ret;
 
 	ex->watchdog_fd = -1;
 	if (bci_mounts_early(ex) < 0)
 		return BCI_END_REBOOT;
-	attach_console(ex);
+	bci_console_attach(ex);
 	bci_say("bootci-executor starting (%s)", ex->sys->name);
 
 	if (bci_settings_load(ex) < 0)

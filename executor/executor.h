@@ -11,15 +11,25 @@
 #define BCI_EXECUTOR_H
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <linux/rtc.h>
+#include <time.h>
 
 #include "config.h"
 
+struct bci_executor;
 struct kmod_ctx;
 struct kmod_module;
 
-/* System calls that have no path to prefix. A test build replaces the table. */
+/*
+ * The seam: every system call without a path, the clocks, and what a fake tree
+ * cannot do the way the kernel does (the record format of /dev/kmsg, the RTC
+ * ioctls, the write that sleeps, efivarfs's immutable flag). Production code
+ * has one path through this table; `--root` runs use bci_sys_dry, and a test
+ * build copies a table and replaces the entries it fakes.
+ */
 struct bci_sys {
 	const char *name;
 	int (*mount)(const char *source, const char *target, const char *fstype,
@@ -30,6 +40,20 @@ struct bci_sys {
 	/* Ends the boot: RB_AUTOBOOT or RB_POWER_OFF. Returns only on failure. */
 	int (*reboot)(int how);
 	void (*sync)(void);
+	/* CLOCK_BOOTTIME (timers, durations: it counts a suspend), CLOCK_MONOTONIC (it does
+	 * not), CLOCK_REALTIME (dates in files). 0 or -errno. */
+	int (*clock)(clockid_t clock, struct timespec *ts);
+	/* One /dev/kmsg record ("<prio>,<seq>,<usec>,<flags>;text\n...") from @fd opened
+	 * O_NONBLOCK: its length, 0 at the end, -EAGAIN when there is none yet, or -errno. */
+	long (*kmsg_read)(int fd, char *record, size_t size);
+	/* Adds one record at @level (0-7, facility user) to the log open on @fd; 0 or -errno. */
+	int (*kmsg_write)(int fd, int level, const char *text, size_t len);
+	/* ioctl RTC_RD_TIME / RTC_WKALM_RD / RTC_WKALM_SET on an open /dev/rtcN: 0 or -errno. */
+	int (*rtc_read_time)(int fd, struct rtc_time *time);
+	int (*rtc_read_alarm)(int fd, struct rtc_wkalrm *alarm);
+	int (*rtc_set_alarm)(int fd, const struct rtc_wkalrm *alarm);
+	/* Writes @state to the open /sys/power/state: returns after the resume. 0 or -errno. */
+	int (*suspend_enter)(int fd, const char *state);
 	/*
 	 * EFI variable files (efivar.c). efivarfs marks them immutable: unlock
 	 * clears the flag on @fd (1 when it was set, 0 when not, or -errno),
@@ -43,7 +67,11 @@ struct bci_sys {
 };
 
 extern const struct bci_sys bci_sys_real;
-/* Prints what it would do and does nothing: for `--root` runs on a fake tree. */
+/*
+ * For `--root` runs on a fake tree as an ordinary user: mounts, module loads and
+ * the reboot are printed, not made; /dev/kmsg is a regular file holding records
+ * as the kernel shows them, one a line; efivarfs files carry no flags.
+ */
 extern const struct bci_sys bci_sys_dry;
 /* The dry table's EFI variable file operations, for a test's own table over a fake tree. */
 int bci_sys_tree_efivar_unlock(int fd);
@@ -53,6 +81,9 @@ int bci_sys_tree_efivar_write(int fd, const void *body, size_t size);
 	.efivar_unlock = bci_sys_tree_efivar_unlock,                          \
 	.efivar_relock = bci_sys_tree_efivar_relock,                          \
 	.efivar_write = bci_sys_tree_efivar_write
+
+/* ex->sys's clock @clock in milliseconds (CLOCK_BOOTTIME unless said otherwise). */
+long bci_clock_ms(const struct bci_executor *ex, clockid_t clock);
 
 enum bci_ending {
 	BCI_END_REBOOT,
@@ -78,11 +109,16 @@ struct bci_executor {
 	char crash_dump[PATH_MAX];  /* where its dump was saved, relative to run_dir */
 };
 
+/* Writes @prefix + formatted path into @buf (PATH_MAX); 0 or -ENAMETOOLONG. */
+int bci_vpath(char *buf, const char *prefix, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 /* Writes root + formatted path into @buf (PATH_MAX). */
 int bci_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Console messages for people: "bootci: ..." on stderr (the console under PID 1). */
+/* Console messages for people: "[seconds since boot] bootci: ..." on stderr (the console
+ * under PID 1), timed by @ex's clock; attaching opens /dev/console when fds 0-2 are closed. */
+void bci_console_attach(const struct bci_executor *ex);
 void bci_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -105,6 +141,8 @@ void bci_signals_reset_child(void);
  * when @pid exits, stores its wait status in @status and returns 1; else 0.
  */
 int bci_signals_dispatch(struct bci_executor *ex, int pid, int *status);
+/* Waits for @pid through the signalfd loop (a child that is quick, or killed); its wait status. */
+int bci_signals_wait(struct bci_executor *ex, int pid);
 
 /* mounts.c */
 int bci_mounts_early(struct bci_executor *ex);       /* /proc /sys /dev /tmp /run */
@@ -137,7 +175,8 @@ struct bci_kmsg_budget {
 	int keep_level;
 };
 /* Copies pending records (all of them when @budget is NULL); bytes copied, or -errno. */
-long bci_kmsg_drain(int kmsg_fd, int out_fd, struct bci_kmsg_budget *budget);
+long bci_kmsg_drain(const struct bci_executor *ex, int kmsg_fd, int out_fd,
+		    struct bci_kmsg_budget *budget);
 void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));              /* "<level>[bootci] ..." */
 void bci_sysrq(const struct bci_executor *ex, char command);
@@ -147,8 +186,18 @@ int bci_watchdog_open(struct bci_executor *ex);
 void bci_watchdog_pet(struct bci_executor *ex);
 void bci_watchdog_close(struct bci_executor *ex);          /* magic close: orderly ends only */
 
-/* pstore.c: crash records of the previous boot, and this boot's record. */
+/* pstore.c: crash records of the previous boot. */
 int bci_pstore_load_backends(struct bci_executor *ex);
+struct bci_pstore_saved {
+	int pstore, efi;           /* records saved (and erased) */
+	char crash_names[1024];    /* the records that show a dead kernel, space-separated */
+};
+/* Saves the pstore and EFI dump records into ex->boot_dir, fsynced, then erases them; sets
+ * ex->kernel_crashed and ex->crash_dump. A record that cannot be saved is kept (said on the
+ * console). 0 or -errno. */
+int bci_pstore_collect(struct bci_executor *ex, struct bci_pstore_saved *saved);
+
+/* boot_record.c: this boot's record in the run folder (boot-NNNN/boot.txt, end.txt). */
 /* Creates boot_dir, saves and erases pstore and EFI dump records, writes boot.txt. */
 int bci_boot_begin(struct bci_executor *ex);
 /* boot_dir/end.txt: how this boot ends (a clean end the next boot can tell from a crash). */
@@ -157,8 +206,9 @@ void bci_boot_end(struct bci_executor *ex, const char *how);
 /* igt.c: the IGT engine: testlist -> igt_runner results directory, resumable. */
 int bci_igt_run(struct bci_executor *ex);
 
-/* executor.c: the boot from mounts to the test's recorded result. */
-enum bci_ending bci_executor_run(struct bci_executor *ex);
+/* executor.c: one boot of the test machine, from the mounts to the recorded results
+ * (the IGT run or the single test); returns how the boot is to end. */
+enum bci_ending bci_executor_boot(struct bci_executor *ex);
 /* flush, sync, unmount the results, hand over, end the boot; returns only when not PID 1 or on failure. */
 /* The hand-over (BootNext) may turn the ending into its fallback: returns the one taken. */
 enum bci_ending bci_executor_end(struct bci_executor *ex, enum bci_ending ending);

@@ -8,14 +8,13 @@
 #include "executor.h"
 
 #include "fsutil.h"
+#include "kmsg_record.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 int bci_kmsg_open(const struct bci_executor *ex)
@@ -33,18 +32,16 @@ int bci_kmsg_open(const struct bci_executor *ex)
 	return fd;
 }
 
-/* The level (0-7) of a record as /dev/kmsg shows it ("<prio>,<seq>,..."), or 0 when unreadable. */
+/* The level (0-7) of a record, or 0 (the most severe: kept) when it does not parse. */
 static int record_level(const char *record, size_t len)
 {
-	unsigned prio = 0;
-	size_t i;
+	struct bci_kmsg_record rec;
 
-	for (i = 0; i < len && record[i] >= '0' && record[i] <= '9' && prio < 1000; i++)
-		prio = prio * 10 + (unsigned)(record[i] - '0');
-	return i > 0 && i < len && record[i] == ',' ? (int)(prio & 7) : 0;
+	return bci_kmsg_record_parse(record, len, &rec) ? bci_kmsg_record_level(&rec) : 0;
 }
 
-long bci_kmsg_drain(int kmsg_fd, int out_fd, struct bci_kmsg_budget *budget)
+long bci_kmsg_drain(const struct bci_executor *ex, int kmsg_fd, int out_fd,
+		    struct bci_kmsg_budget *budget)
 {
 	char record[8192];
 	long written = 0;
@@ -52,21 +49,12 @@ long bci_kmsg_drain(int kmsg_fd, int out_fd, struct bci_kmsg_budget *budget)
 	if (kmsg_fd < 0)
 		return 0;
 	for (;;) {
-		ssize_t n = read(kmsg_fd, record, sizeof(record));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			/* EPIPE: records were overwritten before we read them; go on from the oldest. */
-			if (errno == EPIPE)
-				continue;
-			if (errno == EAGAIN)
-				return written;
-			return -errno;
-		}
-		if (n == 0)
+		long n = ex->sys->kmsg_read(kmsg_fd, record, sizeof(record));
+		if (n == -EAGAIN || n == 0)
 			return written;
-		/* Past the budget only records severe enough to judge the job are kept. (A fake
-		 * tree's file has no record boundaries: a read is judged by its first record.) */
+		if (n < 0)
+			return n;
+		/* Past the budget only records severe enough to judge the job are kept. */
 		if (budget && budget->written + (unsigned long long)n > budget->limit &&
 		    record_level(record, (size_t)n) > budget->keep_level) {
 			budget->dropped += (unsigned long long)n;
@@ -82,8 +70,7 @@ long bci_kmsg_drain(int kmsg_fd, int out_fd, struct bci_kmsg_budget *budget)
 
 void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ...)
 {
-	char path[PATH_MAX], line[1024];
-	struct stat st;
+	char path[PATH_MAX], text[1024];
 	va_list ap;
 	int fd, n;
 
@@ -92,24 +79,14 @@ void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ..
 	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		/* A fake tree's log file: add the record as the kernel would show it when read
-		 * (facility user, as for any write to /dev/kmsg). */
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		n = snprintf(line, sizeof(line), "%d,0,%lld,-;[bootci] ", 8 + level,
-			     (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000);
-	} else {
-		n = snprintf(line, sizeof(line), "<%d>[bootci] ", level);
-	}
+	n = snprintf(text, sizeof(text), "[bootci] ");
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	n += vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
 	va_end(ap);
-	if (n >= (int)sizeof(line))
-		n = (int)sizeof(line) - 1;
-	if (write(fd, line, (size_t)n) < 0) {
-		/* The log is best effort: nothing to do about a full or missing kmsg. */
-	}
+	if (n >= (int)sizeof(text))
+		n = (int)sizeof(text) - 1;
+	/* The log is best effort: nothing to do about a full or missing kmsg. */
+	ex->sys->kmsg_write(fd, level, text, (size_t)n);
 	close(fd);
 }
 

@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 
 	if (bci_signals_setup(&ex) < 0)
 		bci_error("cannot set up signal handling; going on without it");
-	ending = bci_executor_run(&ex);
+	ending = bci_executor_boot(&ex);
 	ending = bci_executor_end(&ex, ending);
 	if (!init)
 		return 0;
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 	/* reboot(2) failed: keep asking, never return (init exiting panics the kernel). */
 	for (;;) {
 		nanosleep(&(struct timespec){ 1, 0 }, NULL);
-		sync();
-		reboot(ending == BCI_END_POWEROFF ? RB_POWER_OFF : RB_AUTOBOOT);
+		ex.sys->sync();
+		ex.sys->reboot(ending == BCI_END_POWEROFF ? RB_POWER_OFF : RB_AUTOBOOT);
 	}
 }

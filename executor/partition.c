@@ -173,14 +173,6 @@ int bci_partition_find(const struct bci_executor *ex, const char *label, const c
 	return 0;
 }
 
-static long elapsed_ms(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_BOOTTIME, &now);
-	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
-}
-
 int bci_partition_mount_results(struct bci_executor *ex)
 {
 	const char *label = bci_config_get(ex->config, "results_label");
@@ -188,17 +180,17 @@ int bci_partition_mount_results(struct bci_executor *ex)
 	const char *fstype = bci_config_get(ex->config, "results_fstype");
 	unsigned long wait_s = bci_config_get_seconds(ex->config, "results_wait");
 	char what[160];
-	struct timespec start;
+	long start;
 	int ret;
 
 	snprintf(what, sizeof(what), *partuuid ? "PARTUUID=%s" : "LABEL=%s",
 		 *partuuid ? partuuid : label);
-	clock_gettime(CLOCK_BOOTTIME, &start);
+	start = bci_clock_ms(ex, CLOCK_BOOTTIME);
 	/* Block devices appear asynchronously after their driver loads: poll to a deadline. */
 	for (;;) {
 		ret = bci_partition_find(ex, label, partuuid, ex->results_device,
 					 sizeof(ex->results_device));
-		if (ret != -ENOENT || elapsed_ms(&start) >= (long)wait_s * 1000)
+		if (ret != -ENOENT || bci_clock_ms(ex, CLOCK_BOOTTIME) - start >= (long)wait_s * 1000)
 			break;
 		nanosleep(&(struct timespec){ 0, POLL_INTERVAL_NS }, NULL);
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * What the previous boot left behind when it died, and this boot's record.
+ * What the previous boot left behind when it died: its pstore and EFI crash records.
  *
  * At every boot, before any test runs, every /sys/fs/pstore entry and every
  * EFI crash variable (efi-pstore's dump-type0-*) is copied into the run's
@@ -15,6 +15,7 @@
 #include "config.h"
 #include "efivar.h"
 #include "fsutil.h"
+#include "results_dir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -61,22 +62,6 @@ int bci_pstore_load_backends(struct bci_executor *ex)
 	free(names);
 	free(storage);
 	return 0;
-}
-
-/* The first free boot-NNNN of the run folder. */
-static unsigned next_boot_number(const struct bci_executor *ex)
-{
-	unsigned highest = 0, n;
-	struct dirent *entry;
-	DIR *d = opendir(ex->run_dir);
-
-	if (!d)
-		return 1;
-	while ((entry = readdir(d)))
-		if (sscanf(entry->d_name, "boot-%u", &n) == 1 && n > highest)
-			highest = n;
-	closedir(d);
-	return highest + 1;
 }
 
 /* Is this dmesg record the log of a kernel that died (efi-pstore and ramoops headers)? */
@@ -127,16 +112,13 @@ static int copy_file(const char *from, const char *to, char **text_out, size_t *
 	return ret;
 }
 
-/* efivarfs files are immutable until told otherwise; a fake tree cannot be told. */
-static int unlink_efivar(const char *path)
+/* efivarfs files are immutable until told otherwise. */
+static int unlink_efivar(const struct bci_executor *ex, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), flags;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd >= 0) {
-		if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_IMMUTABLE_FL)) {
-			flags &= ~FS_IMMUTABLE_FL;
-			ioctl(fd, FS_IOC_SETFLAGS, &flags);
-		}
+		ex->sys->efivar_unlock(fd);
 		close(fd);
 	}
 	return unlink(path) < 0 ? -errno : 0;
@@ -147,7 +129,8 @@ static int unlink_efivar(const char *path)
  * given) into @dest, fsyncs, then erases the originals. Returns how many
  * were saved; sets *@crashed when a record shows a dead kernel.
  */
-static int save_and_erase(const char *src, const char *dest, const char *prefix,
+static int save_and_erase(const struct bci_executor *ex, const char *src, const char *dest,
+			  const char *prefix,
 			  const char *suffix, bool efivars, bool *crashed, char *crash_names,
 			  size_t crash_names_size)
 {
@@ -184,7 +167,7 @@ static int save_and_erase(const char *src, const char *dest, const char *prefix,
 				 name);
 		}
 		free(text);
-		ret = efivars ? unlink_efivar(from) : (unlink(from) < 0 ? -errno : 0);
+		ret = efivars ? unlink_efivar(ex, from) : (unlink(from) < 0 ? -errno : 0);
 		if (ret < 0 && ret != -ENOENT)
 			bci_warn("cannot erase %s: %s", from, strerror(-ret));
 next:
@@ -194,118 +177,32 @@ next:
 	return saved;
 }
 
-static void read_line(const struct bci_executor *ex, const char *path, char *buf, size_t size,
-		      const char *fallback)
+int bci_pstore_collect(struct bci_executor *ex, struct bci_pstore_saved *saved)
 {
-	char full[PATH_MAX], *text = NULL;
+	char pstore[PATH_MAX], efivars[PATH_MAX], dest[PATH_MAX + 16];
+	bool crashed = false, crashed_pstore;
 
-	snprintf(buf, size, "%s", fallback);
-	if (bci_path(ex, full, "%s", path) < 0 || bci_read_file(full, &text, NULL, 1 << 16) < 0)
-		return;
-	text[strcspn(text, "\n")] = '\0';
-	snprintf(buf, size, "%s", text);
-	free(text);
-}
-
-/* How the previous boot of this run ended, as far as anything tells. */
-static void previous_end(const struct bci_executor *ex, bool crashed, const char *crash_names,
-			 char *buf, size_t size)
-{
-	char path[PATH_MAX + 32], *text = NULL, bootstatus[64];
-
-	if (ex->boot_number <= 1) {
-		snprintf(buf, size, "none (first boot of the run)");
-		return;
-	}
-	snprintf(path, sizeof(path), "%s/boot-%04u/end.txt", ex->run_dir, ex->boot_number - 1);
-	if (bci_read_file(path, &text, NULL, 4096) == 0) {
-		text[strcspn(text, "\n")] = '\0';
-		snprintf(buf, size, "clean: %s", text);
-		free(text);
-		return;
-	}
-	if (crashed) {
-		snprintf(buf, size, "kernel crash (pstore: %s)", crash_names);
-		return;
-	}
-	/* Some watchdog drivers report that they reset the machine. */
-	read_line(ex, "/sys/class/watchdog/watchdog0/bootstatus", bootstatus, sizeof(bootstatus), "0");
-	if (strcmp(bootstatus, "0") != 0)
-		snprintf(buf, size, "watchdog reset (bootstatus %s)", bootstatus);
-	else
-		snprintf(buf, size, "unknown: no clean end, no crash record (hang, reset or power loss)");
-}
-
-int bci_boot_begin(struct bci_executor *ex)
-{
-	char pstore[PATH_MAX], efivars[PATH_MAX], dest[PATH_MAX + 16], crash_names[1024] = "";
-	char boot_id[64], cmdline[2048], end[1200], record[8192], efi[3072];
-	bool crashed = false;
-	int saved_pstore, saved_efi, ret;
-
-	ex->boot_number = next_boot_number(ex);
-	if (snprintf(ex->boot_dir, sizeof(ex->boot_dir), "%.*s/boot-%04u", PATH_MAX - 16,
-		     ex->run_dir, ex->boot_number) >= (int)sizeof(ex->boot_dir))
-		return -ENAMETOOLONG;
-	ret = bci_mkdir_p(ex->boot_dir, 0755);
-	if (ret < 0) {
-		bci_error("cannot create %s: %s", ex->boot_dir, strerror(-ret));
-		return ret;
-	}
+	memset(saved, 0, sizeof(*saved));
 	if (bci_path(ex, pstore, "/sys/fs/pstore") < 0 ||
 	    bci_path(ex, efivars, "/sys/firmware/efi/efivars") < 0)
 		return -ENAMETOOLONG;
-
 	snprintf(dest, sizeof(dest), "%s/pstore", ex->boot_dir);
-	saved_pstore = save_and_erase(pstore, dest, NULL, NULL, false, &crashed, crash_names,
-				      sizeof(crash_names));
+	saved->pstore = save_and_erase(ex, pstore, dest, NULL, NULL, false, &crashed,
+				       saved->crash_names, sizeof(saved->crash_names));
 	/* What efi-pstore did not expose (or a kernel without pstore left): the variables. */
 	snprintf(dest, sizeof(dest), "%s/efi", ex->boot_dir);
-	bool crashed_pstore = crashed;
-	saved_efi = save_and_erase(efivars, dest, EFI_DUMP_PREFIX, EFI_PSTORE_GUID, true, &crashed,
-				   crash_names, sizeof(crash_names));
+	crashed_pstore = crashed;
+	saved->efi = save_and_erase(ex, efivars, dest, EFI_DUMP_PREFIX, EFI_PSTORE_GUID, true,
+				    &crashed, saved->crash_names, sizeof(saved->crash_names));
+	if (saved->pstore < 0)
+		saved->pstore = 0;
+	if (saved->efi < 0)
+		saved->efi = 0;
 	bci_fsync_dir(ex->boot_dir);
 
 	ex->kernel_crashed = crashed;
 	/* The dump to attribute: pstore's files, else what only the EFI variables kept. */
-	snprintf(ex->crash_dump, sizeof(ex->crash_dump), "boot-%04u/%s", ex->boot_number,
+	snprintf(ex->crash_dump, sizeof(ex->crash_dump), BCI_RESULTS_BOOT_DIR "/%s", ex->boot_number,
 		 crashed && !crashed_pstore ? "efi" : "pstore");
-	previous_end(ex, crashed, crash_names, end, sizeof(end));
-
-	read_line(ex, "/proc/sys/kernel/random/boot_id", boot_id, sizeof(boot_id), "unknown");
-	read_line(ex, "/proc/cmdline", cmdline, sizeof(cmdline), "");
-	if (bci_boot_record(ex, efi, sizeof(efi)) < 0)
-		snprintf(efi, sizeof(efi), "unknown");
-	snprintf(record, sizeof(record),
-		 "boot %u\nboot_id %s\ntime %ld\nkernel %s\ncmdline %s\nprevious %s\n"
-		 "pstore_records %d\nefi_dump_variables %d\nrecord %s\n",
-		 ex->boot_number, boot_id, (long)time(NULL), ex->release, cmdline, end,
-		 saved_pstore < 0 ? 0 : saved_pstore, saved_efi < 0 ? 0 : saved_efi, efi);
-	snprintf(dest, sizeof(dest), "%s/boot.txt", ex->boot_dir);
-	ret = bci_write_file_atomic(dest, record, strlen(record), 0644);
-	if (ret < 0)
-		bci_error("cannot write %s: %s", dest, strerror(-ret));
-	if (crashed)
-		bci_say("boot %u of the run; previous boot: kernel crash (%d pstore records)",
-			ex->boot_number, saved_pstore);
-	else
-		bci_say("boot %u of the run; previous boot: %s", ex->boot_number, end);
-	if (saved_pstore > 0 || saved_efi > 0)
-		bci_say("saved %d pstore record%s and %d EFI dump variable%s to boot-%04u/, then erased them",
-			saved_pstore, saved_pstore == 1 ? "" : "s", saved_efi, saved_efi == 1 ? "" : "s",
-			ex->boot_number);
-	return ret;
-}
-
-void bci_boot_end(struct bci_executor *ex, const char *how)
-{
-	char path[PATH_MAX + 16], text[256];
-	int n;
-
-	if (!ex->boot_dir[0])
-		return;
-	snprintf(path, sizeof(path), "%s/end.txt", ex->boot_dir);
-	n = snprintf(text, sizeof(text), "%s\n", how);
-	if (bci_write_file_atomic(path, text, (size_t)n, 0644) < 0)
-		bci_warn("cannot record how boot %u ends", ex->boot_number);
+	return 0;
 }

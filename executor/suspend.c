@@ -13,8 +13,11 @@
 
 #include "executor.h"
 #include "fsutil.h"
+#include "igt_protocol.h"
+#include "kmsg_record.h"
+#include "results_dir.h"
+#include "testlist.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -25,97 +28,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define IGT_EXIT_SUCCESS 0
-#define IGT_EXIT_SKIP 77
-#define IGT_EXIT_FAILURE 98
 /* What suspending plus resuming may take on top of the wake time before a kept watchdog fires. */
 #define WATCHDOG_MARGIN_S 10
-
-static const char *const states[] = { "freeze", "standby", "mem", "disk" };
-static const char *const pm_tests[] = { "freezer", "devices", "platform", "processors", "core" };
-
-static bool in_list(const char *word, size_t len, const char *const *list, size_t count)
-{
-	for (size_t i = 0; i < count; i++)
-		if (strlen(list[i]) == len && memcmp(list[i], word, len) == 0)
-			return true;
-	return false;
-}
-
-int bci_suspend_cycle_parse(const char *cycle, struct bci_suspend_cycle_name *name)
-{
-	const char *dash = strrchr(cycle, '-'), *plus = strchr(cycle, '_');
-	const char *state_end = plus ? plus : dash;
-	unsigned long number = 0;
-
-	memset(name, 0, sizeof(*name));
-	if (!dash || dash[1] == '\0' || strlen(dash + 1) < 4 || strlen(dash + 1) > 9 ||
-	    (plus && plus > dash))
-		return -EINVAL;
-	for (const char *p = dash + 1; *p; p++) {
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		number = number * 10 + (unsigned long)(*p - '0');
-	}
-	if (number == 0 ||
-	    !in_list(cycle, (size_t)(state_end - cycle), states, sizeof(states) / sizeof(states[0])))
-		return -EINVAL;
-	if (plus && !in_list(plus + 1, (size_t)(dash - plus - 1), pm_tests,
-			     sizeof(pm_tests) / sizeof(pm_tests[0])))
-		return -EINVAL;
-	snprintf(name->state, sizeof(name->state), "%.*s", (int)(state_end - cycle), cycle);
-	if (plus)
-		snprintf(name->pm_test, sizeof(name->pm_test), "%.*s", (int)(dash - plus - 1),
-			 plus + 1);
-	name->number = (unsigned)number;
-	return 0;
-}
-
-/* ---- the real operations ---- */
-
-static int real_rtc_read_time(int fd, struct rtc_time *time)
-{
-	return ioctl(fd, RTC_RD_TIME, time) < 0 ? -errno : 0;
-}
-
-static int real_rtc_read_alarm(int fd, struct rtc_wkalrm *alarm)
-{
-	return ioctl(fd, RTC_WKALM_RD, alarm) < 0 ? -errno : 0;
-}
-
-static int real_rtc_set_alarm(int fd, const struct rtc_wkalrm *alarm)
-{
-	return ioctl(fd, RTC_WKALM_SET, alarm) < 0 ? -errno : 0;
-}
-
-static int real_clock(clockid_t clock, struct timespec *ts)
-{
-	return clock_gettime(clock, ts) < 0 ? -errno : 0;
-}
-
-static int real_enter(int fd, const char *state)
-{
-	char text[32];
-	int n = snprintf(text, sizeof(text), "%s\n", state);
-
-	/* One write: sysfs takes the state from the first write, and it blocks across the sleep. */
-	for (;;) {
-		ssize_t written = write(fd, text, (size_t)n);
-		if (written < 0 && errno == EINTR)
-			continue;
-		if (written < 0)
-			return -errno;
-		return written == n ? 0 : -EIO;
-	}
-}
-
-const struct bci_suspend_ops bci_suspend_ops_real = {
-	.rtc_read_time = real_rtc_read_time,
-	.rtc_read_alarm = real_rtc_read_alarm,
-	.rtc_set_alarm = real_rtc_set_alarm,
-	.clock = real_clock,
-	.enter = real_enter,
-};
 
 /* ---- sysfs ---- */
 
@@ -222,19 +136,17 @@ void bci_suspend_stats_read(const struct bci_executor *ex, struct bci_suspend_st
 
 struct cycle {
 	struct bci_executor *ex;
-	const struct bci_suspend_ops *ops;
 	struct bci_suspend_record *rec;
-	struct bci_suspend_cycle_name name;
+	struct bci_testlist_cycle_name name;
 	int out_fd, err_fd, dmesg_fd, kmsg_fd;
 	const char *rtc;
 	int rtc_fd;             /* /dev/rtcN while its alarm is armed through ioctls */
 	bool alarm_sysfs;       /* the alarm was armed through sysfs wakealarm */
 	char old_mem_sleep[16]; /* to put back after the cycle, "" when untouched */
 	bool pm_test_set;
-	/* the kernel log, parsed as it is copied */
-	char line[1024];
-	size_t line_len;
-	struct bci_suspend_landmarks pm;
+	struct bci_suspend_landmarks pm; /* the kernel log, parsed as it is copied */
+	bool entered;           /* the state was written: the clocks below mean something */
+	double boot0, mono0, boot1, mono1;
 };
 
 static void say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -258,7 +170,7 @@ static double now(const struct cycle *c, clockid_t clock)
 {
 	struct timespec ts = { 0, 0 };
 
-	c->ops->clock(clock, &ts);
+	c->ex->sys->clock(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -268,15 +180,14 @@ void bci_suspend_kmsg_record(struct bci_suspend_landmarks *lm, const char *recor
 		"ACPI: PM: Low-level resume complete", "PM: resume from suspend-to-idle",
 		"Enabling non-boot CPUs", "PM: suspend debug: Waiting for",
 	};
-	unsigned prio;
-	unsigned long long seq, usec;
-	const char *text = strchr(record, ';');
+	struct bci_kmsg_record rec;
+	const char *text;
 	double ts;
 
-	if (!text || sscanf(record, "%u,%llu,%llu", &prio, &seq, &usec) != 3)
+	if (!bci_kmsg_record_parse(record, strlen(record), &rec))
 		return;
-	text++;
-	ts = (double)usec / 1e6;
+	text = rec.text;
+	ts = (double)rec.usec / 1e6;
 	if (strncmp(text, "PM: suspend entry", 17) == 0 ||
 	    strncmp(text, "PM: hibernation: hibernation entry", 34) == 0) {
 		lm->entry = ts;
@@ -310,30 +221,20 @@ void bci_suspend_kmsg_record(struct bci_suspend_landmarks *lm, const char *recor
 /* Copies what the kernel logged since the last call into dmesg_fd, parsing it on the way. */
 static void drain_kmsg(struct cycle *c)
 {
-	char buf[8192];
+	char record[8192];
 
 	if (c->kmsg_fd < 0)
 		return;
 	for (;;) {
-		ssize_t n = read(c->kmsg_fd, buf, sizeof(buf));
-		if (n < 0 && (errno == EINTR || errno == EPIPE))
-			continue;
+		long n = c->ex->sys->kmsg_read(c->kmsg_fd, record, sizeof(record) - 1);
 		if (n <= 0)
 			break;
 		if (c->dmesg_fd >= 0)
-			bci_write_all(c->dmesg_fd, buf, (size_t)n);
-		/* /dev/kmsg gives a record per read; a fake tree's file gives any bytes: cut lines. */
-		for (ssize_t i = 0; i < n; i++) {
-			if (buf[i] != '\n') {
-				if (c->line_len < sizeof(c->line) - 1)
-					c->line[c->line_len++] = buf[i];
-				continue;
-			}
-			c->line[c->line_len] = '\0';
-			if (c->line_len > 0 && c->line[0] != ' ')
-				bci_suspend_kmsg_record(&c->pm, c->line);
-			c->line_len = 0;
-		}
+			bci_write_all(c->dmesg_fd, record, (size_t)n);
+		/* The record's text, without the " KEY=value" lines that may follow it. */
+		record[n] = '\0';
+		record[strcspn(record, "\n")] = '\0';
+		bci_suspend_kmsg_record(&c->pm, record);
 	}
 	if (c->dmesg_fd >= 0)
 		fdatasync(c->dmesg_fd);
@@ -358,7 +259,7 @@ static int arm_alarm(struct cycle *c, unsigned long seconds)
 	if (bci_path(c->ex, path, "/dev/%s", c->rtc) < 0)
 		return -ENAMETOOLONG;
 	c->rtc_fd = open(path, O_RDONLY | O_CLOEXEC);
-	ret = c->rtc_fd < 0 ? -errno : c->ops->rtc_read_time(c->rtc_fd, &now_rtc);
+	ret = c->rtc_fd < 0 ? -errno : c->ex->sys->rtc_read_time(c->rtc_fd, &now_rtc);
 	if (ret == 0) {
 		/* The RTC's broken-down time, whatever zone it keeps: timegm/gmtime only add seconds. */
 		tm = (struct tm){ .tm_sec = now_rtc.tm_sec, .tm_min = now_rtc.tm_min,
@@ -371,7 +272,7 @@ static int arm_alarm(struct cycle *c, unsigned long seconds)
 						.tm_hour = tm.tm_hour, .tm_mday = tm.tm_mday,
 						.tm_mon = tm.tm_mon, .tm_year = tm.tm_year,
 						.tm_wday = -1, .tm_yday = -1, .tm_isdst = -1 };
-		ret = c->ops->rtc_set_alarm(c->rtc_fd, &alarm);
+		ret = c->ex->sys->rtc_set_alarm(c->rtc_fd, &alarm);
 	}
 	if (ret == 0) {
 		snprintf(c->rec->wake, sizeof(c->rec->wake), "RTC_WKALM_SET");
@@ -403,9 +304,9 @@ static void disarm_alarm(struct cycle *c)
 	char rel[PATH_MAX];
 
 	if (c->rtc_fd >= 0) {
-		if (c->ops->rtc_read_alarm(c->rtc_fd, &alarm) == 0) {
+		if (c->ex->sys->rtc_read_alarm(c->rtc_fd, &alarm) == 0) {
 			alarm.enabled = 0;
-			c->ops->rtc_set_alarm(c->rtc_fd, &alarm);
+			c->ex->sys->rtc_set_alarm(c->rtc_fd, &alarm);
 		}
 		close(c->rtc_fd);
 		c->rtc_fd = -1;
@@ -496,19 +397,20 @@ static bool stays_in_s0(const struct cycle *c)
 static void append_cycle_line(struct cycle *c)
 {
 	const struct bci_suspend_record *r = c->rec;
-	char path[PATH_MAX + 32], line[512], kernel_suspend[32] = "-", kernel_resume[32] = "-";
+	struct bci_suspend_cycle_line entry = {
+		.wall = r->wall, .suspended = r->suspended, .latency = r->latency,
+		.kernel_suspend = r->kernel_suspend, .kernel_resume = r->kernel_resume,
+	};
+	char path[PATH_MAX + 32], line[512];
 	int fd, n;
 
 	if (!c->ex->run_dir[0])
 		return;
-	if (r->kernel_suspend >= 0)
-		snprintf(kernel_suspend, sizeof(kernel_suspend), "%.3f", r->kernel_suspend);
-	if (r->kernel_resume >= 0)
-		snprintf(kernel_resume, sizeof(kernel_resume), "%.3f", r->kernel_resume);
-	n = snprintf(line, sizeof(line), "%s %s %.3f %.3f %.3f %s %s %s\n", r->cycle, r->result,
-		     r->wall, r->suspended, r->latency, kernel_suspend, kernel_resume,
-		     r->wake[0] ? r->wake : "-");
-	snprintf(path, sizeof(path), "%s/suspend-cycles.txt", c->ex->run_dir);
+	snprintf(entry.cycle, sizeof(entry.cycle), "%s", r->cycle);
+	snprintf(entry.result, sizeof(entry.result), "%s", r->result);
+	snprintf(entry.wake, sizeof(entry.wake), "%s", r->wake);
+	n = bci_suspend_cycle_line_format(line, sizeof(line), &entry);
+	snprintf(path, sizeof(path), "%s/%s", c->ex->run_dir, BCI_RESULTS_SUSPEND_CYCLES);
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || bci_write_all(fd, line, (size_t)n) < 0 || fdatasync(fd) < 0)
 		bci_warn("suspend: cannot record the cycle in %s: %s", path, strerror(errno));
@@ -613,244 +515,222 @@ static void say_version(struct cycle *c)
 	    c->ex->release[0] ? c->ex->release : u.release, u.machine);
 }
 
-int bci_suspend_cycle_with(struct bci_executor *ex, const struct bci_suspend_ops *ops,
-			   const char *cycle, int out_fd, int err_fd, int dmesg_fd,
-			   struct bci_suspend_record *record)
+/*
+ * The set-up: checks the kernel offers the cycle, then mem_sleep, pm_test and
+ * the wake alarm. Returns 0 when the cycle can sleep, 1 when it is already
+ * judged (a skip: IGT_EXIT_SKIP said; a set-up failure: record->error set).
+ */
+static int cycle_prepare(struct cycle *c, const char *mem_sleep, unsigned long wake_after)
 {
-	unsigned long wake_after = bci_config_get_seconds(ex->config, "suspend_wake_after");
-	unsigned long watchdog_timeout = bci_config_get_seconds(ex->config, "watchdog_timeout");
-	const char *mem_sleep = bci_config_get(ex->config, "suspend_mem_sleep");
-	const char *watchdog_mode = bci_config_get(ex->config, "suspend_watchdog");
-	struct cycle c = { .ex = ex, .ops = ops, .rec = record, .out_fd = out_fd,
-			   .err_fd = err_fd, .dmesg_fd = dmesg_fd, .kmsg_fd = -1, .rtc_fd = -1,
-			   .rtc = bci_config_get(ex->config, "suspend_rtc"),
-			   .pm = BCI_SUSPEND_LANDMARKS_INIT };
-	char path[PATH_MAX];
-	double start, boot0 = 0, mono0 = 0, boot1 = 0, mono1 = 0;
-	int state_fd = -1, ret, status;
-	bool entered = false;
+	struct bci_suspend_record *record = c->rec;
+	char line[300];
+	int ret;
 
-	memset(record, 0, sizeof(*record));
-	record->kernel_suspend = record->kernel_resume = -1;
-	if (bci_suspend_cycle_parse(cycle, &c.name) < 0)
-		return -EINVAL;
-	snprintf(record->cycle, sizeof(record->cycle), "%s", cycle);
-	start = now(&c, CLOCK_BOOTTIME);
-	say_version(&c);
-
-	check_offered(&c, mem_sleep, record->why, sizeof(record->why));
+	check_offered(c, mem_sleep, record->why, sizeof(record->why));
 	if (record->why[0]) {
 		/* IGT's own way of skipping inside a subtest: the reason, then the result. */
-		say(out_fd, "Starting subtest: %s\n", cycle);
-		say(out_fd, "Test requirement not met: %s\n", record->why);
-		say(out_fd, "Subtest %s: SKIP (0.000s)\n", cycle);
+		say(c->out_fd, "Starting subtest: %s\n", record->cycle);
+		say(c->out_fd, "Test requirement not met: %s\n", record->why);
+		bci_igt_line_format_result(line, sizeof(line), false, record->cycle, "SKIP", 0);
+		say(c->out_fd, "%s", line);
 		snprintf(record->result, sizeof(record->result), "skip");
-		bci_say("suspend %s: skipped: %s", cycle, record->why);
-		return IGT_EXIT_SKIP;
+		bci_say("suspend %s: skipped: %s", record->cycle, record->why);
+		return 1;
 	}
-	say(out_fd, "Starting subtest: %s\n", cycle);
+	say(c->out_fd, "Starting subtest: %s\n", record->cycle);
 	/* Known before the sleep: if it never ends, the job's out.txt says what was tried. */
-	fdatasync(out_fd);
+	fdatasync(c->out_fd);
 
-	c.kmsg_fd = bci_kmsg_open(ex);
+	c->kmsg_fd = bci_kmsg_open(c->ex);
 	/*
 	 * The cycle announces itself in the kernel log as an IGT subtest does
 	 * (`[IGT] bin: starting subtest X`): the results generator then judges
 	 * the cycle's kernel log, so a warning during suspend or resume makes
 	 * the cycle dmesg-warn, as it would an IGT subtest.
 	 */
-	bci_kmsg_mark(ex, 6, "bootci_suspend: starting subtest %s\n", cycle);
-	bci_suspend_stats_read(ex, &record->before);
-	ret = configure(&c, mem_sleep);
+	bci_kmsg_mark(c->ex, 6, "bootci_suspend: starting subtest %s\n", record->cycle);
+	bci_suspend_stats_read(c->ex, &record->before);
+	ret = configure(c, mem_sleep);
 	if (ret < 0) {
 		record->error = ret;
 		snprintf(record->why, sizeof(record->why), "cannot set mem_sleep/pm_test: %s",
 			 strerror(-ret));
-		goto judged;
+		return 1;
 	}
-	if (c.name.pm_test[0]) {
+	if (c->name.pm_test[0]) {
 		snprintf(record->wake, sizeof(record->wake), "pm_test");
-	} else {
-		ret = arm_alarm(&c, wake_after);
-		if (ret < 0) {
-			/* Never sleep without a way back. */
-			record->error = ret;
-			snprintf(record->why, sizeof(record->why),
-				 "cannot arm the wake alarm of %s: %s", c.rtc, strerror(-ret));
-			goto judged;
-		}
+		say(c->out_fd, "bootci-suspend: %s%s%s%s, pm_test %s: the kernel comes back by itself\n",
+		    c->name.state, record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
+		    record->mem_sleep[0] ? ")" : "", c->name.pm_test);
+		return 0;
 	}
-	if (c.name.pm_test[0])
-		say(out_fd, "bootci-suspend: %s%s%s%s, pm_test %s: the kernel comes back by itself\n",
-		    c.name.state, record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
-		    record->mem_sleep[0] ? ")" : "", c.name.pm_test);
-	else
-		say(out_fd, "bootci-suspend: %s%s%s%s, wake: %s after %lus\n", c.name.state,
-		    record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
-		    record->mem_sleep[0] ? ")" : "", record->wake, wake_after);
-
-	/*
-	 * A platform sleep powers the watchdog down or resets it (QEMU resets
-	 * every device on an S3 wake), and one on standby power would fire
-	 * during a long sleep: close it and re-arm it after. When the machine
-	 * stays in S0 the watchdog keeps counting and is the only way out of a
-	 * sleep that never ends: keep it.
-	 */
-	bool close_watchdog = strcmp(watchdog_mode, "close") == 0 ||
-			      (strcmp(watchdog_mode, "auto") == 0 && !stays_in_s0(&c));
-	if (ex->watchdog_fd >= 0 && close_watchdog) {
-		bci_watchdog_close(ex);
-		record->watchdog_closed = true;
-	} else if (ex->watchdog_fd >= 0) {
-		if (watchdog_timeout <= wake_after + WATCHDOG_MARGIN_S)
-			bci_warn("suspend %s: the watchdog (%lu s) is kept armed through a %lu s sleep: "
-				 "it may reset the machine", cycle, watchdog_timeout, wake_after);
-		bci_watchdog_pet(ex);
+	ret = arm_alarm(c, wake_after);
+	if (ret < 0) {
+		/* Never sleep without a way back. */
+		record->error = ret;
+		snprintf(record->why, sizeof(record->why), "cannot arm the wake alarm of %s: %s",
+			 c->rtc, strerror(-ret));
+		return 1;
 	}
+	say(c->out_fd, "bootci-suspend: %s%s%s%s, wake: %s after %lus\n", c->name.state,
+	    record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
+	    record->mem_sleep[0] ? ")" : "", record->wake, wake_after);
+	return 0;
+}
 
-	if (c.name.pm_test[0])
-		bci_say("suspend %s: %s, pm_test %s", cycle, c.name.state, c.name.pm_test);
+/*
+ * A platform sleep powers the watchdog down or resets it (QEMU resets every
+ * device on an S3 wake), and one on standby power would fire during a long
+ * sleep: close it and re-arm it after. When the machine stays in S0 the
+ * watchdog keeps counting and is the only way out of a sleep that never
+ * ends: keep it.
+ */
+static void watchdog_before_sleep(struct cycle *c, unsigned long wake_after)
+{
+	const char *mode = bci_config_get(c->ex->config, "suspend_watchdog");
+	unsigned long timeout = bci_config_get_seconds(c->ex->config, "watchdog_timeout");
+	bool close_watchdog = strcmp(mode, "close") == 0 ||
+			      (strcmp(mode, "auto") == 0 && !stays_in_s0(c));
+
+	if (c->ex->watchdog_fd < 0)
+		return;
+	if (close_watchdog) {
+		bci_watchdog_close(c->ex);
+		c->rec->watchdog_closed = true;
+		return;
+	}
+	if (timeout <= wake_after + WATCHDOG_MARGIN_S)
+		bci_warn("suspend %s: the watchdog (%lu s) is kept armed through a %lu s sleep: "
+			 "it may reset the machine", c->rec->cycle, timeout, wake_after);
+	bci_watchdog_pet(c->ex);
+}
+
+/* The sleep: everything known made durable, the state written, the clocks read around it. */
+static void cycle_sleep(struct cycle *c, unsigned long wake_after)
+{
+	struct bci_suspend_record *record = c->rec;
+	struct bci_executor *ex = c->ex;
+	double boot0, mono0, boot1, mono1;
+	char path[PATH_MAX];
+	int state_fd = -1;
+
+	watchdog_before_sleep(c, wake_after);
+	if (c->name.pm_test[0])
+		bci_say("suspend %s: %s, pm_test %s", record->cycle, c->name.state, c->name.pm_test);
 	else
-		bci_say("suspend %s: %s for %lus", cycle, c.name.state, wake_after);
-	bci_kmsg_mark(ex, 6, "suspend cycle %s: writing %s to /sys/power/state\n", cycle,
-		      c.name.state);
+		bci_say("suspend %s: %s for %lus", record->cycle, c->name.state, wake_after);
+	bci_kmsg_mark(ex, 6, "suspend cycle %s: writing %s to /sys/power/state\n", record->cycle,
+		      c->name.state);
 	if (bci_path(ex, path, "/sys/power/state") < 0 ||
 	    (state_fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) {
 		record->error = state_fd < 0 ? -errno : -ENAMETOOLONG;
 		snprintf(record->why, sizeof(record->why), "cannot open /sys/power/state: %s",
 			 strerror(-record->error));
-		goto rearm;
+	} else {
+		/* Everything known so far reaches the disk before a sleep that may never end. */
+		drain_kmsg(c);
+		ex->sys->sync();
+		boot0 = now(c, CLOCK_BOOTTIME);
+		mono0 = now(c, CLOCK_MONOTONIC);
+		record->error = ex->sys->suspend_enter(state_fd, c->name.state);
+		boot1 = now(c, CLOCK_BOOTTIME);
+		mono1 = now(c, CLOCK_MONOTONIC);
+		close(state_fd);
+		c->entered = true;
+		c->boot0 = boot0, c->mono0 = mono0, c->boot1 = boot1, c->mono1 = mono1;
 	}
-	/* Everything known so far reaches the disk before a sleep that may never end. */
-	drain_kmsg(&c);
-	ex->sys->sync();
-	boot0 = now(&c, CLOCK_BOOTTIME);
-	mono0 = now(&c, CLOCK_MONOTONIC);
-	record->error = ops->enter(state_fd, c.name.state);
-	boot1 = now(&c, CLOCK_BOOTTIME);
-	mono1 = now(&c, CLOCK_MONOTONIC);
-	entered = true;
-	close(state_fd);
-
-rearm:
 	if (record->watchdog_closed)
 		bci_watchdog_open(ex);
 	else
 		bci_watchdog_pet(ex);
-judged:
-	disarm_alarm(&c);
-	restore(&c);
-	drain_kmsg(&c);
-	/* A fake tree's log may end without a newline: parse what is there. */
-	if (c.line_len > 0) {
-		c.line[c.line_len] = '\0';
-		bci_suspend_kmsg_record(&c.pm, c.line);
-	}
-	if (c.kmsg_fd >= 0)
-		close(c.kmsg_fd);
-	if (entered)
-		measure(&c, boot0, mono0, boot1, mono1);
-	bci_suspend_stats_read(ex, &record->after);
-	judge(&c);
-	if (entered)
-		say_measurements(&c);
-	say_stats(&c);
-	record->wall = now(&c, CLOCK_BOOTTIME) - start;
-	say(out_fd, "Subtest %s: %s (%.3fs)\n", cycle,
-	    strcmp(record->result, "pass") == 0 ? "SUCCESS" : "FAIL", record->wall);
-	status = strcmp(record->result, "pass") == 0 ? IGT_EXIT_SUCCESS : IGT_EXIT_FAILURE;
-	append_cycle_line(&c);
-	bci_say("suspend %s: %s, suspended %.3fs, suspend+resume %.3fs%s%s", cycle, record->result,
-		record->suspended, record->latency, record->why[0] ? ": " : "", record->why);
-	return status;
+}
+
+/* The collection: the machine put back, the kernel log read, the cycle judged and recorded. */
+static int cycle_collect(struct cycle *c, double start)
+{
+	struct bci_suspend_record *record = c->rec;
+	char line[300];
+	bool pass;
+
+	disarm_alarm(c);
+	restore(c);
+	drain_kmsg(c);
+	if (c->kmsg_fd >= 0)
+		close(c->kmsg_fd);
+	c->kmsg_fd = -1;
+	if (c->entered)
+		measure(c, c->boot0, c->mono0, c->boot1, c->mono1);
+	bci_suspend_stats_read(c->ex, &record->after);
+	judge(c);
+	if (c->entered)
+		say_measurements(c);
+	say_stats(c);
+	record->wall = now(c, CLOCK_BOOTTIME) - start;
+	pass = strcmp(record->result, "pass") == 0;
+	bci_igt_line_format_result(line, sizeof(line), false, record->cycle,
+				   pass ? "SUCCESS" : "FAIL", record->wall);
+	say(c->out_fd, "%s", line);
+	append_cycle_line(c);
+	bci_say("suspend %s: %s, suspended %.3fs, suspend+resume %.3fs%s%s", record->cycle,
+		record->result, record->suspended, record->latency, record->why[0] ? ": " : "",
+		record->why);
+	return pass ? BCI_IGT_EXIT_SUCCESS : BCI_IGT_EXIT_FAILURE;
 }
 
 int bci_suspend_cycle(struct bci_executor *ex, const char *cycle, int out_fd, int err_fd,
 		      int dmesg_fd, struct bci_suspend_record *record)
 {
-	return bci_suspend_cycle_with(ex, &bci_suspend_ops_real, cycle, out_fd, err_fd, dmesg_fd,
-				      record);
+	unsigned long wake_after = bci_config_get_seconds(ex->config, "suspend_wake_after");
+	const char *mem_sleep = bci_config_get(ex->config, "suspend_mem_sleep");
+	struct cycle c = { .ex = ex, .rec = record, .out_fd = out_fd, .err_fd = err_fd,
+			   .dmesg_fd = dmesg_fd, .kmsg_fd = -1, .rtc_fd = -1,
+			   .rtc = bci_config_get(ex->config, "suspend_rtc"),
+			   .pm = BCI_SUSPEND_LANDMARKS_INIT };
+	double start;
+	int ret;
+
+	memset(record, 0, sizeof(*record));
+	record->kernel_suspend = record->kernel_resume = -1;
+	if (bci_testlist_cycle_name_parse(cycle, &c.name) < 0)
+		return -EINVAL;
+	snprintf(record->cycle, sizeof(record->cycle), "%s", cycle);
+	start = now(&c, CLOCK_BOOTTIME);
+	say_version(&c);
+	ret = cycle_prepare(&c, mem_sleep, wake_after);
+	if (ret == 1 && strcmp(record->result, "skip") == 0)
+		return BCI_IGT_EXIT_SKIP;
+	if (ret == 0)
+		cycle_sleep(&c, wake_after);
+	return cycle_collect(&c, start);
 }
 
 /* ---- the summary ---- */
 
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* "min/median/max" of @count values (sorted in place), or "-" when there are none. */
-static void format_spread(double *values, size_t count, char *buf, size_t size)
-{
-	double median;
-
-	if (count == 0) {
-		snprintf(buf, size, "-");
-		return;
-	}
-	qsort(values, count, sizeof(values[0]), compare_doubles);
-	median = count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-	snprintf(buf, size, "%.3f/%.3f/%.3f", values[0], median, values[count - 1]);
-}
-
 int bci_suspend_summary_write(const char *run_dir)
 {
-	char path[PATH_MAX + 32], *text = NULL, *line, *save = NULL, out[1024];
-	double *suspended = NULL, *latency = NULL, *resume = NULL;
-	size_t len = 0, lines = 1, count = 0, sleeps = 0, resumes = 0, passes = 0, fails = 0;
-	char spread_suspended[64], spread_latency[64], spread_resume[64];
+	char path[PATH_MAX + 32], *text = NULL, out[1024];
+	struct bci_suspend_summary summary;
+	size_t len = 0;
 	int ret, n;
 
-	snprintf(path, sizeof(path), "%s/suspend-cycles.txt", run_dir);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, BCI_RESULTS_SUSPEND_CYCLES);
 	ret = bci_read_file(path, &text, &len, 16 << 20);
 	if (ret == -ENOENT)
 		return 0;
-	if (ret < 0)
+	if (ret < 0) {
+		bci_warn("cannot read %s: %s", path, strerror(-ret));
 		return ret;
-	for (size_t i = 0; i < len; i++)
-		lines += text[i] == '\n';
-	suspended = calloc(lines, sizeof(double));
-	latency = calloc(lines, sizeof(double));
-	resume = calloc(lines, sizeof(double));
-	if (!suspended || !latency || !resume) {
-		ret = -ENOMEM;
-		goto out;
 	}
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char cycle[64], result[16], kernel_resume[32], wake[32];
-		double wall, s, l;
-		/* A line cut by a crash is not a cycle. */
-		if (sscanf(line, "%63s %15s %lf %lf %lf %*s %31s %31s", cycle, result, &wall, &s, &l,
-			   kernel_resume, wake) != 7)
-			continue;
-		count++;
-		if (strcmp(result, "pass") != 0) {
-			fails++;
-			continue;
-		}
-		/* The times describe the cycles that worked; a pm_test cycle never sleeps. */
-		passes++;
-		if (strcmp(wake, "pm_test") != 0)
-			suspended[sleeps++] = s;
-		latency[passes - 1] = l;
-		if (strcmp(kernel_resume, "-") != 0)
-			resume[resumes++] = atof(kernel_resume);
-	}
-	format_spread(suspended, sleeps, spread_suspended, sizeof(spread_suspended));
-	format_spread(latency, passes, spread_latency, sizeof(spread_latency));
-	format_spread(resume, resumes, spread_resume, sizeof(spread_resume));
-	n = snprintf(out, sizeof(out),
-		     "cycles %zu\npass %zu\nfail %zu\n"
-		     "suspended_seconds %s\nlatency_seconds %s\nkernel_resume_seconds %s\n",
-		     count, passes, fails, spread_suspended, spread_latency, spread_resume);
-	snprintf(path, sizeof(path), "%s/suspend-summary.txt", run_dir);
-	ret = bci_write_file_atomic(path, out, (size_t)n, 0644);
-out:
-	free(suspended);
-	free(latency);
-	free(resume);
+	ret = bci_suspend_summary_compute(text, len, &summary);
 	free(text);
+	if (ret < 0) {
+		bci_warn("no memory for the suspend summary");
+		return ret;
+	}
+	n = bci_suspend_summary_format(out, sizeof(out), &summary);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, BCI_RESULTS_SUSPEND_SUMMARY);
+	ret = bci_write_file_atomic(path, out, (size_t)n, 0644);
+	if (ret < 0)
+		bci_warn("cannot write %s: %s", path, strerror(-ret));
 	return ret;
 }

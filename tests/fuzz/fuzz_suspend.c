@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target for the suspend cycles' parsers: the input is read as a cycle
- * name (<state>[_<pm_test>]-NNNN), as kernel log records (one per line, as
- * /dev/kmsg gives them) a cycle is measured by, and as a run's
- * suspend-cycles.txt, which the summary is computed from.
+ * Fuzz target for what the suspend cycles read: the input is read as a cycle
+ * name (<state>[_<pm_test>]-NNNN, lib/testlist's grammar), as kernel log
+ * records (one per line, as /dev/kmsg gives them) a cycle is measured by, and
+ * as a run's suspend-cycles.txt, which the summary is written from.
  */
 #include "suspend.h"
 
@@ -20,15 +20,14 @@ static char dir[PATH_MAX];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct bci_suspend_cycle_name name;
+	struct bci_testlist_cycle_name name;
 	char *text = strndup((const char *)data, size), path[PATH_MAX + 32];
 	FILE *f;
 
 	if (!text)
 		return 0;
-	if (bci_suspend_cycle_parse(text, &name) == 0 && (name.number == 0 || !name.state[0]))
+	if (bci_testlist_cycle_name_parse(text, &name) == 0 && (name.number == 0 || !name.state[0]))
 		abort();
-
 	struct bci_suspend_landmarks lm = BCI_SUSPEND_LANDMARKS_INIT;
 	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {

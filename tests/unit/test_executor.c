@@ -15,6 +15,7 @@
 #include "fsutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libkmod.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,15 +83,19 @@ static void rec_sync(void)
 {
 }
 
-static const struct bci_sys recording_sys = {
-	.name = "test",
-	.mount = rec_mount,
-	.umount = rec_umount,
-	.probe_module = rec_probe_module,
-	.reboot = rec_reboot,
-	.sync = rec_sync,
-	BCI_SYS_TREE_EFIVARS,
-};
+/* The fake tree's table, with the mounts, module loads and the end of the boot recorded. */
+static struct bci_sys recording_sys;
+
+static void recording_sys_init(void)
+{
+	recording_sys = bci_sys_dry;
+	recording_sys.name = "test";
+	recording_sys.mount = rec_mount;
+	recording_sys.umount = rec_umount;
+	recording_sys.probe_module = rec_probe_module;
+	recording_sys.reboot = rec_reboot;
+	recording_sys.sync = rec_sync;
+}
 
 struct fixture {
 	struct fakeroot root;
@@ -104,6 +109,7 @@ static void start(struct fixture *f, const char *cmdline)
 	fail_mount_of = NULL;
 	fakeroot_create(&f->root, cmdline);
 	f->ex.root = f->root.dir;
+	recording_sys_init();
 	f->ex.sys = &recording_sys;
 	f->ex.signal_fd = -1;
 }
@@ -284,7 +290,7 @@ static void boot_runs_test_and_reboots(void **state)
 	if (fakeroot_add_kernel_modules(&f->root) < 0)
 		skip();
 	assert_int_equal(bci_signals_setup(&f->ex), 0);
-	ending = bci_executor_run(&f->ex);
+	ending = bci_executor_boot(&f->ex);
 	assert_int_equal(ending, BCI_END_POWEROFF);
 	bci_executor_end(&f->ex, ending);
 	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/r1/test/result.txt"),
@@ -300,7 +306,7 @@ static void boot_without_partition_takes_error_path(void **state)
 	start(f, "bootci.results_wait=1 bootci.on_error=poweroff bootci.test=/bin/true");
 	if (fakeroot_add_kernel_modules(&f->root) < 0)
 		skip();
-	assert_int_equal(bci_executor_run(&f->ex), BCI_END_POWEROFF);
+	assert_int_equal(bci_executor_boot(&f->ex), BCI_END_POWEROFF);
 	assert_null(strstr(recorded, "mount ext4"));
 	assert_null(fakeroot_read(&f->root, "/results/runs/default/test/result.txt"));
 }
@@ -310,7 +316,7 @@ static void boot_with_bad_config_reboots(void **state)
 	struct fixture *f = *state;
 
 	start(f, "bootci.test_timeout=forever");
-	assert_int_equal(bci_executor_run(&f->ex), BCI_END_REBOOT);
+	assert_int_equal(bci_executor_boot(&f->ex), BCI_END_REBOOT);
 	assert_null(strstr(recorded, "mount ext4"));
 }
 
@@ -322,7 +328,7 @@ static void boot_with_bad_config_still_reaches_efi(void **state)
 	start(f, "bootci.test_timeout=forever");
 	fakeroot_write(&f->root, "/sys/firmware/efi/fw_platform_size", "64\n");
 	fakeroot_write(&f->root, "/proc/filesystems", "nodev\tsysfs\nnodev\tefivarfs\nnodev\tpstore\n");
-	assert_int_equal(bci_executor_run(&f->ex), BCI_END_REBOOT);
+	assert_int_equal(bci_executor_boot(&f->ex), BCI_END_REBOOT);
 	assert_non_null(strstr(recorded, "mount efivarfs\n"));
 	assert_null(strstr(recorded, "mount ext4"));
 }
@@ -334,7 +340,7 @@ static void boot_with_bad_config_file_reboots(void **state)
 	start(f, "quiet");
 	fakeroot_write(&f->root, "/etc/bootci/executor.conf", "on_error=poweroff\nresults_lable=X\n");
 	/* on_error was read before the bad line: it still decides the ending. */
-	assert_int_equal(bci_executor_run(&f->ex), BCI_END_POWEROFF);
+	assert_int_equal(bci_executor_boot(&f->ex), BCI_END_POWEROFF);
 }
 
 /* ---- which run a boot belongs to ---- */
@@ -403,6 +409,8 @@ static void kmsg_budget_keeps_severe_records(void **state)
 		"14,4,400,-;user info record, past the budget\n",
 		"3,5,500,-;an error, kept\n",
 	};
+	/* A socket of records stands for /dev/kmsg: one record per read, as the kernel's. */
+	const struct bci_executor ex = { .root = "", .sys = &bci_sys_real };
 	struct bci_kmsg_budget budget = { .limit = 50, .keep_level = 4 };
 	char path[] = "/tmp/bootci-kmsg-budget.XXXXXX", *text = NULL;
 	int sv[2], out;
@@ -414,7 +422,7 @@ static void kmsg_budget_keeps_severe_records(void **state)
 		assert_int_equal(write(sv[1], records[i], strlen(records[i])), (ssize_t)strlen(records[i]));
 	out = mkstemp(path);
 	assert_true(out >= 0);
-	n = bci_kmsg_drain(sv[0], out, &budget);
+	n = bci_kmsg_drain(&ex, sv[0], out, &budget);
 	assert_int_equal(n, (long)(strlen(records[0]) + strlen(records[2]) + strlen(records[4])));
 	assert_int_equal(budget.dropped, strlen(records[1]) + strlen(records[3]));
 	assert_int_equal(bci_read_file(path, &text, NULL, 4096), 0);
@@ -424,11 +432,57 @@ static void kmsg_budget_keeps_severe_records(void **state)
 	free(text);
 	/* no budget: everything */
 	assert_int_equal(write(sv[1], records[1], strlen(records[1])), (ssize_t)strlen(records[1]));
-	assert_int_equal(bci_kmsg_drain(sv[0], out, NULL), (long)strlen(records[1]));
+	assert_int_equal(bci_kmsg_drain(&ex, sv[0], out, NULL), (long)strlen(records[1]));
 	close(out);
 	unlink(path);
 	close(sv[0]);
 	close(sv[1]);
+}
+
+/*
+ * A fake tree's /dev/kmsg (bci_sys_dry) behaves as the kernel's: a marker is
+ * added as a record in the read format, and reading hands out one record at
+ * a time, so the budget judges every record by its own level (a file read in
+ * one go was judged by its first record).
+ */
+static void fake_tree_kmsg_is_read_a_record_at_a_time(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_kmsg_budget budget = { .limit = 60, .keep_level = 4 };
+	char path[PATH_MAX + 16];
+	const char *text;
+	int kmsg, out;
+
+	start(f, "");
+	fakeroot_write(&f->root, "/dev/kmsg", "6,1,100,-;before the reader\n");
+	kmsg = bci_kmsg_open(&f->ex);
+	assert_true(kmsg >= 0);
+	bci_kmsg_mark(&f->ex, 6, "an info record within the budget\n");
+	bci_kmsg_mark(&f->ex, 6, "an info record past the budget\n");
+	bci_kmsg_mark(&f->ex, 3, "an error, kept past the budget\n");
+	snprintf(path, sizeof(path), "%s/dmesg.txt", f->root.dir);
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(out >= 0);
+	assert_true(bci_kmsg_drain(&f->ex, kmsg, out, &budget) > 0);
+	close(out);
+	close(kmsg);
+	text = fakeroot_read(&f->root, "/dmesg.txt");
+	assert_non_null(text);
+	/* facility user (8) + level, as the kernel shows a record written to /dev/kmsg */
+	assert_non_null(strstr(text, ";[bootci] an info record within the budget\n"));
+	assert_true(strncmp(text, "14,0,", 5) == 0);
+	assert_null(strstr(text, "past the budget\n14,"));
+	assert_null(strstr(text, "an info record past the budget"));
+	assert_non_null(strstr(text, "\n11,0,"));
+	assert_non_null(strstr(text, ";[bootci] an error, kept past the budget\n"));
+	assert_null(strstr(text, "before the reader"));
+	/* exactly the one record past the budget, as the log file holds it */
+	const char *log = fakeroot_read(&f->root, "/dev/kmsg");
+	const char *dropped = strstr(log, "an info record past the budget\n");
+	assert_non_null(dropped);
+	while (dropped > log && dropped[-1] != '\n')
+		dropped--;
+	assert_int_equal(budget.dropped, strcspn(dropped, "\n") + 1);
 }
 
 static void settings_check_levels_and_conditions(void **state)
@@ -482,6 +536,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_still_reaches_efi, setup, teardown),
 		cmocka_unit_test_setup_teardown(settings_check_levels_and_conditions, setup, teardown),
 		cmocka_unit_test(kmsg_budget_keeps_severe_records),
+		cmocka_unit_test_setup_teardown(fake_tree_kmsg_is_read_a_record_at_a_time, setup, teardown),
 		cmocka_unit_test(run_is_claimed_by_its_image_only),
 	};
 

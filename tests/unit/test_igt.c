@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "executor.h"
+#include "igt.h"
 #include "fakeroot.h"
 #include "fsutil.h"
 #include "resultgen.h"
@@ -21,7 +22,10 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -154,6 +158,8 @@ static void plan_and_results(void **state)
 			    "igt_basic pass\nigt_basic fail\nigt_basic skip\nigt_basic warn-stderr\n"
 			    "igt_basic crash\nigt_simple\nigt_dynamic mixed\nigt_dynamic all-skip\n");
 	assert_non_null(strstr(run_file(f, "0/journal.txt"), "pass\nexit:0 ("));
+	/* The environment the engine gives a test: IGT's sentinel copies on stderr. */
+	assert_non_null(strstr(run_file(f, "0/err.txt"), "Starting subtest: pass\n"));
 	assert_non_null(strstr(run_file(f, "1/journal.txt"), "fail\nexit:98 ("));
 	assert_non_null(strstr(run_file(f, "4/journal.txt"), "crash\nexit:-11 ("));
 	assert_non_null(strstr(run_file(f, "bootci-journal.txt"),
@@ -371,6 +377,48 @@ static void output_limit_keeps_protocol_and_tail(void **state)
 	assert_string_equal(result_of(f, "igt@igt_basic@flood"), "pass");
 }
 
+static void count_lines(void *data, const char *line, size_t len)
+{
+	(void)line;
+	(void)len;
+	(*(int *)data)++;
+}
+
+/*
+ * Past the output limit a stream keeps only what the results generator reads
+ * as protocol: the executor once kept any line starting "Subtest " (a prefix
+ * test of its own), now igt_protocol's classifier decides for both, so prose
+ * such as "Subtest foo failed." goes to the tail like any other output.
+ */
+static void output_limit_keeps_what_the_generator_reads(void **state)
+{
+	static const char text[] = "0123456789\n"             /* fills the limit */
+				   "Subtest foo failed.\n"     /* prose: into the tail */
+				   "Subtest foo: FAIL (0.100s)\n" /* a result: kept */
+				   "Starting subtest: \n";     /* a start, even unnamed: kept */
+	char path[] = "/tmp/bootci-stream.XXXXXX", *out = NULL;
+	struct bci_igt_stream stream;
+	int fd = mkstemp(path), lines = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(bci_igt_stream_init(&stream, fd, 11, 8), 0);
+	stream.on_line = count_lines;
+	stream.data = &lines;
+	bci_igt_stream_feed(&stream, text, strlen(text));
+	bci_igt_stream_finish(&stream);
+	bci_igt_stream_release(&stream);
+	assert_int_equal(lines, 4);
+	assert_int_equal(bci_read_file(path, &out, NULL, 4096), 0);
+	assert_string_equal(out, "0123456789\nSubtest foo: FAIL (0.100s)\nStarting subtest: \n"
+				 "\nbootci: output over the limit of 19 bytes: 12 bytes dropped, "
+				 "the last 8 follow\nfailed.\n");
+	assert_null(strstr(out, "Subtest foo failed."));
+	free(out);
+	close(fd);
+	unlink(path);
+}
+
 /* Writes what a boot that died during job 1 leaves behind. */
 static void died_during_job(struct fixture *f, const char *joblist, const char *journal,
 			    const char *job_journal)
@@ -548,6 +596,61 @@ static void finished_run_is_not_run_again(void **state)
 	assert_null(strstr(strstr(journal, "boot 2 "), "start"));
 }
 
+/*
+ * A journal line that cannot be made durable stops the run where it stands:
+ * nothing after it is done as if it were recorded (no endtime.txt, no
+ * `done`), the console says why, and the engine fails so that the executor
+ * ends the boot and hands over. The journal is made the largest file of the
+ * run and RLIMIT_FSIZE set just above its `start` line (in a child, the
+ * limit being the process's), so its next line, the job's `exit`, fails.
+ */
+static void journal_not_durable_stops_the_run(void **state)
+{
+	struct fixture *f = *state;
+	char line[64], path[PATH_MAX + 32];
+	size_t prefill = 0, limit;
+	int status, fd;
+	pid_t pid;
+
+	start(f, "igt@igt_basic@pass\n", "");
+	snprintf(path, sizeof(path), "%s/bootci-journal.txt", f->ex.run_dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	for (int i = 0; i < 4000; i++) {
+		int n = snprintf(line, sizeof(line), "boot %d 1700000000 earlier\n", i + 1);
+		assert_int_equal(bci_write_all(fd, line, (size_t)n), 0);
+		prefill += (size_t)n;
+	}
+	close(fd);
+	limit = prefill + (size_t)snprintf(line, sizeof(line), "boot 4001 %ld test\n", (long)time(NULL)) +
+		strlen("start 0\n");
+	snprintf(path, sizeof(path), "%s/console.log", f->root.dir);
+	fflush(stderr);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { limit, limit };
+		int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), ret;
+		if (out < 0 || dup2(out, STDERR_FILENO) < 0 || setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			_exit(100);
+		signal(SIGXFSZ, SIG_IGN);
+		ret = bci_igt_run(&f->ex);
+		_exit(ret < 0 ? -ret : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	fputs(fakeroot_read(&f->root, "/console.log"), stderr);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), EFBIG);
+	assert_non_null(strstr(fakeroot_read(&f->root, "/console.log"),
+			       "the journal cannot be made durable (line 'exit 0 0 "));
+	const char *journal = run_file(f, "bootci-journal.txt");
+	assert_int_equal(strlen(journal), limit);
+	assert_non_null(strstr(journal, " test\nstart 0\n"));
+	/* The job ran and its own files say so; the run's end is not claimed. */
+	assert_non_null(strstr(run_file(f, "0/journal.txt"), "pass\nexit:0 ("));
+	assert_null(run_file(f, "endtime.txt"));
+}
+
 static void taint_aborts_the_run(void **state)
 {
 	struct fixture *f = *state;
@@ -699,6 +802,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(per_test_timeout_escalates_to_sigkill, setup, teardown),
 		cmocka_unit_test_setup_teardown(inactivity_timeout_kills, setup, teardown),
 		cmocka_unit_test_setup_teardown(output_limit_keeps_protocol_and_tail, setup, teardown),
+		cmocka_unit_test(output_limit_keeps_what_the_generator_reads),
 		cmocka_unit_test_setup_teardown(resume_marks_the_job_in_flight_incomplete, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_runs_remaining_subtests_of_a_multiple_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_continues_after_started_dynamic_subtests, setup, teardown),
@@ -707,6 +811,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(kernel_crash_dump_names_the_dynamic_subtest, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_cap_ends_a_crash_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(journal_not_durable_stops_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(taint_aborts_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(taint_between_subtests_stops_the_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(exit_112_aborts_the_run, setup, teardown),

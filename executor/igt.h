@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The IGT engine's modules, shared among executor/igt*.c only; executor.h
+ * holds the engine's one entry point, bci_igt_run(). One role per file:
+ *
+ *   igt.c           the run: set-up, the loop over the jobs, collection
+ *   igt_plan.c      testlist -> joblist (include/exclude, --list-subtests, cycles)
+ *   igt_rundir.c    the igt_runner results directory: created once, loaded on resume
+ *   igt_job.c       one job: set-up, the I/O loop, collection (the test binary
+ *                   started and stopped with lib/spawn, reaped by signals.c)
+ *   igt_stream.c    a test's stdout/stderr into out.txt/err.txt: lines, limit, tail
+ *   igt_resume.c    after a boot that died: crash attribution, what is left to run
+ *   igt_abort.c     the abort conditions (taints, lockdep, requests): aborted.txt
+ *   igt_progress.c  the console's progress lines
+ *
+ * Like the rest of the executor, these functions say a failure on the console
+ * where it happens and return -errno.
+ */
+#ifndef BCI_EXECUTOR_IGT_H
+#define BCI_EXECUTOR_IGT_H
+
+#include "executor.h"
+
+#include "igt_protocol.h"
+#include "journal.h"
+#include "results_dir.h"
+#include "spawn.h"
+#include "testlist.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* ---- igt_rundir.c ---- */
+
+/* Formats a path under the run folder into @buf (PATH_MAX); -ENAMETOOLONG when it does not fit. */
+int bci_igt_rundir_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Replaces run_dir/@name with @text (atomically). 0 or -errno. */
+int bci_igt_rundir_write(const struct bci_executor *ex, const char *name, const char *text);
+/* run_dir/@name: the time now, as igt_runner's starttime.txt and endtime.txt. */
+int bci_igt_rundir_write_time(const struct bci_executor *ex, const char *name);
+/* Plans the run and creates its files (joblist.txt last: its presence says the run exists). */
+int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs);
+/* Loads joblist.txt into @jobs; *@exists false (and 0) when there is none yet. */
+int bci_igt_rundir_load(struct bci_executor *ex, struct bci_joblist *jobs, bool *exists);
+
+/* ---- igt_plan.c ---- */
+
+/* The testlist, include/exclude and the configured suspend cycles as igt_runner's joblist. */
+int bci_igt_plan_build(struct bci_executor *ex, struct bci_joblist *jobs);
+
+/* ---- igt_stream.c ---- */
+
+#define BCI_IGT_LINE_MAX 4096
+
+struct bci_igt_stream {
+	int pipe_fd;              /* the child's end, read; -1 once closed */
+	int file_fd;              /* out.txt or err.txt, borrowed */
+	char line[BCI_IGT_LINE_MAX];
+	size_t line_len;
+	bool line_overflow;
+	unsigned long long written, limit, dropped;
+	/* The tail kept after the limit: a ring of the last bytes. */
+	char *tail;
+	size_t tail_size, tail_used, tail_pos;
+	/* Each complete line (without its newline), once it is in the file; NULL for none. */
+	void (*on_line)(void *data, const char *line, size_t len);
+	void *data;
+};
+
+/* Up to @limit bytes in the file, then a tail of @tail_size bytes. 0 or -ENOMEM. */
+int bci_igt_stream_init(struct bci_igt_stream *s, int file_fd, unsigned long long limit,
+			size_t tail_size);
+void bci_igt_stream_feed(struct bci_igt_stream *s, const char *data, size_t len);
+/* Writes what is left: a last line without newline, the note on dropped bytes, the tail. */
+void bci_igt_stream_finish(struct bci_igt_stream *s);
+void bci_igt_stream_release(struct bci_igt_stream *s);
+
+/* ---- igt_job.c ---- */
+
+/* What of a job runs: its subtests (all of them, or what a resume left), a dynamic filter. */
+struct bci_igt_selection {
+	char *const *subtests;
+	size_t count;
+	char **left;              /* owned: the subtests a resume left, or NULL */
+	char *dynamic_filter;     /* owned: --dynamic-subtest of a resume, or NULL */
+};
+
+struct bci_igt_job {
+	struct bci_executor *ex;
+	struct bci_journal *journal;
+	unsigned index;
+	const struct bci_joblist_entry *entry;
+	int fds[BCI_RESULTS_FILE_COUNT];	/* by enum bci_results_job_file */
+	off_t synced[BCI_RESULTS_FILE_COUNT]; /* each file's size at its last fdatasync, -1 before */
+	struct bci_kmsg_budget dmesg_budget;
+	struct bci_igt_stream out, err;
+	int kmsg_fd;
+	/* the command line, built before the fork */
+	char argv_path[PATH_MAX], argv_subtests[8192], argv_dynamic[256];
+	const char *argv[8];
+	pid_t pid;
+	long start, last_activity, last_subtest;
+	struct bci_spawn_kill kill; /* the escalation once the test must stop */
+	int killed;               /* 0, SIGQUIT or SIGKILL: kill.sent */
+	bool reaped, timed_out, unkillable;
+	int wait_status;
+	char subtest[256];
+	char last_result[32];
+	char abort_reason[256];   /* set when the job was stopped for an abort condition */
+	int journal_error;        /* -errno of a bootci journal line that did not become durable */
+	unsigned results, passes, fails, skips, crashes;
+	int status;               /* the igt exit status (>= 0, or -signal) */
+	double seconds;
+};
+
+/*
+ * Runs job @index (@what of it) and fills @job. 0 when the job ran (status and
+ * seconds set), 1 when it had to be left running (unkillable: the run must
+ * stop), -errno otherwise.
+ */
+int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci_journal *journal,
+		    unsigned index, const struct bci_joblist_entry *entry,
+		    const struct bci_igt_selection *what);
+
+/* ---- igt_resume.c ---- */
+
+/*
+ * The job in flight when the previous boot died: the kernel crash attributed
+ * to its subtest, the job journalled incomplete, and capped when it took the
+ * machine down boot_cap times. 0, or -errno when the journal failed.
+ */
+int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journal,
+			     const struct bci_joblist *jobs);
+/* What of job @index is left to run after earlier boots: 0, or 1 when nothing is (the
+ * job ends here), or -errno. */
+int bci_igt_resume_select(struct bci_executor *ex, const struct bci_journal *journal,
+			  unsigned index, const struct bci_joblist_entry *entry,
+			  struct bci_igt_selection *what);
+void bci_igt_selection_release(struct bci_igt_selection *what);
+
+/* ---- igt_abort.c ---- */
+
+/* igt_runner's abort-on-taint bits set now; *@all gets every bit. */
+unsigned long bci_igt_abort_bad_taints(struct bci_executor *ex, unsigned long *all);
+/*
+ * Checks the abort conditions after job @after (NULL: before the first), or
+ * stops for @forced. When the run stops: aborted.txt written, "abort"
+ * journalled, 1; 0 when it goes on; -errno when the journal failed.
+ */
+int bci_igt_abort_check(struct bci_executor *ex, struct bci_journal *journal,
+			const struct bci_joblist_entry *after, const char *forced);
+
+/* ---- igt_progress.c ---- */
+
+/* Where the run stands, for the console's progress lines; it spans the boots of a resumed run. */
+struct bci_igt_progress {
+	size_t total;          /* jobs in the run */
+	unsigned done_total;   /* jobs finished, this boot and earlier ones */
+	unsigned done_now;     /* jobs finished in this boot */
+	long boot_start;       /* this boot's jobs began (ms of CLOCK_BOOTTIME) */
+	time_t run_started_at; /* starttime.txt: the run's first boot */
+};
+
+void bci_igt_progress_start(struct bci_igt_progress *p, struct bci_executor *ex, size_t total);
+/* Counts job @job finished and says `[12/340] igt@kms_flip@basic pass 1.2s (elapsed ..., ETA ...)`. */
+void bci_igt_progress_report(struct bci_igt_progress *p, const struct bci_igt_job *job,
+			     const struct bci_journal *journal);
+
+#endif

@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One job of the run: its output files opened (appended to after a resume),
+ * the test binary started with its stdout and stderr on pipes, then one loop
+ * over the pipes, the kernel log, signals, the timers and the watchdog, and
+ * finally its exit status in journal.txt. The protocol lines the test prints
+ * keep igt_runner's journal.txt, bootci's journal and the timers up to date
+ * as they come. A suspend cycle job is a synchronous call instead (suspend.c).
+ */
+#include "igt.h"
+
+#include "config.h"
+#include "fsutil.h"
+#include "kmsg_record.h"
+#include "suspend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* After SIGKILL, a test that still does not go is stuck in the kernel. */
+#define KILL_GIVE_UP_MS 20000L
+
+static void escalate(struct bci_igt_job *job, const char *reason, long now);
+
+extern char **environ;
+
+/*
+ * fdatasync of one output file, skipped when it has not grown since its last
+ * one (the files are only appended to): on ext4 even a clean file's
+ * fdatasync flushes the disk's cache, the costliest thing a quick job does.
+ */
+static int sync_output(struct bci_igt_job *job, int i)
+{
+	struct stat st;
+
+	if (job->fds[i] < 0)
+		return 0;
+	if (fstat(job->fds[i], &st) == 0 && st.st_size == job->synced[i])
+		return 0;
+	if (fdatasync(job->fds[i]) < 0)
+		return -errno;
+	job->synced[i] = st.st_size;
+	return 0;
+}
+
+static void sync_outputs(struct bci_igt_job *job)
+{
+	long n = bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG], &job->dmesg_budget);
+
+	if (n < 0) {
+		close(job->kmsg_fd);
+		job->kmsg_fd = -1;
+	}
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
+		sync_output(job, i);
+}
+
+static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
+{
+	int ret = bci_write_all(job->fds[BCI_RESULTS_FILE_JOURNAL], text, len);
+
+	if (ret == 0)
+		ret = sync_output(job, BCI_RESULTS_FILE_JOURNAL);
+	if (ret < 0)
+		bci_warn("job %u: cannot write journal.txt: %s", job->index, strerror(-ret));
+}
+
+static void count_result(struct bci_igt_job *job, const struct bci_igt_line *line)
+{
+	double t;
+	const char *result = bci_igt_result_from_word(line->text, line->text_len, &t);
+
+	snprintf(job->last_result, sizeof(job->last_result), "%s", result);
+	job->results++;
+	if (strcmp(result, "pass") == 0)
+		job->passes++;
+	else if (strcmp(result, "fail") == 0)
+		job->fails++;
+	else if (strcmp(result, "skip") == 0)
+		job->skips++;
+	else
+		job->crashes++;
+}
+
+/*
+ * Between subtests too, as igt_runner does: a subtest that tainted the kernel
+ * stops the job before the next one starts on a broken kernel. The taints when
+ * it does, else 0.
+ */
+static unsigned long taint_before_start(struct bci_igt_job *job)
+{
+	unsigned long taints = 0, bad;
+
+	if (job->results == 0 || job->killed || job->abort_reason[0] ||
+	    !strstr(bci_config_get(job->ex->config, "abort_on"), "taint"))
+		return 0;
+	bad = bci_igt_abort_bad_taints(job->ex, &taints);
+	if (!bad)
+		return 0;
+	snprintf(job->abort_reason, sizeof(job->abort_reason),
+		 "Kernel badly tainted (%#lx, %#lx) (check dmesg for details)", taints, bad);
+	return taints;
+}
+
+/* A complete line of the test's stdout: the protocol lines drive the journals and timers. */
+static void handle_out_line(void *data, const char *text, size_t len)
+{
+	struct bci_igt_job *job = data;
+	long now = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
+	unsigned long taints = 0;
+	struct bci_igt_line line;
+	char entry[300];
+	int ret, n;
+
+	switch (bci_igt_line_parse(text, len, &line)) {
+	case BCI_IGT_LINE_SUBTEST_START:
+		taints = taint_before_start(job);
+		n = line.name_len < sizeof(job->subtest) ? (int)line.name_len
+							 : (int)sizeof(job->subtest) - 1;
+		snprintf(job->subtest, sizeof(job->subtest), "%.*s", n, line.name);
+		/* igt_runner's journal: the subtest's name, durable as soon as it is known. */
+		n = snprintf(entry, sizeof(entry), "%s\n", job->subtest);
+		journal_write(job, entry, (size_t)n);
+		job->last_subtest = now;
+		sync_outputs(job);
+		break;
+	case BCI_IGT_LINE_DYNAMIC_START:
+		taints = taint_before_start(job);
+		/* igt_runner cannot resume inside a subtest; bootci's journal remembers dynamic ones. */
+		ret = bci_journal_appendf(job->journal, BCI_RUN_JOURNAL_DYNAMIC, job->index, "%s@%.*s",
+					  job->subtest[0] ? job->subtest : "-", (int)line.name_len,
+					  line.name);
+		if (ret < 0 && !job->journal_error) {
+			/* The run cannot go on blind: stop the test, then the run (igt.c). */
+			job->journal_error = ret;
+			escalate(job, "bootci journal not durable", now);
+		}
+		job->last_subtest = now;
+		sync_outputs(job);
+		break;
+	case BCI_IGT_LINE_SUBTEST_RESULT:
+		count_result(job, &line);
+		sync_outputs(job);
+		break;
+	case BCI_IGT_LINE_DYNAMIC_RESULT:
+		sync_outputs(job);
+		break;
+	default:
+		break;
+	}
+	if (taints) {
+		/* The subtest that starts on a tainted kernel is journalled, then stopped, and its
+		 * output says why, as igt_runner writes it. */
+		char note[128];
+		n = snprintf(note, sizeof(note),
+			     "\nrunner: This test was killed due to a kernel taint (%#lx).\n", taints);
+		bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
+		escalate(job, "Kernel tainted", now);
+		job->timed_out = false;
+	}
+}
+
+static void drop_trailing_nuls(int fd)
+{
+	off_t end = lseek(fd, 0, SEEK_END), keep = end;
+	char block[4096];
+
+	while (keep > 0) {
+		size_t n = keep > (off_t)sizeof(block) ? sizeof(block) : (size_t)keep;
+		ssize_t got = pread(fd, block, n, keep - (off_t)n);
+		size_t i = (size_t)got;
+		if (got != (ssize_t)n)
+			return;
+		while (i > 0 && block[i - 1] == '\0')
+			i--;
+		keep -= (off_t)(n - i);
+		if (i > 0)
+			break;
+	}
+	if (keep < end && ftruncate(fd, keep) == 0)
+		bci_warn("dropped %lld NUL bytes a crash left at the end of an output file",
+			 (long long)(end - keep));
+}
+
+static int open_job_outputs(struct bci_igt_job *job, char *dir)
+{
+	int ret = bci_mkdir_p(dir, 0755);
+
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
+		char path[PATH_MAX + 16];
+		char last;
+		snprintf(path, sizeof(path), "%.*s/%s", PATH_MAX - 1, dir, bci_results_job_files[i]);
+		job->fds[i] = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (job->fds[i] < 0)
+			return -errno;
+		/*
+		 * A resumed job appends. A crash can leave the end of a file as NUL
+		 * bytes (the size was on disk, the data not): cut them, since parsers
+		 * of these files (igt_runner's included) stop at the first NUL. Then
+		 * end a line cut by the crash, as igt_runner does.
+		 */
+		drop_trailing_nuls(job->fds[i]);
+		if (pread(job->fds[i], &last, 1, lseek(job->fds[i], 0, SEEK_END) - 1) == 1 &&
+		    last != '\n')
+			bci_write_all(job->fds[i], "\n", 1);
+	}
+	return bci_fsync_parent(dir);
+}
+
+static void build_argv(struct bci_igt_job *job, const struct bci_igt_selection *what)
+{
+	struct bci_executor *ex = job->ex;
+	const struct bci_joblist_entry *e = job->entry;
+	char *const *subtests = what->subtests;
+	size_t count = what->count, subs_size = sizeof(job->argv_subtests);
+	const char *dynamic_filter = what->dynamic_filter, **argv = job->argv;
+	char *path = job->argv_path, *subs = job->argv_subtests, *dynamic = job->argv_dynamic;
+	int argc = 0;
+
+	bci_path(ex, path, "%s/%s", bci_config_get(ex->config, "test_dir"), e->binary);
+	argv[argc++] = path;
+	if (count > 0) {
+		size_t used = 0;
+		const char *at = strchr(subtests[0], '@');
+		dynamic[0] = '\0';
+		if (at && count == 1) {
+			snprintf(subs, subs_size, "%.*s", (int)(at - subtests[0]), subtests[0]);
+			snprintf(dynamic, sizeof(job->argv_dynamic), "%s", at + 1);
+		} else {
+			for (size_t i = 0; i < count && used < subs_size; i++)
+				used += (size_t)snprintf(subs + used, subs_size - used, "%s%s",
+							 i ? "," : "", subtests[i]);
+		}
+		argv[argc++] = "--run-subtest";
+		argv[argc++] = subs;
+		if (dynamic[0]) {
+			argv[argc++] = "--dynamic-subtest";
+			argv[argc++] = dynamic;
+		} else if (dynamic_filter) {
+			argv[argc++] = "--dynamic-subtest";
+			argv[argc++] = dynamic_filter;
+		}
+	}
+	argv[argc] = NULL;
+}
+
+/* Returns the reason a job not stopped yet has to be stopped now, or NULL. */
+static const char *timeout_reason(struct bci_igt_job *job, long now)
+{
+	struct bci_config *c = job->ex->config;
+	unsigned long per_test = bci_config_get_seconds(c, "per_test_timeout");
+	unsigned long inactivity = bci_config_get_seconds(c, "inactivity_timeout");
+
+	if (per_test && now - job->last_subtest > (long)per_test * 1000)
+		return "Per-test timeout exceeded";
+	if (inactivity && now - job->last_activity > (long)inactivity * 1000)
+		return "Inactivity timeout exceeded";
+	return NULL;
+}
+
+/* Says why the test is stopped, in the kernel log (igt_runner's words) and on the console. */
+static void say_kill(struct bci_igt_job *job, const char *reason, int sig)
+{
+	const char *name = sig == SIGQUIT ? "SIGQUIT" : "SIGKILL";
+
+	bci_kmsg_mark(job->ex, 4, "%s. Killing the current test with %s.\n", reason, name);
+	bci_warn("job %u: %s: sending %s", job->index, reason, name);
+}
+
+/*
+ * Starts stopping the test for @reason: SIGQUIT (IGT tests dump their state
+ * on it), then, driven by the loop (job_monitor), SIGKILL after kill_grace.
+ */
+static void escalate(struct bci_igt_job *job, const char *reason, long now)
+{
+	if (job->kill.sent)
+		return;
+	job->kill = (struct bci_spawn_kill){
+		.first_signal = SIGQUIT,
+		.grace_ms = (long)bci_config_get_seconds(job->ex->config, "kill_grace") * 1000,
+		.give_up_ms = KILL_GIVE_UP_MS,
+	};
+	say_kill(job, reason, SIGQUIT);
+	/* Task states and memory into the log: the next person needs them. */
+	bci_sysrq(job->ex, 't');
+	bci_sysrq(job->ex, 'm');
+	job->killed = bci_spawn_kill_step(&job->kill, job->pid, now);
+	job->timed_out = true;
+}
+
+/* One turn of a stop under way: SIGKILL when the grace is over. 1 when even that failed. */
+static int escalate_step(struct bci_igt_job *job, long now)
+{
+	int sent = bci_spawn_kill_step(&job->kill, job->pid, now);
+
+	if (sent == -ETIME) {
+		job->unkillable = true;
+		bci_error("job %u: the test does not die even after SIGKILL: stopping the run",
+			  job->index);
+		return 1;
+	}
+	if (sent == SIGKILL) {
+		say_kill(job, "still running after a kill", SIGKILL);
+		job->killed = SIGKILL;
+	}
+	return 0;
+}
+
+/*
+ * A suspend cycle job: the cycle writes the IGT protocol itself (it is one
+ * synchronous call, no child and no pipe). Its journal.txt line is durable
+ * before the machine sleeps, so a cycle that never wakes is incomplete.
+ */
+static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
+{
+	struct bci_executor *ex = job->ex;
+	struct bci_suspend_record record;
+	char line[320];
+	int n = snprintf(line, sizeof(line), "%s\n", cycle), status;
+
+	journal_write(job, line, (size_t)n);
+	bci_kmsg_mark(ex, 6, "job %u: suspend cycle %s\n", job->index, cycle);
+	job->start = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
+	status = bci_suspend_cycle(ex, cycle, job->fds[BCI_RESULTS_FILE_OUT],
+				   job->fds[BCI_RESULTS_FILE_ERR], job->fds[BCI_RESULTS_FILE_DMESG], &record);
+	if (status < 0) {
+		bci_error("job %u: %s is not a suspend cycle", job->index, cycle);
+		return status;
+	}
+	job->status = status;
+	job->seconds = record.wall;
+	snprintf(job->last_result, sizeof(job->last_result), "%s", record.result);
+	job->results = 1;
+	n = bci_job_journal_format_exit(line, sizeof(line), false, status, record.wall);
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
+		sync_output(job, i);
+	journal_write(job, line, (size_t)n);
+	return 0;
+}
+
+/* The streams, the kernel log budget, the command line, then the child. */
+static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *what)
+{
+	struct bci_executor *ex = job->ex;
+	unsigned long long limit = bci_config_get_size(ex->config, "output_limit");
+	/* The first three quarters of the limit, then the last quarter: a file stays within it
+	 * (plus the protocol lines), which the results generator can always read. */
+	size_t tail_size = (size_t)(limit / 4 > 0 ? limit / 4 : 1);
+	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, null_fd = -1, ret;
+	char null_path[PATH_MAX];
+	struct bci_strv env = { 0 };
+
+	ret = bci_igt_stream_init(&job->out, job->fds[BCI_RESULTS_FILE_OUT], limit - limit / 4, tail_size);
+	if (ret == 0)
+		ret = bci_igt_stream_init(&job->err, job->fds[BCI_RESULTS_FILE_ERR], limit - limit / 4,
+					  tail_size);
+	if (ret < 0) {
+		bci_error("job %u: no memory for its output tails", job->index);
+		return ret;
+	}
+	job->out.on_line = handle_out_line;
+	job->out.data = job;
+	job->dmesg_budget = (struct bci_kmsg_budget){
+		.limit = limit,
+		.keep_level = bci_settings_dmesg_warn_level(ex->config),
+	};
+	build_argv(job, what);
+	if (bci_path(ex, null_path, "/dev/null") < 0 ||
+	    (null_fd = open(null_path, O_RDWR | O_CLOEXEC)) < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 ||
+	    pipe2(err_pipe, O_CLOEXEC) < 0) {
+		ret = -errno;
+		bci_error("job %u: cannot open /dev/null or its pipes: %s", job->index, strerror(-ret));
+		goto out;
+	}
+	job->kmsg_fd = bci_kmsg_open(ex);
+	bci_kmsg_mark(ex, 6, "job %u: %s%s%s\n", job->index, job->entry->binary,
+		      what->count ? " " : "", what->count ? job->argv_subtests : "");
+
+	job->start = job->last_activity = job->last_subtest = bci_clock_ms(ex, CLOCK_BOOTTIME);
+	/* The environment in the parent: IGT's sentinel says where the test's stderr ends. */
+	ret = bci_spawn_env(&env, environ, (const char *const[]){ "IGT_SENTINEL_ON_STDERR=1", NULL });
+	if (ret == 0)
+		ret = bci_spawn_start(&(struct bci_spawn){ .path = job->argv_path,
+							   .argv = (char *const *)job->argv,
+							   .envp = env.items, .stdin_fd = null_fd,
+							   .stdout_fd = out_pipe[1],
+							   .stderr_fd = err_pipe[1], .process_group = true,
+							   .exec_failed_status = BCI_IGT_EXIT_INVALID },
+				      &job->pid);
+	bci_strv_free(&env);
+	if (ret < 0) {
+		bci_error("job %u: cannot start %s: %s", job->index, job->argv_path, strerror(-ret));
+		goto out;
+	}
+	job->out.pipe_fd = out_pipe[0];
+	job->err.pipe_fd = err_pipe[0];
+	out_pipe[0] = err_pipe[0] = -1; /* the streams own them now */
+out:
+	if (null_fd >= 0)
+		close(null_fd);
+	for (int i = 0; i < 2; i++) {
+		if (out_pipe[i] >= 0)
+			close(out_pipe[i]);
+		if (err_pipe[i] >= 0)
+			close(err_pipe[i]);
+	}
+	return ret;
+}
+
+/* One turn's reads of the test's pipes and of the kernel log. */
+static void job_read(struct bci_igt_job *job, const struct pollfd *pfds, long now)
+{
+	char buf[65536];
+
+	for (int i = 0; i < 2; i++) {
+		struct bci_igt_stream *s = i == 0 ? &job->out : &job->err;
+		if (s->pipe_fd < 0 || !(pfds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		ssize_t n = read(s->pipe_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(s->pipe_fd);
+			s->pipe_fd = -1;
+			continue;
+		}
+		job->last_activity = now;
+		bci_igt_stream_feed(s, buf, (size_t)n);
+	}
+	if (job->kmsg_fd >= 0 && (pfds[2].revents & POLLIN)) {
+		job->last_activity = now;
+		if (bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG],
+				   &job->dmesg_budget) < 0) {
+			close(job->kmsg_fd);
+			job->kmsg_fd = -1;
+		}
+	}
+}
+
+/*
+ * One loop: the test's stdout and stderr, the kernel log, signals, timers,
+ * the watchdog; until the child is reaped and its pipes are closed. 0, or
+ * -errno when poll fails; job->unkillable when even SIGKILL did not end it.
+ */
+static int job_monitor(struct bci_igt_job *job)
+{
+	struct bci_executor *ex = job->ex;
+	long drain_deadline = 0;
+
+	while (!job->reaped || job->out.pipe_fd >= 0 || job->err.pipe_fd >= 0) {
+		struct pollfd pfds[4] = {
+			{ .fd = job->out.pipe_fd, .events = POLLIN },
+			{ .fd = job->err.pipe_fd, .events = POLLIN },
+			{ .fd = job->kmsg_fd, .events = POLLIN },
+			{ .fd = job->reaped ? -1 : ex->signal_fd, .events = POLLIN },
+		};
+		long now;
+
+		if (poll(pfds, 4, 1000) < 0 && errno != EINTR) {
+			int ret = -errno;
+			bci_error("job %u: poll: %s", job->index, strerror(-ret));
+			return ret;
+		}
+		bci_watchdog_pet(ex);
+		now = bci_clock_ms(ex, CLOCK_BOOTTIME);
+		job_read(job, pfds, now);
+		if (!job->reaped && bci_signals_dispatch(ex, job->pid, &job->wait_status)) {
+			job->reaped = true;
+			/* Grandchildren may hold the pipes open: give them a moment, not forever. */
+			drain_deadline = now + 2000;
+		}
+		if (job->reaped) {
+			if (now > drain_deadline)
+				break;
+			continue;
+		}
+		if (job->killed) {
+			if (escalate_step(job, now))
+				break;
+		} else {
+			const char *reason = timeout_reason(job, now);
+			if (reason)
+				escalate(job, reason, now);
+		}
+	}
+	return 0;
+}
+
+/* The igt exit status of a wait status: >= 0, -signal, or 9999 for neither. */
+static int exit_status(int wait_status)
+{
+	if (WIFEXITED(wait_status))
+		return WEXITSTATUS(wait_status) >= 128 ? 128 - WEXITSTATUS(wait_status)
+						       : WEXITSTATUS(wait_status);
+	if (WIFSIGNALED(wait_status))
+		return -WTERMSIG(wait_status);
+	return 9999;
+}
+
+/* What the loop leaves: the streams' ends, the kernel log's note, the exit in journal.txt. */
+static int job_collect(struct bci_igt_job *job, int monitor_ret)
+{
+	char line[64];
+	int n;
+
+	for (int i = 0; i < 2; i++) {
+		struct bci_igt_stream *s = i == 0 ? &job->out : &job->err;
+		if (s->pipe_fd >= 0)
+			close(s->pipe_fd);
+		s->pipe_fd = -1;
+		bci_igt_stream_finish(s);
+	}
+	if (job->dmesg_budget.dropped) {
+		/* Said in the job's kernel log itself, in its record format, where a reader looks. */
+		char text[200], note[256];
+		snprintf(text, sizeof(text),
+			 "[bootci] kernel log over the limit of %llu bytes: %llu bytes of records less "
+			 "severe than level %d dropped\n", job->dmesg_budget.limit,
+			 job->dmesg_budget.dropped, job->dmesg_budget.keep_level);
+		/* facility user, level info: as a write to /dev/kmsg would have logged it */
+		n = bci_kmsg_record_format(note, sizeof(note), 14, 0, 0, '-', text);
+		bci_write_all(job->fds[BCI_RESULTS_FILE_DMESG], note, (size_t)n);
+		bci_warn("job %u: kernel log over output_limit: %llu bytes dropped", job->index,
+			 job->dmesg_budget.dropped);
+	}
+	job->seconds = (double)(bci_clock_ms(job->ex, CLOCK_BOOTTIME) - job->start) / 1000.0;
+	sync_outputs(job);
+	if (!job->reaped)
+		return job->unkillable ? 1 : (monitor_ret < 0 ? monitor_ret : -EIO);
+	job->status = exit_status(job->wait_status);
+	n = bci_job_journal_format_exit(line, sizeof(line), job->timed_out, job->status,
+					job->seconds);
+	journal_write(job, line, (size_t)n);
+	return 0;
+}
+
+int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci_journal *journal,
+		    unsigned index, const struct bci_joblist_entry *entry,
+		    const struct bci_igt_selection *what)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	memset(job, 0, sizeof(*job));
+	job->ex = ex;
+	job->journal = journal;
+	job->index = index;
+	job->entry = entry;
+	job->kmsg_fd = -1;
+	job->out.pipe_fd = job->err.pipe_fd = -1;
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
+		job->fds[i] = -1;
+		job->synced[i] = -1;
+	}
+	ret = bci_igt_rundir_path(ex, dir, BCI_RESULTS_JOB_DIR, index);
+	if (ret == 0)
+		ret = open_job_outputs(job, dir);
+	if (ret < 0) {
+		bci_error("job %u: cannot open its output files in %s: %s", index, dir, strerror(-ret));
+		goto out;
+	}
+	if (strcmp(entry->binary, BCI_IGT_SUSPEND_BINARY) == 0) {
+		ret = run_suspend_job(job, what->subtests[0]);
+		goto out;
+	}
+	ret = job_start(job, what);
+	if (ret < 0)
+		goto out;
+	ret = job_collect(job, job_monitor(job));
+out:
+	if (job->kmsg_fd >= 0)
+		close(job->kmsg_fd);
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
+		if (job->fds[i] >= 0)
+			close(job->fds[i]);
+	bci_igt_stream_release(&job->out);
+	bci_igt_stream_release(&job->err);
+	return ret;
+}

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+/*
+ * After a boot that died: the job that was in flight is journalled
+ * incomplete (igt_runner's results say so), the kernel crash that pstore
+ * kept is attributed to the subtest that was running, a job that took the
+ * machine down boot_cap times is not run again, and a resumed job runs only
+ * what has not started yet (igt_runner's pruning, plus the dynamic subtests
+ * bootci's journal knows).
+ */
+#include "igt.h"
+
+#include "config.h"
+#include "fsutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Did the job's journal.txt (cut into lines in place) record subtest @name[0..len) starting? */
+static bool journal_started(char *text, const char *name, size_t len)
+{
+	char *line = text;
+
+	while (line && *line) {
+		char *nl = strchr(line, '\n');
+		struct bci_job_journal_line parsed;
+		bool started;
+		if (nl)
+			*nl = '\0';
+		started = bci_job_journal_parse_line(line, nl != NULL, &parsed) == 0 &&
+			  parsed.kind == BCI_JOB_JOURNAL_SUBTEST && strlen(parsed.subtest) == len &&
+			  strncmp(parsed.subtest, name, len) == 0;
+		if (nl)
+			*nl = '\n';
+		if (started)
+			return true;
+		line = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+/* The subtests of job @e not yet started according to its journal.txt (a resumed job). */
+static int remaining_subtests(struct bci_executor *ex, unsigned index,
+			      const struct bci_joblist_entry *e, char ***out, size_t *count)
+{
+	char path[PATH_MAX], *text = NULL;
+	char **left = calloc(e->count + 1, sizeof(char *));
+	size_t n = 0;
+
+	if (!left)
+		return -ENOMEM;
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_JOURNAL,
+				index) < 0 ||
+	    bci_read_file(path, &text, NULL, 1 << 20) < 0)
+		text = NULL;
+	for (size_t i = 0; i < e->count; i++)
+		if (!text || !journal_started(text, e->subtests[i], strcspn(e->subtests[i], "@")))
+			left[n++] = e->subtests[i];
+	free(text);
+	*out = left;
+	*count = n;
+	return 0;
+}
+
+/* The name on the protocol line at @offset of @buf (a start line's), into @name. */
+static void line_name(const char *buf, size_t len, size_t offset, char *name, size_t size)
+{
+	struct bci_igt_line line;
+	size_t n;
+
+	bci_igt_line_parse(buf + offset, len - offset, &line);
+	n = line.name_len < size ? line.name_len : size - 1;
+	memcpy(name, line.name ? line.name : "", line.name ? n : 0);
+	name[line.name ? n : 0] = '\0';
+}
+
+/* Appends every dmesg record of the saved pstore dump to @out. */
+static void append_dump(struct bci_executor *ex, int out)
+{
+	char dir[PATH_MAX];
+	struct dirent **entries;
+	int n;
+
+	if (bci_igt_rundir_path(ex, dir, "%s", ex->crash_dump) < 0)
+		return;
+	n = scandir(dir, &entries, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX + 300], *text;
+		size_t len;
+		if (strncmp(entries[i]->d_name, "dmesg-", 6) == 0 &&
+		    snprintf(path, sizeof(path), "%s/%s", dir, entries[i]->d_name) < (int)sizeof(path) &&
+		    bci_read_file(path, &text, &len, 4 << 20) == 0) {
+			dprintf(out, "bootci: ---- %s ----\n", entries[i]->d_name);
+			bci_write_all(out, text, len);
+			if (len && text[len - 1] != '\n')
+				bci_write_all(out, "\n", 1);
+			free(text);
+		}
+		free(entries[i]);
+	}
+	if (n >= 0)
+		free(entries);
+}
+
+/*
+ * The last "[IGT] <bin>: starting dynamic subtest <name>" after "starting
+ * subtest <subtest>" in the saved dmesg records, when it names a dynamic
+ * subtest other than @dynamic (or @dynamic had already ended: @done).
+ * Records are read in name order, which is the order efi-pstore wrote them.
+ */
+static bool dump_last_dynamic(struct bci_executor *ex, const char *subtest, char *dynamic,
+			      size_t size, bool done)
+{
+	static const char dyn_marker[] = BCI_IGT_DMESG_STARTING_DYNAMIC;
+	char dir[PATH_MAX], sub_marker[300], found[256] = "";
+	struct dirent **entries;
+	bool in_subtest = false;
+	int n;
+
+	if (bci_igt_rundir_path(ex, dir, "%s", ex->crash_dump) < 0)
+		return false;
+	snprintf(sub_marker, sizeof(sub_marker), "%s%s", BCI_IGT_DMESG_STARTING_SUBTEST, subtest);
+	n = scandir(dir, &entries, NULL, alphasort);
+	for (int i = n - 1; i >= 0; i--) {
+		/* efi-pstore numbers parts from the end of the log: the highest part is the oldest. */
+		char path[PATH_MAX + 300], *text;
+		if (strncmp(entries[i]->d_name, "dmesg-", 6) == 0 &&
+		    snprintf(path, sizeof(path), "%s/%s", dir, entries[i]->d_name) < (int)sizeof(path) &&
+		    bci_read_file(path, &text, NULL, 4 << 20) == 0) {
+			for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+			     line = strtok_r(NULL, "\n", &save)) {
+				char *p = strstr(line, sub_marker);
+				if (p && (p[strlen(sub_marker)] == '\0' || p[strlen(sub_marker)] == ' ')) {
+					in_subtest = true;
+					found[0] = '\0';
+				} else if (in_subtest && (p = strstr(line, dyn_marker))) {
+					snprintf(found, sizeof(found), "%s", p + strlen(dyn_marker));
+					found[strcspn(found, " \r")] = '\0';
+				}
+			}
+			free(text);
+		}
+		free(entries[i]);
+	}
+	if (n >= 0)
+		free(entries);
+	if (!found[0] || (strcmp(found, dynamic) == 0 && !done))
+		return false;
+	if (strcmp(found, dynamic) == 0 && done)
+		return false;
+	snprintf(dynamic, size, "%s", found);
+	return true;
+}
+
+/* What was in flight in a job when the kernel died. */
+struct in_flight {
+	char subtest[256], dynamic[256];
+	bool sub_done, dyn_done;
+	bool start_missing;     /* the dynamic subtest's start is not in out.txt */
+};
+
+/* The last subtest and dynamic subtest out.txt saw start, and whether they ended. */
+static void in_flight_from_out(const char *path, struct in_flight *f)
+{
+	struct bci_igt_output parsed;
+	long last_sub = -1, last_dyn = -1;
+	char *text = NULL;
+	size_t len = 0;
+
+	if (bci_read_file(path, &text, &len, 64 << 20) < 0)
+		return;
+	while (len > 0 && text[len - 1] == '\0')
+		len--;
+	if (bci_igt_output_parse(&parsed, text, len) < 0) {
+		free(text);
+		return;
+	}
+	for (size_t i = 0; i < parsed.mark_count; i++) {
+		switch (parsed.marks[i].kind) {
+		case BCI_IGT_MARK_SUBTEST_START:
+			last_sub = (long)i;
+			last_dyn = -1;
+			f->sub_done = f->dyn_done = false;
+			break;
+		case BCI_IGT_MARK_SUBTEST_RESULT:
+			f->sub_done = true;
+			break;
+		case BCI_IGT_MARK_DYNAMIC_START:
+			last_dyn = (long)i;
+			f->dyn_done = false;
+			break;
+		case BCI_IGT_MARK_DYNAMIC_RESULT:
+			f->dyn_done = true;
+			break;
+		}
+	}
+	if (last_sub >= 0)
+		line_name(text, len, parsed.marks[last_sub].offset, f->subtest, sizeof(f->subtest));
+	if (last_dyn >= 0)
+		line_name(text, len, parsed.marks[last_dyn].offset, f->dynamic, sizeof(f->dynamic));
+	bci_igt_output_release(&parsed);
+	free(text);
+}
+
+/* A later dynamic subtest than out.txt saw, known to bootci's journal or to the dump. */
+static void in_flight_later_dynamic(struct bci_executor *ex, const struct bci_job_state *state,
+				    struct in_flight *f)
+{
+	if (!f->subtest[0] || f->sub_done)
+		return;
+	if (state->dynamic_count > 0) {
+		const char *last = state->dynamic[state->dynamic_count - 1];
+		size_t n = strlen(f->subtest);
+		if (strncmp(last, f->subtest, n) == 0 && last[n] == '@' &&
+		    (f->dyn_done || strcmp(last + n + 1, f->dynamic) != 0)) {
+			snprintf(f->dynamic, sizeof(f->dynamic), "%s", last + n + 1);
+			f->start_missing = true;
+			f->dyn_done = false;
+		}
+	}
+	/*
+	 * Neither out.txt nor the journal may have seen the last dynamic subtest
+	 * start (the kernel died first), but IGT logs every start to the kernel
+	 * log, and the dump holds the kernel log.
+	 */
+	if (dump_last_dynamic(ex, f->subtest, f->dynamic, sizeof(f->dynamic), f->dyn_done)) {
+		f->start_missing = true;
+		f->dyn_done = false;
+	}
+}
+
+/*
+ * The previous boot died in a kernel crash while job @index ran: its subtest
+ * (or dynamic subtest) in flight gets igt's CRASH result line in out.txt,
+ * followed by the pstore dump, so results.json shows crash and carries the
+ * dump in that test's output. A dynamic subtest whose start only bootci's
+ * journal knew (the kernel died before out.txt had it) gets its start line
+ * too. 0, or -errno when the journal failed.
+ */
+static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_journal *journal)
+{
+	struct in_flight f = { .subtest = "" };
+	char path[PATH_MAX], line[300];
+	int fd, ret = 0;
+
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_OUT, index) < 0)
+		return 0;
+	in_flight_from_out(path, &f);
+	in_flight_later_dynamic(ex, &journal->jobs[index], &f);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		bci_warn("job %u: cannot attribute the crash in %s: %s", index, path, strerror(errno));
+		return 0;
+	}
+	dprintf(fd, "\nbootci: the kernel crashed during this test; the pstore dump of boot %u "
+		    "follows (saved in %s/)\n", ex->boot_number - 1, ex->crash_dump);
+	if (f.subtest[0] && !f.sub_done && f.dynamic[0] && !f.dyn_done) {
+		if (f.start_missing) {
+			dprintf(fd, "Starting dynamic subtest: %s\n", f.dynamic);
+			/* Known now: a resume must not run it again. */
+			ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_DYNAMIC, index, "%s@%s",
+						  f.subtest, f.dynamic);
+		}
+		bci_igt_line_format_result(line, sizeof(line), true, f.dynamic, "CRASH", 0);
+		dprintf(fd, "%s", line);
+		bci_say("job %u: %s@%s crashed the kernel", index, f.subtest, f.dynamic);
+	} else if (f.subtest[0] && !f.sub_done) {
+		bci_igt_line_format_result(line, sizeof(line), false, f.subtest, "CRASH", 0);
+		dprintf(fd, "%s", line);
+		bci_say("job %u: %s crashed the kernel", index, f.subtest);
+	}
+	append_dump(ex, fd);
+	fsync(fd);
+	close(fd);
+	return ret;
+}
+
+/*
+ * For a resumed job whose last subtest had started dynamic subtests: the
+ * --dynamic-subtest filter running the others ("*,!a,!b", IGT's uwildmat
+ * lists, last match wins), malloc'ed; NULL when there is nothing to resume.
+ */
+static char *dynamic_rest(const struct bci_joblist_entry *e, const struct bci_job_state *state)
+{
+	const char *subtest = e->subtests[e->count - 1];
+	size_t len = strlen(subtest), size = 3, used;
+	char *filter;
+
+	if (strchr(subtest, '@') || state->dynamic_count == 0)
+		return NULL;
+	for (size_t i = 0; i < state->dynamic_count; i++)
+		size += strlen(state->dynamic[i]) + 2;
+	filter = malloc(size);
+	if (!filter)
+		return NULL;
+	used = (size_t)sprintf(filter, "*");
+	for (size_t i = 0; i < state->dynamic_count; i++) {
+		const char *d = state->dynamic[i];
+		if (strncmp(d, subtest, len) == 0 && d[len] == '@')
+			used += (size_t)sprintf(filter + used, ",!%s", d + len + 1);
+	}
+	if (used == 1) {
+		free(filter);
+		return NULL;
+	}
+	return filter;
+}
+
+/* Said where the developer reads the test's result, not only in the journal. */
+static void note_capped(struct bci_executor *ex, unsigned index, unsigned starts,
+			unsigned long boot_cap)
+{
+	char path[PATH_MAX], note[160];
+	int n = snprintf(note, sizeof(note),
+			 "\nbootci: this job took the machine down %u times (boot_cap %lu): "
+			 "not run again\n", starts, boot_cap);
+	int fd = bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_OUT, index) < 0 ? -1 :
+		 open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0 || bci_write_all(fd, note, (size_t)n) < 0 || fdatasync(fd) < 0)
+		bci_warn("job %u: cannot say in out.txt that it was capped", index);
+	if (fd >= 0)
+		close(fd);
+}
+
+int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journal,
+			     const struct bci_joblist *jobs)
+{
+	unsigned long boot_cap = bci_config_get_number(ex->config, "boot_cap");
+	unsigned j = (unsigned)journal->in_flight, starts;
+	int ret = 0;
+
+	if (journal->in_flight < 0)
+		return 0;
+	bci_warn("job %u (%s) was running when boot %u ended", j, jobs->entries[j].binary,
+		 journal->boots - 1);
+	if (ex->kernel_crashed)
+		ret = attribute_crash(ex, j, journal);
+	if (ret == 0)
+		ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_INCOMPLETE, j, "%u",
+					  journal->boots - 1);
+	starts = journal->jobs[j].starts;
+	if (ret < 0 || starts < boot_cap)
+		return ret;
+	bci_error("job %u took the machine down %u times: not run again", j, starts);
+	ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_CAPPED, j, "%u", starts);
+	if (ret == 0)
+		note_capped(ex, j, starts, boot_cap);
+	return ret;
+}
+
+int bci_igt_resume_select(struct bci_executor *ex, const struct bci_journal *journal,
+			  unsigned index, const struct bci_joblist_entry *entry,
+			  struct bci_igt_selection *what)
+{
+	int ret;
+
+	*what = (struct bci_igt_selection){ .subtests = entry->subtests, .count = entry->count };
+	if (journal->jobs[index].starts == 0)
+		return 0;
+	/* Resumed: run only what has not started yet, as igt_runner prunes. */
+	ret = remaining_subtests(ex, index, entry, &what->left, &what->count);
+	if (ret < 0) {
+		bci_error("job %u: no memory to resume it", index);
+		return ret;
+	}
+	what->subtests = what->left;
+	if (entry->count == 0 || what->count > 0)
+		return 0;
+	/* Every subtest started. igt_runner stops here; bootci knows which dynamic subtests
+	 * started and runs the rest of them. */
+	what->dynamic_filter = dynamic_rest(entry, &journal->jobs[index]);
+	if (!what->dynamic_filter)
+		return 1;
+	what->subtests = entry->subtests + entry->count - 1;
+	what->count = 1;
+	bci_say("job %u: resuming %s after its dynamic subtests %s", index, what->subtests[0],
+		what->dynamic_filter + 2);
+	return 0;
+}
+
+void bci_igt_selection_release(struct bci_igt_selection *what)
+{
+	free(what->left);
+	free(what->dynamic_filter);
+	what->left = NULL;
+	what->dynamic_filter = NULL;
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The run folder is an igt_runner results directory (metadata.txt,
+ * joblist.txt, uname.txt, starttime.txt, endtime.txt, aborted.txt,
+ * N/{journal,out,err,dmesg}.txt) with bootci-journal.txt beside it: created
+ * once, at the run's first boot, and loaded again at every later one.
+ */
+#include "igt.h"
+
+#include "config.h"
+#include "fsutil.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+int bci_igt_rundir_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
+{
+	char prefix[PATH_MAX + 1];
+	va_list ap;
+	int ret;
+
+	snprintf(prefix, sizeof(prefix), "%s/", ex->run_dir);
+	va_start(ap, fmt);
+	ret = bci_vpath(buf, prefix, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int bci_igt_rundir_write(const struct bci_executor *ex, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	int ret = bci_igt_rundir_path(ex, path, "%s", name);
+
+	if (ret == 0)
+		ret = bci_write_file_atomic(path, text, strlen(text), 0644);
+	if (ret < 0)
+		bci_error("cannot write %s: %s", path, strerror(-ret));
+	return ret;
+}
+
+int bci_igt_rundir_write_time(const struct bci_executor *ex, const char *name)
+{
+	struct timespec ts = { 0, 0 };
+	char text[64];
+
+	ex->sys->clock(CLOCK_REALTIME, &ts);
+	snprintf(text, sizeof(text), "%ld.%06ld\n", (long)ts.tv_sec, ts.tv_nsec / 1000);
+	return bci_igt_rundir_write(ex, name, text);
+}
+
+/* igt_runner's metadata.txt: its settings, as its resultgen reads them back. */
+static int write_metadata(struct bci_executor *ex)
+{
+	struct bci_config *c = ex->config;
+	char text[4096];
+	const char *abort_on = bci_config_get(c, "abort_on");
+	int abort_mask = (strstr(abort_on, "taint") ? 1 : 0) | (strstr(abort_on, "lockdep") ? 2 : 0);
+
+	snprintf(text, sizeof(text),
+		 "abort_mask : %d\nname : %s\ndry_run : 0\nsync : 1\nlog_level : 0\n"
+		 "overwrite : 0\nmultiple_mode : %d\ninactivity_timeout : %lu\n"
+		 "per_test_timeout : %lu\noverall_timeout : %lu\nuse_watchdog : %d\n"
+		 "piglit_style_dmesg : %d\ndmesg_warn_level : %d\nprune_mode : 0\n"
+		 "test_root : %s\nresults_path : /results/runs/%s\n",
+		 abort_mask, bci_config_get(c, "run_id"),
+		 strcmp(bci_config_get(c, "multiple_mode"), "yes") == 0,
+		 bci_config_get_seconds(c, "inactivity_timeout"),
+		 bci_config_get_seconds(c, "per_test_timeout"),
+		 bci_config_get_seconds(c, "overall_timeout"),
+		 bci_config_get_seconds(c, "watchdog_timeout") > 0,
+		 strcmp(bci_config_get(c, "piglit_style_dmesg"), "yes") == 0,
+		 bci_settings_dmesg_warn_level(c), bci_config_get(c, "test_dir"),
+		 bci_config_get(c, "run_id"));
+	return bci_igt_rundir_write(ex, BCI_RESULTS_METADATA, text);
+}
+
+static int write_uname(struct bci_executor *ex)
+{
+	struct utsname u;
+	char text[512];
+
+	if (uname(&u) < 0) {
+		int ret = -errno;
+		bci_error("uname: %s", strerror(-ret));
+		return ret;
+	}
+	snprintf(text, sizeof(text), "%s %s %s %s %s\n", u.sysname, u.nodename, u.release,
+		 u.version, u.machine);
+	return bci_igt_rundir_write(ex, BCI_RESULTS_UNAME, text);
+}
+
+/* Creates the run: metadata, the joblist (once, before any job), uname, start time. */
+int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs)
+{
+	char *text;
+	size_t len;
+	int ret = bci_igt_plan_build(ex, jobs);
+
+	if (ret < 0)
+		return ret;
+	ret = write_metadata(ex);
+	if (ret == 0)
+		ret = write_uname(ex);
+	if (ret == 0)
+		ret = bci_igt_rundir_write_time(ex, BCI_RESULTS_STARTTIME);
+	if (ret < 0)
+		return ret;
+	ret = bci_joblist_format(jobs, &text, &len);
+	if (ret < 0) {
+		bci_error("cannot format joblist.txt: %s", strerror(-ret));
+		return ret;
+	}
+	/* Last: its presence says the run exists. */
+	ret = bci_igt_rundir_write(ex, BCI_RESULTS_JOBLIST, text);
+	free(text);
+	if (ret == 0)
+		bci_say("run %s: %zu jobs planned", bci_config_get(ex->config, "run_id"),
+			jobs->count);
+	return ret;
+}
+
+int bci_igt_rundir_load(struct bci_executor *ex, struct bci_joblist *jobs, bool *exists)
+{
+	char path[PATH_MAX], err[512], *text;
+	size_t len;
+	int ret;
+
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOBLIST) < 0)
+		return -ENAMETOOLONG;
+	ret = bci_read_file(path, &text, &len, 64 << 20);
+	if (ret == -ENOENT) {
+		*exists = false;
+		return 0;
+	}
+	if (ret < 0) {
+		bci_error("cannot read %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	*exists = true;
+	ret = bci_joblist_parse(BCI_RESULTS_JOBLIST, text, len, jobs, err, sizeof(err));
+	free(text);
+	if (ret < 0)
+		bci_error("%s", err);
+	return ret;
+}
