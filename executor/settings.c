@@ -26,7 +26,7 @@ static int check_cycle_states(struct bci_config *config)
 {
 	static const char *const keys[] = { "suspend_before", "suspend_between", "suspend_after" };
 	struct bci_testlist_cycle specs[BCI_TESTLIST_CYCLE_SPECS_MAX];
-	struct bci_suspend_cycle_name parsed;
+	struct bci_testlist_cycle_name parsed;
 	char err[512], cycle[300];
 	size_t count;
 
@@ -40,7 +40,7 @@ static int check_cycle_states(struct bci_config *config)
 		}
 		for (size_t i = 0; i < count; i++) {
 			snprintf(cycle, sizeof(cycle), "%.255s-0001", specs[i].cycle);
-			if (bci_suspend_cycle_parse(cycle, &parsed) < 0) {
+			if (bci_testlist_cycle_name_parse(cycle, &parsed) < 0) {
 				bci_error("%s: %s: '%s@%lu': unknown state or pm_test level (states "
 					  "freeze, standby, mem, disk; pm_test freezer, devices, "
 					  "platform, processors, core)",

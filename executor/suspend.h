@@ -33,10 +33,6 @@ struct bci_executor;
 
 #define BCI_SUSPEND_BINARY BCI_IGT_SUSPEND_BINARY
 
-/* Transitional: the cycle grammar's old names (its one home is lib/testlist.h), kept while
- * executor/settings.c spells them; remove with that last user. */
-#define bci_suspend_cycle_name bci_testlist_cycle_name
-#define bci_suspend_cycle_parse bci_testlist_cycle_name_parse
 
 /* The PM landmarks of one cycle in the kernel log (seconds of the log's clock; -1 when not seen). */
 struct bci_suspend_landmarks {

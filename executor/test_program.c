@@ -28,14 +28,6 @@
 /* After SIGTERM, and again after SIGKILL, the program gets this long to go. */
 #define KILL_GRACE_MS 5000L
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 static int write_result(const char *path, const char *command, const char *body)
 {
 	char text[1024];
@@ -70,7 +62,7 @@ static int supervise(struct bci_executor *ex, pid_t pid, long deadline, int *sta
 	*timed_out = false;
 	for (;;) {
 		struct pollfd pfd = { .fd = ex->signal_fd, .events = POLLIN };
-		long now = now_ms(), left = deadline - now;
+		long now = bci_clock_ms(ex, CLOCK_BOOTTIME), left = deadline - now;
 		int sent;
 
 		if (bci_signals_dispatch(ex, pid, status))
@@ -148,7 +140,7 @@ static int test_program_execute(struct bci_executor *ex, struct test_program *t,
 		.path = t->argv.items[0], .argv = t->argv.items, .stdin_fd = t->null_fd,
 		.stdout_fd = t->out_fd, .stderr_fd = t->err_fd, .process_group = true,
 	};
-	long start = now_ms();
+	long start = bci_clock_ms(ex, CLOCK_BOOTTIME);
 	pid_t pid;
 	int ret;
 
@@ -159,7 +151,7 @@ static int test_program_execute(struct bci_executor *ex, struct test_program *t,
 		return ret;
 	}
 	t->reaped = supervise(ex, pid, start + (long)timeout_s * 1000, &t->status, &t->timed_out);
-	t->duration_ms = now_ms() - start;
+	t->duration_ms = bci_clock_ms(ex, CLOCK_BOOTTIME) - start;
 	return 0;
 }
 
