@@ -100,6 +100,8 @@ bench: all
 	@tests/bench/builder-vs-dracut.sh $(BUILD)
 	@tests/bench/ingest-vs-tar.sh $(BUILD)
 	@tests/bench/upload-throughput $(BUILD)
+	@tests/bench/serve-upload.sh $(BUILD)
+	@tests/bench/resultgen-binaries.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \
