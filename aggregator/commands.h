@@ -15,5 +15,9 @@ void bci_aggregator_usage(FILE *out);
 int bci_cmd_results(int argc, char **argv);
 int bci_cmd_ingest(int argc, char **argv);
 int bci_cmd_collect(int argc, char **argv);
+/* aggregator/report/command.c */
+int bci_cmd_build(int argc, char **argv);
+int bci_cmd_machine(int argc, char **argv);
+int bci_cmd_report(int argc, char **argv);
 
 #endif
