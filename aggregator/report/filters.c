@@ -21,7 +21,8 @@
  *
  * A key takes the rest of its line (after the blanks that follow it) and
  * appears at most once per filter; blanks before a key are allowed. REGEX
- * is POSIX extended, unanchored unless it says ^ or $, matched line by line
+ * is POSIX extended (at most 1024 bytes, no repetition of a repetition such
+ * as "a++"), unanchored unless it says ^ or $, matched line by line
  * for the logs (a log is read up to its first NUL byte and its first
  * BCI_FILTER_LOG_MAX bytes). A filter matches when every condition it has
  * holds (machines and tags together count as one: either may hold); a
@@ -43,6 +44,8 @@
 #define FILTERS_VERSION 1
 /* Bigger than any filter file a lab writes by hand; refuses a wrong path to a huge file. */
 #define FILTERS_FILE_MAX (16 << 20)
+/* Far above any test-name or log pattern; bounds what one regcomp() may build. */
+#define FILTERS_REGEX_MAX 1024
 
 enum { LOG_OUT, LOG_ERR, LOG_DMESG, LOG_COUNT };
 static const char *const log_names[LOG_COUNT] = { "out", "err", "dmesg" };
@@ -142,11 +145,63 @@ fail:
 	return -ENOMEM;
 }
 
+/*
+ * Whether @re repeats a repetition ("a++", "a*{2}"): glibc compiles each
+ * level into a bigger automaton, and a few dozen levels take gigabytes (the
+ * fuzzer found it), for nothing a filter needs. Escapes and bracket
+ * expressions are skipped.
+ */
+static int regex_nested_repetition(const char *re)
+{
+	int after_repetition = 0;
+
+	for (const char *p = re; *p; p++) {
+		if (*p == '\\') {
+			after_repetition = 0;
+			if (p[1])
+				p++;
+			continue;
+		}
+		if (*p == '[') {
+			p++;
+			if (*p == '^')
+				p++;
+			if (*p == ']')
+				p++;
+			while (*p && *p != ']')
+				p++;
+			if (!*p)
+				return 0;	/* unterminated: regcomp says so */
+			after_repetition = 0;
+			continue;
+		}
+		if (strchr("+*?{", *p) && after_repetition)
+			return 1;
+		if (*p == '{') {
+			while (*p && *p != '}')
+				p++;
+			if (!*p)
+				return 0;
+		}
+		after_repetition = strchr("+*?}", *p) != NULL;
+	}
+	return 0;
+}
+
 static int regex_compile(regex_t *re, const char *value, const char *name, int line,
 			 const char *key, char *err, size_t err_size)
 {
 	char why[256];
-	int ret = regcomp(re, value, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
+	int ret;
+
+	if (strlen(value) > FILTERS_REGEX_MAX)
+		return fail(err, err_size, name, line, "%s: regular expression longer than %d bytes",
+			    key, FILTERS_REGEX_MAX);
+	if (regex_nested_repetition(value))
+		return fail(err, err_size, name, line,
+			    "%s: '%s' repeats a repetition (like a++), which costs the matcher"
+			    " memory for nothing", key, value);
+	ret = regcomp(re, value, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
 
 	if (!ret)
 		return 0;

@@ -177,6 +177,8 @@ static void test_filters_refused(void **state)
 	filter_refused("bootci-known-issues 1\nfilter http://b/1\ncolour red\n", "k.txt:3: unknown key 'colour'");
 	filter_refused("bootci-known-issues 1\nfilter http://b/1\ntest (\n", "k.txt:3: test: bad regular expression '('");
 	filter_refused("bootci-known-issues 1\nfilter http://b/1\ndmesg [z-a]\n", "k.txt:3: dmesg: bad regular expression");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\nout F+++++\n", "k.txt:3: out: 'F+++++' repeats a repetition");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\ntest (a*){2}{3}\n", "k.txt:3: test: '(a*){2}{3}' repeats");
 	filter_refused("bootci-known-issues 1\nfilter http://b/1\nstatuses pass broken\n", "k.txt:3: unknown status 'broken'");
 	filter_refused("bootci-known-issues 1\nfilter http://b/1\ntest a\ntest b\n", "k.txt:4: test given twice");
 	filter_refused("bootci-known-issues 1\nfilter http://b/1\ntags a\ntags b\n", "k.txt:4: tags given twice");
