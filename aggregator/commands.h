@@ -19,5 +19,6 @@ int bci_cmd_collect(int argc, char **argv);
 int bci_cmd_build(int argc, char **argv);
 int bci_cmd_machine(int argc, char **argv);
 int bci_cmd_report(int argc, char **argv);
+int bci_cmd_export(int argc, char **argv);
 
 #endif

@@ -40,6 +40,10 @@ static const struct command commands[] = {
 	  "      compare the build with its baseline (the last N runs, default 5, of its\n"
 	  "      base tree) through DATA/known-issues.txt; write the reply to the series\n"
 	  "      as an mbox message, and with --send pipe it to `sendmail -t`\n" },
+	{ "export", bci_cmd_export,
+	  "export kcidb --build NAME [--origin NAME] [-o OUT] |\n"
+	  "       export junit --machine NAME --run-id ID [-o OUT]   [--store URL] [--data DIR]\n"
+	  "      a build as KCIDB I/O v4.2 JSON, a run as JUnit XML (OUT replaced atomically)\n" },
 	{ "collect", bci_cmd_collect,
 	  "collect [--results DIR] [--master URL] [--keep N] [--deadline D] [OPTIONS]\n"
 	  "      upload every finished run on the results partition to the master\n"

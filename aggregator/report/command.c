@@ -416,3 +416,108 @@ out:
 	bci_store_close(store);
 	return status;
 }
+
+/* ---- export ---- */
+
+struct export_args {
+	struct bci_store *store;
+	const char *kind, *build, *origin, *machine, *run_id;
+};
+
+static int export_write(FILE *out, const struct export_args *a, char *err, size_t err_size)
+{
+	if (!strcmp(a->kind, "kcidb"))
+		return bci_export_kcidb(a->store, a->build, a->origin, out, err, err_size);
+	return bci_export_junit(a->store, a->machine, a->run_id, out, err, err_size);
+}
+
+/* To @path (replaced atomically) or standard output ("-" or NULL). */
+static int export_save(const char *path, const struct export_args *a, char *err, size_t err_size)
+{
+	char tmp[PATH_MAX];
+	FILE *out;
+	int fd, ret;
+
+	if (!path || !strcmp(path, "-"))
+		return export_write(stdout, a, err, err_size);
+	fd = bci_atomic_open(path, tmp, 0644);
+	if (fd < 0) {
+		snprintf(err, err_size, "%s: %s", path, strerror(-fd));
+		return fd;
+	}
+	out = fdopen(dup(fd), "w");
+	if (!out) {
+		bci_atomic_abort(fd, tmp);
+		return -ENOMEM;
+	}
+	ret = export_write(out, a, err, err_size);
+	if (fclose(out) && ret >= 0) {
+		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+		ret = -EIO;
+	}
+	if (ret < 0) {
+		bci_atomic_abort(fd, tmp);
+		return ret;
+	}
+	ret = bci_atomic_commit(fd, tmp, path);
+	if (ret < 0)
+		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
+	return ret;
+}
+
+int bci_cmd_export(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "store", required_argument, NULL, 's' },
+		{ "data", required_argument, NULL, 'd' },
+		{ "build", required_argument, NULL, 'b' },
+		{ "origin", required_argument, NULL, 'O' },
+		{ "machine", required_argument, NULL, 'm' },
+		{ "run-id", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA"), *output = NULL;
+	struct export_args a = { .origin = "bootci" };
+	char err[PATH_MAX + 1024] = "";
+	int opt, ret;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "s:d:b:O:m:r:o:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 's': url = optarg; break;
+		case 'd': data_dir = optarg; break;
+		case 'b': a.build = optarg; break;
+		case 'O': a.origin = optarg; break;
+		case 'm': a.machine = optarg; break;
+		case 'r': a.run_id = optarg; break;
+		case 'o': output = optarg; break;
+		case 'h':
+			bci_aggregator_usage(stdout);
+			return 0;
+		default:
+			bci_aggregator_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		bci_aggregator_usage(stderr);
+		return 2;
+	}
+	a.kind = argv[optind];
+	if (!(!strcmp(a.kind, "kcidb") && a.build) &&
+	    !(!strcmp(a.kind, "junit") && a.machine && a.run_id)) {
+		fprintf(stderr, "bootci-aggregator export: 'kcidb --build NAME' or 'junit --machine NAME --run-id ID'\n");
+		return 2;
+	}
+	if (store_open(url, data_default(data_dir), "export", &a.store) < 0)
+		return 1;
+	ret = export_save(output, &a, err, sizeof(err));
+	bci_store_close(a.store);
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator export: %s\n", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	return 0;
+}

@@ -8,6 +8,7 @@
  *   filters.c  known-issue filters (the file DATA/known-issues.txt)
  *   regress.c  baseline, flaky detection, filters, suspend latency
  *   mbox.c     the reply, one RFC 5322 / MIME message in an mbox
+ *   export.c   JUnit XML of a run, KCIDB v4.2 JSON of a build
  *   command.c  `bootci-aggregator report`, `build`, `machine`
  *
  * The baseline of a build B on machine M: the runs on M of builds whose tree
@@ -187,5 +188,20 @@ int bci_mbox_write(FILE *out, const struct bci_report *report, const struct bci_
 		   char *err, size_t err_size);
 /* RFC 2047 encodes @text (UTF-8) as the value of header @name, folded; appended to @out. */
 int bci_mbox_encode_header(const char *name, const char *text, char **out);
+
+/* ---- exports (export.c) ---- */
+
+/* The KCIDB status of piglit result @result ("dmesg-warn" -> "PASS" ...), NULL if unknown. */
+const char *bci_export_kcidb_status(const char *result);
+/*
+ * The build named @build as one KCIDB I/O v4.2 document on @out: a checkout
+ * and a build (ids "@origin:@build"), a test per result of each of its runs.
+ * @origin: the CI system's name, [a-z0-9_]+.
+ */
+int bci_export_kcidb(struct bci_store *store, const char *build, const char *origin, FILE *out,
+		     char *err, size_t err_size);
+/* A run as one JUnit XML document (a testsuite, a testcase per result) on @out. */
+int bci_export_junit(struct bci_store *store, const char *machine, const char *run_id, FILE *out,
+		     char *err, size_t err_size);
 
 #endif

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 # Writes an igt_runner results folder (the layout of ../shared/conformance)
 # for the report tests: report-runs.py DIR BINARY@SUBTEST=STATUS[:DMESG]...
-# STATUS is pass, fail, skip or dmesg-warn (a pass whose dmesg has a
-# KERN_WARNING line); DMESG, when given, is one more kernel message in the
+# STATUS is pass, fail, skip, dmesg-warn (a pass whose dmesg has a
+# KERN_WARNING line), incomplete (started, never ended) or notrun (listed in
+# the job list, never started); DMESG, when given, is one more kernel message in the
 # test's dmesg.txt, at KERN_ERR (a dmesg-warn too), for known-issue filters.
 import os
 import sys
 
 SUBTEST_RESULT = {"pass": "SUCCESS", "dmesg-warn": "SUCCESS", "fail": "FAIL", "skip": "SKIP"}
-EXIT = {"pass": 0, "dmesg-warn": 0, "fail": 1, "skip": 77}
+EXIT = {"pass": 0, "dmesg-warn": 0, "fail": 1, "skip": 77, "incomplete": None}
 
 
 def main():
@@ -32,23 +33,28 @@ def main():
         with open(os.path.join(folder, name), "w") as f:
             f.write(text)
     for index, (binary, subtest, status, extra) in enumerate(jobs):
+        if status == "notrun":
+            continue
         job = os.path.join(folder, str(index))
         os.makedirs(job)
         with open(os.path.join(job, "out.txt"), "w") as f:
             f.write(f"IGT-Version: 1.30 (x86_64) (Linux: 6.12.0 x86_64)\n"
-                    f"Starting subtest: {subtest}\n"
-                    f"Subtest {subtest}: {SUBTEST_RESULT[status]} (0.010s)\n")
+                    f"Starting subtest: {subtest}\n")
+            if status != "incomplete":
+                f.write(f"Subtest {subtest}: {SUBTEST_RESULT[status]} (0.010s)\n")
         with open(os.path.join(job, "err.txt"), "w") as f:
             f.write("")
         with open(os.path.join(job, "journal.txt"), "w") as f:
-            f.write(f"{subtest}\nexit:{EXIT[status]} (0.020s)\n")
+            f.write(f"{subtest}\n" if status == "incomplete" else
+                    f"{subtest}\nexit:{EXIT[status]} (0.020s)\n")
         lines = [f"14,{index * 10 + 1},1000{index}000,-;[IGT] {binary}: executing",
                  f"14,{index * 10 + 2},1000{index}100,-;[IGT] {binary}: starting subtest {subtest}"]
         if status == "dmesg-warn":
             lines.append(f"4,{index * 10 + 3},1000{index}200,-;i915 0000:00:02.0: drm_WARN_ON(x)")
         if extra:
             lines.append(f"3,{index * 10 + 4},1000{index}300,-;{extra}")
-        lines.append(f"14,{index * 10 + 5},1000{index}400,-;[IGT] {binary}: exiting, ret={EXIT[status]}")
+        if status != "incomplete":
+            lines.append(f"14,{index * 10 + 5},1000{index}400,-;[IGT] {binary}: exiting, ret={EXIT[status]}")
         with open(os.path.join(job, "dmesg.txt"), "w") as f:
             f.write("\n".join(lines) + "\n")
 
