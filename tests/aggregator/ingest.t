@@ -6,7 +6,7 @@
 # (tests/unit/test_ingest.c, test_store.c).
 set -uo pipefail
 : "${BUILD:?}" "${SRC:?}"
-# shellcheck source=../tap.sh
+# shellcheck source=tests/tap.sh
 . "$SRC/tests/tap.sh"
 
 aggregator=$BUILD/host/bin/bootci-aggregator

@@ -7,7 +7,7 @@
 # folder removed on every exit, failures included.
 set -uo pipefail
 : "${BUILD:?}" "${SRC:?}"
-# shellcheck source=../tap.sh
+# shellcheck source=tests/tap.sh
 . "$SRC/tests/tap.sh"
 
 pgbin=/usr/lib/postgresql/15/bin
