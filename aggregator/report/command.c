@@ -376,7 +376,10 @@ int bci_cmd_report(int argc, char **argv)
 	struct bci_mbox_options mbox = { .from = a.from, .to = a.to, .matrix_url = a.matrix_url,
 					 .date = a.date, .fold_after = a.fold_after };
 	if (a.send && !a.mbox) {
-		snprintf(send_path, sizeof(send_path), "%s/reply-XXXXXX", P_tmpdir);
+		const char *tmpdir = getenv("TMPDIR");
+
+		snprintf(send_path, sizeof(send_path), "%s/reply-XXXXXX",
+			 tmpdir && *tmpdir ? tmpdir : P_tmpdir);
 		int fd = mkstemp(send_path);
 
 		if (fd < 0) {

@@ -6,7 +6,7 @@
 # run as JUnit XML read back by Python's XML parser.
 set -uo pipefail
 : "${BUILD:?}" "${SRC:?}"
-# shellcheck source=../tap.sh
+# shellcheck source=tests/tap.sh
 . "$SRC/tests/tap.sh"
 
 aggregator=$BUILD/host/bin/bootci-aggregator
@@ -18,7 +18,7 @@ export BOOTCI_DATA=$work/data
 plan 12
 
 if ! python3 -c 'import jsonschema' 2>/dev/null; then
-	for i in $(seq 12); do skip "python3-jsonschema is not installed (builder/setup/host-deps.sh)"; done
+	for _ in $(seq 12); do skip "python3-jsonschema is not installed (builder/setup/host-deps.sh)"; done
 	exit 0
 fi
 

@@ -8,7 +8,7 @@
 # PATH that keeps what it was given.
 set -uo pipefail
 : "${BUILD:?}" "${SRC:?}"
-# shellcheck source=../tap.sh
+# shellcheck source=tests/tap.sh
 . "$SRC/tests/tap.sh"
 
 aggregator=$BUILD/host/bin/bootci-aggregator
@@ -145,13 +145,14 @@ printf '%s\n' "\$*" >"$work/sendmail.args"
 cat >"$work/sendmail.in"
 SH
 chmod +x "$work/bin/sendmail"
-PATH=$work/bin:$PATH "$aggregator" report --build series-1 --send --to gfx@lists.example \
+mkdir "$work/tmp"
+TMPDIR=$work/tmp PATH=$work/bin:$PATH "$aggregator" report --build series-1 --send --to gfx@lists.example \
 	--from 'bootci <ci@lab.example>' --url https://ci.example/builds --date 1764763200 >"$work/send.out" 2>&1
 status=$?
 check "report --send: exit 0" test "$status" = 0
 check "sendmail ran with -t" test "$(cat "$work/sendmail.args" 2>/dev/null)" = "-t"
 check "... and was given the message" grep -q '^In-Reply-To: <cover.1@lists.example>$' "$work/sendmail.in"
-check "... leaving no temporary behind" test -z "$(ls "${TMPDIR:-/tmp}" | grep '^reply-' | xargs -r -I{} find "${TMPDIR:-/tmp}/{}" -newer "$work/sendmail.args" 2>/dev/null)"
+check "... leaving no temporary behind in TMPDIR" test -z "$(find "$work/tmp" -mindepth 1)"
 PATH=/usr/bin:/bin "$aggregator" report --build series-1 --send --to gfx@lists.example >"$work/nosendmail.out" 2>&1
 status=$?
 if command -v sendmail >/dev/null 2>&1 && [ "$(command -v sendmail)" != "$work/bin/sendmail" ]; then
