@@ -36,10 +36,11 @@ static const struct command commands[] = {
 	{ "report", bci_cmd_report,
 	  "report --build NAME [--store URL] [--data DIR] [--filters FILE] [--window N]\n"
 	  "       [--mbox FILE|-] [--send --to ADDR] [--from ADDR] [--url BASE] [--fold N]\n"
-	  "       [--date UNIX]\n"
+	  "       [--date UNIX] [--html DIR]\n"
 	  "      compare the build with its baseline (the last N runs, default 5, of its\n"
 	  "      base tree) through DATA/known-issues.txt; write the reply to the series\n"
-	  "      as an mbox message, and with --send pipe it to `sendmail -t`\n" },
+	  "      as an mbox message, and with --send pipe it to `sendmail -t`; --html writes\n"
+	  "      the test matrix DIR/NAME/index.html and a page per result\n" },
 	{ "export", bci_cmd_export,
 	  "export kcidb --build NAME [--origin NAME] [-o OUT] |\n"
 	  "       export junit --machine NAME --run-id ID [-o OUT]   [--store URL] [--data DIR]\n"

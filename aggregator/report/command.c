@@ -225,7 +225,7 @@ static int mail_send(const char *path)
 }
 
 struct report_args {
-	const char *url, *data_dir, *build, *filters, *mbox, *from, *to, *matrix_url;
+	const char *url, *data_dir, *build, *filters, *mbox, *from, *to, *matrix_url, *html;
 	int window, fold_after, send;
 	time_t date;
 };
@@ -254,6 +254,7 @@ static int report_args_parse(int argc, char **argv, struct report_args *a)
 		{ "url", required_argument, NULL, 'u' },
 		{ "fold", required_argument, NULL, 'n' },
 		{ "date", required_argument, NULL, 'D' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -261,7 +262,7 @@ static int report_args_parse(int argc, char **argv, struct report_args *a)
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:b:f:w:o:SF:t:u:n:D:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:d:b:f:w:o:SF:t:u:n:D:H:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's': a->url = optarg; break;
 		case 'd': a->data_dir = optarg; break;
@@ -272,6 +273,7 @@ static int report_args_parse(int argc, char **argv, struct report_args *a)
 		case 'F': a->from = optarg; break;
 		case 't': a->to = optarg; break;
 		case 'u': a->matrix_url = optarg; break;
+		case 'H': a->html = optarg; break;
 		case 'w':
 		case 'n':
 		case 'D':
@@ -388,6 +390,14 @@ int bci_cmd_report(int argc, char **argv)
 			goto out;
 		}
 		close(fd);
+	}
+	if (a.html) {
+		ret = bci_html_write(store, a.data_dir, report, a.html, err, sizeof(err));
+		if (ret < 0) {
+			fprintf(stderr, "bootci-aggregator report: html: %s\n",
+				err[0] ? err : strerror(-ret));
+			goto out;
+		}
 	}
 	if (a.mbox || a.send) {
 		ret = mbox_save(a.mbox ? a.mbox : send_path, report, &mbox, err, sizeof(err));

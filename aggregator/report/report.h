@@ -9,6 +9,7 @@
  *   regress.c  baseline, flaky detection, filters, suspend latency
  *   mbox.c     the reply, one RFC 5322 / MIME message in an mbox
  *   export.c   JUnit XML of a run, KCIDB v4.2 JSON of a build
+ *   html.c     the static test matrix and result pages
  *   command.c  `bootci-aggregator report`, `build`, `machine`
  *
  * The baseline of a build B on machine M: the runs on M of builds whose tree
@@ -188,6 +189,16 @@ int bci_mbox_write(FILE *out, const struct bci_report *report, const struct bci_
 		   char *err, size_t err_size);
 /* RFC 2047 encodes @text (UTF-8) as the value of header @name, folded; appended to @out. */
 int bci_mbox_encode_header(const char *name, const char *text, char **out);
+
+/* ---- the static test matrix (html.c) ---- */
+
+/*
+ * Writes @dir/BUILD/index.html (the matrix of @report's build) and a page
+ * per result, @dir/BUILD/MACHINE/N.html, with its logs read through the
+ * store (@data_dir). Folder names keep [A-Za-z0-9.+=_-] of the names.
+ */
+int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *report,
+		   const char *dir, char *err, size_t err_size);
 
 /* ---- exports (export.c) ---- */
 

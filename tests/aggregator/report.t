@@ -17,7 +17,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 data=$work/data
 export BOOTCI_DATA=$data
-plan 27
+plan 31
 
 agg() { "$aggregator" "$@" >>"$work/log" 2>&1; }
 
@@ -185,3 +185,54 @@ check "an unknown build: exit 1 naming it" test "$status" = 1 -a -n "$(grep "no 
 "$aggregator" report --build series-1 --mbox "$work/missing/dir/x.mbox" >"$work/nodir.out" 2>&1
 status=$?
 check "an mbox in a missing folder: exit 1, nothing written" test "$status" = 1 -a ! -e "$work/missing"
+
+# The matrix: a test whose output tries to end the <pre> and run a script.
+agg build add series-3 --tree patchwork --commit beef3 --tier fast --base drm-tip-3 --registered 2002
+"$gen" "$work/runs/lab-1-series-3" kms_flip@basic=fail gem@fixed=pass
+printf '<script>alert(1)</script>\n</pre><img src=x onerror=alert(2)>\n\001 \377 & done\n' \
+	>>"$work/runs/lab-1-series-3/0/out.txt"
+agg ingest --machine lab-1 --build series-3 "$work/runs/lab-1-series-3"
+"$aggregator" report --build series-3 --html "$work/html" >"$work/html.out" 2>&1
+check "report --html: exit 0" test $? = 0
+python3 - "$work/html/series-3" >"$work/html.check" 2>&1 <<'PY'
+import html.parser, os, sys
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.pre, self.in_pre, self.cells = [], [], False, []
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "pre":
+            self.in_pre = True
+            self.pre.append("")
+        if tag == "td":
+            self.cells.append(dict(attrs))
+    def handle_endtag(self, tag):
+        if tag == "pre":
+            self.in_pre = False
+    def handle_data(self, data):
+        if self.in_pre:
+            self.pre[-1] += data
+def parse(path):
+    p = Page()
+    p.feed(open(path, encoding="utf-8").read())
+    return p
+problems = []
+index = parse(os.path.join(sys.argv[1], "index.html"))
+marked = [c for c in index.cells if "new" in c.get("class", "").split()]
+if len(marked) != 1 or "fail" not in marked[0]["class"].split() or marked[0].get("title") != "PASS -> FAIL: possible new issue":
+    problems.append("matrix cells %r" % index.cells)
+page = parse(os.path.join(sys.argv[1], "lab-1", "1.html"))
+if "script" in page.tags or "img" in page.tags:
+    problems.append("the output made tags: %r" % page.tags)
+out = page.pre[0] if page.pre else ""
+if "<script>alert(1)</script>\n</pre><img src=x onerror=alert(2)>\n\u2401 \u00ff & done" not in out:
+    problems.append("out shown as %r" % out)
+print("\n".join(problems) or "ok")
+sys.exit(1 if problems else 0)
+PY
+html_status=$?
+check "the matrix marks the new failure; the result page shows the hostile output as text" test "$html_status" = 0
+[ "$html_status" = 0 ] || diag <"$work/html.check"
+check "... no raw '<script' anywhere in the pages" test -z "$(grep -rl '<script' "$work/html")"
+check "... the fixed test's page exists" test -f "$work/html/series-3/lab-1/0.html"
