@@ -11,7 +11,7 @@ set -uo pipefail
 . "$SRC/tests/tap.sh"
 
 pgbin=/usr/lib/postgresql/15/bin
-suites=(test_store test_ingest)
+suites=(test_store test_ingest test_report)
 if [ ! -x "$pgbin/initdb" ] || [ ! -x "$pgbin/pg_ctl" ]; then
 	plan 1
 	not_ok "PostgreSQL 15 server binaries in $pgbin (Debian package postgresql-15)"
