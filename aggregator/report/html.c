@@ -16,7 +16,7 @@
 #include "report.h"
 #include "../store/store.h"
 #include "fsutil.h"
-#include "strbuf.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -41,7 +41,7 @@ static int utf8_length(const unsigned char *s, size_t left)
 	return n;
 }
 
-static void html_escape(struct bci_strbuf *b, const char *text, size_t len)
+static void html_escape(struct bci_str *b, const char *text, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)text;
 
@@ -50,31 +50,31 @@ static void html_escape(struct bci_strbuf *b, const char *text, size_t len)
 		int n;
 
 		if (c == '&')
-			bci_strbuf_append(b, "&amp;", 5);
+			bci_str_append(b, "&amp;", 5);
 		else if (c == '<')
-			bci_strbuf_append(b, "&lt;", 4);
+			bci_str_append(b, "&lt;", 4);
 		else if (c == '>')
-			bci_strbuf_append(b, "&gt;", 4);
+			bci_str_append(b, "&gt;", 4);
 		else if (c == '"')
-			bci_strbuf_append(b, "&quot;", 6);
+			bci_str_append(b, "&quot;", 6);
 		else if (c == '\'')
-			bci_strbuf_append(b, "&#39;", 5);
+			bci_str_append(b, "&#39;", 5);
 		else if (c == '\n' || c == '\t')
-			bci_strbuf_append(b, (const char *)&s[i], 1);
+			bci_str_append(b, (const char *)&s[i], 1);
 		else if (c < 0x20 || c == 0x7f)
-			bci_strbuf_appendf(b, "&#x%X;", c == 0x7f ? 0x2421 : 0x2400 + c);
+			bci_str_appendf(b, "&#x%X;", c == 0x7f ? 0x2421 : 0x2400 + c);
 		else if (c < 0x80)
-			bci_strbuf_append(b, (const char *)&s[i], 1);
+			bci_str_append(b, (const char *)&s[i], 1);
 		else if ((n = utf8_length(s + i, len - i))) {
-			bci_strbuf_append(b, (const char *)&s[i], n);
+			bci_str_append(b, (const char *)&s[i], n);
 			i += n - 1;
 		} else {
-			bci_strbuf_appendf(b, "&#x%X;", c);
+			bci_str_appendf(b, "&#x%X;", c);
 		}
 	}
 }
 
-static void html_escape_str(struct bci_strbuf *b, const char *s)
+static void html_escape_str(struct bci_str *b, const char *s)
 {
 	html_escape(b, s ? s : "", s ? strlen(s) : 0);
 }
@@ -256,19 +256,19 @@ static const char style[] =
 	"pre{background:#f6f6f6;border:1px solid #ddd;padding:6px;white-space:pre-wrap}\n"
 	"</style>\n";
 
-static int page_write(const char *path, struct bci_strbuf *b, char *err, size_t err_size)
+static int page_write(const char *path, struct bci_str *b, char *err, size_t err_size)
 {
 	int ret;
 
-	if (!b->p)
+	if (!b->data)
 		return -ENOMEM;
-	ret = bci_write_file_atomic(path, b->p, b->len, 0644);
+	ret = bci_write_file_atomic(path, b->data, b->len, 0644);
 	if (ret < 0)
 		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
 	return ret;
 }
 
-static void log_section(struct bci_strbuf *b, struct bci_store *store, const char *data_dir,
+static void log_section(struct bci_str *b, struct bci_store *store, const char *data_dir,
 			const char *machine, const char *run_id, const char *test, const char *which)
 {
 	char err[512], *text = malloc(HTML_LOG_MAX);
@@ -277,21 +277,21 @@ static void log_section(struct bci_strbuf *b, struct bci_store *store, const cha
 	int fd = text ? bci_store_test_log_open(store, data_dir, machine, run_id, test, which, err,
 						sizeof(err)) : -ENOMEM;
 
-	bci_strbuf_appendf(b, "<h2>%s</h2>\n", which);
+	bci_str_appendf(b, "<h2>%s</h2>\n", which);
 	if (fd < 0) {
-		bci_strbuf_appendf(b, "<p>not available: ");
+		bci_str_appendf(b, "<p>not available: ");
 		html_escape_str(b, fd == -ENOMEM ? "out of memory" : err);
-		bci_strbuf_appendf(b, "</p>\n");
+		bci_str_appendf(b, "</p>\n");
 		free(text);
 		return;
 	}
 	while (len < HTML_LOG_MAX && (got = read(fd, text + len, HTML_LOG_MAX - len)) > 0)
 		len += got;
-	bci_strbuf_append(b, "<pre>", 5);
+	bci_str_append(b, "<pre>", 5);
 	html_escape(b, text, len);
-	bci_strbuf_append(b, "</pre>\n", 7);
+	bci_str_append(b, "</pre>\n", 7);
 	if (len == HTML_LOG_MAX && read(fd, text, 1) > 0)
-		bci_strbuf_appendf(b, "<p>(cut at %d bytes)</p>\n", HTML_LOG_MAX);
+		bci_str_appendf(b, "<p>(cut at %d bytes)</p>\n", HTML_LOG_MAX);
 	close(fd);
 	free(text);
 }
@@ -301,40 +301,40 @@ static int result_page(struct bci_store *store, const char *data_dir, const stru
 		       size_t err_size)
 {
 	const struct cell *c = &m->cells[t * m->n_machines + j];
-	struct bci_strbuf b = { 0 };
+	struct bci_str b = { 0 };
 	int ret;
 
-	bci_strbuf_appendf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
+	bci_str_appendf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
 	html_escape_str(&b, m->tests[t]);
-	bci_strbuf_appendf(&b, "</title>\n%s</head><body>\n<p><a href=\"../index.html\">matrix</a></p>\n<h1>", style);
+	bci_str_appendf(&b, "</title>\n%s</head><body>\n<p><a href=\"../index.html\">matrix</a></p>\n<h1>", style);
 	html_escape_str(&b, m->tests[t]);
-	bci_strbuf_appendf(&b, "</h1>\n<p>machine ");
+	bci_str_appendf(&b, "</h1>\n<p>machine ");
 	html_escape_str(&b, m->machines[j]);
-	bci_strbuf_appendf(&b, ", run ");
+	bci_str_appendf(&b, ", run ");
 	html_escape_str(&b, m->runs[c->run].run_id);
-	bci_strbuf_appendf(&b, ": <span class=\"%s\">%s</span>", bci_status_name(c->status),
+	bci_str_appendf(&b, ": <span class=\"%s\">%s</span>", bci_status_name(c->status),
 			   bci_status_label(c->status));
 	if (c->change >= 0) {
 		const struct bci_report_change *ch = &r->changes[c->change];
 
-		bci_strbuf_appendf(&b, " (baseline %s: %s", bci_status_label(ch->from),
+		bci_str_appendf(&b, " (baseline %s: %s", bci_status_label(ch->from),
 				   verdict_names[ch->verdict]);
 		if (ch->bug) {
-			bci_strbuf_appendf(&b, ", <a href=\"");
+			bci_str_appendf(&b, ", <a href=\"");
 			html_escape_str(&b, ch->bug);
-			bci_strbuf_appendf(&b, "\">");
+			bci_str_appendf(&b, "\">");
 			html_escape_str(&b, ch->bug);
-			bci_strbuf_appendf(&b, "</a>");
+			bci_str_appendf(&b, "</a>");
 		}
-		bci_strbuf_appendf(&b, ")");
+		bci_str_appendf(&b, ")");
 	}
-	bci_strbuf_appendf(&b, "</p>\n");
+	bci_str_appendf(&b, "</p>\n");
 	log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "out");
 	log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "err");
 	log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "dmesg");
-	bci_strbuf_appendf(&b, "</body></html>\n");
+	bci_str_appendf(&b, "</body></html>\n");
 	ret = page_write(path, &b, err, err_size);
-	bci_strbuf_release(&b);
+	bci_str_free(&b);
 	return ret;
 }
 
@@ -355,7 +355,7 @@ int bci_html_write(struct bci_store *store, const char *data_dir, const struct b
 		   const char *dir, char *err, size_t err_size)
 {
 	struct matrix m = { 0 };
-	struct bci_strbuf b = { 0 };
+	struct bci_str b = { 0 };
 	char build_dir[PATH_MAX], path[2 * PATH_MAX], name[256];
 	int ret;
 
@@ -377,82 +377,82 @@ int bci_html_write(struct bci_store *store, const char *data_dir, const struct b
 		goto out;
 	}
 
-	bci_strbuf_appendf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
+	bci_str_appendf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
 	html_escape_str(&b, r->build);
-	bci_strbuf_appendf(&b, "</title>\n%s</head><body>\n<h1>", style);
+	bci_str_appendf(&b, "</title>\n%s</head><body>\n<h1>", style);
 	html_escape_str(&b, r->build);
-	bci_strbuf_appendf(&b, ": %s</h1>\n<p>", bci_report_failed(r) ? "FAILURE" : "SUCCESS");
+	bci_str_appendf(&b, ": %s</h1>\n<p>", bci_report_failed(r) ? "FAILURE" : "SUCCESS");
 	if (r->series_title) {
 		html_escape_str(&b, r->series_title);
-		bci_strbuf_appendf(&b, "<br>");
+		bci_str_appendf(&b, "<br>");
 	}
-	bci_strbuf_appendf(&b, "tree ");
+	bci_str_appendf(&b, "tree ");
 	html_escape_str(&b, r->tree);
-	bci_strbuf_appendf(&b, ", commit ");
+	bci_str_appendf(&b, ", commit ");
 	html_escape_str(&b, r->commit);
-	bci_strbuf_appendf(&b, ", %s tier; baseline: the last %d runs of ", r->tier, r->window);
+	bci_str_appendf(&b, ", %s tier; baseline: the last %d runs of ", r->tier, r->window);
 	html_escape_str(&b, r->base_tree);
-	bci_strbuf_appendf(&b, "<br>%ld possible new issues, %ld known issues, %ld flaky, %ld fixed,"
+	bci_str_appendf(&b, "<br>%ld possible new issues, %ld known issues, %ld flaky, %ld fixed,"
 			   " %ld warnings</p>\n", r->counts[BCI_VERDICT_NEW],
 			   r->counts[BCI_VERDICT_KNOWN], r->counts[BCI_VERDICT_FLAKY],
 			   r->counts[BCI_VERDICT_FIXED], r->counts[BCI_VERDICT_WARNING]);
-	bci_strbuf_appendf(&b, "<table>\n<tr><th>test</th>");
+	bci_str_appendf(&b, "<table>\n<tr><th>test</th>");
 	for (size_t j = 0; j < m.n_machines; j++) {
-		bci_strbuf_appendf(&b, "<th>");
+		bci_str_appendf(&b, "<th>");
 		html_escape_str(&b, m.machines[j]);
-		bci_strbuf_appendf(&b, "</th>");
+		bci_str_appendf(&b, "</th>");
 	}
-	bci_strbuf_appendf(&b, "</tr>\n<tr><th>counts</th>");
+	bci_str_appendf(&b, "</tr>\n<tr><th>counts</th>");
 	for (size_t j = 0; j < m.n_machines; j++) {
 		long counts[BCI_STATUS_COUNT] = { 0 };
 
 		for (size_t t = 0; t < m.n_tests; t++)
 			if (m.cells[t * m.n_machines + j].status >= 0)
 				counts[m.cells[t * m.n_machines + j].status]++;
-		bci_strbuf_appendf(&b, "<td>");
+		bci_str_appendf(&b, "<td>");
 		for (int s = 0; s < BCI_STATUS_COUNT; s++)
 			if (counts[s])
-				bci_strbuf_appendf(&b, "<span class=\"%s\">%s %ld</span> ",
+				bci_str_appendf(&b, "<span class=\"%s\">%s %ld</span> ",
 						   bci_status_name(s), bci_status_name(s), counts[s]);
-		bci_strbuf_appendf(&b, "</td>");
+		bci_str_appendf(&b, "</td>");
 	}
-	bci_strbuf_appendf(&b, "</tr>\n");
+	bci_str_appendf(&b, "</tr>\n");
 	for (size_t t = 0; t < m.n_tests && ret >= 0; t++) {
-		bci_strbuf_appendf(&b, "<tr><td class=\"t\">");
+		bci_str_appendf(&b, "<tr><td class=\"t\">");
 		html_escape_str(&b, m.tests[t]);
-		bci_strbuf_appendf(&b, "</td>");
+		bci_str_appendf(&b, "</td>");
 		for (size_t j = 0; j < m.n_machines && ret >= 0; j++) {
 			const struct cell *c = &m.cells[t * m.n_machines + j];
 			char machine[256];
 
 			if (c->status < 0) {
-				bci_strbuf_appendf(&b, "<td></td>");
+				bci_str_appendf(&b, "<td></td>");
 				continue;
 			}
 			name_clean(m.machines[j], machine, sizeof(machine));
-			bci_strbuf_appendf(&b, "<td class=\"%s", bci_status_name(c->status));
+			bci_str_appendf(&b, "<td class=\"%s", bci_status_name(c->status));
 			if (c->change >= 0) {
 				const struct bci_report_change *ch = &r->changes[c->change];
 
-				bci_strbuf_appendf(&b, " %s\" title=\"%s -> %s: %s",
+				bci_str_appendf(&b, " %s\" title=\"%s -> %s: %s",
 						   verdict_classes[ch->verdict],
 						   bci_status_label(ch->from), bci_status_label(ch->to),
 						   verdict_names[ch->verdict]);
 			}
-			bci_strbuf_appendf(&b, "\"><a href=\"%s/%zu.html\">%s</a></td>", machine, t,
+			bci_str_appendf(&b, "\"><a href=\"%s/%zu.html\">%s</a></td>", machine, t,
 					   bci_status_name(c->status));
 			snprintf(path, sizeof(path), "%s/%s/%zu.html", build_dir, machine, t);
 			ret = result_page(store, data_dir, r, &m, t, j, path, err, err_size);
 		}
-		bci_strbuf_appendf(&b, "</tr>\n");
+		bci_str_appendf(&b, "</tr>\n");
 	}
-	bci_strbuf_appendf(&b, "</table>\n</body></html>\n");
+	bci_str_appendf(&b, "</table>\n</body></html>\n");
 	if (ret >= 0) {
 		snprintf(path, sizeof(path), "%s/index.html", build_dir);
 		ret = page_write(path, &b, err, err_size);
 	}
 out:
-	bci_strbuf_release(&b);
+	bci_str_free(&b);
 	matrix_release(&m);
 	return ret;
 }
