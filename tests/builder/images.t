@@ -12,6 +12,7 @@ export EXECUTOR=$BUILD/musl/bin/bootci-executor BUSYBOX=/bin/busybox
 export EXECUTOR_CONF=$SRC/initramfs/executor.conf FIXTURES=$BUILD/musl/bin/fixtures
 export BOOTCI_EFI=$BUILD/musl/bin/bootci-efi
 export KNOWN_GOOD_CONF=$SRC/images/known-good-executor.conf
+export AGGREGATOR=$BUILD/host/bin/bootci-aggregator
 
 names() { zstd -dc "$1" | cpio -it --quiet; }
 
