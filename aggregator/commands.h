@@ -11,6 +11,12 @@
 
 /* Prints the usage of every command to @out. */
 void bci_aggregator_usage(FILE *out);
+/*
+ * The exit of a command whose getopt() handed back @opt: -h prints the usage
+ * on stdout (0), anything else is a usage error (usage on stderr, 2). A bad
+ * operand count passes '?'.
+ */
+int bci_aggregator_usage_exit(int opt);
 
 int bci_cmd_results(int argc, char **argv);
 int bci_cmd_ingest(int argc, char **argv);

@@ -55,18 +55,12 @@ int bci_cmd_ingest(int argc, char **argv)
 		case 'b':
 			ingest.build = optarg;
 			break;
-		case 'h':
-			bci_aggregator_usage(stdout);
-			return 0;
 		default:
-			bci_aggregator_usage(stderr);
-			return 2;
+			return bci_aggregator_usage_exit(opt);
 		}
 	}
-	if (optind != argc - 1) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return bci_aggregator_usage_exit('?');
 	source = argv[optind];
 	if (!data_dir || !*data_dir)
 		data_dir = BCI_INGEST_DEFAULT_DATA;

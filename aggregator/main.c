@@ -61,6 +61,12 @@ void bci_aggregator_usage(FILE *out)
 		fprintf(out, "  %s", commands[i].usage);
 }
 
+int bci_aggregator_usage_exit(int opt)
+{
+	bci_aggregator_usage(opt == 'h' ? stdout : stderr);
+	return opt == 'h' ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {

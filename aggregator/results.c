@@ -69,18 +69,12 @@ int bci_cmd_results(int argc, char **argv)
 		case 'o':
 			out_path = optarg;
 			break;
-		case 'h':
-			bci_aggregator_usage(stdout);
-			return 0;
 		default:
-			bci_aggregator_usage(stderr);
-			return 2;
+			return bci_aggregator_usage_exit(opt);
 		}
 	}
-	if (optind != argc - 1) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return bci_aggregator_usage_exit('?');
 	if (out_path)
 		ret = results_to_file(argv[optind], out_path, err, sizeof(err));
 	else

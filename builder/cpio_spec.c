@@ -170,13 +170,11 @@ struct spec_context {
 __attribute__((format(printf, 2, 3)))
 static int spec_fail(const struct spec_context *ctx, const char *fmt, ...)
 {
-	char what[768];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	bci_vmessage_at(ctx->err, ctx->err_size, ctx->origin, ctx->line, fmt, ap);
 	va_end(ap);
-	bci_message(ctx->err, ctx->err_size, "%s:%u: %s", ctx->origin, ctx->line, what);
 	return -EINVAL;
 }
 

@@ -104,12 +104,10 @@ static int cpio_copy_data(struct archive *a, const struct builder_entry *entry, 
 	int64_t left = size;
 
 	while (left > 0) {
-		ssize_t n = read(src, buf, left < (int64_t)sizeof(buf) ? (size_t)left : sizeof(buf));
+		ssize_t n = bci_read_retry(src, buf, left < (int64_t)sizeof(buf) ? (size_t)left : sizeof(buf));
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0) {
-			int ret = -errno;
+			int ret = (int)n;
 
 			bci_message(err, err_size, "%s:%u: reading '%s': %s", entry->origin, entry->line,
 				    entry->location, strerror(-ret));

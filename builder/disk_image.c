@@ -31,13 +31,11 @@ static int disk_place(const char *image, int disk, uint64_t offset, char *err, s
 		return ret;
 	}
 	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+		ssize_t n = bci_read_retry(fd, buf, sizeof(buf));
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n <= 0) {
 			if (n < 0) {
-				ret = -errno;
+				ret = (int)n;
 				bci_message(err, err_size, "%s: %s", image, strerror(-ret));
 			}
 			break;

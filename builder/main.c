@@ -75,6 +75,20 @@ static int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* The exit of a command whose getopt_long() handed back -h (0) or an unknown option. */
+static int option_exit(int opt)
+{
+	usage(opt == 'h' ? stdout : stderr);
+	return opt == 'h' ? 0 : EXIT_USAGE;
+}
+
+/* A failed step: the library's message (or errno's) on stderr, and the failure exit. */
+static int command_failed(int ret, const char *err)
+{
+	fprintf(stderr, "bootci-builder: %s\n", err[0] ? err : strerror(-ret));
+	return EXIT_FAILURE;
+}
+
 static int command_initramfs(int argc, char **argv)
 {
 	static const struct option long_options[] = {
@@ -94,12 +108,8 @@ static int command_initramfs(int argc, char **argv)
 			if (builder_compression_parse(optarg, &options.compression) < 0)
 				return usage_error("unknown compression '%s'", optarg);
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return option_exit(opt);
 		}
 	}
 	if (argc - optind < 2)
@@ -120,10 +130,8 @@ static int command_initramfs(int argc, char **argv)
 	if (!ret)
 		ret = builder_cpio_write_file(spec, argv[argc - 1], &options, err, sizeof(err));
 	builder_spec_free(spec);
-	if (ret < 0) {
-		fprintf(stderr, "%s\n", err[0] ? err : strerror(-ret));
-		return EXIT_FAILURE;
-	}
+	if (ret < 0)
+		return command_failed(ret, err);
 	return 0;
 }
 
@@ -141,10 +149,8 @@ static int command_spec_from_dir(int argc, char **argv)
 	if (argc < 3 || argc > 4)
 		return usage_error("spec-from-dir needs DIR DEST [OUT]");
 	ret = builder_spec_from_dir(argv[1], argv[2], &text, &len, err, sizeof(err));
-	if (ret < 0) {
-		fprintf(stderr, "bootci-builder: %s\n", err[0] ? err : strerror(-ret));
-		return EXIT_FAILURE;
-	}
+	if (ret < 0)
+		return command_failed(ret, err);
 	if (argc == 4) {
 		ret = bci_write_file_atomic(argv[3], text, len, 0644);
 		if (ret < 0)
@@ -187,12 +193,8 @@ static int command_modules(int argc, char **argv)
 		case 'd':
 			options.depmod = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return option_exit(opt);
 		}
 	}
 	if (!options.moddir || !options.kver || !options.staging)
@@ -202,10 +204,8 @@ static int command_modules(int argc, char **argv)
 
 	ret = builder_modules_stage(&options, (const char *const *)argv + optind,
 				    (size_t)(argc - optind), &list, err, sizeof(err));
-	if (ret < 0) {
-		fprintf(stderr, "bootci-builder: %s\n", err[0] ? err : strerror(-ret));
-		return EXIT_FAILURE;
-	}
+	if (ret < 0)
+		return command_failed(ret, err);
 	for (size_t i = 0; i < list.count; i++)
 		printf("%s %s\n", list.modules[i].name,
 		       list.modules[i].relative_path ? list.modules[i].relative_path : "built-in");
@@ -253,12 +253,8 @@ static int command_image(int argc, char **argv, enum builder_image_kind kind)
 		case 'd': options.depmod = optarg; break;
 		case 'm': options.manifest = optarg; break;
 		case 'o': options.out = optarg; break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return option_exit(opt);
 		}
 	}
 	if (optind != argc)
@@ -282,10 +278,8 @@ static int command_image(int argc, char **argv, enum builder_image_kind kind)
 	if (!ret)
 		ret = builder_image_build(&options, err, sizeof(err));
 	builder_recipe_free(recipe);
-	if (ret < 0) {
-		fprintf(stderr, "bootci-builder: %s\n", err[0] ? err : strerror(-ret));
-		return EXIT_FAILURE;
-	}
+	if (ret < 0)
+		return command_failed(ret, err);
 	return 0;
 }
 

@@ -83,13 +83,11 @@ struct recipe_parser {
 __attribute__((format(printf, 2, 3)))
 static int recipe_bad(struct recipe_parser *p, const char *fmt, ...)
 {
-	char what[768];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	bci_vmessage_at(p->err, p->err_size, p->name, p->line, fmt, ap);
 	va_end(ap);
-	bci_message(p->err, p->err_size, "%s:%u: %s", p->name, p->line, what);
 	return -EINVAL;
 }
 

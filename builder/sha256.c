@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "sha256.h"
+#include "fsutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,16 +113,12 @@ int builder_sha256_file(const char *path, char hex[65], uint64_t *size)
 		return -errno;
 	builder_sha256_init(&ctx);
 	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+		ssize_t n = bci_read_retry(fd, buf, sizeof(buf));
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
+		if (n <= 0) {
+			ret = (int)n;
 			break;
 		}
-		if (n == 0)
-			break;
 		builder_sha256_update(&ctx, buf, (size_t)n);
 	}
 	close(fd);

@@ -68,6 +68,16 @@ int bci_mkdir_p(const char *path, mode_t mode)
 	return bci_fsync_parent(buf);
 }
 
+ssize_t bci_read_retry(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
 int bci_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -246,16 +256,12 @@ int bci_copy_file(const char *from, const char *to, mode_t mode, int sync, const
 		goto out_in;
 	}
 	for (;;) {
-		ssize_t n = read(in, buf, sizeof(buf));
+		ssize_t n = bci_read_retry(in, buf, sizeof(buf));
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
+		if (n <= 0) {
+			ret = (int)n;
 			break;
 		}
-		if (n == 0)
-			break;
 		ret = bci_write_all(out, buf, (size_t)n);
 		if (ret < 0) {
 			*failed = to;

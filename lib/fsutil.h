@@ -19,6 +19,12 @@ int bci_fsync_parent(const char *path);
 /* mkdir -p, fsyncing each parent whose entry list changed; @mode for new dirs. */
 int bci_mkdir_p(const char *path, mode_t mode);
 
+/*
+ * One read() of at most @len bytes, retried while a signal interrupts it:
+ * the count read (0 at end of file) or -errno. Every read loop uses it.
+ */
+ssize_t bci_read_retry(int fd, void *buf, size_t len);
+
 /* Writes @len bytes completely, retrying on EINTR and short writes. */
 int bci_write_all(int fd, const void *buf, size_t len);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* /dev/kmsg records: see kmsg_record.h for the format. */
 #include "kmsg_record.h"
+#include "strv.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -73,17 +74,6 @@ int bci_kmsg_record_format(char *buf, size_t size, unsigned prio, unsigned long 
 	return snprintf(buf, size, "%u,%llu,%llu,%c;%s", prio, seq, usec, flags, text);
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool printable_or_space(int c)
 {
 	return (c >= 0x20 && c <= 0x7e) || (c >= '\t' && c <= '\r');
@@ -106,8 +96,8 @@ static int escaped_char(const char *p, const char *end, int *c)
 		p++;
 		width--;
 	}
-	while (width > 0 && p < end && hex_value(*p) >= 0) {
-		*c = *c * 16 + hex_value(*p++);
+	while (width > 0 && p < end && bci_hex_digit(*p) >= 0) {
+		*c = *c * 16 + bci_hex_digit(*p++);
 		width--;
 		digits++;
 	}

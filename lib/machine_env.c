@@ -4,6 +4,7 @@
 
 #include "fsutil.h"
 #include "message.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -379,17 +380,6 @@ int bci_machine_env_write(const char *dir, const struct bci_machine_env *env,
 
 /* ---- reader ---- */
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Unescapes @len bytes of @value into a new string; NULL with *@bad set on a bad escape. */
 static char *unescape(const char *value, size_t len, const char **bad)
 {
@@ -418,8 +408,8 @@ static char *unescape(const char *value, size_t len, const char **bad)
 		case 'r': *o++ = '\r'; break;
 		case 't': *o++ = '\t'; break;
 		case 'x': {
-			int high = i + 2 < len ? hex_digit(value[i + 1]) : -1;
-			int low = high >= 0 ? hex_digit(value[i + 2]) : -1;
+			int high = i + 2 < len ? bci_hex_digit(value[i + 1]) : -1;
+			int low = high >= 0 ? bci_hex_digit(value[i + 2]) : -1;
 			if (low < 0 || (high == 0 && low == 0)) {
 				*bad = "\\x needs two hex digits, not 00";
 				goto fail;
@@ -446,7 +436,7 @@ static long hex_exact(const char *text, size_t digits, char end)
 	long value = 0;
 
 	for (size_t i = 0; i < digits; i++) {
-		int d = hex_digit(text[i]);
+		int d = bci_hex_digit(text[i]);
 		if (d < 0 || (text[i] >= 'A' && text[i] <= 'F'))
 			return -1;
 		value = value << 4 | d;

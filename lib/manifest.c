@@ -5,6 +5,7 @@
  * walks the tree member by member, so every error names its member.
  */
 #include "manifest.h"
+#include "fsutil.h"
 #include "jsonw.h"
 #include "message.h"
 
@@ -237,16 +238,12 @@ int bci_sha256_fd(int fd, char hex[BCI_SHA256_HEX_LEN + 1], uint64_t *size)
 	if (gnutls_hash_init(&hash, GNUTLS_DIG_SHA256) < 0)
 		return -ENOMEM;
 	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+		ssize_t n = bci_read_retry(fd, buf, sizeof(buf));
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
+		if (n <= 0) {
+			ret = (int)n;
 			break;
 		}
-		if (n == 0)
-			break;
 		gnutls_hash(hash, buf, n);
 		total += n;
 	}

@@ -6,10 +6,20 @@
 #ifndef BCI_MESSAGE_H
 #define BCI_MESSAGE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* Formats into @err (@err_size bytes, truncated); a NULL or empty buffer is ignored. */
 void bci_message(char *err, size_t err_size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * The "origin:line: what" form every line-oriented parser reports in (recipes,
+ * cpio specs): @origin and @line name the line at fault, @fmt says what.
+ */
+void bci_message_at(char *err, size_t err_size, const char *origin, unsigned int line,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void bci_vmessage_at(char *err, size_t err_size, const char *origin, unsigned int line,
+		     const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
 #endif

@@ -8,6 +8,7 @@
  */
 #include "resultgen_internal.h"
 
+#include "fsutil.h"
 #include "results_dir.h"
 
 #include <errno.h>
@@ -166,15 +167,11 @@ static int read_fd(int fd, size_t max, char **text, size_t *len)
 		ret = bci_str_reserve(&b, b.len + want);
 		if (ret < 0)
 			break;
-		n = read(fd, b.data + b.len, want);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
+		n = bci_read_retry(fd, b.data + b.len, want);
+		if (n <= 0) {
+			ret = (int)n;
 			break;
 		}
-		if (n == 0)
-			break;
 		b.len += (size_t)n;
 		b.data[b.len] = '\0';
 		if (b.len > max) {

@@ -240,3 +240,14 @@ int bci_expand_vars(const char *in, bci_lookup_fn lookup, void *data, char **out
 	}
 	return ret;
 }
+
+int bci_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

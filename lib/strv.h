@@ -54,6 +54,9 @@ void bci_strv_free(struct bci_strv *v);
  * wrong in '<in>'" in @err (no origin: the caller prefixes its file:line);
  * -ENOMEM.
  */
+/* The value of one hexadecimal digit (either case), or -1 for any other character. */
+int bci_hex_digit(char c);
+
 typedef const char *(*bci_lookup_fn)(const char *name, void *data);
 int bci_expand_vars(const char *in, bci_lookup_fn lookup, void *data, char **out, char *err,
 		    size_t err_size);

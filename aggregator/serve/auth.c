@@ -4,6 +4,7 @@
 #include "fsutil.h"
 #include "manifest.h"
 #include "message.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <gnutls/crypto.h>
@@ -22,17 +23,6 @@ struct bci_tokens {
 	struct token_entry *entries;
 	size_t count;
 };
-
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* One non-comment line: "<machine> sha256:<hex>", blanks around the two fields. */
 static int parse_line(const char *line, size_t len, struct token_entry *entry, char *why,
@@ -65,7 +55,7 @@ static int parse_line(const char *line, size_t len, struct token_entry *entry, c
 	}
 	p += 7;
 	for (int i = 0; i < 32; i++) {
-		int hi = hex_value(p[2 * i]), lo = hex_value(p[2 * i + 1]);
+		int hi = bci_hex_digit(p[2 * i]), lo = bci_hex_digit(p[2 * i + 1]);
 
 		if (hi < 0 || lo < 0) {
 			bci_message(why, why_size, "%s: the digest is not 64 hex digits", entry->machine);

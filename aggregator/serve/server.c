@@ -164,6 +164,42 @@ static enum MHD_Result respond(struct MHD_Connection *connection, struct request
 }
 
 /* An error answer: {"error": "<message>"}, the message also in the log line. */
+/*
+ * A JSON object answer built in memory: json_begin() opens the object,
+ * json_respond() closes it, sends it with @status and frees it.
+ */
+struct json_answer {
+	struct bci_jsonw w;
+	FILE *f;
+	char *body;
+	size_t len;
+};
+
+static int json_begin(struct json_answer *j)
+{
+	j->body = NULL;
+	j->len = 0;
+	j->f = open_memstream(&j->body, &j->len);
+	if (!j->f)
+		return -ENOMEM;
+	bci_jsonw_init(&j->w, j->f, 0);
+	bci_jsonw_object_begin(&j->w);
+	return 0;
+}
+
+static enum MHD_Result json_respond(struct MHD_Connection *connection, struct request *r,
+				    int status, struct json_answer *j)
+{
+	enum MHD_Result ret;
+
+	bci_jsonw_object_end(&j->w);
+	bci_jsonw_finish(&j->w);
+	fclose(j->f);
+	ret = respond(connection, r, status, j->body, j->len, "application/json");
+	free(j->body);
+	return ret;
+}
+
 static enum MHD_Result respond_error(struct MHD_Connection *connection, struct request *r,
 				     int status, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -171,29 +207,17 @@ static enum MHD_Result respond_error(struct MHD_Connection *connection, struct r
 static enum MHD_Result respond_error(struct MHD_Connection *connection, struct request *r,
 				     int status, const char *fmt, ...)
 {
-	struct bci_jsonw w;
-	enum MHD_Result ret;
-	char *body = NULL;
-	size_t len = 0;
+	struct json_answer j;
 	va_list ap;
-	FILE *f;
 
 	va_start(ap, fmt);
 	vsnprintf(r->note, sizeof(r->note), fmt, ap);
 	va_end(ap);
-	f = open_memstream(&body, &len);
-	if (!f)
+	if (json_begin(&j) < 0)
 		return MHD_NO;
-	bci_jsonw_init(&w, f, 0);
-	bci_jsonw_object_begin(&w);
-	bci_jsonw_key(&w, "error");
-	bci_jsonw_string(&w, r->note);
-	bci_jsonw_object_end(&w);
-	bci_jsonw_finish(&w);
-	fclose(f);
-	ret = respond(connection, r, status, body, len, "application/json");
-	free(body);
-	return ret;
+	bci_jsonw_key(&j.w, "error");
+	bci_jsonw_string(&j.w, r->note);
+	return json_respond(connection, r, status, &j);
 }
 
 /*
@@ -229,41 +253,30 @@ static enum MHD_Result respond_status(struct MHD_Connection *connection, struct 
 	static const char *const states[] = {
 		[BCI_RUN_ABSENT] = "absent", [BCI_RUN_PARTIAL] = "partial", [BCI_RUN_STORED] = "stored",
 	};
-	enum MHD_Result ret;
-	struct bci_jsonw w;
-	char *body = NULL;
-	size_t len = 0;
-	FILE *f;
+	struct json_answer j;
+	struct bci_jsonw *w = &j.w;
 
-	f = open_memstream(&body, &len);
-	if (!f)
+	if (json_begin(&j) < 0)
 		return MHD_NO;
-	bci_jsonw_init(&w, f, 0);
-	bci_jsonw_object_begin(&w);
-	bci_jsonw_key(&w, "state");
-	bci_jsonw_string(&w, states[status->state]);
-	bci_jsonw_key(&w, "received");
-	bci_jsonw_int(&w, (long long)status->received);
+	bci_jsonw_key(w, "state");
+	bci_jsonw_string(w, states[status->state]);
+	bci_jsonw_key(w, "received");
+	bci_jsonw_int(w, (long long)status->received);
 	if (status->state != BCI_RUN_ABSENT) {
-		bci_jsonw_key(&w, "sha256");
-		bci_jsonw_string(&w, status->sha256);
+		bci_jsonw_key(w, "sha256");
+		bci_jsonw_string(w, status->sha256);
 	}
 	if (status->state == BCI_RUN_STORED) {
-		bci_jsonw_key(&w, "size");
-		bci_jsonw_int(&w, (long long)status->received);
-		bci_jsonw_key(&w, "ingested");
-		bci_jsonw_bool(&w, status->ingested);
+		bci_jsonw_key(w, "size");
+		bci_jsonw_int(w, (long long)status->received);
+		bci_jsonw_key(w, "ingested");
+		bci_jsonw_bool(w, status->ingested);
 		if (ingest_error) {
-			bci_jsonw_key(&w, "ingest_error");
-			bci_jsonw_string(&w, ingest_error);
+			bci_jsonw_key(w, "ingest_error");
+			bci_jsonw_string(w, ingest_error);
 		}
 	}
-	bci_jsonw_object_end(&w);
-	bci_jsonw_finish(&w);
-	fclose(f);
-	ret = respond(connection, r, http_status, body, len, "application/json");
-	free(body);
-	return ret;
+	return json_respond(connection, r, http_status, &j);
 }
 
 /* ---- per-run exclusion and the in-flight count ---- */

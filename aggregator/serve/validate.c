@@ -334,23 +334,34 @@ static struct archive *reader_new(void)
 	return a;
 }
 
+/* @a as archive_read_open_*() left it (@opened): validated when it opened, then freed. */
+static int validate_opened(struct archive *a, int opened, uint64_t size,
+			   const struct bci_archive_limits *limits, const char *machine,
+			   const char *run_id, struct bci_manifest **manifest, char *err,
+			   size_t err_size)
+{
+	int ret;
+
+	if (opened != ARCHIVE_OK) {
+		bci_message(err, err_size, "not a tar.zst archive: %s", archive_error_string(a));
+		ret = -EINVAL;
+	} else {
+		ret = validate(a, size, limits, machine, run_id, manifest, err, err_size);
+	}
+	archive_read_free(a);
+	return ret;
+}
+
 int bci_archive_validate_fd(int fd, uint64_t size, const struct bci_archive_limits *limits,
 			    const char *machine, const char *run_id, struct bci_manifest **manifest,
 			    char *err, size_t err_size)
 {
 	struct archive *a = reader_new();
-	int ret;
 
 	if (!a)
 		return -ENOMEM;
-	if (archive_read_open_fd(a, fd, 65536) != ARCHIVE_OK) {
-		bci_message(err, err_size, "not a tar.zst archive: %s", archive_error_string(a));
-		archive_read_free(a);
-		return -EINVAL;
-	}
-	ret = validate(a, size, limits, machine, run_id, manifest, err, err_size);
-	archive_read_free(a);
-	return ret;
+	return validate_opened(a, archive_read_open_fd(a, fd, 65536), size, limits, machine,
+			       run_id, manifest, err, err_size);
 }
 
 int bci_archive_validate_memory(const void *data, size_t size,
@@ -359,16 +370,9 @@ int bci_archive_validate_memory(const void *data, size_t size,
 				size_t err_size)
 {
 	struct archive *a = reader_new();
-	int ret;
 
 	if (!a)
 		return -ENOMEM;
-	if (archive_read_open_memory(a, data, size) != ARCHIVE_OK) {
-		bci_message(err, err_size, "not a tar.zst archive: %s", archive_error_string(a));
-		archive_read_free(a);
-		return -EINVAL;
-	}
-	ret = validate(a, size, limits, machine, run_id, manifest, err, err_size);
-	archive_read_free(a);
-	return ret;
+	return validate_opened(a, archive_read_open_memory(a, data, size), size, limits,
+			       machine, run_id, manifest, err, err_size);
 }

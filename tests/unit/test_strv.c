@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "message.h"
 #include "strv.h"
 
 #include <errno.h>
@@ -94,6 +95,39 @@ static const char *lookup(const char *name, void *data)
 	return NULL;
 }
 
+static void hex_digit_either_case(void **state)
+{
+	(void)state;
+	assert_int_equal(bci_hex_digit('0'), 0);
+	assert_int_equal(bci_hex_digit('9'), 9);
+	assert_int_equal(bci_hex_digit('a'), 10);
+	assert_int_equal(bci_hex_digit('f'), 15);
+	assert_int_equal(bci_hex_digit('A'), 10);
+	assert_int_equal(bci_hex_digit('F'), 15);
+	/* the neighbours of each range */
+	assert_int_equal(bci_hex_digit('/'), -1);
+	assert_int_equal(bci_hex_digit(':'), -1);
+	assert_int_equal(bci_hex_digit('@'), -1);
+	assert_int_equal(bci_hex_digit('G'), -1);
+	assert_int_equal(bci_hex_digit('`'), -1);
+	assert_int_equal(bci_hex_digit('g'), -1);
+}
+
+static void message_at_names_the_line(void **state)
+{
+	char err[32];
+
+	(void)state;
+	bci_message_at(err, sizeof(err), "base.recipe", 12, "bad value '%s'", "x");
+	assert_string_equal(err, "base.recipe:12: bad value 'x'");
+	/* truncated, still a string, even inside the origin */
+	bci_message_at(err, 10, "a-long-origin", 3, "what");
+	assert_string_equal(err, "a-long-or");
+	bci_message_at(err, 20, "o", 7, "%s", "a long explanation");
+	assert_string_equal(err, "o:7: a long explana");
+	bci_message_at(NULL, 0, "o", 1, "ignored");
+}
+
 static void expand_replaces_names_and_names_mistakes(void **state)
 {
 	static const struct {
@@ -132,6 +166,8 @@ int main(void)
 		cmocka_unit_test(str_reserve_and_reset),
 		cmocka_unit_test(strv_is_an_argv),
 		cmocka_unit_test(expand_replaces_names_and_names_mistakes),
+		cmocka_unit_test(hex_digit_either_case),
+		cmocka_unit_test(message_at_names_the_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
