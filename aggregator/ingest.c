@@ -21,7 +21,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,31 +119,40 @@ static int archive_keep(struct ingest *in, const char *path, int move)
 	}
 	base = base ? base + 1 : path;
 	suffix = strstr(base, ".tar");
-	if (!suffix || strlen(suffix) > 16 || strchr(suffix, '/'))
+	if (!suffix || strlen(suffix) > 16 || strspn(suffix, ".abcdefghijklmnopqrstuvwxyz0123456789") !=
+	    strlen(suffix))
 		suffix = ".tar";
 	if ((size_t)snprintf(in->archive, sizeof(in->archive), "%s/%s%s", dir, in->digest, suffix) >=
 	    sizeof(in->archive))
 		return -ENAMETOOLONG;
 	if (stat(in->archive, &st) == 0)
 		return 0;	/* the same bytes are kept already */
-	if (move && rename(path, in->archive) == 0) {
+	/*
+	 * link() creates the name only if it is free: when another ingest of
+	 * the same bytes got there first, that copy is kept and this one is
+	 * not ours to remove on failure.
+	 */
+	if (move && link(path, in->archive) == 0) {
+		unlink(path);
 		in->archive_copied = 1;
 		return bci_fsync_dir(dir);
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", in->archive, (long)getpid());
+	/* Unique per thread: serve's threads may keep the same archive at once. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%ld", in->archive, (long)getpid(), (long)gettid());
 	unlink(tmp);
 	ret = bci_copy_file(path, tmp, 0644, 1, &failed);
-	if (ret == 0 && rename(tmp, in->archive) < 0)
+	if (ret == 0 && link(tmp, in->archive) == 0)
+		in->archive_copied = 1;
+	else if (ret == 0 && errno != EEXIST)
 		ret = -errno;
+	unlink(tmp);
 	if (ret == 0)
 		ret = bci_fsync_dir(dir);
 	if (ret < 0) {
-		unlink(tmp);
 		bci_message(in->err, in->err_size, "%s: cannot keep a copy in %s: %s",
 			    failed ? failed : path, dir, strerror(-ret));
 		return ret;
 	}
-	in->archive_copied = 1;
 	return 0;
 }
 
@@ -210,84 +218,110 @@ static int manifest_read(struct ingest *in)
 	return ret;
 }
 
-/* The tree walk that checks every file against the manifest (nftw has no context pointer). */
-static struct {
-	struct ingest *in;
-	size_t prefix;
-	size_t files;
-	int ret;
-} walk;
-
-static int file_check(const char *path, const struct stat *st, int type, struct FTW *ftw)
+/* One regular file of the run against its manifest entry: listed, same size, same sha256. */
+static int file_check(struct ingest *in, int dir_fd, const char *name, const char *rel)
 {
-	struct ingest *in = walk.in;
-	const char *rel = path + walk.prefix;
-	const struct bci_manifest_file *file;
+	const struct bci_manifest_file *file = bci_manifest_find(in->manifest, rel);
 	char digest[BCI_SHA256_HEX_LEN + 1];
 	uint64_t size;
 	int fd, ret;
 
-	(void)ftw;
-	if (type == FTW_D || type == FTW_DP)
-		return 0;
-	if (*rel == '/')
-		rel++;
-	if (type != FTW_F || !S_ISREG(st->st_mode)) {
-		bci_message(in->err, in->err_size, "%s: %s is not a regular file", in->archive, rel);
-		walk.ret = -EBADMSG;
-		return 1;
-	}
-	if (!strcmp(rel, BCI_MANIFEST_NAME))
-		return 0;
-	walk.files++;
-	file = bci_manifest_find(in->manifest, rel);
 	if (!file) {
 		bci_message(in->err, in->err_size, "%s: %s is not in the manifest", in->archive, rel);
-		walk.ret = -EBADMSG;
-		return 1;
+		return -EBADMSG;
 	}
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		walk.ret = -errno;
-		bci_message(in->err, in->err_size, "%s: %s", path, strerror(errno));
-		return 1;
+		ret = -errno;
+		bci_message(in->err, in->err_size, "%s: %s: %s", in->archive, rel, strerror(errno));
+		return ret;
 	}
 	ret = bci_sha256_fd(fd, digest, &size);
 	close(fd);
 	if (ret < 0) {
-		walk.ret = ret;
-		bci_message(in->err, in->err_size, "%s: %s", path, strerror(-ret));
-		return 1;
+		bci_message(in->err, in->err_size, "%s: %s: %s", in->archive, rel, strerror(-ret));
+		return ret;
 	}
 	if (size != file->size || strcmp(digest, file->sha256)) {
 		bci_message(in->err, in->err_size,
 			    "%s: %s does not match the manifest (%llu bytes, sha256 %s; the manifest"
 			    " says %llu bytes, %s)", in->archive, rel, (unsigned long long)size,
 			    digest, (unsigned long long)file->size, file->sha256);
-		walk.ret = -EBADMSG;
-		return 1;
+		return -EBADMSG;
 	}
 	return 0;
+}
+
+/*
+ * Checks every file below the folder @dir_fd (taken over: closed here),
+ * whose path in the run is @rel ("" for the run folder), and counts them in
+ * *@files. A recursive walk of our own rather than nftw(), which has no
+ * context pointer: serve ingests from several threads.
+ */
+static int tree_check(struct ingest *in, int dir_fd, const char *rel, size_t *files)
+{
+	struct dirent *d;
+	DIR *dir;
+	int ret = 0;
+
+	dir = fdopendir(dir_fd);
+	if (!dir) {
+		ret = -errno;
+		close(dir_fd);
+		return ret;
+	}
+	while (ret == 0 && (errno = 0, d = readdir(dir))) {
+		char path[BCI_MANIFEST_PATH_MAX + 2];
+		struct stat st;
+
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", rel, *rel ? "/" : "", d->d_name) >=
+		    sizeof(path)) {
+			bci_message(in->err, in->err_size, "%s: %s...: path too long", in->archive, rel);
+			ret = -ENAMETOOLONG;
+		} else if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			ret = -errno;
+			bci_message(in->err, in->err_size, "%s: %s: %s", in->archive, path, strerror(errno));
+		} else if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd(dir), d->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			ret = sub < 0 ? -errno : tree_check(in, sub, path, files);
+		} else if (!S_ISREG(st.st_mode)) {
+			bci_message(in->err, in->err_size, "%s: %s is not a regular file", in->archive, path);
+			ret = -EBADMSG;
+		} else if (strcmp(path, BCI_MANIFEST_NAME)) {
+			(*files)++;
+			ret = file_check(in, dirfd(dir), d->d_name, path);
+		}
+	}
+	if (ret == 0 && errno)
+		ret = -errno;
+	closedir(dir);
+	return ret;
 }
 
 /* Every file the manifest lists is there with its size and sha256, and no other. */
 static int manifest_verify(struct ingest *in)
 {
-	int ret;
+	size_t files = 0;
+	int fd, ret;
 
-	walk.in = in;
-	walk.prefix = strlen(in->run_dir);
-	walk.files = 0;
-	walk.ret = 0;
-	ret = nftw(in->run_dir, file_check, 16, FTW_PHYS);
-	if (walk.ret < 0)
-		return walk.ret;
-	if (ret < 0) {
+	fd = open(in->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
 		ret = -errno;
 		bci_message(in->err, in->err_size, "%s: %s", in->run_dir, strerror(errno));
 		return ret;
 	}
-	if (walk.files != in->manifest->file_count) {
+	in->err[0] = '\0';
+	ret = tree_check(in, fd, "", &files);
+	if (ret < 0) {
+		if (!in->err[0])
+			bci_message(in->err, in->err_size, "%s: %s", in->run_dir, strerror(-ret));
+		return ret;
+	}
+	if (files != in->manifest->file_count) {
 		/* Every file found is listed, so the difference is listed files that are missing. */
 		for (size_t i = 0; i < in->manifest->file_count; i++) {
 			char path[PATH_MAX * 3];
@@ -729,7 +763,6 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 {
 	struct ingest *in;
 	char stem[256];
-	struct stat st;
 	int ret;
 
 	err[0] = '\0';
@@ -745,9 +778,10 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 		ret = archive_keep(in, archive_path, move);
 	if (ret < 0)
 		goto out;
-	snprintf(in->cache, sizeof(in->cache), "%s/cache/%s", data_dir, in->digest);
-	in->cache_made = lstat(in->cache, &st) < 0;
 	ret = bci_cache_get(data_dir, in->digest, in->archive, in->cache, err, err_size);
+	in->cache_made = ret == 1;
+	if (ret > 0)
+		ret = 0;
 	if (ret == 0)
 		ret = run_root_find(in);
 	if (ret == 0)

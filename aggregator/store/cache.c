@@ -297,7 +297,9 @@ int bci_cache_get(const char *data_dir, const char *digest, const char *archive_
 		return ret;
 	}
 	ret = bci_fsync_dir(cache);
-	if (ret < 0)
+	if (ret < 0) {
 		snprintf(err, err_size, "%s: %s", cache, strerror(-ret));
-	return ret;
+		return ret;
+	}
+	return 1;
 }

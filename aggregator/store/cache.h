@@ -27,7 +27,8 @@ int bci_cache_extract(const char *archive_path, const char *dir, unsigned long l
  * Puts the cache folder of the archive @archive_path, whose digest is
  * @digest, in @dir (size PATH_MAX), unpacking it first unless it is there.
  * The unpacking goes to a temporary folder renamed when complete, so a
- * concurrent or interrupted one is never seen half-done.
+ * concurrent or interrupted one is never seen half-done. Returns 1 when this
+ * call unpacked it, 0 when it was there (or another unpacked it first).
  */
 int bci_cache_get(const char *data_dir, const char *digest, const char *archive_path, char *dir,
 		  char *err, size_t err_size);

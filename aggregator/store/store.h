@@ -200,6 +200,21 @@ int bci_store_result_get(struct bci_store *store, const char *machine, const cha
 				   const struct bci_store_result *result, void *ctx),
 			 void *ctx, char *err, size_t err_size);
 
+/* ---- what the reports read across runs ---- */
+
+/* Every run of the build named @build, by machine then age; returns the count. */
+int bci_store_build_runs_each(struct bci_store *store, const char *build,
+			      int (*fn)(const struct bci_store_run *run, void *ctx), void *ctx,
+			      char *err, size_t err_size);
+/*
+ * A test's history: every stored result named @test with its run, on
+ * @machine (NULL: every machine), oldest ingest first; returns the count.
+ */
+int bci_store_test_history(struct bci_store *store, const char *test, const char *machine,
+			   int (*fn)(const struct bci_store_run *run,
+				     const struct bci_store_result *result, void *ctx),
+			   void *ctx, char *err, size_t err_size);
+
 /* ---- a test's logs ---- */
 
 /*

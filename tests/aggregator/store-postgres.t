@@ -7,7 +7,7 @@
 # folder removed on every exit, failures included.
 set -uo pipefail
 : "${BUILD:?}" "${SRC:?}"
-# shellcheck source=../tap.sh
+# shellcheck source=tests/tap.sh
 . "$SRC/tests/tap.sh"
 
 pgbin=/usr/lib/postgresql/15/bin
@@ -47,6 +47,10 @@ stop_server() {
 	rm -rf "$work"
 }
 trap stop_server EXIT
+# A signal (the harness's time limit, ^C) ends the script through exit, so the EXIT trap runs.
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
 
 n_tests=$((2 + 2 * ${#suites[@]} + 1))
 plan "$n_tests"

@@ -38,6 +38,7 @@
 #include <libpq-fe.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -732,6 +733,65 @@ static void test_bad_names_refused(void **state)
 	assert_int_equal(count_runs(f), 0);
 }
 
+/* ---- two ingests of one run at once ---- */
+
+struct racer {
+	const struct fixture *f;
+	const char *archive;
+	int ret;
+	char err[1024];
+};
+
+static void *racer_run(void *arg)
+{
+	struct racer *r = arg;
+	struct bci_store *store;
+
+	r->ret = bci_store_open(r->f->url, r->f->data, &store, r->err, sizeof(r->err));
+	if (r->ret < 0)
+		return NULL;
+	r->ret = bci_ingest_archive(store, r->f->data, r->archive, NULL, NULL, NULL, NULL, r->err,
+				    sizeof(r->err));
+	bci_store_close(store);
+	return NULL;
+}
+
+static void test_concurrent_same_run(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_archive_info info = {
+		.machine = "lab-1", .run = "run-race", .bootci_version = "test",
+	};
+	char dir[PATH_MAX + 16], archive[PATH_MAX + 16];
+	struct racer racers[4];
+	pthread_t threads[4];
+	int stored = 0, already = 0;
+
+	snprintf(dir, sizeof(dir), "%s/run-race", f->dir);
+	snprintf(archive, sizeof(archive), "%s/race.tar.zst", f->dir);
+	run_folder_make(dir);
+	assert_int_equal(bci_collect_archive_write(dir, archive, &info, f->err, sizeof(f->err)), 0);
+	/* Each thread has its own store connection, as serve's threads would. */
+	for (int i = 0; i < 4; i++) {
+		racers[i] = (struct racer){ .f = f, .archive = archive };
+		assert_int_equal(pthread_create(&threads[i], NULL, racer_run, &racers[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(threads[i], NULL), 0);
+		if (racers[i].ret < 0)
+			fail_msg("racer %d: %d %s", i, racers[i].ret, racers[i].err);
+		stored += racers[i].ret == BCI_INGEST_STORED;
+		already += racers[i].ret == BCI_INGEST_ALREADY;
+	}
+	assert_int_equal(stored, 1);
+	assert_int_equal(already, 3);
+	assert_int_equal(count_runs(f), 1);
+	assert_int_equal(bci_store_results_each(f->store, run_key(f, "lab-1", "run-race"), NULL, NULL,
+						f->err, sizeof(f->err)), 3);
+	assert_int_equal(count_entries(f, "archives"), 1);
+	assert_int_equal(count_entries(f, "cache"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -743,6 +803,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_plain_tar_needs_machine, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_halfway_leaves_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_names_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_same_run, setup, teardown),
 	};
 	const char *url = getenv("BOOTCI_TEST_STORE_URL");
 

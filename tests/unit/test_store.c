@@ -458,6 +458,79 @@ static void test_result_get(void **state)
 	assert_non_null(strstr(f->err, "igt@a@c"));
 }
 
+/* ---- reads across runs ---- */
+
+static int run_name_add(const struct bci_store_run *run, void *ctx)
+{
+	struct rows *r = ctx;
+	size_t len = strlen(r->text);
+
+	snprintf(r->text + len, sizeof(r->text) - len, "%s/%s;", run->machine, run->run_id);
+	return 0;
+}
+
+static int history_add(const struct bci_store_run *run, const struct bci_store_result *result,
+		       void *ctx)
+{
+	struct rows *r = ctx;
+	size_t len = strlen(r->text);
+
+	snprintf(r->text + len, sizeof(r->text) - len, "%s/%s/%s:%s;", run->machine, run->run_id,
+		 run->build ? run->build : "-", result->result);
+	return 0;
+}
+
+static void test_build_runs_and_history(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_store_build b1 = { .name = "b1", .tree = "t", .commit = "c1", .tier = "full" };
+	struct bci_store_build b2 = { .name = "b2", .tree = "t", .commit = "c2", .tier = "fast",
+				      .base = "b1" };
+	static const struct {
+		const char *machine, *run_id, *build, *result;
+		double ingested;
+	} runs[] = {
+		{ "lab-2", "r1", "b1", "pass", 100 },
+		{ "lab-1", "r1", "b1", "pass", 101 },
+		{ "lab-1", "r2", "b2", "fail", 200 },
+		{ "lab-2", "r2", "b2", "dmesg-warn", 201 },
+		{ "lab-2", "r3", NULL, "skip", 150 },
+	};
+	struct rows rows = { "" };
+
+	assert_int_equal(bci_store_build_put(f->store, &b1, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &b2, f->err, sizeof(f->err)), 0);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct bci_store_run run = run_template;
+		struct bci_store_result res = { .job = 0, .name = "igt@a@b", .result = runs[i].result };
+		struct bci_store_result other = { .job = 1, .name = "igt@a@c", .result = "pass" };
+		int64_t key;
+
+		run.machine = runs[i].machine;
+		run.run_id = runs[i].run_id;
+		run.build = runs[i].build;
+		run.ingested = runs[i].ingested;
+		if (bci_store_run_add(f->store, &run, &key, f->err, sizeof(f->err)) < 0)
+			fail_msg("%s", f->err);
+		assert_int_equal(bci_store_result_add(f->store, key, &res, f->err, sizeof(f->err)), 0);
+		assert_int_equal(bci_store_result_add(f->store, key, &other, f->err, sizeof(f->err)), 0);
+	}
+	assert_int_equal(bci_store_build_runs_each(f->store, "b2", run_name_add, &rows, f->err,
+						   sizeof(f->err)), 2);
+	assert_string_equal(rows.text, "lab-1/r2;lab-2/r2;");
+	rows.text[0] = '\0';
+	assert_int_equal(bci_store_build_runs_each(f->store, "none", run_name_add, &rows, f->err,
+						   sizeof(f->err)), 0);
+	assert_int_equal(bci_store_test_history(f->store, "igt@a@b", NULL, history_add, &rows,
+						f->err, sizeof(f->err)), 5);
+	assert_string_equal(rows.text, "lab-2/r1/b1:pass;lab-1/r1/b1:pass;lab-2/r3/-:skip;"
+				       "lab-1/r2/b2:fail;lab-2/r2/b2:dmesg-warn;");
+	rows.text[0] = '\0';
+	assert_int_equal(bci_store_test_history(f->store, "igt@a@b", "lab-2", history_add, &rows,
+						f->err, sizeof(f->err)), 3);
+	assert_string_equal(rows.text, "lab-2/r1/b1:pass;lab-2/r3/-:skip;lab-2/r2/b2:dmesg-warn;");
+}
+
 /* ---- transactions ---- */
 
 static void test_transactions(void **state)
@@ -533,6 +606,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_contents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_result_get, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_build_runs_and_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_text_is_data, setup, teardown),
 	};

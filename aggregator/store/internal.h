@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the store's modules share (store.c: schema, statements, opening,
+ * transactions; machines.c: machines, tags, builds; runs.c: runs and what
+ * they hold). Not for use outside aggregator/store/.
+ */
+#ifndef BCI_STORE_INTERNAL_H
+#define BCI_STORE_INTERNAL_H
+
+#include "backend.h"
+#include "store.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+struct bci_store {
+	const struct bci_store_backend *backend;
+	void *db;
+	int in_transaction;
+};
+
+/* Every statement, by id; their SQL is in store.c's table. */
+enum bci_store_statement {
+	S_VERSION_TABLE,
+	S_VERSION_GET,
+	S_VERSION_CLEAR,
+	S_VERSION_SET,
+	S_MACHINE_ENSURE,
+	S_TAG_ADD,
+	S_TAG_DELETE,
+	S_TAGS,
+	S_MACHINES_ALL,
+	S_MACHINES_TAGGED,
+	S_BUILD_ID,
+	S_BUILD_PUT,
+	S_BUILD_GET,
+	S_RUN_ADD,
+	S_RUN_GET,
+	S_RUNS_ALL,
+	S_RUNS_MACHINE,
+	S_BOOT_ADD,
+	S_CRASH_ADD,
+	S_RESULT_ADD,
+	S_SUSPEND_ADD,
+	S_BOOTS,
+	S_CRASHES,
+	S_RESULTS,
+	S_SUSPENDS,
+	S_RESULT_GET,
+	S_RUNS_BUILD,
+	S_HISTORY,
+	S_HISTORY_MACHINE,
+	S_COUNT,
+};
+
+/* Columns of RUN_COLUMNS in store.c (runs.c reads them in that order). */
+#define RUN_COLUMN_COUNT 14
+
+/* Runs statement @id with @params; @row (may be NULL) gets each row. See backend.h. */
+int bci_store_query(struct bci_store *store, enum bci_store_statement id,
+		    const struct bci_store_value *params, int n_params, bci_store_row_fn row,
+		    void *ctx, char *err, size_t err_size);
+/* Row callback keeping the first column as an integer in *(int64_t *)ctx. */
+int bci_store_row_first_int(const struct bci_store_value *columns, int n, void *ctx);
+/* The key of build @name in *@key: -ENOENT with a message if there is none (machines.c). */
+int bci_store_build_key(struct bci_store *store, const char *name, int64_t *key, char *err,
+			size_t err_size);
+/* The time now, Unix seconds. */
+double bci_store_now(void);
+
+/* ---- values: bound parameters and columns read back ---- */
+
+
+static inline struct bci_store_value value_text(const char *s)
+{
+	return (struct bci_store_value){ .type = s ? BCI_STORE_TEXT : BCI_STORE_NULL, .s = s };
+}
+
+static inline struct bci_store_value value_int(int64_t i)
+{
+	return (struct bci_store_value){ .type = BCI_STORE_INT, .i = i };
+}
+
+/* @unknown_below: values below it are stored as NULL (unknown). */
+static inline struct bci_store_value value_real(double r, double unknown_below)
+{
+	if (r < unknown_below)
+		return (struct bci_store_value){ .type = BCI_STORE_NULL };
+	return (struct bci_store_value){ .type = BCI_STORE_REAL, .r = r };
+}
+
+static inline const char *column_text(const struct bci_store_value *v)
+{
+	return v->type == BCI_STORE_TEXT ? v->s : NULL;
+}
+
+static inline int64_t column_int(const struct bci_store_value *v, int64_t null_value)
+{
+	if (v->type == BCI_STORE_INT)
+		return v->i;
+	if (v->type == BCI_STORE_REAL)
+		return (int64_t)v->r;
+	if (v->type == BCI_STORE_TEXT && v->s)
+		return strtoll(v->s, NULL, 10);
+	return null_value;
+}
+
+static inline double column_real(const struct bci_store_value *v, double null_value)
+{
+	if (v->type == BCI_STORE_REAL)
+		return v->r;
+	if (v->type == BCI_STORE_INT)
+		return (double)v->i;
+	if (v->type == BCI_STORE_TEXT && v->s)
+		return strtod(v->s, NULL);
+	return null_value;
+}
+
+#endif

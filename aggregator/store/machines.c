@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The store's machines (and their tags) and builds (store.h).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- machines and tags ---- */
+
+int bci_store_machine_ensure(struct bci_store *store, const char *name, int64_t *id,
+			     char *err, size_t err_size)
+{
+	struct bci_store_value params[] = { value_text(name), value_real(bci_store_now(), 0) };
+	int64_t key = -1;
+	int ret;
+
+	if (!name || !*name) {
+		snprintf(err, err_size, "a machine needs a name");
+		return -EINVAL;
+	}
+	ret = bci_store_query(store, S_MACHINE_ENSURE, params, 2, bci_store_row_first_int, &key,
+			      err, err_size);
+	if (ret < 0)
+		return ret;
+	if (id)
+		*id = key;
+	return 0;
+}
+
+int bci_store_machine_tag(struct bci_store *store, const char *machine, const char *tag,
+			  char *err, size_t err_size)
+{
+	struct bci_store_value params[2];
+	int64_t key;
+	int ret;
+
+	if (!tag || !*tag) {
+		snprintf(err, err_size, "machine %s: an empty tag", machine);
+		return -EINVAL;
+	}
+	ret = bci_store_machine_ensure(store, machine, &key, err, err_size);
+	if (ret < 0)
+		return ret;
+	params[0] = value_int(key);
+	params[1] = value_text(tag);
+	return bci_store_query(store, S_TAG_ADD, params, 2, NULL, NULL, err, err_size);
+}
+
+int bci_store_machine_untag(struct bci_store *store, const char *machine, const char *tag,
+			    char *err, size_t err_size)
+{
+	struct bci_store_value params[] = { value_text(tag), value_text(machine) };
+
+	return bci_store_query(store, S_TAG_DELETE, params, 2, NULL, NULL, err, err_size);
+}
+
+struct name_walk {
+	int (*fn)(const char *name, void *ctx);
+	void *ctx;
+	int count;
+};
+
+static int row_name(const struct bci_store_value *columns, int n, void *ctx)
+{
+	struct name_walk *walk = ctx;
+
+	if (n < 1)
+		return -EPROTO;
+	walk->count++;
+	return walk->fn ? walk->fn(column_text(&columns[0]), walk->ctx) : 0;
+}
+
+int bci_store_machine_tags(struct bci_store *store, const char *machine,
+			   int (*fn)(const char *tag, void *ctx), void *ctx, char *err, size_t err_size)
+{
+	struct bci_store_value param = value_text(machine);
+	struct name_walk walk = { fn, ctx, 0 };
+	int ret;
+
+	ret = bci_store_query(store, S_TAGS, &param, 1, row_name, &walk, err, err_size);
+	return ret ? ret : walk.count;
+}
+
+int bci_store_machines_each(struct bci_store *store, const char *tag,
+			    int (*fn)(const char *machine, void *ctx), void *ctx,
+			    char *err, size_t err_size)
+{
+	struct bci_store_value param = value_text(tag);
+	struct name_walk walk = { fn, ctx, 0 };
+	int ret;
+
+	if (tag)
+		ret = bci_store_query(store, S_MACHINES_TAGGED, &param, 1, row_name, &walk, err, err_size);
+	else
+		ret = bci_store_query(store, S_MACHINES_ALL, NULL, 0, row_name, &walk, err, err_size);
+	return ret ? ret : walk.count;
+}
+
+/* ---- builds ---- */
+
+int bci_store_build_key(struct bci_store *store, const char *name, int64_t *key, char *err,
+			size_t err_size)
+{
+	struct bci_store_value param = value_text(name);
+	int ret;
+
+	*key = -1;
+	ret = bci_store_query(store, S_BUILD_ID, &param, 1, bci_store_row_first_int, key, err, err_size);
+	if (ret < 0)
+		return ret;
+	if (*key < 0) {
+		snprintf(err, err_size, "no build named '%s' in the store", name);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int bci_store_build_put(struct bci_store *store, const struct bci_store_build *build,
+			char *err, size_t err_size)
+{
+	struct bci_store_value params[8];
+	int64_t base = -1;
+	int ret;
+
+	if (!build->name || !*build->name || !build->tree || !*build->tree || !build->commit ||
+	    !*build->commit) {
+		snprintf(err, err_size, "a build needs a name, a tree and a commit");
+		return -EINVAL;
+	}
+	if (!build->tier || (strcmp(build->tier, "fast") && strcmp(build->tier, "full"))) {
+		snprintf(err, err_size, "build %s: tier '%s' is neither fast nor full", build->name,
+			 build->tier ? build->tier : "");
+		return -EINVAL;
+	}
+	if (build->base) {
+		ret = bci_store_build_key(store, build->base, &base, err, err_size);
+		if (ret < 0)
+			return ret;
+	}
+	params[0] = value_text(build->name);
+	params[1] = value_text(build->tree);
+	params[2] = value_text(build->commit);
+	params[3] = value_text(build->tier);
+	params[4] = base >= 0 ? value_int(base) : value_text(NULL);
+	params[5] = value_text(build->series_title);
+	params[6] = value_text(build->message_id);
+	params[7] = value_real(build->registered > 0 ? build->registered : bci_store_now(), 0);
+	return bci_store_query(store, S_BUILD_PUT, params, 8, NULL, NULL, err, err_size);
+}
+
+struct build_walk {
+	int (*fn)(const struct bci_store_build *build, void *ctx);
+	void *ctx;
+	int count;
+};
+
+static int row_build(const struct bci_store_value *c, int n, void *ctx)
+{
+	struct build_walk *walk = ctx;
+	struct bci_store_build build;
+
+	if (n < 8)
+		return -EPROTO;
+	build = (struct bci_store_build){
+		.name = column_text(&c[0]),
+		.tree = column_text(&c[1]),
+		.commit = column_text(&c[2]),
+		.tier = column_text(&c[3]),
+		.base = column_text(&c[4]),
+		.series_title = column_text(&c[5]),
+		.message_id = column_text(&c[6]),
+		.registered = column_real(&c[7], 0),
+	};
+	walk->count++;
+	return walk->fn ? walk->fn(&build, walk->ctx) : 0;
+}
+
+int bci_store_build_get(struct bci_store *store, const char *name,
+			int (*fn)(const struct bci_store_build *build, void *ctx), void *ctx,
+			char *err, size_t err_size)
+{
+	struct bci_store_value param = value_text(name);
+	struct build_walk walk = { fn, ctx, 0 };
+	int ret;
+
+	ret = bci_store_query(store, S_BUILD_GET, &param, 1, row_build, &walk, err, err_size);
+	if (ret)
+		return ret;
+	if (!walk.count) {
+		snprintf(err, err_size, "no build named '%s' in the store", name);
+		return -ENOENT;
+	}
+	return 0;
+}

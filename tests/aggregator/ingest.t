@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# `bootci-aggregator ingest` on the command line (SQLite store in a temporary
+# data folder): exit codes, what it says, rows counted with the sqlite3 tool
+# against reference.json, the same run twice, the kept archive given back,
+# refusals with their messages. The library behind it has its own suites
+# (tests/unit/test_ingest.c, test_store.c).
+set -uo pipefail
+: "${BUILD:?}" "${SRC:?}"
+# shellcheck source=tests/tap.sh
+. "$SRC/tests/tap.sh"
+
+aggregator=$BUILD/host/bin/bootci-aggregator
+# igt_runner's own normal run (several binaries and subtests) when the conformance data is there.
+scenario=$SRC/../shared/conformance/igt-runner-results/normal-run
+[ -d "$scenario" ] || scenario=$SRC/tests/resultgen/scenarios/piglit-style-default-level
+name=$(basename "$scenario")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+plan 11
+
+"$aggregator" ingest >"$work/usage.out" 2>&1
+check "no folder or archive: usage, exit 2" test $? = 2
+
+"$aggregator" ingest --data "$work/data" --machine lab-1 "$scenario" >"$work/first.out" 2>"$work/first.err"
+status=$?
+check "a results folder is stored (exit 0)" test "$status" = 0
+tests=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tests"]))' "$scenario/reference.json")
+rows=$(sqlite3 "$work/data/bootci.sqlite" "SELECT COUNT(*) FROM results JOIN runs ON runs.id = results.run WHERE runs.run_id = '$name'")
+check "one result row per test of reference.json ($rows, $tests)" test "$rows" = "$tests"
+check "it says what it stored" grep -q "machine lab-1, run $name: stored $tests results" "$work/first.out"
+
+"$aggregator" ingest --data "$work/data" --machine lab-1 "$scenario" >"$work/again.out" 2>&1
+status=$?
+check "the same folder again: exit 0" test "$status" = 0
+check "... and nothing added" grep -q "already stored" "$work/again.out"
+
+archive=$(ls "$work/data/archives/"*.tar.zst)
+BOOTCI_STORE=sqlite:$work/other.sqlite "$aggregator" ingest --data "$work/data" "$archive" >"$work/env.out" 2>&1
+status=$?
+check "its kept archive into another store named by BOOTCI_STORE (machine from the manifest)" \
+	test "$status" = 0 -a "$(sqlite3 "$work/other.sqlite" 'SELECT name FROM machines')" = lab-1
+
+"$aggregator" ingest --store "sqlite:$work/third.sqlite" --data "$work/data" --machine lab-2 "$archive" >"$work/other-machine.out" 2>&1
+status=$?
+check "the archive as another machine's: refused (exit 1)" test "$status" = 1
+check "... naming the manifest's machine" grep -q "machine lab-1's, not lab-2's" "$work/other-machine.out"
+
+"$aggregator" ingest --store "mysql://db" --data "$work/data" --machine lab-1 "$scenario" >"$work/url.out" 2>&1
+status=$?
+check "an unknown store URL: exit 1 naming it" test "$status" = 1 -a -n "$(grep 'mysql://db' "$work/url.out")"
+
+"$aggregator" ingest --data "$work/data" --machine lab-1 "$work/missing" >"$work/missing.out" 2>&1
+status=$?
+check "a path that is not there: exit 1 naming it" test "$status" = 1 -a -n "$(grep "$work/missing" "$work/missing.out")"
