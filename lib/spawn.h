@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Starting and stopping child programs, written once for the executor's test
+ * program (executor/test_program.c), its IGT jobs (executor/igt.c) and the
+ * builder's tools (builder/tool.c).
+ *
+ * Everything a child needs is prepared in the parent (argv, the environment,
+ * the program's path, the message for a failed exec): between fork and exec
+ * the child only makes async-signal-safe calls (restore signals, setpgid,
+ * dup2, execve, write, _exit).
+ *
+ * Waiting is the caller's: PID 1 reaps every child through its signalfd
+ * (executor/signals.c), the builder blocks in bci_spawn_wait(). Stopping a
+ * child that overstays is one escalation, driven by the caller's loop:
+ * a first signal (SIGTERM, or SIGQUIT for IGT, whose tests dump their state
+ * on it), a grace period, SIGKILL, and a last grace after which the child is
+ * declared unkillable (stuck in the kernel) and left behind.
+ */
+#ifndef BCI_SPAWN_H
+#define BCI_SPAWN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "strv.h"
+
+struct bci_spawn {
+	const char *path;	/* what execve() runs: no PATH search (bci_spawn_find) */
+	char *const *argv;	/* NULL-terminated */
+	char *const *envp;	/* NULL: the parent's environ (bci_spawn_env builds others) */
+	int stdin_fd;		/* -1: inherited; the others likewise */
+	int stdout_fd;
+	int stderr_fd;
+	bool process_group;	/* its own process group (set in the child and the parent) */
+	int exec_failed_status;	/* the child's exit status when execve fails (0: 127) */
+};
+
+/*
+ * Forks and executes @s. The child starts with an empty signal mask and the
+ * default disposition of every signal. 0 with *@pid set, or -errno (fork).
+ */
+int bci_spawn_start(const struct bci_spawn *s, pid_t *pid);
+
+/* Blocks until @pid ends (EINTR retried): 0 with its wait status, or -errno. */
+int bci_spawn_wait(pid_t pid, int *status);
+
+/* "exit status N" or "killed by signal N (Name)" for a wait status. */
+void bci_spawn_describe(int status, char *buf, size_t size);
+
+/*
+ * Fills @env with the NAME=value strings of @base (NULL-terminated, e.g.
+ * environ; may be NULL) and then @extra (may be NULL): an @extra entry
+ * replaces @base's of the same NAME. 0 or -ENOMEM.
+ */
+int bci_spawn_env(struct bci_strv *env, char *const *base, const char *const *extra);
+
+/*
+ * The absolute path of @name: @name itself when it holds a '/', else the
+ * first executable @name in the ':'-separated folders of PATH, then of
+ * @more_dirs (may be NULL). malloc'ed, or NULL when not found (or ENOMEM).
+ */
+char *bci_spawn_find(const char *name, const char *more_dirs);
+
+/* Sends @sig to the process group @pid leads and to @pid itself. */
+void bci_spawn_signal(pid_t pid, int sig);
+
+/* The escalation for one child; zero-initialise, then fill the first three fields. */
+struct bci_spawn_kill {
+	int first_signal;	/* SIGTERM, or SIGQUIT */
+	long grace_ms;		/* after the first signal, before SIGKILL */
+	long give_up_ms;	/* after SIGKILL, before the child counts as unkillable */
+	int sent;		/* the last signal sent: 0, first_signal or SIGKILL */
+	long sent_at_ms;
+};
+
+/*
+ * Called by the caller's loop once the child must stop (its deadline passed)
+ * and on every later turn until it is reaped, with a monotonic @now_ms:
+ * sends the first signal, then SIGKILL when the grace is over. Returns the
+ * signal sent now, 0 when nothing was due, or -ETIME once SIGKILL's grace is
+ * over too (nothing more can be done).
+ */
+int bci_spawn_kill_step(struct bci_spawn_kill *k, pid_t pid, long now_ms);
+
+#endif
