@@ -323,7 +323,8 @@ static int file_compare(const void *a, const void *b)
 /* Sorts the files and refuses a path given twice. */
 static int files_sort(struct bci_manifest *m, char *err, size_t err_size)
 {
-	qsort(m->files, m->file_count, sizeof(m->files[0]), file_compare);
+	if (m->file_count > 1)
+		qsort(m->files, m->file_count, sizeof(m->files[0]), file_compare);
 	for (size_t i = 1; i < m->file_count; i++)
 		if (!strcmp(m->files[i - 1].path, m->files[i].path)) {
 			bci_message(err, err_size, "files: '%s' listed twice", m->files[i].path);

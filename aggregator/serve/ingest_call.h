@@ -14,8 +14,8 @@
 
 struct bci_ingest_call;
 
-/* Opens the store at @store_url (NULL: SQLite in @data_dir) for serve. */
-int bci_ingest_call_open(const char *store_url, const char *data_dir,
+/* Opens @count stores (at least 1) at @store_url (NULL: SQLite in @data_dir). */
+int bci_ingest_call_open(const char *store_url, const char *data_dir, unsigned count,
 			 struct bci_ingest_call **out, char *err, size_t err_size);
 void bci_ingest_call_free(struct bci_ingest_call *ingest);
 

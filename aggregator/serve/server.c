@@ -947,8 +947,8 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	if ((ret = parse_listen(config->listen, &addr, &ipv6, err, err_size)) < 0 ||
 	    (ret = bci_spool_open(&s->spool, config->data_dir, err, err_size)) < 0 ||
 	    (config->tokens && (ret = bci_tokens_load(config->tokens, &s->tokens, err, err_size)) < 0) ||
-	    (ret = bci_ingest_call_open(config->store_url, config->data_dir, &s->ingest, err,
-					err_size)) < 0)
+	    (ret = bci_ingest_call_open(config->store_url, config->data_dir, config->workers,
+					&s->ingest, err, err_size)) < 0)
 		goto fail;
 	if (!config->cert != !config->key) {
 		bci_message(err, err_size, "--cert and --key go together");

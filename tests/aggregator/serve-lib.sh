@@ -3,7 +3,8 @@
 # 127.0.0.1 with a port of its own choosing (port 0, read from --port-file),
 # machines with tokens, and the checks that nothing of a refused upload stays.
 : "${BUILD:?}" "${SRC:?}"
-aggregator=$BUILD/host/bin/bootci-aggregator
+# BOOTCI_AGGREGATOR: another build of it (an ASan one) under test.
+aggregator=${BOOTCI_AGGREGATOR:-$BUILD/host/bin/bootci-aggregator}
 tool=$SRC/tests/aggregator/serve-tool.py
 # shellcheck source=tests/tap.sh
 . "$SRC/tests/tap.sh"

@@ -280,6 +280,26 @@ static void test_null_boot_current(void **state)
 	bci_manifest_free(m);
 }
 
+/* A run with no file at all (a boot that died before writing one) is a valid manifest. */
+static void test_no_files(void **state)
+{
+	struct bci_manifest *m = bci_manifest_new(), *back;
+	char err[256], *text;
+	int ret;
+
+	(void)state;
+	assert_int_equal(bci_manifest_set(&m->run_id, "r"), 0);
+	assert_int_equal(bci_manifest_set(&m->machine, "m"), 0);
+	text = write_to_string(m, err, sizeof(err), &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(bci_manifest_parse(text, strlen(text), &back, err, sizeof(err)), 0);
+	assert_int_equal(back->file_count, 0);
+	assert_null(bci_manifest_find(back, "x"));
+	bci_manifest_free(back);
+	free(text);
+	bci_manifest_free(m);
+}
+
 static void test_writer_refuses(void **state)
 {
 	struct bci_manifest *m = sample();
@@ -306,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_bad_json),
 		cmocka_unit_test(test_null_boot_current),
+		cmocka_unit_test(test_no_files),
 		cmocka_unit_test(test_writer_refuses),
 	};
 
