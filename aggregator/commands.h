@@ -16,5 +16,6 @@ int bci_cmd_results(int argc, char **argv);
 int bci_cmd_ingest(int argc, char **argv);
 int bci_cmd_collect(int argc, char **argv);
 int bci_cmd_serve(int argc, char **argv);
+int bci_cmd_publish(int argc, char **argv);
 
 #endif

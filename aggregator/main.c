@@ -30,6 +30,12 @@ static const struct command commands[] = {
 	  "collect [--results DIR] [--master URL] [--keep N] [--deadline D] [OPTIONS]\n"
 	  "      upload every finished run on the results partition to the master\n"
 	  "      (the known-good image's job; `collect --help` lists every setting)\n" },
+	{ "publish", bci_cmd_publish,
+	  "publish --build NAME --tree T --commit C --tier fast|full [--base NAME]\n"
+	  "        [--series-title TITLE --message-id ID] [--manifest FILE] [--data DIR]\n"
+	  "        [--store URL] IMAGE_DIR\n"
+	  "      on the master: verify bootci-builder's test image against its manifest,\n"
+	  "      keep it in DATA/builds, register the build and queue its fast tier\n" },
 	{ "serve", bci_cmd_serve,
 	  "serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
 	  "      the CI master's upload server (serve --help, README.md)\n" },

@@ -606,15 +606,18 @@ int bci_schedule_boot(struct bci_schedule *s, const char *mac, const char *base_
 			*script = strdup(exit_script);
 			return *script ? 0 : -ENOMEM;
 		}
-		if (!strcmp(job.state, "booted")) {
-			ret = run_uploaded(s, m->name, job.run_id, err, err_size);
+		/* Its run is in (the tick may not have seen it yet): done, the next one. */
+		ret = run_uploaded(s, m->name, job.run_id, err, err_size);
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			ret = bci_store_job_update(s->store, job.key, "done", job.boots, 0, err,
+						   err_size);
 			if (ret < 0)
 				return ret;
-			if (ret) {
-				bci_store_job_update(s->store, job.key, "done", job.boots, 0, err,
-						     err_size);
-				continue;
-			}
+			continue;
+		}
+		if (!strcmp(job.state, "booted")) {
 			if (job.boots >= BCI_SCHEDULE_MAX_BOOTS) {
 				bci_schedule_say(s, "boot: %s: %s abandoned after %d boots without an upload",
 				    m->name, job.run_id, job.boots);

@@ -5,6 +5,7 @@
 #include "http.h"
 #include "ingest_call.h"
 #include "spool.h"
+#include "../schedule/serve_hook.h"
 #include "fsutil.h"
 #include "jsonw.h"
 #include "message.h"
@@ -35,6 +36,7 @@ struct bci_server {
 	struct bci_spool spool;
 	struct bci_tokens *tokens;
 	struct bci_ingest_call *ingest;
+	struct bci_schedule_server *schedule;	/* the scheduler's routes and loop; NULL: off */
 	struct MHD_Daemon *daemon;
 	char *cert_pem, *key_pem;
 	unsigned port;
@@ -658,6 +660,38 @@ static void workers_stop(struct bci_server *s)
 	s->worker_count = 0;
 }
 
+/* ---- the scheduler's routes (aggregator/schedule/serve_hook.h) ---- */
+
+static enum MHD_Result schedule_request(struct MHD_Connection *connection, struct request *r,
+					const char *url, const char *method)
+{
+	const char *host = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_HOST);
+	struct bci_schedule_answer a;
+	struct MHD_Response *response;
+	enum MHD_Result ret;
+
+	bci_schedule_http_answer(r->server->schedule, method, url, host, r->server->config.cert,
+				 &a);
+	snprintf(r->note, sizeof(r->note), "%s", a.note);
+	if (a.fd < 0) {
+		ret = respond(connection, r, a.status, a.body ? a.body : "", a.len, a.content_type);
+		free(a.body);
+		return ret;
+	}
+	response = MHD_create_response_from_fd64(a.fd_size, a.fd);	/* owns the fd */
+	if (!response) {
+		close(a.fd);
+		return MHD_NO;
+	}
+	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, a.content_type);
+	ret = MHD_queue_response(connection, (unsigned)a.status, response);
+	MHD_destroy_response(response);
+	r->status = a.status;
+	r->answered = true;
+	return ret;
+}
+
 /* ---- libmicrohttpd callbacks ---- */
 
 static enum MHD_Result first_call(struct MHD_Connection *connection, struct request *r,
@@ -667,6 +701,8 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, struct requ
 	char why[300];
 	int status;
 
+	if (bci_schedule_http_owns(url))
+		return schedule_request(connection, r, url, method);
 	status = bci_http_route(method, url, &r->route, why, sizeof(why));
 	if (status)
 		return respond_error(connection, r, status, "%s", why);
@@ -891,6 +927,7 @@ static void server_free(struct bci_server *s)
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
 	free(s->workers);
+	bci_schedule_server_stop(s->schedule);
 	bci_ingest_call_free(s->ingest);
 	bci_tokens_free(s->tokens);
 	free(s->cert_pem);
@@ -949,6 +986,9 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	    (config->tokens && (ret = bci_tokens_load(config->tokens, &s->tokens, err, err_size)) < 0) ||
 	    (ret = bci_ingest_call_open(config->store_url, config->data_dir, config->workers,
 					&s->ingest, err, err_size)) < 0)
+		goto fail;
+	if ((ret = bci_schedule_server_start(config->data_dir, config->store_url, config->log,
+					     &s->schedule, err, err_size)) < 0)
 		goto fail;
 	if (!config->cert != !config->key) {
 		bci_message(err, err_size, "--cert and --key go together");

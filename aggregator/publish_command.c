@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/* bootci-aggregator publish: the command line over bci_publish_dir() (publish.h). */
+#include "commands.h"
+#include "ingest.h"
+#include "publish.h"
+#include "store/store.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int bci_cmd_publish(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "store", required_argument, NULL, 's' },
+		{ "data", required_argument, NULL, 'd' },
+		{ "build", required_argument, NULL, 'b' },
+		{ "tree", required_argument, NULL, 't' },
+		{ "commit", required_argument, NULL, 'c' },
+		{ "tier", required_argument, NULL, 'T' },
+		{ "base", required_argument, NULL, 'B' },
+		{ "series-title", required_argument, NULL, 'S' },
+		{ "message-id", required_argument, NULL, 'M' },
+		{ "manifest", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA");
+	struct bci_publish p = { .log = stdout };
+	struct bci_store *store = NULL;
+	char err[PATH_MAX + 1024] = "";
+	int opt, ret;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "s:d:b:t:c:T:B:S:M:m:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 's': url = optarg; break;
+		case 'd': data_dir = optarg; break;
+		case 'b': p.build = optarg; break;
+		case 't': p.tree = optarg; break;
+		case 'c': p.commit = optarg; break;
+		case 'T': p.tier = optarg; break;
+		case 'B': p.base = optarg; break;
+		case 'S': p.series_title = optarg; break;
+		case 'M': p.message_id = optarg; break;
+		case 'm': p.manifest = optarg; break;
+		case 'h':
+			bci_aggregator_usage(stdout);
+			return 0;
+		default:
+			bci_aggregator_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1 || !p.build || !p.tree || !p.commit || !p.tier) {
+		fprintf(stderr, "bootci-aggregator publish: --build, --tree, --commit, --tier and"
+				" IMAGE_DIR are required\n");
+		bci_aggregator_usage(stderr);
+		return 2;
+	}
+	if (!!p.series_title != !!p.message_id) {
+		fprintf(stderr, "bootci-aggregator publish: --series-title and --message-id go together\n");
+		return 2;
+	}
+	p.image_dir = argv[optind];
+	if (!data_dir || !*data_dir)
+		data_dir = BCI_INGEST_DEFAULT_DATA;
+	if ((ret = bci_store_open(url, data_dir, &store, err, sizeof(err))) < 0) {
+		fprintf(stderr, "bootci-aggregator publish: store: %s\n", err);
+		return 1;
+	}
+	ret = bci_publish_dir(store, data_dir, &p, err, sizeof(err));
+	bci_store_close(store);
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator publish: %s\n", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
