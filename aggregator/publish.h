@@ -53,4 +53,12 @@ struct bci_publish {
 int bci_publish_dir(struct bci_store *store, const char *data_dir, const struct bci_publish *p,
 		    char *err, size_t err_size);
 
+/*
+ * The same from another host: each file PUT to @master (http(s)://host:port)
+ * with @token (a publisher's), then the build's metadata; serve runs
+ * bci_publish_dir() on what arrived. 0, or -errno with the server's answer.
+ */
+int bci_publish_remote(const char *master, const char *token, const struct bci_publish *p,
+		       char *err, size_t err_size);
+
 #endif

@@ -4,12 +4,39 @@
 #include "ingest.h"
 #include "publish.h"
 #include "store/store.h"
+#include "fsutil.h"
 
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* --master: the token is the file's first line (a publisher's, DATA/publishers on the master). */
+static int publish_remote(const char *master, const char *token_file, const struct bci_publish *p)
+{
+	char err[PATH_MAX + 1024] = "", *token = NULL;
+	size_t len;
+	int ret;
+
+	if (!token_file) {
+		fprintf(stderr, "bootci-aggregator publish: --master needs --token-file\n");
+		return 2;
+	}
+	if ((ret = bci_read_file(token_file, &token, &len, 4096)) < 0) {
+		fprintf(stderr, "bootci-aggregator publish: %s: %s\n", token_file, strerror(-ret));
+		return 1;
+	}
+	token[strcspn(token, "\r\n")] = '\0';
+	ret = bci_publish_remote(master, token, p, err, sizeof(err));
+	explicit_bzero(token, len);
+	free(token);
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator publish: %s\n", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
 
 int bci_cmd_publish(int argc, char **argv)
 {
@@ -24,17 +51,20 @@ int bci_cmd_publish(int argc, char **argv)
 		{ "series-title", required_argument, NULL, 'S' },
 		{ "message-id", required_argument, NULL, 'M' },
 		{ "manifest", required_argument, NULL, 'm' },
+		{ "master", required_argument, NULL, 'u' },
+		{ "token-file", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA");
+	const char *master = NULL, *token_file = NULL;
 	struct bci_publish p = { .log = stdout };
 	struct bci_store *store = NULL;
 	char err[PATH_MAX + 1024] = "";
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:b:t:c:T:B:S:M:m:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:d:b:t:c:T:B:S:M:m:u:k:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's': url = optarg; break;
 		case 'd': data_dir = optarg; break;
@@ -46,6 +76,8 @@ int bci_cmd_publish(int argc, char **argv)
 		case 'S': p.series_title = optarg; break;
 		case 'M': p.message_id = optarg; break;
 		case 'm': p.manifest = optarg; break;
+		case 'u': master = optarg; break;
+		case 'k': token_file = optarg; break;
 		case 'h':
 			bci_aggregator_usage(stdout);
 			return 0;
@@ -65,6 +97,8 @@ int bci_cmd_publish(int argc, char **argv)
 		return 2;
 	}
 	p.image_dir = argv[optind];
+	if (master)
+		return publish_remote(master, token_file, &p);
 	if (!data_dir || !*data_dir)
 		data_dir = BCI_INGEST_DEFAULT_DATA;
 	if ((ret = bci_store_open(url, data_dir, &store, err, sizeof(err))) < 0) {

@@ -398,7 +398,8 @@ void bci_schedule_http_answer(struct bci_schedule_server *s, const char *method,
 		return;
 	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		answer_error(a, 405, "%s takes GET", url);
+		answer_error(a, 405, "%s takes GET%s", url,
+			     strncmp(url, BUILDS_PREFIX, strlen(BUILDS_PREFIX)) ? "" : " or PUT");
 		return;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -411,4 +412,27 @@ void bci_schedule_http_answer(struct bci_schedule_server *s, const char *method,
 	else
 		initrd_answer(s, url + strlen(MACHINES_PREFIX), a);
 	pthread_mutex_unlock(&s->lock);
+}
+
+const char *bci_schedule_server_data_dir(const struct bci_schedule_server *s)
+{
+	return s->data_dir;
+}
+
+struct bci_store *bci_schedule_server_store(struct bci_schedule_server *s)
+{
+	return s->store;
+}
+
+FILE *bci_schedule_server_log(struct bci_schedule_server *s)
+{
+	return s->log;
+}
+
+void bci_schedule_server_lock(struct bci_schedule_server *s, bool lock)
+{
+	if (lock)
+		pthread_mutex_lock(&s->lock);
+	else
+		pthread_mutex_unlock(&s->lock);
 }

@@ -8,6 +8,7 @@
  *   GET /api/v1/machines/<machine>/jobs/<run-id>/initrd   the job initrd
  *   GET /api/v1/builds/<build>/files/<file>         a published file
  *   GET /api/v1/schedule/machines                   each machine's state (JSON)
+ *   PUT /api/v1/builds/<build>[/files/<file>]       publishing (below)
  *
  * No token: a machine's firmware has none, and nothing here is secret or
  * changes anything but the asking machine's own liveness and job state.
@@ -59,5 +60,31 @@ struct bci_schedule_answer {
 void bci_schedule_http_answer(struct bci_schedule_server *server, const char *method,
 			      const char *url, const char *host, bool tls,
 			      struct bci_schedule_answer *answer);
+
+/*
+ * Publishing (publish_http.c): PUT /api/v1/builds/<build>/files/<file>
+ * (X-Bootci-Sha256) for each file, then PUT /api/v1/builds/<build> with the
+ * metadata {"tree", "commit", "tier", "base", "series_title", "message_id"};
+ * a publisher's token (DATA/publishers) on each.
+ *
+ * begin: 0 to read the body into *@put, 1 when @answer is already the
+ * answer, -errno. data: 0, or 1 with @answer the (error) answer. end: the
+ * answer. free: always, at the request's end (a cut upload leaves nothing).
+ */
+struct bci_schedule_put;
+int bci_schedule_put_begin(struct bci_schedule_server *server, const char *url,
+			   const char *authorization, const char *sha256,
+			   struct bci_schedule_put **put, struct bci_schedule_answer *answer);
+int bci_schedule_put_data(struct bci_schedule_put *put, const char *data, size_t len,
+			  struct bci_schedule_answer *answer);
+void bci_schedule_put_end(struct bci_schedule_server *server, struct bci_schedule_put *put,
+			  struct bci_schedule_answer *answer);
+void bci_schedule_put_free(struct bci_schedule_put *put);
+
+/* For publish_http.c: the server's data folder, store, log, and its lock. */
+const char *bci_schedule_server_data_dir(const struct bci_schedule_server *server);
+struct bci_store *bci_schedule_server_store(struct bci_schedule_server *server);
+FILE *bci_schedule_server_log(struct bci_schedule_server *server);
+void bci_schedule_server_lock(struct bci_schedule_server *server, bool lock);
 
 #endif

@@ -85,6 +85,7 @@ struct request {
 	uint64_t total;			/* the archive's size when known, or UINT64_MAX */
 	uint64_t written;		/* body bytes received */
 	char sha256[BCI_SHA256_HEX_LEN + 1];
+	struct bci_schedule_put *schedule_put;	/* a publish in progress (serve_hook.h) */
 };
 
 void bci_serve_config_default(struct bci_serve_config *config)
@@ -662,17 +663,60 @@ static void workers_stop(struct bci_server *s)
 
 /* ---- the scheduler's routes (aggregator/schedule/serve_hook.h) ---- */
 
+static enum MHD_Result schedule_respond(struct MHD_Connection *connection, struct request *r,
+					struct bci_schedule_answer *answer);
+
 static enum MHD_Result schedule_request(struct MHD_Connection *connection, struct request *r,
 					const char *url, const char *method)
 {
 	const char *host = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
 						       MHD_HTTP_HEADER_HOST);
 	struct bci_schedule_answer a;
+
+	if (!strcmp(method, "PUT")) {
+		int begun = bci_schedule_put_begin(
+			r->server->schedule, url,
+			MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_AUTHORIZATION),
+			MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+						    BCI_HTTP_SHA256_HEADER),
+			&r->schedule_put, &a);
+
+		if (begun <= 0)
+			return begun == 0 ? MHD_YES : MHD_NO;
+	} else {
+		bci_schedule_http_answer(r->server->schedule, method, url, host,
+					 r->server->config.cert, &a);
+	}
+	return schedule_respond(connection, r, &a);
+}
+
+/* A publish's body, then its answer. */
+static enum MHD_Result schedule_put_step(struct MHD_Connection *connection, struct request *r,
+					 const char *data, size_t *data_size)
+{
+	struct bci_schedule_answer a;
+	int ret;
+
+	if (*data_size) {
+		ret = bci_schedule_put_data(r->schedule_put, data, *data_size, &a);
+		r->written += *data_size;
+		*data_size = 0;
+		if (ret < 0)
+			return MHD_NO;
+		return ret == 0 ? MHD_YES : schedule_respond(connection, r, &a);
+	}
+	bci_schedule_put_end(r->server->schedule, r->schedule_put, &a);
+	return schedule_respond(connection, r, &a);
+}
+
+static enum MHD_Result schedule_respond(struct MHD_Connection *connection, struct request *r,
+					struct bci_schedule_answer *answer)
+{
+	struct bci_schedule_answer a = *answer;
 	struct MHD_Response *response;
 	enum MHD_Result ret;
 
-	bci_schedule_http_answer(r->server->schedule, method, url, host, r->server->config.cert,
-				 &a);
 	snprintf(r->note, sizeof(r->note), "%s", a.note);
 	if (a.fd < 0) {
 		ret = respond(connection, r, a.status, a.body ? a.body : "", a.len, a.content_type);
@@ -777,6 +821,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 		*data_size = 0;
 		return MHD_YES;
 	}
+	if (r->schedule_put)
+		return schedule_put_step(connection, r, data, data_size);
 	if (r->refused) {
 		if (!*data_size) {
 			char note[sizeof(r->note)];
@@ -852,6 +898,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 			snprintf(r->note, sizeof(r->note), "cut after %llu bytes, kept for a resume",
 				 (unsigned long long)(r->start + r->written));
 	}
+	bci_schedule_put_free(r->schedule_put);
 	log_request(s, connection, r, how);
 	if (r->pending)
 		MHD_destroy_response(r->pending);

@@ -138,6 +138,35 @@ else
 	not_ok "machine states"
 	diag <<<"$states"
 fi
+# Publishing over HTTP: a publisher's token (DATA/publishers), never a machine's.
+add_machine solo token-of-solo
+printf 'ci-release sha256:%s\n' "$(printf %s publisher-secret | sha256sum | cut -d' ' -f1)" >"$data/publishers"
+printf 'token-of-solo\n' >"$work/machine-token"
+printf 'publisher-secret\n' >"$work/publisher-token"
+remote() { "$aggregator" publish --master "$base" --tree t --commit def --tier fast "$@" >>"$work/remote.log" 2>&1; }
+if ! remote --token-file "$work/machine-token" --build b2 "$image" &&
+	grep -q "401 .*not a publisher's token" "$work/remote.log" && [ ! -e "$data/builds/staging/b2" ]; then
+	ok "a machine's token cannot publish"
+else
+	not_ok "publish with a machine token"
+	diag <"$work/remote.log"
+fi
+status=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer publisher-secret" \
+	-H "X-Bootci-Sha256: $(printf %064d 0)" --data-binary @"$image/vmlinuz" "$base/api/v1/builds/b3/files/vmlinuz")
+if [ "$status" = 400 ] && [ ! -e "$data/builds/staging/b3/vmlinuz" ]; then
+	ok "a build file whose digest is not the announced one is refused and not kept"
+else
+	not_ok "PUT with a wrong digest: $status"
+fi
+if remote --token-file "$work/publisher-token" --build b2 --base b1 "$image" &&
+	grep -q "PUT /api/v1/builds/b2 201 .*build b2 published" "$work/server.log" &&
+	curl -sf "$base/api/v1/builds/b2/files/initrd.img" | cmp -s - "$image/initrd.img" &&
+	[ ! -e "$data/builds/staging/b2" ] && boot 52:54:00:00:00:01 | grep -q "bootci.run_id=b2-fast "; then
+	ok "publish --master sends a build: verified, registered, served, queued"
+else
+	not_ok "publish --master"
+	diag <"$work/remote.log"
+fi
 stop_server
 if [ "$server_status" = 0 ]; then ok "serve stops cleanly with the scheduler's loop"; else not_ok "serve exit $server_status"; fi
 done_testing
