@@ -17,5 +17,10 @@ int bci_cmd_ingest(int argc, char **argv);
 int bci_cmd_collect(int argc, char **argv);
 int bci_cmd_serve(int argc, char **argv);
 int bci_cmd_publish(int argc, char **argv);
+/* aggregator/report/command.c */
+int bci_cmd_build(int argc, char **argv);
+int bci_cmd_machine(int argc, char **argv);
+int bci_cmd_report(int argc, char **argv);
+int bci_cmd_export(int argc, char **argv);
 
 #endif

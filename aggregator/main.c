@@ -26,6 +26,25 @@ static const struct command commands[] = {
 	  "      manifest.json) in the store: URL sqlite:PATH (default DATA/bootci.sqlite),\n"
 	  "      postgresql://... or a libpq conninfo; DIR's archive is kept in DATA\n"
 	  "      (default $BOOTCI_DATA, else /var/lib/bootci); the same run twice adds nothing\n" },
+	{ "build", bci_cmd_build,
+	  "build add NAME --tree TREE --commit SHA --tier fast|full [--base BUILD]\n"
+	  "      [--series-title TITLE] [--message-id ID] [--registered UNIX] | build show NAME\n"
+	  "      register a build (or change it) that runs name with `ingest --build`\n" },
+	{ "machine", bci_cmd_machine,
+	  "machine tag|untag NAME TAG... | machine tags NAME\n"
+	  "      a machine's tags (platform, shard group) that known-issue filters name\n" },
+	{ "report", bci_cmd_report,
+	  "report --build NAME [--store URL] [--data DIR] [--filters FILE] [--window N]\n"
+	  "       [--mbox FILE|-] [--send --to ADDR] [--from ADDR] [--url BASE] [--fold N]\n"
+	  "       [--date UNIX] [--html DIR]\n"
+	  "      compare the build with its baseline (the last N runs, default 5, of its\n"
+	  "      base tree) through DATA/known-issues.txt; write the reply to the series\n"
+	  "      as an mbox message, and with --send pipe it to `sendmail -t`; --html writes\n"
+	  "      the test matrix DIR/NAME/index.html and a page per result\n" },
+	{ "export", bci_cmd_export,
+	  "export kcidb --build NAME [--origin NAME] [-o OUT] |\n"
+	  "       export junit --machine NAME --run-id ID [-o OUT]   [--store URL] [--data DIR]\n"
+	  "      a build as KCIDB I/O v4.2 JSON, a run as JUnit XML (OUT replaced atomically)\n" },
 	{ "collect", bci_cmd_collect,
 	  "collect [--results DIR] [--master URL] [--keep N] [--deadline D] [OPTIONS]\n"
 	  "      upload every finished run on the results partition to the master\n"

@@ -16,8 +16,8 @@ packages=(
 	# the test image and the lab
 	busybox-static kmod qemu-system-x86 ovmf ipxe-qemu systemd-boot-efi
 	fdisk dosfstools mtools e2fsprogs xz-utils zstd cpio
-	# test scripts (JSON comparisons)
-	python3
+	# test scripts (JSON comparisons; KCIDB's schema checked by jsonschema; the reply read by git mailinfo)
+	python3 python3-jsonschema git
 )
 
 sudo_cmd=()

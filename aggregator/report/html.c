@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The static test matrix of a build: DIR/BUILD/index.html, machines across,
+ * tests down, one colour per status, each change against the baseline
+ * marked by its verdict (a thick border, its transition in the cell's
+ * title), counts per machine; and one page per result,
+ * DIR/BUILD/MACHINE/N.html (N: the test's row), with its out/err/dmesg.
+ *
+ * Escaping: every byte that comes from a test or the store goes through
+ * html_escape(): the five HTML specials as entities, control bytes as their
+ * visible Control Pictures (U+2400...), bytes that are not well-formed UTF-8
+ * as the Latin-1 character of that value, so no output can open a tag,
+ * close the <pre>, or break the page's encoding. Plain HTML and CSS, no
+ * script. Every file is written to a temporary and renamed.
+ */
+#include "report.h"
+#include "../store/store.h"
+#include "fsutil.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* How much of one log a result page shows. */
+#define HTML_LOG_MAX (1 << 20)
+
+static int utf8_length(const unsigned char *s, size_t left)
+{
+	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+
+	if (!n || (size_t)n > left)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+static void html_escape(struct bci_strbuf *b, const char *text, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)text;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = s[i];
+		int n;
+
+		if (c == '&')
+			bci_strbuf_append(b, "&amp;", 5);
+		else if (c == '<')
+			bci_strbuf_append(b, "&lt;", 4);
+		else if (c == '>')
+			bci_strbuf_append(b, "&gt;", 4);
+		else if (c == '"')
+			bci_strbuf_append(b, "&quot;", 6);
+		else if (c == '\'')
+			bci_strbuf_append(b, "&#39;", 5);
+		else if (c == '\n' || c == '\t')
+			bci_strbuf_append(b, (const char *)&s[i], 1);
+		else if (c < 0x20 || c == 0x7f)
+			bci_strbuf_appendf(b, "&#x%X;", c == 0x7f ? 0x2421 : 0x2400 + c);
+		else if (c < 0x80)
+			bci_strbuf_append(b, (const char *)&s[i], 1);
+		else if ((n = utf8_length(s + i, len - i))) {
+			bci_strbuf_append(b, (const char *)&s[i], n);
+			i += n - 1;
+		} else {
+			bci_strbuf_appendf(b, "&#x%X;", c);
+		}
+	}
+}
+
+static void html_escape_str(struct bci_strbuf *b, const char *s)
+{
+	html_escape(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* ---- the build's results: tests x machines ---- */
+
+struct cell {
+	int status;		/* -1: not run on that machine */
+	int run;		/* index into runs */
+	int change;		/* index into the report's changes, -1: none */
+};
+
+struct matrix {
+	char **tests;
+	size_t n_tests, cap_tests;
+	char **machines;
+	size_t n_machines;
+	struct { int64_t key; char *machine, *run_id; size_t machine_index; } *runs;
+	size_t n_runs;
+	struct cell *cells;	/* n_tests x n_machines, filled after the tests are known */
+};
+
+static int run_add(const struct bci_store_run *run, void *ctx)
+{
+	struct matrix *m = ctx;
+	void *grown = realloc(m->runs, (m->n_runs + 1) * sizeof(*m->runs));
+
+	if (!grown)
+		return -ENOMEM;
+	m->runs = grown;
+	m->runs[m->n_runs].key = run->key;
+	m->runs[m->n_runs].machine = strdup(run->machine);
+	m->runs[m->n_runs].run_id = strdup(run->run_id);
+	m->n_runs++;
+	if (!m->runs[m->n_runs - 1].machine || !m->runs[m->n_runs - 1].run_id)
+		return -ENOMEM;
+	if (!m->n_machines || strcmp(m->machines[m->n_machines - 1], run->machine)) {
+		grown = realloc(m->machines, (m->n_machines + 1) * sizeof(*m->machines));
+		if (!grown)
+			return -ENOMEM;
+		m->machines = grown;
+		m->machines[m->n_machines] = strdup(run->machine);
+		if (!m->machines[m->n_machines++])
+			return -ENOMEM;
+	}
+	m->runs[m->n_runs - 1].machine_index = m->n_machines - 1;
+	return 0;
+}
+
+static int test_add(const struct bci_store_result *result, void *ctx)
+{
+	struct matrix *m = ctx;
+
+	if (m->n_tests == m->cap_tests) {
+		size_t cap = m->cap_tests ? m->cap_tests * 2 : 256;
+		char **grown = realloc(m->tests, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		m->tests = grown;
+		m->cap_tests = cap;
+	}
+	m->tests[m->n_tests] = strdup(result->name);
+	return m->tests[m->n_tests++] ? 0 : -ENOMEM;
+}
+
+static int name_order(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static long test_index(const struct matrix *m, const char *name)
+{
+	char *const *at = bsearch(&name, m->tests, m->n_tests, sizeof(*m->tests), name_order);
+
+	return at ? at - m->tests : -1;
+}
+
+struct fill_ctx {
+	struct matrix *m;
+	int run;
+};
+
+static int cell_fill(const struct bci_store_result *result, void *ctx)
+{
+	struct fill_ctx *f = ctx;
+	long t = test_index(f->m, result->name);
+	struct cell *c;
+
+	if (t < 0)
+		return -EPROTO;
+	c = &f->m->cells[t * f->m->n_machines + f->m->runs[f->run].machine_index];
+	c->status = bci_status_parse(result->result);
+	c->run = f->run;
+	return 0;
+}
+
+static void matrix_release(struct matrix *m)
+{
+	for (size_t i = 0; i < m->n_tests; i++)
+		free(m->tests[i]);
+	free(m->tests);
+	for (size_t i = 0; i < m->n_machines; i++)
+		free(m->machines[i]);
+	free(m->machines);
+	for (size_t i = 0; i < m->n_runs; i++) {
+		free(m->runs[i].machine);
+		free(m->runs[i].run_id);
+	}
+	free(m->runs);
+	free(m->cells);
+}
+
+static int matrix_read(struct bci_store *store, const struct bci_report *r, struct matrix *m,
+		       char *err, size_t err_size)
+{
+	int ret = bci_store_build_runs_each(store, r->build, run_add, m, err, err_size);
+	size_t kept = 0;
+
+	for (size_t i = 0; i < m->n_runs && ret >= 0; i++)
+		ret = bci_store_results_each(store, m->runs[i].key, test_add, m, err, err_size);
+	if (ret < 0)
+		return ret;
+	qsort(m->tests, m->n_tests, sizeof(*m->tests), name_order);
+	for (size_t i = 0; i < m->n_tests; i++) {
+		if (kept && !strcmp(m->tests[kept - 1], m->tests[i])) {
+			free(m->tests[i]);
+			continue;
+		}
+		m->tests[kept++] = m->tests[i];
+	}
+	m->n_tests = kept;
+	m->cells = malloc((m->n_tests * m->n_machines + 1) * sizeof(*m->cells));
+	if (!m->cells)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_tests * m->n_machines; i++)
+		m->cells[i] = (struct cell){ .status = -1, .run = -1, .change = -1 };
+	for (size_t i = 0; i < m->n_runs && ret >= 0; i++) {
+		struct fill_ctx f = { .m = m, .run = (int)i };
+
+		ret = bci_store_results_each(store, m->runs[i].key, cell_fill, &f, err, err_size);
+	}
+	for (size_t i = 0; i < r->n_changes && ret >= 0; i++) {
+		long t = test_index(m, r->changes[i].test);
+
+		for (size_t j = 0; t >= 0 && j < m->n_machines; j++)
+			if (!strcmp(m->machines[j], r->changes[i].machine))
+				m->cells[t * m->n_machines + j].change = (int)i;
+	}
+	return ret;
+}
+
+/* ---- pages ---- */
+
+static const char *const verdict_names[] = {
+	[BCI_VERDICT_NEW] = "possible new issue", [BCI_VERDICT_KNOWN] = "known issue",
+	[BCI_VERDICT_FLAKY] = "flaky", [BCI_VERDICT_FIXED] = "fixed",
+	[BCI_VERDICT_WARNING] = "warning", [BCI_VERDICT_NEW_TEST] = "new test",
+	[BCI_VERDICT_NOT_RUN] = "not run",
+};
+
+static const char *const verdict_classes[] = {
+	[BCI_VERDICT_NEW] = "new", [BCI_VERDICT_KNOWN] = "known", [BCI_VERDICT_FLAKY] = "flaky",
+	[BCI_VERDICT_FIXED] = "fixed", [BCI_VERDICT_WARNING] = "warning",
+	[BCI_VERDICT_NEW_TEST] = "newtest", [BCI_VERDICT_NOT_RUN] = "notrun",
+};
+
+static const char style[] =
+	"<style>\n"
+	"body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}\n"
+	"td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}th{background:#eee}\n"
+	"td.t{font-family:monospace;text-align:left}td a{color:inherit;text-decoration:none}\n"
+	".pass{background:#9f9}.dmesg-warn{background:#fd6}.warn{background:#ff9}\n"
+	".dmesg-fail{background:#f96}.fail{background:#f66}.crash{background:#c3c}\n"
+	".timeout{background:#69f}.abort{background:#666;color:#fff}.incomplete{background:#936;color:#fff}\n"
+	".skip{background:#ddd}.notrun{background:#fff;color:#999}\n"
+	"td.new{outline:3px solid #c00;outline-offset:-3px}td.known{outline:2px dashed #06c;outline-offset:-2px}\n"
+	"td.flaky{outline:2px dotted #960;outline-offset:-2px}td.fixed{outline:2px solid #080;outline-offset:-2px}\n"
+	"pre{background:#f6f6f6;border:1px solid #ddd;padding:6px;white-space:pre-wrap}\n"
+	"</style>\n";
+
+static int page_write(const char *path, struct bci_strbuf *b, char *err, size_t err_size)
+{
+	int ret;
+
+	if (!b->p)
+		return -ENOMEM;
+	ret = bci_write_file_atomic(path, b->p, b->len, 0644);
+	if (ret < 0)
+		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
+	return ret;
+}
+
+static void log_section(struct bci_strbuf *b, struct bci_store *store, const char *data_dir,
+			const char *machine, const char *run_id, const char *test, const char *which)
+{
+	char err[512], *text = malloc(HTML_LOG_MAX);
+	size_t len = 0;
+	ssize_t got;
+	int fd = text ? bci_store_test_log_open(store, data_dir, machine, run_id, test, which, err,
+						sizeof(err)) : -ENOMEM;
+
+	bci_strbuf_appendf(b, "<h2>%s</h2>\n", which);
+	if (fd < 0) {
+		bci_strbuf_appendf(b, "<p>not available: ");
+		html_escape_str(b, fd == -ENOMEM ? "out of memory" : err);
+		bci_strbuf_appendf(b, "</p>\n");
+		free(text);
+		return;
+	}
+	while (len < HTML_LOG_MAX && (got = read(fd, text + len, HTML_LOG_MAX - len)) > 0)
+		len += got;
+	bci_strbuf_append(b, "<pre>", 5);
+	html_escape(b, text, len);
+	bci_strbuf_append(b, "</pre>\n", 7);
+	if (len == HTML_LOG_MAX && read(fd, text, 1) > 0)
+		bci_strbuf_appendf(b, "<p>(cut at %d bytes)</p>\n", HTML_LOG_MAX);
+	close(fd);
+	free(text);
+}
+
+static int result_page(struct bci_store *store, const char *data_dir, const struct bci_report *r,
+		       const struct matrix *m, size_t t, size_t j, const char *path, char *err,
+		       size_t err_size)
+{
+	const struct cell *c = &m->cells[t * m->n_machines + j];
+	struct bci_strbuf b = { 0 };
+	int ret;
+
+	bci_strbuf_appendf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
+	html_escape_str(&b, m->tests[t]);
+	bci_strbuf_appendf(&b, "</title>\n%s</head><body>\n<p><a href=\"../index.html\">matrix</a></p>\n<h1>", style);
+	html_escape_str(&b, m->tests[t]);
+	bci_strbuf_appendf(&b, "</h1>\n<p>machine ");
+	html_escape_str(&b, m->machines[j]);
+	bci_strbuf_appendf(&b, ", run ");
+	html_escape_str(&b, m->runs[c->run].run_id);
+	bci_strbuf_appendf(&b, ": <span class=\"%s\">%s</span>", bci_status_name(c->status),
+			   bci_status_label(c->status));
+	if (c->change >= 0) {
+		const struct bci_report_change *ch = &r->changes[c->change];
+
+		bci_strbuf_appendf(&b, " (baseline %s: %s", bci_status_label(ch->from),
+				   verdict_names[ch->verdict]);
+		if (ch->bug) {
+			bci_strbuf_appendf(&b, ", <a href=\"");
+			html_escape_str(&b, ch->bug);
+			bci_strbuf_appendf(&b, "\">");
+			html_escape_str(&b, ch->bug);
+			bci_strbuf_appendf(&b, "</a>");
+		}
+		bci_strbuf_appendf(&b, ")");
+	}
+	bci_strbuf_appendf(&b, "</p>\n");
+	log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "out");
+	log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "err");
+	log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "dmesg");
+	bci_strbuf_appendf(&b, "</body></html>\n");
+	ret = page_write(path, &b, err, err_size);
+	bci_strbuf_release(&b);
+	return ret;
+}
+
+/* A folder name from @name: the store's names are free text. */
+static void name_clean(const char *name, char *out, size_t size)
+{
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < size; i++)
+		out[i] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_+=",
+				name[i]) ? name[i] : '-';
+	out[i] = '\0';
+	if (!i || !strcmp(out, ".") || !strcmp(out, ".."))
+		snprintf(out, size, "_%s", i ? out : "");
+}
+
+int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *r,
+		   const char *dir, char *err, size_t err_size)
+{
+	struct matrix m = { 0 };
+	struct bci_strbuf b = { 0 };
+	char build_dir[PATH_MAX], path[2 * PATH_MAX], name[256];
+	int ret;
+
+	name_clean(r->build, name, sizeof(name));
+	snprintf(build_dir, sizeof(build_dir), "%s/%s", dir, name);
+	ret = matrix_read(store, r, &m, err, err_size);
+	if (ret < 0)
+		goto out;
+	ret = bci_mkdir_p(build_dir, 0755);
+	for (size_t j = 0; j < m.n_machines && ret >= 0; j++) {
+		char machine[256];
+
+		name_clean(m.machines[j], machine, sizeof(machine));
+		snprintf(path, sizeof(path), "%s/%s", build_dir, machine);
+		ret = bci_mkdir_p(path, 0755);
+	}
+	if (ret < 0) {
+		snprintf(err, err_size, "%s: %s", build_dir, strerror(-ret));
+		goto out;
+	}
+
+	bci_strbuf_appendf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
+	html_escape_str(&b, r->build);
+	bci_strbuf_appendf(&b, "</title>\n%s</head><body>\n<h1>", style);
+	html_escape_str(&b, r->build);
+	bci_strbuf_appendf(&b, ": %s</h1>\n<p>", bci_report_failed(r) ? "FAILURE" : "SUCCESS");
+	if (r->series_title) {
+		html_escape_str(&b, r->series_title);
+		bci_strbuf_appendf(&b, "<br>");
+	}
+	bci_strbuf_appendf(&b, "tree ");
+	html_escape_str(&b, r->tree);
+	bci_strbuf_appendf(&b, ", commit ");
+	html_escape_str(&b, r->commit);
+	bci_strbuf_appendf(&b, ", %s tier; baseline: the last %d runs of ", r->tier, r->window);
+	html_escape_str(&b, r->base_tree);
+	bci_strbuf_appendf(&b, "<br>%ld possible new issues, %ld known issues, %ld flaky, %ld fixed,"
+			   " %ld warnings</p>\n", r->counts[BCI_VERDICT_NEW],
+			   r->counts[BCI_VERDICT_KNOWN], r->counts[BCI_VERDICT_FLAKY],
+			   r->counts[BCI_VERDICT_FIXED], r->counts[BCI_VERDICT_WARNING]);
+	bci_strbuf_appendf(&b, "<table>\n<tr><th>test</th>");
+	for (size_t j = 0; j < m.n_machines; j++) {
+		bci_strbuf_appendf(&b, "<th>");
+		html_escape_str(&b, m.machines[j]);
+		bci_strbuf_appendf(&b, "</th>");
+	}
+	bci_strbuf_appendf(&b, "</tr>\n<tr><th>counts</th>");
+	for (size_t j = 0; j < m.n_machines; j++) {
+		long counts[BCI_STATUS_COUNT] = { 0 };
+
+		for (size_t t = 0; t < m.n_tests; t++)
+			if (m.cells[t * m.n_machines + j].status >= 0)
+				counts[m.cells[t * m.n_machines + j].status]++;
+		bci_strbuf_appendf(&b, "<td>");
+		for (int s = 0; s < BCI_STATUS_COUNT; s++)
+			if (counts[s])
+				bci_strbuf_appendf(&b, "<span class=\"%s\">%s %ld</span> ",
+						   bci_status_name(s), bci_status_name(s), counts[s]);
+		bci_strbuf_appendf(&b, "</td>");
+	}
+	bci_strbuf_appendf(&b, "</tr>\n");
+	for (size_t t = 0; t < m.n_tests && ret >= 0; t++) {
+		bci_strbuf_appendf(&b, "<tr><td class=\"t\">");
+		html_escape_str(&b, m.tests[t]);
+		bci_strbuf_appendf(&b, "</td>");
+		for (size_t j = 0; j < m.n_machines && ret >= 0; j++) {
+			const struct cell *c = &m.cells[t * m.n_machines + j];
+			char machine[256];
+
+			if (c->status < 0) {
+				bci_strbuf_appendf(&b, "<td></td>");
+				continue;
+			}
+			name_clean(m.machines[j], machine, sizeof(machine));
+			bci_strbuf_appendf(&b, "<td class=\"%s", bci_status_name(c->status));
+			if (c->change >= 0) {
+				const struct bci_report_change *ch = &r->changes[c->change];
+
+				bci_strbuf_appendf(&b, " %s\" title=\"%s -> %s: %s",
+						   verdict_classes[ch->verdict],
+						   bci_status_label(ch->from), bci_status_label(ch->to),
+						   verdict_names[ch->verdict]);
+			}
+			bci_strbuf_appendf(&b, "\"><a href=\"%s/%zu.html\">%s</a></td>", machine, t,
+					   bci_status_name(c->status));
+			snprintf(path, sizeof(path), "%s/%s/%zu.html", build_dir, machine, t);
+			ret = result_page(store, data_dir, r, &m, t, j, path, err, err_size);
+		}
+		bci_strbuf_appendf(&b, "</tr>\n");
+	}
+	bci_strbuf_appendf(&b, "</table>\n</body></html>\n");
+	if (ret >= 0) {
+		snprintf(path, sizeof(path), "%s/index.html", build_dir);
+		ret = page_write(path, &b, err, err_size);
+	}
+out:
+	bci_strbuf_release(&b);
+	matrix_release(&m);
+	return ret;
+}

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The reply to a patch series: one message in an mbox (mboxrd: a "From "
+ * line before it, body lines that start with ">*From " get one more '>'),
+ * RFC 5322 headers (Date, Message-ID, threading on the series' cover letter
+ * through In-Reply-To and References), MIME 1.0, text/plain in UTF-8 sent
+ * 8bit. The subject carries a check mark or a cross, so it is always RFC
+ * 2047 encoded (B encoding, each encoded-word at most 75 characters and
+ * whole UTF-8 characters, folded). Header values taken from the store or
+ * the command line are checked: a line break in one would let it write
+ * headers of its own.
+ *
+ * The body puts the possible new issues first, as people read the top of
+ * a mail: then known issues with their bug links, flaky tests, fixed tests
+ * and warnings, the same change on several subtests of one binary on one
+ * machine folded into "+N similar issues", and the links to the matrix.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * RFC 2047: an encoded-word is at most 75 characters; "=?UTF-8?B?" and "?="
+ * take 12, and a folded line starts with a blank: 45 bytes are 60 base64
+ * characters, 73 on the line.
+ */
+#define WORD_INPUT_MAX 45
+
+static const char base64_chars[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int base64_append(char **p, size_t *len, size_t *cap, const unsigned char *in, size_t n)
+{
+	size_t need = *len + (n + 2) / 3 * 4 + 64;
+
+	if (need > *cap) {
+		char *grown = realloc(*p, need * 2);
+
+		if (!grown)
+			return -ENOMEM;
+		*p = grown;
+		*cap = need * 2;
+	}
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = in[i] << 16 | (i + 1 < n ? in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+
+		(*p)[(*len)++] = base64_chars[v >> 18 & 63];
+		(*p)[(*len)++] = base64_chars[v >> 12 & 63];
+		(*p)[(*len)++] = i + 1 < n ? base64_chars[v >> 6 & 63] : '=';
+		(*p)[(*len)++] = i + 2 < n ? base64_chars[v & 63] : '=';
+	}
+	return 0;
+}
+
+int bci_mbox_encode_header(const char *name, const char *text, char **out)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t len = 0, cap = 0, n = strlen(text);
+	char *p = NULL;
+	int ret;
+
+	if (strlen(name) > 40)
+		return -EINVAL;
+	cap = strlen(name) + 3;
+	p = malloc(cap);
+	if (!p)
+		return -ENOMEM;
+	len = (size_t)sprintf(p, "%s:", name);
+	for (size_t i = 0; i < n || !n;) {
+		/* The first word shares its line with "Name: "; lines stay within 76 characters. */
+		size_t room = i ? WORD_INPUT_MAX : (76 - strlen(name) - 2 - 12) / 4 * 3;
+		size_t take = n - i < room ? n - i : room;
+
+		/* Never split a UTF-8 sequence: back off while the next byte continues one. */
+		while (take && i + take < n && (s[i + take] & 0xc0) == 0x80)
+			take--;
+		if (!take && n)
+			take = n - i < room ? n - i : room;
+		/* Nothing to encode: only makes room for the word's frame. */
+		ret = base64_append(&p, &len, &cap, (const unsigned char *)"", 0);
+		if (ret < 0)
+			goto fail;
+		/* Each word on its own folded line: " =?UTF-8?B?...?=" (the fold is the "\n" before the blank). */
+		len += (size_t)sprintf(p + len, "%s=?UTF-8?B?", i ? "\n " : " ");
+		ret = base64_append(&p, &len, &cap, s + i, take);
+		if (ret < 0)
+			goto fail;
+		len += (size_t)sprintf(p + len, "?=");
+		i += take;
+		if (!n)
+			break;
+	}
+	p[len] = '\0';
+	*out = p;
+	return 0;
+fail:
+	free(p);
+	return ret;
+}
+
+/* A header value from outside: printable ASCII and blanks only (no line break can sneak in). */
+static int value_plain(const char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* The series' Message-ID without its angle brackets, checked to be one msg-id. */
+static int message_id_clean(const char *in, char *out, size_t size)
+{
+	size_t n;
+
+	in += strspn(in, " \t");
+	if (*in == '<')
+		in++;
+	n = strcspn(in, ">");
+	if (!n || n >= size || (in[n] == '>' && in[n + 1 + strspn(in + n + 1, " \t")]))
+		return -EINVAL;
+	memcpy(out, in, n);
+	out[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] <= 0x20 || (unsigned char)out[i] > 0x7e || out[i] == '<' ||
+		    out[i] == '"' || out[i] == '\\')
+			return -EINVAL;
+	return strchr(out, '@') ? 0 : -EINVAL;
+}
+
+/* What a dot-atom keeps of @in: letters, digits and a few signs; anything else becomes '-'. */
+static void atom_clean(const char *in, char *out, size_t size)
+{
+	size_t i;
+
+	for (i = 0; in[i] && i + 1 < size; i++)
+		out[i] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_+=",
+				in[i]) ? in[i] : '-';
+	out[i] = '\0';
+	if (!i || out[0] == '.' || out[i - 1] == '.' || strstr(out, ".."))
+		for (size_t j = 0; j < i; j++)
+			if (out[j] == '.')
+				out[j] = '-';
+}
+
+static const char *const days[] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
+static const char *const months[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+				       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+
+/* The body, built in memory first so that the From_ escaping sees every line. */
+struct body {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void body_printf(struct body *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void body_printf(struct body *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = 1;
+			return;
+		}
+		if (b->p && b->len + n < b->cap) {
+			b->len += n;
+			return;
+		}
+		char *grown = realloc(b->p, b->cap * 2 + n + 256);
+
+		if (!grown) {
+			b->oom = 1;
+			return;
+		}
+		b->p = grown;
+		b->cap = b->cap * 2 + n + 256;
+	}
+}
+
+/* Text from the store for the body: control characters (a line break in a title) become blanks. */
+static void text_clean(char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
+}
+
+static const char *binary_of(const char *test, size_t *len)
+{
+	const char *at = strchr(test, '@');
+	const char *second = at ? strchr(at + 1, '@') : NULL;
+
+	*len = second ? (size_t)(second - test) : strlen(test);
+	return test;
+}
+
+static int same_group(const struct bci_report_change *a, const struct bci_report_change *b)
+{
+	size_t la, lb;
+
+	binary_of(a->test, &la);
+	binary_of(b->test, &lb);
+	return a->verdict == b->verdict && la == lb && !strncmp(a->test, b->test, la) &&
+	       !strcmp(a->machine, b->machine) && a->from == b->from && a->to == b->to &&
+	       (a->bug == b->bug || (a->bug && b->bug && !strcmp(a->bug, b->bug)));
+}
+
+static int group_order(const void *x, const void *y)
+{
+	const struct bci_report_change *a = *(const struct bci_report_change *const *)x;
+	const struct bci_report_change *b = *(const struct bci_report_change *const *)y;
+	size_t la, lb;
+	int d = (int)a->verdict - (int)b->verdict;
+
+	if (d)
+		return d;
+	binary_of(a->test, &la);
+	binary_of(b->test, &lb);
+	d = strncmp(a->test, b->test, la < lb ? la : lb);
+	if (!d)
+		d = (la > lb) - (la < lb);
+	if (!d)
+		d = strcmp(a->machine, b->machine);
+	if (!d)
+		d = (int)a->from - (int)b->from;
+	if (!d)
+		d = (int)a->to - (int)b->to;
+	if (!d)
+		d = strcmp(a->bug ? a->bug : "", b->bug ? b->bug : "");
+	return d ? d : strcmp(a->test, b->test);
+}
+
+static void section_write(struct body *b, const struct bci_report *r,
+			  const struct bci_report_change **sorted, enum bci_verdict verdict,
+			  const char *title, const char *intro, int fold_after)
+{
+	size_t i = 0, n = r->n_changes;
+
+	while (i < n && sorted[i]->verdict != verdict)
+		i++;
+	if (i == n)
+		return;
+	body_printf(b, "== %s ==\n\n  %s\n\n", title, intro);
+	while (i < n && sorted[i]->verdict == verdict) {
+		size_t end = i + 1;
+
+		while (end < n && same_group(sorted[i], sorted[end]))
+			end++;
+		for (size_t j = i; j < end && j < i + (size_t)fold_after; j++) {
+			const struct bci_report_change *c = sorted[j];
+			size_t more = end - i > (size_t)fold_after ? end - i - fold_after : 0;
+
+			body_printf(b, "  * %s:\n    - %s: %s -> %s", c->test, c->machine,
+				    bci_status_label(c->from), bci_status_label(c->to));
+			if (c->bug)
+				body_printf(b, " (%s)", c->bug);
+			if (more && j + 1 == i + (size_t)fold_after)
+				body_printf(b, " +%zu similar issue%s", more, more > 1 ? "s" : "");
+			body_printf(b, "\n\n");
+		}
+		i = end;
+	}
+}
+
+int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_options *o,
+		   char *err, size_t err_size)
+{
+	const char *from = o->from && *o->from ? o->from : "bootci <bootci@localhost>";
+	const char *url = o->matrix_url && *o->matrix_url ? o->matrix_url : NULL;
+	const struct bci_report_change **sorted = NULL;
+	char series_id[998], domain[256], build_atom[256], *subject_text = NULL, *subject = NULL;
+	char *title = NULL, *at;
+	int failed = bci_report_failed(r), fold_after = o->fold_after > 0 ? o->fold_after : 1;
+	long suspend_regressions = 0;
+	struct body b = { 0 };
+	struct tm tm;
+	int ret = 0;
+
+	if (!value_plain(from) || (o->to && !value_plain(o->to)) || (url && !value_plain(url))) {
+		snprintf(err, err_size, "From, To and the matrix URL must be printable ASCII on one line");
+		return -EINVAL;
+	}
+	if (r->message_id && message_id_clean(r->message_id, series_id, sizeof(series_id)) < 0) {
+		snprintf(err, err_size, "build %s: '%s' is not a Message-ID (<left@right>, one line)",
+			 r->build, r->message_id);
+		return -EINVAL;
+	}
+	at = strrchr(from, '@');
+	atom_clean(at ? at + 1 : "localhost", domain, sizeof(domain));
+	if ((at = strchr(domain, '>')))
+		*at = '\0';
+	for (char *p = domain; *p; p++)
+		if (*p == '-' && !p[1])
+			*p = '\0';
+	atom_clean(r->build, build_atom, sizeof(build_atom));
+	title = strdup(r->series_title ? r->series_title : r->build);
+	if (!title)
+		return -ENOMEM;
+	text_clean(title);
+	if (asprintf(&subject_text, "%s Fi.CI.%s: %s for %s", failed ? "\xe2\x9c\x97" : "\xe2\x9c\x93",
+		     r->tier && !strcmp(r->tier, "full") ? "FULL" : "FAST",
+		     failed ? "failure" : "success", title) < 0) {
+		subject_text = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = bci_mbox_encode_header("Subject", subject_text, &subject);
+	if (ret < 0)
+		goto out;
+	sorted = malloc((r->n_changes + 1) * sizeof(*sorted));
+	if (!sorted) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < r->n_changes; i++)
+		sorted[i] = &r->changes[i];
+	qsort(sorted, r->n_changes, sizeof(*sorted), group_order);
+	for (size_t i = 0; i < r->n_suspend; i++)
+		suspend_regressions += r->suspend[i].regression;
+
+	/* ---- body ---- */
+	body_printf(&b, "== Series Details ==\n\n");
+	body_printf(&b, "Series: %s\n", title);
+	body_printf(&b, "Build: %s (tree %s, commit %s, %s tier)\n", r->build, r->tree ? r->tree : "?",
+		    r->commit ? r->commit : "?", r->tier ? r->tier : "?");
+	body_printf(&b, "Baseline: the last %d runs of %s on each machine%s%s%s\n", r->window,
+		    r->base_tree, r->base ? " (base build " : "", r->base ? r->base : "",
+		    r->base ? ")" : "");
+	if (url)
+		body_printf(&b, "Matrix: %s/%s/index.html\n", url, build_atom);
+	body_printf(&b, "\n== Summary ==\n\n  **%s**\n\n", failed ? "FAILURE" : "SUCCESS");
+	body_printf(&b, "  %ld possible new issues, %ld suspend latency regressions, %ld known issues,\n"
+		    "  %ld flaky, %ld fixed, %ld warnings: %ld results of %d machines compared.\n\n",
+		    r->counts[BCI_VERDICT_NEW], suspend_regressions, r->counts[BCI_VERDICT_KNOWN],
+		    r->counts[BCI_VERDICT_FLAKY], r->counts[BCI_VERDICT_FIXED],
+		    r->counts[BCI_VERDICT_WARNING], r->results, r->machines);
+	section_write(&b, r, sorted, BCI_VERDICT_NEW, "Possible new issues",
+		      "Changes no known-issue filter explains, on tests stable in the baseline:",
+		      fold_after);
+	if (suspend_regressions) {
+		body_printf(&b, "== Suspend latency regressions ==\n\n"
+			    "  Median suspend+resume latency beyond the baseline's spread:\n\n");
+		for (size_t i = 0; i < r->n_suspend; i++) {
+			const struct bci_report_suspend *s = &r->suspend[i];
+
+			if (s->regression)
+				body_printf(&b, "  * %s: median %.3f s over %d cycles, baseline %.3f"
+					    " to %.3f s over %d cycles\n", s->machine, s->median,
+					    s->cycles, s->baseline_min, s->baseline_max,
+					    s->baseline_cycles);
+		}
+		body_printf(&b, "\n");
+	}
+	section_write(&b, r, sorted, BCI_VERDICT_KNOWN, "Known issues",
+		      "Changes a known-issue filter matched, with its bug:", fold_after);
+	section_write(&b, r, sorted, BCI_VERDICT_FLAKY, "Flaky tests",
+		      "Regressions of tests whose state changed inside the baseline window:",
+		      fold_after);
+	section_write(&b, r, sorted, BCI_VERDICT_FIXED, "Fixed tests",
+		      "Tests that pass now and did not in the baseline:", fold_after);
+	section_write(&b, r, sorted, BCI_VERDICT_WARNING, "Warnings",
+		      "Changes between two failing states:", fold_after);
+	if (url) {
+		body_printf(&b, "== Links ==\n\n  Test matrix: %s/%s/index.html\n", url, build_atom);
+		if (r->base)
+			body_printf(&b, "  Baseline: %s/%s/index.html\n", url, r->base);
+	}
+	if (b.oom) {
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	/* ---- the message ---- */
+	gmtime_r(&o->date, &tm);
+	fprintf(out, "From bootci %s %s %2d %02d:%02d:%02d %d\n", days[tm.tm_wday], months[tm.tm_mon],
+		tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, tm.tm_year + 1900);
+	fprintf(out, "From: %s\n", from);
+	if (o->to)
+		fprintf(out, "To: %s\n", o->to);
+	fprintf(out, "%s\n", subject);
+	fprintf(out, "Date: %s, %02d %s %d %02d:%02d:%02d +0000\n", days[tm.tm_wday], tm.tm_mday,
+		months[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	fprintf(out, "Message-ID: <bootci.%s.%lld@%s>\n", build_atom, (long long)o->date,
+		*domain ? domain : "localhost");
+	if (r->message_id)
+		fprintf(out, "In-Reply-To: <%s>\nReferences: <%s>\n", series_id, series_id);
+	fprintf(out, "MIME-Version: 1.0\n"
+		     "Content-Type: text/plain; charset=utf-8\n"
+		     "Content-Transfer-Encoding: 8bit\n"
+		     "X-Bootci-Build: %s\n\n", build_atom);
+	for (const char *line = b.p; line && *line;) {
+		size_t n = strcspn(line, "\n");
+		const char *p = line + strspn(line, ">");
+
+		if (!strncmp(p, "From ", 5))
+			fputc('>', out);
+		fwrite(line, 1, n, out);
+		fputc('\n', out);
+		line += n + (line[n] == '\n');
+	}
+	fputc('\n', out);
+	if (ferror(out) || fflush(out)) {
+		snprintf(err, err_size, "writing the message: %s", strerror(errno));
+		ret = -EIO;
+	}
+out:
+	free(b.p);
+	free(sorted);
+	free(subject);
+	free(subject_text);
+	free(title);
+	return ret;
+}

@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The report of a build: its results against the baseline (report.h says
+ * which runs that is), each change classified by the transition table,
+ * regressions sorted into known issues (a filter matched), flaky tests (the
+ * test changed state inside the baseline window) and possible new issues
+ * (nothing explains them), and each machine's suspend+resume latency
+ * against the baseline's spread.
+ *
+ * Memory: one machine at a time. A machine's build results and baseline
+ * are two hash tables of test names (10k tests: well under a few MiB).
+ */
+#include "report.h"
+#include "../store/store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* How much of a test's log a filter's regex reads. */
+#define BCI_FILTER_LOG_MAX (8 << 20)
+
+/* ---- a table of test names ---- */
+
+struct test_slot {
+	char *name;
+	int status;		/* build: its status; baseline: the latest status it ran with */
+	unsigned seen;		/* baseline: bit per status seen in the window (notrun aside) */
+	int run;		/* build: index of the run that holds it */
+};
+
+struct test_table {
+	struct test_slot *slots;
+	size_t cap, n;
+};
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void table_release(struct test_table *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->slots[i].name);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static int table_grow(struct test_table *t)
+{
+	struct test_table bigger = { .cap = t->cap ? t->cap * 2 : 1024 };
+
+	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (!t->slots[i].name)
+			continue;
+		for (j = name_hash(t->slots[i].name) & (bigger.cap - 1); bigger.slots[j].name;
+		     j = (j + 1) & (bigger.cap - 1))
+			;
+		bigger.slots[j] = t->slots[i];
+	}
+	bigger.n = t->n;
+	free(t->slots);
+	*t = bigger;
+	return 0;
+}
+
+/* The slot of @name, added (status -1) when @add and new; NULL if absent or out of memory. */
+static struct test_slot *table_get(struct test_table *t, const char *name, int add)
+{
+	size_t i;
+
+	if (add && (t->n + 1) * 2 > t->cap && table_grow(t) < 0)
+		return NULL;
+	if (!t->cap)
+		return NULL;
+	for (i = name_hash(name) & (t->cap - 1); t->slots[i].name; i = (i + 1) & (t->cap - 1))
+		if (!strcmp(t->slots[i].name, name))
+			return &t->slots[i];
+	if (!add)
+		return NULL;
+	t->slots[i].name = strdup(name);
+	if (!t->slots[i].name)
+		return NULL;
+	t->slots[i].status = -1;
+	t->n++;
+	return &t->slots[i];
+}
+
+/* ---- runs and builds read from the store ---- */
+
+struct run_ref {
+	char *machine, *run_id;
+	int64_t key;
+};
+
+struct run_list {
+	struct run_ref *v;
+	size_t n;
+};
+
+static void runs_release(struct run_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].machine);
+		free(l->v[i].run_id);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int runs_push(struct run_list *l, const struct bci_store_run *run)
+{
+	struct run_ref *grown = realloc(l->v, (l->n + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	l->v = grown;
+	grown[l->n] = (struct run_ref){ .machine = strdup(run->machine),
+					.run_id = strdup(run->run_id), .key = run->key };
+	if (!grown[l->n].machine || !grown[l->n].run_id) {
+		free(grown[l->n].machine);
+		free(grown[l->n].run_id);
+		return -ENOMEM;
+	}
+	l->n++;
+	return 0;
+}
+
+static int run_collect(const struct bci_store_run *run, void *ctx)
+{
+	return runs_push(ctx, run);
+}
+
+struct build_info {
+	char *name, *tree, *commit, *tier, *base, *series_title, *message_id;
+	double registered;
+};
+
+static void build_release(struct build_info *b)
+{
+	free(b->name);
+	free(b->tree);
+	free(b->commit);
+	free(b->tier);
+	free(b->base);
+	free(b->series_title);
+	free(b->message_id);
+	memset(b, 0, sizeof(*b));
+}
+
+static int dup_or_null(char **to, const char *from)
+{
+	*to = from ? strdup(from) : NULL;
+	return from && !*to ? -ENOMEM : 0;
+}
+
+static int build_copy(const struct bci_store_build *build, void *ctx)
+{
+	struct build_info *b = ctx;
+
+	b->registered = build->registered;
+	if (dup_or_null(&b->name, build->name) || dup_or_null(&b->tree, build->tree) ||
+	    dup_or_null(&b->commit, build->commit) || dup_or_null(&b->tier, build->tier) ||
+	    dup_or_null(&b->base, build->base) || dup_or_null(&b->series_title, build->series_title) ||
+	    dup_or_null(&b->message_id, build->message_id))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Which builds are on the base tree, asked once per build name. */
+struct build_cache {
+	struct test_table builds;	/* name -> status 1: on the base tree, 0: not */
+};
+
+/* ---- the report being made ---- */
+
+struct maker {
+	struct bci_store *store;
+	const struct bci_report_options *options;
+	struct bci_report *report;
+	struct build_info build;
+	struct build_cache cache;
+	char *err;
+	size_t err_size;
+	size_t changes_cap;
+};
+
+static int change_add(struct maker *m, const char *test, const struct run_ref *run,
+		      enum bci_status from, enum bci_status to, enum bci_change change,
+		      enum bci_verdict verdict, const char *bug)
+{
+	struct bci_report *r = m->report;
+	struct bci_report_change *c;
+
+	if (r->n_changes == m->changes_cap) {
+		size_t cap = m->changes_cap ? m->changes_cap * 2 : 64;
+		struct bci_report_change *grown = realloc(r->changes, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		r->changes = grown;
+		m->changes_cap = cap;
+	}
+	c = &r->changes[r->n_changes];
+	*c = (struct bci_report_change){ .test = strdup(test), .machine = strdup(run->machine),
+					 .run_id = strdup(run->run_id), .from = from, .to = to,
+					 .change = change, .verdict = verdict, .bug = bug };
+	r->n_changes++;
+	r->counts[verdict]++;
+	return c->test && c->machine && c->run_id ? 0 : -ENOMEM;
+}
+
+/* A build's result into the table; a later run of the same machine replaces an earlier one's. */
+struct build_results_ctx {
+	struct test_table *table;
+	int run;
+};
+
+static int build_result(const struct bci_store_result *result, void *ctx)
+{
+	struct build_results_ctx *c = ctx;
+	struct test_slot *slot = table_get(c->table, result->name, 1);
+	int status = bci_status_parse(result->result);
+
+	if (!slot)
+		return -ENOMEM;
+	if (status < 0)
+		return -EPROTO;
+	slot->status = status;
+	slot->run = c->run;
+	return 0;
+}
+
+static int baseline_result(const struct bci_store_result *result, void *ctx)
+{
+	struct test_slot *slot = table_get(ctx, result->name, 1);
+	int status = bci_status_parse(result->result);
+
+	if (!slot)
+		return -ENOMEM;
+	if (status < 0)
+		return -EPROTO;
+	if (status == BCI_STATUS_NOTRUN) {
+		if (slot->status < 0)
+			slot->status = status;
+		return 0;
+	}
+	slot->status = status;
+	slot->seen |= 1u << status;
+	return 0;
+}
+
+/* Whether the build named @name is on the base tree and registered no later than ours. */
+static int build_on_base(const struct bci_store_build *build, void *ctx)
+{
+	struct maker *m = ctx;
+	const char *base_tree = m->report->base_tree;
+
+	return build->tree && !strcmp(build->tree, base_tree) &&
+	       build->registered <= m->build.registered ? 1 : 2;
+}
+
+struct baseline_ctx {
+	struct maker *m;
+	struct run_list *runs;
+	int ret;
+};
+
+static int baseline_run(const struct bci_store_run *run, void *ctx)
+{
+	struct baseline_ctx *c = ctx;
+	struct maker *m = c->m;
+	struct test_slot *slot;
+	int ret;
+
+	if (!run->build || !strcmp(run->build, m->build.name))
+		return 0;
+	slot = table_get(&m->cache.builds, run->build, 1);
+	if (!slot)
+		return -ENOMEM;
+	if (slot->status < 0) {
+		/* Another statement while this one's rows are read: a second cursor on SQLite, and libpq has the rows already. */
+		ret = bci_store_build_get(m->store, run->build, build_on_base, m, m->err, m->err_size);
+		if (ret < 0)
+			return ret;
+		slot->status = ret == 1;
+	}
+	return slot->status ? runs_push(c->runs, run) : 0;
+}
+
+/* ---- a test's logs for the filters ---- */
+
+struct log_ctx {
+	struct maker *m;
+	const struct run_ref *run;
+	const char *test;
+	char *text[3];
+	int read[3];
+};
+
+static const char *log_read(const char *which, void *ctx)
+{
+	static const char *const names[3] = { "out", "err", "dmesg" };
+	struct log_ctx *l = ctx;
+	char err[512];
+	int i, fd;
+
+	for (i = 0; i < 3 && strcmp(names[i], which); i++)
+		;
+	if (i == 3)
+		return NULL;
+	if (l->read[i])
+		return l->text[i];
+	l->read[i] = 1;
+	if (!l->m->options->data_dir)
+		return NULL;
+	fd = bci_store_test_log_open(l->m->store, l->m->options->data_dir, l->run->machine,
+				     l->run->run_id, l->test, which, err, sizeof(err));
+	if (fd < 0)
+		return NULL;
+	l->text[i] = malloc(BCI_FILTER_LOG_MAX + 1);
+	if (l->text[i]) {
+		size_t len = 0;
+		ssize_t got;
+
+		while (len < BCI_FILTER_LOG_MAX &&
+		       (got = read(fd, l->text[i] + len, BCI_FILTER_LOG_MAX - len)) > 0)
+			len += got;
+		l->text[i][len] = '\0';
+	}
+	close(fd);
+	return l->text[i];
+}
+
+/* ---- suspend latency ---- */
+
+struct latencies {
+	double *v;
+	size_t n, cap;
+};
+
+static int latency_add(const struct bci_store_suspend *cycle, void *ctx)
+{
+	struct latencies *l = ctx;
+
+	if (cycle->latency < 0)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		double *grown = realloc(l->v, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		l->v = grown;
+		l->cap = cap;
+	}
+	l->v[l->n++] = cycle->latency;
+	return 0;
+}
+
+static int double_order(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), double_order);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int suspend_compare(struct maker *m, const char *machine, const struct run_list *build_runs,
+			   size_t first, size_t end, const struct run_list *baseline)
+{
+	struct latencies now = { 0 }, before = { 0 };
+	struct bci_report_suspend *grown, *s;
+	int ret = 0;
+
+	for (size_t i = first; i < end && ret >= 0; i++)
+		ret = bci_store_suspends_each(m->store, build_runs->v[i].key, latency_add, &now,
+					      m->err, m->err_size);
+	for (size_t i = 0; i < baseline->n && ret >= 0; i++)
+		ret = bci_store_suspends_each(m->store, baseline->v[i].key, latency_add, &before,
+					      m->err, m->err_size);
+	if (ret < 0 || !now.n)
+		goto out;
+	grown = realloc(m->report->suspend, (m->report->n_suspend + 1) * sizeof(*grown));
+	if (!grown) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	m->report->suspend = grown;
+	s = &grown[m->report->n_suspend];
+	*s = (struct bci_report_suspend){ .machine = strdup(machine), .cycles = (int)now.n,
+					  .median = median(now.v, now.n),
+					  .baseline_cycles = (int)before.n };
+	if (!s->machine) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	m->report->n_suspend++;
+	if (before.n) {
+		qsort(before.v, before.n, sizeof(*before.v), double_order);
+		s->baseline_min = before.v[0];
+		s->baseline_max = before.v[before.n - 1];
+		s->regression = s->median > s->baseline_max;
+	}
+out:
+	free(now.v);
+	free(before.v);
+	return ret;
+}
+
+/* ---- one machine ---- */
+
+static int tag_collect(const char *tag, void *ctx)
+{
+	struct run_list *tags = ctx;	/* machine field holds the tag */
+	struct bci_store_run as_run = { .machine = tag, .run_id = "" };
+
+	return runs_push(tags, &as_run);
+}
+
+static int machine_compare(struct maker *m, const struct run_list *build_runs, size_t first,
+			   size_t end)
+{
+	const char *machine = build_runs->v[first].machine;
+	struct test_table now = { 0 }, before = { 0 };
+	struct run_list baseline = { 0 }, tags = { 0 };
+	const char **tag_names = NULL;
+	struct baseline_ctx bctx = { .m = m, .runs = &baseline };
+	int ret = 0;
+
+	for (size_t i = first; i < end && ret >= 0; i++) {
+		struct build_results_ctx c = { .table = &now, .run = (int)i };
+
+		ret = bci_store_results_each(m->store, build_runs->v[i].key, build_result, &c,
+					     m->err, m->err_size);
+	}
+	if (ret >= 0)
+		ret = bci_store_runs_each(m->store, machine, baseline_run, &bctx, m->err, m->err_size);
+	if (ret >= 0 && baseline.n > (size_t)m->options->window) {
+		size_t drop = baseline.n - m->options->window;
+
+		for (size_t i = 0; i < drop; i++) {
+			free(baseline.v[i].machine);
+			free(baseline.v[i].run_id);
+		}
+		memmove(baseline.v, baseline.v + drop, m->options->window * sizeof(*baseline.v));
+		baseline.n = m->options->window;
+	}
+	for (size_t i = 0; i < baseline.n && ret >= 0; i++)
+		ret = bci_store_results_each(m->store, baseline.v[i].key, baseline_result, &before,
+					     m->err, m->err_size);
+	if (ret >= 0)
+		ret = bci_store_machine_tags(m->store, machine, tag_collect, &tags, m->err,
+					     m->err_size);
+	if (ret >= 0) {
+		tag_names = calloc(tags.n + 1, sizeof(*tag_names));
+		if (!tag_names)
+			ret = -ENOMEM;
+		for (size_t i = 0; tag_names && i < tags.n; i++)
+			tag_names[i] = tags.v[i].machine;
+	}
+	for (size_t i = 0; i < now.cap && ret >= 0; i++) {
+		const struct test_slot *t = &now.slots[i], *b;
+		const struct run_ref *run;
+		enum bci_status from;
+		enum bci_change change;
+		enum bci_verdict verdict;
+		const char *bug = NULL;
+
+		if (!t->name)
+			continue;
+		m->report->results++;
+		b = table_get(&before, t->name, 0);
+		from = b && b->status >= 0 ? (enum bci_status)b->status : BCI_STATUS_NOTRUN;
+		change = bci_status_change(from, t->status);
+		run = &build_runs->v[t->run];
+		if (change == BCI_CHANGE_UNCHANGED)
+			continue;
+		if (change == BCI_CHANGE_REGRESSION || change == BCI_CHANGE_WARNING) {
+			struct log_ctx logs = { .m = m, .run = run, .test = t->name };
+			struct bci_filter_subject subject = {
+				.test = t->name, .machine = machine, .tags = tag_names,
+				.status = t->status, .log = log_read, .log_ctx = &logs,
+			};
+
+			bug = bci_filters_match(m->options->filters, &subject);
+			for (int j = 0; j < 3; j++)
+				free(logs.text[j]);
+		}
+		switch (change) {
+		case BCI_CHANGE_REGRESSION:
+			verdict = bug ? BCI_VERDICT_KNOWN :
+			      b && __builtin_popcount(b->seen) > 1 ? BCI_VERDICT_FLAKY : BCI_VERDICT_NEW;
+			break;
+		case BCI_CHANGE_WARNING:
+			verdict = bug ? BCI_VERDICT_KNOWN : BCI_VERDICT_WARNING;
+			break;
+		case BCI_CHANGE_FIXED:
+			verdict = BCI_VERDICT_FIXED;
+			break;
+		case BCI_CHANGE_NEW_TEST:
+			verdict = BCI_VERDICT_NEW_TEST;
+			break;
+		default:
+			verdict = BCI_VERDICT_NOT_RUN;
+			break;
+		}
+		ret = change_add(m, t->name, run, from, t->status, change, verdict, bug);
+	}
+	if (ret >= 0)
+		ret = suspend_compare(m, machine, build_runs, first, end, &baseline);
+	free(tag_names);
+	runs_release(&tags);
+	runs_release(&baseline);
+	table_release(&now);
+	table_release(&before);
+	return ret;
+}
+
+static int change_order(const void *a, const void *b)
+{
+	const struct bci_report_change *x = a, *y = b;
+	int d = (int)x->verdict - (int)y->verdict;
+
+	if (!d)
+		d = strcmp(x->test, y->test);
+	return d ? d : strcmp(x->machine, y->machine);
+}
+
+void bci_report_free(struct bci_report *r)
+{
+	if (!r)
+		return;
+	free(r->build);
+	free(r->tree);
+	free(r->commit);
+	free(r->tier);
+	free(r->base);
+	free(r->base_tree);
+	free(r->series_title);
+	free(r->message_id);
+	for (size_t i = 0; i < r->n_changes; i++) {
+		free(r->changes[i].test);
+		free(r->changes[i].machine);
+		free(r->changes[i].run_id);
+	}
+	free(r->changes);
+	for (size_t i = 0; i < r->n_suspend; i++)
+		free(r->suspend[i].machine);
+	free(r->suspend);
+	free(r);
+}
+
+int bci_report_failed(const struct bci_report *r)
+{
+	if (r->counts[BCI_VERDICT_NEW])
+		return 1;
+	for (size_t i = 0; i < r->n_suspend; i++)
+		if (r->suspend[i].regression)
+			return 1;
+	return 0;
+}
+
+static int base_tree_copy(const struct bci_store_build *build, void *ctx)
+{
+	return dup_or_null(ctx, build->tree);
+}
+
+int bci_report_build(struct bci_store *store, const char *build,
+		     const struct bci_report_options *options, struct bci_report **report,
+		     char *err, size_t err_size)
+{
+	struct maker m = { .store = store, .options = options, .err = err, .err_size = err_size };
+	struct run_list runs = { 0 };
+	struct bci_report *r;
+	int ret;
+
+	if (options->window < 1) {
+		snprintf(err, err_size, "the baseline window must be at least one run");
+		return -EINVAL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	m.report = r;
+	r->window = options->window;
+	ret = bci_store_build_get(store, build, build_copy, &m.build, err, err_size);
+	if (ret < 0)
+		goto fail;
+	if (dup_or_null(&r->build, m.build.name) || dup_or_null(&r->tree, m.build.tree) ||
+	    dup_or_null(&r->commit, m.build.commit) || dup_or_null(&r->tier, m.build.tier) ||
+	    dup_or_null(&r->base, m.build.base) ||
+	    dup_or_null(&r->series_title, m.build.series_title) ||
+	    dup_or_null(&r->message_id, m.build.message_id)) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if (m.build.base)
+		ret = bci_store_build_get(store, m.build.base, base_tree_copy, &r->base_tree, err,
+					  err_size);
+	else
+		ret = dup_or_null(&r->base_tree, m.build.tree);
+	if (ret < 0)
+		goto fail;
+	if (!r->base_tree) {
+		snprintf(err, err_size, "build %s: its base has no tree", build);
+		ret = -EINVAL;
+		goto fail;
+	}
+	ret = bci_store_build_runs_each(store, build, run_collect, &runs, err, err_size);
+	if (ret < 0)
+		goto fail;
+	if (!runs.n) {
+		snprintf(err, err_size, "build %s has no run", build);
+		ret = -ENOENT;
+		goto fail;
+	}
+	/* Runs come by machine then age: each machine's runs are one stretch. */
+	for (size_t first = 0, end; first < runs.n; first = end) {
+		for (end = first + 1; end < runs.n && !strcmp(runs.v[end].machine, runs.v[first].machine);
+		     end++)
+			;
+		r->machines++;
+		ret = machine_compare(&m, &runs, first, end);
+		if (ret < 0) {
+			if (ret == -EPROTO)
+				snprintf(err, err_size, "machine %s: a stored result has an unknown status",
+					 runs.v[first].machine);
+			goto fail;
+		}
+	}
+	qsort(r->changes, r->n_changes, sizeof(*r->changes), change_order);
+	runs_release(&runs);
+	table_release(&m.cache.builds);
+	build_release(&m.build);
+	*report = r;
+	return 0;
+fail:
+	runs_release(&runs);
+	table_release(&m.cache.builds);
+	build_release(&m.build);
+	bci_report_free(r);
+	return ret;
+}

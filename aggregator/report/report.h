@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reports on a build (the CI master's side): every result of the build
+ * compared with its baseline, each change classified, noise kept apart from
+ * what may be new, and the reply mailed to the patch series.
+ *
+ *   status.c   the piglit statuses and the table of every transition
+ *   filters.c  known-issue filters (the file DATA/known-issues.txt)
+ *   regress.c  baseline, flaky detection, filters, suspend latency
+ *   mbox.c     the reply, one RFC 5322 / MIME message in an mbox
+ *   export.c   JUnit XML of a run, KCIDB v4.2 JSON of a build
+ *   html.c     the static test matrix and result pages
+ *   command.c  `bootci-aggregator report`, `build`, `machine`
+ *
+ * The baseline of a build B on machine M: the runs on M of builds whose tree
+ * is B's base tree (the tree of B's base build; B's own tree when B has no
+ * base), B itself and builds registered after B excluded, the last @window
+ * of them (ingest order). The result a change is measured from is the latest
+ * of those runs that has the test; a test whose status differed between
+ * those runs (notrun aside: it says nothing of a test's state) is flaky.
+ *
+ * Functions return 0 (or a count) and -errno with a message in @err.
+ */
+#ifndef BCI_REPORT_H
+#define BCI_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+struct bci_store;
+
+/* ---- statuses and transitions (status.c) ---- */
+
+enum bci_status {
+	BCI_STATUS_PASS,
+	BCI_STATUS_DMESG_WARN,
+	BCI_STATUS_WARN,
+	BCI_STATUS_DMESG_FAIL,
+	BCI_STATUS_FAIL,
+	BCI_STATUS_CRASH,
+	BCI_STATUS_TIMEOUT,
+	BCI_STATUS_ABORT,
+	BCI_STATUS_INCOMPLETE,
+	BCI_STATUS_SKIP,
+	BCI_STATUS_NOTRUN,
+	BCI_STATUS_COUNT,
+};
+
+/*
+ * What a transition from one status to another means:
+ *   UNCHANGED   the same status;
+ *   REGRESSION  pass or skip to anything failing, pass to skip, notrun to
+ *               anything failing (a new test that fails);
+ *   FIXED       anything failing, or skip, to pass;
+ *   WARNING     between two failing statuses, or failing to skip: a change
+ *               a developer may want to see, never a regression;
+ *   NEW_TEST    notrun to pass or skip;
+ *   NOT_RUN     anything to notrun (the incomplete that caused it is
+ *               reported on its own test).
+ * "Failing": warn, dmesg-warn, fail, dmesg-fail, crash, timeout, abort,
+ * incomplete.
+ */
+enum bci_change {
+	BCI_CHANGE_UNCHANGED,
+	BCI_CHANGE_REGRESSION,
+	BCI_CHANGE_FIXED,
+	BCI_CHANGE_WARNING,
+	BCI_CHANGE_NEW_TEST,
+	BCI_CHANGE_NOT_RUN,
+	BCI_CHANGE_COUNT,
+};
+
+/* The status named @name (results.json's names: "pass", "dmesg-warn" ...); -EINVAL if unknown. */
+int bci_status_parse(const char *name);
+/* "pass", "dmesg-warn" ... */
+const char *bci_status_name(enum bci_status status);
+/* "PASS", "DMESG-WARN" ...: as the reply writes them. */
+const char *bci_status_label(enum bci_status status);
+enum bci_change bci_status_change(enum bci_status from, enum bci_status to);
+const char *bci_change_name(enum bci_change change);
+
+/* ---- known-issue filters (filters.c) ---- */
+
+struct bci_filters;
+
+/*
+ * Reads the filters of @path (format in filters.c and the README).
+ * -ENOENT if the file does not exist, -EINVAL with "PATH:LINE: why" in @err
+ * for anything wrong in it.
+ */
+int bci_filters_load(const char *path, struct bci_filters **filters, char *err, size_t err_size);
+/* The same from @len bytes of @text (@name is used in messages). */
+int bci_filters_parse(const char *name, const char *text, size_t len, struct bci_filters **filters,
+		      char *err, size_t err_size);
+void bci_filters_free(struct bci_filters *filters);
+int bci_filters_count(const struct bci_filters *filters);
+
+/* What a filter is matched against. */
+struct bci_filter_subject {
+	const char *test;
+	const char *machine;
+	const char *const *tags;	/* the machine's tags, NULL-terminated (may be NULL) */
+	enum bci_status status;		/* the build's status */
+	/* Returns the test's out/err/dmesg (@which) as NUL-terminated text, or NULL; owned by the caller's ctx. */
+	const char *(*log)(const char *which, void *ctx);
+	void *log_ctx;
+};
+
+/* The bug URL of the first filter matching @subject, or NULL (the filters own the string). */
+const char *bci_filters_match(const struct bci_filters *filters,
+			      const struct bci_filter_subject *subject);
+
+/* ---- the report of a build (regress.c) ---- */
+
+/* Where a change of the build lands in the report. */
+enum bci_verdict {
+	BCI_VERDICT_NEW,		/* a regression nothing explains: "possible new issue" */
+	BCI_VERDICT_KNOWN,		/* a regression or warning a known-issue filter matched */
+	BCI_VERDICT_FLAKY,		/* a regression of a test that changed inside the baseline window */
+	BCI_VERDICT_FIXED,
+	BCI_VERDICT_WARNING,
+	BCI_VERDICT_NEW_TEST,
+	BCI_VERDICT_NOT_RUN,
+};
+
+struct bci_report_change {
+	char *test;
+	char *machine;
+	char *run_id;			/* the build's run that holds the result */
+	enum bci_status from, to;	/* from: the baseline's (notrun when it has none) */
+	enum bci_change change;
+	enum bci_verdict verdict;
+	const char *bug;		/* KNOWN: the filter's URL (owned by the filters) */
+};
+
+struct bci_report_suspend {
+	char *machine;
+	int cycles;			/* the build's cycles with a latency */
+	double median;			/* their median latency, seconds */
+	int baseline_cycles;
+	double baseline_min, baseline_max;	/* the baseline's spread */
+	int regression;			/* median beyond baseline_max */
+};
+
+struct bci_report {
+	char *build, *tree, *commit, *tier, *base, *base_tree, *series_title, *message_id;
+	int window;
+	int machines;			/* machines that ran the build */
+	long results;			/* results compared */
+	long counts[BCI_VERDICT_NOT_RUN + 1];
+	struct bci_report_change *changes;	/* sorted by verdict, test, machine */
+	size_t n_changes;
+	struct bci_report_suspend *suspend;	/* by machine */
+	size_t n_suspend;
+};
+
+struct bci_report_options {
+	const char *data_dir;		/* where the run archives are, for the filters' log regexes */
+	const struct bci_filters *filters;	/* may be NULL */
+	int window;			/* the baseline window in runs (>= 1) */
+};
+
+/* The report of the build named @build. -ENOENT if there is no such build or it has no run. */
+int bci_report_build(struct bci_store *store, const char *build,
+		     const struct bci_report_options *options, struct bci_report **report,
+		     char *err, size_t err_size);
+void bci_report_free(struct bci_report *report);
+/* Whether the build fails (a possible new issue or a suspend regression). */
+int bci_report_failed(const struct bci_report *report);
+
+/* ---- the reply (mbox.c) ---- */
+
+struct bci_mbox_options {
+	const char *from;		/* the From: address ("bootci <bootci@localhost>" when NULL) */
+	const char *to;			/* the To: address(es), or NULL */
+	const char *matrix_url;		/* base URL of the pages ("" / NULL: no links) */
+	time_t date;			/* the Date: (and the mbox From_ line) */
+	int fold_after;			/* similar changes shown before "+N similar issues" folds them (>= 1) */
+};
+
+/*
+ * Writes the reply to the series as one mbox message (a "From " line, the
+ * RFC 5322 headers, the plain text body) to @out. -EINVAL if the build's
+ * Message-ID or an address holds a line break or cannot be a msg-id.
+ */
+int bci_mbox_write(FILE *out, const struct bci_report *report, const struct bci_mbox_options *options,
+		   char *err, size_t err_size);
+/* RFC 2047 encodes @text (UTF-8) as the value of header @name, folded; appended to @out. */
+int bci_mbox_encode_header(const char *name, const char *text, char **out);
+
+/* ---- the static test matrix (html.c) ---- */
+
+/*
+ * Writes @dir/BUILD/index.html (the matrix of @report's build) and a page
+ * per result, @dir/BUILD/MACHINE/N.html, with its logs read through the
+ * store (@data_dir). Folder names keep [A-Za-z0-9.+=_-] of the names.
+ */
+int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *report,
+		   const char *dir, char *err, size_t err_size);
+
+/* ---- exports (export.c) ---- */
+
+/* The KCIDB status of piglit result @result ("dmesg-warn" -> "PASS" ...), NULL if unknown. */
+const char *bci_export_kcidb_status(const char *result);
+/*
+ * The build named @build as one KCIDB I/O v4.2 document on @out: a checkout
+ * and a build (ids "@origin:@build"), a test per result of each of its runs.
+ * @origin: the CI system's name, [a-z0-9_]+.
+ */
+int bci_export_kcidb(struct bci_store *store, const char *build, const char *origin, FILE *out,
+		     char *err, size_t err_size);
+/* A run as one JUnit XML document (a testsuite, a testcase per result) on @out. */
+int bci_export_junit(struct bci_store *store, const char *machine, const char *run_id, FILE *out,
+		     char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reports (aggregator/report/): the transition table (all 121 cells), the
+ * known-issue filter file (every key, every refusal with its line), and a
+ * build's report on a real SQLite store (or the PostgreSQL database in
+ * BOOTCI_TEST_STORE_URL) filled through the store's interface: baseline
+ * from the base tree only and only up to the build, the baseline window,
+ * flaky tests, known issues by machine tag and status, fixed tests,
+ * warnings, new tests, suspend latency against the baseline's spread, and
+ * the reply's subject encoding and refusals.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../../aggregator/report/report.h"
+#include "../../aggregator/store/store.h"
+
+#include <errno.h>
+#include <libpq-fe.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the transition table ---- */
+
+static int failing(enum bci_status s)
+{
+	return s != BCI_STATUS_PASS && s != BCI_STATUS_SKIP && s != BCI_STATUS_NOTRUN;
+}
+
+/* The rules of report.h, restated from the statuses' kinds (the code has a literal table). */
+static enum bci_change expected_change(enum bci_status from, enum bci_status to)
+{
+	if (from == to)
+		return BCI_CHANGE_UNCHANGED;
+	if (to == BCI_STATUS_NOTRUN)
+		return BCI_CHANGE_NOT_RUN;
+	if (to == BCI_STATUS_PASS)
+		return from == BCI_STATUS_NOTRUN ? BCI_CHANGE_NEW_TEST : BCI_CHANGE_FIXED;
+	if (from == BCI_STATUS_NOTRUN)
+		return failing(to) ? BCI_CHANGE_REGRESSION : BCI_CHANGE_NEW_TEST;
+	if (failing(from))
+		return BCI_CHANGE_WARNING;	/* to another failing status, or to skip */
+	return BCI_CHANGE_REGRESSION;		/* pass or skip to failing, pass to skip */
+}
+
+static void test_every_transition(void **state)
+{
+	int count[BCI_CHANGE_COUNT] = { 0 };
+
+	(void)state;
+	for (int from = 0; from < BCI_STATUS_COUNT; from++) {
+		assert_int_equal(bci_status_parse(bci_status_name(from)), from);
+		for (int to = 0; to < BCI_STATUS_COUNT; to++) {
+			enum bci_change got = bci_status_change(from, to);
+
+			if (got != expected_change(from, to))
+				fail_msg("%s -> %s: %s, expected %s", bci_status_name(from),
+					 bci_status_name(to), bci_change_name(got),
+					 bci_change_name(expected_change(from, to)));
+			count[got]++;
+		}
+	}
+	/* The cells by kind: a change to the table shows here even if both sides agree. */
+	assert_int_equal(count[BCI_CHANGE_UNCHANGED], 11);
+	assert_int_equal(count[BCI_CHANGE_REGRESSION], 8 + 1 + 8 + 8);
+	assert_int_equal(count[BCI_CHANGE_FIXED], 9);
+	assert_int_equal(count[BCI_CHANGE_WARNING], 8 * 7 + 8);
+	assert_int_equal(count[BCI_CHANGE_NEW_TEST], 2);
+	assert_int_equal(count[BCI_CHANGE_NOT_RUN], 10);
+	/* The ones the issue names. */
+	assert_int_equal(bci_status_change(BCI_STATUS_PASS, BCI_STATUS_FAIL), BCI_CHANGE_REGRESSION);
+	assert_int_equal(bci_status_change(BCI_STATUS_PASS, BCI_STATUS_DMESG_WARN), BCI_CHANGE_REGRESSION);
+	assert_int_equal(bci_status_change(BCI_STATUS_PASS, BCI_STATUS_INCOMPLETE), BCI_CHANGE_REGRESSION);
+	assert_int_equal(bci_status_change(BCI_STATUS_SKIP, BCI_STATUS_PASS), BCI_CHANGE_FIXED);
+	assert_int_equal(bci_status_change(BCI_STATUS_FAIL, BCI_STATUS_PASS), BCI_CHANGE_FIXED);
+	assert_int_equal(bci_status_parse("bogus"), -EINVAL);
+	assert_string_equal(bci_status_label(BCI_STATUS_DMESG_WARN), "DMESG-WARN");
+}
+
+/* ---- filters ---- */
+
+static const char *logs_of(const char *which, void *ctx)
+{
+	const char *const *logs = ctx;
+
+	return !strcmp(which, "out") ? logs[0] : !strcmp(which, "err") ? logs[1] : logs[2];
+}
+
+static void test_filters(void **state)
+{
+	static const char text[] =
+		"# known issues of the lab\n"
+		"\n"
+		"bootci-known-issues 1\r\n"
+		"filter https://bugs.example/118\n"
+		"  test ^igt@gem_exec_whisper@\n"
+		"  tags glk tgl\n"
+		"  statuses dmesg-warn dmesg-fail\n"
+		"filter https://bugs.example/200\n"
+		"\ttest ^igt@kms_flip@\n"
+		"\tmachines lab-2\n"
+		"\tdmesg ^.*GPU HANG: ecode [0-9]+\n"
+		"filter https://bugs.example/300\n"
+		"out Subtest .*: FAIL\n"
+		"err timed out$\n";
+	const char *tgl[] = { "tgl", NULL }, *none[] = { NULL };
+	const char *hang[] = { "", "", "i915: boot\n<3> GPU HANG: ecode 9 in ring\n" };
+	const char *calm[] = { "Subtest x: FAIL (1s)\n", "fine\n", "i915: boot\n" };
+	const char *slow[] = { "Subtest x: FAIL (1s)\n", "a\nwait timed out\nb\n", "" };
+	struct bci_filter_subject s = { .test = "igt@gem_exec_whisper@basic", .machine = "lab-1",
+					.tags = tgl, .status = BCI_STATUS_DMESG_WARN,
+					.log = logs_of, .log_ctx = calm };
+	struct bci_filters *f;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(bci_filters_parse("k.txt", text, sizeof(text) - 1, &f, err, sizeof(err)), 3);
+	assert_string_equal(bci_filters_match(f, &s), "https://bugs.example/118");
+	s.status = BCI_STATUS_FAIL;	/* not one of its statuses */
+	assert_null(bci_filters_match(f, &s));
+	s.status = BCI_STATUS_DMESG_FAIL;
+	s.tags = none;			/* untagged machine */
+	assert_null(bci_filters_match(f, &s));
+	s.tags = NULL;
+	assert_null(bci_filters_match(f, &s));
+
+	s.test = "igt@kms_flip@basic";
+	s.machine = "lab-2";
+	assert_null(bci_filters_match(f, &s));	/* no hang in its dmesg */
+	s.log_ctx = hang;
+	assert_string_equal(bci_filters_match(f, &s), "https://bugs.example/200");
+	s.machine = "lab-3";
+	assert_null(bci_filters_match(f, &s));
+
+	s.test = "igt@anything";
+	s.log_ctx = calm;		/* out matches, err does not: both must */
+	assert_null(bci_filters_match(f, &s));
+	s.log_ctx = slow;		/* err's second line ends with "timed out" */
+	assert_string_equal(bci_filters_match(f, &s), "https://bugs.example/300");
+	s.log = NULL;			/* logs unreadable: a log condition cannot hold */
+	assert_null(bci_filters_match(f, &s));
+	bci_filters_free(f);
+}
+
+static void filter_refused_len(const char *text, size_t len, const char *message)
+{
+	struct bci_filters *f = NULL;
+	char err[512] = "";
+
+	assert_int_equal(bci_filters_parse("k.txt", text, len, &f, err, sizeof(err)), -EINVAL);
+	assert_null(f);
+	if (!strstr(err, message))
+		fail_msg("'%s': message '%s' lacks '%s'", text, err, message);
+}
+
+static void filter_refused(const char *text, const char *message)
+{
+	filter_refused_len(text, strlen(text), message);
+}
+
+static void test_filters_refused(void **state)
+{
+	static const char nul[] = "bootci-known-issues 1\nfilter http://b/1\ntest a\0b\n";
+
+	(void)state;
+	filter_refused("", "k.txt:0: empty");
+	filter_refused("filter http://b/1\ntest x\n", "k.txt:1: not a known-issue file");
+	filter_refused("bootci-known-issues 2\n", "k.txt:1: format version '2'");
+	filter_refused("bootci-known-issues one\n", "k.txt:1: format version 'one'");
+	filter_refused("bootci-known-issues 1\ntest x\n", "k.txt:2: 'test' before any 'filter URL'");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\ncolour red\n", "k.txt:3: unknown key 'colour'");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\ntest (\n", "k.txt:3: test: bad regular expression '('");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\ndmesg [z-a]\n", "k.txt:3: dmesg: bad regular expression");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\nout F+++++\n", "k.txt:3: out: 'F+++++' repeats a repetition");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\ntest (a*){2}{3}\n", "k.txt:3: test: '(a*){2}{3}' repeats");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\nstatuses pass broken\n", "k.txt:3: unknown status 'broken'");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\ntest a\ntest b\n", "k.txt:4: test given twice");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\ntags a\ntags b\n", "k.txt:4: tags given twice");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\n\nfilter http://b/2\ntest a\n",
+		       "k.txt:2: filter http://b/1 has no condition");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\n", "k.txt:2: filter http://b/1 has no condition");
+	filter_refused("bootci-known-issues 1\nfilter\n", "k.txt:2: filter: one bug URL");
+	filter_refused("bootci-known-issues 1\nfilter a b\n", "k.txt:2: filter: one bug URL");
+	filter_refused("bootci-known-issues 1\nfilter http://b/1\ntest\n", "k.txt:3: test: no value");
+	filter_refused_len(nul, sizeof(nul) - 1, "k.txt:3: NUL byte");
+}
+
+/* ---- a build's report on a real store ---- */
+
+struct fixture {
+	char dir[PATH_MAX];
+	char url[PATH_MAX + 64];
+	struct bci_store *store;
+	char err[4096];
+	int run;
+};
+
+static void pg_reset(const char *url)
+{
+	PGconn *conn = PQconnectdb(url);
+	PGresult *res;
+
+	assert_int_equal(PQstatus(conn), CONNECTION_OK);
+	res = PQexec(conn, "SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
+			   " CREATE SCHEMA public");
+	assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	PQfinish(conn);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	const char *url = getenv("BOOTCI_TEST_STORE_URL");
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/bootci-report-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	if (url && *url) {
+		snprintf(f->url, sizeof(f->url), "%s", url);
+		pg_reset(url);
+	} else {
+		snprintf(f->url, sizeof(f->url), "sqlite:%s/bootci.sqlite", f->dir);
+	}
+	if (bci_store_open(f->url, f->dir, &f->store, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[PATH_MAX + 16];
+
+	bci_store_close(f->store);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static void build_add(struct fixture *f, const char *name, const char *tree, const char *base,
+		      double registered)
+{
+	struct bci_store_build b = { .name = name, .tree = tree, .commit = "0123abcd", .tier = "fast",
+				     .base = base, .registered = registered,
+				     .series_title = base ? "drm/i915: fix the flip \xe2\x80\x94 v2" : NULL,
+				     .message_id = base ? "<20261203.1@lists.example>" : NULL };
+
+	if (bci_store_build_put(f->store, &b, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+}
+
+/* A run of @build on @machine with results "test=status ..." and suspend latencies (-1 ends). */
+static void run_add(struct fixture *f, const char *machine, const char *build, const char *results,
+		    const double *latencies)
+{
+	char run_id[32], digest[80], *copy = strdup(results), *save = NULL;
+	struct bci_store_run run = { .machine = machine, .run_id = run_id, .build = build,
+				     .digest = digest, .archive_path = "archives/none.tar",
+				     .archive_root = "", .state = "done" };
+	int64_t key;
+	int job = 0;
+
+	snprintf(run_id, sizeof(run_id), "run-%d", ++f->run);
+	snprintf(digest, sizeof(digest), "%064d", f->run);
+	assert_int_equal(bci_store_begin(f->store, f->err, sizeof(f->err)), 0);
+	if (bci_store_run_add(f->store, &run, &key, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(t, '=');
+		struct bci_store_result r = { .job = job++, .name = t, .result = eq + 1,
+					      .duration = 0.5 };
+
+		*eq = '\0';
+		if (bci_store_result_add(f->store, key, &r, f->err, sizeof(f->err)) < 0)
+			fail_msg("%s", f->err);
+	}
+	for (int i = 0; latencies && latencies[i] >= 0; i++) {
+		struct bci_store_suspend c = { .cycle = i + 1, .state = "mem", .result = "pass",
+					       .wall = 3, .suspended = 1, .latency = latencies[i],
+					       .kernel_suspend = -1, .kernel_resume = -1, .woke = "rtc" };
+
+		assert_int_equal(bci_store_suspend_add(f->store, key, &c, f->err, sizeof(f->err)), 0);
+	}
+	assert_int_equal(bci_store_commit(f->store, f->err, sizeof(f->err)), 0);
+	free(copy);
+}
+
+static const struct bci_report_change *change_find(const struct bci_report *r, const char *test,
+						   const char *machine)
+{
+	for (size_t i = 0; i < r->n_changes; i++)
+		if (!strcmp(r->changes[i].test, test) && !strcmp(r->changes[i].machine, machine))
+			return &r->changes[i];
+	return NULL;
+}
+
+static void change_expect(const struct bci_report *r, const char *test, const char *machine,
+			  enum bci_status from, enum bci_status to, enum bci_verdict verdict)
+{
+	const struct bci_report_change *c = change_find(r, test, machine);
+
+	if (!c)
+		fail_msg("%s on %s: no change reported", test, machine);
+	if (c->from != from || c->to != to || c->verdict != verdict)
+		fail_msg("%s on %s: %s -> %s verdict %d, expected %s -> %s verdict %d", test, machine,
+			 bci_status_name(c->from), bci_status_name(c->to), c->verdict,
+			 bci_status_name(from), bci_status_name(to), verdict);
+}
+
+/*
+ * lab-1 (tagged tgl) and lab-2 each ran five drm-tip builds, then the series
+ * build (tree "patchwork", base drm-tip-5). The window is 4: drm-tip-1 is
+ * outside it.
+ */
+static void lab_fill(struct fixture *f)
+{
+	static const double steady[] = { 1.00, 1.10, 1.20, -1 }, slower[] = { 1.50, 1.60, 1.40, -1 };
+	static const double same[] = { 1.15, -1 };
+	static const char *const machines[] = { "lab-1", "lab-2" };
+	char name[32];
+
+	for (int i = 1; i <= 5; i++) {
+		snprintf(name, sizeof(name), "drm-tip-%d", i);
+		build_add(f, name, "drm-tip", NULL, 1000 + i);
+	}
+	build_add(f, "series-1", "patchwork", "drm-tip-5", 2000);
+	/* On drm-tip too, but registered after the series: not its baseline. */
+	build_add(f, "drm-tip-6", "drm-tip", NULL, 3000);
+	/* Another tree on the same machines: never a baseline. */
+	build_add(f, "other-1", "drm-intel-next", NULL, 1500);
+	assert_int_equal(bci_store_machine_tag(f->store, "lab-1", "tgl", f->err, sizeof(f->err)), 0);
+
+	for (int m = 0; m < 2; m++) {
+		for (int i = 1; i <= 5; i++) {
+			char results[1024];
+
+			snprintf(name, sizeof(name), "drm-tip-%d", i);
+			snprintf(results, sizeof(results),
+				 "igt@kms_flip@basic=pass igt@kms_flip@flaky=%s igt@gem@old-flake=%s"
+				 " igt@gem@fixed=fail igt@gem@warned=fail igt@gem@skipped=skip"
+				 " igt@gem_exec_whisper@a=pass igt@gem_exec_whisper@b=pass"
+				 " igt@gem_exec_whisper@c=pass igt@gem@stable=pass igt@gem@notrun-late=%s",
+				 i == 3 ? "fail" : "pass", i == 1 ? "fail" : "pass",
+				 i == 5 ? "notrun" : "pass");
+			run_add(f, machines[m], name, results, steady);
+		}
+		run_add(f, machines[m], "other-1", "igt@gem@stable=fail igt@kms_flip@basic=fail", NULL);
+		run_add(f, machines[m], "series-1",
+			"igt@kms_flip@basic=dmesg-warn igt@kms_flip@flaky=fail igt@gem@old-flake=fail"
+			" igt@gem@fixed=pass igt@gem@warned=dmesg-fail igt@gem@skipped=pass"
+			" igt@gem_exec_whisper@a=dmesg-warn igt@gem_exec_whisper@b=dmesg-warn"
+			" igt@gem_exec_whisper@c=dmesg-warn igt@gem@stable=pass igt@gem@brand-new=pass"
+			" igt@gem@notrun-late=pass",
+			m == 0 ? slower : same);
+		run_add(f, machines[m], "drm-tip-6", "igt@gem@stable=fail", steady);
+	}
+}
+
+static void test_report_build(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_filters *filters;
+	struct bci_report *r;
+	static const char known[] = "bootci-known-issues 1\n"
+				    "filter https://bugs.example/118\n"
+				    "test ^igt@gem_exec_whisper@\n"
+				    "tags tgl\n"
+				    "statuses dmesg-warn\n";
+	struct bci_report_options options = { .window = 4 };
+
+	lab_fill(f);
+	assert_int_equal(bci_filters_parse("known", known, sizeof(known) - 1, &filters, f->err,
+					   sizeof(f->err)), 1);
+	options.filters = filters;
+	if (bci_report_build(f->store, "series-1", &options, &r, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	assert_string_equal(r->base_tree, "drm-tip");
+	assert_string_equal(r->message_id, "<20261203.1@lists.example>");
+	assert_int_equal(r->machines, 2);
+	assert_int_equal(r->results, 2 * 12);
+	for (int m = 1; m <= 2; m++) {
+		const char *machine = m == 1 ? "lab-1" : "lab-2";
+
+		change_expect(r, "igt@kms_flip@basic", machine, BCI_STATUS_PASS, BCI_STATUS_DMESG_WARN,
+			      BCI_VERDICT_NEW);
+		/* Failed once inside the window (drm-tip-3). */
+		change_expect(r, "igt@kms_flip@flaky", machine, BCI_STATUS_PASS, BCI_STATUS_FAIL,
+			      BCI_VERDICT_FLAKY);
+		/* Failed only in drm-tip-1, outside the window of 4: a regression. */
+		change_expect(r, "igt@gem@old-flake", machine, BCI_STATUS_PASS, BCI_STATUS_FAIL,
+			      BCI_VERDICT_NEW);
+		change_expect(r, "igt@gem@fixed", machine, BCI_STATUS_FAIL, BCI_STATUS_PASS,
+			      BCI_VERDICT_FIXED);
+		change_expect(r, "igt@gem@skipped", machine, BCI_STATUS_SKIP, BCI_STATUS_PASS,
+			      BCI_VERDICT_FIXED);
+		change_expect(r, "igt@gem@warned", machine, BCI_STATUS_FAIL, BCI_STATUS_DMESG_FAIL,
+			      BCI_VERDICT_WARNING);
+		change_expect(r, "igt@gem@brand-new", machine, BCI_STATUS_NOTRUN, BCI_STATUS_PASS,
+			      BCI_VERDICT_NEW_TEST);
+		/* Its latest baseline run did not run it: measured from the last that did. */
+		assert_null(change_find(r, "igt@gem@notrun-late", machine));
+		/* other-1's failures and drm-tip-6's (after the series) are no baseline. */
+		assert_null(change_find(r, "igt@gem@stable", machine));
+		/* The filter names tgl: lab-1's are known, lab-2's are not. */
+		change_expect(r, "igt@gem_exec_whisper@b", machine, BCI_STATUS_PASS,
+			      BCI_STATUS_DMESG_WARN, m == 1 ? BCI_VERDICT_KNOWN : BCI_VERDICT_NEW);
+	}
+	assert_string_equal(change_find(r, "igt@gem_exec_whisper@a", "lab-1")->bug,
+			    "https://bugs.example/118");
+	assert_null(change_find(r, "igt@gem_exec_whisper@a", "lab-2")->bug);
+	assert_int_equal(r->counts[BCI_VERDICT_NEW], 2 + 2 + 3);
+	assert_int_equal(r->counts[BCI_VERDICT_KNOWN], 3);
+	assert_int_equal(r->counts[BCI_VERDICT_FLAKY], 2);
+	assert_int_equal(r->counts[BCI_VERDICT_FIXED], 4);
+	/* Suspend: lab-1's median 1.5 s is beyond 1.0-1.2 s; lab-2's 1.15 s is inside. */
+	assert_int_equal(r->n_suspend, 2);
+	assert_string_equal(r->suspend[0].machine, "lab-1");
+	assert_true(r->suspend[0].regression);
+	assert_true(r->suspend[0].median > 1.49 && r->suspend[0].median < 1.51);
+	assert_true(r->suspend[0].baseline_max > 1.19 && r->suspend[0].baseline_max < 1.21);
+	assert_int_equal(r->suspend[0].baseline_cycles, 4 * 3);
+	assert_false(r->suspend[1].regression);
+	assert_true(bci_report_failed(r));
+	bci_report_free(r);
+
+	/* Window 1: only drm-tip-5, where the flaky test passed: now a possible new issue. */
+	options.window = 1;
+	assert_int_equal(bci_report_build(f->store, "series-1", &options, &r, f->err, sizeof(f->err)), 0);
+	change_expect(r, "igt@kms_flip@flaky", "lab-1", BCI_STATUS_PASS, BCI_STATUS_FAIL,
+		      BCI_VERDICT_NEW);
+	bci_report_free(r);
+
+	/* Without filters, lab-1's whisper changes are possible new issues too. */
+	options.filters = NULL;
+	options.window = 4;
+	assert_int_equal(bci_report_build(f->store, "series-1", &options, &r, f->err, sizeof(f->err)), 0);
+	assert_int_equal(r->counts[BCI_VERDICT_KNOWN], 0);
+	assert_int_equal(r->counts[BCI_VERDICT_NEW], 2 + 2 + 3 + 3);
+	bci_report_free(r);
+	bci_filters_free(filters);
+
+	assert_int_equal(bci_report_build(f->store, "nope", &options, &r, f->err, sizeof(f->err)),
+			 -ENOENT);
+	build_add(f, "empty", "drm-tip", NULL, 4000);
+	assert_int_equal(bci_report_build(f->store, "empty", &options, &r, f->err, sizeof(f->err)),
+			 -ENOENT);
+	assert_non_null(strstr(f->err, "build empty has no run"));
+}
+
+/* The subject: every line at most 76 characters, every encoded-word whole UTF-8 characters. */
+static void test_subject_encoding(void **state)
+{
+	char *h, *line, *save = NULL;
+	char title[400] = "";
+
+	(void)state;
+	for (int i = 0; i < 30; i++)
+		strcat(title, "\xe2\x9c\x93 d\xc3\xa9j\xc3\xa0 ");	/* 3-byte, 2-byte characters */
+	assert_int_equal(bci_mbox_encode_header("Subject", title, &h), 0);
+	assert_true(!strncmp(h, "Subject: =?UTF-8?B?", 19));
+	for (line = strtok_r(h, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *word = strstr(line, "=?UTF-8?B?");
+		unsigned char bytes[64] = { 0 };
+		size_t n = 0;
+		unsigned bits = 0;
+		int nbits = 0;
+
+		assert_true(strlen(line) <= 76);
+		assert_non_null(word);
+		for (const char *p = word + 10; *p && *p != '?'; p++) {
+			const char *at = strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", *p);
+
+			if (*p == '=')
+				break;
+			assert_non_null(at);
+			bits = bits << 6 | (unsigned)(at - "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+			nbits += 6;
+			if (nbits >= 8) {
+				bytes[n++] = (unsigned char)(bits >> (nbits - 8));
+				nbits -= 8;
+			}
+		}
+		/* Starts on a character and ends after one. */
+		assert_true(n > 0);
+		assert_true((bytes[0] & 0xc0) != 0x80);
+		for (size_t i = 0; i < n;) {
+			size_t len = bytes[i] < 0x80 ? 1 : bytes[i] >= 0xf0 ? 4 : bytes[i] >= 0xe0 ? 3 : 2;
+
+			assert_true(i + len <= n);
+			i += len;
+		}
+	}
+	free(h);
+}
+
+static void test_mbox_refusals(void **state)
+{
+	struct bci_report r = { .build = "b", .tree = "t", .commit = "c", .tier = "fast",
+				.base_tree = "t", .window = 1 };
+	struct bci_mbox_options o = { .date = 0 };
+	char err[512], *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	(void)state;
+	r.message_id = "<a@b>\nBcc: victim@example";
+	assert_int_equal(bci_mbox_write(out, &r, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "is not a Message-ID"));
+	r.message_id = "no-at-sign";
+	assert_int_equal(bci_mbox_write(out, &r, &o, err, sizeof(err)), -EINVAL);
+	r.message_id = "<a@b> <c@d>";
+	assert_int_equal(bci_mbox_write(out, &r, &o, err, sizeof(err)), -EINVAL);
+	r.message_id = "a@b";
+	o.to = "x@y\nBcc: victim@example";
+	assert_int_equal(bci_mbox_write(out, &r, &o, err, sizeof(err)), -EINVAL);
+	o.to = "list@example";
+	r.series_title = "From the title\nBcc: victim@example";
+	assert_int_equal(bci_mbox_write(out, &r, &o, err, sizeof(err)), 0);
+	fclose(out);
+	/* Threaded on the id given without brackets; the title's line break stayed inside the encoding. */
+	assert_non_null(strstr(text, "\nIn-Reply-To: <a@b>\nReferences: <a@b>\n"));
+	assert_null(strstr(text, "\nBcc:"));
+	assert_non_null(strstr(text, "Series: From the title Bcc: victim@example\n"));
+	assert_non_null(strstr(text, "Date: Thu, 01 Jan 1970 00:00:00 +0000\n"));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_transition),
+		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_filters_refused),
+		cmocka_unit_test_setup_teardown(test_report_build, setup, teardown),
+		cmocka_unit_test(test_subject_encoding),
+		cmocka_unit_test(test_mbox_refusals),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
