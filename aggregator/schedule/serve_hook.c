@@ -3,6 +3,7 @@
 #include "serve_hook.h"
 
 #include "internal.h"
+#include "judge.h"
 
 #include "../store/store.h"
 #include "config.h"
@@ -147,7 +148,9 @@ int bci_schedule_server_start(const char *data_dir, const char *store_url, FILE 
 		goto fail;
 	s->inventory_mtime = st.st_mtim;
 	s->schedule = (struct bci_schedule){ .store = s->store, .inventory = s->inventory,
-					     .data_dir = s->data_dir, .log = log };
+					     .data_dir = s->data_dir, .log = log,
+					     .judge = bci_schedule_judge_report,
+					     .judge_ctx = s->data_dir };
 	if ((ret = -pthread_create(&s->thread, NULL, loop_main, s)) < 0) {
 		bci_message(err, err_size, "cannot start the scheduler's loop: %s", strerror(-ret));
 		goto fail;

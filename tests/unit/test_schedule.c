@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../../aggregator/schedule/judge.h"
 #include "../../aggregator/schedule/schedule.h"
 #include "../../aggregator/schedule/split.h"
 #include "../../aggregator/store/store.h"
@@ -448,6 +449,46 @@ static void test_tree_rules(void **state)
 	assert_int_equal(f->judge_calls, 1);
 }
 
+/* The report's judgement wired as the gate: a regression against the base build holds the full tier. */
+static void run_with_build(struct fixture *f, const char *machine, const char *run_id,
+			   const char *build, const char *test, const char *result)
+{
+	struct bci_store_run run = {
+		.machine = machine, .run_id = run_id, .build = build, .state = "done",
+		.archive_root = "", .archive_path = "archives/x.tar.zst",
+		.digest = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	struct bci_store_result r = { .job = 0, .name = test, .result = result, .duration = 1 };
+	int64_t key;
+
+	if (bci_store_run_add(f->store, &run, &key, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	assert_int_equal(bci_store_result_add(f->store, key, &r, f->err, sizeof(f->err)), 0);
+}
+
+static void test_report_judge(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_store_build base = { .name = "base", .tree = "drm-tip", .commit = "a",
+					.tier = "fast", .registered = T0 - 100 };
+	struct bci_store_build good = { .name = "good", .tree = "drm-tip", .commit = "b",
+					.tier = "fast", .base = "base", .registered = T0 };
+	struct bci_store_build bad = good;
+
+	bad.name = "bad";
+	bad.commit = "c";
+	assert_int_equal(bci_store_build_put(f->store, &base, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &good, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &bad, f->err, sizeof(f->err)), 0);
+	run_with_build(f, "solo", "base-fast", "base", "igt@t@1", "pass");
+	run_with_build(f, "solo", "good-fast", "good", "igt@t@1", "pass");
+	run_with_build(f, "solo", "bad-fast", "bad", "igt@t@1", "fail");
+	assert_int_equal(bci_schedule_judge_report(f->store, "good", f->dir, f->err,
+						   sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_judge_report(f->store, "bad", f->dir, f->err,
+						   sizeof(f->err)), 1);
+}
+
 /* ---- recovery ---- */
 
 static int power_lines(struct fixture *f)
@@ -540,6 +581,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shards_by_duration_stable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fast_gates_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tree_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_judge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),
 	};
 
