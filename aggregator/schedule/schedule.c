@@ -165,37 +165,60 @@ static int run_id_make(char *run_id, size_t size, const char *build, const char 
 	return 0;
 }
 
+struct run_id_taken {
+	const char *run_id;
+	bool taken;
+};
+
+static int run_id_match(const struct bci_store_job *job, void *ctx)
+{
+	struct run_id_taken *t = ctx;
+
+	if (!strcmp(job->run_id, t->run_id))
+		t->taken = true;
+	return 0;
+}
+
 static int job_queue(struct bci_schedule *s, const char *machine, const char *build,
 		     const char *tier, unsigned shard, unsigned shards, const char *testlist,
 		     char *err, size_t err_size)
 {
-	char run_id[BCI_MANIFEST_WORD_MAX + 1];
+	char base[BCI_MANIFEST_WORD_MAX + 1], run_id[BCI_MANIFEST_WORD_MAX + 1];
 	struct bci_store_job job = {
 		.machine = machine, .build = build, .tier = tier, .shard = (int)shard,
 		.shards = (int)shards, .testlist = testlist, .run_id = run_id,
 	};
-
+	struct run_id_taken taken = { .run_id = run_id };
 	int ret;
 
-	if (run_id_make(run_id, sizeof(run_id), build, tier, shard, shards) < 0) {
+	if (run_id_make(base, sizeof(base), build, tier, shard, shards) < 0) {
 		bci_message(err, err_size, "build name %s is too long for a run id", build);
 		return -ENAMETOOLONG;
 	}
-	ret = bci_store_job_add(s->store, &job, NULL, err, err_size);
-	/* Queued again (a re-run): the same shards under the next free run id. */
-	for (unsigned again = 2; ret == -EEXIST && again <= BCI_SCHEDULE_MAX_RERUNS + 1; again++) {
-		char base[BCI_MANIFEST_WORD_MAX + 1];
-		int n;
+	/*
+	 * Queued again (a re-run): the same shards under the next free run id.
+	 * Looked up first rather than tried: a failed INSERT would abort the
+	 * whole transaction on PostgreSQL.
+	 */
+	for (unsigned again = 1; again <= BCI_SCHEDULE_MAX_RERUNS + 1; again++) {
+		int n = again == 1 ? snprintf(run_id, sizeof(run_id), "%s", base)
+				   : snprintf(run_id, sizeof(run_id), "%s-r%u", base, again);
 
-		run_id_make(base, sizeof(base), build, tier, shard, shards);
-		n = snprintf(run_id, sizeof(run_id), "%s-r%u", base, again);
 		if (n < 0 || (size_t)n >= sizeof(run_id)) {
 			bci_message(err, err_size, "build name %s is too long for a run id", build);
 			return -ENAMETOOLONG;
 		}
-		ret = bci_store_job_add(s->store, &job, NULL, err, err_size);
+		taken.taken = false;
+		ret = bci_store_machine_jobs_each(s->store, machine, run_id_match, &taken, err,
+						  err_size);
+		if (ret < 0)
+			return ret;
+		if (!taken.taken)
+			return bci_store_job_add(s->store, &job, NULL, err, err_size);
 	}
-	return ret;
+	bci_message(err, err_size, "%s already ran %d times on %s", base, BCI_SCHEDULE_MAX_RERUNS + 1,
+		    machine);
+	return -EEXIST;
 }
 
 /* Joins the tests of @t that @shard_of puts on @shard (all when @shard_of is NULL). */

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libpq-fe.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +82,21 @@ static int setup(void **state)
 	assert_non_null(f);
 	snprintf(f->dir, sizeof(f->dir), "/tmp/bootci-schedule-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	snprintf(url, sizeof(url), "sqlite:%s/bootci.sqlite", f->dir);
+	/* BOOTCI_TEST_STORE_URL: the same suite against PostgreSQL (tests/aggregator/store-postgres.t). */
+	if (getenv("BOOTCI_TEST_STORE_URL") && *getenv("BOOTCI_TEST_STORE_URL")) {
+		PGconn *conn = PQconnectdb(getenv("BOOTCI_TEST_STORE_URL"));
+		PGresult *res;
+
+		assert_int_equal(PQstatus(conn), CONNECTION_OK);
+		res = PQexec(conn, "SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
+				   " CREATE SCHEMA public");
+		assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+		PQclear(res);
+		PQfinish(conn);
+		snprintf(url, sizeof(url), "%s", getenv("BOOTCI_TEST_STORE_URL"));
+	} else {
+		snprintf(url, sizeof(url), "sqlite:%s/bootci.sqlite", f->dir);
+	}
 	if (bci_store_open(url, f->dir, &f->store, f->err, sizeof(f->err)) < 0)
 		fail_msg("%s", f->err);
 	/* The power command: appends its argument to a file, as a PDU would power a socket. */
