@@ -95,11 +95,9 @@ int bci_schedule_put_begin(struct bci_schedule_server *s, const char *url,
 			   const char *authorization, const char *sha256,
 			   struct bci_schedule_put **out, struct bci_schedule_answer *a)
 {
-	static const char prefix[] = "/api/v1/builds/";
+	struct bci_schedule_route route;
 	struct bci_schedule_put *put;
-	const char *p = url + sizeof(prefix) - 1, *slash;
 	char why[PATH_MAX + 400];
-	size_t n;
 	int ret;
 
 	memset(a, 0, sizeof(*a));
@@ -117,21 +115,15 @@ int bci_schedule_put_begin(struct bci_schedule_server *s, const char *url,
 	if (!put)
 		return -ENOMEM;
 	put->fd = -1;
-	slash = strchr(p, '/');
-	n = slash ? (size_t)(slash - p) : strlen(p);
-	if (n >= sizeof(put->build))
+	if (bci_schedule_route_parse(url, &route) < 0 || (route.kind != BCI_SCHEDULE_ROUTE_BUILD &&
+							  route.kind != BCI_SCHEDULE_ROUTE_BUILD_FILE))
 		goto bad_path;
-	memcpy(put->build, p, n);
-	if (!bci_manifest_word_ok(put->build))
-		goto bad_path;
-	if (slash) {
-		if (strncmp(slash, "/files/", 7) || strlen(slash + 7) >= sizeof(put->file))
-			goto bad_path;
-		strcpy(put->file, slash + 7);
-		if (!bci_manifest_word_ok(put->file))
-			goto bad_path;
-		if (!sha256 || strlen(sha256) != BCI_SHA256_HEX_LEN) {
-			answer_json_error(a, 400, "a build file's PUT carries X-Bootci-Sha256");
+	strcpy(put->build, route.first);
+	if (route.kind == BCI_SCHEDULE_ROUTE_BUILD_FILE) {
+		strcpy(put->file, route.second);
+		if (!sha256 || strlen(sha256) != BCI_SHA256_HEX_LEN ||
+		    strspn(sha256, "0123456789abcdefABCDEF") != BCI_SHA256_HEX_LEN) {
+			answer_json_error(a, 400, "a build file's PUT carries X-Bootci-Sha256 (64 hex digits)");
 			bci_schedule_put_free(put);
 			return 1;
 		}

@@ -167,24 +167,6 @@ fail:
 
 /* ---- routes ---- */
 
-#define BOOT_PREFIX "/api/v1/boot/"
-#define BUILDS_PREFIX "/api/v1/builds/"
-#define MACHINES_PREFIX "/api/v1/machines/"
-#define STATES_PATH "/api/v1/schedule/machines"
-
-bool bci_schedule_http_owns(const char *url)
-{
-	const char *slash;
-
-	if (!strncmp(url, BOOT_PREFIX, strlen(BOOT_PREFIX)) ||
-	    !strncmp(url, BUILDS_PREFIX, strlen(BUILDS_PREFIX)) || !strcmp(url, STATES_PATH))
-		return true;
-	if (strncmp(url, MACHINES_PREFIX, strlen(MACHINES_PREFIX)))
-		return false;
-	slash = strchr(url + strlen(MACHINES_PREFIX), '/');
-	return slash && !strncmp(slash, "/jobs/", 6);
-}
-
 static void answer_text(struct bci_schedule_answer *a, int status, const char *type, char *body)
 {
 	a->status = status;
@@ -223,18 +205,6 @@ static void answer_error(struct bci_schedule_answer *a, int status, const char *
 	a->content_type = "application/json";
 	a->body = body;
 	a->len = body ? strlen(body) : 0;
-}
-
-/* Splits "<a>/<word>/<b>" style paths: copies the word before the next '/' (or the end). */
-static const char *word_take(const char *p, char *word, size_t size)
-{
-	size_t n = strcspn(p, "/");
-
-	if (n == 0 || n >= size)
-		return NULL;
-	memcpy(word, p, n);
-	word[n] = '\0';
-	return bci_manifest_word_ok(word) ? p + n : NULL;
 }
 
 static void boot_answer(struct bci_schedule_server *s, const char *mac, const char *host, bool tls,
@@ -281,18 +251,14 @@ static int file_match(const struct bci_store_build_file *file, void *ctx)
 	return 0;
 }
 
-static void file_answer(struct bci_schedule_server *s, const char *rest, struct bci_schedule_answer *a)
+static void file_answer(struct bci_schedule_server *s, const struct bci_schedule_route *route,
+			struct bci_schedule_answer *a)
 {
-	char build[BCI_MANIFEST_WORD_MAX + 1], name[BCI_MANIFEST_WORD_MAX + 1], err[512];
-	char path[PATH_MAX];
+	const char *build = route->first, *name = route->second;
 	struct file_find find = { .path = name };
+	char err[512], path[PATH_MAX];
 	struct stat st;
-	const char *p = word_take(rest, build, sizeof(build));
 
-	if (!p || strncmp(p, "/files/", 7) || !(p = word_take(p + 7, name, sizeof(name))) || *p) {
-		answer_error(a, 404, "no such path (/api/v1/builds/<build>/files/<file>)");
-		return;
-	}
 	if (bci_store_build_files_each(s->store, build, file_match, &find, err, sizeof(err)) < 0) {
 		answer_error(a, 500, "%s", err);
 		return;
@@ -318,18 +284,13 @@ static void file_answer(struct bci_schedule_server *s, const char *rest, struct 
 		 (unsigned long long)a->fd_size);
 }
 
-static void initrd_answer(struct bci_schedule_server *s, const char *rest,
+static void initrd_answer(struct bci_schedule_server *s, const struct bci_schedule_route *route,
 			  struct bci_schedule_answer *a)
 {
-	char machine[BCI_MANIFEST_WORD_MAX + 1], run_id[BCI_MANIFEST_WORD_MAX + 1], err[512];
-	const char *p = word_take(rest, machine, sizeof(machine));
+	const char *machine = route->first, *run_id = route->second;
+	char err[512];
 	int ret;
 
-	if (!p || strncmp(p, "/jobs/", 6) || !(p = word_take(p + 6, run_id, sizeof(run_id))) ||
-	    strcmp(p, "/initrd")) {
-		answer_error(a, 404, "no such path (/api/v1/machines/<machine>/jobs/<run-id>/initrd)");
-		return;
-	}
 	ret = bci_schedule_job_initrd(&s->schedule, machine, run_id, &a->body, &a->len, err,
 				      sizeof(err));
 	if (ret < 0) {
@@ -393,6 +354,8 @@ static void states_answer(struct bci_schedule_server *s, struct bci_schedule_ans
 void bci_schedule_http_answer(struct bci_schedule_server *s, const char *method, const char *url,
 			      const char *host, bool tls, struct bci_schedule_answer *a)
 {
+	struct bci_schedule_route route;
+
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
 	if (!s) {
@@ -402,18 +365,30 @@ void bci_schedule_http_answer(struct bci_schedule_server *s, const char *method,
 	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
 		answer_error(a, 405, "%s takes GET%s", url,
-			     strncmp(url, BUILDS_PREFIX, strlen(BUILDS_PREFIX)) ? "" : " or PUT");
+			     strncmp(url, "/api/v1/builds/", 15) ? "" : " or PUT");
+		return;
+	}
+	if (bci_schedule_route_parse(url, &route) < 0 || route.kind == BCI_SCHEDULE_ROUTE_BUILD) {
+		answer_error(a, 404, "no such path");
 		return;
 	}
 	pthread_mutex_lock(&s->lock);
-	if (!strncmp(url, BOOT_PREFIX, strlen(BOOT_PREFIX)))
-		boot_answer(s, url + strlen(BOOT_PREFIX), host, tls, a);
-	else if (!strncmp(url, BUILDS_PREFIX, strlen(BUILDS_PREFIX)))
-		file_answer(s, url + strlen(BUILDS_PREFIX), a);
-	else if (!strcmp(url, STATES_PATH))
+	switch (route.kind) {
+	case BCI_SCHEDULE_ROUTE_BOOT:
+		boot_answer(s, route.first, host, tls, a);
+		break;
+	case BCI_SCHEDULE_ROUTE_BUILD_FILE:
+		file_answer(s, &route, a);
+		break;
+	case BCI_SCHEDULE_ROUTE_JOB_INITRD:
+		initrd_answer(s, &route, a);
+		break;
+	case BCI_SCHEDULE_ROUTE_STATES:
 		states_answer(s, a);
-	else
-		initrd_answer(s, url + strlen(MACHINES_PREFIX), a);
+		break;
+	case BCI_SCHEDULE_ROUTE_BUILD:
+		break;
+	}
 	pthread_mutex_unlock(&s->lock);
 }
 

@@ -12,6 +12,7 @@
 
 #include "../../aggregator/schedule/judge.h"
 #include "../../aggregator/schedule/schedule.h"
+#include "../../aggregator/schedule/serve_hook.h"
 #include "../../aggregator/schedule/split.h"
 #include "../../aggregator/store/store.h"
 #include "fsutil.h"
@@ -286,6 +287,30 @@ static void test_boot_abandons(void **state)
 	free(script);
 	fflush(f->s.log);
 	expect_in(f->log_text, "grp-a: b1-fast abandoned after 5 boots without an upload");
+}
+
+static void test_routes(void **state)
+{
+	struct bci_schedule_route r;
+
+	(void)state;
+	assert_int_equal(bci_schedule_route_parse("/api/v1/boot/52:54:00:00:00:01", &r), 0);
+	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_BOOT);
+	assert_string_equal(r.first, "52:54:00:00:00:01");
+	assert_int_equal(bci_schedule_route_parse("/api/v1/builds/b1/files/vmlinuz", &r), 0);
+	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_BUILD_FILE);
+	assert_string_equal(r.second, "vmlinuz");
+	assert_int_equal(bci_schedule_route_parse("/api/v1/builds/b1", &r), 0);
+	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_BUILD);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/machines/m/jobs/r/initrd", &r), 0);
+	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_JOB_INITRD);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/builds/../files/x", &r), -1);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/builds/b1/files/a/b", &r), -1);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/boot/a/b", &r), -1);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/machines/m/jobs/r", &r), -1);
+	assert_true(bci_schedule_http_owns("/api/v1/machines/m/jobs/r/initrd"));
+	assert_false(bci_schedule_http_owns("/api/v1/machines/m/runs/r"));
+	assert_false(bci_schedule_http_owns("/api/v1/health"));
 }
 
 /* ---- shards ---- */
@@ -591,6 +616,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_boot_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_boot_abandons, setup, teardown),
+		cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_split_pure),
 		cmocka_unit_test_setup_teardown(test_shards_without_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shards_by_duration_stable, setup, teardown),
