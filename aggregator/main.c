@@ -55,7 +55,9 @@ static const struct command commands[] = {
 	  "        (--master URL --token-file F | [--data DIR] [--store URL]) IMAGE_DIR\n"
 	  "      send bootci-builder's test image to the master (or, on the master, into\n"
 	  "      DATA): verified against its manifest, kept in DATA/builds, registered,\n"
-	  "      its fast tier queued\n" },
+	  "      its fast tier queued\n"
+	  "publish --known-good VERSION [--manifest FILE] [--data DIR] [--store URL] IMAGE_DIR\n"
+	  "      on the master: the known-good disk image (disk.img ...) as VERSION\n" },
 	{ "serve", bci_cmd_serve,
 	  "serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
 	  "      the CI master's upload server (serve --help, README.md)\n" },

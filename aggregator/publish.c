@@ -240,35 +240,23 @@ static int testlist_ok(const struct bci_test_name *name, void *data)
 	return 0;
 }
 
-int bci_publish_dir(struct bci_store *store, const char *data_dir, const struct bci_publish *p,
-		    char *err, size_t err_size)
+/*
+ * Verifies the files of @files found in @image_dir against the manifest
+ * (@manifest, NULL: IMAGE_DIR/manifest) and keeps them, the manifest too
+ * (in *@manifest_kept): all verified, or an error and nothing registered.
+ */
+static int files_keep(const char *data_dir, const char *image_dir, const char *manifest,
+		      struct published *files, size_t count,
+		      struct bci_publish_entry *manifest_kept, char *err, size_t err_size)
 {
-	struct published files[] = {
-		{ .name = "vmlinuz", .required = true, .from_manifest = true },
-		{ .name = "initrd.img", .required = true, .from_manifest = true },
-		{ .name = "boot.ipxe", .from_manifest = true },
-		{ .name = BCI_SCHEDULE_FAST_TESTLIST, .required = true },
-		{ .name = BCI_SCHEDULE_FULL_TESTLIST },
-	};
-	size_t count = sizeof(files) / sizeof(files[0]);
 	struct manifest_check check = { files, count };
 	char path[PATH_MAX], manifest_path[PATH_MAX], *text = NULL;
-	struct bci_store_build build = {
-		.name = p->build, .tree = p->tree, .commit = p->commit, .tier = p->tier,
-		.base = p->base, .series_title = p->series_title, .message_id = p->message_id,
-	};
-	struct bci_publish_entry manifest_kept;
 	size_t len;
 	int ret;
 
-	if (!bci_manifest_word_ok(p->build)) {
-		bci_message(err, err_size, "build name '%s' is not a word (letters, digits, . _ -)",
-			    p->build);
-		return -EINVAL;
-	}
-	snprintf(manifest_path, sizeof(manifest_path), "%s", p->manifest ? p->manifest : "");
-	if (!p->manifest)
-		snprintf(manifest_path, sizeof(manifest_path), "%s/manifest", p->image_dir);
+	snprintf(manifest_path, sizeof(manifest_path), "%s", manifest ? manifest : "");
+	if (!manifest)
+		snprintf(manifest_path, sizeof(manifest_path), "%s/manifest", image_dir);
 	if ((ret = bci_read_file(manifest_path, &text, &len, MANIFEST_MAX)) < 0) {
 		bci_message(err, err_size, "%s: %s", manifest_path, strerror(-ret));
 		return ret;
@@ -283,11 +271,11 @@ int bci_publish_dir(struct bci_store *store, const char *data_dir, const struct 
 		struct published *f = &files[i];
 		struct bci_publish_entry expected = f->kept;
 
-		snprintf(path, sizeof(path), "%s/%s", p->image_dir, f->name);
+		snprintf(path, sizeof(path), "%s/%s", image_dir, f->name);
 		if (access(path, F_OK) < 0) {
 			if (f->required || f->present) {
 				bci_message(err, err_size, "%s: missing (%s)", path,
-					    f->present ? "the manifest lists it" : "a build needs it");
+					    f->present ? "the manifest lists it" : "it is required");
 				return -ENOENT;
 			}
 			continue;
@@ -320,7 +308,36 @@ int bci_publish_dir(struct bci_store *store, const char *data_dir, const struct 
 		}
 		f->present = true;
 	}
-	if ((ret = object_keep(data_dir, manifest_path, &manifest_kept, err, err_size)) < 0)
+	if ((ret = object_keep(data_dir, manifest_path, manifest_kept, err, err_size)) < 0)
+		return ret;
+	return 0;
+}
+
+int bci_publish_dir(struct bci_store *store, const char *data_dir, const struct bci_publish *p,
+		    char *err, size_t err_size)
+{
+	struct published files[] = {
+		{ .name = "vmlinuz", .required = true, .from_manifest = true },
+		{ .name = "initrd.img", .required = true, .from_manifest = true },
+		{ .name = "boot.ipxe", .from_manifest = true },
+		{ .name = BCI_SCHEDULE_FAST_TESTLIST, .required = true },
+		{ .name = BCI_SCHEDULE_FULL_TESTLIST },
+	};
+	size_t count = sizeof(files) / sizeof(files[0]);
+	struct bci_store_build build = {
+		.name = p->build, .tree = p->tree, .commit = p->commit, .tier = p->tier,
+		.base = p->base, .series_title = p->series_title, .message_id = p->message_id,
+	};
+	struct bci_publish_entry manifest_kept;
+	int ret;
+
+	if (!bci_manifest_word_ok(p->build)) {
+		bci_message(err, err_size, "build name '%s' is not a word (letters, digits, . _ -)",
+			    p->build);
+		return -EINVAL;
+	}
+	if ((ret = files_keep(data_dir, p->image_dir, p->manifest, files, count, &manifest_kept, err,
+			      err_size)) < 0)
 		return ret;
 	if ((ret = bci_store_begin(store, err, err_size)) < 0)
 		return ret;
@@ -348,6 +365,57 @@ int bci_publish_dir(struct bci_store *store, const char *data_dir, const struct 
 		fprintf(p->log, "publish: %s registered (tree %s, commit %s, %s tier)\n", p->build,
 			p->tree, p->commit, p->tier);
 	return bci_publish_queue(store, data_dir, p, err, err_size);
+rollback:
+	bci_store_rollback(store);
+	return ret;
+}
+
+int bci_publish_known_good(struct bci_store *store, const char *data_dir, const char *version,
+			   const char *image_dir, const char *manifest, FILE *log, char *err,
+			   size_t err_size)
+{
+	struct published files[] = {
+		{ .name = "disk.img", .required = true, .from_manifest = true },
+		{ .name = "known-good.efi", .from_manifest = true },
+		{ .name = "layout", .from_manifest = true },
+		{ .name = "register-boot-entry.sh", .from_manifest = true },
+	};
+	size_t count = sizeof(files) / sizeof(files[0]);
+	struct bci_publish_entry manifest_kept;
+	int ret;
+
+	if (!bci_manifest_word_ok(version)) {
+		bci_message(err, err_size, "version '%s' is not a word (letters, digits, . _ -)",
+			    version);
+		return -EINVAL;
+	}
+	if ((ret = files_keep(data_dir, image_dir, manifest, files, count, &manifest_kept, err,
+			      err_size)) < 0)
+		return ret;
+	if ((ret = bci_store_begin(store, err, err_size)) < 0)
+		return ret;
+	for (size_t i = 0; i < count; i++) {
+		struct bci_store_build_file file = { .build = version, .path = files[i].name,
+						     .sha256 = files[i].kept.sha256,
+						     .size = files[i].kept.size };
+
+		if (files[i].present &&
+		    (ret = bci_store_known_good_file_add(store, version, &file, err, err_size)) < 0)
+			goto rollback;
+	}
+	{
+		struct bci_store_build_file file = { .build = version, .path = "manifest",
+						     .sha256 = manifest_kept.sha256,
+						     .size = manifest_kept.size };
+
+		if ((ret = bci_store_known_good_file_add(store, version, &file, err, err_size)) < 0)
+			goto rollback;
+	}
+	if ((ret = bci_store_commit(store, err, err_size)) < 0)
+		goto rollback;
+	if (log)
+		fprintf(log, "publish: known-good image %s registered\n", version);
+	return 0;
 rollback:
 	bci_store_rollback(store);
 	return ret;

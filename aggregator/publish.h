@@ -54,6 +54,16 @@ int bci_publish_dir(struct bci_store *store, const char *data_dir, const struct 
 		    char *err, size_t err_size);
 
 /*
+ * The known-good disk image (bootci-builder's disk.img, known-good.efi,
+ * layout, register-boot-entry.sh and its manifest) as version @version:
+ * verified and kept like a build, registered in the store's known_good
+ * tables, served at /api/v1/known-good/<version>/files/<file>.
+ */
+int bci_publish_known_good(struct bci_store *store, const char *data_dir, const char *version,
+			   const char *image_dir, const char *manifest, FILE *log, char *err,
+			   size_t err_size);
+
+/*
  * The same from another host: each file PUT to @master (http(s)://host:port)
  * with @token (a publisher's), then the build's metadata; serve runs
  * bci_publish_dir() on what arrived. 0, or -errno with the server's answer.

@@ -38,6 +38,30 @@ static int publish_remote(const char *master, const char *token_file, const stru
 	return 0;
 }
 
+/* --known-good VERSION, on the master (not yet over HTTP). */
+static int publish_known_good(const char *url, const char *data_dir, const char *version,
+			      const char *image_dir, const char *manifest)
+{
+	char err[PATH_MAX + 1024] = "";
+	struct bci_store *store = NULL;
+	int ret;
+
+	if (!data_dir || !*data_dir)
+		data_dir = BCI_INGEST_DEFAULT_DATA;
+	if ((ret = bci_store_open(url, data_dir, &store, err, sizeof(err))) < 0) {
+		fprintf(stderr, "bootci-aggregator publish: store: %s\n", err);
+		return 1;
+	}
+	ret = bci_publish_known_good(store, data_dir, version, image_dir, manifest, stdout, err,
+				     sizeof(err));
+	bci_store_close(store);
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator publish: %s\n", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
 int bci_cmd_publish(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -53,18 +77,19 @@ int bci_cmd_publish(int argc, char **argv)
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "master", required_argument, NULL, 'u' },
 		{ "token-file", required_argument, NULL, 'k' },
+		{ "known-good", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA");
-	const char *master = NULL, *token_file = NULL;
+	const char *master = NULL, *token_file = NULL, *known_good = NULL;
 	struct bci_publish p = { .log = stdout };
 	struct bci_store *store = NULL;
 	char err[PATH_MAX + 1024] = "";
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:b:t:c:T:B:S:M:m:u:k:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:d:b:t:c:T:B:S:M:m:u:k:K:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's': url = optarg; break;
 		case 'd': data_dir = optarg; break;
@@ -78,6 +103,7 @@ int bci_cmd_publish(int argc, char **argv)
 		case 'm': p.manifest = optarg; break;
 		case 'u': master = optarg; break;
 		case 'k': token_file = optarg; break;
+		case 'K': known_good = optarg; break;
 		case 'h':
 			bci_aggregator_usage(stdout);
 			return 0;
@@ -86,6 +112,8 @@ int bci_cmd_publish(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (known_good && optind == argc - 1 && !master && !p.build)
+		return publish_known_good(url, data_dir, known_good, argv[optind], p.manifest);
 	if (optind != argc - 1 || !p.build || !p.tree || !p.commit || !p.tier) {
 		fprintf(stderr, "bootci-aggregator publish: --build, --tree, --commit, --tier and"
 				" IMAGE_DIR are required\n");

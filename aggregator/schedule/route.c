@@ -10,6 +10,7 @@
 #define BUILDS_PREFIX "/api/v1/builds/"
 #define MACHINES_PREFIX "/api/v1/machines/"
 #define STATES_PATH "/api/v1/schedule/machines"
+#define KNOWN_GOOD_PREFIX "/api/v1/known-good/"
 
 /* Copies the word before the next '/' (or the end) into @word; the rest, or NULL. */
 static const char *word_take(const char *p, char *word, size_t size)
@@ -28,7 +29,8 @@ bool bci_schedule_http_owns(const char *url)
 	const char *slash;
 
 	if (!strncmp(url, BOOT_PREFIX, strlen(BOOT_PREFIX)) ||
-	    !strncmp(url, BUILDS_PREFIX, strlen(BUILDS_PREFIX)) || !strcmp(url, STATES_PATH))
+	    !strncmp(url, BUILDS_PREFIX, strlen(BUILDS_PREFIX)) || !strcmp(url, STATES_PATH) ||
+	    !strncmp(url, KNOWN_GOOD_PREFIX, strlen(KNOWN_GOOD_PREFIX)))
 		return true;
 	if (strncmp(url, MACHINES_PREFIX, strlen(MACHINES_PREFIX)))
 		return false;
@@ -66,6 +68,14 @@ int bci_schedule_route_parse(const char *url, struct bci_schedule_route *route)
 		    !(p = word_take(p + 7, route->second, sizeof(route->second))) || *p)
 			return -1;
 		route->kind = BCI_SCHEDULE_ROUTE_BUILD_FILE;
+		return 0;
+	}
+	if (!strncmp(url, KNOWN_GOOD_PREFIX, strlen(KNOWN_GOOD_PREFIX))) {
+		p = word_take(url + strlen(KNOWN_GOOD_PREFIX), route->first, sizeof(route->first));
+		if (!p || strncmp(p, "/files/", 7) ||
+		    !(p = word_take(p + 7, route->second, sizeof(route->second))) || *p)
+			return -1;
+		route->kind = BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE;
 		return 0;
 	}
 	if (!strncmp(url, MACHINES_PREFIX, strlen(MACHINES_PREFIX))) {

@@ -259,12 +259,18 @@ static void file_answer(struct bci_schedule_server *s, const struct bci_schedule
 	char err[512], path[PATH_MAX];
 	struct stat st;
 
-	if (bci_store_build_files_each(s->store, build, file_match, &find, err, sizeof(err)) < 0) {
+	if ((route->kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE
+		     ? bci_store_known_good_files_each(s->store, build, file_match, &find, err,
+						       sizeof(err))
+		     : bci_store_build_files_each(s->store, build, file_match, &find, err,
+						  sizeof(err))) < 0) {
 		answer_error(a, 500, "%s", err);
 		return;
 	}
 	if (!find.found) {
-		answer_error(a, 404, "build %s has no file %s", build, name);
+		answer_error(a, 404, "%s %s has no file %s",
+			     route->kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE ? "known-good image"
+									 : "build", build, name);
 		return;
 	}
 	bci_schedule_object_path(s->data_dir, find.sha256, path, sizeof(path));
@@ -378,6 +384,7 @@ void bci_schedule_http_answer(struct bci_schedule_server *s, const char *method,
 		boot_answer(s, route.first, host, tls, a);
 		break;
 	case BCI_SCHEDULE_ROUTE_BUILD_FILE:
+	case BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE:
 		file_answer(s, &route, a);
 		break;
 	case BCI_SCHEDULE_ROUTE_JOB_INITRD:

@@ -7,6 +7,7 @@
  *   GET /api/v1/boot/<mac>                          iPXE script (schedule.h)
  *   GET /api/v1/machines/<machine>/jobs/<run-id>/initrd   the job initrd
  *   GET /api/v1/builds/<build>/files/<file>         a published file
+ *   GET /api/v1/known-good/<version>/files/<file>   a known-good image's file
  *   GET /api/v1/schedule/machines                   each machine's state (JSON)
  *   PUT /api/v1/builds/<build>[/files/<file>]       publishing (below)
  *
@@ -50,6 +51,7 @@ enum bci_schedule_route_kind {
 	BCI_SCHEDULE_ROUTE_BUILD_FILE,	/* first: the build, second: the file */
 	BCI_SCHEDULE_ROUTE_JOB_INITRD,	/* first: the machine, second: the run id */
 	BCI_SCHEDULE_ROUTE_STATES,
+	BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE,	/* first: the version, second: the file */
 };
 
 struct bci_schedule_route {

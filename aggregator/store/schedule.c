@@ -53,7 +53,17 @@ const char bci_store_schedule_migration[] =
 	"CREATE TABLE schedule_gates ("
 	"  build BIGINT PRIMARY KEY REFERENCES builds(id),"
 	"  decision TEXT NOT NULL,"
-	"  decided DOUBLE PRECISION NOT NULL);";
+	"  decided DOUBLE PRECISION NOT NULL);"
+	"CREATE TABLE known_good ("
+	"  id {id},"
+	"  version TEXT NOT NULL UNIQUE,"
+	"  registered DOUBLE PRECISION NOT NULL);"
+	"CREATE TABLE known_good_files ("
+	"  known_good BIGINT NOT NULL REFERENCES known_good(id) ON DELETE CASCADE,"
+	"  path TEXT NOT NULL,"
+	"  sha256 TEXT NOT NULL,"
+	"  size BIGINT NOT NULL,"
+	"  PRIMARY KEY (known_good, path));";
 
 #define JOB_COLUMNS \
 	"SELECT j.id, m.name, b.name, j.tier, j.shard, j.shards, j.testlist, j.run_id, j.state," \
@@ -104,6 +114,16 @@ const char *const bci_store_schedule_statements[S_COUNT - S_SCHEDULE_FIRST] = {
 		" JOIN builds b ON b.id = f.build WHERE b.name = ? ORDER BY f.path",
 	[S_GATE_PUT - S_SCHEDULE_FIRST] =
 		"INSERT INTO schedule_gates (build, decision, decided) VALUES (?, ?, ?)",
+	[S_KNOWN_GOOD_ENSURE - S_SCHEDULE_FIRST] =
+		"INSERT INTO known_good (version, registered) VALUES (?, ?) ON CONFLICT (version)"
+		" DO UPDATE SET registered = excluded.registered RETURNING id",
+	[S_KNOWN_GOOD_FILE_ADD - S_SCHEDULE_FIRST] =
+		"INSERT INTO known_good_files (known_good, path, sha256, size) VALUES (?, ?, ?, ?)"
+		" ON CONFLICT (known_good, path) DO UPDATE SET sha256 = excluded.sha256,"
+		" size = excluded.size",
+	[S_KNOWN_GOOD_FILES - S_SCHEDULE_FIRST] =
+		"SELECT k.version, f.path, f.sha256, f.size FROM known_good_files f"
+		" JOIN known_good k ON k.id = f.known_good WHERE k.version = ? ORDER BY f.path",
 	/* Builds whose fast tier is queued and whose full tier is not decided yet. */
 	[S_BUILDS_UNGATED - S_SCHEDULE_FIRST] =
 		"SELECT DISTINCT b.name, b.id FROM schedule_jobs j JOIN builds b ON b.id = j.build"
@@ -493,5 +513,38 @@ int bci_store_builds_ungated(struct bci_store *store, int (*fn)(const char *buil
 	int ret;
 
 	ret = bci_store_query(store, S_BUILDS_UNGATED, NULL, 0, row_name, &walk, err, err_size);
+	return ret ? ret : walk.count;
+}
+
+/* ---- the known-good image's versions ---- */
+
+int bci_store_known_good_file_add(struct bci_store *store, const char *version,
+				  const struct bci_store_build_file *file, char *err,
+				  size_t err_size)
+{
+	struct bci_store_value ensure[] = { value_text(version), value_real(bci_store_now(), 0) };
+	int64_t key = -1;
+	int ret;
+
+	ret = bci_store_query(store, S_KNOWN_GOOD_ENSURE, ensure, 2, bci_store_row_first_int, &key,
+			      err, err_size);
+	if (ret < 0)
+		return ret;
+	struct bci_store_value params[] = {
+		value_int(key), value_text(file->path), value_text(file->sha256),
+		value_int((int64_t)file->size),
+	};
+	return bci_store_query(store, S_KNOWN_GOOD_FILE_ADD, params, 4, NULL, NULL, err, err_size);
+}
+
+int bci_store_known_good_files_each(struct bci_store *store, const char *version,
+				    int (*fn)(const struct bci_store_build_file *file, void *ctx),
+				    void *ctx, char *err, size_t err_size)
+{
+	struct bci_store_value param = value_text(version);
+	struct file_walk walk = { fn, ctx, 0 };
+	int ret;
+
+	ret = bci_store_query(store, S_KNOWN_GOOD_FILES, &param, 1, row_file, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }

@@ -339,4 +339,16 @@ int bci_store_gate_put(struct bci_store *store, const char *build, const char *d
 int bci_store_builds_ungated(struct bci_store *store, int (*fn)(const char *build, void *ctx),
 			     void *ctx, char *err, size_t err_size);
 
+/*
+ * The known-good image's versions: its files (disk.img, known-good.efi, ...)
+ * kept like a build's. A file of a new version creates the version; the
+ * files are given with .build the version's name. Readers: by path.
+ */
+int bci_store_known_good_file_add(struct bci_store *store, const char *version,
+				  const struct bci_store_build_file *file, char *err,
+				  size_t err_size);
+int bci_store_known_good_files_each(struct bci_store *store, const char *version,
+				    int (*fn)(const struct bci_store_build_file *file, void *ctx),
+				    void *ctx, char *err, size_t err_size);
+
 #endif

@@ -59,7 +59,33 @@ else
 	diag <"$work/publish.log"
 fi
 
+# The known-good disk image, published the same way with a version.
+kg=$work/known-good
+mkdir -p "$kg"
+head -c 16384 /dev/urandom >"$kg/disk.img"
+printf 'layout\n' >"$kg/layout"
+{
+	printf '%s %s 100644 disk.img bootci-builder\n' "$(sha256sum <"$kg/disk.img" | cut -d' ' -f1)" "$(stat -c %s "$kg/disk.img")"
+	printf '%s %s 100644 layout bootci-builder\n' "$(sha256sum <"$kg/layout" | cut -d' ' -f1)" "$(stat -c %s "$kg/layout")"
+} >"$kg/manifest"
+cp -r "$kg" "$work/kg-bad"
+printf 'x' >>"$work/kg-bad/disk.img"
+if "$aggregator" publish --data "$data" --known-good 2026.12.1 "$kg" >>"$work/publish.log" 2>&1 &&
+	! "$aggregator" publish --data "$data" --known-good 2026.12.2 "$work/kg-bad" >>"$work/publish.log" 2>&1 &&
+	grep -q "disk.img: sha256 .* the manifest says" "$work/publish.log"; then
+	ok "the known-good image is published with a version, verified against its manifest"
+else
+	not_ok "publish --known-good"
+	diag <"$work/publish.log"
+fi
+
 BOOTCI_SCHEDULE_TICK=1 start_server
+if curl -sf "$base/api/v1/known-good/2026.12.1/files/disk.img" | cmp -s - "$kg/disk.img" &&
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$base/api/v1/known-good/2026.12.2/files/disk.img")" = 404 ]; then
+	ok "the known-good image's files are served by version; a refused version has none"
+else
+	not_ok "known-good files"
+fi
 boot() { curl -sf "$base/api/v1/boot/$1"; }
 
 script=$(boot 52:54:00:00:00:01)
