@@ -529,6 +529,40 @@ static void test_report_judge(void **state)
 						   sizeof(f->err)), 1);
 }
 
+static int file_print(const struct bci_store_build_file *file, void *ctx)
+{
+	char *out = ctx;
+
+	snprintf(out + strlen(out), 256 - strlen(out), "%s:%s:%.4s:%llu;", file->build, file->path,
+		 file->sha256, (unsigned long long)file->size);
+	return 0;
+}
+
+static void test_known_good_versions(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_store_build_file disk = { .path = "disk.img", .sha256 = "abcd0000", .size = 7 };
+	struct bci_store_build_file layout = { .path = "layout", .sha256 = "ef000000", .size = 1 };
+	char text[256] = "";
+
+	assert_int_equal(bci_store_known_good_file_add(f->store, "v1", &disk, f->err,
+						       sizeof(f->err)), 0);
+	assert_int_equal(bci_store_known_good_file_add(f->store, "v1", &layout, f->err,
+						       sizeof(f->err)), 0);
+	disk.size = 9;
+	assert_int_equal(bci_store_known_good_file_add(f->store, "v2", &disk, f->err,
+						       sizeof(f->err)), 0);
+	assert_int_equal(bci_store_known_good_files_each(f->store, "v1", file_print, text, f->err,
+							 sizeof(f->err)), 2);
+	assert_string_equal(text, "v1:disk.img:abcd:7;v1:layout:ef00:1;");
+	text[0] = '\0';
+	assert_int_equal(bci_store_known_good_files_each(f->store, "v2", file_print, text, f->err,
+							 sizeof(f->err)), 1);
+	assert_string_equal(text, "v2:disk.img:abcd:9;");
+	assert_int_equal(bci_store_known_good_files_each(f->store, "v3", file_print, text, f->err,
+							 sizeof(f->err)), 0);
+}
+
 /* ---- recovery ---- */
 
 static int power_lines(struct fixture *f)
@@ -623,6 +657,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fast_gates_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tree_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_judge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_known_good_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),
 	};
 
