@@ -698,6 +698,12 @@ static enum MHD_Result schedule_put_step(struct MHD_Connection *connection, stru
 	struct bci_schedule_answer a;
 	int ret;
 
+	if (elapsed(&r->began) > r->server->config.request_timeout) {
+		snprintf(r->note, sizeof(r->note), "the request took more than %u s, closed",
+			 r->server->config.request_timeout);
+		r->status = MHD_HTTP_REQUEST_TIMEOUT;
+		return MHD_NO;
+	}
 	if (*data_size) {
 		ret = bci_schedule_put_data(r->schedule_put, data, *data_size, &a);
 		r->written += *data_size;
