@@ -22,7 +22,7 @@ int bci_cmd_results(int argc, char **argv);
 int bci_cmd_ingest(int argc, char **argv);
 int bci_cmd_collect(int argc, char **argv);
 int bci_cmd_serve(int argc, char **argv);
-
+int bci_cmd_publish(int argc, char **argv);
 /* aggregator/report/command.c */
 int bci_cmd_build(int argc, char **argv);
 int bci_cmd_machine(int argc, char **argv);

@@ -49,6 +49,15 @@ static const struct command commands[] = {
 	  "collect [--results DIR] [--master URL] [--keep N] [--deadline D] [OPTIONS]\n"
 	  "      upload every finished run on the results partition to the master\n"
 	  "      (the known-good image's job; `collect --help` lists every setting)\n" },
+	{ "publish", bci_cmd_publish,
+	  "publish --build NAME --tree T --commit C --tier fast|full [--base NAME]\n"
+	  "        [--series-title TITLE --message-id ID] [--manifest FILE]\n"
+	  "        (--master URL --token-file F | [--data DIR] [--store URL]) IMAGE_DIR\n"
+	  "      send bootci-builder's test image to the master (or, on the master, into\n"
+	  "      DATA): verified against its manifest, kept in DATA/builds, registered,\n"
+	  "      its fast tier queued\n"
+	  "publish --known-good VERSION [--manifest FILE] [--data DIR] [--store URL] IMAGE_DIR\n"
+	  "      on the master: the known-good disk image (disk.img ...) as VERSION\n" },
 	{ "serve", bci_cmd_serve,
 	  "serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
 	  "      the CI master's upload server (serve --help, README.md)\n" },

@@ -5,6 +5,7 @@
 #include "http.h"
 #include "ingest_call.h"
 #include "spool.h"
+#include "../schedule/serve_hook.h"
 #include "fsutil.h"
 #include "jsonw.h"
 #include "message.h"
@@ -35,6 +36,7 @@ struct bci_server {
 	struct bci_spool spool;
 	struct bci_tokens *tokens;
 	struct bci_ingest_call *ingest;
+	struct bci_schedule_server *schedule;	/* the scheduler's routes and loop; NULL: off */
 	struct MHD_Daemon *daemon;
 	char *cert_pem, *key_pem;
 	unsigned port;
@@ -83,6 +85,7 @@ struct request {
 	uint64_t total;			/* the archive's size when known, or UINT64_MAX */
 	uint64_t written;		/* body bytes received */
 	char sha256[BCI_SHA256_HEX_LEN + 1];
+	struct bci_schedule_put *schedule_put;	/* a publish in progress (serve_hook.h) */
 };
 
 void bci_serve_config_default(struct bci_serve_config *config)
@@ -671,6 +674,87 @@ static void workers_stop(struct bci_server *s)
 	s->worker_count = 0;
 }
 
+/* ---- the scheduler's routes (aggregator/schedule/serve_hook.h) ---- */
+
+static enum MHD_Result schedule_respond(struct MHD_Connection *connection, struct request *r,
+					struct bci_schedule_answer *answer);
+
+static enum MHD_Result schedule_request(struct MHD_Connection *connection, struct request *r,
+					const char *url, const char *method)
+{
+	const char *host = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_HOST);
+	struct bci_schedule_answer a;
+
+	if (!strcmp(method, "PUT")) {
+		int begun = bci_schedule_put_begin(
+			r->server->schedule, url,
+			MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_AUTHORIZATION),
+			MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+						    BCI_HTTP_SHA256_HEADER),
+			&r->schedule_put, &a);
+
+		if (begun <= 0)
+			return begun == 0 ? MHD_YES : MHD_NO;
+	} else {
+		bci_schedule_http_answer(r->server->schedule, method, url, host,
+					 r->server->config.cert, &a);
+	}
+	return schedule_respond(connection, r, &a);
+}
+
+/* A publish's body, then its answer. */
+static enum MHD_Result schedule_put_step(struct MHD_Connection *connection, struct request *r,
+					 const char *data, size_t *data_size)
+{
+	struct bci_schedule_answer a;
+	int ret;
+
+	if (elapsed(&r->began) > r->server->config.request_timeout) {
+		snprintf(r->note, sizeof(r->note), "the request took more than %u s, closed",
+			 r->server->config.request_timeout);
+		r->status = MHD_HTTP_REQUEST_TIMEOUT;
+		return MHD_NO;
+	}
+	if (*data_size) {
+		ret = bci_schedule_put_data(r->schedule_put, data, *data_size, &a);
+		r->written += *data_size;
+		*data_size = 0;
+		if (ret < 0)
+			return MHD_NO;
+		return ret == 0 ? MHD_YES : schedule_respond(connection, r, &a);
+	}
+	bci_schedule_put_end(r->server->schedule, r->schedule_put, &a);
+	return schedule_respond(connection, r, &a);
+}
+
+static enum MHD_Result schedule_respond(struct MHD_Connection *connection, struct request *r,
+					struct bci_schedule_answer *answer)
+{
+	struct bci_schedule_answer a = *answer;
+	struct MHD_Response *response;
+	enum MHD_Result ret;
+
+	snprintf(r->note, sizeof(r->note), "%s", a.note);
+	if (a.fd < 0) {
+		ret = respond(connection, r, a.status, a.body ? a.body : "", a.len, a.content_type);
+		free(a.body);
+		return ret;
+	}
+	response = MHD_create_response_from_fd64(a.fd_size, a.fd);	/* owns the fd */
+	if (!response) {
+		close(a.fd);
+		return MHD_NO;
+	}
+	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, a.content_type);
+	ret = MHD_queue_response(connection, (unsigned)a.status, response);
+	MHD_destroy_response(response);
+	r->status = a.status;
+	r->answered = true;
+	return ret;
+}
+
 /* ---- libmicrohttpd callbacks ---- */
 
 static enum MHD_Result first_call(struct MHD_Connection *connection, struct request *r,
@@ -680,6 +764,8 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, struct requ
 	char why[300];
 	int status;
 
+	if (bci_schedule_http_owns(url))
+		return schedule_request(connection, r, url, method);
 	status = bci_http_route(method, url, &r->route, why, sizeof(why));
 	if (status)
 		return respond_error(connection, r, status, "%s", why);
@@ -754,6 +840,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 		*data_size = 0;
 		return MHD_YES;
 	}
+	if (r->schedule_put)
+		return schedule_put_step(connection, r, data, data_size);
 	if (r->refused) {
 		if (!*data_size) {
 			char note[sizeof(r->note)];
@@ -829,6 +917,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 			snprintf(r->note, sizeof(r->note), "cut after %llu bytes, kept for a resume",
 				 (unsigned long long)(r->start + r->written));
 	}
+	bci_schedule_put_free(r->schedule_put);
 	log_request(s, connection, r, how);
 	if (r->pending)
 		MHD_destroy_response(r->pending);
@@ -904,6 +993,7 @@ static void server_free(struct bci_server *s)
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
 	free(s->workers);
+	bci_schedule_server_stop(s->schedule);
 	bci_ingest_call_free(s->ingest);
 	bci_tokens_free(s->tokens);
 	free(s->cert_pem);
@@ -962,6 +1052,9 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	    (config->tokens && (ret = bci_tokens_load(config->tokens, &s->tokens, err, err_size)) < 0) ||
 	    (ret = bci_ingest_call_open(config->store_url, config->data_dir, config->workers,
 					&s->ingest, err, err_size)) < 0)
+		goto fail;
+	if ((ret = bci_schedule_server_start(config->data_dir, config->store_url, config->log,
+					     &s->schedule, err, err_size)) < 0)
 		goto fail;
 	if (!config->cert != !config->key) {
 		bci_message(err, err_size, "--cert and --key go together");

@@ -50,8 +50,33 @@ enum bci_store_statement {
 	S_RUNS_BUILD,
 	S_HISTORY,
 	S_HISTORY_MACHINE,
+	/* ---- the scheduler's (schedule.c; their SQL is in its own table there) ---- */
+	S_SCHEDULE_FIRST,
+	S_JOB_ADD = S_SCHEDULE_FIRST,
+	S_JOB_NEXT,
+	S_JOB_UPDATE,
+	S_JOBS_BUILD,
+	S_JOBS_BUILD_TIER,
+	S_JOBS_MACHINE,
+	S_SPLIT_ADD,
+	S_SPLITS,
+	S_MACHINE_STATE_PUT,
+	S_MACHINE_STATE_GET,
+	S_TEST_DURATION,
+	S_LAST_UPLOAD,
+	S_BUILD_FILE_ADD,
+	S_BUILD_FILES,
+	S_GATE_PUT,
+	S_BUILDS_UNGATED,
+	S_KNOWN_GOOD_ENSURE,
+	S_KNOWN_GOOD_FILE_ADD,
+	S_KNOWN_GOOD_FILES,
 	S_COUNT,
 };
+
+/* The scheduler's migration (schedule.c) and its statements, S_SCHEDULE_FIRST onwards. */
+extern const char bci_store_schedule_migration[];
+extern const char *const bci_store_schedule_statements[S_COUNT - S_SCHEDULE_FIRST];
 
 /* Columns of RUN_COLUMNS in store.c (runs.c reads them in that order). */
 #define RUN_COLUMN_COUNT 14

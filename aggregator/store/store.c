@@ -104,6 +104,8 @@ static const char *const migrations[] = {
 	"  kernel_resume DOUBLE PRECISION,"
 	"  woke TEXT,"
 	"  PRIMARY KEY (run, cycle));",
+	/* 2: the scheduler's queue, machine states, recorded splits, build files (schedule.c). */
+	bci_store_schedule_migration,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,
@@ -187,8 +189,10 @@ int bci_store_query(struct bci_store *store, enum bci_store_statement id,
 		    const struct bci_store_value *params, int n_params, bci_store_row_fn row,
 		    void *ctx, char *err, size_t err_size)
 {
-	return store->backend->query(store->db, id, statements[id], params, n_params, row, ctx,
-				     err, err_size);
+	const char *sql = id < S_SCHEDULE_FIRST ? statements[id]
+						: bci_store_schedule_statements[id - S_SCHEDULE_FIRST];
+
+	return store->backend->query(store->db, id, sql, params, n_params, row, ctx, err, err_size);
 }
 
 int bci_store_row_first_int(const struct bci_store_value *columns, int n, void *ctx)

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in store.c). */
-#define BCI_STORE_SCHEMA_VERSION 1
+#define BCI_STORE_SCHEMA_VERSION 2
 
 struct bci_store;
 
@@ -238,5 +238,117 @@ int bci_store_test_history(struct bci_store *store, const char *test, const char
 int bci_store_test_log_open(struct bci_store *store, const char *data_dir, const char *machine,
 			    const char *run_id, const char *test, const char *which,
 			    char *err, size_t err_size);
+
+/* ---- the scheduler (store/schedule.c; aggregator/schedule/ uses it) ---- */
+
+/*
+ * A job: one build's tier (or one shard of it) for one machine. Its run id
+ * is what the executor records (bootci.run_id=) and collect uploads, so the
+ * job is done once that run is in the store.
+ */
+struct bci_store_job {
+	int64_t key;			/* set when read back */
+	const char *machine;
+	const char *build;
+	const char *tier;		/* "fast" or "full" */
+	int shard, shards;		/* 0 of 1 when not sharded */
+	const char *testlist;		/* the tests, one per line */
+	const char *run_id;
+	const char *state;		/* queued, booted, done, abandoned */
+	int boots;			/* times handed out */
+	double queued, booted;		/* Unix times; booted 0: never */
+};
+
+/* Queues @job (state queued, its machine created if new); its key in *@key (may be NULL). */
+int bci_store_job_add(struct bci_store *store, const struct bci_store_job *job, int64_t *key,
+		      char *err, size_t err_size);
+/* The oldest queued or booted job of @machine: 1 with @fn called, 0 when there is none. */
+int bci_store_job_next(struct bci_store *store, const char *machine,
+		       int (*fn)(const struct bci_store_job *job, void *ctx), void *ctx,
+		       char *err, size_t err_size);
+int bci_store_job_update(struct bci_store *store, int64_t key, const char *state, int boots,
+			 double booted, char *err, size_t err_size);
+/* Every job of @build (and @tier unless NULL), by machine then key; returns the count. */
+int bci_store_jobs_each(struct bci_store *store, const char *build, const char *tier,
+			int (*fn)(const struct bci_store_job *job, void *ctx), void *ctx,
+			char *err, size_t err_size);
+/* Every job of @machine, oldest first; returns the count. */
+int bci_store_machine_jobs_each(struct bci_store *store, const char *machine,
+				int (*fn)(const struct bci_store_job *job, void *ctx), void *ctx,
+				char *err, size_t err_size);
+
+/* A recorded split: shard @shard of @shards of a build's tier across a shard group. */
+struct bci_store_split {
+	const char *build, *tier, *group;
+	int shard, shards;
+	const char *machine;
+	const char *testlist;
+};
+/* -EEXIST when that shard is already recorded (a split is never rewritten). */
+int bci_store_split_add(struct bci_store *store, const struct bci_store_split *split,
+			char *err, size_t err_size);
+/* The recorded shards of (@build, @tier, @group), by shard; returns the count. */
+int bci_store_splits_each(struct bci_store *store, const char *build, const char *tier,
+			  const char *group,
+			  int (*fn)(const struct bci_store_split *split, void *ctx), void *ctx,
+			  char *err, size_t err_size);
+
+/* What the scheduler knows of a machine's health. */
+struct bci_store_machine_state {
+	const char *machine;
+	const char *state;		/* "ready" or "out" (taken out of the schedule) */
+	double last_seen;		/* Unix time it last asked for a job (or was first known) */
+	int power_cycles;		/* power cycles since it was last seen */
+	double last_cycle;		/* 0: never */
+	const char *note;		/* why it is out, or NULL */
+};
+int bci_store_machine_state_put(struct bci_store *store, const struct bci_store_machine_state *state,
+				char *err, size_t err_size);
+/* -ENOENT when the scheduler never recorded the machine. */
+int bci_store_machine_state_get(struct bci_store *store, const char *machine,
+				int (*fn)(const struct bci_store_machine_state *state, void *ctx),
+				void *ctx, char *err, size_t err_size);
+/* The mean duration of @test over every stored result that has one: 1 with *@seconds, 0 if none. */
+int bci_store_test_duration(struct bci_store *store, const char *test, double *seconds,
+			    char *err, size_t err_size);
+/* When @machine's last run was ingested (Unix time), 0 when it has none. */
+int bci_store_machine_last_upload(struct bci_store *store, const char *machine, double *when,
+				  char *err, size_t err_size);
+
+/* One published file of a build, kept content-addressed in the data folder. */
+struct bci_store_build_file {
+	const char *build;
+	const char *path;		/* its name in the build (vmlinuz, initrd.img, ...) */
+	const char *sha256;
+	uint64_t size;
+};
+int bci_store_build_file_add(struct bci_store *store, const struct bci_store_build_file *file,
+			     char *err, size_t err_size);
+/* The files of @build, by path; returns the count. */
+int bci_store_build_files_each(struct bci_store *store, const char *build,
+			       int (*fn)(const struct bci_store_build_file *file, void *ctx),
+			       void *ctx, char *err, size_t err_size);
+
+/*
+ * Records the decision on @build's full tier (queued, skipped: ...); once
+ * only (-EEXIST). Builds with a fast tier queued and no decision yet are
+ * what bci_store_builds_ungated() gives, oldest first.
+ */
+int bci_store_gate_put(struct bci_store *store, const char *build, const char *decision,
+		       char *err, size_t err_size);
+int bci_store_builds_ungated(struct bci_store *store, int (*fn)(const char *build, void *ctx),
+			     void *ctx, char *err, size_t err_size);
+
+/*
+ * The known-good image's versions: its files (disk.img, known-good.efi, ...)
+ * kept like a build's. A file of a new version creates the version; the
+ * files are given with .build the version's name. Readers: by path.
+ */
+int bci_store_known_good_file_add(struct bci_store *store, const char *version,
+				  const struct bci_store_build_file *file, char *err,
+				  size_t err_size);
+int bci_store_known_good_files_each(struct bci_store *store, const char *version,
+				    int (*fn)(const struct bci_store_build_file *file, void *ctx),
+				    void *ctx, char *err, size_t err_size);
 
 #endif

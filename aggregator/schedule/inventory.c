@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The inventory's reader (format in inventory.h): one pass over the lines,
+ * a section at a time, every value checked where it is read so the error
+ * names its line.
+ */
+#include "inventory.h"
+
+#include "config.h"
+#include "fsutil.h"
+#include "manifest.h"
+#include "message.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INVENTORY_MAX_SIZE (4u << 20)
+#define POWER_CYCLES_MAX 100
+
+enum section {
+	SECTION_NONE,
+	SECTION_SCHEDULE,
+	SECTION_MACHINE,
+	SECTION_TREE,
+};
+
+struct parser {
+	const char *origin;
+	unsigned line;
+	struct bci_inventory *inv;
+	enum section section;
+	unsigned seen;			/* bit per key already set in this section */
+	bool schedule_seen;
+	char *err;
+	size_t err_size;
+};
+
+static void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+void bci_inventory_free(struct bci_inventory *inv)
+{
+	if (!inv)
+		return;
+	for (size_t i = 0; i < inv->machine_count; i++) {
+		free(inv->machines[i].name);
+		strv_free(inv->machines[i].tags);
+		free(inv->machines[i].shard_group);
+		strv_free(inv->machines[i].power);
+	}
+	free(inv->machines);
+	for (size_t i = 0; i < inv->tree_count; i++)
+		free(inv->trees[i].name);
+	free(inv->trees);
+	free(inv);
+}
+
+static int fail(struct parser *p, const char *fmt, const char *a, const char *b)
+{
+	char what[300];
+
+	snprintf(what, sizeof(what), fmt, a, b);
+	bci_message(p->err, p->err_size, "%s:%u: %s", p->origin, p->line, what);
+	return -EINVAL;
+}
+
+int bci_inventory_mac_normalize(const char *text, char out[18])
+{
+	static const char hex[] = "0123456789abcdef";
+	char sep = 0;
+
+	for (int i = 0; i < 6; i++) {
+		const char *pair = text + i * 3;
+
+		if (!isxdigit((unsigned char)pair[0]) || !isxdigit((unsigned char)pair[1]))
+			return -EINVAL;
+		if (i < 5) {
+			if (pair[2] != ':' && pair[2] != '-')
+				return -EINVAL;
+			if (sep && pair[2] != sep)
+				return -EINVAL;
+			sep = pair[2];
+		} else if (pair[2]) {
+			return -EINVAL;
+		}
+		for (int j = 0; j < 2; j++) {
+			int c = tolower((unsigned char)pair[j]);
+
+			out[i * 3 + j] = hex[isdigit(c) ? c - '0' : c - 'a' + 10];
+		}
+		out[i * 3 + 2] = i < 5 ? ':' : '\0';
+	}
+	return 0;
+}
+
+/*
+ * Splits @value on @separators into a NULL-terminated vector of words;
+ * each must pass bci_manifest_word_ok() unless @any_word.
+ */
+static int split_words(struct parser *p, const char *key, const char *value, const char *separators,
+		       bool any_word, char ***out)
+{
+	char *copy = strdup(value), *rest, *word, **v = NULL;
+	size_t n = 0;
+	int ret = -ENOMEM;
+
+	if (!copy)
+		return -ENOMEM;
+	/* strsep, not strtok: "a,,b" has an empty word, refused; runs of blanks are one separator. */
+	for (rest = copy; (word = strsep(&rest, separators));) {
+		char **grown;
+
+		if (any_word && !*word)
+			continue;
+
+		while (*word == ' ' || *word == '\t')
+			word++;
+		for (char *end = word + strlen(word); end > word && (end[-1] == ' ' || end[-1] == '\t');)
+			*--end = '\0';
+		if (!any_word && !bci_manifest_word_ok(word)) {
+			ret = fail(p, "%s: '%s' is not a word (letters, digits, '.', '_', '-')", key, word);
+			goto out;
+		}
+		if (any_word && strpbrk(word, "'\"\\$`")) {
+			ret = fail(p, "%s: '%s': no quoting or shell syntax (the command is run without a shell)",
+				   key, word);
+			goto out;
+		}
+		grown = realloc(v, (n + 2) * sizeof(*v));
+		if (!grown)
+			goto out;
+		v = grown;
+		if (!(v[n] = strdup(word)))
+			goto out;
+		v[++n] = NULL;
+	}
+	if (!n) {
+		ret = fail(p, "%s: empty%s", key, "");
+		goto out;
+	}
+	*out = v;
+	v = NULL;
+	ret = 0;
+out:
+	strv_free(v);
+	free(copy);
+	return ret;
+}
+
+static int parse_header(struct parser *p, char *line)
+{
+	struct bci_inventory *inv = p->inv;
+	char *end = strchr(line, ']'), *name;
+
+	if (!end || end[1])
+		return fail(p, "a section header is [schedule], [machine NAME] or [tree NAME]%s%s", "", "");
+	*end = '\0';
+	line++;
+	p->seen = 0;
+	if (!strcmp(line, "schedule")) {
+		if (p->schedule_seen)
+			return fail(p, "[schedule] given twice%s%s", "", "");
+		p->schedule_seen = true;
+		p->section = SECTION_SCHEDULE;
+		return 0;
+	}
+	name = strchr(line, ' ');
+	if (!name)
+		return fail(p, "unknown section [%s]%s", line, "");
+	*name++ = '\0';
+	if (!bci_manifest_word_ok(name))
+		return fail(p, "'%s' is not a word (letters, digits, '.', '_', '-')", name, "");
+	if (!strcmp(line, "machine")) {
+		struct bci_inventory_machine *grown, *m;
+
+		if (bci_inventory_by_name(inv, name))
+			return fail(p, "machine %s is already defined%s", name, "");
+		grown = realloc(inv->machines, (inv->machine_count + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		inv->machines = grown;
+		m = &inv->machines[inv->machine_count];
+		memset(m, 0, sizeof(*m));
+		if (!(m->name = strdup(name)) || !(m->tags = calloc(1, sizeof(*m->tags)))) {
+			free(m->name);
+			return -ENOMEM;
+		}
+		m->deadline = BCI_INVENTORY_DEADLINE_DEFAULT;
+		m->line = p->line;
+		inv->machine_count++;
+		p->section = SECTION_MACHINE;
+		return 0;
+	}
+	if (!strcmp(line, "tree")) {
+		struct bci_inventory_tree *grown;
+
+		for (size_t i = 0; i < inv->tree_count; i++)
+			if (!strcmp(inv->trees[i].name, name))
+				return fail(p, "tree %s is already defined%s", name, "");
+		grown = realloc(inv->trees, (inv->tree_count + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		inv->trees = grown;
+		if (!(inv->trees[inv->tree_count].name = strdup(name)))
+			return -ENOMEM;
+		inv->trees[inv->tree_count++].full = BCI_FULL_GATED;
+		p->section = SECTION_TREE;
+		return 0;
+	}
+	return fail(p, "unknown section [%s ...]%s", line, "");
+}
+
+/* Marks key number @bit as set in this section; a second time is an error. */
+static int once(struct parser *p, unsigned bit, const char *key)
+{
+	if (p->seen & (1u << bit))
+		return fail(p, "%s given twice in this section%s", key, "");
+	p->seen |= 1u << bit;
+	return 0;
+}
+
+static int parse_machine_key(struct parser *p, const char *key, const char *value)
+{
+	struct bci_inventory *inv = p->inv;
+	struct bci_inventory_machine *m = &inv->machines[inv->machine_count - 1];
+	int ret;
+
+	if (!strcmp(key, "mac")) {
+		if ((ret = once(p, 0, key)) < 0)
+			return ret;
+		if (bci_inventory_mac_normalize(value, m->mac) < 0)
+			return fail(p, "mac: '%s' is not a MAC address (six hex pairs)%s", value, "");
+		for (size_t i = 0; i + 1 < inv->machine_count; i++)
+			if (!strcmp(inv->machines[i].mac, m->mac))
+				return fail(p, "mac %s is already machine %s's", m->mac,
+					    inv->machines[i].name);
+		return 0;
+	}
+	if (!strcmp(key, "tags")) {
+		if ((ret = once(p, 1, key)) < 0)
+			return ret;
+		strv_free(m->tags);
+		m->tags = NULL;
+		return split_words(p, key, value, ",", false, &m->tags);
+	}
+	if (!strcmp(key, "shard-group")) {
+		if ((ret = once(p, 2, key)) < 0)
+			return ret;
+		if (!bci_manifest_word_ok(value))
+			return fail(p, "shard-group: '%s' is not a word%s", value, "");
+		return (m->shard_group = strdup(value)) ? 0 : -ENOMEM;
+	}
+	if (!strcmp(key, "power")) {
+		if ((ret = once(p, 3, key)) < 0)
+			return ret;
+		if ((ret = split_words(p, key, value, " \t", true, &m->power)) < 0)
+			return ret;
+		if (m->power[0][0] != '/')
+			return fail(p, "power: '%s': the command is an absolute path%s", m->power[0], "");
+		return 0;
+	}
+	if (!strcmp(key, "deadline")) {
+		if ((ret = once(p, 4, key)) < 0)
+			return ret;
+		if (bci_parse_seconds(value, &m->deadline) < 0)
+			return fail(p, "deadline: '%s' is not a duration (N, Ns, Nm, Nh; 1s to 30 days)",
+				    value, "");
+		return 0;
+	}
+	return fail(p, "unknown key '%s' in [machine %s]", key, m->name);
+}
+
+static int parse_key(struct parser *p, const char *key, const char *value)
+{
+	struct bci_inventory *inv = p->inv;
+	int ret;
+
+	switch (p->section) {
+	case SECTION_NONE:
+		return fail(p, "'%s' before any section%s", key, "");
+	case SECTION_MACHINE:
+		return parse_machine_key(p, key, value);
+	case SECTION_TREE:
+		if (strcmp(key, "full"))
+			return fail(p, "unknown key '%s' in [tree] (only full)%s", key, "");
+		if ((ret = once(p, 0, key)) < 0)
+			return ret;
+		if (!strcmp(value, "gated"))
+			inv->trees[inv->tree_count - 1].full = BCI_FULL_GATED;
+		else if (!strcmp(value, "always"))
+			inv->trees[inv->tree_count - 1].full = BCI_FULL_ALWAYS;
+		else if (!strcmp(value, "never"))
+			inv->trees[inv->tree_count - 1].full = BCI_FULL_NEVER;
+		else
+			return fail(p, "full: '%s' (gated, always or never)%s", value, "");
+		return 0;
+	case SECTION_SCHEDULE:
+		if (!strcmp(key, "power-cycles")) {
+			if ((ret = once(p, 0, key)) < 0)
+				return ret;
+			if (bci_parse_number(value, &inv->power_cycles) < 0 || inv->power_cycles < 1 ||
+			    inv->power_cycles > POWER_CYCLES_MAX)
+				return fail(p, "power-cycles: '%s' (a number from 1 to 100)%s", value, "");
+			return 0;
+		}
+		if (!strcmp(key, "power-timeout")) {
+			if ((ret = once(p, 1, key)) < 0)
+				return ret;
+			if (bci_parse_seconds(value, &inv->power_timeout) < 0)
+				return fail(p, "power-timeout: '%s' is not a duration%s", value, "");
+			return 0;
+		}
+		return fail(p, "unknown key '%s' in [schedule]%s", key, "");
+	}
+	return -EINVAL;
+}
+
+static void trim(char **start, char **end)
+{
+	while (*start < *end && (**start == ' ' || **start == '\t'))
+		(*start)++;
+	while (*end > *start && ((*end)[-1] == ' ' || (*end)[-1] == '\t' || (*end)[-1] == '\r'))
+		(*end)--;
+	**end = '\0';
+}
+
+static int parse_line(struct parser *p, char *line, char *end)
+{
+	char *eq, *key_end, *value;
+
+	trim(&line, &end);
+	if (!*line || *line == '#')
+		return 0;
+	if (*line == '[')
+		return parse_header(p, line);
+	eq = strchr(line, '=');
+	if (!eq)
+		return fail(p, "expected 'key = value' or a [section]%s%s", "", "");
+	key_end = eq;
+	value = eq + 1;
+	trim(&line, &key_end);
+	trim(&value, &end);
+	if (!*line)
+		return fail(p, "a value without a key%s%s", "", "");
+	if (!*value)
+		return fail(p, "%s: empty value%s", line, "");
+	return parse_key(p, line, value);
+}
+
+/* What a section needs once it is complete. */
+static int check_machines(struct parser *p)
+{
+	for (size_t i = 0; i < p->inv->machine_count; i++)
+		if (!p->inv->machines[i].mac[0]) {
+			p->line = p->inv->machines[i].line;
+			return fail(p, "machine %s has no mac%s", p->inv->machines[i].name, "");
+		}
+	return 0;
+}
+
+int bci_inventory_parse(const char *origin, const char *text, size_t len,
+			struct bci_inventory **out, char *err, size_t err_size)
+{
+	struct parser p = { .origin = origin, .err = err, .err_size = err_size };
+	char *copy, *line;
+	int ret = 0;
+
+	if (memchr(text, '\0', len)) {
+		bci_message(err, err_size, "%s: a NUL byte (not a text file)", origin);
+		return -EINVAL;
+	}
+	p.inv = calloc(1, sizeof(*p.inv));
+	copy = malloc(len + 1);
+	if (!p.inv || !copy) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	p.inv->power_cycles = BCI_INVENTORY_POWER_CYCLES_DEFAULT;
+	p.inv->power_timeout = BCI_INVENTORY_POWER_TIMEOUT_DEFAULT;
+	for (line = copy; line && *line && ret == 0;) {
+		char *newline = strchr(line, '\n'), *end = newline ? newline : line + strlen(line);
+
+		p.line++;
+		ret = parse_line(&p, line, end);
+		line = newline ? newline + 1 : NULL;
+	}
+	if (ret == 0)
+		ret = check_machines(&p);
+	if (ret == -ENOMEM)
+		bci_message(err, err_size, "%s:%u: out of memory", origin, p.line);
+out:
+	free(copy);
+	if (ret < 0) {
+		bci_inventory_free(p.inv);
+		return ret;
+	}
+	*out = p.inv;
+	return 0;
+}
+
+int bci_inventory_load(const char *path, struct bci_inventory **out, char *err, size_t err_size)
+{
+	char *text = NULL;
+	size_t len;
+	int ret;
+
+	ret = bci_read_file(path, &text, &len, INVENTORY_MAX_SIZE);
+	if (ret < 0) {
+		bci_message(err, err_size, "%s: %s", path,
+			    ret == -EFBIG ? "larger than 4 MiB" : strerror(-ret));
+		return ret;
+	}
+	ret = bci_inventory_parse(path, text, len, out, err, err_size);
+	free(text);
+	return ret;
+}
+
+const struct bci_inventory_machine *bci_inventory_by_mac(const struct bci_inventory *inv,
+							 const char *mac)
+{
+	char normal[18];
+
+	if (bci_inventory_mac_normalize(mac, normal) < 0)
+		return NULL;
+	for (size_t i = 0; i < inv->machine_count; i++)
+		if (!strcmp(inv->machines[i].mac, normal))
+			return &inv->machines[i];
+	return NULL;
+}
+
+const struct bci_inventory_machine *bci_inventory_by_name(const struct bci_inventory *inv,
+							  const char *name)
+{
+	for (size_t i = 0; i < inv->machine_count; i++)
+		if (!strcmp(inv->machines[i].name, name))
+			return &inv->machines[i];
+	return NULL;
+}
+
+enum bci_full_rule bci_inventory_full_rule(const struct bci_inventory *inv, const char *tree)
+{
+	for (size_t i = 0; i < inv->tree_count; i++)
+		if (!strcmp(inv->trees[i].name, tree))
+			return inv->trees[i].full;
+	return BCI_FULL_GATED;
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fast tier's judge (schedule.h's bci_schedule_judge_fn) wired to the
+ * report: the build's report against its baseline, with the lab's known
+ * issues (DATA/known-issues.txt, as `report` reads it), has a possible new
+ * issue or not. One judgement for the reply and for the gate, so the full
+ * tier is never held back by something the reply would not name.
+ */
+#include "judge.h"
+
+#include "../report/report.h"
+#include "message.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+
+int bci_schedule_judge_report(struct bci_store *store, const char *build, void *ctx, char *err,
+			      size_t err_size)
+{
+	const char *data_dir = ctx;
+	struct bci_filters *filters = NULL;
+	struct bci_report *report = NULL;
+	char path[PATH_MAX];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/known-issues.txt", data_dir);
+	ret = bci_filters_load(path, &filters, err, err_size);
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	struct bci_report_options options = { .data_dir = data_dir, .filters = filters,
+					      .window = BCI_SCHEDULE_JUDGE_WINDOW };
+	ret = bci_report_build(store, build, &options, &report, err, err_size);
+	if (ret == 0)
+		ret = report->counts[BCI_VERDICT_NEW] > 0;
+	bci_report_free(report);
+	bci_filters_free(filters);
+	return ret;
+}

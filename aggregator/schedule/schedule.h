@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The master runs the lab: which machine boots what, decided from the
+ * inventory (inventory.h) and the store's queue (store.h, "the scheduler").
+ *
+ * A build's tiers: its fast tier (the build's fast.testlist) is queued on
+ * every machine in the schedule; its full tier (full.testlist) once the fast
+ * tier is done and the judge found no possible new issue (the tree's rule
+ * may say always or never instead). On a shard group the full testlist is
+ * split by past durations (split.h); the split is recorded, so queueing the
+ * same build's tier again gives the same shards.
+ *
+ * Netboot: every machine's firmware chains to GET /api/v1/boot/<mac>, and
+ * bci_schedule_boot() answers an iPXE script: its next job (the build's
+ * vmlinuz and initrd.img, plus a small initrd the master makes holding the
+ * shard's testlist at BCI_SCHEDULE_TESTLIST_PATH, the command line carrying
+ * bootci.run_id= and bootci.testlist=), or `exit` so the firmware falls
+ * through to the disk's known-good image (nothing queued, an unknown MAC, a
+ * machine taken out). A job handed out and not yet uploaded is handed out
+ * again (the executor resumes its run after a crash reboot) up to
+ * BCI_SCHEDULE_MAX_BOOTS times, then abandoned.
+ *
+ * Recovery: bci_schedule_tick() power cycles a machine silent (no job asked
+ * for, no run uploaded) past its deadline with its power command, and takes
+ * it out of the schedule after the inventory's power-cycles cycles that did
+ * not bring it back.
+ *
+ * One struct bci_schedule is used by one thread at a time (its store is).
+ */
+#ifndef BCI_SCHEDULE_H
+#define BCI_SCHEDULE_H
+
+#include "inventory.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct bci_store;
+
+#define BCI_SCHEDULE_MAX_BOOTS 5
+/* A tier queued again gets run ids ending -r2, -r3 ... up to this many times. */
+#define BCI_SCHEDULE_MAX_RERUNS 50
+/* Where the job initrd puts the shard's testlist (the executor's testlist= key). */
+#define BCI_SCHEDULE_TESTLIST_PATH "etc/bootci/job.testlist"
+/* The build files the tiers read (published with the build). */
+#define BCI_SCHEDULE_FAST_TESTLIST "fast.testlist"
+#define BCI_SCHEDULE_FULL_TESTLIST "full.testlist"
+
+/*
+ * Does @build's fast tier show a possible new issue? 1 yes, 0 no, -errno on
+ * error (@err). The report's judgement plugs in here; NULL means "no judge
+ * yet": a gated full tier then waits (nothing is queued on a guess).
+ */
+typedef int (*bci_schedule_judge_fn)(struct bci_store *store, const char *build, void *ctx,
+				     char *err, size_t err_size);
+
+struct bci_schedule {
+	struct bci_store *store;		/* borrowed */
+	const struct bci_inventory *inventory;	/* borrowed */
+	const char *data_dir;			/* where build files are kept (builds/objects/) */
+	bci_schedule_judge_fn judge;
+	void *judge_ctx;
+	FILE *log;				/* one line per decision; NULL: none */
+};
+
+/*
+ * Queues @tier ("fast" or "full") of @build on every machine in the
+ * schedule, its testlist read from the build's files. Returns the number of
+ * jobs queued, or -errno (@err). Queueing a tier again is a re-run: the same
+ * shards (the recorded split), run ids ending -r2, -r3 ...
+ */
+int bci_schedule_queue(struct bci_schedule *s, const char *build, const char *tier, char *err,
+		       size_t err_size);
+
+/*
+ * The iPXE script for the machine of @mac asking for a job at Unix time
+ * @now; URLs start with @base_url (http://master:port, no trailing '/').
+ * 0 with a malloc'ed script in *@script, or -errno (@err).
+ */
+int bci_schedule_boot(struct bci_schedule *s, const char *mac, const char *base_url, double now,
+		      char **script, char *err, size_t err_size);
+
+/*
+ * The initrd (newc cpio) of job @run_id of @machine: its testlist at
+ * BCI_SCHEDULE_TESTLIST_PATH. 0 with a malloc'ed archive, -ENOENT when the
+ * machine has no such job.
+ */
+int bci_schedule_job_initrd(struct bci_schedule *s, const char *machine, const char *run_id,
+			    char **data, size_t *len, char *err, size_t err_size);
+
+/*
+ * One turn of the master's loop at Unix time @now: jobs whose run was
+ * uploaded are done; a build whose fast tier is done gets its full tier
+ * decided; silent machines are power cycled or taken out. 0 or -errno.
+ */
+int bci_schedule_tick(struct bci_schedule *s, double now, char *err, size_t err_size);
+
+/* The content-addressed path of a build file: DATA/builds/objects/<sha256>. */
+int bci_schedule_object_path(const char *data_dir, const char *sha256, char *path, size_t size);
+
+#endif

@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: MIT
+/* The scheduler's routes and loop inside serve (serve_hook.h). */
+#include "serve_hook.h"
+
+#include "internal.h"
+#include "judge.h"
+
+#include "../store/store.h"
+#include "config.h"
+#include "fsutil.h"
+#include "jsonw.h"
+#include "manifest.h"
+#include "message.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct bci_schedule_server {
+	struct bci_schedule schedule;
+	struct bci_inventory *inventory;
+	struct bci_store *store;
+	char *data_dir;
+	char inventory_path[PATH_MAX];
+	struct timespec inventory_mtime;
+	FILE *log;
+	unsigned tick;
+	pthread_mutex_t lock;		/* the store, the inventory */
+	pthread_cond_t wake;
+	bool stopping;
+	bool thread_started;
+	pthread_t thread;
+};
+
+static double now_unix(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Re-reads the inventory when the file changed; a bad file keeps the old one (and says why). */
+static void inventory_refresh(struct bci_schedule_server *s)
+{
+	struct bci_inventory *fresh;
+	char err[512];
+	struct stat st;
+
+	if (stat(s->inventory_path, &st) < 0 ||
+	    (st.st_mtim.tv_sec == s->inventory_mtime.tv_sec &&
+	     st.st_mtim.tv_nsec == s->inventory_mtime.tv_nsec))
+		return;
+	if (bci_inventory_load(s->inventory_path, &fresh, err, sizeof(err)) < 0) {
+		bci_schedule_say(&s->schedule, "%s (keeping the inventory read before)", err);
+		s->inventory_mtime = st.st_mtim;
+		return;
+	}
+	bci_inventory_free(s->inventory);
+	s->inventory = fresh;
+	s->schedule.inventory = fresh;
+	s->inventory_mtime = st.st_mtim;
+	bci_schedule_say(&s->schedule, "inventory: %zu machine(s) from %s", fresh->machine_count,
+			 s->inventory_path);
+}
+
+static void *loop_main(void *arg)
+{
+	struct bci_schedule_server *s = arg;
+	struct timespec deadline;
+	char err[1024];
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping) {
+		inventory_refresh(s);
+		if (bci_schedule_tick(&s->schedule, now_unix(), err, sizeof(err)) < 0)
+			bci_schedule_say(&s->schedule, "tick: %s", err);
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += s->tick;
+		while (!s->stopping && pthread_cond_timedwait(&s->wake, &s->lock, &deadline) == 0)
+			;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+void bci_schedule_server_stop(struct bci_schedule_server *s)
+{
+	if (!s)
+		return;
+	if (s->thread_started) {
+		pthread_mutex_lock(&s->lock);
+		s->stopping = true;
+		pthread_cond_broadcast(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->thread, NULL);
+	}
+	bci_store_close(s->store);
+	bci_inventory_free(s->inventory);
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	free(s->data_dir);
+	free(s);
+}
+
+int bci_schedule_server_start(const char *data_dir, const char *store_url, FILE *log,
+			      struct bci_schedule_server **out, char *err, size_t err_size)
+{
+	struct bci_schedule_server *s;
+	const char *tick = getenv("BOOTCI_SCHEDULE_TICK");
+	unsigned long seconds = BCI_SCHEDULE_TICK;
+	struct stat st;
+	int ret;
+
+	*out = NULL;
+	if (tick && *tick && (bci_parse_seconds(tick, &seconds) < 0 || seconds > 3600)) {
+		bci_message(err, err_size, "BOOTCI_SCHEDULE_TICK=%s: a duration up to 1h", tick);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->wake, NULL);
+	s->log = log;
+	s->tick = (unsigned)seconds;
+	snprintf(s->inventory_path, sizeof(s->inventory_path), "%s/%s", data_dir, BCI_INVENTORY_FILE);
+	if (stat(s->inventory_path, &st) < 0) {
+		bci_schedule_server_stop(s);
+		if (log)
+			fprintf(log, "schedule: no %s/%s: the scheduler is off\n", data_dir,
+				BCI_INVENTORY_FILE);
+		return 0;
+	}
+	if (!(s->data_dir = strdup(data_dir))) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if ((ret = bci_inventory_load(s->inventory_path, &s->inventory, err, err_size)) < 0 ||
+	    (ret = bci_store_open(store_url, data_dir, &s->store, err, err_size)) < 0)
+		goto fail;
+	s->inventory_mtime = st.st_mtim;
+	s->schedule = (struct bci_schedule){ .store = s->store, .inventory = s->inventory,
+					     .data_dir = s->data_dir, .log = log,
+					     .judge = bci_schedule_judge_report,
+					     .judge_ctx = s->data_dir };
+	if ((ret = -pthread_create(&s->thread, NULL, loop_main, s)) < 0) {
+		bci_message(err, err_size, "cannot start the scheduler's loop: %s", strerror(-ret));
+		goto fail;
+	}
+	s->thread_started = true;
+	bci_schedule_say(&s->schedule, "%zu machine(s) from %s, a turn every %u s",
+			 s->inventory->machine_count, s->inventory_path, s->tick);
+	*out = s;
+	return 0;
+fail:
+	bci_schedule_server_stop(s);
+	return ret;
+}
+
+/* ---- routes ---- */
+
+static void answer_text(struct bci_schedule_answer *a, int status, const char *type, char *body)
+{
+	a->status = status;
+	a->content_type = type;
+	a->body = body;
+	a->len = body ? strlen(body) : 0;
+}
+
+static void answer_error(struct bci_schedule_answer *a, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void answer_error(struct bci_schedule_answer *a, int status, const char *fmt, ...)
+{
+	char message[400], *body = NULL;
+	FILE *f;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	snprintf(a->note, sizeof(a->note), "%s", message);
+	f = open_memstream(&body, &a->len);
+	if (f) {
+		struct bci_jsonw w;
+
+		bci_jsonw_init(&w, f, 0);
+		bci_jsonw_object_begin(&w);
+		bci_jsonw_key(&w, "error");
+		bci_jsonw_string(&w, message);
+		bci_jsonw_object_end(&w);
+		bci_jsonw_finish(&w);
+		fputc('\n', f);
+		fclose(f);
+	}
+	a->status = status;
+	a->content_type = "application/json";
+	a->body = body;
+	a->len = body ? strlen(body) : 0;
+}
+
+static void boot_answer(struct bci_schedule_server *s, const char *mac, const char *host, bool tls,
+			struct bci_schedule_answer *a)
+{
+	char base[300], err[512], *script = NULL;
+	int ret;
+
+	if (!host || !*host || strlen(host) > 255) {
+		answer_error(a, 400, "a boot request needs a Host header");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s://%s", tls ? "https" : "http", host);
+	ret = bci_schedule_boot(&s->schedule, mac, base, now_unix(), &script, err, sizeof(err));
+	if (ret == -EINVAL) {
+		answer_error(a, 400, "%s", err);
+		return;
+	}
+	if (ret < 0) {
+		answer_error(a, 500, "%s", err);
+		return;
+	}
+	snprintf(a->note, sizeof(a->note), "boot %s: %s", mac,
+		 strstr(script, "\nexit\n") ? "exit" : "job");
+	answer_text(a, 200, "text/plain; charset=utf-8", script);
+}
+
+struct file_find {
+	const char *path;
+	char sha256[BCI_SHA256_HEX_LEN + 1];
+	uint64_t size;
+	bool found;
+};
+
+static int file_match(const struct bci_store_build_file *file, void *ctx)
+{
+	struct file_find *f = ctx;
+
+	if (!strcmp(file->path, f->path)) {
+		snprintf(f->sha256, sizeof(f->sha256), "%s", file->sha256);
+		f->size = file->size;
+		f->found = true;
+	}
+	return 0;
+}
+
+static void file_answer(struct bci_schedule_server *s, const struct bci_schedule_route *route,
+			struct bci_schedule_answer *a)
+{
+	const char *build = route->first, *name = route->second;
+	struct file_find find = { .path = name };
+	char err[512], path[PATH_MAX];
+	struct stat st;
+
+	if ((route->kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE
+		     ? bci_store_known_good_files_each(s->store, build, file_match, &find, err,
+						       sizeof(err))
+		     : bci_store_build_files_each(s->store, build, file_match, &find, err,
+						  sizeof(err))) < 0) {
+		answer_error(a, 500, "%s", err);
+		return;
+	}
+	if (!find.found) {
+		answer_error(a, 404, "%s %s has no file %s",
+			     route->kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE ? "known-good image"
+									 : "build", build, name);
+		return;
+	}
+	bci_schedule_object_path(s->data_dir, find.sha256, path, sizeof(path));
+	a->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (a->fd < 0 || fstat(a->fd, &st) < 0 || (uint64_t)st.st_size != find.size) {
+		if (a->fd >= 0)
+			close(a->fd);
+		a->fd = -1;
+		answer_error(a, 500, "build %s: %s: its object %s is missing or damaged", build, name,
+			     find.sha256);
+		return;
+	}
+	a->status = 200;
+	a->content_type = "application/octet-stream";
+	a->fd_size = (uint64_t)st.st_size;
+	snprintf(a->note, sizeof(a->note), "%s/%s, %llu bytes", build, name,
+		 (unsigned long long)a->fd_size);
+}
+
+static void initrd_answer(struct bci_schedule_server *s, const struct bci_schedule_route *route,
+			  struct bci_schedule_answer *a)
+{
+	const char *machine = route->first, *run_id = route->second;
+	char err[512];
+	int ret;
+
+	ret = bci_schedule_job_initrd(&s->schedule, machine, run_id, &a->body, &a->len, err,
+				      sizeof(err));
+	if (ret < 0) {
+		answer_error(a, ret == -ENOENT ? 404 : 500, "%s", err);
+		return;
+	}
+	a->status = 200;
+	a->content_type = "application/octet-stream";
+	snprintf(a->note, sizeof(a->note), "job initrd %s/%s, %zu bytes", machine, run_id, a->len);
+}
+
+static void states_answer(struct bci_schedule_server *s, struct bci_schedule_answer *a)
+{
+	char *body = NULL, err[512];
+	struct bci_jsonw w;
+	FILE *f = open_memstream(&body, &a->len);
+
+	if (!f) {
+		answer_error(a, 500, "out of memory");
+		return;
+	}
+	bci_jsonw_init(&w, f, 2);
+	bci_jsonw_object_begin(&w);
+	bci_jsonw_key(&w, "machines");
+	bci_jsonw_array_begin(&w);
+	for (size_t i = 0; i < s->inventory->machine_count; i++) {
+		const struct bci_inventory_machine *m = &s->inventory->machines[i];
+		struct bci_schedule_state state = { .state = "unknown" };
+		int known = bci_schedule_state_read(&s->schedule, m->name, &state, err, sizeof(err));
+
+		bci_jsonw_object_begin(&w);
+		bci_jsonw_key(&w, "name");
+		bci_jsonw_string(&w, m->name);
+		bci_jsonw_key(&w, "mac");
+		bci_jsonw_string(&w, m->mac);
+		bci_jsonw_key(&w, "state");
+		bci_jsonw_string(&w, known > 0 ? state.state : "unknown");
+		bci_jsonw_key(&w, "power_cycles");
+		bci_jsonw_int(&w, known > 0 ? state.power_cycles : 0);
+		bci_jsonw_key(&w, "last_seen");
+		if (known > 0)
+			bci_jsonw_double(&w, state.last_seen);
+		else
+			bci_jsonw_null(&w);
+		bci_jsonw_key(&w, "note");
+		if (known > 0 && state.note[0])
+			bci_jsonw_string(&w, state.note);
+		else
+			bci_jsonw_null(&w);
+		bci_jsonw_object_end(&w);
+	}
+	bci_jsonw_array_end(&w);
+	bci_jsonw_object_end(&w);
+	bci_jsonw_finish(&w);
+	fputc('\n', f);
+	fclose(f);
+	answer_text(a, 200, "application/json", body);
+	snprintf(a->note, sizeof(a->note), "%zu machine state(s)", s->inventory->machine_count);
+}
+
+void bci_schedule_http_answer(struct bci_schedule_server *s, const char *method, const char *url,
+			      const char *host, bool tls, struct bci_schedule_answer *a)
+{
+	struct bci_schedule_route route;
+
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+	if (!s) {
+		answer_error(a, 404, "the scheduler is off (no %s in the data folder)",
+			     BCI_INVENTORY_FILE);
+		return;
+	}
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		answer_error(a, 405, "%s takes GET%s", url,
+			     strncmp(url, "/api/v1/builds/", 15) ? "" : " or PUT");
+		return;
+	}
+	if (bci_schedule_route_parse(url, &route) < 0 || route.kind == BCI_SCHEDULE_ROUTE_BUILD) {
+		answer_error(a, 404, "no such path");
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	switch (route.kind) {
+	case BCI_SCHEDULE_ROUTE_BOOT:
+		boot_answer(s, route.first, host, tls, a);
+		break;
+	case BCI_SCHEDULE_ROUTE_BUILD_FILE:
+	case BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE:
+		file_answer(s, &route, a);
+		break;
+	case BCI_SCHEDULE_ROUTE_JOB_INITRD:
+		initrd_answer(s, &route, a);
+		break;
+	case BCI_SCHEDULE_ROUTE_STATES:
+		states_answer(s, a);
+		break;
+	case BCI_SCHEDULE_ROUTE_BUILD:
+		break;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+const char *bci_schedule_server_data_dir(const struct bci_schedule_server *s)
+{
+	return s->data_dir;
+}
+
+struct bci_store *bci_schedule_server_store(struct bci_schedule_server *s)
+{
+	return s->store;
+}
+
+FILE *bci_schedule_server_log(struct bci_schedule_server *s)
+{
+	return s->log;
+}
+
+void bci_schedule_server_lock(struct bci_schedule_server *s, bool lock)
+{
+	if (lock)
+		pthread_mutex_lock(&s->lock);
+	else
+		pthread_mutex_unlock(&s->lock);
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/* aggregator/schedule/inventory.c: the lab's machines.conf, read and refused line by line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../../aggregator/schedule/inventory.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const char sample[] =
+	"# the lab\n"
+	"[schedule]\n"
+	"power-cycles = 2\n"
+	"power-timeout = 30s\n"
+	"\n"
+	"[machine shard-a]\n"
+	"mac = 52:54:00:AA:bb:01\n"
+	"tags = tgl, gen12\n"
+	"shard-group = tgl\n"
+	"power = /usr/local/bin/pdu cycle 4\n"
+	"deadline = 45m\n"
+	"[machine solo]\n"
+	"  mac=52-54-00-aa-bb-02  \r\n"
+	"[tree drm-tip]\n"
+	"full = always\n";
+
+static struct bci_inventory *parse_ok(const char *text)
+{
+	struct bci_inventory *inv = NULL;
+	char err[256] = "";
+
+	if (bci_inventory_parse("machines.conf", text, strlen(text), &inv, err, sizeof(err)) < 0)
+		fail_msg("refused: %s", err);
+	return inv;
+}
+
+static void expect_error(const char *text, const char *message)
+{
+	struct bci_inventory *inv = NULL;
+	char err[256] = "";
+
+	assert_int_equal(bci_inventory_parse("machines.conf", text, strlen(text), &inv, err,
+					     sizeof(err)), -EINVAL);
+	assert_null(inv);
+	if (!strstr(err, message))
+		fail_msg("expected '%s' in '%s'", message, err);
+}
+
+static void test_sample(void **state)
+{
+	struct bci_inventory *inv = parse_ok(sample);
+	const struct bci_inventory_machine *m;
+
+	(void)state;
+	assert_int_equal(inv->machine_count, 2);
+	assert_int_equal(inv->power_cycles, 2);
+	assert_int_equal(inv->power_timeout, 30);
+	m = &inv->machines[0];
+	assert_string_equal(m->name, "shard-a");
+	assert_string_equal(m->mac, "52:54:00:aa:bb:01");
+	assert_string_equal(m->tags[0], "tgl");
+	assert_string_equal(m->tags[1], "gen12");
+	assert_null(m->tags[2]);
+	assert_string_equal(m->shard_group, "tgl");
+	assert_string_equal(m->power[0], "/usr/local/bin/pdu");
+	assert_string_equal(m->power[2], "4");
+	assert_null(m->power[3]);
+	assert_int_equal(m->deadline, 45 * 60);
+	m = &inv->machines[1];
+	assert_string_equal(m->mac, "52:54:00:aa:bb:02");
+	assert_null(m->tags[0]);
+	assert_null(m->shard_group);
+	assert_null(m->power);
+	assert_int_equal(m->deadline, BCI_INVENTORY_DEADLINE_DEFAULT);
+	assert_ptr_equal(bci_inventory_by_mac(inv, "52-54-00-AA-BB-02"), m);
+	assert_null(bci_inventory_by_mac(inv, "52:54:00:aa:bb:03"));
+	assert_null(bci_inventory_by_mac(inv, "nonsense"));
+	assert_ptr_equal(bci_inventory_by_name(inv, "shard-a"), &inv->machines[0]);
+	assert_int_equal(bci_inventory_full_rule(inv, "drm-tip"), BCI_FULL_ALWAYS);
+	assert_int_equal(bci_inventory_full_rule(inv, "other"), BCI_FULL_GATED);
+	bci_inventory_free(inv);
+}
+
+static void test_empty(void **state)
+{
+	struct bci_inventory *inv = parse_ok("# no machines yet\n");
+
+	(void)state;
+	assert_int_equal(inv->machine_count, 0);
+	assert_int_equal(inv->power_cycles, BCI_INVENTORY_POWER_CYCLES_DEFAULT);
+	bci_inventory_free(inv);
+}
+
+static void test_refused(void **state)
+{
+	(void)state;
+	expect_error("mac = 52:54:00:00:00:01\n", "machines.conf:1: 'mac' before any section");
+	expect_error("[machine a]\nmac = 52:54:00:00:00:1\n", ":2: mac: '52:54:00:00:00:1' is not a MAC");
+	expect_error("[machine a]\nmac = 52:54-00:00:00:01\n", ":2: mac:");
+	expect_error("[machine a]\nmac = 52:54:00:00:00:01:02\n", ":2: mac:");
+	expect_error("[machine a]\nmac = 52:54:00:00:00:01\n[machine b]\nmac = 52:54:00:00:00:01\n",
+		     ":4: mac 52:54:00:00:00:01 is already machine a's");
+	expect_error("[machine a]\nmac = 52:54:00:00:00:01\n[machine a]\n", ":3: machine a is already defined");
+	expect_error("[machine a]\ntags = x\n", ":1: machine a has no mac");
+	expect_error("[machine a]\nmac = 52:54:00:00:00:01\nmac = 52:54:00:00:00:02\n",
+		     ":3: mac given twice");
+	expect_error("[machine a]\nmac = 52:54:00:00:00:01\ncolour = red\n", ":3: unknown key 'colour'");
+	expect_error("[machine a b]\n", ":1: 'a b' is not a word");
+	expect_error("[machine ../x]\n", "is not a word");
+	expect_error("[rack 1]\n", ":1: unknown section [rack");
+	expect_error("[schedule\n", ":1: a section header");
+	expect_error("[machine a]\nmac = 52:54:00:00:00:01\ntags = a,,b\n", ":3: tags: '' is not a word");
+	expect_error("[machine a]\nmac = 52:54:00:00:00:01\npower = pdu cycle\n",
+		     ":3: power: 'pdu': the command is an absolute path");
+	expect_error("[machine a]\nmac = 52:54:00:00:00:01\npower = /bin/sh -c 'reboot'\n",
+		     ":3: power: ''reboot'': no quoting");
+	expect_error("[machine a]\nmac = 52:54:00:00:00:01\ndeadline = 0\n", ":3: deadline: '0'");
+	expect_error("[machine a]\nmac = 52:54:00:00:00:01\ndeadline =\n", ":3: deadline: empty value");
+	expect_error("[machine a]\nmac 52:54:00:00:00:01\n", ":2: expected 'key = value'");
+	expect_error("[tree t]\nfull = sometimes\n", ":2: full: 'sometimes'");
+	expect_error("[schedule]\npower-cycles = 0\n", ":2: power-cycles: '0'");
+	expect_error("[schedule]\n[schedule]\n", ":2: [schedule] given twice");
+}
+
+static void test_nul_refused(void **state)
+{
+	static const char text[] = "[machine a]\nmac = 52:54:00:00:00:01\n\0x";
+	struct bci_inventory *inv = NULL;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(bci_inventory_parse("m", text, sizeof(text) - 1, &inv, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "NUL"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sample),
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_nul_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: MIT
+/*
+ * aggregator/schedule/: the master's scheduling against a real SQLite store
+ * in a temporary data folder: the iPXE answers, shards split by duration,
+ * the fast tier gating the full tier, power cycles and taking a machine out.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../../aggregator/schedule/judge.h"
+#include "../../aggregator/schedule/schedule.h"
+#include "../../aggregator/schedule/serve_hook.h"
+#include "../../aggregator/schedule/split.h"
+#include "../../aggregator/store/store.h"
+#include "fsutil.h"
+#include "manifest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define T0 1800000000.0
+
+struct fixture {
+	char dir[PATH_MAX];
+	char power_log[PATH_MAX + 16];
+	struct bci_store *store;
+	struct bci_inventory *inv;
+	struct bci_schedule s;
+	char *log_text;
+	size_t log_len;
+	int judged;		/* what the judge answers */
+	int judge_calls;
+	char err[1024];
+};
+
+static int judge(struct bci_store *store, const char *build, void *ctx, char *err, size_t err_size)
+{
+	struct fixture *f = ctx;
+
+	(void)store;
+	(void)build;
+	(void)err;
+	(void)err_size;
+	f->judge_calls++;
+	return f->judged;
+}
+
+static void inventory_set(struct fixture *f, const char *extra)
+{
+	char text[PATH_MAX * 3], power[PATH_MAX + 64];
+
+	snprintf(power, sizeof(power), "%s/power.sh", f->dir);
+	snprintf(text, sizeof(text),
+		 "[schedule]\npower-cycles = 2\npower-timeout = 10s\n"
+		 "[machine solo]\nmac = 52:54:00:00:00:01\ndeadline = 10m\npower = %s solo\n"
+		 "[machine grp-a]\nmac = 52:54:00:00:00:02\nshard-group = g\n"
+		 "[machine grp-b]\nmac = 52:54:00:00:00:03\nshard-group = g\n%s",
+		 power, extra);
+	bci_inventory_free(f->inv);
+	f->inv = NULL;
+	if (bci_inventory_parse("machines.conf", text, strlen(text), &f->inv, f->err,
+				sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	f->s.inventory = f->inv;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char url[PATH_MAX + 32], path[PATH_MAX + 32];
+	FILE *script;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/bootci-schedule-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	/* BOOTCI_TEST_STORE_URL: the same suite against PostgreSQL (tests/aggregator/store-postgres.t). */
+	if (getenv("BOOTCI_TEST_STORE_URL") && *getenv("BOOTCI_TEST_STORE_URL")) {
+		PGconn *conn = PQconnectdb(getenv("BOOTCI_TEST_STORE_URL"));
+		PGresult *res;
+
+		assert_int_equal(PQstatus(conn), CONNECTION_OK);
+		res = PQexec(conn, "SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
+				   " CREATE SCHEMA public");
+		assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+		PQclear(res);
+		PQfinish(conn);
+		snprintf(url, sizeof(url), "%s", getenv("BOOTCI_TEST_STORE_URL"));
+	} else {
+		snprintf(url, sizeof(url), "sqlite:%s/bootci.sqlite", f->dir);
+	}
+	if (bci_store_open(url, f->dir, &f->store, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	/* The power command: appends its argument to a file, as a PDU would power a socket. */
+	snprintf(f->power_log, sizeof(f->power_log), "%s/power.log", f->dir);
+	snprintf(path, sizeof(path), "%s/power.sh", f->dir);
+	script = fopen(path, "w");
+	assert_non_null(script);
+	fprintf(script, "#!/bin/sh\necho \"$1\" >> '%s'\n", f->power_log);
+	fclose(script);
+	assert_int_equal(chmod(path, 0755), 0);
+	f->s = (struct bci_schedule){ .store = f->store, .data_dir = f->dir, .judge = judge,
+				      .judge_ctx = f };
+	f->s.log = open_memstream(&f->log_text, &f->log_len);
+	inventory_set(f, "");
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[PATH_MAX + 16];
+
+	fclose(f->s.log);
+	free(f->log_text);
+	bci_inventory_free(f->inv);
+	bci_store_close(f->store);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+/* Publishes @text as file @name of @build, content-addressed as publish keeps it. */
+static void build_file(struct fixture *f, const char *build, const char *name, const char *text)
+{
+	char tmp[PATH_MAX + 32], object[PATH_MAX + 128], hex[BCI_SHA256_HEX_LEN + 1];
+	uint64_t size;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s/builds/objects", f->dir);
+	assert_int_equal(bci_mkdir_p(tmp, 0755), 0);
+	snprintf(tmp, sizeof(tmp), "%s/tmp-file", f->dir);
+	assert_int_equal(bci_write_file_atomic(tmp, text, strlen(text), 0644), 0);
+	fd = open(tmp, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(bci_sha256_fd(fd, hex, &size), 0);
+	close(fd);
+	assert_int_equal(bci_schedule_object_path(f->dir, hex, object, sizeof(object)), 0);
+	assert_int_equal(rename(tmp, object), 0);
+	struct bci_store_build_file file = { .build = build, .path = name, .sha256 = hex,
+					     .size = size };
+	if (bci_store_build_file_add(f->store, &file, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+}
+
+static void build_add(struct fixture *f, const char *name, const char *tree, const char *fast,
+		      const char *full)
+{
+	struct bci_store_build build = { .name = name, .tree = tree, .commit = "c0ffee",
+					 .tier = "fast" };
+
+	assert_int_equal(bci_store_build_put(f->store, &build, f->err, sizeof(f->err)), 0);
+	build_file(f, name, "boot.ipxe",
+		   "#!ipxe\nkernel vmlinuz initrd=initrd.img console=ttyS0 quiet\ninitrd initrd.img\nboot\n");
+	build_file(f, name, "fast.testlist", fast);
+	build_file(f, name, "full.testlist", full);
+}
+
+/* An upload of @run_id by @machine ingested at @when (0: now), with @test lasting @seconds. */
+static void upload_at(struct fixture *f, const char *machine, const char *run_id, const char *test,
+		      double seconds, double when)
+{
+	struct bci_store_run run = {
+		.ingested = when,
+		.machine = machine, .run_id = run_id, .state = "done", .archive_root = "",
+		.digest = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		.archive_path = "archives/x.tar.zst",
+	};
+	int64_t key;
+
+	if (bci_store_run_add(f->store, &run, &key, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	if (test) {
+		struct bci_store_result result = { .job = 0, .name = test, .result = "pass",
+						   .duration = seconds };
+
+		assert_int_equal(bci_store_result_add(f->store, key, &result, f->err,
+						      sizeof(f->err)), 0);
+	}
+}
+
+static void upload(struct fixture *f, const char *machine, const char *run_id, const char *test,
+		   double seconds)
+{
+	upload_at(f, machine, run_id, test, seconds, 0);
+}
+
+static char *boot(struct fixture *f, const char *mac, double now)
+{
+	char *script = NULL;
+
+	if (bci_schedule_boot(&f->s, mac, "http://127.0.0.1:8080", now, &script, f->err,
+			      sizeof(f->err)) < 0)
+		fail_msg("boot %s: %s", mac, f->err);
+	return script;
+}
+
+static void expect_in(const char *text, const char *part)
+{
+	if (!strstr(text, part))
+		fail_msg("expected '%s' in:\n%s", part, text);
+}
+
+/* ---- the iPXE answers ---- */
+
+static void test_boot_answers(void **state)
+{
+	struct fixture *f = *state;
+	char *script, *initrd;
+	size_t len;
+
+	script = boot(f, "52:54:00:99:99:99", T0);
+	assert_string_equal(script, "#!ipxe\n# bootci: unknown machine: boot the disk's known-good image\nexit\n");
+	free(script);
+	fflush(f->s.log);
+	expect_in(f->log_text, "unknown MAC 52:54:00:99:99:99");
+
+	script = boot(f, "52:54:00:00:00:01", T0);
+	expect_in(script, "#!ipxe\n");
+	expect_in(script, "\nexit\n");
+	free(script);
+
+	build_add(f, "b1", "drm-tip", "igt@core@a\n# comment\nigt@core@b\n", "igt@x@1\n");
+	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 3);
+	script = boot(f, "52-54-00-00-00-01", T0 + 1);
+	assert_string_equal(script,
+		"#!ipxe\n"
+		"# bootci: solo runs b1-fast (build b1, fast tier)\n"
+		"kernel http://127.0.0.1:8080/api/v1/builds/b1/files/vmlinuz initrd=initrd.img"
+		" initrd=job.img console=ttyS0 quiet bootci.run_id=b1-fast"
+		" bootci.testlist=/etc/bootci/job.testlist\n"
+		"initrd --name initrd.img http://127.0.0.1:8080/api/v1/builds/b1/files/initrd.img\n"
+		"initrd --name job.img http://127.0.0.1:8080/api/v1/machines/solo/jobs/b1-fast/initrd\n"
+		"boot\n");
+	free(script);
+	/* The job initrd: a newc archive with the testlist (comments dropped) where the command line says. */
+	assert_int_equal(bci_schedule_job_initrd(&f->s, "solo", "b1-fast", &initrd, &len, f->err,
+						 sizeof(f->err)), 0);
+	assert_int_equal(len % 4, 0);
+	assert_memory_equal(initrd, "070701", 6);
+	assert_non_null(memmem(initrd, len, "etc/bootci/job.testlist", 23));
+	assert_non_null(memmem(initrd, len, "igt@core@a\nigt@core@b\n", 22));
+	assert_non_null(memmem(initrd, len, "TRAILER!!!", 10));
+	free(initrd);
+	assert_int_equal(bci_schedule_job_initrd(&f->s, "solo", "nope", &initrd, &len, f->err,
+						 sizeof(f->err)), -ENOENT);
+
+	/* Asking again before an upload: the same job (the executor resumes its run). */
+	script = boot(f, "52:54:00:00:00:01", T0 + 2);
+	expect_in(script, "bootci.run_id=b1-fast ");
+	free(script);
+	/* Uploaded: nothing more to run. */
+	upload(f, "solo", "b1-fast", NULL, 0);
+	script = boot(f, "52:54:00:00:00:01", T0 + 3);
+	expect_in(script, "\nexit\n");
+	free(script);
+	/* A bad base URL never reaches a script. */
+	assert_int_equal(bci_schedule_boot(&f->s, "52:54:00:00:00:02", "http://x/\nshell", T0,
+					   &script, f->err, sizeof(f->err)), -EINVAL);
+}
+
+static void test_boot_abandons(void **state)
+{
+	struct fixture *f = *state;
+	char *script;
+
+	build_add(f, "b1", "drm-tip", "igt@core@a\n", "igt@x@1\n");
+	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 3);
+	for (int i = 0; i < BCI_SCHEDULE_MAX_BOOTS; i++) {
+		script = boot(f, "52:54:00:00:00:02", T0 + i);
+		expect_in(script, "bootci.run_id=b1-fast ");
+		free(script);
+	}
+	script = boot(f, "52:54:00:00:00:02", T0 + 10);
+	expect_in(script, "\nexit\n");
+	free(script);
+	fflush(f->s.log);
+	expect_in(f->log_text, "grp-a: b1-fast abandoned after 5 boots without an upload");
+}
+
+static void test_routes(void **state)
+{
+	struct bci_schedule_route r;
+
+	(void)state;
+	assert_int_equal(bci_schedule_route_parse("/api/v1/boot/52:54:00:00:00:01", &r), 0);
+	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_BOOT);
+	assert_string_equal(r.first, "52:54:00:00:00:01");
+	assert_int_equal(bci_schedule_route_parse("/api/v1/builds/b1/files/vmlinuz", &r), 0);
+	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_BUILD_FILE);
+	assert_string_equal(r.second, "vmlinuz");
+	assert_int_equal(bci_schedule_route_parse("/api/v1/builds/b1", &r), 0);
+	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_BUILD);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/machines/m/jobs/r/initrd", &r), 0);
+	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_JOB_INITRD);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/builds/../files/x", &r), -1);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/builds/b1/files/a/b", &r), -1);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/boot/a/b", &r), -1);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/machines/m/jobs/r", &r), -1);
+	assert_true(bci_schedule_http_owns("/api/v1/machines/m/jobs/r/initrd"));
+	assert_false(bci_schedule_http_owns("/api/v1/machines/m/runs/r"));
+	assert_false(bci_schedule_http_owns("/api/v1/health"));
+}
+
+/* ---- shards ---- */
+
+static void test_split_pure(void **state)
+{
+	double none[5] = { -1, -1, -1, -1, -1 }, known[5] = { 1, 10, 2, 9, 3 }, loads[2];
+	unsigned shard_of[5];
+
+	(void)state;
+	assert_int_equal(bci_split_assign(none, 5, 2, shard_of, loads), 0);
+	/* No history: even by count, in turn. */
+	assert_int_equal(shard_of[0], 0);
+	assert_int_equal(shard_of[1], 1);
+	assert_int_equal(shard_of[2], 0);
+	assert_int_equal(shard_of[3], 1);
+	assert_int_equal(shard_of[4], 0);
+	/* Longest first onto the least loaded: 10|9, 3 -> B(9), 2 -> A(10), 1 -> B(12) */
+	assert_int_equal(bci_split_assign(known, 5, 2, shard_of, loads), 0);
+	assert_int_equal(shard_of[1], 0);
+	assert_int_equal(shard_of[3], 1);
+	assert_int_equal(shard_of[4], 1);
+	assert_int_equal(shard_of[2], 0);
+	assert_int_equal(shard_of[0], 0);
+	assert_true(loads[0] == 13 && loads[1] == 12);
+	assert_int_equal(bci_split_assign(known, 5, 0, shard_of, loads), -EINVAL);
+}
+
+struct testlists {
+	char solo[256], a[256], b[256];
+	int count;
+};
+
+static int job_testlists(const struct bci_store_job *job, void *ctx)
+{
+	struct testlists *t = ctx;
+	char *dest = !strcmp(job->machine, "solo") ? t->solo :
+		     !strcmp(job->machine, "grp-a") ? t->a : t->b;
+
+	snprintf(dest, 256, "%s|%s|%d/%d", job->run_id, job->testlist, job->shard, job->shards);
+	t->count++;
+	return 0;
+}
+
+static const char full_list[] = "igt@t@1\nigt@t@2\nigt@t@3\nigt@t@4\n";
+
+static void test_shards_without_history(void **state)
+{
+	struct fixture *f = *state;
+	struct testlists t = { 0 };
+	char *script;
+
+	build_add(f, "b1", "drm-tip", "igt@core@a\n", full_list);
+	assert_int_equal(bci_schedule_queue(&f->s, "b1", "full", f->err, sizeof(f->err)), 3);
+	assert_int_equal(bci_store_jobs_each(f->store, "b1", "full", job_testlists, &t, f->err,
+					     sizeof(f->err)), 3);
+	assert_string_equal(t.solo, "b1-full|igt@t@1\nigt@t@2\nigt@t@3\nigt@t@4\n|0/1");
+	assert_string_equal(t.a, "b1-full-1of2|igt@t@1\nigt@t@3\n|0/2");
+	assert_string_equal(t.b, "b1-full-2of2|igt@t@2\nigt@t@4\n|1/2");
+	script = boot(f, "52:54:00:00:00:03", T0);
+	expect_in(script, "# bootci: grp-b runs b1-full-2of2 (build b1, full tier, shard 2 of 2)\n");
+	expect_in(script, "/api/v1/machines/grp-b/jobs/b1-full-2of2/initrd\n");
+	free(script);
+}
+
+static void test_shards_by_duration_stable(void **state)
+{
+	struct fixture *f = *state;
+	struct testlists t = { 0 }, again = { 0 };
+
+	/* History: t@4 takes 100 s, t@1 50 s, the others 1 s. */
+	build_add(f, "old", "drm-tip", "igt@core@a\n", full_list);
+	upload(f, "solo", "old-1", "igt@t@4", 100);
+	upload(f, "solo", "old-2", "igt@t@1", 50);
+	upload(f, "solo", "old-3", "igt@t@2", 1);
+	upload(f, "solo", "old-4", "igt@t@3", 1);
+	build_add(f, "b2", "drm-tip", "igt@core@a\n", full_list);
+	assert_int_equal(bci_schedule_queue(&f->s, "b2", "full", f->err, sizeof(f->err)), 3);
+	assert_int_equal(bci_store_jobs_each(f->store, "b2", "full", job_testlists, &t, f->err,
+					     sizeof(f->err)), 3);
+	/* 100 -> a; 50 -> b; 1 -> b (51); 1 -> b (52): a has the long one alone. */
+	assert_string_equal(t.a, "b2-full-1of2|igt@t@4\n|0/2");
+	assert_string_equal(t.b, "b2-full-2of2|igt@t@1\nigt@t@2\nigt@t@3\n|1/2");
+	/* New history would split otherwise; a re-run keeps the recorded split. */
+	upload(f, "solo", "old-5", "igt@t@2", 1000);
+	assert_int_equal(bci_schedule_queue(&f->s, "b2", "full", f->err, sizeof(f->err)), 3);
+	assert_int_equal(bci_store_jobs_each(f->store, "b2", "full", job_testlists, &again, f->err,
+					     sizeof(f->err)), 6);
+	assert_string_equal(again.a, "b2-full-1of2-r2|igt@t@4\n|0/2");
+	assert_string_equal(again.b, "b2-full-2of2-r2|igt@t@1\nigt@t@2\nigt@t@3\n|1/2");
+}
+
+/* ---- tiers ---- */
+
+static int count_jobs(struct fixture *f, const char *build, const char *tier)
+{
+	struct testlists t = { 0 };
+	int n = bci_store_jobs_each(f->store, build, tier, job_testlists, &t, f->err,
+				    sizeof(f->err));
+
+	assert_true(n >= 0);
+	return n;
+}
+
+static void fast_tier_uploaded(struct fixture *f, const char *build)
+{
+	char run_id[64];
+
+	snprintf(run_id, sizeof(run_id), "%s-fast", build);
+	upload(f, "solo", run_id, NULL, 0);
+	upload(f, "grp-a", run_id, NULL, 0);
+	upload(f, "grp-b", run_id, NULL, 0);
+}
+
+static void test_fast_gates_full(void **state)
+{
+	struct fixture *f = *state;
+
+	build_add(f, "clean", "drm-tip", "igt@core@a\n", full_list);
+	build_add(f, "broken", "drm-tip", "igt@core@a\n", full_list);
+	assert_int_equal(bci_schedule_queue(&f->s, "clean", "fast", f->err, sizeof(f->err)), 3);
+	assert_int_equal(bci_schedule_queue(&f->s, "broken", "fast", f->err, sizeof(f->err)), 3);
+	/* Fast tier not done: no judgement, no full tier. */
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->judge_calls, 0);
+	assert_int_equal(count_jobs(f, "clean", "full"), 0);
+	/* Only two of three uploaded: still waiting. */
+	upload(f, "solo", "clean-fast", NULL, 0);
+	upload(f, "grp-a", "clean-fast", NULL, 0);
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->judge_calls, 0);
+	/* All uploaded, no possible new issue: the full tier is queued (solo + two shards). */
+	upload(f, "grp-b", "clean-fast", NULL, 0);
+	f->judged = 0;
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->judge_calls, 1);
+	assert_int_equal(count_jobs(f, "clean", "full"), 3);
+	/* A possible new issue: no full tier, and the decision is not taken again. */
+	fast_tier_uploaded(f, "broken");
+	f->judged = 1;
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->judge_calls, 2);
+	assert_int_equal(count_jobs(f, "broken", "full"), 0);
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->judge_calls, 2);
+	assert_int_equal(count_jobs(f, "clean", "full"), 3);
+	fflush(f->s.log);
+	expect_in(f->log_text, "broken: fast tier found a possible new issue: full tier not queued");
+}
+
+static void test_tree_rules(void **state)
+{
+	struct fixture *f = *state;
+
+	inventory_set(f, "[tree always-tree]\nfull = always\n[tree never-tree]\nfull = never\n");
+	build_add(f, "a1", "always-tree", "igt@core@a\n", full_list);
+	build_add(f, "n1", "never-tree", "igt@core@a\n", full_list);
+	build_add(f, "g1", "gated-tree", "igt@core@a\n", full_list);
+	assert_int_equal(bci_schedule_queue(&f->s, "a1", "fast", f->err, sizeof(f->err)), 3);
+	assert_int_equal(bci_schedule_queue(&f->s, "n1", "fast", f->err, sizeof(f->err)), 3);
+	assert_int_equal(bci_schedule_queue(&f->s, "g1", "fast", f->err, sizeof(f->err)), 3);
+	/* always: with the fast tier, judge or not; never: not even when clean. */
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(count_jobs(f, "a1", "full"), 3);
+	fast_tier_uploaded(f, "n1");
+	fast_tier_uploaded(f, "g1");
+	/* No judge wired: a gated full tier waits. */
+	f->s.judge = NULL;
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(count_jobs(f, "n1", "full"), 0);
+	assert_int_equal(count_jobs(f, "g1", "full"), 0);
+	f->s.judge = judge;
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(count_jobs(f, "g1", "full"), 3);
+	assert_int_equal(count_jobs(f, "n1", "full"), 0);
+	assert_int_equal(f->judge_calls, 1);
+}
+
+/* The report's judgement wired as the gate: a regression against the base build holds the full tier. */
+static void run_with_build(struct fixture *f, const char *machine, const char *run_id,
+			   const char *build, const char *test, const char *result)
+{
+	struct bci_store_run run = {
+		.machine = machine, .run_id = run_id, .build = build, .state = "done",
+		.archive_root = "", .archive_path = "archives/x.tar.zst",
+		.digest = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	struct bci_store_result r = { .job = 0, .name = test, .result = result, .duration = 1 };
+	int64_t key;
+
+	if (bci_store_run_add(f->store, &run, &key, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	assert_int_equal(bci_store_result_add(f->store, key, &r, f->err, sizeof(f->err)), 0);
+}
+
+static void test_report_judge(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_store_build base = { .name = "base", .tree = "drm-tip", .commit = "a",
+					.tier = "fast", .registered = T0 - 100 };
+	struct bci_store_build good = { .name = "good", .tree = "drm-tip", .commit = "b",
+					.tier = "fast", .base = "base", .registered = T0 };
+	struct bci_store_build bad = good;
+
+	bad.name = "bad";
+	bad.commit = "c";
+	assert_int_equal(bci_store_build_put(f->store, &base, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &good, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &bad, f->err, sizeof(f->err)), 0);
+	run_with_build(f, "solo", "base-fast", "base", "igt@t@1", "pass");
+	run_with_build(f, "solo", "good-fast", "good", "igt@t@1", "pass");
+	run_with_build(f, "solo", "bad-fast", "bad", "igt@t@1", "fail");
+	assert_int_equal(bci_schedule_judge_report(f->store, "good", f->dir, f->err,
+						   sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_judge_report(f->store, "bad", f->dir, f->err,
+						   sizeof(f->err)), 1);
+}
+
+static int file_print(const struct bci_store_build_file *file, void *ctx)
+{
+	char *out = ctx;
+
+	snprintf(out + strlen(out), 256 - strlen(out), "%s:%s:%.4s:%llu;", file->build, file->path,
+		 file->sha256, (unsigned long long)file->size);
+	return 0;
+}
+
+static void test_known_good_versions(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_store_build_file disk = { .path = "disk.img", .sha256 = "abcd0000", .size = 7 };
+	struct bci_store_build_file layout = { .path = "layout", .sha256 = "ef000000", .size = 1 };
+	char text[256] = "";
+
+	assert_int_equal(bci_store_known_good_file_add(f->store, "v1", &disk, f->err,
+						       sizeof(f->err)), 0);
+	assert_int_equal(bci_store_known_good_file_add(f->store, "v1", &layout, f->err,
+						       sizeof(f->err)), 0);
+	disk.size = 9;
+	assert_int_equal(bci_store_known_good_file_add(f->store, "v2", &disk, f->err,
+						       sizeof(f->err)), 0);
+	assert_int_equal(bci_store_known_good_files_each(f->store, "v1", file_print, text, f->err,
+							 sizeof(f->err)), 2);
+	assert_string_equal(text, "v1:disk.img:abcd:7;v1:layout:ef00:1;");
+	text[0] = '\0';
+	assert_int_equal(bci_store_known_good_files_each(f->store, "v2", file_print, text, f->err,
+							 sizeof(f->err)), 1);
+	assert_string_equal(text, "v2:disk.img:abcd:9;");
+	assert_int_equal(bci_store_known_good_files_each(f->store, "v3", file_print, text, f->err,
+							 sizeof(f->err)), 0);
+}
+
+/* ---- recovery ---- */
+
+static int power_lines(struct fixture *f)
+{
+	char *text = NULL;
+	size_t len;
+	int n = 0;
+
+	if (bci_read_file(f->power_log, &text, &len, 1 << 20) < 0)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		n += text[i] == '\n';
+	free(text);
+	return n;
+}
+
+struct state_text {
+	char text[512];
+};
+
+static int state_print(const struct bci_store_machine_state *state, void *ctx)
+{
+	snprintf(((struct state_text *)ctx)->text, 512, "%s %d %s", state->state,
+		 state->power_cycles, state->note ? state->note : "-");
+	return 0;
+}
+
+static const char *machine_state(struct fixture *f, const char *machine)
+{
+	static struct state_text s;
+
+	if (bci_store_machine_state_get(f->store, machine, state_print, &s, f->err,
+					sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	return s.text;
+}
+
+static void test_power_cycle_then_out(void **state)
+{
+	struct fixture *f = *state;
+	char *script;
+
+	/* First seen now; within its deadline (10 min): nothing. */
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 599, f->err, sizeof(f->err)), 0);
+	assert_int_equal(power_lines(f), 0);
+	/* Silent past it: power cycled, once. */
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 601, f->err, sizeof(f->err)), 0);
+	assert_int_equal(power_lines(f), 1);
+	assert_string_equal(machine_state(f, "solo"), "ready 1 -");
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 700, f->err, sizeof(f->err)), 0);
+	assert_int_equal(power_lines(f), 1);
+	/* It came back and asked for a job: forgiven. */
+	script = boot(f, "52:54:00:00:00:01", T0 + 800);
+	free(script);
+	assert_string_equal(machine_state(f, "solo"), "ready 0 -");
+	/* An upload is a sign of life too: 1050 s after the boot, 550 s after the upload. */
+	upload_at(f, "solo", "r1", NULL, 0, T0 + 1300);
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 1850, f->err, sizeof(f->err)), 0);
+	assert_int_equal(power_lines(f), 1);
+	/* Silent again: cycle 1, cycle 2 (power-cycles = 2), then out. */
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 3000, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 3700, f->err, sizeof(f->err)), 0);
+	assert_int_equal(power_lines(f), 3);
+	assert_string_equal(machine_state(f, "solo"), "ready 2 -");
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 4400, f->err, sizeof(f->err)), 0);
+	assert_int_equal(power_lines(f), 3);
+	assert_string_equal(machine_state(f, "solo"),
+			    "out 2 silent for 700 s after 2 power cycle(s): taken out of the schedule");
+	fflush(f->s.log);
+	expect_in(f->log_text, "solo: silent for 700 s after 2 power cycle(s): taken out of the schedule");
+	/* Out: nothing is handed to it, and no more cycles. */
+	build_add(f, "b1", "drm-tip", "igt@core@a\n", full_list);
+	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 2);
+	script = boot(f, "52:54:00:00:00:01", T0 + 4500);
+	expect_in(script, "out of the schedule");
+	expect_in(script, "\nexit\n");
+	free(script);
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 9000, f->err, sizeof(f->err)), 0);
+	assert_int_equal(power_lines(f), 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_boot_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_boot_abandons, setup, teardown),
+		cmocka_unit_test(test_routes),
+		cmocka_unit_test(test_split_pure),
+		cmocka_unit_test_setup_teardown(test_shards_without_history, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shards_by_duration_stable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fast_gates_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tree_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_judge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_known_good_versions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
