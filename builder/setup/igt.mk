@@ -36,6 +36,7 @@ igt: $(IGT_STAMP)
 igt-image: $(IMAGES_DIR)/test-igt.manifest
 all: igt-image
 else
-igt igt-image:
+igt:
 	@echo "igt: no IGT source tarball in ../shared/igt/ (set IGT_TARBALL=FILE): not built"
+igt-image: igt
 endif
