@@ -2,7 +2,8 @@
 # Builds IGT from its source tarball (../shared/igt/, see its README.md): the
 # build packages (igt-deps.sh), the tarball unpacked to OUTDIR/src, meson's build
 # folder OUTDIR/build, and only the targets listed in builder/setup/igt-binaries
-# (igt_runner, igt_results, the driver-generic tests). Writes OUTDIR/stamp last,
+# (igt_runner, igt_results, the driver-generic tests), and OUTDIR/test-list.txt
+# (igt_runner's list of those tests, for the image). Writes OUTDIR/stamp last,
 # holding the tarball's sha256 and the target list: the same inputs rebuild
 # nothing; a new tarball starts from a fresh source and build folder.
 #
@@ -17,7 +18,7 @@ out=$(mkdir -p "$2" && cd "$2" && pwd)
 
 mapfile -t targets < <(grep -v '^#' "$here/igt-binaries" | grep -v '^$')
 want="$(sha256sum <"$tarball" | cut -d' ' -f1) ${targets[*]}"
-if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$want" ]; then
+if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$want" ] && [ -f "$out/test-list.txt" ]; then
 	exit 0
 fi
 
@@ -51,5 +52,15 @@ ninja -C "$out/build" "${targets[@]}" >"$out/ninja.log" 2>&1 || {
 	tail -n 30 "$out/ninja.log" >&2
 	exit 1
 }
+# igt_runner reads TEST_ROOT/test-list.txt to know the test binaries; meson's
+# own lists every test IGT has, so write the one of the binaries built here.
+{
+	echo TESTLIST
+	for t in "${targets[@]}"; do
+		case $t in tests/*) printf '%s ' "${t#tests/}" ;; esac
+	done | sed 's/ $//'
+	printf '\nEND TESTLIST\n'
+} >"$out/test-list.txt.tmp"
+mv "$out/test-list.txt.tmp" "$out/test-list.txt"
 echo "$want" >"$out/stamp.tmp"
 mv "$out/stamp.tmp" "$out/stamp"
