@@ -99,6 +99,7 @@ demo: all
 bench: all
 	@tests/bench/executor-overhead $(BUILD)
 	@tests/bench/builder-vs-dracut.sh $(BUILD)
+	@tests/bench/igt-vs-runner $(BUILD)
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \
