@@ -24,7 +24,7 @@ if [ -z "$package" ]; then
 fi
 release=${package#linux-image-}
 
-deb=$(ls "$out"/deb/"$package"_*.deb 2>/dev/null | head -n 1 || true)
+deb=$(find "$out/deb" -maxdepth 1 -name "${package}_*.deb" 2>/dev/null | head -n 1 || true)
 unpacked=0
 if [ -e "$out/release" ] && [ "$(cat "$out/release")" = "$release" ] && [ -e "$out/vmlinuz" ]; then
 	unpacked=1
@@ -46,7 +46,7 @@ if [ -z "$deb" ]; then
 	mkdir -p "$tmp/deb"
 	mv "$tmp"/"$package"_*.deb "$tmp/deb/"
 	mv "$tmp/deb" "$out/deb"
-	deb=$(ls "$out"/deb/"$package"_*.deb)
+	deb=$(find "$out/deb" -maxdepth 1 -name "${package}_*.deb" | head -n 1)
 	ln -sfn "deb/$(basename "$deb")" "$out/kernel.deb"
 fi
 if [ "$unpacked" = 1 ]; then
