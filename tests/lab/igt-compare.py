@@ -9,6 +9,10 @@ unexplained. The known causes (issue 9):
                stderr text is cairo's "Fontconfig error": bootci speaks the text
                protocol, where stray stderr makes a warn; igt_runner's socket
                protocol judges from its packets (item 1). Only against a socket run.
+  runner-binary-err  pass under bootci, warn under igt_runner's socket protocol,
+               whose err for the test holds bytes that are no text (packet data
+               from the comms file, in multiple mode), while bootci's has none:
+               igt_runner's fault, not the test's.
   fixture-skip multiple mode: igt_runner journals a subtest skipped in the
                binary's igt_fixture (its output `Subtest X: SKIP` with no
                `Starting subtest: X`); bootci does not, so the subtest is absent
@@ -24,6 +28,8 @@ import re
 import sys
 
 FONTCONFIG = re.compile(r'^Fontconfig (error|warning): ')
+# IGT copies its start and result lines to stderr too; no runner counts them as stray text.
+MARKER = re.compile(r'^(Starting (dynamic )?subtest: |(Dynamic s|S)ubtest .*: [A-Z]+)')
 
 
 def load(path):
@@ -33,8 +39,13 @@ def load(path):
 
 
 def only_fontconfig(text):
-    lines = [l for l in (text or '').splitlines() if l.strip()]
+    lines = [l for l in (text or '').splitlines() if l.strip() and not MARKER.match(l)]
     return bool(lines) and all(FONTCONFIG.match(l) for l in lines)
+
+
+def binary_bytes(text):
+    """Bytes that are no text at all: control characters, or not UTF-8 (read as U+FFFD)."""
+    return any(c == '\ufffd' or (ord(c) < 32 and c not in '\n\t\r') for c in text or '')
 
 
 def binary_of(name):
@@ -49,6 +60,9 @@ def explain(name, ours, theirs, mode, protocol):
         if (protocol == 'socket' and a['result'] == 'warn' and b['result'] == 'pass'
                 and only_fontconfig(a.get('err'))):
             return 'fontconfig'
+        if (protocol == 'socket' and a['result'] == 'pass' and b['result'] == 'warn'
+                and binary_bytes(b.get('err')) and not binary_bytes(a.get('err'))):
+            return 'runner-binary-err'
         return None
     if mode != 'multiple':
         return None
