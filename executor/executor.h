@@ -128,6 +128,8 @@ void bci_signals_reset_child(void);
  * when @pid exits, stores its wait status in @status and returns 1; else 0.
  */
 int bci_signals_dispatch(struct bci_executor *ex, int pid, int *status);
+/* Waits for @pid through the signalfd loop (a child that is quick, or killed); its wait status. */
+int bci_signals_wait(struct bci_executor *ex, int pid);
 
 /* mounts.c */
 int bci_mounts_early(struct bci_executor *ex);       /* /proc /sys /dev /tmp /run */

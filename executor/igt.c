@@ -56,8 +56,9 @@ static int run_setup(struct igt_run *run)
 	if (ret < 0)
 		return ret;
 	run->journal_open = true;
-	return bci_journal_append(&run->journal, "boot %u %ld %s", run->journal.boots + 1,
-				  bci_clock_ms(ex, CLOCK_REALTIME) / 1000, ex->release);
+	return bci_journal_appendf(&run->journal, BCI_RUN_JOURNAL_BOOT, 0, "%u %ld %s",
+				   run->journal.boots + 1, bci_clock_ms(ex, CLOCK_REALTIME) / 1000,
+				   ex->release);
 }
 
 /* Why the run has to stop before job @j starts, or NULL. */
@@ -89,13 +90,13 @@ static int run_one(struct igt_run *run, unsigned j)
 	if (ret == 1) {
 		/* Nothing of it is left to run. */
 		bci_igt_selection_release(&what);
-		return bci_journal_append(journal, "exit %u -1 0", j);
+		return bci_journal_append(journal, BCI_RUN_JOURNAL_EXIT, j, "-1 0");
 	}
 	stop = stop_reason(run);
 	if (ret == 0 && stop)
 		ret = bci_igt_abort_check(run->ex, journal, j ? &run->jobs.entries[j - 1] : NULL, stop);
 	else if (ret == 0)
-		ret = bci_journal_append(journal, "start %u", j);
+		ret = bci_journal_append(journal, BCI_RUN_JOURNAL_START, j, NULL);
 	if (ret != 0 || stop) {
 		bci_igt_selection_release(&what);
 		return ret;
@@ -108,8 +109,9 @@ static int run_one(struct igt_run *run, unsigned j)
 	}
 	if (ret == 1)
 		return bci_igt_abort_check(run->ex, journal, e, "Child refuses to die");
-	ret = bci_journal_append(journal, "%s %u %d %.3f", job.timed_out ? "timeout" : "exit", j,
-				 job.status, job.seconds);
+	ret = bci_journal_appendf(journal,
+				  job.timed_out ? BCI_RUN_JOURNAL_TIMEOUT : BCI_RUN_JOURNAL_EXIT, j,
+				  "%d %.3f", job.status, job.seconds);
 	if (ret < 0)
 		return ret;
 	/* The job's own dynamic line could not be journalled: stopped, and the run with it. */
@@ -157,7 +159,7 @@ static int run_collect(struct igt_run *run)
 		bci_warn("cannot write %s", BCI_RESULTS_SUSPEND_SUMMARY);
 	bci_igt_rundir_write_time(ex, BCI_RESULTS_ENDTIME);
 	if (!run->journal.done)
-		ret = bci_journal_append(&run->journal, "done");
+		ret = bci_journal_append(&run->journal, BCI_RUN_JOURNAL_DONE, 0, NULL);
 	if (ret == 0)
 		bci_say("run %s complete", bci_config_get(ex->config, "run_id"));
 	return ret;

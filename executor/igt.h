@@ -6,9 +6,9 @@
  *   igt.c           the run: set-up, the loop over the jobs, collection
  *   igt_plan.c      testlist -> joblist (include/exclude, --list-subtests, cycles)
  *   igt_rundir.c    the igt_runner results directory: created once, loaded on resume
- *   igt_job.c       one job: set-up, the I/O loop, collection
+ *   igt_job.c       one job: set-up, the I/O loop, collection (the test binary
+ *                   started and stopped with lib/spawn, reaped by signals.c)
  *   igt_stream.c    a test's stdout/stderr into out.txt/err.txt: lines, limit, tail
- *   igt_process.c   reaping a test binary (started and stopped with lib/spawn)
  *   igt_resume.c    after a boot that died: crash attribution, what is left to run
  *   igt_abort.c     the abort conditions (taints, lockdep, requests): aborted.txt
  *   igt_progress.c  the console's progress lines
@@ -50,11 +50,6 @@ int bci_igt_rundir_load(struct bci_executor *ex, struct bci_joblist *jobs, bool 
 
 /* The testlist, include/exclude and the configured suspend cycles as igt_runner's joblist. */
 int bci_igt_plan_build(struct bci_executor *ex, struct bci_joblist *jobs);
-
-/* ---- igt_process.c ---- */
-
-/* Waits for @pid through the signalfd loop (for a child that is quick or killed); its status. */
-int bci_igt_process_reap(struct bci_executor *ex, pid_t pid);
 
 /* ---- igt_stream.c ---- */
 

@@ -80,6 +80,6 @@ int bci_igt_abort_check(struct bci_executor *ex, struct bci_journal *journal,
 	bci_error("aborting the run: %s", reason);
 	/* aborted.txt first: a journal that says abort has the reason beside it. */
 	bci_igt_rundir_write(ex, BCI_RESULTS_ABORTED, text);
-	ret = bci_journal_append(journal, "abort %s", forced ? "forced" : "condition");
+	ret = bci_journal_append(journal, BCI_RUN_JOURNAL_ABORT, 0, forced ? "forced" : "condition");
 	return ret < 0 ? ret : 1;
 }

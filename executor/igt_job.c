@@ -135,9 +135,9 @@ static void handle_out_line(void *data, const char *text, size_t len)
 	case BCI_IGT_LINE_DYNAMIC_START:
 		taints = taint_before_start(job);
 		/* igt_runner cannot resume inside a subtest; bootci's journal remembers dynamic ones. */
-		ret = bci_journal_append(job->journal, "dynamic %u %s@%.*s", job->index,
-					 job->subtest[0] ? job->subtest : "-", (int)line.name_len,
-					 line.name);
+		ret = bci_journal_appendf(job->journal, BCI_RUN_JOURNAL_DYNAMIC, job->index, "%s@%.*s",
+					  job->subtest[0] ? job->subtest : "-", (int)line.name_len,
+					  line.name);
 		if (ret < 0 && !job->journal_error) {
 			/* The run cannot go on blind: stop the test, then the run (igt.c). */
 			job->journal_error = ret;

@@ -132,7 +132,7 @@ static int list_subtests(struct planner *p, const char *binary, char **out)
 	if (ret < 0)
 		bci_spawn_signal(pid, SIGKILL);
 	/* The listing is quick or killed: wait for it, reaping through the signalfd loop. */
-	status = bci_igt_process_reap(p->ex, pid);
+	status = bci_signals_wait(p->ex, pid);
 	buf[used] = '\0';
 	if (ret == 0 && WIFEXITED(status) && WEXITSTATUS(status) == BCI_IGT_EXIT_INVALID)
 		buf[0] = '\0';

@@ -262,8 +262,8 @@ static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_j
 		if (f.start_missing) {
 			dprintf(fd, "Starting dynamic subtest: %s\n", f.dynamic);
 			/* Known now: a resume must not run it again. */
-			ret = bci_journal_append(journal, "dynamic %u %s@%s", index, f.subtest,
-						 f.dynamic);
+			ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_DYNAMIC, index, "%s@%s",
+						  f.subtest, f.dynamic);
 		}
 		bci_igt_line_format_result(line, sizeof(line), true, f.dynamic, "CRASH", 0);
 		dprintf(fd, "%s", line);
@@ -341,12 +341,13 @@ int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journa
 	if (ex->kernel_crashed)
 		ret = attribute_crash(ex, j, journal);
 	if (ret == 0)
-		ret = bci_journal_append(journal, "incomplete %u %u", j, journal->boots - 1);
+		ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_INCOMPLETE, j, "%u",
+					  journal->boots - 1);
 	starts = journal->jobs[j].starts;
 	if (ret < 0 || starts < boot_cap)
 		return ret;
 	bci_error("job %u took the machine down %u times: not run again", j, starts);
-	ret = bci_journal_append(journal, "capped %u %u", j, starts);
+	ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_CAPPED, j, "%u", starts);
 	if (ret == 0)
 		note_capped(ex, j, starts, boot_cap);
 	return ret;

@@ -20,80 +20,57 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_LINE 1024
-
-
-static int parse_job(const char *text, const struct bci_journal *journal, unsigned *job)
+/* Applies one parsed line to the state. */
+static int apply_line(struct bci_journal *journal, const struct bci_run_journal_line *line)
 {
-	char *end;
-	unsigned long v;
+	struct bci_job_state *state;
+	char **list;
 
-	if (!text || *text < '0' || *text > '9')
-		return -EINVAL;
-	v = strtoul(text, &end, 10);
-	if (*end != '\0' || v >= journal->job_count)
-		return -EINVAL;
-	*job = (unsigned)v;
-	return 0;
-}
-
-/* Applies one line (modified in place) to the state. */
-static int apply_line(struct bci_journal *journal, char *line)
-{
-	char *save = NULL;
-	char *word = strtok_r(line, " ", &save);
-	char *a = strtok_r(NULL, " ", &save);
-	char *b = strtok_r(NULL, " ", &save);
-	unsigned job;
-
-	if (!word)
-		return -EINVAL;
-	if (strcmp(word, "boot") == 0) {
-		if (!a)
-			return -EINVAL;
+	switch (line->kind) {
+	case BCI_RUN_JOURNAL_BOOT:
 		journal->boots++;
 		return 0;
-	}
-	if (strcmp(word, "done") == 0) {
+	case BCI_RUN_JOURNAL_DONE:
 		journal->done = true;
 		return 0;
-	}
-	if (strcmp(word, "abort") == 0) {
+	case BCI_RUN_JOURNAL_ABORT:
 		journal->aborted = true;
 		return 0;
+	default:
+		break;
 	}
-	if (parse_job(a, journal, &job) < 0)
+	/* Every other line names a job of this run. */
+	if (line->job >= journal->job_count)
 		return -EINVAL;
-	struct bci_job_state *state = &journal->jobs[job];
-	if (strcmp(word, "start") == 0) {
+	state = &journal->jobs[line->job];
+	switch (line->kind) {
+	case BCI_RUN_JOURNAL_START:
 		state->starts++;
-		journal->in_flight = (int)job;
-	} else if (strcmp(word, "exit") == 0 || strcmp(word, "timeout") == 0 ||
-		   strcmp(word, "capped") == 0) {
-		if (!b)
-			return -EINVAL;
+		journal->in_flight = (int)line->job;
+		break;
+	case BCI_RUN_JOURNAL_EXIT:
+	case BCI_RUN_JOURNAL_TIMEOUT:
+	case BCI_RUN_JOURNAL_CAPPED:
 		state->finished = true;
-		state->capped = word[0] == 'c';
-		if (journal->in_flight == (int)job)
+		state->capped = line->kind == BCI_RUN_JOURNAL_CAPPED;
+		if (journal->in_flight == (int)line->job)
 			journal->in_flight = -1;
-	} else if (strcmp(word, "incomplete") == 0) {
-		if (!b)
-			return -EINVAL;
-		if (journal->in_flight == (int)job)
+		break;
+	case BCI_RUN_JOURNAL_INCOMPLETE:
+		if (journal->in_flight == (int)line->job)
 			journal->in_flight = -1;
-	} else if (strcmp(word, "dynamic") == 0) {
-		char **list;
-		if (!b || !strchr(b, '@'))
-			return -EINVAL;
+		break;
+	case BCI_RUN_JOURNAL_DYNAMIC:
 		list = realloc(state->dynamic, (state->dynamic_count + 2) * sizeof(char *));
 		if (!list)
 			return -ENOMEM;
 		state->dynamic = list;
-		list[state->dynamic_count] = strdup(b);
+		list[state->dynamic_count] = strndup(line->rest, strcspn(line->rest, " "));
 		if (!list[state->dynamic_count])
 			return -ENOMEM;
 		list[++state->dynamic_count] = NULL;
-	} else {
+		break;
+	default:
 		return -EINVAL;
 	}
 	return 0;
@@ -117,7 +94,8 @@ int bci_journal_replay(struct bci_journal *journal, const char *origin, const ch
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		char line[MAX_LINE];
+		char line[BCI_RUN_JOURNAL_LINE_MAX];
+		struct bci_run_journal_line parsed;
 		size_t n;
 		int ret;
 
@@ -133,7 +111,9 @@ int bci_journal_replay(struct bci_journal *journal, const char *origin, const ch
 		memcpy(line, p, n);
 		line[n] = '\0';
 		p = nl + 1;
-		ret = apply_line(journal, line);
+		ret = bci_run_journal_parse_line(line, &parsed);
+		if (ret == 0)
+			ret = apply_line(journal, &parsed);
 		if (ret < 0) {
 			bci_message(err, err_size, "%s:%u: malformed line '%.80s'", origin, lineno, line);
 			return ret;
@@ -202,31 +182,55 @@ void bci_journal_close(struct bci_journal *journal)
 	journal->fd = -1;
 }
 
-int bci_journal_append(struct bci_journal *journal, const char *fmt, ...)
+int bci_journal_append(struct bci_journal *journal, enum bci_run_journal_kind kind,
+		       unsigned long job, const char *rest)
 {
-	char line[MAX_LINE], copy[MAX_LINE];
-	va_list ap;
+	struct bci_run_journal_line line = { .kind = kind, .job = job };
+	char text[BCI_RUN_JOURNAL_LINE_MAX + 32];
 	int n, ret;
 
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0 || n >= (int)sizeof(line) - 1) {
-		bci_error("journal: a line of %d bytes is over the limit of %d", n, MAX_LINE - 2);
+	if (rest && strlen(rest) >= sizeof(line.rest)) {
+		bci_error("journal: a line of %zu bytes is over the limit of %zu", strlen(rest),
+			  sizeof(line.rest) - 1);
 		return -EINVAL;
 	}
-	memcpy(copy, line, (size_t)n + 1);
-	ret = apply_line(journal, copy);
+	snprintf(line.rest, sizeof(line.rest), "%s", rest ? rest : "");
+	n = bci_run_journal_format_line(text, sizeof(text), &line);
+	/* What is written must read back as the same line: the one format, both ways. */
+	ret = n > 0 && n < (int)sizeof(text) ? 0 : -EINVAL;
+	if (ret == 0) {
+		text[n - 1] = '\0';
+		ret = bci_run_journal_parse_line(text, &line);
+		text[n - 1] = '\n';
+	}
+	if (ret == 0)
+		ret = apply_line(journal, &line);
 	if (ret < 0) {
-		bci_error("journal: malformed line '%.80s' not written", line);
+		bci_error("journal: malformed line '%.*s' not written", n > 0 ? n - 1 : 0, text);
 		return ret;
 	}
-	line[n++] = '\n';
-	ret = bci_write_all(journal->fd, line, (size_t)n);
+	ret = bci_write_all(journal->fd, text, (size_t)n);
 	if (ret == 0 && fdatasync(journal->fd) < 0)
 		ret = -errno;
 	if (ret < 0)
 		bci_error("the journal cannot be made durable (line '%.*s'): %s: the run stops",
-			  n - 1, line, strerror(-ret));
+			  n - 1, text, strerror(-ret));
 	return ret;
+}
+
+int bci_journal_appendf(struct bci_journal *journal, enum bci_run_journal_kind kind,
+			unsigned long job, const char *fmt, ...)
+{
+	char rest[BCI_RUN_JOURNAL_LINE_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(rest, sizeof(rest), fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= (int)sizeof(rest)) {
+		bci_error("journal: a line of %d bytes is over the limit of %zu", n, sizeof(rest) - 1);
+		return -EINVAL;
+	}
+	return bci_journal_append(journal, kind, job, rest);
 }

@@ -7,6 +7,7 @@
 #include "executor.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -80,4 +81,15 @@ int bci_signals_dispatch(struct bci_executor *ex, int pid, int *status)
 		}
 	}
 	return found;
+}
+
+int bci_signals_wait(struct bci_executor *ex, int pid)
+{
+	int status = 0;
+
+	while (!bci_signals_dispatch(ex, pid, &status)) {
+		struct pollfd pfd = { .fd = ex->signal_fd, .events = POLLIN };
+		poll(&pfd, 1, 1000);
+	}
+	return status;
 }

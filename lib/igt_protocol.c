@@ -164,6 +164,93 @@ static int classify(const char *p, const char *end, enum bci_igt_mark_kind *kind
 	}
 }
 
+/*
+ * The subtest index. A subtest start is looked up by the rest of its line, a
+ * subtest result by its NAME token; the key of a mark is where that text is.
+ */
+static void mark_key(const struct bci_igt_output *out, size_t k, const char **key, size_t *len)
+{
+	const char *end = out->buf + out->len;
+	const char *p = out->buf + out->marks[k].offset + strlen(prefixes[out->marks[k].kind]);
+	const char *q = p;
+
+	if (out->marks[k].kind == BCI_IGT_MARK_SUBTEST_START) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		q = nl ? nl : end;
+	} else {
+		while (q < end && is_name_char(*q))
+			q++;
+	}
+	*key = p;
+	*len = (size_t)(q - p);
+}
+
+static size_t key_hash(enum bci_igt_mark_kind kind, const char *key, size_t len)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL ^ (unsigned)kind;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)key[i]) * 0x100000001b3ULL;
+	return (size_t)h;
+}
+
+static bool is_subtest_mark(enum bci_igt_mark_kind kind)
+{
+	return kind == BCI_IGT_MARK_SUBTEST_START || kind == BCI_IGT_MARK_SUBTEST_RESULT;
+}
+
+/* The slot of (@kind, @key): the one holding its first mark, or an empty one. */
+static size_t *index_slot(const struct bci_igt_output *out, enum bci_igt_mark_kind kind,
+			  const char *key, size_t len)
+{
+	size_t mask = out->index_cap - 1, i;
+
+	for (i = key_hash(kind, key, len) & mask;; i = (i + 1) & mask) {
+		const char *other;
+		size_t other_len, k = out->index[i];
+
+		if (!k)
+			return &out->index[i];
+		mark_key(out, k - 1, &other, &other_len);
+		if (out->marks[k - 1].kind == kind && other_len == len && !memcmp(other, key, len))
+			return &out->index[i];
+	}
+}
+
+static int build_index(struct bci_igt_output *out)
+{
+	size_t *last, k, cap = 16;
+
+	while (cap < out->mark_count * 2)
+		cap *= 2;
+	out->index = calloc(cap, sizeof(*out->index));
+	out->next_same = calloc(out->mark_count ? out->mark_count : 1, sizeof(*out->next_same));
+	/* The last mark of each chain, to append in order. */
+	last = calloc(cap, sizeof(*last));
+	if (!out->index || !out->next_same || !last) {
+		free(last);
+		return -ENOMEM;
+	}
+	out->index_cap = cap;
+	for (k = 0; k < out->mark_count; k++) {
+		const char *key;
+		size_t len, *slot;
+
+		if (!is_subtest_mark(out->marks[k].kind))
+			continue;
+		mark_key(out, k, &key, &len);
+		slot = index_slot(out, out->marks[k].kind, key, len);
+		if (!*slot)
+			*slot = k + 1;
+		else
+			out->next_same[last[slot - out->index] - 1] = k + 1;
+		last[slot - out->index] = k + 1;
+	}
+	free(last);
+	return 0;
+}
+
 int bci_igt_output_parse(struct bci_igt_output *out, const char *buf, size_t len)
 {
 	const char *nul = len ? memchr(buf, '\0', len) : NULL;
@@ -203,55 +290,98 @@ int bci_igt_output_parse(struct bci_igt_output *out, const char *buf, size_t len
 		out->marks[out->mark_count].offset = (size_t)(p - buf);
 		out->mark_count++;
 	}
+	if (build_index(out) < 0) {
+		bci_igt_output_release(out);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 void bci_igt_output_release(struct bci_igt_output *out)
 {
 	free(out->marks);
+	free(out->index);
+	free(out->next_same);
+	out->index = out->next_same = NULL;
+	out->index_cap = 0;
 	out->marks = NULL;
 	out->mark_count = 0;
 }
 
 /*
- * Finds the first mark of @kind in [first, last) whose line is
- * "<prefix><name>\n" (a start) or "<prefix><name>: " (a result). Like igt,
- * only as many bytes are compared as the buffer (up to @end) still has.
+ * Whether the line at mark @k (of @kind) is "<prefix><name>\n" (a start) or
+ * "<prefix><name>: " (a result). Like igt, only as many bytes are compared
+ * as the buffer (up to @end) still has.
  */
+static bool mark_matches(const struct bci_igt_output *out, const char *end, size_t k,
+			 enum bci_igt_mark_kind kind, const char *name, size_t nlen)
+{
+	const char *prefix = prefixes[kind], *line = out->buf + out->marks[k].offset;
+	size_t plen = strlen(prefix), rem, want, cmp, i;
+	bool is_start = kind == BCI_IGT_MARK_SUBTEST_START || kind == BCI_IGT_MARK_DYNAMIC_START;
+
+	if (out->marks[k].kind != kind)
+		return false;
+	rem = line < end ? (size_t)(end - line) : 0;
+	want = plen + nlen + (is_start ? 1 : 2);
+	cmp = rem < want ? rem : want;
+	for (i = 0; i < cmp; i++) {
+		char expect;
+
+		if (i < plen)
+			expect = prefix[i];
+		else if (i < plen + nlen)
+			expect = name[i - plen];
+		else if (is_start)
+			expect = '\n';
+		else
+			expect = i == plen + nlen ? ':' : ' ';
+		if (line[i] != expect)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The first subtest mark of @kind for @name in the whole buffer, through the
+ * index: a line that is not its last can only match with its whole key, and
+ * the last line (cut short, without its newline) is compared as it is.
+ */
+static long find_subtest_mark(const struct bci_igt_output *out, enum bci_igt_mark_kind kind,
+			      const char *name)
+{
+	const char *end = out->buf + out->len;
+	size_t nlen = strlen(name), klen = nlen, k;
+
+	if (kind == BCI_IGT_MARK_SUBTEST_RESULT) {
+		/* NAME: the token itself, or the token followed by ": " and more. */
+		for (klen = 0; klen < nlen && is_name_char(name[klen]); klen++)
+			;
+		if (klen == 0 || (klen < nlen && (name[klen] != ':' || name[klen + 1] != ' ')))
+			goto last_line;
+	}
+	for (k = *index_slot(out, kind, name, klen); k; k = out->next_same[k - 1])
+		if (mark_matches(out, end, k - 1, kind, name, nlen))
+			return (long)(k - 1);
+last_line:
+	k = out->mark_count;
+	if (k && mark_matches(out, end, k - 1, kind, name, nlen))
+		return (long)(k - 1);
+	return -1;
+}
+
+/* The first mark of @kind in [first, last) whose line is @name's (see mark_matches). */
 static long find_mark(const struct bci_igt_output *out, const char *end, enum bci_igt_mark_kind kind,
 		      const char *name, size_t first, size_t last)
 {
-	const char *prefix = prefixes[kind];
-	size_t plen = strlen(prefix), nlen = strlen(name);
-	bool is_start = kind == BCI_IGT_MARK_SUBTEST_START || kind == BCI_IGT_MARK_DYNAMIC_START;
-	size_t k;
+	size_t nlen = strlen(name), k;
 
-	for (k = first; k < last; k++) {
-		const char *line = out->buf + out->marks[k].offset;
-		size_t rem, want, cmp, i;
-
-		if (out->marks[k].kind != kind)
-			continue;
-		rem = line < end ? (size_t)(end - line) : 0;
-		want = plen + nlen + (is_start ? 1 : 2);
-		cmp = rem < want ? rem : want;
-		for (i = 0; i < cmp; i++) {
-			char expect;
-
-			if (i < plen)
-				expect = prefix[i];
-			else if (i < plen + nlen)
-				expect = name[i - plen];
-			else if (is_start)
-				expect = '\n';
-			else
-				expect = i == plen + nlen ? ':' : ' ';
-			if (line[i] != expect)
-				break;
-		}
-		if (i == cmp)
+	if (is_subtest_mark(kind) && first == 0 && last == out->mark_count &&
+	    end == out->buf + out->len && out->index_cap)
+		return find_subtest_mark(out, kind, name);
+	for (k = first; k < last; k++)
+		if (mark_matches(out, end, k, kind, name, nlen))
 			return (long)k;
-	}
 	return -1;
 }
 

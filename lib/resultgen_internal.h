@@ -40,10 +40,22 @@ struct test {
 	bool deleted;		/* pruned */
 };
 
+/*
+ * Names to indexes, for tables that grow to any size (tests and subtests of
+ * a job, dynamic subtests of a subtest, binaries of a run): open addressing
+ * on the name's hash; the table owner gives the name of an index through
+ * @key_of (functions below).
+ */
+struct name_index {
+	struct name_slot { size_t hash, index; bool used; } *slots;
+	size_t cap, count;
+};
+
 struct subtest {
 	char *name;
-	char **dynamic;
-	size_t dynamic_count;
+	char **dynamic;			/* in first-seen order */
+	size_t dynamic_count, dynamic_cap;
+	struct name_index dynamic_index;
 };
 
 struct settings {
@@ -60,15 +72,6 @@ struct job {
 	size_t requested_count;
 };
 
-/*
- * Names to indexes, for tables that grow to any size (tests of a job,
- * binaries of a run): open addressing on the name's hash; the table owner
- * gives the name of an index through @key_of.
- */
-struct name_index {
-	struct name_slot { size_t hash, index; bool used; } *slots;
-	size_t cap, count;
-};
 typedef const char *name_key_fn(const void *table, size_t index);
 /* The index stored for @name, or -1. */
 long name_index_find(const struct name_index *ix, const char *name, name_key_fn *key_of,
@@ -106,6 +109,7 @@ struct gen {
 	struct subtest *subs;
 	size_t sub_count, sub_cap;
 	struct name_index sub_index;
+	struct name_index requested_index;	/* the job's requested subtests, built on use */
 	char **blobs;		/* text the tests point into */
 	size_t blob_count, blob_cap;
 };

@@ -232,21 +232,36 @@ int add_subtest(struct gen *g, const char *name)
 	return 0;
 }
 
+static const char *dynamic_key(const void *table, size_t index)
+{
+	return ((char *const *)table)[index];
+}
+
+/* Adds a dynamic subtest once, in first-seen order. */
 static int add_dynamic(struct subtest *sub, const char *name)
 {
-	char **dyn;
-	size_t i;
+	char *copy;
 
-	for (i = 0; i < sub->dynamic_count; i++)
-		if (!strcmp(sub->dynamic[i], name))
-			return 0;
-	dyn = realloc(sub->dynamic, (sub->dynamic_count + 1) * sizeof(*dyn));
-	if (!dyn)
+	if (name_index_find(&sub->dynamic_index, name, dynamic_key, sub->dynamic) >= 0)
+		return 0;
+	if (sub->dynamic_count == sub->dynamic_cap) {
+		size_t cap = sub->dynamic_cap ? sub->dynamic_cap * 2 : 8;
+		char **dyn = realloc(sub->dynamic, cap * sizeof(*dyn));
+
+		if (!dyn)
+			return -ENOMEM;
+		sub->dynamic = dyn;
+		sub->dynamic_cap = cap;
+	}
+	copy = strdup(name);
+	if (!copy)
 		return -ENOMEM;
-	sub->dynamic = dyn;
-	dyn[sub->dynamic_count] = strdup(name);
-	if (!dyn[sub->dynamic_count])
+	sub->dynamic[sub->dynamic_count] = copy;
+	if (name_index_put(&sub->dynamic_index, copy, sub->dynamic_count, dynamic_key,
+			   sub->dynamic) < 0) {
+		free(copy);
 		return -ENOMEM;
+	}
 	sub->dynamic_count++;
 	return 0;
 }
@@ -265,12 +280,14 @@ void job_reset(struct gen *g)
 		for (k = 0; k < g->subs[i].dynamic_count; k++)
 			free(g->subs[i].dynamic[k]);
 		free(g->subs[i].dynamic);
+		name_index_release(&g->subs[i].dynamic_index);
 		free(g->subs[i].name);
 	}
 	free(g->subs);
 	g->subs = NULL;
 	g->sub_count = g->sub_cap = 0;
 	name_index_release(&g->sub_index);
+	name_index_release(&g->requested_index);
 	for (i = 0; i < g->blob_count; i++)
 		free(g->blobs[i]);
 	free(g->blobs);
@@ -708,8 +725,30 @@ int override_results(struct gen *g)
 	return 0;
 }
 
-static bool is_requested(const struct job *job, const char *subtest, const char *dynamic)
+static const char *requested_key(const void *table, size_t index)
 {
+	return ((char *const *)table)[index];
+}
+
+/* Indexes the job's requested subtests: a joblist line may name any number. */
+static int index_requested(struct gen *g)
+{
+	const struct job *job = g->job;
+	size_t i;
+
+	for (i = 0; i < job->requested_count; i++)
+		if (name_index_put(&g->requested_index, job->requested[i], i, requested_key,
+				   job->requested) < 0) {
+			name_index_release(&g->requested_index);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+/* Whether the joblist asked for @subtest (or its @dynamic subtest) by name. */
+static bool is_requested(struct gen *g, const char *subtest, const char *dynamic)
+{
+	const struct job *job = g->job;
 	char want[512];
 	size_t i;
 
@@ -717,6 +756,11 @@ static bool is_requested(const struct job *job, const char *subtest, const char 
 		snprintf(want, sizeof(want), "%s@%s", subtest, dynamic);
 	else
 		snprintf(want, sizeof(want), "%s", subtest);
+	if (!g->requested_index.cap && job->requested_count)
+		index_requested(g);
+	if (g->requested_index.cap)
+		return name_index_find(&g->requested_index, want, requested_key, job->requested) >= 0;
+	/* No memory for the index: ask the list itself. */
 	for (i = 0; i < job->requested_count; i++)
 		if (!strcmp(job->requested[i], want))
 			return true;
@@ -749,11 +793,11 @@ void prune_subtests(struct gen *g)
 				delete_test(g, name);
 			continue;
 		}
-		if (mode == PRUNE_KEEP_REQUESTED && !is_requested(g->job, sub->name, NULL))
+		if (mode == PRUNE_KEEP_REQUESTED && !is_requested(g, sub->name, NULL))
 			delete_test(g, name);
 		for (k = 0; k < sub->dynamic_count; k++) {
 			if (mode == PRUNE_KEEP_REQUESTED &&
-			    is_requested(g->job, sub->name, sub->dynamic[k]))
+			    is_requested(g, sub->name, sub->dynamic[k]))
 				continue;
 			bci_igt_piglit_name_dynamic(name, sub->dynamic[k], dyn_name, NAME_SIZE);
 			delete_test(g, dyn_name);

@@ -79,6 +79,20 @@ static void write_json(const uint8_t *data, size_t size, enum bci_jsonw_bytes mo
 	free(buf);
 }
 
+/* The subtest index must find what a plain scan of every mark finds. */
+static void check_index(const struct bci_igt_output *o, const char *name)
+{
+	struct bci_igt_output plain = *o;
+	struct bci_igt_span a, b;
+
+	plain.index_cap = 0;
+	bci_igt_output_subtest(o, name, &a);
+	bci_igt_output_subtest(&plain, name, &b);
+	if (a.start_mark != b.start_mark || a.result_mark != b.result_mark ||
+	    a.begin != b.begin || a.end != b.end || strcmp(a.result, b.result))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bci_igt_output o;
@@ -100,6 +114,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    o.marks[k].kind != BCI_IGT_MARK_SUBTEST_RESULT)
 			continue;
 		name_of(&o, k, name, sizeof(name));
+		check_index(&o, name);
+		/* Names a cut last line or a longer result line could also match. */
+		if (name[0]) {
+			char variant[310];
+
+			snprintf(variant, sizeof(variant), "%.*s", (int)strlen(name) - 1, name);
+			check_index(&o, variant);
+			snprintf(variant, sizeof(variant), "%s: x", name);
+			check_index(&o, variant);
+			snprintf(variant, sizeof(variant), "%sz", name);
+			check_index(&o, variant);
+		}
 		bci_igt_output_subtest(&o, name, &s);
 		check_span(&o, &s);
 		while (bci_igt_output_next_dynamic(&o, &s, &cursor, dynamic, sizeof(dynamic), &d)) {

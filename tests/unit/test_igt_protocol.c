@@ -135,6 +135,32 @@ static void output_marks_follow_the_classifier(void **state)
 	bci_igt_output_release(&o);
 }
 
+/* Found through the subtest index as a scan of every line finds them. */
+static void subtests_found_by_name(void **state)
+{
+	static const char out[] = "Starting subtest: a\nSubtest a: b: FAIL (1.0s)\n"
+				  "Starting subtest: a\nSubtest a: SUCCESS (2.0s)\nStarting subtest: lon";
+	struct bci_igt_output o;
+	struct bci_igt_span s;
+
+	(void)state;
+	assert_int_equal(bci_igt_output_parse(&o, out, sizeof(out) - 1), 0);
+	/* The first of two starts; a result naming "a: b" is that name's. */
+	bci_igt_output_subtest(&o, "a", &s);
+	assert_int_equal(s.start_mark, 0);
+	assert_int_equal(s.result_mark, 1);
+	bci_igt_output_subtest(&o, "a: b", &s);
+	assert_int_equal(s.result_mark, 1);
+	assert_string_equal(s.result, "fail");
+	/* The last line, cut short, matches any name it is the beginning of. */
+	bci_igt_output_subtest(&o, "longer", &s);
+	assert_int_equal(s.start_mark, 4);
+	assert_int_equal(s.result_mark, -1);
+	bci_igt_output_subtest(&o, "other", &s);
+	assert_int_equal(s.start_mark, -1);
+	bci_igt_output_release(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +169,7 @@ int main(void)
 		cmocka_unit_test(result_lines_round_trip),
 		cmocka_unit_test(exit_codes_and_result_names),
 		cmocka_unit_test(output_marks_follow_the_classifier),
+		cmocka_unit_test(subtests_found_by_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

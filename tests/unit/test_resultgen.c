@@ -184,7 +184,7 @@ static void jsonw_doubles_round_trip(void **state)
 
 /* ---- igt_protocol ---- */
 
-static void igtout_result_words(void **state)
+static void igt_protocol_result_words(void **state)
 {
 	double t = -1;
 
@@ -204,7 +204,7 @@ static void igtout_result_words(void **state)
 	assert_string_equal(bci_igt_result_from_word("PASS", 4, &t), "incomplete");
 }
 
-static void igtout_spans(void **state)
+static void igt_protocol_spans(void **state)
 {
 	static const char out[] =
 		"IGT-Version: 9.9\n"
@@ -251,7 +251,7 @@ static void igtout_spans(void **state)
 	bci_igt_output_release(&o);
 }
 
-static void igtout_dynamic_subtests(void **state)
+static void igt_protocol_dynamic_subtests(void **state)
 {
 	static const char out[] =
 		"Starting subtest: s\n"
@@ -291,7 +291,7 @@ static void igtout_dynamic_subtests(void **state)
 	assert_string_equal(piglit, "igt@bin@s@d2");
 }
 
-static void igtout_nul_ends_the_text(void **state)
+static void igt_protocol_nul_ends_the_text(void **state)
 {
 	static const char out[] = "Starting subtest: a\n\0Subtest a: SUCCESS\n";
 	struct bci_igt_output o;
@@ -305,7 +305,7 @@ static void igtout_nul_ends_the_text(void **state)
 	bci_igt_output_release(&o);
 }
 
-static void igtout_err_warnings(void **state)
+static void igt_protocol_err_warnings(void **state)
 {
 	static const char clean[] = "Starting subtest: a\nSubtest a: SUCCESS (0.1s)\n";
 	static const char noisy[] = "Starting subtest: a\nwarning!\nSubtest a: SUCCESS (0.1s)\n";
@@ -320,7 +320,7 @@ static void igtout_err_warnings(void **state)
 	assert_false(bci_igt_err_has_warnings("only noise\n", 11));
 }
 
-static void igtout_piglit_names(void **state)
+static void igt_protocol_piglit_names(void **state)
 {
 	char name[256], longname[400];
 
@@ -336,7 +336,7 @@ static void igtout_piglit_names(void **state)
 }
 
 /* Suspend cycles are a family of their own: bootci@suspend@<state>[_<pm_test>]@<NNNN>. */
-static void igtout_piglit_names_suspend(void **state)
+static void igt_protocol_piglit_names_suspend(void **state)
 {
 	char name[256], dyn[256];
 
@@ -861,13 +861,13 @@ int main(void)
 		cmocka_unit_test(jsonw_structure_and_indent),
 		cmocka_unit_test(jsonw_misuse_is_sticky_einval),
 		cmocka_unit_test(jsonw_doubles_round_trip),
-		cmocka_unit_test(igtout_result_words),
-		cmocka_unit_test(igtout_spans),
-		cmocka_unit_test(igtout_dynamic_subtests),
-		cmocka_unit_test(igtout_nul_ends_the_text),
-		cmocka_unit_test(igtout_err_warnings),
-		cmocka_unit_test(igtout_piglit_names),
-		cmocka_unit_test(igtout_piglit_names_suspend),
+		cmocka_unit_test(igt_protocol_result_words),
+		cmocka_unit_test(igt_protocol_spans),
+		cmocka_unit_test(igt_protocol_dynamic_subtests),
+		cmocka_unit_test(igt_protocol_nul_ends_the_text),
+		cmocka_unit_test(igt_protocol_err_warnings),
+		cmocka_unit_test(igt_protocol_piglit_names),
+		cmocka_unit_test(igt_protocol_piglit_names_suspend),
 		cmocka_unit_test_setup_teardown(resultgen_timeout_and_abort, setup_tree, teardown_tree),
 		cmocka_unit_test_setup_teardown(resultgen_dmesg_escapes_and_ignores, setup_tree, teardown_tree),
 		cmocka_unit_test_setup_teardown(resultgen_suspend_cycles, setup_tree, teardown_tree),

@@ -237,12 +237,22 @@ static void every_test_has_a_result(void **state)
 	fakeroot_remove(&root);
 }
 
+/* The same refusals where the kernel has no openat2: O_NOFOLLOW per component. */
+static void refusals_without_openat2(void **state)
+{
+	setenv("BCI_RESULTGEN_NO_OPENAT2", "1", 1);
+	symlinks_are_refused(state);
+	fifos_are_refused(state);
+	unsetenv("BCI_RESULTGEN_NO_OPENAT2");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unending_cut_lines_end),
 		cmocka_unit_test(symlinks_are_refused),
 		cmocka_unit_test(fifos_are_refused),
+		cmocka_unit_test(refusals_without_openat2),
 		cmocka_unit_test(every_test_has_a_result),
 	};
 
