@@ -8,7 +8,8 @@
 # single and multiple mode. Results are read back, generated with
 # `bootci-aggregator results` for bootci's runs and with igt_results (and our
 # generator) for igt_runner's, and compared verdict by verdict: a difference
-# fails unless tests/lab/igt-compare.py names its cause (issue 9).
+# fails unless tests/lab/igt-compare.py names its cause (issue 9); multiple mode
+# keeps a result for each subtest skipped in its binary's igt_fixture.
 set -uo pipefail
 # shellcheck source=tests/lab/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -73,6 +74,9 @@ check "bootci single: syncobj_wait's subtests are each a job (skip: vgem has no 
 quiet() {
 	"$@" >>"$m/quiet.log"
 }
+# Issue 9 item 2: syncobj_wait's fixture skips every subtest before it starts; each is journalled.
+check "bootci multiple: syncobj_wait's subtests skipped in its igt_fixture each have a result" \
+	test "$(count_results "$m/bootci-multiple.json" igt@syncobj_wait@ skip)" -gt 10
 # same_verdicts A B: no difference at all (single/text: no cause applies)
 same_verdicts() {
 	local report
