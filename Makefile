@@ -88,6 +88,7 @@ include builder/build.mk
 include aggregator/build.mk
 include tests/build.mk
 include initramfs/build.mk
+include builder/setup/igt.mk
 
 # The main job: build everything, run one full cycle in the QEMU lab, say where the results are.
 demo: all
@@ -102,11 +103,17 @@ bench: all
 	@tests/bench/upload-throughput $(BUILD)
 	@tests/bench/serve-upload.sh $(BUILD)
 	@tests/bench/resultgen-binaries.sh $(BUILD)
+	@tests/bench/igt-vs-runner $(BUILD)
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \
 		$(BUILD)/musl/*.a $(BUILD)/fuzz $(BUILD)/initramfs $(BUILD)/images $(BUILD)/lab \
 		$(BUILD)/tests $(BUILD)/demo $(BUILD)/bench
+
+# `make clean` keeps IGT ($(BUILD)/igt: minutes to rebuild); `make igt-clean` drops it.
+.PHONY: igt-clean
+igt-clean:
+	rm -rf $(BUILD)/igt
 
 # `make distclean` also drops the sysroot and the kernel (minutes to rebuild).
 distclean:

@@ -147,6 +147,17 @@ static void handle_out_line(void *data, const char *text, size_t len)
 		sync_outputs(job);
 		break;
 	case BCI_IGT_LINE_SUBTEST_RESULT:
+		/* A subtest skipped in its binary's igt_fixture prints its result with no
+		 * start line. igt_runner journals it anyway ("result for a test that didn't
+		 * ever start"); without it the subtest has no result in multiple mode. */
+		if (line.name_len != strlen(job->subtest) ||
+		    memcmp(line.name, job->subtest, line.name_len) != 0) {
+			n = line.name_len < sizeof(job->subtest) ? (int)line.name_len
+								 : (int)sizeof(job->subtest) - 1;
+			n = snprintf(entry, sizeof(entry), "%.*s\n", n, line.name);
+			journal_write(job, entry, (size_t)n);
+			job->subtest[0] = '\0';
+		}
 		count_result(job, &line);
 		sync_outputs(job);
 		break;

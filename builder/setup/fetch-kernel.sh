@@ -5,7 +5,10 @@
 #   OUTDIR/release   the kernel release (e.g. 6.1.0-57-amd64)
 #   OUTDIR/vmlinuz   the kernel image
 #   OUTDIR/root/     the unpacked package (lib/modules/<release>/ with modules.dep)
-# Idempotent: nothing is downloaded when that release is already unpacked.
+#   OUTDIR/deb/      the package itself (linux-image-<release>_<version>_amd64.deb), kept
+#                    for `bootci-builder test-image --kernel-deb` (OUTDIR/kernel.deb links it)
+# Idempotent: nothing is downloaded when that release is already there and
+# unpacked; a tree unpacked before the .deb was kept only downloads the .deb.
 #
 # usage: fetch-kernel.sh OUTDIR
 set -euo pipefail
@@ -21,18 +24,36 @@ if [ -z "$package" ]; then
 fi
 release=${package#linux-image-}
 
+deb=$(find "$out/deb" -maxdepth 1 -name "${package}_*.deb" 2>/dev/null | head -n 1 || true)
+unpacked=0
 if [ -e "$out/release" ] && [ "$(cat "$out/release")" = "$release" ] && [ -e "$out/vmlinuz" ]; then
+	unpacked=1
+fi
+if [ "$unpacked" = 1 ] && [ -n "$deb" ]; then
+	touch "$out/release"
 	exit 0
 fi
 
-echo "fetch-kernel: $package"
 tmp=$(mktemp -d "$out/.fetch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && apt-get download -q "$package") >"$tmp/log" 2>&1 || {
-	cat "$tmp/log" >&2
-	exit 1
-}
-dpkg -x "$tmp"/"$package"_*.deb "$tmp/root"
+if [ -z "$deb" ]; then
+	echo "fetch-kernel: $package"
+	(cd "$tmp" && apt-get download -q "$package") >"$tmp/log" 2>&1 || {
+		cat "$tmp/log" >&2
+		exit 1
+	}
+	rm -rf "$out/deb"
+	mkdir -p "$tmp/deb"
+	mv "$tmp"/"$package"_*.deb "$tmp/deb/"
+	mv "$tmp/deb" "$out/deb"
+	deb=$(find "$out/deb" -maxdepth 1 -name "${package}_*.deb" | head -n 1)
+	ln -sfn "deb/$(basename "$deb")" "$out/kernel.deb"
+fi
+if [ "$unpacked" = 1 ]; then
+	touch "$out/release"
+	exit 0
+fi
+dpkg -x "$deb" "$tmp/root"
 # The .deb ships no module indexes: generate them as the target's depmod would.
 depmod -b "$tmp/root" "$release"
 rm -rf "$out/root"

@@ -227,6 +227,29 @@ static void multiple_mode_groups_subtests(void **state)
 	assert_string_equal(result_of(f, "igt@igt_basic@fail"), "fail");
 }
 
+/*
+ * A subtest skipped in its binary's igt_fixture prints its result with no start
+ * line (issue 9 item 2): journalled anyway, as igt_runner does, each gets its
+ * result in multiple mode instead of vanishing.
+ */
+static void multiple_mode_journals_subtests_skipped_in_the_fixture(void **state)
+{
+	struct fixture *f = *state;
+	const char *journal;
+
+	start(f, "igt@igt_fixture_skip\n", "bootci.multiple_mode=yes");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_string_equal(run_file(f, "joblist.txt"), "igt_fixture_skip first,second,third\n");
+	journal = run_file(f, "0/journal.txt");
+	assert_non_null(journal);
+	/* igt_runner's journal: the subtests in order, then the exit line. */
+	assert_memory_equal(journal, "first\nsecond\nthird\nexit:0 ", strlen("first\nsecond\nthird\nexit:0 "));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_fixture_skip@first"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_fixture_skip@second"), "skip");
+	assert_string_equal(result_of(f, "igt@igt_fixture_skip@third"), "skip");
+}
+
 static void suspend_cycles_are_planned_as_jobs(void **state)
 {
 	struct fixture *f = *state;
@@ -793,6 +816,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(include_selects_tests, setup, teardown),
 		cmocka_unit_test_setup_teardown(include_selecting_nothing_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(multiple_mode_groups_subtests, setup, teardown),
+		cmocka_unit_test_setup_teardown(multiple_mode_journals_subtests_skipped_in_the_fixture,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(suspend_cycles_are_planned_as_jobs, setup, teardown),
 		cmocka_unit_test_setup_teardown(suspend_cycles_from_the_configuration, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_suspend_item_is_an_error, setup, teardown),
