@@ -225,10 +225,18 @@ out_fd:
 /* ---- closure ---- */
 
 /* Lexically normalizes an absolute path in place: no "//", ".", ".." left. */
+/*
+ * Drops "." and ".." components and repeated slashes in place. The result is
+ * never longer than @path: a relative path stays relative (its first
+ * component gets no slash; a ".." with nothing left to drop is kept).
+ */
 static void elf_normalize(char *path)
 {
+	bool absolute = path[0] == '/';
 	char *out = path, *in = path;
 
+	if (!*path)
+		return;
 	while (*in) {
 		while (*in == '/')
 			in++;
@@ -240,17 +248,29 @@ static void elf_normalize(char *path)
 		if (n == 1 && in[0] == '.') {
 			/* skip */
 		} else if (n == 2 && in[0] == '.' && in[1] == '.') {
-			while (out > path && *--out != '/')
-				;
+			bool kept_up = !absolute && out - path >= 2 && out[-1] == '.' && out[-2] == '.' &&
+				       (out - path == 2 || out[-3] == '/');
+
+			if (out > path && !kept_up) {
+				while (out > path && *--out != '/')
+					;
+			} else if (!absolute) {
+				if (out > path)
+					*out++ = '/';
+				memcpy(out, "..", 2);
+				out += 2;
+			}
+			/* An absolute path's ".." at the root stays at the root. */
 		} else {
-			*out++ = '/';
+			if (absolute || out > path)
+				*out++ = '/';
 			memmove(out, in, n);
 			out += n;
 		}
 		in = end;
 	}
 	if (out == path)
-		*out++ = '/';
+		*out++ = absolute ? '/' : '.';
 	*out = '\0';
 }
 
