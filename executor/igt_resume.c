@@ -260,7 +260,8 @@ static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_j
 		    "follows (saved in %s/)\n", ex->boot_number - 1, ex->crash_dump);
 	if (f.subtest[0] && !f.sub_done && f.dynamic[0] && !f.dyn_done) {
 		if (f.start_missing) {
-			dprintf(fd, "Starting dynamic subtest: %s\n", f.dynamic);
+			bci_igt_line_format_start(line, sizeof(line), true, f.dynamic);
+			dprintf(fd, "%s", line);
 			/* Known now: a resume must not run it again. */
 			ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_DYNAMIC, index, "%s@%s",
 						  f.subtest, f.dynamic);

@@ -11,6 +11,7 @@
  * run's first file, compared line by line at every later boot.
  */
 #include "executor.h"
+#include "results_dir.h"
 #include "fsutil.h"
 
 #include <errno.h>
@@ -22,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define IDENTITY_FILE "bootci-identity.txt"
+#define IDENTITY_FILE BCI_RESULTS_IDENTITY
 
 /* FNV-1a, 64 bits: tells files apart, nothing more is asked of it. */
 static uint64_t fnv1a(const char *data, size_t len)
@@ -118,7 +119,7 @@ int bci_run_dir_claim(struct bci_executor *ex)
 		return 0;
 	}
 	/* A run that has begun (boot records, a plan, a test's output) but is not ours. */
-	bool begun = exists(ex->run_dir, "bootci-journal.txt") || exists(ex->run_dir, "joblist.txt") ||
+	bool begun = exists(ex->run_dir, BCI_RESULTS_BOOTCI_JOURNAL) || exists(ex->run_dir, BCI_RESULTS_JOBLIST) ||
 		     exists(ex->run_dir, "test") || exists(ex->run_dir, "boot-0001");
 	if (ret == 0 && begun) {
 		first_difference(old, id, why, sizeof(why));

@@ -529,7 +529,8 @@ static int cycle_prepare(struct cycle *c, const char *mem_sleep, unsigned long w
 	check_offered(c, mem_sleep, record->why, sizeof(record->why));
 	if (record->why[0]) {
 		/* IGT's own way of skipping inside a subtest: the reason, then the result. */
-		say(c->out_fd, "Starting subtest: %s\n", record->cycle);
+		bci_igt_line_format_start(line, sizeof(line), false, record->cycle);
+		say(c->out_fd, "%s", line);
 		say(c->out_fd, "Test requirement not met: %s\n", record->why);
 		bci_igt_line_format_result(line, sizeof(line), false, record->cycle, "SKIP", 0);
 		say(c->out_fd, "%s", line);
@@ -537,7 +538,8 @@ static int cycle_prepare(struct cycle *c, const char *mem_sleep, unsigned long w
 		bci_say("suspend %s: skipped: %s", record->cycle, record->why);
 		return 1;
 	}
-	say(c->out_fd, "Starting subtest: %s\n", record->cycle);
+	bci_igt_line_format_start(line, sizeof(line), false, record->cycle);
+	say(c->out_fd, "%s", line);
 	/* Known before the sleep: if it never ends, the job's out.txt says what was tried. */
 	fdatasync(c->out_fd);
 

@@ -6,6 +6,7 @@
  * before the program starts, so a boot that dies mid-test leaves that trace.
  */
 #include "executor.h"
+#include "results_dir.h"
 
 #include "config.h"
 #include "fsutil.h"
@@ -108,7 +109,7 @@ static int test_program_prepare(struct bci_executor *ex, struct test_program *t)
 		return t->argv.count ? -E2BIG : -EINVAL;
 	}
 	if (snprintf(t->dir, sizeof(t->dir), "%s/test", ex->run_dir) >= (int)sizeof(t->dir) ||
-	    snprintf(t->result_path, sizeof(t->result_path), "%s/result.txt", t->dir) >=
+	    snprintf(t->result_path, sizeof(t->result_path), "%s/" BCI_RESULTS_TEST_RESULT, t->dir) >=
 		    (int)sizeof(t->result_path) ||
 	    bci_path(ex, null_path, "/dev/null") < 0)
 		return -ENAMETOOLONG;
@@ -122,8 +123,8 @@ static int test_program_prepare(struct bci_executor *ex, struct test_program *t)
 		bci_error("cannot write %s: %s", t->result_path, strerror(-ret));
 		return ret;
 	}
-	t->out_fd = open_output(t->dir, "out.txt");
-	t->err_fd = open_output(t->dir, "err.txt");
+	t->out_fd = open_output(t->dir, BCI_RESULTS_JOB_OUT);
+	t->err_fd = open_output(t->dir, BCI_RESULTS_JOB_ERR);
 	t->null_fd = open(null_path, O_RDWR | O_CLOEXEC);
 	if (t->out_fd < 0 || t->err_fd < 0 || t->null_fd < 0) {
 		ret = t->out_fd < 0 ? t->out_fd : t->err_fd < 0 ? t->err_fd : -errno;

@@ -52,6 +52,11 @@ int bci_igt_line_format_result(char *buf, size_t size, bool dynamic, const char 
 			name, word, seconds);
 }
 
+int bci_igt_line_format_start(char *buf, size_t size, bool dynamic, const char *name)
+{
+	return snprintf(buf, size, "%s%s\n", dynamic ? STARTING_DYNAMIC : STARTING_SUBTEST, name);
+}
+
 /* ASCII only: bytes >= 0x80 are never part of a name, in any locale. */
 static bool is_alnum(char c)
 {

@@ -106,6 +106,8 @@ const char *bci_igt_result_from_word(const char *text, size_t len, double *time)
  */
 int bci_igt_line_format_result(char *buf, size_t size, bool dynamic, const char *name,
 			       const char *word, double seconds);
+/* Formats "Starting subtest: NAME\n" (or "Starting dynamic subtest: ..."). snprintf's count. */
+int bci_igt_line_format_start(char *buf, size_t size, bool dynamic, const char *name);
 
 /* IGT's markers in kernel log record texts. */
 #define BCI_IGT_DMESG_STARTING_SUBTEST ": starting subtest "

@@ -100,6 +100,12 @@ static void result_lines_round_trip(void **state)
 	assert_int_equal(bci_igt_line_parse(line, (size_t)n, &l), BCI_IGT_LINE_DYNAMIC_RESULT);
 	assert_string_equal(bci_igt_result_from_word(l.text, l.text_len, &t), "pass");
 	assert_true(t > 1.249 && t < 1.251);
+	n = bci_igt_line_format_start(line, sizeof(line), false, "flip");
+	assert_string_equal(line, "Starting subtest: flip\n");
+	assert_int_equal(bci_igt_line_parse(line, (size_t)n, &l), BCI_IGT_LINE_SUBTEST_START);
+	n = bci_igt_line_format_start(line, sizeof(line), true, "pipe-A");
+	assert_string_equal(line, "Starting dynamic subtest: pipe-A\n");
+	assert_int_equal(bci_igt_line_parse(line, (size_t)n, &l), BCI_IGT_LINE_DYNAMIC_START);
 }
 
 static void exit_codes_and_result_names(void **state)
