@@ -78,7 +78,12 @@ static int write_port_file(const char *path, unsigned port)
 	return bci_write_file_atomic(path, text, (size_t)len, 0644);
 }
 
-int bci_cmd_serve(int argc, char **argv)
+/*
+ * The command line into @config and @port_file. Returns -1 to go on, or the
+ * exit code to end with now (0 after --help, 2 for a usage error).
+ */
+static int serve_options(int argc, char **argv, struct bci_serve_config *config,
+			 const char **port_file)
 {
 	static const struct option options[] = {
 		{ "data", required_argument, NULL, 'd' },
@@ -103,62 +108,56 @@ int bci_cmd_serve(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct bci_serve_config config;
-	const char *port_file = NULL;
-	struct bci_server *server;
 	unsigned long number = 0;
-	char err[1024];
-	sigset_t signals;
-	int opt, sig, ret;
+	int opt, ret;
 
-	bci_serve_config_default(&config);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		ret = 0;
 		switch (opt) {
-		case 'd': config.data_dir = optarg; break;
-		case 'l': config.listen = optarg; break;
-		case 't': config.tokens = optarg; break;
-		case 'c': config.cert = optarg; break;
-		case 'k': config.key = optarg; break;
-		case 's': config.store_url = optarg; break;
-		case 'p': port_file = optarg; break;
+		case 'd': config->data_dir = optarg; break;
+		case 'l': config->listen = optarg; break;
+		case 't': config->tokens = optarg; break;
+		case 'c': config->cert = optarg; break;
+		case 'k': config->key = optarg; break;
+		case 's': config->store_url = optarg; break;
+		case 'p': *port_file = optarg; break;
 		case 'T':
 			ret = parse_count(optarg, 1024, &number);
-			config.threads = (unsigned)number;
+			config->threads = (unsigned)number;
 			ret = number ? ret : -EINVAL;
 			break;
 		case 'W':
 			ret = parse_count(optarg, 1024, &number);
-			config.workers = (unsigned)number;
+			config->workers = (unsigned)number;
 			break;
 		case 'C':
 			ret = parse_count(optarg, 65536, &number);
-			config.max_connections = (unsigned)number;
+			config->max_connections = (unsigned)number;
 			ret = number ? ret : -EINVAL;
 			break;
 		case 'N':
 			ret = parse_count(optarg, 65536, &number);
-			config.max_per_ip = (unsigned)number;
+			config->max_per_ip = (unsigned)number;
 			break;
 		case 'I':
 			ret = parse_count(optarg, 86400, &number);
-			config.idle_timeout = (unsigned)number;
+			config->idle_timeout = (unsigned)number;
 			ret = number ? ret : -EINVAL;
 			break;
 		case 'R':
 			ret = parse_count(optarg, 7 * 86400, &number);
-			config.request_timeout = (unsigned)number;
+			config->request_timeout = (unsigned)number;
 			ret = number ? ret : -EINVAL;
 			break;
-		case 'B': ret = parse_size(optarg, &config.max_body); break;
-		case 'E': ret = parse_size(optarg, &config.limits.max_entries); break;
-		case 'U': ret = parse_size(optarg, &config.limits.max_unpacked); break;
-		case 'X': ret = parse_size(optarg, &config.limits.max_ratio); break;
-		case 'M': ret = parse_size(optarg, &config.limits.max_manifest); break;
+		case 'B': ret = parse_size(optarg, &config->max_body); break;
+		case 'E': ret = parse_size(optarg, &config->limits.max_entries); break;
+		case 'U': ret = parse_size(optarg, &config->limits.max_unpacked); break;
+		case 'X': ret = parse_size(optarg, &config->limits.max_ratio); break;
+		case 'M': ret = parse_size(optarg, &config->limits.max_manifest); break;
 		case 'P':
 			ret = parse_count(optarg, BCI_MANIFEST_PATH_MAX, &number);
-			config.limits.max_path = number;
+			config->limits.max_path = number;
 			break;
 		case 'h':
 			serve_usage(stdout);
@@ -178,12 +177,28 @@ int bci_cmd_serve(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || !config.data_dir) {
+	if (optind != argc || !config->data_dir) {
 		fprintf(stderr, "bootci-aggregator serve: %s\n",
 			optind != argc ? "unexpected argument" : "--data DIR is required");
 		serve_usage(stderr);
 		return 2;
 	}
+	return -1;
+}
+
+int bci_cmd_serve(int argc, char **argv)
+{
+	struct bci_serve_config config;
+	const char *port_file = NULL;
+	struct bci_server *server;
+	char err[1024];
+	sigset_t signals;
+	int sig, ret;
+
+	bci_serve_config_default(&config);
+	ret = serve_options(argc, argv, &config, &port_file);
+	if (ret >= 0)
+		return ret;
 
 	/* Blocked before any thread starts, so that only sigwait() below sees them. */
 	sigemptyset(&signals);
