@@ -54,12 +54,12 @@ struct bci_collect_machine {
 	char name[128];
 	char token[256];
 	/* Optional per-machine settings ("" when absent): collect keys of the same name. */
-	char master[1024], keep[32], deadline[32];
+	char master[1024], ca_file[1024], keep[32], deadline[32];
 };
 
 /*
  * Reads the machine file @path: `machine` and `token` keys, both required,
- * `master`, `keep` and `deadline` optional (checked when applied); a file
+ * `master`, `ca_file`, `keep` and `deadline` optional (checked when applied); a file
  * readable by group or others is refused (the token is a secret).
  */
 int bci_collect_machine_read(const char *path, struct bci_collect_machine *machine, char *err,
@@ -125,6 +125,7 @@ int bci_collect_archive_write(const char *run_dir, const char *path,
 struct bci_collect_upload {
 	const char *url;      /* MASTER/api/v1/machines/<machine>/runs/<run> */
 	const char *token;
+	const char *ca_file;  /* CA certificates for an https master; NULL or "": libcurl's default */
 	const char *path;     /* the archive */
 	const char *sha256;
 	uint64_t size;

@@ -51,7 +51,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: bootci-aggregator collect [--config FILE] [--cmdline FILE] [--results DIR]\n"
-		"         [--master URL] [--machine-file FILE] [--keep N] [--deadline DURATION]\n"
+		"         [--master URL] [--ca-file FILE] [--machine-file FILE] [--keep N] [--deadline DURATION]\n"
 		"         [--exclude RUN,...] [--max-rate BYTES] [--console PATH] [--no-efi]\n"
 		"Settings: %s, then " CMDLINE_PREFIX "<key>=<value> in %s, then the options.\n",
 		DEFAULT_CONFIG, DEFAULT_CMDLINE);
@@ -214,6 +214,7 @@ static int upload_run(struct collect *c, const struct pending *p)
 	struct bci_collect_upload upload = {
 		.url = url,
 		.token = c->machine.token,
+		.ca_file = bci_config_get(c->config, "ca_file"),
 		.path = p->archive,
 		.sha256 = p->digest,
 		.size = p->size,
@@ -338,6 +339,7 @@ static int parse_options(int argc, char **argv, struct option_value *values, siz
 		{ "cmdline", required_argument, NULL, 'C' },
 		{ "results", required_argument, NULL, 'r' },
 		{ "master", required_argument, NULL, 'm' },
+		{ "ca-file", required_argument, NULL, 'A' },
 		{ "machine-file", required_argument, NULL, 'f' },
 		{ "keep", required_argument, NULL, 'k' },
 		{ "deadline", required_argument, NULL, 'd' },
@@ -360,6 +362,7 @@ static int parse_options(int argc, char **argv, struct option_value *values, siz
 		case 'C': *cmdline_path = optarg; continue;
 		case 'r': key = "results"; break;
 		case 'm': key = "master"; break;
+		case 'A': key = "ca_file"; break;
 		case 'f': key = "machine_file"; break;
 		case 'k': key = "keep"; break;
 		case 'd': key = "deadline"; break;
@@ -439,6 +442,7 @@ static int apply_machine_settings(struct collect *c, const char *path)
 		const char *key, *value;
 	} settings[] = {
 		{ "master", c->machine.master },
+		{ "ca_file", c->machine.ca_file },
 		{ "keep", c->machine.keep },
 		{ "deadline", c->machine.deadline },
 	};

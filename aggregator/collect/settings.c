@@ -24,6 +24,8 @@
 const struct bci_config_key bci_collect_keys[] = {
 	{ "master", BCI_CONFIG_STRING, "", NULL,
 	  "the CI master's base URL (http://host:port or https://...); empty: nothing is uploaded", NULL },
+	{ "ca_file", BCI_CONFIG_STRING, "", NULL,
+	  "CA certificates (PEM) an https master's certificate is checked against; empty: libcurl's default", NULL },
 	{ "results", BCI_CONFIG_WORD, "/results", NULL,
 	  "where the results partition is mounted (the executor mounts it there)", NULL },
 	{ "machine_file", BCI_CONFIG_WORD, BCI_COLLECT_MACHINE_FILE, NULL,
@@ -47,6 +49,8 @@ static const struct bci_config_key machine_keys[] = {
 	{ "machine", BCI_CONFIG_STRING, "", NULL, "the machine's name at the master", NULL },
 	{ "token", BCI_CONFIG_STRING, "", NULL, "its secret upload token", NULL },
 	{ "master", BCI_CONFIG_STRING, "", NULL, "the master it was enrolled with (optional)", NULL },
+	{ "ca_file", BCI_CONFIG_STRING, "", NULL,
+	  "the CA file that master's certificate is checked against (optional)", NULL },
 	{ "keep", BCI_CONFIG_STRING, "", NULL, "collect's keep for this machine (optional)", NULL },
 	{ "deadline", BCI_CONFIG_STRING, "", NULL, "collect's deadline for this machine (optional)", NULL },
 	{ NULL, 0, NULL, NULL, NULL, NULL },
@@ -118,13 +122,15 @@ int bci_collect_machine_read(const char *path, struct bci_collect_machine *machi
 		goto out;
 	}
 	if (strlen(bci_config_get(config, "master")) >= sizeof(machine->master) ||
+	    strlen(bci_config_get(config, "ca_file")) >= sizeof(machine->ca_file) ||
 	    strlen(bci_config_get(config, "keep")) >= sizeof(machine->keep) ||
 	    strlen(bci_config_get(config, "deadline")) >= sizeof(machine->deadline)) {
-		bci_message(err, err_size, "%s: master, keep or deadline too long", path);
+		bci_message(err, err_size, "%s: master, ca_file, keep or deadline too long", path);
 		ret = -EINVAL;
 		goto out;
 	}
 	snprintf(machine->master, sizeof(machine->master), "%s", bci_config_get(config, "master"));
+	snprintf(machine->ca_file, sizeof(machine->ca_file), "%s", bci_config_get(config, "ca_file"));
 	snprintf(machine->keep, sizeof(machine->keep), "%s", bci_config_get(config, "keep"));
 	snprintf(machine->deadline, sizeof(machine->deadline), "%s",
 		 bci_config_get(config, "deadline"));

@@ -164,6 +164,9 @@ static CURL *request_new(const struct bci_collect_upload *u, struct curl_slist *
 	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, STALL_SECONDS);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_body);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, r);
+	/* The known-good image names its CA bundle; libcurl's built-in path may not exist there. */
+	if (u->ca_file && *u->ca_file)
+		curl_easy_setopt(curl, CURLOPT_CAINFO, u->ca_file);
 	return curl;
 }
 

@@ -33,7 +33,7 @@ collect() {
 		--master "http://127.0.0.1:$port" --no-efi "$@" >>"$work/collect.log" 2>&1
 }
 
-plan 16
+plan 22
 port=$(master_free_port)
 master_token_line host-1 "$token" >"$work/tokens"
 make_run r1 'state done'
@@ -121,4 +121,52 @@ import json, sys
 record = json.load(open(sys.argv[1]))
 sys.exit(record["sha256"] != sys.argv[2] or record["run_id"] != "big")
 PY
+
+# HTTPS: serve with a certificate of its own; collect trusts it only through --ca-file (the
+# known-good image names Debian's bundle the same way), and without it refuses and keeps the run.
+tls=$work/tls
+mkdir -p "$tls/results/runs"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$tls/key.pem" -out "$tls/cert.pem" 2>&1 | diag
+tls_port=$(master_free_port)
+"$AGGREGATOR" serve --data "$tls/master" --listen "127.0.0.1:$tls_port" --tokens "$work/tokens" \
+	--cert "$tls/cert.pem" --key "$tls/key.pem" >>"$tls/master.log" 2>&1 &
+MASTER_PID=$!
+for _ in $(seq 100); do
+	curl -fsS -o /dev/null --max-time 2 --cacert "$tls/cert.pem" \
+		"https://127.0.0.1:$tls_port/api/v1/health" 2>/dev/null && break
+	sleep 0.2
+done
+check "serve answers over HTTPS" \
+	curl -fsS -o /dev/null --max-time 5 --cacert "$tls/cert.pem" "https://127.0.0.1:$tls_port/api/v1/health"
+results=$tls/results
+make_run t1 'state done'
+printf 'machine = host-1\ntoken = %s\n' "$token" >"$results/bootci-machine.conf"
+chmod 0600 "$results/bootci-machine.conf"
+collect_tls() {
+	"$AGGREGATOR" collect --cmdline /dev/null --config /dev/null --results "$results" \
+		--master "https://127.0.0.1:$tls_port" --no-efi "$@" >>"$tls/collect.log" 2>&1
+}
+collect_tls --deadline 3
+check "https without --ca-file: collect exits 1" [ $? = 1 ]
+check "...the certificate is not trusted, the run stays unmarked, the master has nothing" \
+	eval "grep -qi 'certificate' '$tls/collect.log' && [ -d '$results/runs/t1' ] && ! [ -e '$results/runs/t1/bootci-uploaded.txt' ] && ! [ -e '$tls/master/runs/host-1/t1.json' ]"
+: >"$tls/collect.log"
+collect_tls --deadline 30 --ca-file "$tls/cert.pem" --keep 1
+check "https with --ca-file: collect exits 0" [ $? = 0 ]
+tls_digest=$(sed -n 's/.*collect: run t1 uploaded: [0-9]* bytes, sha256 \([0-9a-f]\{64\}\).*/\1/p' "$tls/collect.log")
+check "...the run is marked uploaded with the digest the master recorded" python3 - \
+	"$tls/master/runs/host-1/t1.json" "$tls_digest" "$results/runs/t1/bootci-uploaded.txt" <<'PY'
+import json, sys
+record = json.load(open(sys.argv[1]))
+marked = open(sys.argv[3]).read()
+sys.exit(not sys.argv[2] or record["sha256"] != sys.argv[2] or record["run_id"] != "t1"
+         or ("sha256 " + sys.argv[2]) not in marked)
+PY
+state=$(curl -sS --max-time 10 --cacert "$tls/cert.pem" -H "Authorization: Bearer $token" \
+	"https://127.0.0.1:$tls_port/api/v1/machines/host-1/runs/t1")
+check "...and the master answers it stored over HTTPS" \
+	python3 -c 'import json, sys; sys.exit(json.loads(sys.argv[1])["state"] != "stored")' "$state"
+master_stop
 diag <"$work/collect.log"
+diag <"$tls/collect.log"
