@@ -13,6 +13,8 @@ packages=(
 	# the CI master side of the aggregator (serve, store, collect's upload)
 	libmicrohttpd-dev libgnutls28-dev libjson-c-dev libcurl4-openssl-dev libzstd-dev
 	libsqlite3-dev libpq-dev postgresql libefivar-dev libefiboot-dev curl
+	# the known-good image's CA bundle; the self-signed master certificate of upload-host.t
+	ca-certificates openssl
 	# the test image and the lab
 	busybox-static kmod qemu-system-x86 ovmf ipxe-qemu systemd-boot-efi
 	fdisk dosfstools mtools e2fsprogs xz-utils zstd cpio
