@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -591,7 +592,7 @@ static int suspend_store(struct ingest *in)
  * igt_runner's own signs (aborted.txt when it stopped early, endtime.txt
  * when it finished).
  */
-static int run_store(struct ingest *in, const struct bci_results_run *facts)
+static int run_store(struct ingest *in, const struct bci_results_run *facts, const char *state)
 {
 	const struct bci_manifest *m = in->manifest;
 	const char *base = strrchr(in->archive, '/');
@@ -615,7 +616,7 @@ static int run_store(struct ingest *in, const struct bci_results_run *facts)
 		ret = run_file_read(in, name, &boot);
 	if (ret < 0)
 		goto out;
-	run.state = aborted ? "aborted" : facts->has_end ? "done" : "incomplete";
+	run.state = state ? state : aborted ? "aborted" : facts->has_end ? "done" : "incomplete";
 	if (m) {
 		run.image_id = m->image_id[0] ? m->image_id : NULL;
 		run.kernel = m->kernel[0] ? m->kernel : NULL;
@@ -648,7 +649,7 @@ static int walk_visit(enum bci_results_event event, const struct bci_results_run
 	int ret;
 
 	if (event == BCI_RESULTS_RUN_BEGIN)
-		return run_store(in, run);
+		return run_store(in, run, NULL);
 	if (event != BCI_RESULTS_TEST)
 		return 0;
 	row = (struct bci_store_result){
@@ -685,6 +686,72 @@ static int results_store(struct ingest *in)
 	if (discard)
 		fclose(discard);
 	return ret;
+}
+
+/*
+ * A run of the executor's test= program: no igt_runner files, only
+ * test/result.txt. The run row and one result, bootci@program@<name of the
+ * program>, judged from how the program ended.
+ */
+static int program_store(struct ingest *in)
+{
+	struct bci_results_run facts = { .name = "" };
+	struct bci_test_program_result program;
+	char *text = NULL, name[256], *end;
+	const char *base;
+	size_t len;
+	int ret;
+
+	ret = run_file_read(in, BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT, &text);
+	if (ret == 0 && !text)
+		ret = -ENOENT; /* gone since program_run() saw it */
+	if (ret < 0)
+		goto out;
+	ret = bci_test_program_result_parse(text, &program, in->err, in->err_size);
+	if (ret < 0)
+		goto out;
+	/* The program's own name: the command's first word without its folder. */
+	len = strcspn(program.command, " \t");
+	base = memrchr(program.command, '/', len);
+	base = base ? base + 1 : program.command;
+	end = (char *)program.command + len;
+	*end = '\0';
+	if (!*base) {
+		bci_message(in->err, in->err_size, "%s: command '%s' names no program",
+			    BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT, program.command);
+		ret = -EINVAL;
+		goto out;
+	}
+	snprintf(name, sizeof(name), "bootci@program@%s", base);
+	ret = run_store(in, &facts,
+			program.state == BCI_TEST_PROGRAM_RUNNING ? "incomplete" : "done");
+	if (ret < 0)
+		goto out;
+	struct bci_store_result row = {
+		.job = -1,
+		.name = name,
+		.result = bci_test_program_result_name(&program),
+		.duration = program.duration,
+	};
+	ret = bci_store_result_add(in->store, in->run_key, &row, in->err, in->err_size);
+	if (ret == 0)
+		in->counts.results++;
+out:
+	free(text);
+	return ret;
+}
+
+/* A test program's run folder: test/result.txt and no metadata.txt. */
+static bool program_run(const struct ingest *in)
+{
+	char path[PATH_MAX * 2 + 64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/" BCI_RESULTS_METADATA, in->run_dir);
+	if (lstat(path, &st) == 0)
+		return false;
+	snprintf(path, sizeof(path), "%s/" BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT, in->run_dir);
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* ---- one run, all or nothing ---- */
@@ -729,7 +796,7 @@ static int rows_write(struct ingest *in)
 	ret = bci_store_begin(in->store, in->err, in->err_size);
 	if (ret < 0)
 		return ret;
-	ret = results_store(in);
+	ret = program_run(in) ? program_store(in) : results_store(in);
 	if (ret < 0 && in->run_exists) {
 		bci_store_rollback(in->store);
 		return 1;

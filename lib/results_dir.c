@@ -211,6 +211,80 @@ int bci_results_kv_next(char **cursor, char **key, char **value)
 	return 0;
 }
 
+/* ---- test/result.txt ---- */
+
+/* A whole decimal number in @text into *@out; false when it is not one. */
+static bool parse_int(const char *text, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || (*end && *end != ' ') || v < -2147483647L || v > 2147483647L)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+int bci_test_program_result_parse(char *text, struct bci_test_program_result *result, char *err,
+				  size_t err_size)
+{
+	char *cursor = text, *key, *value, *end;
+	bool has_state = false;
+
+	*result = (struct bci_test_program_result){ .command = NULL, .duration = -1 };
+	while (bci_results_kv_next(&cursor, &key, &value)) {
+		if (!strcmp(key, "command")) {
+			result->command = value;
+		} else if (!strcmp(key, "state")) {
+			if (!strcmp(value, "running"))
+				result->state = BCI_TEST_PROGRAM_RUNNING;
+			else if (!strcmp(value, "done"))
+				result->state = BCI_TEST_PROGRAM_DONE;
+			else if (!strcmp(value, "unkillable"))
+				result->state = BCI_TEST_PROGRAM_UNKILLABLE;
+			else
+				goto bad;
+			has_state = true;
+		} else if (!strcmp(key, "exit-status")) {
+			if (!parse_int(value, &result->exit_status))
+				goto bad;
+			result->has_exit = true;
+		} else if (!strcmp(key, "signal")) {
+			if (!parse_int(value, &result->signal) || result->signal <= 0)
+				goto bad;
+		} else if (!strcmp(key, "timeout")) {
+			result->timed_out = !strcmp(value, "yes");
+		} else if (!strcmp(key, "duration")) {
+			errno = 0;
+			result->duration = strtod(value, &end);
+			if (errno || end == value || *end || result->duration < 0)
+				goto bad;
+		}
+		/* Other keys: written by a newer executor, not needed to judge the run. */
+	}
+	if (!result->command || !*result->command || !has_state) {
+		snprintf(err, err_size, BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT
+			 ": no %s line", !result->command || !*result->command ? "command" : "state");
+		return -EINVAL;
+	}
+	return 0;
+bad:
+	snprintf(err, err_size, BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT ": bad line '%s %s'",
+		 key, value);
+	return -EINVAL;
+}
+
+const char *bci_test_program_result_name(const struct bci_test_program_result *result)
+{
+	if (result->timed_out)
+		return "timeout";
+	if (result->state != BCI_TEST_PROGRAM_DONE)
+		return "incomplete";
+	return result->has_exit && result->exit_status == 0 && !result->signal ? "pass" : "fail";
+}
+
 /* ---- suspend-cycles.txt ---- */
 
 static void format_seconds(char *buf, size_t size, double seconds)

@@ -174,6 +174,41 @@ int bci_run_journal_format_line(char *buf, size_t size, const struct bci_run_jou
  */
 int bci_results_kv_next(char **cursor, char **key, char **value);
 
+/* ---- test/result.txt: how the test= program ended (executor/test_program.c writes it) ---- */
+
+/*
+ *   command <the test= value>
+ *   state running|done|unkillable
+ *   exit-status <N>          or   signal <N> <name>     (state done)
+ *   timeout yes              (the deadline passed and the program was killed)
+ *   duration <S.mmm>
+ */
+enum bci_test_program_state {
+	BCI_TEST_PROGRAM_RUNNING,	/* the boot ended before the program did */
+	BCI_TEST_PROGRAM_DONE,
+	BCI_TEST_PROGRAM_UNKILLABLE,	/* timed out and could not be killed */
+};
+
+struct bci_test_program_result {
+	const char *command;		/* into the parsed text */
+	enum bci_test_program_state state;
+	bool has_exit;			/* exit-status given */
+	int exit_status;
+	int signal;			/* 0: none */
+	bool timed_out;
+	double duration;		/* seconds; -1: not given */
+};
+
+/*
+ * Parses result.txt's @text (cut in place; @result points into it). 0, or
+ * -EINVAL with @err naming the line at fault (no command, an unknown state,
+ * a bad number).
+ */
+int bci_test_program_result_parse(char *text, struct bci_test_program_result *result, char *err,
+				  size_t err_size);
+/* Its piglit result: pass (exit 0), fail, timeout or incomplete. */
+const char *bci_test_program_result_name(const struct bci_test_program_result *result);
+
 /* ---- suspend-cycles.txt ---- */
 
 struct bci_suspend_cycle_line {

@@ -447,6 +447,96 @@ static void test_bootci_run(void **state)
 				       "2|igt@igt_c@slow|notrun\n");
 }
 
+/*
+ * A run of the executor's test= program, laid out as executor/test_program.c
+ * writes it: test/result.txt, out.txt, err.txt, boot folders, no igt_runner
+ * files (no metadata.txt).
+ */
+static void program_folder_make(const char *dir, const char *result)
+{
+	mkdir(dir, 0755);
+	write_file(dir, BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT, result);
+	write_file(dir, BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_JOB_OUT, "checking the GPU\n");
+	write_file(dir, BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_JOB_ERR, "");
+	write_file(dir, BCI_RESULTS_BOOTCI_JOURNAL, "");
+	write_file(dir, BCI_RESULTS_IDENTITY, "kernel 6.1.0-test #1\nimage lab-image\ntest /usr/bin/gpu-check --fast\n");
+	write_file(dir, "boot-0001/boot.txt",
+		   "boot 1\nboot_id x\ntime 1700000000\nkernel 6.1.0-test\ncmdline console=ttyS0 quiet\n"
+		   "previous none (first boot of the run)\npstore_records 0\n");
+	write_file(dir, "boot-0002/boot.txt",
+		   "boot 2\nboot_id y\ntime 1700000100\nkernel 6.1.0-test\ncmdline console=ttyS0 quiet\n"
+		   "previous kernel crash (pstore: dmesg-efi_pstore-1)\npstore_records 1\n");
+	write_file(dir, "boot-0002/pstore/dmesg-efi_pstore-1", "Kernel panic - not syncing\n");
+	write_file(dir, "boot-0002/end.txt", "run finished\n");
+}
+
+static void program_run_check(struct fixture *f, const char *run_id, const char *result,
+			      const char *run_text, const char *result_text)
+{
+	struct bci_ingest_summary summary;
+	struct run_copy copy;
+	struct rows rows = { "" };
+	char dir[PATH_MAX + 64];
+	int ret;
+
+	snprintf(dir, sizeof(dir), "%s/%s", f->dir, run_id);
+	program_folder_make(dir, result);
+	ret = bci_ingest_dir(f->store, f->data, dir, "lab-7", NULL, NULL, &summary, f->err,
+			     sizeof(f->err));
+	if (ret != BCI_INGEST_STORED)
+		fail_msg("%s: %d: %s", run_id, ret, f->err);
+	assert_int_equal(summary.boots, 2);
+	assert_int_equal(bci_store_run_get(f->store, "lab-7", run_id, run_copy, &copy, f->err,
+					   sizeof(f->err)), 0);
+	assert_string_equal(copy.text, run_text);
+	assert_int_equal(bci_store_results_each(f->store, copy.run.key, result_row, &rows, f->err,
+						sizeof(f->err)), 1);
+	assert_string_equal(rows.text, result_text);
+	rows.text[0] = '\0';
+	assert_int_equal(bci_store_crashes_each(f->store, copy.run.key, crash_row, &rows, f->err,
+						sizeof(f->err)), 1);
+	assert_string_equal(rows.text, "2|pstore|dmesg-efi_pstore-1|boot-0002/pstore/dmesg-efi_pstore-1\n");
+	/* Stored once: the same folder again is already there, not a retry. */
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-7", NULL, NULL, &summary, f->err,
+					sizeof(f->err)), BCI_INGEST_ALREADY);
+}
+
+static void test_program_run(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_ingest_summary summary;
+	char dir[PATH_MAX + 64];
+
+	program_run_check(f, "prog-fail",
+			  "command /usr/bin/gpu-check --fast\nstate done\nexit-status 3\nduration 2.500\n",
+			  "lab-7|prog-fail|6.1.0-test|console=ttyS0 quiet||done|0|0",
+			  "-1|bootci@program@gpu-check|fail\n");
+	program_run_check(f, "prog-pass",
+			  "command /usr/bin/gpu-check\nstate done\nexit-status 0\nduration 0.125\n",
+			  "lab-7|prog-pass|6.1.0-test|console=ttyS0 quiet||done|0|0",
+			  "-1|bootci@program@gpu-check|pass\n");
+	program_run_check(f, "prog-signal",
+			  "command gpu-check\nstate done\nsignal 11 Segmentation fault\nduration 1.000\n",
+			  "lab-7|prog-signal|6.1.0-test|console=ttyS0 quiet||done|0|0",
+			  "-1|bootci@program@gpu-check|fail\n");
+	program_run_check(f, "prog-timeout",
+			  "command /bin/sleep 1000\nstate done\nsignal 9 Killed\ntimeout yes\nduration 60.000\n",
+			  "lab-7|prog-timeout|6.1.0-test|console=ttyS0 quiet||done|0|0",
+			  "-1|bootci@program@sleep|timeout\n");
+	/* The machine crashed while the program ran: result.txt still says running. */
+	program_run_check(f, "prog-running", "command /usr/bin/gpu-check\nstate running\n",
+			  "lab-7|prog-running|6.1.0-test|console=ttyS0 quiet||incomplete|0|0",
+			  "-1|bootci@program@gpu-check|incomplete\n");
+
+	/* A result.txt that says nothing usable is refused, naming the file, and nothing is stored. */
+	snprintf(dir, sizeof(dir), "%s/prog-bad", f->dir);
+	program_folder_make(dir, "command /usr/bin/gpu-check\nstate exploded\n");
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-7", NULL, NULL, &summary, f->err,
+					sizeof(f->err)), -EINVAL);
+	assert_non_null(strstr(f->err, "test/result.txt: bad line 'state exploded'"));
+	assert_int_equal(count_runs(f), 5);
+}
+
 static void test_log_fetch(void **state)
 {
 	struct fixture *f = *state;
@@ -797,6 +887,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_conformance_scenarios, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bootci_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_program_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lying_archive_refused, setup, teardown),
