@@ -33,7 +33,7 @@ collect() {
 		--master "http://127.0.0.1:$port" --no-efi "$@" >>"$work/collect.log" 2>&1
 }
 
-plan 22
+plan 23
 port=$(master_free_port)
 master_token_line host-1 "$token" >"$work/tokens"
 make_run r1 'state done'
@@ -113,14 +113,15 @@ tar --zstd -xf "$master/archives/$digest.tar.zst" -C "$work/unpacked" 2>&1 | dia
 rm -f "$work/unpacked/manifest.json"
 tree_digests "$work/unpacked" >"$work/master.sha256"
 check "nothing lost: every file's sha256 on the master equals the disk's" diff -u "$work/disk.sha256" "$work/master.sha256"
-# A bootci test program run has no igt_runner files: serve keeps it and records it, and its
-# store ingests only results directories (the record says ingested false).
-check "the master recorded the run once, with that digest" python3 - \
+# A bootci test program run has no igt_runner files: serve stores it and ingests it at once
+# (its record says ingested, so no restart retries it).
+check "the master recorded the run once, with that digest, ingested" python3 - \
 	"$master/runs/host-1/big.json" "$digest" <<'PY'
 import json, sys
 record = json.load(open(sys.argv[1]))
-sys.exit(record["sha256"] != sys.argv[2] or record["run_id"] != "big")
+sys.exit(record["sha256"] != sys.argv[2] or record["run_id"] != "big" or record["ingested"] is not True)
 PY
+check "...and serve never logged it as not ingested" eval "! grep -q 'not ingested' '$work/master.log'"
 
 # HTTPS: serve with a certificate of its own; collect trusts it only through --ca-file (the
 # known-good image names Debian's bundle the same way), and without it refuses and keeps the run.
