@@ -2,7 +2,7 @@
 /*
  * Fuzz target for lib/results_dir.c's line readers: the input as journal.txt
  * lines, bootci-journal.txt lines, "key value" lines, suspend-cycles.txt (and the summary made from
- * it); what the writers make of a parsed cycle line parses back the same.
+ * it), test/result.txt; what the writers make of a parsed cycle line parses back the same.
  */
 #include "results_dir.h"
 
@@ -53,6 +53,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (summary.pass + summary.fail != summary.cycles)
 			abort();
 		bci_suspend_summary_format(out, sizeof(out), &summary);
+	}
+	copy = strdup(text);
+	if (copy) {
+		struct bci_test_program_result program;
+		const char *name;
+
+		if (bci_test_program_result_parse(copy, &program, out, sizeof(out)) == 0) {
+			name = bci_test_program_result_name(&program);
+			if (!program.command || !*program.command ||
+			    (strcmp(name, "pass") && strcmp(name, "fail") && strcmp(name, "timeout") &&
+			     strcmp(name, "incomplete")))
+				abort();
+		}
+		free(copy);
 	}
 	cursor = text;
 	while (bci_results_kv_next(&cursor, &key, &value)) {
