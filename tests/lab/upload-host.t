@@ -33,7 +33,7 @@ collect() {
 		--master "http://127.0.0.1:$port" --no-efi "$@" >>"$work/collect.log" 2>&1
 }
 
-plan 23
+plan 25
 port=$(master_free_port)
 master_token_line host-1 "$token" >"$work/tokens"
 make_run r1 'state done'
@@ -168,6 +168,17 @@ state=$(curl -sS --max-time 10 --cacert "$tls/cert.pem" -H "Authorization: Beare
 	"https://127.0.0.1:$tls_port/api/v1/machines/host-1/runs/t1")
 check "...and the master answers it stored over HTTPS" \
 	python3 -c 'import json, sys; sys.exit(json.loads(sys.argv[1])["state"] != "stored")' "$state"
+# The same CA named on the kernel command line, then in the machine file.
+make_run t2 'state done'
+printf 'console=ttyS0 bootci_collect.ca_file=%s\n' "$tls/cert.pem" >"$tls/cmdline"
+collect_tls --deadline 30 --cmdline "$tls/cmdline" --keep 5
+check "https with bootci_collect.ca_file= on the kernel command line: uploaded" \
+	eval "[ $? = 0 ] && [ -e '$results/runs/t2/bootci-uploaded.txt' ] && [ -e '$tls/master/runs/host-1/t2.json' ]"
+make_run t3 'state done'
+printf 'machine = host-1\ntoken = %s\nca_file = %s\n' "$token" "$tls/cert.pem" >"$results/bootci-machine.conf"
+collect_tls --deadline 30 --keep 5
+check "https with ca_file in the machine file: uploaded" \
+	eval "[ $? = 0 ] && [ -e '$results/runs/t3/bootci-uploaded.txt' ] && [ -e '$tls/master/runs/host-1/t3.json' ]"
 master_stop
 diag <"$work/collect.log"
 diag <"$tls/collect.log"
