@@ -697,7 +697,7 @@ static int program_store(struct ingest *in)
 {
 	struct bci_results_run facts = { .name = "" };
 	struct bci_test_program_result program;
-	char *text = NULL, name[256], *end;
+	char *text = NULL, name[256];
 	const char *base;
 	size_t len;
 	int ret;
@@ -714,15 +714,14 @@ static int program_store(struct ingest *in)
 	len = strcspn(program.command, " \t");
 	base = memrchr(program.command, '/', len);
 	base = base ? base + 1 : program.command;
-	end = (char *)program.command + len;
-	*end = '\0';
-	if (!*base) {
+	len -= (size_t)(base - program.command);
+	if (!len) {
 		bci_message(in->err, in->err_size, "%s: command '%s' names no program",
 			    BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT, program.command);
 		ret = -EINVAL;
 		goto out;
 	}
-	snprintf(name, sizeof(name), "bootci@program@%s", base);
+	snprintf(name, sizeof(name), "bootci@program@%.*s", (int)len, base);
 	ret = run_store(in, &facts,
 			program.state == BCI_TEST_PROGRAM_RUNNING ? "incomplete" : "done");
 	if (ret < 0)
