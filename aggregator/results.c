@@ -18,38 +18,14 @@
 #include <unistd.h>
 
 /* Writes to a temporary beside @path and renames it over @path only when complete. */
+static int results_stream(FILE *out, const void *dir, char *err, size_t err_size)
+{
+	return bci_resultgen_write(dir, out, err, err_size);
+}
+
 static int results_to_file(const char *dir, const char *path, char *err, size_t err_size)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-	int fd, ret;
-
-	fd = bci_atomic_open(path, tmp, 0644);
-	if (fd < 0) {
-		snprintf(err, err_size, "%s: cannot create: %s", path, strerror(-fd));
-		return fd;
-	}
-	/* The FILE gets its own descriptor so @fd stays open for the commit's fsync. */
-	f = fdopen(dup(fd), "w");
-	if (!f) {
-		ret = -errno;
-		snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
-		bci_atomic_abort(fd, tmp);
-		return ret;
-	}
-	ret = bci_resultgen_write(dir, f, err, err_size);
-	if (fclose(f) != 0 && ret == 0) {
-		ret = -errno;
-		snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
-	}
-	if (ret < 0) {
-		bci_atomic_abort(fd, tmp);
-		return ret;
-	}
-	ret = bci_atomic_commit(fd, tmp, path);
-	if (ret < 0)
-		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
-	return ret;
+	return bci_atomic_write_stream(path, 0644, results_stream, dir, err, err_size);
 }
 
 int bci_cmd_results(int argc, char **argv)

@@ -280,3 +280,38 @@ out_in:
 	close(in);
 	return ret;
 }
+
+int bci_atomic_write_stream(const char *path, mode_t mode, bci_stream_writer write,
+			    const void *ctx, char *err, size_t err_size)
+{
+	char tmp[PATH_MAX];
+	FILE *out;
+	int fd, ret;
+
+	fd = bci_atomic_open(path, tmp, mode);
+	if (fd < 0) {
+		snprintf(err, err_size, "%s: cannot create: %s", path, strerror(-fd));
+		return fd;
+	}
+	/* The stream gets its own descriptor, so @fd stays open for the commit's fsync. */
+	out = fdopen(dup(fd), "w");
+	if (!out) {
+		ret = -errno;
+		snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
+		bci_atomic_abort(fd, tmp);
+		return ret;
+	}
+	ret = write(out, ctx, err, err_size);
+	if (fclose(out) != 0 && ret >= 0) {
+		ret = -errno;
+		snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
+	}
+	if (ret < 0) {
+		bci_atomic_abort(fd, tmp);
+		return ret;
+	}
+	ret = bci_atomic_commit(fd, tmp, path);
+	if (ret < 0)
+		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
+	return ret;
+}

@@ -10,6 +10,7 @@
 #define BCI_FSUTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* fsync() the directory holding @path (or @path itself when it is a directory). */
@@ -41,6 +42,14 @@ int bci_write_file_atomic(const char *path, const void *data, size_t len, mode_t
 int bci_atomic_open(const char *path, char *tmp, mode_t mode);
 int bci_atomic_commit(int fd, const char *tmp, const char *path);
 void bci_atomic_abort(int fd, const char *tmp);
+/*
+ * Replaces @path atomically with what @write puts on the stream it is given
+ * (0 or -errno, its message in @err). On any failure the old @path stays, no
+ * temporary is left, and @err names the file.
+ */
+typedef int (*bci_stream_writer)(FILE *out, const void *ctx, char *err, size_t err_size);
+int bci_atomic_write_stream(const char *path, mode_t mode, bci_stream_writer write,
+			    const void *ctx, char *err, size_t err_size);
 
 /*
  * Copies the regular file @from to the new file @to (O_EXCL) with @mode, or

@@ -308,39 +308,27 @@ static int report_args_parse(int argc, char **argv, struct report_args *a)
 	return -1;
 }
 
+struct mbox_job {
+	const struct bci_report *report;
+	const struct bci_mbox_options *mbox;
+};
+
+static int mbox_stream(FILE *out, const void *ctx, char *err, size_t err_size)
+{
+	const struct mbox_job *job = ctx;
+
+	return bci_mbox_write(out, job->report, job->mbox, err, err_size);
+}
+
 /* Writes the reply to @path (replaced atomically) or standard output ("-"). */
 static int mbox_save(const char *path, const struct bci_report *report,
 		     const struct bci_mbox_options *mbox, char *err, size_t err_size)
 {
-	char tmp[PATH_MAX];
-	FILE *out;
-	int fd, ret;
+	struct mbox_job job = { .report = report, .mbox = mbox };
 
 	if (!strcmp(path, "-"))
 		return bci_mbox_write(stdout, report, mbox, err, err_size);
-	fd = bci_atomic_open(path, tmp, 0644);
-	if (fd < 0) {
-		snprintf(err, err_size, "%s: %s", path, strerror(-fd));
-		return fd;
-	}
-	out = fdopen(dup(fd), "w");
-	if (!out) {
-		bci_atomic_abort(fd, tmp);
-		return -ENOMEM;
-	}
-	ret = bci_mbox_write(out, report, mbox, err, err_size);
-	if (fclose(out) && ret >= 0) {
-		snprintf(err, err_size, "%s: %s", path, strerror(errno));
-		ret = -EIO;
-	}
-	if (ret < 0) {
-		bci_atomic_abort(fd, tmp);
-		return ret;
-	}
-	ret = bci_atomic_commit(fd, tmp, path);
-	if (ret < 0)
-		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
-	return ret;
+	return bci_atomic_write_stream(path, 0644, mbox_stream, &job, err, err_size);
 }
 
 int bci_cmd_report(int argc, char **argv)
@@ -444,38 +432,17 @@ static int export_write(FILE *out, const struct export_args *a, char *err, size_
 	return bci_export_junit(a->store, a->machine, a->run_id, out, err, err_size);
 }
 
+static int export_stream(FILE *out, const void *ctx, char *err, size_t err_size)
+{
+	return export_write(out, ctx, err, err_size);
+}
+
 /* To @path (replaced atomically) or standard output ("-" or NULL). */
 static int export_save(const char *path, const struct export_args *a, char *err, size_t err_size)
 {
-	char tmp[PATH_MAX];
-	FILE *out;
-	int fd, ret;
-
 	if (!path || !strcmp(path, "-"))
 		return export_write(stdout, a, err, err_size);
-	fd = bci_atomic_open(path, tmp, 0644);
-	if (fd < 0) {
-		snprintf(err, err_size, "%s: %s", path, strerror(-fd));
-		return fd;
-	}
-	out = fdopen(dup(fd), "w");
-	if (!out) {
-		bci_atomic_abort(fd, tmp);
-		return -ENOMEM;
-	}
-	ret = export_write(out, a, err, err_size);
-	if (fclose(out) && ret >= 0) {
-		snprintf(err, err_size, "%s: %s", path, strerror(errno));
-		ret = -EIO;
-	}
-	if (ret < 0) {
-		bci_atomic_abort(fd, tmp);
-		return ret;
-	}
-	ret = bci_atomic_commit(fd, tmp, path);
-	if (ret < 0)
-		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
-	return ret;
+	return bci_atomic_write_stream(path, 0644, export_stream, a, err, err_size);
 }
 
 int bci_cmd_export(int argc, char **argv)

@@ -448,7 +448,11 @@ static void kmsg_budget_keeps_severe_records(void **state)
 static void fake_tree_kmsg_is_read_a_record_at_a_time(void **state)
 {
 	struct fixture *f = *state;
-	struct bci_kmsg_budget budget = { .limit = 60, .keep_level = 4 };
+	/*
+	 * Each record here is 55 to 70 bytes, its timestamp (the uptime in
+	 * microseconds) taking 5 to 13 digits: the first fits in 100, two do not.
+	 */
+	struct bci_kmsg_budget budget = { .limit = 100, .keep_level = 4 };
 	char path[PATH_MAX + 16];
 	const char *text;
 	int kmsg, out;
