@@ -221,6 +221,16 @@ static int open_job_outputs(struct bci_igt_job *job, char *dir)
 		 * end a line cut by the crash, as igt_runner does.
 		 */
 		drop_trailing_nuls(job->fds[i]);
+		/* journal.txt's torn line is cut: ended, it would read as a malformed exit line. */
+		if (i == BCI_RESULTS_FILE_JOURNAL) {
+			long long cut = bci_cut_torn_line(job->fds[i]);
+			if (cut > 0)
+				bci_warn("job %u: cut a torn last line (%lld bytes) off journal.txt",
+					 job->index, cut);
+			else if (cut < 0)
+				bci_warn("job %u: journal.txt: %s", job->index, strerror((int)-cut));
+			continue;
+		}
 		if (pread(job->fds[i], &last, 1, lseek(job->fds[i], 0, SEEK_END) - 1) == 1 &&
 		    last != '\n')
 			bci_write_all(job->fds[i], "\n", 1);

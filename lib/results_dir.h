@@ -36,6 +36,11 @@
  *     capped JOB STARTS            the job took the machine down STARTS times: skipped
  *     abort REASON                 the run stops early (aborted.txt says why)
  *     done                         results are complete
+ *   bootci-journal-repairs.txt  what a boot repaired in bootci-journal.txt,
+ *                        one line per repair: "boot N: WHAT", WHAT being
+ *                        "bootci-journal.txt:LINE: malformed line '...' skipped",
+ *                        "bootci-journal.txt: cut a torn last line '...' (N bytes)",
+ *                        "job J: its end is lost: incomplete" (quotes escaped)
  *   bootci-identity.txt  what makes the run what it is: "key value" lines
  *   boot-NNNN/           one boot record per boot (BCI_RESULTS_BOOT_DIR):
  *     boot.txt           "key value" lines: boot, boot_id, time, kernel, ...
@@ -76,6 +81,7 @@
 #define BCI_RESULTS_JOB_COMMS "comms"
 
 #define BCI_RESULTS_BOOTCI_JOURNAL "bootci-journal.txt"
+#define BCI_RESULTS_JOURNAL_REPAIRS "bootci-journal-repairs.txt"
 #define BCI_RESULTS_IDENTITY "bootci-identity.txt"
 #define BCI_RESULTS_BOOT_DIR "boot-%04u"
 #define BCI_RESULTS_BOOT_RECORD "boot.txt"
