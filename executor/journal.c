@@ -46,6 +46,7 @@ static int apply_line(struct bci_journal *journal, const struct bci_run_journal_
 	switch (line->kind) {
 	case BCI_RUN_JOURNAL_START:
 		state->starts++;
+		state->incomplete = false;
 		journal->in_flight = (int)line->job;
 		break;
 	case BCI_RUN_JOURNAL_EXIT:
@@ -57,6 +58,7 @@ static int apply_line(struct bci_journal *journal, const struct bci_run_journal_
 			journal->in_flight = -1;
 		break;
 	case BCI_RUN_JOURNAL_INCOMPLETE:
+		state->incomplete = true;
 		if (journal->in_flight == (int)line->job)
 			journal->in_flight = -1;
 		break;
@@ -156,12 +158,24 @@ static void say_repair(struct bci_journal *journal, int fd, const char *what)
 }
 
 /*
+ * Job @j started, did not finish, is not the job in flight and was not
+ * marked incomplete since: only a line the journal lost can leave it so.
+ */
+static bool end_lost(const struct bci_journal *journal, size_t j)
+{
+	const struct bci_job_state *state = &journal->jobs[j];
+
+	return state->starts && !state->finished && !state->incomplete &&
+	       (int)j != journal->in_flight;
+}
+
+/*
  * Says what the replay of @path met and repaired, on the console and in the
  * repairs file beside the journal (@cut: the length of the torn line cut, 0
- * for none; @torn_text: its text, NULL when the replay did not see it), and journals `incomplete` for every job whose end the
- * journal lost (started, not finished, and not the job in flight, which the
- * IGT engine marks as after any crash). 0, or -errno when a line could not
- * be journalled.
+ * for none; @torn_text: its text, NULL when the replay did not see it), and
+ * journals `incomplete` for every job whose end the journal lost (end_lost;
+ * the job in flight is the IGT engine's to mark, as after any crash). 0, or
+ * -errno when a line could not be journalled.
  */
 static int report_repairs(struct bci_journal *journal, const char *path, const char *torn_text,
 			  long long cut)
@@ -172,9 +186,7 @@ static int report_repairs(struct bci_journal *journal, const char *path, const c
 	bool orphans = false;
 
 	for (size_t j = 0; j < journal->job_count; j++)
-		if (journal->jobs[j].starts && !journal->jobs[j].finished &&
-		    (int)j != journal->in_flight)
-			orphans = true;
+		orphans = orphans || end_lost(journal, j);
 	if (!cut && !journal->skipped && !orphans)
 		return 0;
 	if (snprintf(note, sizeof(note), "%.*s" BCI_RESULTS_JOURNAL_REPAIRS,
@@ -201,8 +213,7 @@ static int report_repairs(struct bci_journal *journal, const char *path, const c
 		bci_warn("%s: %u malformed line%s skipped: the run goes on from what its valid "
 			 "lines say", path, journal->skipped, journal->skipped == 1 ? "" : "s");
 	for (size_t j = 0; j < journal->job_count && ret == 0; j++) {
-		if (!journal->jobs[j].starts || journal->jobs[j].finished ||
-		    (int)j == journal->in_flight)
+		if (!end_lost(journal, j))
 			continue;
 		snprintf(what, sizeof(what), "job %zu: its end is lost from the journal: incomplete",
 			 j);

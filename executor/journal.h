@@ -17,6 +17,7 @@
 struct bci_job_state {
 	unsigned starts;        /* "start" lines */
 	bool finished;          /* exit, timeout or capped */
+	bool incomplete;        /* an "incomplete" line after its last start */
 	bool capped;
 	char **dynamic;         /* "subtest@dynamic" started, in order (NULL-terminated) */
 	size_t dynamic_count;

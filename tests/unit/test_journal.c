@@ -288,6 +288,29 @@ static void open_goes_on_past_garbage_and_marks_lost_ends(void **state)
 	free(out);
 }
 
+/* A crash after a job was marked incomplete and before it started again is no repair. */
+static void an_incomplete_job_is_not_an_end_lost(void **state)
+{
+	static const char text[] = "boot 1 1700000000 6.1\nstart 0\nboot 2 1700000100 6.1\n"
+				   "incomplete 0 1\n";
+	char path[64], note[96], *out;
+	struct bci_journal j;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/bootci-journal.txt", dir);
+	snprintf(note, sizeof(note), "%s/" BCI_RESULTS_JOURNAL_REPAIRS, dir);
+	write_text(path, text, sizeof(text) - 1);
+	assert_int_equal(bci_journal_open(&j, path, 2), 0);
+	assert_int_equal(j.in_flight, -1);
+	assert_true(j.jobs[0].incomplete);
+	bci_journal_close(&j);
+	out = read_text(path);
+	assert_non_null(out);
+	assert_string_equal(out, text);
+	free(out);
+	assert_int_equal(access(note, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +324,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(open_cuts_a_torn_tail_and_replays_cleanly_after,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(open_goes_on_past_garbage_and_marks_lost_ends, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(an_incomplete_job_is_not_an_end_lost, setup,
 						teardown),
 	};
 
