@@ -221,8 +221,10 @@ static int report_repairs(struct bci_journal *journal, const char *path, const c
 		ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_INCOMPLETE, j, "%u",
 					  journal->boots);
 	}
-	if (fd >= 0 && (fdatasync(fd) < 0 || close(fd) < 0))
+	if (fd >= 0 && fdatasync(fd) < 0)
 		bci_warn("cannot make %s durable: %s", note, strerror(errno));
+	if (fd >= 0)
+		close(fd);
 	return ret;
 }
 
