@@ -111,6 +111,9 @@ struct bci_igt_job {
 	char last_result[32];
 	char abort_reason[256];   /* set when the job was stopped for an abort condition */
 	int journal_error;        /* -errno of a bootci journal line that did not become durable */
+	struct bci_spawn_proc leftovers[8]; /* what the test left behind, killed at its end */
+	size_t leftover_count;    /* all of them, the first 8 named */
+	int leftovers_alive;      /* still alive after SIGKILL */
 	unsigned results, passes, fails, skips, crashes;
 	int status;               /* the igt exit status (>= 0, or -signal) */
 	double seconds;

@@ -27,6 +27,8 @@
 
 /* After SIGKILL, a test that still does not go is stuck in the kernel. */
 #define KILL_GIVE_UP_MS 20000L
+/* How long the leftovers of a test may take to die of SIGKILL. */
+#define LEFTOVERS_GIVE_UP_MS 2000L
 
 static void escalate(struct bci_igt_job *job, const char *reason, long now);
 
@@ -459,6 +461,51 @@ static void job_read(struct bci_igt_job *job, const struct pollfd *pfds, long no
 }
 
 /*
+ * The test has ended: whatever it left (its process group, the processes that
+ * reparented to the executor, setsid()'ed ones included) is killed now, before
+ * it writes into a later job's kernel log or holds this job's pipes.
+ */
+static void kill_leftovers(struct bci_igt_job *job)
+{
+	size_t named = sizeof(job->leftovers) / sizeof(job->leftovers[0]);
+	/* The processes are real whatever tree the executor runs on: so is their table. */
+	int ret = bci_spawn_kill_leftovers("/proc", job->pid, LEFTOVERS_GIVE_UP_MS, job->leftovers,
+					   named, &job->leftover_count);
+
+	if (ret < 0)
+		bci_warn("job %u: cannot look for processes the test left: %s", job->index,
+			 strerror(-ret));
+	else
+		job->leftovers_alive = ret;
+}
+
+/* Said in the job's out.txt and on the console: which processes the test left, killed. */
+static void note_leftovers(struct bci_igt_job *job)
+{
+	size_t named = sizeof(job->leftovers) / sizeof(job->leftovers[0]), used;
+	char what[700], note[760];
+	int n;
+
+	if (job->leftover_count == 0)
+		return;
+	used = (size_t)snprintf(what, sizeof(what),
+				"the test left %zu process%s running, killed when it ended:",
+				job->leftover_count, job->leftover_count == 1 ? "" : "es");
+	for (size_t i = 0; i < job->leftover_count && i < named && used < sizeof(what); i++)
+		used += (size_t)snprintf(what + used, sizeof(what) - used, " %d (%s)",
+					 (int)job->leftovers[i].pid, job->leftovers[i].comm);
+	if (job->leftover_count > named && used < sizeof(what))
+		used += (size_t)snprintf(what + used, sizeof(what) - used, " and %zu more",
+					 job->leftover_count - named);
+	if (job->leftovers_alive && used < sizeof(what))
+		snprintf(what + used, sizeof(what) - used, "; %d still alive after SIGKILL",
+			 job->leftovers_alive);
+	bci_warn("job %u: %s", job->index, what);
+	n = snprintf(note, sizeof(note), "\nbootci: %s\n", what);
+	bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
+}
+
+/*
  * One loop: the test's stdout and stderr, the kernel log, signals, timers,
  * the watchdog; until the child is reaped and its pipes are closed. 0, or
  * -errno when poll fails; job->unkillable when even SIGKILL did not end it.
@@ -487,7 +534,9 @@ static int job_monitor(struct bci_igt_job *job)
 		job_read(job, pfds, now);
 		if (!job->reaped && bci_signals_dispatch(ex, job->pid, &job->wait_status)) {
 			job->reaped = true;
-			/* Grandchildren may hold the pipes open: give them a moment, not forever. */
+			kill_leftovers(job);
+			/* What they wrote before is read to the end; the pipes close as they die. A
+			 * leftover that does not die may hold them open: a moment, not forever. */
 			drain_deadline = now + 2000;
 		}
 		if (job->reaped) {
@@ -531,6 +580,7 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 		s->pipe_fd = -1;
 		bci_igt_stream_finish(s);
 	}
+	note_leftovers(job);
 	if (job->dmesg_budget.dropped) {
 		/* Said in the job's kernel log itself, in its record format, where a reader looks. */
 		char text[200], note[256];
