@@ -31,6 +31,7 @@
 #define LEFTOVERS_GIVE_UP_MS 2000L
 
 static void escalate(struct bci_igt_job *job, const char *reason, long now);
+static void output_failed(struct bci_igt_job *job, int file, int error);
 
 extern char **environ;
 
@@ -53,16 +54,30 @@ static int sync_output(struct bci_igt_job *job, int i)
 	return 0;
 }
 
-static void sync_outputs(struct bci_igt_job *job)
+/* The kernel log's new records into dmesg.txt; once a result file failed, no more of it. */
+static void drain_kmsg(struct bci_igt_job *job)
 {
-	long n = bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG], &job->dmesg_budget);
+	long n = job->write_error ? -ECANCELED
+				  : bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG],
+						   &job->dmesg_budget);
 
-	if (n < 0) {
+	if (n < 0 && job->kmsg_fd >= 0) {
 		close(job->kmsg_fd);
 		job->kmsg_fd = -1;
 	}
-	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
-		sync_output(job, i);
+	/* A read of /dev/kmsg never fails so; a write to dmesg.txt on a full partition does. */
+	if (n == -ENOSPC || n == -EDQUOT || n == -EFBIG || n == -EIO)
+		output_failed(job, BCI_RESULTS_FILE_DMESG, (int)n);
+}
+
+static void sync_outputs(struct bci_igt_job *job)
+{
+	drain_kmsg(job);
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
+		int ret = sync_output(job, i);
+		if (ret < 0)
+			output_failed(job, i, ret);
+	}
 }
 
 static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
@@ -72,7 +87,57 @@ static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
 	if (ret == 0)
 		ret = sync_output(job, BCI_RESULTS_FILE_JOURNAL);
 	if (ret < 0)
-		bci_warn("job %u: cannot write journal.txt: %s", job->index, strerror(-ret));
+		output_failed(job, BCI_RESULTS_FILE_JOURNAL, ret);
+}
+
+/*
+ * The first result file of the job that could not be written (a full or
+ * failing partition): said on the console; the reserve given back so that
+ * the records still fit; N/bootci-incomplete.txt and a note in out.txt say
+ * where the output stops (results.json shows it, lib/results_dir.h); nothing
+ * more of the test's output is written; the test is stopped and the run
+ * aborts after it (job->abort_reason), handing over.
+ */
+static void output_failed(struct bci_igt_job *job, int file, int error)
+{
+	const char *name = bci_results_job_files[file];
+	char reason[200], line[300], path[PATH_MAX];
+	struct stat st;
+	unsigned long long size = 0;
+	int n, ret;
+
+	if (job->write_error)
+		return;
+	job->write_error = error;
+	job->out.write_error = job->out.write_error ? job->out.write_error : error;
+	job->err.write_error = job->err.write_error ? job->err.write_error : error;
+	if (fstat(job->fds[file], &st) == 0)
+		size = (unsigned long long)st.st_size;
+	snprintf(reason, sizeof(reason), "Results partition %s: cannot write %u/%s (%s)",
+		 error == -ENOSPC || error == -EDQUOT ? "full" : "failing", job->index, name,
+		 strerror(-error));
+	bci_error("job %u: cannot write %s after %llu bytes: %s: its output stops here; the test "
+		  "is stopped and the run aborts after it", job->index, name, size, strerror(-error));
+	bci_reserve_release(job->ex, reason);
+	snprintf(job->abort_reason, sizeof(job->abort_reason), "%s", reason);
+
+	n = bci_results_incomplete_format(line, sizeof(line), name, size, error);
+	ret = bci_igt_rundir_path(job->ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_INCOMPLETE,
+				  job->index);
+	if (ret == 0)
+		ret = bci_write_file_atomic(path, line, (size_t)n, 0644);
+	if (ret < 0)
+		bci_error("job %u: cannot write %s: %s", job->index, BCI_RESULTS_JOB_INCOMPLETE,
+			  strerror(-ret));
+	n = snprintf(line, sizeof(line),
+		     "\nbootci: %s could not be written after %llu bytes (%s): the output of this "
+		     "job is incomplete\n", name, size, strerror(-error));
+	if (bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], line, (size_t)n) < 0)
+		bci_error("job %u: cannot say in out.txt that its output is incomplete", job->index);
+	if (job->pid > 0 && !job->reaped) {
+		escalate(job, reason, bci_clock_ms(job->ex, CLOCK_BOOTTIME));
+		job->timed_out = false;
+	}
 }
 
 static void count_result(struct bci_igt_job *job, const struct bci_igt_line *line)
@@ -449,14 +514,13 @@ static void job_read(struct bci_igt_job *job, const struct pollfd *pfds, long no
 		}
 		job->last_activity = now;
 		bci_igt_stream_feed(s, buf, (size_t)n);
+		if (s->write_error)
+			output_failed(job, i == 0 ? BCI_RESULTS_FILE_OUT : BCI_RESULTS_FILE_ERR,
+				      s->write_error);
 	}
 	if (job->kmsg_fd >= 0 && (pfds[2].revents & POLLIN)) {
 		job->last_activity = now;
-		if (bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG],
-				   &job->dmesg_budget) < 0) {
-			close(job->kmsg_fd);
-			job->kmsg_fd = -1;
-		}
+		drain_kmsg(job);
 	}
 }
 
