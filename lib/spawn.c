@@ -249,8 +249,10 @@ static void mark_leftovers(const struct bci_spawn_proc *table, size_t count, pid
 {
 	bool grew = true;
 
+	/* The group's leader was the child, reaped: a process with its pid is another one. */
 	for (size_t i = 0; i < count; i++)
-		mark[i] = table[i].pid != self && (table[i].ppid == self || table[i].pgrp == pgid);
+		mark[i] = table[i].pid != self &&
+			  (table[i].ppid == self || (table[i].pgrp == pgid && table[i].pid != pgid));
 	/* A fixed point: the parent of a leftover's child is a leftover. */
 	while (grew) {
 		grew = false;

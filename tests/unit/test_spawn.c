@@ -184,7 +184,9 @@ static void proc_stat_is_parsed_whatever_the_name(void **state)
 static void leftovers_are_killed_even_out_of_the_group(void **state)
 {
 	char *const argv[] = { "sh", "-c",
-			       "/bin/sleep 60 & /usr/bin/setsid /bin/sh -c '/bin/sleep 61' & /bin/sleep 0.3; exit 0", NULL };
+			       "/bin/sleep 60 & /usr/bin/setsid /bin/sh -c '/bin/sleep 61' & "
+			       "/bin/sleep 0.3; exit 0",
+			       NULL };
 	struct bci_spawn s = { .path = "/bin/sh", .argv = argv, .stdin_fd = -1, .stdout_fd = -1,
 			       .stderr_fd = -1, .process_group = true };
 	struct bci_spawn_proc killed[8];
