@@ -122,7 +122,7 @@ check "full during a job: out.txt ends with a note saying so" \
 check "full during a job: the run is aborted, and aborted.txt says why" \
 	grep -q 'Results partition full: cannot write 1/out.txt' "$run/aborted.txt"
 check "full during a job: the journal says done (the run is complete, not stuck)" \
-	test "$(tail -n 1 "$run/bootci-journal.txt")" = done
+	test "$(tail -n 1 "$run/bootci-journal.txt")" = "done"
 check "full during a job: endtime.txt written" test -s "$run/endtime.txt"
 check "full during a job: the boot's end is recorded" \
 	has_line "$run/boot-0001/end.txt" "finished: results partition full"
