@@ -173,12 +173,13 @@ int bci_spawn_proc_parse(const char *text, size_t len, struct bci_spawn_proc *ou
 		return -EINVAL;
 	errno = 0;
 	pid = strtol(buf, &end, 10);
-	if (errno || end == buf || pid <= 0 || end > open_paren)
+	if (errno || end == buf || pid <= 0 || pid > INT_MAX || end > open_paren)
 		return -EINVAL;
 	if (close_paren[1] != ' ' || !isalpha((unsigned char)close_paren[2]) || close_paren[3] != ' ')
 		return -EINVAL;
 	out->state = close_paren[2];
-	if (sscanf(close_paren + 4, "%ld %ld", &ppid, &pgrp) != 2 || ppid < 0 || pgrp < 0)
+	if (sscanf(close_paren + 4, "%ld %ld", &ppid, &pgrp) != 2 || ppid < 0 || pgrp < 0 ||
+	    ppid > INT_MAX || pgrp > INT_MAX)
 		return -EINVAL;
 	out->pid = (pid_t)pid;
 	out->ppid = (pid_t)ppid;

@@ -174,6 +174,9 @@ static void proc_stat_is_parsed_whatever_the_name(void **state)
 	assert_int_equal(bci_spawn_proc_parse("(x) S 3 4", 9, &p), -EINVAL);
 	assert_int_equal(bci_spawn_proc_parse("12 (x) S 3", 10, &p), -EINVAL);
 	assert_int_equal(bci_spawn_proc_parse("", 0, &p), -EINVAL);
+	/* Found by fuzz_proc_stat: a pid past pid_t's range is refused, not cut. */
+	assert_int_equal(bci_spawn_proc_parse("555555555555555557 (p) Z 1 70 7", 31, &p), -EINVAL);
+	assert_int_equal(bci_spawn_proc_parse("5 (p) Z 1 5555555555 7", 22, &p), -EINVAL);
 }
 
 /*
