@@ -643,6 +643,9 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 			close(s->pipe_fd);
 		s->pipe_fd = -1;
 		bci_igt_stream_finish(s);
+		if (s->write_error)
+			output_failed(job, i == 0 ? BCI_RESULTS_FILE_OUT : BCI_RESULTS_FILE_ERR,
+				      s->write_error);
 	}
 	note_leftovers(job);
 	if (job->dmesg_budget.dropped) {

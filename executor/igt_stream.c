@@ -105,10 +105,14 @@ void bci_igt_stream_finish(struct bci_igt_stream *s)
 	n = snprintf(note, sizeof(note),
 		     "\nbootci: output over the limit of %llu bytes: %llu bytes dropped, the last %zu follow\n",
 		     s->limit + s->tail_size, s->dropped - s->tail_used, s->tail_used);
-	bci_write_all(s->file_fd, note, (size_t)n);
 	size_t start = s->tail_used < s->tail_size ? 0 : s->tail_pos;
 	size_t first = s->tail_used < s->tail_size ? s->tail_used : s->tail_size - start;
-	bci_write_all(s->file_fd, s->tail + start, first);
-	if (s->tail_used == s->tail_size)
-		bci_write_all(s->file_fd, s->tail, start);
+	int ret = bci_write_all(s->file_fd, note, (size_t)n);
+	if (ret == 0)
+		ret = bci_write_all(s->file_fd, s->tail + start, first);
+	if (ret == 0 && s->tail_used == s->tail_size)
+		ret = bci_write_all(s->file_fd, s->tail, start);
+	/* Said by the job like any other failed write (igt_job.c). */
+	if (ret < 0)
+		s->write_error = ret;
 }
