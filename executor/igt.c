@@ -66,6 +66,9 @@ static const char *stop_reason(const struct igt_run *run)
 {
 	if (run->ex->stop_requested)
 		return "Stop requested by a signal";
+	/* Full before the run, or filled by a job: what still fits is the record of that. */
+	if (run->ex->results_full[0])
+		return run->ex->results_full;
 	if (run->overall &&
 	    bci_clock_ms(run->ex, CLOCK_BOOTTIME) - run->start > (long)run->overall * 1000)
 		return "Overall timeout exceeded";
@@ -157,7 +160,10 @@ static int run_collect(struct igt_run *run)
 
 	if (bci_suspend_summary_write(ex->run_dir) < 0)
 		bci_warn("cannot write %s", BCI_RESULTS_SUSPEND_SUMMARY);
-	bci_igt_rundir_write_time(ex, BCI_RESULTS_ENDTIME);
+	ret = bci_igt_rundir_write_time(ex, BCI_RESULTS_ENDTIME);
+	if (ret < 0)
+		bci_error("cannot write %s: %s", BCI_RESULTS_ENDTIME, strerror(-ret));
+	ret = 0;
 	if (!run->journal.done)
 		ret = bci_journal_append(&run->journal, BCI_RUN_JOURNAL_DONE, 0, NULL);
 	if (ret == 0)

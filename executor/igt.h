@@ -62,6 +62,8 @@ struct bci_igt_stream {
 	size_t line_len;
 	bool line_overflow;
 	unsigned long long written, limit, dropped;
+	int write_error;          /* -errno of the first failed write: nothing more is written */
+	unsigned long long lost;  /* bytes not written since */
 	/* The tail kept after the limit: a ring of the last bytes. */
 	char *tail;
 	size_t tail_size, tail_used, tail_pos;
@@ -111,6 +113,10 @@ struct bci_igt_job {
 	char last_result[32];
 	char abort_reason[256];   /* set when the job was stopped for an abort condition */
 	int journal_error;        /* -errno of a bootci journal line that did not become durable */
+	struct bci_spawn_proc leftovers[8]; /* what the test left behind, killed at its end */
+	size_t leftover_count;    /* all of them, the first 8 named */
+	int leftovers_alive;      /* still alive after SIGKILL */
+	int write_error;          /* -errno of the first result file write that failed */
 	unsigned results, passes, fails, skips, crashes;
 	int status;               /* the igt exit status (>= 0, or -signal) */
 	double seconds;

@@ -27,8 +27,11 @@
 
 /* After SIGKILL, a test that still does not go is stuck in the kernel. */
 #define KILL_GIVE_UP_MS 20000L
+/* How long the leftovers of a test may take to die of SIGKILL. */
+#define LEFTOVERS_GIVE_UP_MS 2000L
 
 static void escalate(struct bci_igt_job *job, const char *reason, long now);
+static void output_failed(struct bci_igt_job *job, int file, int error);
 
 extern char **environ;
 
@@ -51,16 +54,30 @@ static int sync_output(struct bci_igt_job *job, int i)
 	return 0;
 }
 
-static void sync_outputs(struct bci_igt_job *job)
+/* The kernel log's new records into dmesg.txt; once a result file failed, no more of it. */
+static void drain_kmsg(struct bci_igt_job *job)
 {
-	long n = bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG], &job->dmesg_budget);
+	long n = job->write_error ? -ECANCELED
+				  : bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG],
+						   &job->dmesg_budget);
 
-	if (n < 0) {
+	if (n < 0 && job->kmsg_fd >= 0) {
 		close(job->kmsg_fd);
 		job->kmsg_fd = -1;
 	}
-	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
-		sync_output(job, i);
+	/* A read of /dev/kmsg never fails so; a write to dmesg.txt on a full partition does. */
+	if (n == -ENOSPC || n == -EDQUOT || n == -EFBIG || n == -EIO)
+		output_failed(job, BCI_RESULTS_FILE_DMESG, (int)n);
+}
+
+static void sync_outputs(struct bci_igt_job *job)
+{
+	drain_kmsg(job);
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
+		int ret = sync_output(job, i);
+		if (ret < 0)
+			output_failed(job, i, ret);
+	}
 }
 
 static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
@@ -70,7 +87,57 @@ static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
 	if (ret == 0)
 		ret = sync_output(job, BCI_RESULTS_FILE_JOURNAL);
 	if (ret < 0)
-		bci_warn("job %u: cannot write journal.txt: %s", job->index, strerror(-ret));
+		output_failed(job, BCI_RESULTS_FILE_JOURNAL, ret);
+}
+
+/*
+ * The first result file of the job that could not be written (a full or
+ * failing partition): said on the console; the reserve given back so that
+ * the records still fit; N/bootci-incomplete.txt and a note in out.txt say
+ * where the output stops (results.json shows it, lib/results_dir.h); nothing
+ * more of the test's output is written; the test is stopped and the run
+ * aborts after it (job->abort_reason), handing over.
+ */
+static void output_failed(struct bci_igt_job *job, int file, int error)
+{
+	const char *name = bci_results_job_files[file];
+	char reason[200], line[300], path[PATH_MAX];
+	struct stat st;
+	unsigned long long size = 0;
+	int n, ret;
+
+	if (job->write_error)
+		return;
+	job->write_error = error;
+	job->out.write_error = job->out.write_error ? job->out.write_error : error;
+	job->err.write_error = job->err.write_error ? job->err.write_error : error;
+	if (fstat(job->fds[file], &st) == 0)
+		size = (unsigned long long)st.st_size;
+	snprintf(reason, sizeof(reason), "Results partition %s: cannot write %u/%s (%s)",
+		 error == -ENOSPC || error == -EDQUOT ? "full" : "failing", job->index, name,
+		 strerror(-error));
+	bci_error("job %u: cannot write %s after %llu bytes: %s: its output stops here; the test "
+		  "is stopped and the run aborts after it", job->index, name, size, strerror(-error));
+	bci_reserve_release(job->ex, reason);
+	snprintf(job->abort_reason, sizeof(job->abort_reason), "%s", reason);
+
+	n = bci_results_incomplete_format(line, sizeof(line), name, size, error);
+	ret = bci_igt_rundir_path(job->ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_INCOMPLETE,
+				  job->index);
+	if (ret == 0)
+		ret = bci_write_file_atomic(path, line, (size_t)n, 0644);
+	if (ret < 0)
+		bci_error("job %u: cannot write %s: %s", job->index, BCI_RESULTS_JOB_INCOMPLETE,
+			  strerror(-ret));
+	n = snprintf(line, sizeof(line),
+		     "\nbootci: %s could not be written after %llu bytes (%s): the output of this "
+		     "job is incomplete\n", name, size, strerror(-error));
+	if (bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], line, (size_t)n) < 0)
+		bci_error("job %u: cannot say in out.txt that its output is incomplete", job->index);
+	if (job->pid > 0 && !job->reaped) {
+		escalate(job, reason, bci_clock_ms(job->ex, CLOCK_BOOTTIME));
+		job->timed_out = false;
+	}
 }
 
 static void count_result(struct bci_igt_job *job, const struct bci_igt_line *line)
@@ -457,15 +524,59 @@ static void job_read(struct bci_igt_job *job, const struct pollfd *pfds, long no
 		}
 		job->last_activity = now;
 		bci_igt_stream_feed(s, buf, (size_t)n);
+		if (s->write_error)
+			output_failed(job, i == 0 ? BCI_RESULTS_FILE_OUT : BCI_RESULTS_FILE_ERR,
+				      s->write_error);
 	}
 	if (job->kmsg_fd >= 0 && (pfds[2].revents & POLLIN)) {
 		job->last_activity = now;
-		if (bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG],
-				   &job->dmesg_budget) < 0) {
-			close(job->kmsg_fd);
-			job->kmsg_fd = -1;
-		}
+		drain_kmsg(job);
 	}
+}
+
+/*
+ * The test has ended: whatever it left (its process group, the processes that
+ * reparented to the executor, setsid()'ed ones included) is killed now, before
+ * it writes into a later job's kernel log or holds this job's pipes.
+ */
+static void kill_leftovers(struct bci_igt_job *job)
+{
+	size_t named = sizeof(job->leftovers) / sizeof(job->leftovers[0]);
+	/* The processes are real whatever tree the executor runs on: so is their table. */
+	int ret = bci_spawn_kill_leftovers("/proc", job->pid, LEFTOVERS_GIVE_UP_MS, job->leftovers,
+					   named, &job->leftover_count);
+
+	if (ret < 0)
+		bci_warn("job %u: cannot look for processes the test left: %s", job->index,
+			 strerror(-ret));
+	else
+		job->leftovers_alive = ret;
+}
+
+/* Said in the job's out.txt and on the console: which processes the test left, killed. */
+static void note_leftovers(struct bci_igt_job *job)
+{
+	size_t named = sizeof(job->leftovers) / sizeof(job->leftovers[0]), used;
+	char what[700], note[760];
+	int n;
+
+	if (job->leftover_count == 0)
+		return;
+	used = (size_t)snprintf(what, sizeof(what),
+				"the test left %zu process%s running, killed when it ended:",
+				job->leftover_count, job->leftover_count == 1 ? "" : "es");
+	for (size_t i = 0; i < job->leftover_count && i < named && used < sizeof(what); i++)
+		used += (size_t)snprintf(what + used, sizeof(what) - used, " %d (%s)",
+					 (int)job->leftovers[i].pid, job->leftovers[i].comm);
+	if (job->leftover_count > named && used < sizeof(what))
+		used += (size_t)snprintf(what + used, sizeof(what) - used, " and %zu more",
+					 job->leftover_count - named);
+	if (job->leftovers_alive && used < sizeof(what))
+		snprintf(what + used, sizeof(what) - used, "; %d still alive after SIGKILL",
+			 job->leftovers_alive);
+	bci_warn("job %u: %s", job->index, what);
+	n = snprintf(note, sizeof(note), "\nbootci: %s\n", what);
+	bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
 }
 
 /*
@@ -497,7 +608,9 @@ static int job_monitor(struct bci_igt_job *job)
 		job_read(job, pfds, now);
 		if (!job->reaped && bci_signals_dispatch(ex, job->pid, &job->wait_status)) {
 			job->reaped = true;
-			/* Grandchildren may hold the pipes open: give them a moment, not forever. */
+			kill_leftovers(job);
+			/* What they wrote before is read to the end; the pipes close as they die. A
+			 * leftover that does not die may hold them open: a moment, not forever. */
 			drain_deadline = now + 2000;
 		}
 		if (job->reaped) {
@@ -540,7 +653,11 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 			close(s->pipe_fd);
 		s->pipe_fd = -1;
 		bci_igt_stream_finish(s);
+		if (s->write_error)
+			output_failed(job, i == 0 ? BCI_RESULTS_FILE_OUT : BCI_RESULTS_FILE_ERR,
+				      s->write_error);
 	}
+	note_leftovers(job);
 	if (job->dmesg_budget.dropped) {
 		/* Said in the job's kernel log itself, in its record format, where a reader looks. */
 		char text[200], note[256];

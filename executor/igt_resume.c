@@ -43,9 +43,39 @@ static bool journal_started(char *text, const char *name, size_t len)
 	return false;
 }
 
-/* The subtests of job @e not yet started according to its journal.txt (a resumed job). */
+/*
+ * Did the job's journal.txt (cut into lines in place) record the job's end, an
+ * `exit:` or `timeout:` line? Then the job ran to its end and only bootci's
+ * journal line saying so was lost (the machine died between the two).
+ */
+static bool journal_ended(char *text)
+{
+	char *line = text;
+
+	while (line && *line) {
+		char *nl = strchr(line, '\n');
+		struct bci_job_journal_line parsed;
+		bool ended;
+		if (nl)
+			*nl = '\0';
+		ended = bci_job_journal_parse_line(line, nl != NULL, &parsed) == 0 &&
+			(parsed.kind == BCI_JOB_JOURNAL_EXIT || parsed.kind == BCI_JOB_JOURNAL_TIMEOUT);
+		if (nl)
+			*nl = '\n';
+		if (ended)
+			return true;
+		line = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+/*
+ * The subtests of job @e not yet started according to its journal.txt (a
+ * resumed job); *@ended when journal.txt already has the job's end.
+ */
 static int remaining_subtests(struct bci_executor *ex, unsigned index,
-			      const struct bci_joblist_entry *e, char ***out, size_t *count)
+			      const struct bci_joblist_entry *e, char ***out, size_t *count,
+			      bool *ended)
 {
 	char path[PATH_MAX], *text = NULL;
 	char **left = calloc(e->count + 1, sizeof(char *));
@@ -57,7 +87,8 @@ static int remaining_subtests(struct bci_executor *ex, unsigned index,
 				index) < 0 ||
 	    bci_read_file(path, &text, NULL, 1 << 20) < 0)
 		text = NULL;
-	for (size_t i = 0; i < e->count; i++)
+	*ended = text && journal_ended(text);
+	for (size_t i = 0; i < e->count && !*ended; i++)
 		if (!text || !journal_started(text, e->subtests[i], strcspn(e->subtests[i], "@")))
 			left[n++] = e->subtests[i];
 	free(text);
@@ -358,19 +389,36 @@ int bci_igt_resume_select(struct bci_executor *ex, const struct bci_journal *jou
 			  unsigned index, const struct bci_joblist_entry *entry,
 			  struct bci_igt_selection *what)
 {
+	bool ended;
 	int ret;
 
 	*what = (struct bci_igt_selection){ .subtests = entry->subtests, .count = entry->count };
 	if (journal->jobs[index].starts == 0)
 		return 0;
 	/* Resumed: run only what has not started yet, as igt_runner prunes. */
-	ret = remaining_subtests(ex, index, entry, &what->left, &what->count);
+	ret = remaining_subtests(ex, index, entry, &what->left, &what->count, &ended);
 	if (ret < 0) {
 		bci_error("job %u: no memory to resume it", index);
 		return ret;
 	}
 	what->subtests = what->left;
-	if (entry->count == 0 || what->count > 0)
+	if (ended) {
+		/* Run again, it would append a second run and a second exit to the same files. */
+		bci_say("job %u: its journal.txt has its end (the boot died before bootci's "
+			"journal did): not run again", index);
+		return 1;
+	}
+	/*
+	 * A job without subtests that started is not run again into the same
+	 * folder, as igt_runner does not: its journal.txt has no end, so the
+	 * results say incomplete, with the output it left, once.
+	 */
+	if (entry->count == 0) {
+		bci_say("job %u: a job without subtests that started in an earlier boot is not "
+			"run again: incomplete", index);
+		return 1;
+	}
+	if (what->count > 0)
 		return 0;
 	/* Every subtest started. igt_runner stops here; bootci knows which dynamic subtests
 	 * started and runs the rest of them. */

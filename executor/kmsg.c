@@ -60,8 +60,9 @@ long bci_kmsg_drain(const struct bci_executor *ex, int kmsg_fd, int out_fd,
 			budget->dropped += (unsigned long long)n;
 			continue;
 		}
-		if (bci_write_all(out_fd, record, (size_t)n) < 0)
-			return -EIO;
+		int ret = bci_write_all(out_fd, record, (size_t)n);
+		if (ret < 0)
+			return ret;	/* the caller tells a full dmesg.txt by its errno */
 		if (budget)
 			budget->written += (unsigned long long)n;
 		written += n;

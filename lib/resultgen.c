@@ -105,7 +105,48 @@ static int open_job_files(struct gen *g, size_t index, struct job_files *f)
 	return 0;
 }
 
-static int judge_job(struct gen *g, struct job_files *f)
+/* What of a result says the job went well, and would hide that its output is cut. */
+static bool looks_fine(const char *result)
+{
+	return !result || !strcmp(result, "pass") || !strcmp(result, "warn") ||
+	       !strcmp(result, "dmesg-warn") || !strcmp(result, "skip") || !strcmp(result, "notrun");
+}
+
+/*
+ * N/bootci-incomplete.txt (results_dir.h): the executor could not write all
+ * of the job's output. Every test of the job says so at the end of its out,
+ * and none of them passes: its output, kernel log included, is not whole.
+ */
+static int mark_incomplete(struct gen *g, size_t index)
+{
+	char rel[64], *text = NULL;
+	size_t len = 0;
+	int ret;
+
+	snprintf(rel, sizeof(rel), "%zu/%s", index, BCI_RESULTS_JOB_INCOMPLETE);
+	ret = gen_read_small(g, rel, 4096, &text, &len);
+	if (ret < 0 || !text)
+		return ret;
+	for (size_t i = 0; i < g->test_count && ret == 0; i++) {
+		struct test *t = g->tests[i];
+		struct bci_str b = { 0 };
+
+		ret = bci_str_append(&b, t->out.ptr ? t->out.ptr : "", t->out.ptr ? t->out.len : 0);
+		if (ret == 0)
+			ret = bci_str_appendf(&b, "\nbootci: the output of this job is incomplete (%s: "
+						  "file, bytes written, why):\n%.*s%s", rel, (int)len,
+					      text, len && text[len - 1] == '\n' ? "" : "\n");
+		if (ret == 0)
+			ret = str_to_text(g, &b, &t->out);
+		bci_str_free(&b);
+		if (looks_fine(t->result))
+			t->result = "incomplete";
+	}
+	free(text);
+	return ret;
+}
+
+static int judge_job(struct gen *g, struct job_files *f, size_t index)
 {
 	char path[PATH_MAX], empty[1] = "";
 	char *journal = f->texts[BCI_RESULTS_FILE_JOURNAL];
@@ -124,6 +165,8 @@ static int judge_job(struct gen *g, struct job_files *f)
 		ret = fill_from_dmesg(g, f->rel[BCI_RESULTS_FILE_DMESG], f->dmesg_fd);
 	if (ret == 0)
 		ret = override_results(g);
+	if (ret == 0)
+		ret = mark_incomplete(g, index);
 	if (ret < 0)
 		return ret;
 	prune_subtests(g);
@@ -147,7 +190,7 @@ static int process_job(struct gen *g, size_t index)
 	if (ret == 0)
 		ret = open_job_files(g, index, &f);
 	if (ret == 0)
-		ret = f.missing ? add_notrun_results(g) : judge_job(g, &f);
+		ret = f.missing ? add_notrun_results(g) : judge_job(g, &f, index);
 	/* The tests point into these texts until the job is handed out. */
 	for (i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
 		if (f.texts[i] && keep_blob(g, f.texts[i]) < 0 && ret == 0)
