@@ -5,7 +5,7 @@ set -uo pipefail
 # shellcheck source=tests/claims/fake-tree.sh
 . "$SRC/tests/claims/fake-tree.sh"
 
-igt_cmdline="console=ttyS0 bootci.testlist=/etc/bootci/testlist bootci.watchdog_timeout=off bootci.run_id=t bootci.on_finish=poweroff bootci.on_error=poweroff"
+igt_cmdline="console=ttyS0 bootci.testlist=/etc/bootci/testlist bootci.watchdog_timeout=off bootci.run_id=t bootci.on_finish=poweroff bootci.on_error=reboot"
 
 # ---- a corrupted joblist.txt: the run that was in progress is not resumed from garbage
 # and not overwritten; the boot says which line is bad and ends as for any error.
@@ -27,7 +27,7 @@ status=$?
 check "joblist corrupted: the boot still ends (status $status)" test "$status" = 0
 check "joblist corrupted: the console names the file, the line and what is wrong" \
 	log_has "$t" "bootci: error: joblist.txt:2: bad binary name"
-check "joblist corrupted: the boot ends the on_error way" log_has "$t" "^dry-run: power off$"
+check "joblist corrupted: the boot ends the on_error way (reboot, not on_finish's power-off)" log_has "$t" "^dry-run: reboot$"
 check "joblist corrupted: joblist.txt is left as it was, not rewritten" cmp -s "$run/joblist.txt" "$t.joblist"
 check "joblist corrupted: the run journal is left as it was" cmp -s "$run/bootci-journal.txt" "$t.journal"
 check "joblist corrupted: the results of the job before are kept" sha256sum --quiet -c "$t.sums"
