@@ -4,23 +4,34 @@
   power-cut.py kept BEFORE AFTER RUN
       Everything journaled in BEFORE (the partition read back right after a cut) is
       still in AFTER (read back after the next boot): bootci-journal.txt's and every
-      job's journal.txt's whole lines are a prefix of AFTER's, and every test with a
-      final verdict in BEFORE/results.json has the same verdict in AFTER/results.json.
+      job's journal.txt's whole lines are a prefix of AFTER's, every test with a
+      final verdict in BEFORE/results.json has the same verdict in AFTER/results.json,
+      and AFTER's journals hold only whole, well-formed lines that agree.
   power-cut.py final DIR RUN EXPECTED
       The finished run: results.json has every test of EXPECTED ("NAME VERDICT" lines)
       once, with that verdict (or incomplete when the journal says its job was in
       flight at a cut), no other test, and no job ran twice: at most one exit line
-      per job in either journal, every subtest started once.
+      per job in either journal, every subtest started once; the journals as in kept.
 
 Each problem is printed on a line of its own; the exit status is 1 when there was one.
 """
 import collections
 import json
 import os
+import re
 import sys
 
 # Verdicts that a later boot may still change: the job was in flight, or not started.
 UNSETTLED = {"incomplete", "notrun"}
+
+# bootci-journal.txt's lines (lib/results_dir.h): a torn line made whole by a later
+# append, or two lines run together, does not match.
+INT, SECONDS = r"(-?[0-9]+)", r"[0-9]+(\.[0-9]+)?"
+RUN_JOURNAL_LINE = re.compile("|".join([
+    rf"boot {INT} [0-9]+ \S+", rf"start {INT}", rf"dynamic {INT} \S+@\S+",
+    rf"(exit|timeout) {INT} {INT} {SECONDS}", rf"incomplete {INT} {INT}",
+    rf"capped {INT} {INT}", r"abort \S+", "done"]))
+JOB_EXIT_LINE = re.compile(rf"(exit|timeout):{INT}( \({SECONDS}s\))?")
 
 
 def whole_lines(path):
@@ -62,8 +73,34 @@ def job_tests(joblist_line, name):
     return names | ({name} if any(name.startswith(n + "@") for n in names) else set())
 
 
+def journal_problems(run):
+    """Lines of RUN's journals that are not whole, well-formed lines of their format, boots
+    not counted one by one, a job's end in the run journal that its journal.txt contradicts."""
+    problems, boots = [], 0
+    job_exit = {}
+    for job in job_folders(run):
+        for line in whole_lines(os.path.join(run, str(job), "journal.txt")):
+            if ":" in line and not JOB_EXIT_LINE.fullmatch(line):
+                problems.append(f"{job}/journal.txt: malformed line {line!r}")
+            elif ":" in line:
+                job_exit[str(job)] = line.split(":")[1].split()[0]
+    for line in whole_lines(os.path.join(run, "bootci-journal.txt")):
+        if not RUN_JOURNAL_LINE.fullmatch(line):
+            problems.append(f"bootci-journal.txt: malformed line {line!r}")
+            continue
+        words = line.split()
+        if words[0] == "boot":
+            boots += 1
+            if words[1] != str(boots):
+                problems.append(f"bootci-journal.txt: {line!r} is its boot number {boots}")
+        elif words[0] in ("exit", "timeout") and words[1] in job_exit and job_exit[words[1]] != words[2]:
+            problems.append(f"bootci-journal.txt: {line!r}, but {words[1]}/journal.txt says "
+                            f"{words[0]}:{job_exit[words[1]]}")
+    return problems
+
+
 def kept(before, after, run_id):
-    problems = []
+    problems = journal_problems(os.path.join(after, "runs", run_id))
     run_before = os.path.join(before, "runs", run_id)
     run_after = os.path.join(after, "runs", run_id)
     journals = ["bootci-journal.txt"]
@@ -89,8 +126,8 @@ def kept(before, after, run_id):
 
 
 def final(folder, run_id, expected_file):
-    problems = []
     run = os.path.join(folder, "runs", run_id)
+    problems = journal_problems(run)
     try:
         got = verdicts(folder)
     except ValueError as error:

@@ -5,8 +5,9 @@
 # completes. After every cut the results partition is read back without mounting it:
 # e2fsck -fn is clean once the ext4 journal is replayed (what the next mount does);
 # after the next boot, everything journaled before the cut is still there (the run's and
-# every job's journal lines, every settled verdict unchanged); at the end no result is
-# lost or doubled in results.json.
+# every job's journal lines, every settled verdict unchanged) and the journals hold only
+# whole, well-formed lines that agree (tests/lab/power-cut.py); at the end no result is
+# lost or doubled in results.json and no job ran twice.
 #
 # POWER_CUTS (default 3: each costs a boot, ~20-30 s of TCG), POWER_CUT_WINDOW (seconds,
 # default 6: each cut lands uniformly in that long after the mount; the 108 jobs take
@@ -133,7 +134,7 @@ for cut in $(seq 1 "$cuts"); do
 	esac
 	check "cut $cut at ${delay_ms} ms: e2fsck -fn is clean after the journal replay" snapshot "cut-$cut"
 	[ -z "$previous" ] ||
-		check "cut $cut: everything journaled before cut $((cut - 1)) is kept, verdicts unchanged" kept "$previous" "cut-$cut"
+		check "cut $cut: everything journaled before cut $((cut - 1)) is kept, verdicts unchanged, journals well formed" kept "$previous" "cut-$cut"
 	previous=cut-$cut
 done
 # The run goes on without cuts until the executor powers the machine off.
@@ -145,7 +146,7 @@ echo "# $landed of $cuts cuts landed in the run, $boots boots"
 check "the run completed: the last boot powered off by itself" exited_by_itself "$(cat "$m/boot.status")" "$m"
 check "at the end, e2fsck -fn is clean" snapshot final
 [ -z "$previous" ] ||
-	check "everything journaled before the last cut is kept, verdicts unchanged" kept "$previous" final
+	check "everything journaled before the last cut is kept, verdicts unchanged, journals well formed" kept "$previous" final
 check "the cuts landed in the run (at least one; $landed of $cuts)" test "$landed" -ge 1
 final_check() {
 	local out status=0
