@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Power cuts at random moments of a run: QEMU is SIGKILLed (the machine loses power, the
 # writes QEMU had not issued to the disk image are gone) POWER_CUTS times, each at a
-# random moment after the executor mounted the results partition, and booted again until the run
-# completes. After every cut the results partition is read back without mounting it:
+# random moment after the executor mounted the results partition, and booted again until
+# the run completes. After every cut the results partition is read back without mounting it:
 # e2fsck -fn is clean once the ext4 journal is replayed (what the next mount does);
 # after the next boot, everything journaled before the cut is still there (the run's and
 # every job's journal lines, every settled verdict unchanged) and the journals hold only
@@ -23,8 +23,11 @@ window=${POWER_CUT_WINDOW:-6}
 seed=${POWER_CUT_SEED:-$(( $(date +%s%N) % 1000000 ))}
 run=power-cut
 checker=$SRC/tests/lab/power-cut.py
-[[ $cuts =~ ^[0-9]+$ && $window =~ ^[1-9][0-9]*$ && $seed =~ ^[0-9]+$ ]] || {
-	echo "1..0 # SKIP POWER_CUTS, POWER_CUT_WINDOW and POWER_CUT_SEED take whole numbers"; exit 0; }
+if ! [[ $cuts =~ ^[1-9][0-9]*$ && $window =~ ^[1-9][0-9]*$ && $seed =~ ^[0-9]+$ ]]; then
+	not_ok "POWER_CUTS ($cuts), POWER_CUT_WINDOW ($window) and POWER_CUT_SEED ($seed) take whole numbers, the first two from 1"
+	done_testing
+	exit 1
+fi
 echo "# power cuts: POWER_CUTS=$cuts POWER_CUT_WINDOW=$window POWER_CUT_SEED=$seed"
 RANDOM=$seed
 
@@ -40,7 +43,7 @@ m=$(fresh_machine power-cut) || { not_ok "a fresh machine"; done_testing; exit 1
 
 # boot_until_cut DELAY_MS: boots the machine; with DELAY_MS, SIGKILLs QEMU that long after
 # the executor mounted the results partition. Status 0: QEMU was cut; 1: it ended by itself first
-# (powered off: status in $m/boot.status); 2: the boot never reached the executor.
+# (powered off: status in $m/boot.status); 2: the boot never reached the mount.
 boot_until_cut() {
 	local delay_ms=$1 offset lab_pid pid waited=0
 	touch "$m/console.log"
