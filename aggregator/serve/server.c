@@ -4,6 +4,7 @@
 #include "auth.h"
 #include "http.h"
 #include "ingest_call.h"
+#include "pages.h"
 #include "spool.h"
 #include "../schedule/serve_hook.h"
 #include "fsutil.h"
@@ -36,6 +37,7 @@ struct bci_server {
 	struct bci_spool spool;
 	struct bci_tokens *tokens;
 	struct bci_ingest_call *ingest;
+	struct bci_serve_pages *pages;	/* the read-only pages (pages.h) */
 	struct bci_schedule_server *schedule;	/* the scheduler's routes and loop; NULL: off */
 	struct MHD_Daemon *daemon;
 	char *cert_pem, *key_pem;
@@ -604,6 +606,24 @@ static enum MHD_Result get_result(struct MHD_Connection *connection, struct requ
 	return ret;
 }
 
+/* A page (pages.h): rendered from the store, or from its cache. */
+static enum MHD_Result get_page(struct MHD_Connection *connection, struct request *r,
+				const char *url, const char *method)
+{
+	struct bci_page_answer a;
+	enum MHD_Result ret;
+
+	bci_serve_pages_answer(r->server->pages, method, url,
+			       MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "from"),
+			       MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "to"), &a);
+	if (!a.body)
+		return MHD_NO;
+	snprintf(r->note, sizeof(r->note), "%s", a.note);
+	ret = respond(connection, r, a.status, a.body, a.len, a.content_type);
+	free(a.body);
+	return ret;
+}
+
 /* ---- workers ---- */
 
 static void *worker_main(void *arg)
@@ -766,6 +786,8 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, struct requ
 
 	if (bci_schedule_http_owns(url))
 		return schedule_request(connection, r, url, method);
+	if (bci_serve_pages_owns(url))
+		return get_page(connection, r, url, method);
 	status = bci_http_route(method, url, &r->route, why, sizeof(why));
 	if (status)
 		return respond_error(connection, r, status, "%s", why);
@@ -994,6 +1016,7 @@ static void server_free(struct bci_server *s)
 		MHD_stop_daemon(s->daemon);
 	free(s->workers);
 	bci_schedule_server_stop(s->schedule);
+	bci_serve_pages_free(s->pages);
 	bci_ingest_call_free(s->ingest);
 	bci_tokens_free(s->tokens);
 	free(s->cert_pem);
@@ -1053,6 +1076,10 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	    (ret = bci_ingest_call_open(config->store_url, config->data_dir, config->workers,
 					&s->ingest, err, err_size)) < 0)
 		goto fail;
+	if ((ret = bci_serve_pages_new(s->ingest, &s->pages)) < 0) {
+		snprintf(err, err_size, "pages: %s", strerror(-ret));
+		goto fail;
+	}
 	if ((ret = bci_schedule_server_start(config->data_dir, config->store_url, config->log,
 					     &s->schedule, err, err_size)) < 0)
 		goto fail;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# serve's pages over real HTTP (pages.h): the builds, a build's matrix (a cell
+# per result, a class per status, the change against the baseline marked),
+# a result with its logs escaped, a test's history, a machine's suspend page,
+# the metrics page and /api/v1/metrics; no token needed to read; bad names
+# refused, paths that try to leave the data folder refused, a page rendered
+# again after an ingest through the server.
+set -uo pipefail
+# shellcheck source=tests/aggregator/pages-lib.sh
+. "$SRC/tests/aggregator/pages-lib.sh"
+plan 24
+
+pages_store
+check "two builds, four runs ingested" test $? = 0
+add_machine lab-1 token-1
+start_server
+
+get() { curl -s -o "$work/body" -w '%{http_code}' "$base$1"; }
+
+code=$(get /)
+check "/ answers 200 without a token" test "$code" = 200
+check "... listing both builds with links" grep -q 'href="/builds/drm-tip-2"' "$work/body"
+
+code=$(get /builds/drm-tip-2)
+check "the matrix of drm-tip-2: 200" test "$code" = 200
+cells=$(grep -o '<a href="/machines/[^"]*/results/' "$work/body" | wc -l)
+check "... 8 result cells (4 tests x 2 machines), got $cells" test "$cells" = 8
+check "... lab-2's gem_exec@basic is a fail cell marked as a possible new issue" \
+	grep -q '<td class="fail new" title="PASS -> FAIL: possible new issue"><a href="/machines/lab-2/runs/' "$work/body"
+check "... skip cells have their class" grep -q '<td class="skip"><a href=' "$work/body"
+check "... the filter script and its inputs are there" grep -q 'id="f-test"' "$work/body"
+
+href=$(grep -o 'href="/machines/lab-1/runs/[^"]*/results/igt@kms_evil@markup"' "$work/body" | head -1 | sed 's/^href="//; s/"$//')
+check "... a cell links to its result page" test -n "$href"
+code=$(get "$href")
+check "the result page: 200" test "$code" = 200
+check "... the test's output is escaped (no <script> element)" \
+	sh -c "! grep -q '<script>document' '$work/body'"
+check "... the </pre><img of the output is text" \
+	grep -qF '&lt;/pre&gt;&lt;img src=x onerror=&quot;document.title=1&quot;&gt;' "$work/body"
+check "... out, err and dmesg sections" test "$(grep -c '<h2>\(out\|err\|dmesg\)</h2>' "$work/body")" = 3
+
+code=$(get /tests/igt@gem_exec@basic)
+check "the history of igt@gem_exec@basic: 200" test "$code" = 200
+rows=$(grep -c '<tr><td>20' "$work/body")
+check "... one row per stored result (4), got $rows" test "$rows" = 4
+
+code=$(get /machines/lab-1/suspend)
+check "lab-1's suspend page: 200" test "$code" = 200
+check "... says no run has a cycle" grep -q 'No run of this machine has a suspend cycle' "$work/body"
+
+code=$(get "/api/v1/metrics?from=1764763200&to=$(($(date +%s) + 60))")
+check "/api/v1/metrics: 200" test "$code" = 200
+check "... two builds, 16 results, 1 regression" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert len(m["builds"]) == 2, m["builds"]
+assert m["results"] == 16, m["results"]
+assert m["regressions"] == 1, m["regressions"]
+assert m["objectives"]["fast"]["seconds"] == 1800
+' "$work/body"
+code=$(get '/api/v1/metrics?from=10&to=5')
+check "a window that ends before it starts: 400" test "$code" = 400
+
+code=$(get /builds/no-such-build)
+check "an unknown build: 404" test "$code" = 404
+code=$(get /machines/lab-1/runs/..%2F..%2Fetc/results/x)
+check "a run id with '/' (..%2F): 400, nothing read" test "$code" = 400
+code=$(curl -s -o /dev/null -w '%{http_code}' --path-as-is "$base/machines/../../etc/passwd")
+check "a path with .. segments: refused ($code)" test "$code" = 400 -o "$code" = 404
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/metrics")
+check "POST to a page: 405" test "$code" = 405
+stop_server
