@@ -309,14 +309,26 @@ void bci_metrics_json(FILE *out, const struct bci_metrics *m)
 
 /* ---- the page ---- */
 
+/* Seconds as a person reads them: "42 s", "17 min", "5.2 h". */
+static void duration_text(struct bci_str *b, double seconds)
+{
+	if (seconds < 120)
+		bci_str_appendf(b, "%.0f s", seconds);
+	else if (seconds < 2 * 3600)
+		bci_str_appendf(b, "%.0f min", seconds / 60);
+	else
+		bci_str_appendf(b, "%.1f h", seconds / 3600);
+}
+
 static void duration_cell(struct bci_str *b, double seconds, double objective)
 {
 	if (seconds < 0) {
 		bci_str_appendf(b, "<td>-</td>");
 		return;
 	}
-	bci_str_appendf(b, "<td class=\"%s\">%.0f min</td>", seconds <= objective ? "pass" : "fail",
-			seconds / 60);
+	bci_str_appendf(b, "<td class=\"%s\">", seconds <= objective ? "pass" : "fail");
+	duration_text(b, seconds);
+	bci_str_appendf(b, "</td>");
 }
 
 static void date_text(char *out, size_t size, double when)
@@ -373,8 +385,9 @@ int bci_metrics_html(struct bci_str *b, const struct bci_metrics *m)
 	for (size_t i = 0; i < m->n_machines; i++) {
 		bci_str_appendf(b, "<tr><td>");
 		bci_html_escape_str(b, m->machines[i].name);
-		bci_str_appendf(b, "</td><td>%ld</td><td>%.1f h</td><td>%.1f %%</td></tr>\n",
-				m->machines[i].runs, m->machines[i].busy / 3600,
+		bci_str_appendf(b, "</td><td>%ld</td><td>", m->machines[i].runs);
+		duration_text(b, m->machines[i].busy);
+		bci_str_appendf(b, "</td><td>%.1f %%</td></tr>\n",
 				span > 0 ? 100 * m->machines[i].busy / span : 0);
 	}
 	bci_str_appendf(b, "</table>\n<h2>tests per day</h2>\n<table id=\"days\"><tr><th>day (UTC)"
