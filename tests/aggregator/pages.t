@@ -8,10 +8,12 @@
 set -uo pipefail
 # shellcheck source=tests/aggregator/pages-lib.sh
 . "$SRC/tests/aggregator/pages-lib.sh"
-plan 24
+plan 29
 
 pages_store
 check "two builds, four runs ingested" test $? = 0
+pages_crash_run
+check "a run whose boot died ingested, with its pstore record" test $? = 0
 add_machine lab-1 token-1
 start_server
 
@@ -40,6 +42,13 @@ check "... the </pre><img of the output is text" \
 	grep -qF '&lt;/pre&gt;&lt;img src=x onerror=&quot;document.title=1&quot;&gt;' "$work/body"
 check "... out, err and dmesg sections" test "$(grep -c '<h2>\(out\|err\|dmesg\)</h2>' "$work/body")" = 3
 
+code=$(get /machines/lab-3/runs/crash-run/results/igt@igt_b@crash)
+check "the result whose boot died: 200" test "$code" = 200
+check "... its status is incomplete" grep -q '<span class="incomplete">INCOMPLETE</span>' "$work/body"
+check "... the crash record is shown with the boot that found it" \
+	grep -q '<h2>crash record dmesg-efi_pstore-1 (pstore), found by boot 2</h2>' "$work/body"
+check "... its text, escaped" grep -qF 'Kernel panic - not syncing: &lt;b&gt;Fatal&lt;/b&gt; exception' "$work/body"
+
 code=$(get /tests/igt@gem_exec@basic)
 check "the history of igt@gem_exec@basic: 200" test "$code" = 200
 rows=$(grep -c '<tr><td>20' "$work/body")
@@ -51,13 +60,16 @@ check "... says no run has a cycle" grep -q 'No run of this machine has a suspen
 
 code=$(get "/api/v1/metrics?from=1764763200&to=$(($(date +%s) + 60))")
 check "/api/v1/metrics: 200" test "$code" = 200
-check "... two builds, 16 results, 1 regression" python3 -c '
+check "... three builds, 18 results, drm-tip-2 and crash-1 with a regression each" python3 -c '
 import json, sys
 m = json.load(open(sys.argv[1]))
-assert len(m["builds"]) == 2, m["builds"]
-assert m["results"] == 16, m["results"]
-assert m["regressions"] == 1, m["regressions"]
-assert m["objectives"]["fast"]["seconds"] == 1800
+builds = {b["name"]: b for b in m["builds"]}
+assert sorted(builds) == ["crash-1", "drm-tip-1", "drm-tip-2"], builds
+assert m["results"] == 18, m["results"]
+assert builds["drm-tip-2"]["regressions"] == 1 and builds["crash-1"]["regressions"] == 1, builds
+assert m["regressions"] == 2, m["regressions"]
+assert builds["crash-1"]["objective_met"] is True and builds["drm-tip-1"]["objective_met"] is False
+assert m["objectives"]["fast"]["seconds"] == 1800 and m["objectives"]["fast"]["builds"] == 3
 ' "$work/body"
 code=$(get '/api/v1/metrics?from=10&to=5')
 check "a window that ends before it starts: 400" test "$code" = 400
