@@ -28,9 +28,10 @@ const char *const bci_store_metrics_statements[S_COUNT - S_METRICS_FIRST] = {
 		" FROM runs r JOIN machines m ON m.id = r.machine"
 		" WHERE r.started IS NOT NULL AND r.ended IS NOT NULL AND r.ended >= r.started"
 		" AND r.started >= ? AND r.started < ? GROUP BY m.name ORDER BY m.name",
+	/* Parenthesised: clang's -Wstring-concatenation takes a last multi-line element for a missing comma. */
 	[S_METRICS_RUNS - S_METRICS_FIRST] =
-		"SELECT r.ingested, (SELECT COUNT(*) FROM results res WHERE res.run = r.id)"
-		" FROM runs r WHERE r.ingested >= ? AND r.ingested < ? ORDER BY r.ingested, r.id",
+		("SELECT r.ingested, (SELECT COUNT(*) FROM results res WHERE res.run = r.id)"
+		 " FROM runs r WHERE r.ingested >= ? AND r.ingested < ? ORDER BY r.ingested, r.id"),
 };
 
 struct each {
