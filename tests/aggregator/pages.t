@@ -8,7 +8,7 @@
 set -uo pipefail
 # shellcheck source=tests/aggregator/pages-lib.sh
 . "$SRC/tests/aggregator/pages-lib.sh"
-plan 29
+plan 33
 
 pages_store
 check "two builds, four runs ingested" test $? = 0
@@ -71,6 +71,22 @@ assert m["regressions"] == 2, m["regressions"]
 assert builds["crash-1"]["objective_met"] is True and builds["drm-tip-1"]["objective_met"] is False
 assert m["objectives"]["fast"]["seconds"] == 1800 and m["objectives"]["fast"]["builds"] == 3
 ' "$work/body"
+to=$(($(date +%s) + 60))
+"$aggregator" metrics --data "$data" --from 1764763200 --to "$to" >"$work/cli.json" 2>"$work/cli.err"
+check "metrics on the command line: exit 0" test $? = 0
+curl -s "$base/api/v1/metrics?from=1764763200&to=$to" >"$work/api.json"
+check "... the same numbers as /api/v1/metrics" python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for k in ("results", "regressions", "builds", "machines", "tests_per_day", "objectives"):
+    assert a[k] == b[k], k
+' "$work/cli.json" "$work/api.json"
+"$aggregator" metrics --data "$data" --from yesterday >/dev/null 2>"$work/cli.err"
+status=$?
+check "metrics --from yesterday: exit 2, naming it ($(cat "$work/cli.err"))" \
+	sh -c "test $status = 2 && grep -q \"from 'yesterday'\" '$work/cli.err'"
+"$aggregator" metrics --data "$data" --from 1764763200 --html "$work/metrics.html" >/dev/null 2>&1
+check "metrics --html writes the page" grep -q '<h2>tests per day</h2>' "$work/metrics.html"
 code=$(get '/api/v1/metrics?from=10&to=5')
 check "a window that ends before it starts: 400" test "$code" = 400
 
