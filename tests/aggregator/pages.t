@@ -8,7 +8,7 @@
 set -uo pipefail
 # shellcheck source=tests/aggregator/pages-lib.sh
 . "$SRC/tests/aggregator/pages-lib.sh"
-plan 33
+plan 36
 
 pages_store
 check "two builds, four runs ingested" test $? = 0
@@ -54,18 +54,28 @@ check "the history of igt@gem_exec@basic: 200" test "$code" = 200
 rows=$(grep -c '<tr><td>20' "$work/body")
 check "... one row per stored result (4), got $rows" test "$rows" = 4
 
+# An upload through this server: the cached history is rendered again at once
+# (well within the cache's 10 s, so only the ingest can have made it stale).
+"$gen" "$work/runs/up" kms_flip@basic=pass gem_exec@basic=fail >/dev/null
+python3 "$tool" archive good "$work/up.tar.zst" --machine lab-1 --run up1 --dir "$work/runs/up" >/dev/null
+up=$(python3 "$tool" put "$(run_url lab-1 up1)" "$work/up.tar.zst" --token token-1)
+check "a run uploaded through serve: 201 ($up)" test "${up%% *}" = 201
+code=$(get /tests/igt@gem_exec@basic)
+check "... the history, cached before, now has its 5th row" test "$(grep -c '<tr><td>20' "$work/body")" = 5
+check "... with the new run's result" grep -q 'href="/machines/lab-1/runs/up1/results/igt@gem_exec@basic">fail<' "$work/body"
+
 code=$(get /machines/lab-1/suspend)
 check "lab-1's suspend page: 200" test "$code" = 200
 check "... says no run has a cycle" grep -q 'No run of this machine has a suspend cycle' "$work/body"
 
 code=$(get "/api/v1/metrics?from=1764763200&to=$(($(date +%s) + 60))")
 check "/api/v1/metrics: 200" test "$code" = 200
-check "... three builds, 18 results, drm-tip-2 and crash-1 with a regression each" python3 -c '
+check "... three builds, 20 results (the uploaded run too), drm-tip-2 and crash-1 with a regression each" python3 -c '
 import json, sys
 m = json.load(open(sys.argv[1]))
 builds = {b["name"]: b for b in m["builds"]}
 assert sorted(builds) == ["crash-1", "drm-tip-1", "drm-tip-2"], builds
-assert m["results"] == 18, m["results"]
+assert m["results"] == 20, m["results"]
 assert builds["drm-tip-2"]["regressions"] == 1 and builds["crash-1"]["regressions"] == 1, builds
 assert m["regressions"] == 2, m["regressions"]
 assert builds["crash-1"]["objective_met"] is True and builds["drm-tip-1"]["objective_met"] is False
