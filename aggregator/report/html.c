@@ -7,11 +7,14 @@
  * DIR/BUILD/MACHINE/N.html (N: the test's row), with its out/err/dmesg.
  *
  * Escaping: every byte that comes from a test or the store goes through
- * html_escape(): the five HTML specials as entities, control bytes as their
+ * bci_html_escape(): the five HTML specials as entities, control bytes as their
  * visible Control Pictures (U+2400...), bytes that are not well-formed UTF-8
  * as the Latin-1 character of that value, so no output can open a tag,
- * close the <pre>, or break the page's encoding. Plain HTML and CSS, no
- * script. Every file is written to a temporary and renamed.
+ * close the <pre>, or break the page's encoding; names in links are
+ * percent-encoded (bci_html_url_escape()). Plain HTML and CSS, and a few
+ * lines of script for the matrix's filters only. Every file is written to a
+ * temporary and renamed. The same matrix is what serve shows
+ * (bci_html_matrix() with BCI_HTML_SERVED links; pages.c has the others).
  */
 #include "report.h"
 #include "../store/store.h"

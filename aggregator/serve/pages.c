@@ -4,6 +4,7 @@
 #include "ingest_call.h"
 #include "../report/report.h"
 #include "../store/store.h"
+#include "jsonw.h"
 #include "manifest.h"
 #include "strv.h"
 
@@ -335,15 +336,23 @@ static void answer_error(struct bci_page_answer *a, int status, bool json, const
 	a->status = status;
 	snprintf(a->note, sizeof(a->note), "%s", why);
 	if (json) {
-		bci_str_appendf(&b, "{\"error\": \"");
-		for (const char *p = why; *p; p++)
-			if (*p == '"' || *p == '\\')
-				bci_str_appendf(&b, "\\%c", *p);
-			else if ((unsigned char)*p < 0x20)
-				bci_str_appendf(&b, "\\u%04x", (unsigned char)*p);
-			else
-				bci_str_append(&b, p, 1);
-		bci_str_appendf(&b, "\"}\n");
+		/* The JSON writer of lib/ (the one home of that format), into memory. */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		struct bci_jsonw w;
+
+		if (f) {
+			bci_jsonw_init(&w, f, 0);
+			bci_jsonw_object_begin(&w);
+			bci_jsonw_key(&w, "error");
+			bci_jsonw_string(&w, why);
+			bci_jsonw_object_end(&w);
+			bci_jsonw_finish(&w);
+			if (!fclose(f) && text)
+				bci_str_append(&b, text, len);
+			free(text);
+		}
 		a->content_type = "application/json";
 	} else {
 		bci_str_appendf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%d"

@@ -8,7 +8,7 @@
 set -uo pipefail
 # shellcheck source=tests/aggregator/pages-lib.sh
 . "$SRC/tests/aggregator/pages-lib.sh"
-plan 36
+plan 37
 
 pages_store
 check "two builds, four runs ingested" test $? = 0
@@ -99,6 +99,10 @@ check "metrics --from yesterday: exit 2, naming it ($(cat "$work/cli.err"))" \
 check "metrics --html writes the page" grep -q '<h2>tests per day</h2>' "$work/metrics.html"
 code=$(get '/api/v1/metrics?from=10&to=5')
 check "a window that ends before it starts: 400" test "$code" = 400
+check "... its reason as JSON" python3 -c '
+import json, sys
+assert "is after" in json.load(open(sys.argv[1]))["error"]
+' "$work/body"
 
 code=$(get /builds/no-such-build)
 check "an unknown build: 404" test "$code" = 404
