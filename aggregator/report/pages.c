@@ -58,33 +58,43 @@ static void result_link(struct bci_str *b, const char *machine, const char *run_
 
 /* ---- the builds ---- */
 
+/* One row per build into @ctx (a bci_strv): the page lists them newest first. */
 static int build_row(const struct bci_store_build_times *build, void *ctx)
 {
-	struct bci_str *b = ctx;
+	struct bci_str b = { 0 };
+	int ret;
 
-	bci_str_appendf(b, "<tr><td><a href=\"/builds/");
-	bci_html_url_escape(b, build->name);
-	bci_str_appendf(b, "\">");
-	bci_html_escape_str(b, build->name);
-	bci_str_appendf(b, "</a></td><td>");
-	bci_html_escape_str(b, build->tier);
-	bci_str_appendf(b, "</td>");
-	time_cell(b, build->registered);
-	bci_str_appendf(b, "<td>%ld</td></tr>\n", build->runs);
-	return 0;
+	bci_str_appendf(&b, "<tr><td><a href=\"/builds/");
+	bci_html_url_escape(&b, build->name);
+	bci_str_appendf(&b, "\">");
+	bci_html_escape_str(&b, build->name);
+	bci_str_appendf(&b, "</a></td><td>");
+	bci_html_escape_str(&b, build->tier);
+	bci_str_appendf(&b, "</td>");
+	time_cell(&b, build->registered);
+	bci_str_appendf(&b, "<td>%ld</td></tr>\n", build->runs);
+	ret = b.data ? bci_strv_add(ctx, b.data) : -ENOMEM;
+	bci_str_free(&b);
+	return ret;
 }
 
 int bci_pages_index(struct bci_store *store, struct bci_str *b, char *err, size_t err_size)
 {
+	struct bci_strv rows = { 0 };
 	int ret;
 
+	ret = bci_store_metrics_builds(store, 0, 1e18, build_row, &rows, err, err_size);
+	if (ret < 0) {
+		bci_strv_free(&rows);
+		return ret;
+	}
 	page_begin(b, "bootci: ", "builds");
 	bci_str_appendf(b, "<h1>builds</h1>\n<table>\n<tr><th>build</th><th>tier</th>"
 			   "<th>registered (UTC)</th><th>runs</th></tr>\n");
-	ret = bci_store_metrics_builds(store, 0, 1e18, build_row, b, err, err_size);
-	if (ret < 0)
-		return ret;
+	for (size_t i = rows.count; i > 0; i--)
+		bci_str_appendf(b, "%s", rows.items[i - 1]);
 	bci_str_appendf(b, "</table>\n");
+	bci_strv_free(&rows);
 	return page_end(b);
 }
 

@@ -416,6 +416,8 @@ static void test_store_pages(void **state)
 
 	assert_int_equal(bci_pages_index(f->store, &b, f->err, sizeof(f->err)), 0);
 	assert_int_equal(count(b.data, "<a href=\"/builds/"), 4);
+	/* Newest first. */
+	assert_true(strstr(b.data, "/builds/fast-4\"") < strstr(b.data, "/builds/full-1\""));
 	bci_str_free(&b);
 }
 
