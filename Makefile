@@ -104,6 +104,7 @@ bench: all
 	@tests/bench/serve-upload.sh $(BUILD)
 	@tests/bench/resultgen-binaries.sh $(BUILD)
 	@tests/bench/igt-vs-runner $(BUILD)
+	@tests/bench/pages-matrix.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \
