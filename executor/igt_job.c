@@ -70,7 +70,7 @@ static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
 	if (ret == 0)
 		ret = sync_output(job, BCI_RESULTS_FILE_JOURNAL);
 	if (ret < 0)
-		bci_warn("job %u: cannot write journal.txt: %s", job->index, strerror(-ret));
+		bci_warn("job %u: cannot write journal.txt: %s", job->index + 1, strerror(-ret));
 }
 
 static void count_result(struct bci_igt_job *job, const struct bci_igt_line *line)
@@ -285,7 +285,7 @@ static void say_kill(struct bci_igt_job *job, const char *reason, int sig)
 	const char *name = sig == SIGQUIT ? "SIGQUIT" : "SIGKILL";
 
 	bci_kmsg_mark(job->ex, 4, "%s. Killing the current test with %s.\n", reason, name);
-	bci_warn("job %u: %s: sending %s", job->index, reason, name);
+	bci_warn("job %u: %s: sending %s", job->index + 1, reason, name);
 }
 
 /*
@@ -317,7 +317,7 @@ static int escalate_step(struct bci_igt_job *job, long now)
 	if (sent == -ETIME) {
 		job->unkillable = true;
 		bci_error("job %u: the test does not die even after SIGKILL: stopping the run",
-			  job->index);
+			  job->index + 1);
 		return 1;
 	}
 	if (sent == SIGKILL) {
@@ -340,12 +340,12 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 	int n = snprintf(line, sizeof(line), "%s\n", cycle), status;
 
 	journal_write(job, line, (size_t)n);
-	bci_kmsg_mark(ex, 6, "job %u: suspend cycle %s\n", job->index, cycle);
+	bci_igt_progress_mark(job, NULL);
 	job->start = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
 	status = bci_suspend_cycle(ex, cycle, job->fds[BCI_RESULTS_FILE_OUT],
 				   job->fds[BCI_RESULTS_FILE_ERR], job->fds[BCI_RESULTS_FILE_DMESG], &record);
 	if (status < 0) {
-		bci_error("job %u: %s is not a suspend cycle", job->index, cycle);
+		bci_error("job %u: %s is not a suspend cycle", job->index + 1, cycle);
 		return status;
 	}
 	job->status = status;
@@ -376,7 +376,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 		ret = bci_igt_stream_init(&job->err, job->fds[BCI_RESULTS_FILE_ERR], limit - limit / 4,
 					  tail_size);
 	if (ret < 0) {
-		bci_error("job %u: no memory for its output tails", job->index);
+		bci_error("job %u: no memory for its output tails", job->index + 1);
 		return ret;
 	}
 	job->out.on_line = handle_out_line;
@@ -390,12 +390,11 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	    (null_fd = open(null_path, O_RDWR | O_CLOEXEC)) < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 ||
 	    pipe2(err_pipe, O_CLOEXEC) < 0) {
 		ret = -errno;
-		bci_error("job %u: cannot open /dev/null or its pipes: %s", job->index, strerror(-ret));
+		bci_error("job %u: cannot open /dev/null or its pipes: %s", job->index + 1, strerror(-ret));
 		goto out;
 	}
 	job->kmsg_fd = bci_kmsg_open(ex);
-	bci_kmsg_mark(ex, 6, "job %u: %s%s%s\n", job->index, job->entry->binary,
-		      what->count ? " " : "", what->count ? job->argv_subtests : "");
+	bci_igt_progress_mark(job, what);
 
 	job->start = job->last_activity = job->last_subtest = bci_clock_ms(ex, CLOCK_BOOTTIME);
 	/* The environment in the parent: IGT's sentinel says where the test's stderr ends. */
@@ -410,7 +409,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 				      &job->pid);
 	bci_strv_free(&env);
 	if (ret < 0) {
-		bci_error("job %u: cannot start %s: %s", job->index, job->argv_path, strerror(-ret));
+		bci_error("job %u: cannot start %s: %s", job->index + 1, job->argv_path, strerror(-ret));
 		goto out;
 	}
 	job->out.pipe_fd = out_pipe[0];
@@ -479,7 +478,7 @@ static int job_monitor(struct bci_igt_job *job)
 
 		if (poll(pfds, 4, 1000) < 0 && errno != EINTR) {
 			int ret = -errno;
-			bci_error("job %u: poll: %s", job->index, strerror(-ret));
+			bci_error("job %u: poll: %s", job->index + 1, strerror(-ret));
 			return ret;
 		}
 		bci_watchdog_pet(ex);
@@ -541,7 +540,7 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 		/* facility user, level info: as a write to /dev/kmsg would have logged it */
 		n = bci_kmsg_record_format(note, sizeof(note), 14, 0, 0, '-', text);
 		bci_write_all(job->fds[BCI_RESULTS_FILE_DMESG], note, (size_t)n);
-		bci_warn("job %u: kernel log over output_limit: %llu bytes dropped", job->index,
+		bci_warn("job %u: kernel log over output_limit: %llu bytes dropped", job->index + 1,
 			 job->dmesg_budget.dropped);
 	}
 	job->seconds = (double)(bci_clock_ms(job->ex, CLOCK_BOOTTIME) - job->start) / 1000.0;
@@ -577,7 +576,7 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 	if (ret == 0)
 		ret = open_job_outputs(job, dir);
 	if (ret < 0) {
-		bci_error("job %u: cannot open its output files in %s: %s", index, dir, strerror(-ret));
+		bci_error("job %u: cannot open its output files in %s: %s", index + 1, dir, strerror(-ret));
 		goto out;
 	}
 	if (strcmp(entry->binary, BCI_IGT_SUSPEND_BINARY) == 0) {
