@@ -383,6 +383,7 @@ struct bci_results_job_reader {
 	size_t job_count, job_cap;
 };
 
+/* read_joblist()'s callback for a reader: @g is the reader's first member. */
 static int keep_job_line(struct gen *g, char *line, size_t n, size_t lineno)
 {
 	struct bci_results_job_reader *r = (struct bci_results_job_reader *)g;
