@@ -118,9 +118,15 @@ int bci_vpath(char *buf, const char *prefix, const char *fmt, va_list ap)
 int bci_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Console messages for people: "[seconds since boot] bootci: ..." on stderr (the console
- * under PID 1), timed by @ex's clock; attaching opens /dev/console when fds 0-2 are closed. */
+/* Console messages for people: "[   12.345678] bootci: ..." on stderr (the console under
+ * PID 1), stamped on the kernel's printk clock (console.c says how) by @ex's clock table;
+ * attaching opens /dev/console when fds 0-2 are closed. */
 void bci_console_attach(const struct bci_executor *ex);
+/* CLOCK_MONOTONIC now, in ns, by the console's clock table. */
+long long bci_console_monotonic_ns(void);
+/* The kernel stamped a record @kernel_ns while CLOCK_MONOTONIC read @monotonic_ns (read just
+ * before: the console's stamps then never run behind the kernel's). */
+void bci_console_clock_sync(long long kernel_ns, long long monotonic_ns);
 void bci_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

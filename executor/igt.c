@@ -107,7 +107,7 @@ static int run_one(struct igt_run *run, unsigned j)
 	ret = bci_igt_job_run(&job, run->ex, journal, j, e, &what);
 	bci_igt_selection_release(&what);
 	if (ret < 0) {
-		bci_error("job %u could not run: %s", j, strerror(-ret));
+		bci_error("job %u could not run: %s", j + 1, strerror(-ret));
 		return ret;
 	}
 	if (ret == 1)
@@ -185,6 +185,7 @@ int bci_igt_run(struct bci_executor *ex)
 		ret = run_collect(&run);
 	else if (run.journal_open)
 		bci_error("run %s stopped: the boot ends here", bci_config_get(ex->config, "run_id"));
+	bci_igt_progress_stop(&run.progress);
 	if (run.journal_open)
 		bci_journal_close(&run.journal);
 	bci_joblist_clear(&run.jobs);

@@ -24,6 +24,7 @@
 #include "igt_protocol.h"
 #include "journal.h"
 #include "results_dir.h"
+#include "resultgen.h"
 #include "spawn.h"
 #include "testlist.h"
 
@@ -168,10 +169,19 @@ struct bci_igt_progress {
 	unsigned done_now;     /* jobs finished in this boot */
 	long boot_start;       /* this boot's jobs began (ms of CLOCK_BOOTTIME) */
 	time_t run_started_at; /* starttime.txt: the run's first boot */
+	struct bci_results_job_reader *reader; /* owned: the results generator, one job at a time */
 };
 
+/* Where the run stands; bci_igt_progress_stop() releases what it holds. */
 void bci_igt_progress_start(struct bci_igt_progress *p, struct bci_executor *ex, size_t total);
-/* Counts job @job finished and says `[12/340] igt@kms_flip@basic pass 1.2s (elapsed ..., ETA ...)`. */
+void bci_igt_progress_stop(struct bci_igt_progress *p);
+/* Writes job @job's start marker into the kernel log: `[bootci] [12/340] igt@kms_flip@basic`;
+ * @what: its selection (NULL: all of it). */
+void bci_igt_progress_mark(const struct bci_igt_job *job, const struct bci_igt_selection *what);
+/*
+ * Counts job @job finished and says `[12/340] igt@kms_flip@basic pass 1.2s (elapsed ..., ETA ...)`
+ * with the result results.json will give the job (the results generator's judgement of its folder).
+ */
 void bci_igt_progress_report(struct bci_igt_progress *p, const struct bci_igt_job *job,
 			     const struct bci_journal *journal);
 

@@ -117,7 +117,7 @@ static void output_failed(struct bci_igt_job *job, int file, int error)
 		 error == -ENOSPC || error == -EDQUOT ? "full" : "failing", job->index, name,
 		 strerror(-error));
 	bci_error("job %u: cannot write %s after %llu bytes: %s: its output stops here; the test "
-		  "is stopped and the run aborts after it", job->index, name, size, strerror(-error));
+		  "is stopped and the run aborts after it", job->index + 1, name, size, strerror(-error));
 	bci_reserve_release(job->ex, reason);
 	snprintf(job->abort_reason, sizeof(job->abort_reason), "%s", reason);
 
@@ -127,13 +127,13 @@ static void output_failed(struct bci_igt_job *job, int file, int error)
 	if (ret == 0)
 		ret = bci_write_file_atomic(path, line, (size_t)n, 0644);
 	if (ret < 0)
-		bci_error("job %u: cannot write %s: %s", job->index, BCI_RESULTS_JOB_INCOMPLETE,
+		bci_error("job %u: cannot write %s: %s", job->index + 1, BCI_RESULTS_JOB_INCOMPLETE,
 			  strerror(-ret));
 	n = snprintf(line, sizeof(line),
 		     "\nbootci: %s could not be written after %llu bytes (%s): the output of this "
 		     "job is incomplete\n", name, size, strerror(-error));
 	if (bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], line, (size_t)n) < 0)
-		bci_error("job %u: cannot say in out.txt that its output is incomplete", job->index);
+		bci_error("job %u: cannot say in out.txt that its output is incomplete", job->index + 1);
 	if (job->pid > 0 && !job->reaped) {
 		escalate(job, reason, bci_clock_ms(job->ex, CLOCK_BOOTTIME));
 		job->timed_out = false;
@@ -293,9 +293,9 @@ static int open_job_outputs(struct bci_igt_job *job, char *dir)
 			long long cut = bci_cut_torn_line(job->fds[i]);
 			if (cut > 0)
 				bci_warn("job %u: cut a torn last line (%lld bytes) off journal.txt",
-					 job->index, cut);
+					 job->index + 1, cut);
 			else if (cut < 0)
-				bci_warn("job %u: journal.txt: %s", job->index, strerror((int)-cut));
+				bci_warn("job %u: journal.txt: %s", job->index + 1, strerror((int)-cut));
 			continue;
 		}
 		if (pread(job->fds[i], &last, 1, lseek(job->fds[i], 0, SEEK_END) - 1) == 1 &&
@@ -362,7 +362,7 @@ static void say_kill(struct bci_igt_job *job, const char *reason, int sig)
 	const char *name = sig == SIGQUIT ? "SIGQUIT" : "SIGKILL";
 
 	bci_kmsg_mark(job->ex, 4, "%s. Killing the current test with %s.\n", reason, name);
-	bci_warn("job %u: %s: sending %s", job->index, reason, name);
+	bci_warn("job %u: %s: sending %s", job->index + 1, reason, name);
 }
 
 /*
@@ -394,7 +394,7 @@ static int escalate_step(struct bci_igt_job *job, long now)
 	if (sent == -ETIME) {
 		job->unkillable = true;
 		bci_error("job %u: the test does not die even after SIGKILL: stopping the run",
-			  job->index);
+			  job->index + 1);
 		return 1;
 	}
 	if (sent == SIGKILL) {
@@ -417,12 +417,12 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 	int n = snprintf(line, sizeof(line), "%s\n", cycle), status;
 
 	journal_write(job, line, (size_t)n);
-	bci_kmsg_mark(ex, 6, "job %u: suspend cycle %s\n", job->index, cycle);
+	bci_igt_progress_mark(job, NULL);
 	job->start = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
 	status = bci_suspend_cycle(ex, cycle, job->fds[BCI_RESULTS_FILE_OUT],
 				   job->fds[BCI_RESULTS_FILE_ERR], job->fds[BCI_RESULTS_FILE_DMESG], &record);
 	if (status < 0) {
-		bci_error("job %u: %s is not a suspend cycle", job->index, cycle);
+		bci_error("job %u: %s is not a suspend cycle", job->index + 1, cycle);
 		return status;
 	}
 	job->status = status;
@@ -453,7 +453,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 		ret = bci_igt_stream_init(&job->err, job->fds[BCI_RESULTS_FILE_ERR], limit - limit / 4,
 					  tail_size);
 	if (ret < 0) {
-		bci_error("job %u: no memory for its output tails", job->index);
+		bci_error("job %u: no memory for its output tails", job->index + 1);
 		return ret;
 	}
 	job->out.on_line = handle_out_line;
@@ -467,12 +467,11 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	    (null_fd = open(null_path, O_RDWR | O_CLOEXEC)) < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 ||
 	    pipe2(err_pipe, O_CLOEXEC) < 0) {
 		ret = -errno;
-		bci_error("job %u: cannot open /dev/null or its pipes: %s", job->index, strerror(-ret));
+		bci_error("job %u: cannot open /dev/null or its pipes: %s", job->index + 1, strerror(-ret));
 		goto out;
 	}
 	job->kmsg_fd = bci_kmsg_open(ex);
-	bci_kmsg_mark(ex, 6, "job %u: %s%s%s\n", job->index, job->entry->binary,
-		      what->count ? " " : "", what->count ? job->argv_subtests : "");
+	bci_igt_progress_mark(job, what);
 
 	job->start = job->last_activity = job->last_subtest = bci_clock_ms(ex, CLOCK_BOOTTIME);
 	/* The environment in the parent: IGT's sentinel says where the test's stderr ends. */
@@ -487,7 +486,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 				      &job->pid);
 	bci_strv_free(&env);
 	if (ret < 0) {
-		bci_error("job %u: cannot start %s: %s", job->index, job->argv_path, strerror(-ret));
+		bci_error("job %u: cannot start %s: %s", job->index + 1, job->argv_path, strerror(-ret));
 		goto out;
 	}
 	job->out.pipe_fd = out_pipe[0];
@@ -547,7 +546,7 @@ static void kill_leftovers(struct bci_igt_job *job)
 					   named, &job->leftover_count);
 
 	if (ret < 0)
-		bci_warn("job %u: cannot look for processes the test left: %s", job->index,
+		bci_warn("job %u: cannot look for processes the test left: %s", job->index + 1,
 			 strerror(-ret));
 	else
 		job->leftovers_alive = ret;
@@ -574,7 +573,7 @@ static void note_leftovers(struct bci_igt_job *job)
 	if (job->leftovers_alive && used < sizeof(what))
 		snprintf(what + used, sizeof(what) - used, "; %d still alive after SIGKILL",
 			 job->leftovers_alive);
-	bci_warn("job %u: %s", job->index, what);
+	bci_warn("job %u: %s", job->index + 1, what);
 	n = snprintf(note, sizeof(note), "\nbootci: %s\n", what);
 	bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
 }
@@ -600,7 +599,7 @@ static int job_monitor(struct bci_igt_job *job)
 
 		if (poll(pfds, 4, 1000) < 0 && errno != EINTR) {
 			int ret = -errno;
-			bci_error("job %u: poll: %s", job->index, strerror(-ret));
+			bci_error("job %u: poll: %s", job->index + 1, strerror(-ret));
 			return ret;
 		}
 		bci_watchdog_pet(ex);
@@ -668,7 +667,7 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 		/* facility user, level info: as a write to /dev/kmsg would have logged it */
 		n = bci_kmsg_record_format(note, sizeof(note), 14, 0, 0, '-', text);
 		bci_write_all(job->fds[BCI_RESULTS_FILE_DMESG], note, (size_t)n);
-		bci_warn("job %u: kernel log over output_limit: %llu bytes dropped", job->index,
+		bci_warn("job %u: kernel log over output_limit: %llu bytes dropped", job->index + 1,
 			 job->dmesg_budget.dropped);
 	}
 	job->seconds = (double)(bci_clock_ms(job->ex, CLOCK_BOOTTIME) - job->start) / 1000.0;
@@ -704,7 +703,7 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 	if (ret == 0)
 		ret = open_job_outputs(job, dir);
 	if (ret < 0) {
-		bci_error("job %u: cannot open its output files in %s: %s", index, dir, strerror(-ret));
+		bci_error("job %u: cannot open its output files in %s: %s", index + 1, dir, strerror(-ret));
 		goto out;
 	}
 	if (strcmp(entry->binary, BCI_IGT_SUSPEND_BINARY) == 0) {

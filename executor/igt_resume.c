@@ -284,7 +284,7 @@ static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_j
 	in_flight_later_dynamic(ex, &journal->jobs[index], &f);
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		bci_warn("job %u: cannot attribute the crash in %s: %s", index, path, strerror(errno));
+		bci_warn("job %u: cannot attribute the crash in %s: %s", index + 1, path, strerror(errno));
 		return 0;
 	}
 	dprintf(fd, "\nbootci: the kernel crashed during this test; the pstore dump of boot %u "
@@ -299,11 +299,11 @@ static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_j
 		}
 		bci_igt_line_format_result(line, sizeof(line), true, f.dynamic, "CRASH", 0);
 		dprintf(fd, "%s", line);
-		bci_say("job %u: %s@%s crashed the kernel", index, f.subtest, f.dynamic);
+		bci_say("job %u: %s@%s crashed the kernel", index + 1, f.subtest, f.dynamic);
 	} else if (f.subtest[0] && !f.sub_done) {
 		bci_igt_line_format_result(line, sizeof(line), false, f.subtest, "CRASH", 0);
 		dprintf(fd, "%s", line);
-		bci_say("job %u: %s crashed the kernel", index, f.subtest);
+		bci_say("job %u: %s crashed the kernel", index + 1, f.subtest);
 	}
 	append_dump(ex, fd);
 	fsync(fd);
@@ -354,7 +354,7 @@ static void note_capped(struct bci_executor *ex, unsigned index, unsigned starts
 		 open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 
 	if (fd < 0 || bci_write_all(fd, note, (size_t)n) < 0 || fdatasync(fd) < 0)
-		bci_warn("job %u: cannot say in out.txt that it was capped", index);
+		bci_warn("job %u: cannot say in out.txt that it was capped", index + 1);
 	if (fd >= 0)
 		close(fd);
 }
@@ -368,7 +368,7 @@ int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journa
 
 	if (journal->in_flight < 0)
 		return 0;
-	bci_warn("job %u (%s) was running when boot %u ended", j, jobs->entries[j].binary,
+	bci_warn("job %u (%s) was running when boot %u ended", j + 1, jobs->entries[j].binary,
 		 journal->boots - 1);
 	if (ex->kernel_crashed)
 		ret = attribute_crash(ex, j, journal);
@@ -378,7 +378,7 @@ int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journa
 	starts = journal->jobs[j].starts;
 	if (ret < 0 || starts < boot_cap)
 		return ret;
-	bci_error("job %u took the machine down %u times: not run again", j, starts);
+	bci_error("job %u took the machine down %u times: not run again", j + 1, starts);
 	ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_CAPPED, j, "%u", starts);
 	if (ret == 0)
 		note_capped(ex, j, starts, boot_cap);
@@ -398,14 +398,14 @@ int bci_igt_resume_select(struct bci_executor *ex, const struct bci_journal *jou
 	/* Resumed: run only what has not started yet, as igt_runner prunes. */
 	ret = remaining_subtests(ex, index, entry, &what->left, &what->count, &ended);
 	if (ret < 0) {
-		bci_error("job %u: no memory to resume it", index);
+		bci_error("job %u: no memory to resume it", index + 1);
 		return ret;
 	}
 	what->subtests = what->left;
 	if (ended) {
 		/* Run again, it would append a second run and a second exit to the same files. */
 		bci_say("job %u: its journal.txt has its end (the boot died before bootci's "
-			"journal did): not run again", index);
+			"journal did): not run again", index + 1);
 		return 1;
 	}
 	/*
@@ -415,7 +415,7 @@ int bci_igt_resume_select(struct bci_executor *ex, const struct bci_journal *jou
 	 */
 	if (entry->count == 0) {
 		bci_say("job %u: a job without subtests that started in an earlier boot is not "
-			"run again: incomplete", index);
+			"run again: incomplete", index + 1);
 		return 1;
 	}
 	if (what->count > 0)
@@ -427,7 +427,7 @@ int bci_igt_resume_select(struct bci_executor *ex, const struct bci_journal *jou
 		return 1;
 	what->subtests = entry->subtests + entry->count - 1;
 	what->count = 1;
-	bci_say("job %u: resuming %s after its dynamic subtests %s", index, what->subtests[0],
+	bci_say("job %u: resuming %s after its dynamic subtests %s", index + 1, what->subtests[0],
 		what->dynamic_filter + 2);
 	return 0;
 }

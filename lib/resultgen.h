@@ -133,4 +133,23 @@ typedef int bci_results_walk_fn(enum bci_results_event event, const struct bci_r
 int bci_results_walk(const char *results_dir, const struct bci_resultgen_options *options,
 		     bci_results_walk_fn *fn, void *ctx, char *err, size_t err_size);
 
+/*
+ * One job folder at a time, while the run is still being written: the
+ * judgement bci_results_walk() gives the same folder, for a reader that
+ * reports each job as it ends (the executor's console line). The reader
+ * reads metadata.txt and joblist.txt once (neither changes during a run);
+ * each walk then reads only job folder @job (0-based joblist line) and hands
+ * its tests to @fn as BCI_RESULTS_TEST events, exactly as the whole walk
+ * would. Warnings of that job go to @warnings (NULL: the reader's options).
+ * Both return 0, @fn's negative return, or -errno with a message naming the
+ * file in @err. The reader is owned by the caller: bci_results_job_reader_free().
+ */
+struct bci_results_job_reader;
+
+int bci_results_job_reader_new(const char *results_dir, const struct bci_resultgen_options *options,
+			       struct bci_results_job_reader **reader, char *err, size_t err_size);
+int bci_results_job_walk(struct bci_results_job_reader *reader, size_t job, FILE *warnings,
+			 bci_results_walk_fn *fn, void *ctx, char *err, size_t err_size);
+void bci_results_job_reader_free(struct bci_results_job_reader *reader);
+
 #endif

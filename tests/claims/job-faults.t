@@ -48,7 +48,7 @@ for mode in leftover leftover-setsid; do
 	check "$mode: the job's out.txt names it, killed" \
 		grep -q "^bootci: the test left 1 process running, killed when it ended: $pid (misbehave)$" \
 		"$t/results/runs/t/0/out.txt"
-	check "$mode: the console says so" log_has "$t" "job 0: the test left 1 process running"
+	check "$mode: the console says so" log_has "$t" "job 1: the test left 1 process running"
 	"$aggregator" results "$t/results/runs/t" -o "$t.json" 2>"$t.err"
 	check "$mode: results.json made" test $? = 0 || diag <"$t.err"
 	check "$mode: its warnings do not make the next job dmesg-warn" \
@@ -75,7 +75,7 @@ check "lost exit: journal.txt of job 0 holds one exit line" \
 	test "$(grep -c '^exit:' "$t/results/runs/t/0/journal.txt")" = 1
 check "lost exit: its out.txt holds its output once" \
 	test "$(grep -c 'A test without subtests, passing' "$t/results/runs/t/0/out.txt")" = 1
-check "lost exit: the console says why it is not run again" log_has "$t" "job 0: its journal.txt has its end"
+check "lost exit: the console says why it is not run again" log_has "$t" "job 1: its journal.txt has its end"
 "$aggregator" results "$t/results/runs/t" -o "$t.json" 2>"$t.err"
 check "lost exit: job 0 keeps its result (pass), job 1 ran" \
 	test "$(result_of "$t.json" igt@igt_simple):$(result_of "$t.json" igt@igt_basic@pass)" = pass:pass
@@ -112,7 +112,7 @@ unset BOOTCI_FIXTURE_FLOOD_MIB
 check "full during a job: the boot ends with status 0 (an orderly end)" test "$status" = 0
 run=$t/results/runs/t
 check "full during a job: the console names the file that could not be written" \
-	log_has "$t" "job 1: cannot write out.txt after [0-9]+ bytes: No space left on device"
+	log_has "$t" "job 2: cannot write out.txt after [0-9]+ bytes: No space left on device"
 check "full during a job: the reserve is given back for the records" \
 	log_has "$t" "results partition full: its 1024 KiB reserve is given back"
 check "full during a job: the job folder has its incomplete marker" \

@@ -151,7 +151,7 @@ static void plan_and_results(void **state)
 	      "igt@igt_basic@warn-stderr\nigt@igt_basic@crash\n"
 	      "igt@igt_simple\n"
 	      "igt@igt_dynamic\n",
-	      "bootci.exclude=with-panic");
+	      "bootci.exclude=with-panic|with-crash");
 	assert_int_equal(bci_igt_run(&f->ex), 0);
 	/* Written once, before the first job: lines naming a binary were listed. */
 	assert_string_equal(run_file(f, "joblist.txt"),
@@ -188,7 +188,7 @@ static void include_selects_tests(void **state)
 
 	/* Named subtests and listed ones alike; exclude still applies to what include keeps. */
 	start(f, "igt@igt_basic@pass\nigt@igt_basic@fail\nigt@igt_simple\nigt@igt_dynamic\n",
-	      "bootci.include=^igt@igt_(basic@pass|dynamic@) bootci.exclude=all-skip|with-panic");
+	      "bootci.include=^igt@igt_(basic@pass|dynamic@) bootci.exclude=all-skip|with-panic|with-crash");
 	assert_int_equal(bci_igt_run(&f->ex), 0);
 	assert_string_equal(run_file(f, "joblist.txt"), "igt_basic pass\nigt_dynamic mixed\n");
 	generate(f);
@@ -349,8 +349,8 @@ static void per_test_timeout_escalates_to_sigkill(void **state)
 	assert_int_equal(run_keeping_console(f), 0);
 	took = monotonic_ms() - began;
 	/* SIGQUIT is ignored: the grace runs out and SIGKILL ends the test. */
-	quit = strstr(f->console, "job 0: Per-test timeout exceeded: sending SIGQUIT\n");
-	kill = strstr(f->console, "job 0: still running after a kill: sending SIGKILL\n");
+	quit = strstr(f->console, "job 1: Per-test timeout exceeded: sending SIGQUIT\n");
+	kill = strstr(f->console, "job 1: still running after a kill: sending SIGKILL\n");
 	assert_non_null(quit);
 	assert_non_null(kill);
 	assert_true(quit < kill);
@@ -786,7 +786,7 @@ static void taint_between_subtests_stops_the_job(void **state)
 	/* Stopped for the taint, not for a timeout: exit:, dead of the SIGQUIT. */
 	if (strncmp(run_file(f, "0/journal.txt"), "taint\nflood\nexit:-3 (", 21) != 0)
 		fail_msg("0/journal.txt: %s", run_file(f, "0/journal.txt"));
-	assert_non_null(strstr(f->console, "job 0: Kernel tainted: sending SIGQUIT\n"));
+	assert_non_null(strstr(f->console, "job 1: Kernel tainted: sending SIGQUIT\n"));
 	assert_string_equal(run_file(f, "aborted.txt"),
 			    "Aborted after: igt_basic (taint)\n\n"
 			    "Kernel badly tainted (0x200, 0x200) (check dmesg for details)\n");
