@@ -97,6 +97,14 @@ report = timed([[aggregator, "report", "--data", data, "--build", "new", "--date
 html = timed([["piglit", "summary", "html", "--overwrite", os.path.join(work, "piglit-html")]
               + jsons])
 console = timed([["piglit", "summary", "console"] + jsons])
+# The floor of any writer of a page per result on this file system: that many 2 KiB files.
+floor_dir = os.path.join(work, "floor")
+os.mkdir(floor_dir)
+start = time.monotonic()
+for i in range(runs * results):
+    with open(os.path.join(floor_dir, f"{i}.html"), "w") as f:
+        f.write("x" * 2048)
+floor = time.monotonic() - start
 
 ours = (ingest[0] + report[0], max(ingest[1], report[1]))
 print(f"report bench: {runs} runs x {results} results ({runs * results} results)")
@@ -106,6 +114,7 @@ print(f"  bootci report: the same + matrix html  {report[0]:8.2f} s   peak {repo
 print(f"  bootci ingest + report (with html)     {ours[0]:8.2f} s   peak {ours[1]:7.1f} MiB")
 print(f"  piglit summary html                    {html[0]:8.2f} s   peak {html[1]:7.1f} MiB")
 print(f"  piglit summary console                 {console[0]:8.2f} s   peak {console[1]:7.1f} MiB")
+print(f"  one 2 KiB file per result, alone       {floor:8.2f} s   (any page-per-result writer's floor)")
 print(f"  piglit html / bootci                   {html[0] / ours[0]:8.1f} x faster, "
       f"{html[1] / ours[1]:5.1f} x less memory (target 25 x, 5 x)")
 print(f"  piglit console / bootci                {console[0] / ours[0]:8.1f} x faster, "
