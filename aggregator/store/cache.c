@@ -389,6 +389,13 @@ int bci_cache_extract(const char *archive_path, const char *dir, unsigned long l
 	return cache_extract(archive_path, dir, max_bytes, NULL, err, err_size);
 }
 
+int bci_cache_extract_listed(const char *archive_path, const char *dir,
+			     unsigned long long max_bytes, struct bci_cache_files *files, char *err,
+			     size_t err_size)
+{
+	return cache_extract(archive_path, dir, max_bytes, files, err, err_size);
+}
+
 int bci_cache_get_listed(const char *data_dir, const char *digest, const char *archive_path,
 			 char *dir, struct bci_cache_files *files, char *err, size_t err_size)
 {

@@ -52,6 +52,14 @@ struct bci_cache_files {
 void bci_cache_files_free(struct bci_cache_files *files);
 
 /*
+ * bci_cache_extract(), listing in *@files (zeroed by the caller, emptied on
+ * failure) every file written with the size and sha256 of its bytes.
+ */
+int bci_cache_extract_listed(const char *archive_path, const char *dir,
+			     unsigned long long max_bytes, struct bci_cache_files *files, char *err,
+			     size_t err_size);
+
+/*
  * bci_cache_get(), and when this call unpacks the archive (it returns 1),
  * *@files (zeroed by the caller) lists every file written with the size and
  * sha256 of the bytes written, hashed on the way: checking them against a
