@@ -44,6 +44,7 @@ struct ingest {
 	int cache_made;			/* this ingest unpacked it */
 	char root[PATH_MAX];		/* the run folder inside the archive, "" for its root */
 	char run_dir[PATH_MAX * 2];	/* cache + root */
+	struct bci_cache_files unpacked;	/* what this ingest unpacked, with digests */
 	struct bci_manifest *manifest;	/* NULL: the archive has none */
 	char machine[BCI_MANIFEST_WORD_MAX + 1];
 	char run_id[BCI_MANIFEST_WORD_MAX + 1];
@@ -303,6 +304,24 @@ static int tree_check(struct ingest *in, int dir_fd, const char *rel, size_t *fi
 	return ret;
 }
 
+/* Every file found is listed, so the difference is listed files that are missing: names one. */
+static int manifest_missing(struct ingest *in)
+{
+	for (size_t i = 0; i < in->manifest->file_count; i++) {
+		char path[PATH_MAX * 3];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", in->run_dir, in->manifest->files[i].path);
+		if (lstat(path, &st) < 0) {
+			bci_message(in->err, in->err_size,
+				    "%s: %s is in the manifest but not in the archive", in->archive,
+				    in->manifest->files[i].path);
+			break;
+		}
+	}
+	return -EBADMSG;
+}
+
 /* Every file the manifest lists is there with its size and sha256, and no other. */
 static int manifest_verify(struct ingest *in)
 {
@@ -322,22 +341,53 @@ static int manifest_verify(struct ingest *in)
 			bci_message(in->err, in->err_size, "%s: %s", in->run_dir, strerror(-ret));
 		return ret;
 	}
-	if (files != in->manifest->file_count) {
-		/* Every file found is listed, so the difference is listed files that are missing. */
-		for (size_t i = 0; i < in->manifest->file_count; i++) {
-			char path[PATH_MAX * 3];
-			struct stat st;
+	if (files != in->manifest->file_count)
+		return manifest_missing(in);
+	return 0;
+}
 
-			snprintf(path, sizeof(path), "%s/%s", in->run_dir, in->manifest->files[i].path);
-			if (lstat(path, &st) < 0) {
-				bci_message(in->err, in->err_size,
-					    "%s: %s is in the manifest but not in the archive",
-					    in->archive, in->manifest->files[i].path);
-				break;
-			}
+/*
+ * The same promise as manifest_verify(), from the list of files this ingest
+ * unpacked (hashed as they were written) instead of reading them again.
+ * Only regular files were unpacked (anything else refused the archive), and
+ * a second entry of the same path was refused too, so every listed file is
+ * there once.
+ */
+static int manifest_verify_unpacked(struct ingest *in)
+{
+	size_t root_len = strlen(in->root), files = 0;
+
+	for (size_t i = 0; i < in->unpacked.count; i++) {
+		const struct bci_cache_file *got = &in->unpacked.files[i];
+		const struct bci_manifest_file *file;
+		const char *rel = got->path;
+
+		/* run_root_find(): with a root folder, it is the archive's only top entry. */
+		if (root_len) {
+			if (strncmp(rel, in->root, root_len) || rel[root_len] != '/')
+				continue;
+			rel += root_len + 1;
 		}
-		return -EBADMSG;
+		if (!strcmp(rel, BCI_MANIFEST_NAME))
+			continue;
+		files++;
+		file = bci_manifest_find(in->manifest, rel);
+		if (!file) {
+			bci_message(in->err, in->err_size, "%s: %s is not in the manifest", in->archive,
+				    rel);
+			return -EBADMSG;
+		}
+		if (got->size != file->size || strcmp(got->sha256, file->sha256)) {
+			bci_message(in->err, in->err_size,
+				    "%s: %s does not match the manifest (%llu bytes, sha256 %s; the"
+				    " manifest says %llu bytes, %s)", in->archive, rel,
+				    (unsigned long long)got->size, got->sha256,
+				    (unsigned long long)file->size, file->sha256);
+			return -EBADMSG;
+		}
 	}
+	if (files != in->manifest->file_count)
+		return manifest_missing(in);
 	return 0;
 }
 
@@ -844,7 +894,8 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 		ret = archive_keep(in, archive_path, move);
 	if (ret < 0)
 		goto out;
-	ret = bci_cache_get(data_dir, in->digest, in->archive, in->cache, err, err_size);
+	ret = bci_cache_get_listed(data_dir, in->digest, in->archive, in->cache, &in->unpacked, err,
+				   err_size);
 	in->cache_made = ret == 1;
 	if (ret > 0)
 		ret = 0;
@@ -852,8 +903,9 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 		ret = run_root_find(in);
 	if (ret == 0)
 		ret = manifest_read(in);
+	/* An unpacking of ours was checked as it was written; a cache found there is read again. */
 	if (ret == 0 && in->manifest)
-		ret = manifest_verify(in);
+		ret = in->cache_made ? manifest_verify_unpacked(in) : manifest_verify(in);
 	if (ret < 0)
 		goto out;
 	archive_stem(archive_path, stem, sizeof(stem));
@@ -882,6 +934,7 @@ out:
 		snprintf(summary->archive_path, sizeof(summary->archive_path), "%s", in->archive);
 	}
 	bci_manifest_free(in->manifest);
+	bci_cache_files_free(&in->unpacked);
 	free(in);
 	return ret;
 }

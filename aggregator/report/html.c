@@ -22,6 +22,7 @@
 #include "strv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,6 +291,47 @@ static int page_write(const char *path, struct bci_str *b, char *err, size_t err
 	return ret;
 }
 
+/*
+ * A result page: written under a temporary name and renamed, so it is never
+ * seen half-written, but not fsynced one by one (a build has a page per
+ * result, 400k a day, and a page's fsync costs more than writing it):
+ * bci_html_write() syncs them all at once before the matrix that links them
+ * replaces the old one.
+ */
+static int result_page_write(const char *path, struct bci_str *b, char *err, size_t err_size)
+{
+	char tmp[PATH_MAX];
+	int fd, ret;
+
+	if (!b->data)
+		return -ENOMEM;
+	fd = bci_atomic_open(path, tmp, 0644);
+	ret = fd < 0 ? fd : bci_write_all(fd, b->data, b->len);
+	if (fd >= 0 && ret < 0) {
+		bci_atomic_abort(fd, tmp);
+	} else if (fd >= 0 && (close(fd) < 0 || rename(tmp, path) < 0)) {
+		ret = -errno;
+		unlink(tmp);
+	}
+	if (ret < 0)
+		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
+	return ret;
+}
+
+/* One syncfs for every result page of @dir (see result_page_write()). */
+static int pages_sync(const char *dir, char *err, size_t err_size)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0 || syncfs(fd) < 0)
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (ret < 0)
+		snprintf(err, err_size, "%s: %s", dir, strerror(-ret));
+	return ret;
+}
+
 /* Appends a section with @text read from @fd (closed here; < 0: @why it is not available). */
 void bci_html_file_section(struct bci_str *b, const char *title, int fd, const char *why)
 {
@@ -366,7 +408,7 @@ static int result_page(struct bci_store *store, const char *data_dir, const stru
 	bci_html_log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "err");
 	bci_html_log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "dmesg");
 	bci_str_appendf(&b, "</body></html>\n");
-	ret = page_write(path, &b, err, err_size);
+	ret = result_page_write(path, &b, err, err_size);
 	bci_str_free(&b);
 	return ret;
 }
@@ -578,6 +620,8 @@ int bci_html_write(struct bci_store *store, const char *data_dir, const struct b
 			snprintf(path, sizeof(path), "%s/%s/%zu.html", build_dir, machine, t);
 			ret = result_page(store, data_dir, r, m, t, j, path, err, err_size);
 		}
+	if (ret >= 0)
+		ret = pages_sync(build_dir, err, err_size);
 	if (ret >= 0)
 		ret = bci_html_matrix(r, &view, BCI_HTML_STATIC, &b);
 	if (ret >= 0) {
