@@ -91,9 +91,9 @@ boot() { curl -sf "$base/api/v1/boot/$1"; }
 script=$(boot 52:54:00:00:00:01)
 expected="#!ipxe
 # bootci: solo runs b1-fast (build b1, fast tier)
-kernel $base/api/v1/builds/b1/files/vmlinuz initrd=initrd.img initrd=job.img console=ttyS0 bootci.run_id=b1-fast bootci.testlist=/etc/bootci/job.testlist
-initrd --name initrd.img $base/api/v1/builds/b1/files/initrd.img
+kernel $base/api/v1/builds/b1/files/vmlinuz initrd=job.img initrd=initrd.img console=ttyS0 bootci.run_id=b1-fast bootci.testlist=/etc/bootci/job.testlist
 initrd --name job.img $base/api/v1/machines/solo/jobs/b1-fast/initrd
+initrd --name initrd.img $base/api/v1/builds/b1/files/initrd.img
 boot"
 if [ "$script" = "$expected" ]; then
 	ok "a machine's boot request gets its job as an iPXE script"

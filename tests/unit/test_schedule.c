@@ -237,11 +237,11 @@ static void test_boot_answers(void **state)
 	assert_string_equal(script,
 		"#!ipxe\n"
 		"# bootci: solo runs b1-fast (build b1, fast tier)\n"
-		"kernel http://127.0.0.1:8080/api/v1/builds/b1/files/vmlinuz initrd=initrd.img"
-		" initrd=job.img console=ttyS0 quiet bootci.run_id=b1-fast"
+		"kernel http://127.0.0.1:8080/api/v1/builds/b1/files/vmlinuz initrd=job.img"
+		" initrd=initrd.img console=ttyS0 quiet bootci.run_id=b1-fast"
 		" bootci.testlist=/etc/bootci/job.testlist\n"
-		"initrd --name initrd.img http://127.0.0.1:8080/api/v1/builds/b1/files/initrd.img\n"
 		"initrd --name job.img http://127.0.0.1:8080/api/v1/machines/solo/jobs/b1-fast/initrd\n"
+		"initrd --name initrd.img http://127.0.0.1:8080/api/v1/builds/b1/files/initrd.img\n"
 		"boot\n");
 	free(script);
 	/* The job initrd: a newc archive with the testlist (comments dropped) where the command line says. */
