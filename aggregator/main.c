@@ -62,8 +62,14 @@ static const struct command commands[] = {
 	  "      send bootci-builder's test image to the master (or, on the master, into\n"
 	  "      DATA): verified against its manifest, kept in DATA/builds, registered,\n"
 	  "      its fast tier queued\n"
-	  "publish --known-good VERSION [--manifest FILE] [--data DIR] [--store URL] IMAGE_DIR\n"
-	  "      on the master: the known-good disk image (disk.img ...) as VERSION\n" },
+	  "publish --known-good VERSION [--manifest FILE]\n"
+	  "        (--master URL --token-file F | [--data DIR] [--store URL]) IMAGE_DIR\n"
+	  "      the known-good disk image (disk.img ...) as VERSION, the same way\n" },
+	{ "schedule", bci_cmd_schedule,
+	  "schedule machines | schedule jobs [BUILD] | schedule return MACHINE\n"
+	  "         [--data DIR] [--store URL]\n"
+	  "      the lab's machines (state, power cycles, why one is out) and jobs, from\n"
+	  "      DATA/machines.conf and the store; return puts a machine taken out back\n" },
 	{ "serve", bci_cmd_serve,
 	  "serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
 	  "      the CI master's upload server (serve --help, README.md)\n" },

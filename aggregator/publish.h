@@ -71,4 +71,13 @@ int bci_publish_known_good(struct bci_store *store, const char *data_dir, const 
 int bci_publish_remote(const char *master, const char *token, const struct bci_publish *p,
 		       char *err, size_t err_size);
 
+/*
+ * The known-good image from another host: its manifest and files PUT to
+ * @master one each, then PUT /api/v1/known-good/@version; serve runs
+ * bci_publish_known_good() on what arrived. 0, or -errno with the answer.
+ */
+int bci_publish_known_good_remote(const char *master, const char *token, const char *version,
+				  const char *image_dir, const char *manifest, FILE *log, char *err,
+				  size_t err_size);
+
 #endif

@@ -90,8 +90,9 @@ static int put(const char *url, const char *token, const char *sha256, FILE *fil
 	return 0;
 }
 
-static int put_file(const char *master, const char *token, const char *build, const char *name,
-		    const char *path, FILE *log, char *err, size_t err_size)
+/* @kind: "builds" or "known-good"; @build: the build's name or the image's version. */
+static int put_file(const char *master, const char *token, const char *kind, const char *build,
+		    const char *name, const char *path, FILE *log, char *err, size_t err_size)
 {
 	char url[PATH_MAX + 512], hex[BCI_SHA256_HEX_LEN + 1];
 	uint64_t size;
@@ -108,7 +109,7 @@ static int put_file(const char *master, const char *token, const char *build, co
 		fclose(f);
 		return ret < 0 ? ret : -EIO;
 	}
-	snprintf(url, sizeof(url), "%s/api/v1/builds/%s/files/%s", master, build, name);
+	snprintf(url, sizeof(url), "%s/api/v1/%s/%s/files/%s", master, kind, build, name);
 	ret = put(url, token, hex, f, size, NULL, err, err_size);
 	fclose(f);
 	if (ret == 0 && log)
@@ -131,11 +132,12 @@ int bci_publish_remote(const char *master, const char *token, const struct bci_p
 	snprintf(path, sizeof(path), "%s", p->manifest ? p->manifest : "");
 	if (!p->manifest)
 		snprintf(path, sizeof(path), "%s/manifest", p->image_dir);
-	ret = put_file(master, token, p->build, "manifest", path, p->log, err, err_size);
+	ret = put_file(master, token, "builds", p->build, "manifest", path, p->log, err, err_size);
 	for (size_t i = 0; ret == 0 && i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", p->image_dir, names[i]);
 		if (access(path, F_OK) == 0)
-			ret = put_file(master, token, p->build, names[i], path, p->log, err, err_size);
+			ret = put_file(master, token, "builds", p->build, names[i], path, p->log, err,
+				       err_size);
 	}
 	if (ret == 0) {
 		json_object_object_add(meta, "tree", json_object_new_string(p->tree));
@@ -156,5 +158,33 @@ int bci_publish_remote(const char *master, const char *token, const struct bci_p
 			fprintf(p->log, "publish: %s published on %s\n", p->build, master);
 	}
 	json_object_put(meta);
+	return ret;
+}
+
+int bci_publish_known_good_remote(const char *master, const char *token, const char *version,
+				  const char *image_dir, const char *manifest, FILE *log, char *err,
+				  size_t err_size)
+{
+	static const char *const names[] = { "disk.img", "known-good.efi", "layout",
+					     "register-boot-entry.sh" };
+	char path[PATH_MAX], url[PATH_MAX + 512];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s", manifest ? manifest : "");
+	if (!manifest)
+		snprintf(path, sizeof(path), "%s/manifest", image_dir);
+	ret = put_file(master, token, "known-good", version, "manifest", path, log, err, err_size);
+	for (size_t i = 0; ret == 0 && i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", image_dir, names[i]);
+		if (access(path, F_OK) == 0)
+			ret = put_file(master, token, "known-good", version, names[i], path, log, err,
+				       err_size);
+	}
+	if (ret < 0)
+		return ret;
+	snprintf(url, sizeof(url), "%s/api/v1/known-good/%s", master, version);
+	ret = put(url, token, NULL, NULL, 0, "{}", err, err_size);
+	if (ret == 0 && log)
+		fprintf(log, "publish: known-good image %s published on %s\n", version, master);
 	return ret;
 }

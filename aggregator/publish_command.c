@@ -12,8 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --master: the token is the file's first line (a publisher's, DATA/publishers on the master). */
-static int publish_remote(const char *master, const char *token_file, const struct bci_publish *p)
+/*
+ * --master: the token is the file's first line (a publisher's, DATA/publishers
+ * on the master); @known_good: that image's version (@p has its folder and
+ * manifest), else @p is a build.
+ */
+static int publish_remote(const char *master, const char *token_file, const char *known_good,
+			  const struct bci_publish *p)
 {
 	char err[PATH_MAX + 1024] = "", *token = NULL;
 	size_t len;
@@ -28,7 +33,11 @@ static int publish_remote(const char *master, const char *token_file, const stru
 		return 1;
 	}
 	token[strcspn(token, "\r\n")] = '\0';
-	ret = bci_publish_remote(master, token, p, err, sizeof(err));
+	if (known_good)
+		ret = bci_publish_known_good_remote(master, token, known_good, p->image_dir,
+						    p->manifest, p->log, err, sizeof(err));
+	else
+		ret = bci_publish_remote(master, token, p, err, sizeof(err));
 	explicit_bzero(token, len);
 	free(token);
 	if (ret < 0) {
@@ -38,7 +47,7 @@ static int publish_remote(const char *master, const char *token_file, const stru
 	return 0;
 }
 
-/* --known-good VERSION, on the master (not yet over HTTP). */
+/* --known-good VERSION, on the master. */
 static int publish_known_good(const char *url, const char *data_dir, const char *version,
 			      const char *image_dir, const char *manifest)
 {
@@ -112,8 +121,12 @@ int bci_cmd_publish(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (known_good && optind == argc - 1 && !master && !p.build)
+	if (known_good && optind == argc - 1 && !p.build && !p.tree && !p.commit && !p.tier) {
+		p.image_dir = argv[optind];
+		if (master)
+			return publish_remote(master, token_file, known_good, &p);
 		return publish_known_good(url, data_dir, known_good, argv[optind], p.manifest);
+	}
 	if (optind != argc - 1 || !p.build || !p.tree || !p.commit || !p.tier) {
 		fprintf(stderr, "bootci-aggregator publish: --build, --tree, --commit, --tier and"
 				" IMAGE_DIR are required\n");
@@ -126,7 +139,7 @@ int bci_cmd_publish(int argc, char **argv)
 	}
 	p.image_dir = argv[optind];
 	if (master)
-		return publish_remote(master, token_file, &p);
+		return publish_remote(master, token_file, NULL, &p);
 	if (!data_dir || !*data_dir)
 		data_dir = BCI_INGEST_DEFAULT_DATA;
 	if ((ret = bci_store_open(url, data_dir, &store, err, sizeof(err))) < 0) {

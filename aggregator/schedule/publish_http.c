@@ -5,8 +5,10 @@
  * checked against X-Bootci-Sha256, fsync, rename), then the build's PUT with
  * its metadata runs bci_publish_dir() on that folder: the same verification
  * against the builder's manifest as a publish on the master, the same
- * content-addressed keeping, registration and queueing. Publishers have their
- * own tokens (DATA/publishers, auth.h's format), never a machine's.
+ * content-addressed keeping, registration and queueing. A known-good image
+ * goes the same way (its files into DATA/known-good/staging/<version>/, then
+ * its PUT runs bci_publish_known_good()). Publishers have their own tokens
+ * (DATA/publishers, auth.h's format), never a machine's.
  */
 #include "serve_hook.h"
 
@@ -33,6 +35,7 @@
 #define BUILD_FILE_MAX_BYTES (4ULL << 30)
 
 struct bci_schedule_put {
+	bool known_good;			/* build is then the known-good image's version */
 	char build[BCI_MANIFEST_WORD_MAX + 1];
 	char file[BCI_MANIFEST_WORD_MAX + 1];	/* "" for the build's own PUT */
 	char sha256[BCI_SHA256_HEX_LEN + 1];
@@ -116,10 +119,15 @@ int bci_schedule_put_begin(struct bci_schedule_server *s, const char *url,
 		return -ENOMEM;
 	put->fd = -1;
 	if (bci_schedule_route_parse(url, &route) < 0 || (route.kind != BCI_SCHEDULE_ROUTE_BUILD &&
-							  route.kind != BCI_SCHEDULE_ROUTE_BUILD_FILE))
+							  route.kind != BCI_SCHEDULE_ROUTE_BUILD_FILE &&
+							  route.kind != BCI_SCHEDULE_ROUTE_KNOWN_GOOD &&
+							  route.kind != BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE))
 		goto bad_path;
 	strcpy(put->build, route.first);
-	if (route.kind == BCI_SCHEDULE_ROUTE_BUILD_FILE) {
+	put->known_good = route.kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD ||
+			  route.kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE;
+	if (route.kind == BCI_SCHEDULE_ROUTE_BUILD_FILE ||
+	    route.kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE) {
 		strcpy(put->file, route.second);
 		if (!sha256 || strlen(sha256) != BCI_SHA256_HEX_LEN ||
 		    strspn(sha256, "0123456789abcdefABCDEF") != BCI_SHA256_HEX_LEN) {
@@ -130,8 +138,8 @@ int bci_schedule_put_begin(struct bci_schedule_server *s, const char *url,
 		for (int i = 0; i < BCI_SHA256_HEX_LEN; i++)
 			put->sha256[i] = (char)(sha256[i] >= 'A' && sha256[i] <= 'F' ? sha256[i] + 32 : sha256[i]);
 	}
-	snprintf(put->staging, sizeof(put->staging), "%s/builds/staging/%s",
-		 bci_schedule_server_data_dir(s), put->build);
+	snprintf(put->staging, sizeof(put->staging), "%s/%s/staging/%s",
+		 bci_schedule_server_data_dir(s), put->known_good ? "known-good" : "builds", put->build);
 	if (put->file[0]) {
 		if ((ret = bci_mkdir_p(put->staging, 0755)) < 0) {
 			snprintf(why, sizeof(why), "%s: %s", put->staging, strerror(-ret));
@@ -152,7 +160,8 @@ int bci_schedule_put_begin(struct bci_schedule_server *s, const char *url,
 	*out = put;
 	return 0;
 bad_path:
-	answer_json_error(a, 404, "no such path (/api/v1/builds/<build>[/files/<file>])");
+	answer_json_error(a, 404, "no such path (/api/v1/builds/<build>[/files/<file>],"
+				  " /api/v1/known-good/<version>[/files/<file>])");
 	bci_schedule_put_free(put);
 	return 1;
 }
@@ -199,6 +208,39 @@ static const char *json_text(struct json_object *o, const char *key)
 	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
 		return NULL;
 	return json_object_get_string(v);
+}
+
+/* The known-good image's PUT: metadata {} (nothing but the version, which is the path's). */
+static void known_good_register(struct bci_schedule_server *s, struct bci_schedule_put *put,
+				struct bci_schedule_answer *a)
+{
+	struct json_object *o = NULL;
+	enum json_tokener_error jerr;
+	char err[1024], manifest[PATH_MAX + 16];
+	int ret;
+
+	o = json_tokener_parse_verbose(put->metadata ? put->metadata : "", &jerr);
+	if (!o || !json_object_is_type(o, json_type_object) || json_object_object_length(o)) {
+		answer_json_error(a, 400, "a known-good image's metadata is {} (its version is in the path)");
+		goto out;
+	}
+	snprintf(manifest, sizeof(manifest), "%s/manifest", put->staging);
+	ret = bci_publish_known_good(bci_schedule_server_store(s), bci_schedule_server_data_dir(s),
+				     put->build, put->staging, manifest, bci_schedule_server_log(s),
+				     err, sizeof(err));
+	if (ret < 0) {
+		answer_json_error(a, ret == -ENOENT || ret == -EINVAL || ret == -EBADMSG ? 422 : 500,
+				  err);
+		goto out;
+	}
+	bci_remove_tree(put->staging);
+	a->status = 201;
+	a->content_type = "application/json";
+	a->body = strdup("{\"status\": \"published\"}\n");
+	a->len = a->body ? strlen(a->body) : 0;
+	snprintf(a->note, sizeof(a->note), "known-good image %s published", put->build);
+out:
+	json_object_put(o);
 }
 
 static void build_register(struct bci_schedule_server *s, struct bci_schedule_put *put,
@@ -267,7 +309,10 @@ void bci_schedule_put_end(struct bci_schedule_server *s, struct bci_schedule_put
 	a->fd = -1;
 	if (!put->file[0]) {
 		bci_schedule_server_lock(s, true);
-		build_register(s, put, a);
+		if (put->known_good)
+			known_good_register(s, put, a);
+		else
+			build_register(s, put, a);
 		bci_schedule_server_lock(s, false);
 		return;
 	}
@@ -292,6 +337,7 @@ void bci_schedule_put_end(struct bci_schedule_server *s, struct bci_schedule_put
 	a->content_type = "application/json";
 	a->body = strdup("{\"status\": \"kept\"}\n");
 	a->len = a->body ? strlen(a->body) : 0;
-	snprintf(a->note, sizeof(a->note), "build %s: %s kept, %llu bytes", put->build, put->file,
+	snprintf(a->note, sizeof(a->note), "%s %s: %s kept, %llu bytes",
+		 put->known_good ? "known-good image" : "build", put->build, put->file,
 		 (unsigned long long)size);
 }

@@ -5,7 +5,8 @@
  * inventory command (a lab's PDU or IPMI tool; tests/lab's drives QEMU);
  * each cycle starts the deadline again. When power-cycles cycles in a row
  * did not bring it back it is taken out of the schedule: its state says so
- * (and why), the log says so, and it gets `exit` until a person puts it back.
+ * (and why), the log says so, and it gets `exit` until a person puts it back
+ * (bci_schedule_return(), `bootci-aggregator schedule return MACHINE`).
  */
 #include "internal.h"
 
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -156,4 +158,34 @@ int bci_schedule_recover(struct bci_schedule *s, double now, char *err, size_t e
 			return ret;
 	}
 	return 0;
+}
+
+int bci_schedule_return(struct bci_schedule *s, const char *machine, double now, char *err,
+			size_t err_size)
+{
+	struct bci_schedule_state state = { .state = "ready" };
+	struct bci_store_machine_state put = { .machine = machine, .state = "ready",
+						.last_seen = now };
+	bool known = false;
+	int ret;
+
+	for (size_t i = 0; i < s->inventory->machine_count; i++)
+		if (!strcmp(s->inventory->machines[i].name, machine))
+			known = true;
+	if (!known) {
+		bci_message(err, err_size, "no machine %s in the inventory", machine);
+		return -ENOENT;
+	}
+	if ((ret = bci_schedule_state_read(s, machine, &state, err, err_size)) < 0)
+		return ret;
+	if (strcmp(state.state, "out")) {
+		bci_schedule_say(s, "%s: already in the schedule", machine);
+		return 0;
+	}
+	/* The last cycle is kept: it says when the machine was last power cycled. */
+	put.last_cycle = state.last_cycle;
+	if ((ret = bci_store_machine_state_put(s->store, &put, err, err_size)) < 0)
+		return ret;
+	bci_schedule_say(s, "%s: back in the schedule (it was out: %s)", machine, state.note);
+	return 1;
 }

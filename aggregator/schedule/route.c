@@ -72,6 +72,10 @@ int bci_schedule_route_parse(const char *url, struct bci_schedule_route *route)
 	}
 	if (!strncmp(url, KNOWN_GOOD_PREFIX, strlen(KNOWN_GOOD_PREFIX))) {
 		p = word_take(url + strlen(KNOWN_GOOD_PREFIX), route->first, sizeof(route->first));
+		if (p && !*p) {
+			route->kind = BCI_SCHEDULE_ROUTE_KNOWN_GOOD;
+			return 0;
+		}
 		if (!p || strncmp(p, "/files/", 7) ||
 		    !(p = word_take(p + 7, route->second, sizeof(route->second))) || *p)
 			return -1;

@@ -23,7 +23,7 @@
  * Recovery: bci_schedule_tick() power cycles a machine silent (no job asked
  * for, no run uploaded) past its deadline with its power command, and takes
  * it out of the schedule after the inventory's power-cycles cycles that did
- * not bring it back.
+ * not bring it back; bci_schedule_return() puts it back.
  *
  * One struct bci_schedule is used by one thread at a time (its store is).
  */
@@ -94,6 +94,25 @@ int bci_schedule_job_initrd(struct bci_schedule *s, const char *machine, const c
  * decided; silent machines are power cycled or taken out. 0 or -errno.
  */
 int bci_schedule_tick(struct bci_schedule *s, double now, char *err, size_t err_size);
+
+/*
+ * Puts @machine (a name of the inventory) back in the schedule at Unix time
+ * @now, as a person does once a machine taken out is repaired: state ready,
+ * its power cycles forgotten, its deadline counted from @now, so it gets its
+ * queued jobs at its next boot. 1 when it was out, 0 when it was in already,
+ * -ENOENT when the inventory has no such machine, -errno (@err).
+ */
+int bci_schedule_return(struct bci_schedule *s, const char *machine, double now, char *err,
+			size_t err_size);
+
+/*
+ * The build of run @run_id of @machine when the scheduler handed it out (a
+ * job's run id): 1 with its name in @build, 0 when no job has that run id,
+ * -errno. serve's ingest files an uploaded run under it, so the report and the
+ * full tier's judge find the build's runs.
+ */
+int bci_schedule_run_build(struct bci_store *store, const char *machine, const char *run_id,
+			   char *build, size_t size, char *err, size_t err_size);
 
 /* The content-addressed path of a build file: DATA/builds/objects/<sha256>. */
 int bci_schedule_object_path(const char *data_dir, const char *sha256, char *path, size_t size);

@@ -371,10 +371,12 @@ void bci_schedule_http_answer(struct bci_schedule_server *s, const char *method,
 	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
 		answer_error(a, 405, "%s takes GET%s", url,
-			     strncmp(url, "/api/v1/builds/", 15) ? "" : " or PUT");
+			     strncmp(url, "/api/v1/builds/", 15) &&
+			     strncmp(url, "/api/v1/known-good/", 19) ? "" : " or PUT");
 		return;
 	}
-	if (bci_schedule_route_parse(url, &route) < 0 || route.kind == BCI_SCHEDULE_ROUTE_BUILD) {
+	if (bci_schedule_route_parse(url, &route) < 0 || route.kind == BCI_SCHEDULE_ROUTE_BUILD ||
+	    route.kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD) {
 		answer_error(a, 404, "no such path");
 		return;
 	}
@@ -394,6 +396,7 @@ void bci_schedule_http_answer(struct bci_schedule_server *s, const char *method,
 		states_answer(s, a);
 		break;
 	case BCI_SCHEDULE_ROUTE_BUILD:
+	case BCI_SCHEDULE_ROUTE_KNOWN_GOOD:
 		break;
 	}
 	pthread_mutex_unlock(&s->lock);

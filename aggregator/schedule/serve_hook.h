@@ -10,6 +10,7 @@
  *   GET /api/v1/known-good/<version>/files/<file>   a known-good image's file
  *   GET /api/v1/schedule/machines                   each machine's state (JSON)
  *   PUT /api/v1/builds/<build>[/files/<file>]       publishing (below)
+ *   PUT /api/v1/known-good/<version>[/files/<file>] publishing a known-good image
  *
  * No token: a machine's firmware has none, and nothing here is secret or
  * changes anything but the asking machine's own liveness and job state.
@@ -52,6 +53,7 @@ enum bci_schedule_route_kind {
 	BCI_SCHEDULE_ROUTE_JOB_INITRD,	/* first: the machine, second: the run id */
 	BCI_SCHEDULE_ROUTE_STATES,
 	BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE,	/* first: the version, second: the file */
+	BCI_SCHEDULE_ROUTE_KNOWN_GOOD,	/* first: the version (PUT only) */
 };
 
 struct bci_schedule_route {
@@ -86,7 +88,10 @@ void bci_schedule_http_answer(struct bci_schedule_server *server, const char *me
  * Publishing (publish_http.c): PUT /api/v1/builds/<build>/files/<file>
  * (X-Bootci-Sha256) for each file, then PUT /api/v1/builds/<build> with the
  * metadata {"tree", "commit", "tier", "base", "series_title", "message_id"};
- * a publisher's token (DATA/publishers) on each.
+ * a publisher's token (DATA/publishers) on each. A known-good image the same
+ * way: PUT /api/v1/known-good/<version>/files/<file> for each file, then
+ * PUT /api/v1/known-good/<version> with the metadata {} (the version is the
+ * path's).
  *
  * begin: 0 to read the body into *@put, 1 when @answer is already the
  * answer, -errno. data: 0, or 1 with @answer the (error) answer. end: the

@@ -91,9 +91,9 @@ boot() { curl -sf "$base/api/v1/boot/$1"; }
 script=$(boot 52:54:00:00:00:01)
 expected="#!ipxe
 # bootci: solo runs b1-fast (build b1, fast tier)
-kernel $base/api/v1/builds/b1/files/vmlinuz initrd=initrd.img initrd=job.img console=ttyS0 bootci.run_id=b1-fast bootci.testlist=/etc/bootci/job.testlist
-initrd --name initrd.img $base/api/v1/builds/b1/files/initrd.img
+kernel $base/api/v1/builds/b1/files/vmlinuz initrd=job.img initrd=initrd.img console=ttyS0 bootci.run_id=b1-fast bootci.testlist=/etc/bootci/job.testlist
 initrd --name job.img $base/api/v1/machines/solo/jobs/b1-fast/initrd
+initrd --name initrd.img $base/api/v1/builds/b1/files/initrd.img
 boot"
 if [ "$script" = "$expected" ]; then
 	ok "a machine's boot request gets its job as an iPXE script"
@@ -192,6 +192,57 @@ if remote --token-file "$work/publisher-token" --build b2 --base b1 "$image" &&
 else
 	not_ok "publish --master"
 	diag <"$work/remote.log"
+fi
+# The known-good image over HTTP, the same way: files, then the version's PUT.
+kgremote() { "$aggregator" publish --master "$base" --known-good "$@" >>"$work/remote.log" 2>&1; }
+if kgremote 2026.12.3 --token-file "$work/publisher-token" "$kg" &&
+	grep -q "PUT /api/v1/known-good/2026.12.3 201 .*known-good image 2026.12.3 published" "$work/server.log" &&
+	curl -sf "$base/api/v1/known-good/2026.12.3/files/disk.img" | cmp -s - "$kg/disk.img" &&
+	[ ! -e "$data/known-good/staging/2026.12.3" ]; then
+	ok "publish --known-good --master sends the image: verified, registered, served by version"
+else
+	not_ok "publish --known-good --master"
+	diag <"$work/remote.log"
+fi
+if ! kgremote 2026.12.4 --token-file "$work/publisher-token" "$work/kg-bad" &&
+	grep -q "422 .*disk.img: sha256 .* the manifest says" "$work/remote.log" &&
+	! kgremote 2026.12.5 --token-file "$work/machine-token" "$kg" &&
+	grep -q "401 .*not a publisher's token" "$work/remote.log" &&
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$base/api/v1/known-good/2026.12.4/files/disk.img")" = 404 ]; then
+	ok "a known-good image that does not match its manifest, or sent with a machine's token, is refused"
+else
+	not_ok "bad known-good publishes"
+	diag <"$work/remote.log"
+fi
+# The operator's view and the bring-back command, on the store serve uses, while it runs.
+"$aggregator" schedule --data "$data" machines >"$work/machines.out" 2>&1
+"$aggregator" schedule --data "$data" jobs b2 >"$work/jobs.out" 2>&1
+if grep -Eq '^solo +52:54:00:00:00:01 +ready 0 power cycle' "$work/machines.out" &&
+	grep -Eq '^solo +b2-fast +b2 +fast 1/1 booted +1$' "$work/jobs.out"; then
+	ok "schedule machines and schedule jobs show the lab from the store"
+else
+	not_ok "schedule machines / jobs"
+	diag <"$work/machines.out"
+	diag <"$work/jobs.out"
+fi
+# Taken out as the loop does after its power cycles (tests/unit/test_schedule.c runs that part).
+python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=10)
+c.execute("UPDATE schedule_machines SET state = \x27out\x27, note = \x27taken out by the test\x27"
+          " WHERE machine = (SELECT id FROM machines WHERE name = \x27solo\x27)")
+c.commit()' "$data/bootci.sqlite" 2>"$work/sql.err"
+out=$(boot 52:54:00:00:00:01)
+"$aggregator" schedule --data "$data" return solo >"$work/return.out" 2>&1
+"$aggregator" schedule --data "$data" return nobody >>"$work/return.out" 2>&1 && status=0 || status=$?
+if grep -q "out of the schedule" <<<"$out" &&
+	grep -q "solo: back in the schedule (it was out: taken out by the test)" "$work/return.out" &&
+	grep -q "no machine nobody in the inventory" "$work/return.out" && [ "$status" = 1 ] &&
+	boot 52:54:00:00:00:01 | grep -q "bootci.run_id=b2-fast "; then
+	ok "schedule return puts a machine taken out back: it gets its job at its next boot"
+else
+	not_ok "schedule return"
+	diag <<<"$out"
+	diag <"$work/return.out" "$work/sql.err"
 fi
 stop_server
 if [ "$server_status" = 0 ]; then ok "serve stops cleanly with the scheduler's loop"; else not_ok "serve exit $server_status"; fi

@@ -36,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			/* fallthrough */
 		case BCI_SCHEDULE_ROUTE_BUILD:
+		case BCI_SCHEDULE_ROUTE_KNOWN_GOOD:
 			if (!bci_manifest_word_ok(route.first))
 				abort();
 			break;

@@ -233,15 +233,25 @@ static void test_boot_answers(void **state)
 
 	build_add(f, "b1", "drm-tip", "igt@core@a\n# comment\nigt@core@b\n", "igt@x@1\n");
 	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 3);
+	/* serve's ingest files a run the scheduler handed out under its job's build. */
+	{
+		char build[64] = "";
+
+		assert_int_equal(bci_schedule_run_build(f->store, "solo", "b1-fast", build,
+							sizeof(build), f->err, sizeof(f->err)), 1);
+		assert_string_equal(build, "b1");
+		assert_int_equal(bci_schedule_run_build(f->store, "solo", "by-hand", build,
+							sizeof(build), f->err, sizeof(f->err)), 0);
+	}
 	script = boot(f, "52-54-00-00-00-01", T0 + 1);
 	assert_string_equal(script,
 		"#!ipxe\n"
 		"# bootci: solo runs b1-fast (build b1, fast tier)\n"
-		"kernel http://127.0.0.1:8080/api/v1/builds/b1/files/vmlinuz initrd=initrd.img"
-		" initrd=job.img console=ttyS0 quiet bootci.run_id=b1-fast"
+		"kernel http://127.0.0.1:8080/api/v1/builds/b1/files/vmlinuz initrd=job.img"
+		" initrd=initrd.img console=ttyS0 quiet bootci.run_id=b1-fast"
 		" bootci.testlist=/etc/bootci/job.testlist\n"
-		"initrd --name initrd.img http://127.0.0.1:8080/api/v1/builds/b1/files/initrd.img\n"
 		"initrd --name job.img http://127.0.0.1:8080/api/v1/machines/solo/jobs/b1-fast/initrd\n"
+		"initrd --name initrd.img http://127.0.0.1:8080/api/v1/builds/b1/files/initrd.img\n"
 		"boot\n");
 	free(script);
 	/* The job initrd: a newc archive with the testlist (comments dropped) where the command line says. */
@@ -304,6 +314,13 @@ static void test_routes(void **state)
 	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_BUILD);
 	assert_int_equal(bci_schedule_route_parse("/api/v1/machines/m/jobs/r/initrd", &r), 0);
 	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_JOB_INITRD);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/known-good/kg-1", &r), 0);
+	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_KNOWN_GOOD);
+	assert_string_equal(r.first, "kg-1");
+	assert_int_equal(bci_schedule_route_parse("/api/v1/known-good/kg-1/files/disk.img", &r), 0);
+	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE);
+	assert_string_equal(r.second, "disk.img");
+	assert_int_equal(bci_schedule_route_parse("/api/v1/known-good/kg-1/", &r), -1);
 	assert_int_equal(bci_schedule_route_parse("/api/v1/builds/../files/x", &r), -1);
 	assert_int_equal(bci_schedule_route_parse("/api/v1/builds/b1/files/a/b", &r), -1);
 	assert_int_equal(bci_schedule_route_parse("/api/v1/boot/a/b", &r), -1);
@@ -643,6 +660,23 @@ static void test_power_cycle_then_out(void **state)
 	free(script);
 	assert_int_equal(bci_schedule_tick(&f->s, T0 + 9000, f->err, sizeof(f->err)), 0);
 	assert_int_equal(power_lines(f), 3);
+	/* Repaired and returned by a person: ready, cycles forgotten, its jobs at the next boot. */
+	assert_int_equal(bci_schedule_return(&f->s, "nobody", T0 + 9100, f->err, sizeof(f->err)),
+			 -ENOENT);
+	expect_in(f->err, "no machine nobody in the inventory");
+	assert_int_equal(bci_schedule_return(&f->s, "solo", T0 + 9100, f->err, sizeof(f->err)), 1);
+	assert_string_equal(machine_state(f, "solo"), "ready 0 -");
+	assert_int_equal(bci_schedule_return(&f->s, "solo", T0 + 9101, f->err, sizeof(f->err)), 0);
+	build_add(f, "b2", "drm-tip", "igt@core@a\n", full_list);
+	assert_int_equal(bci_schedule_queue(&f->s, "b2", "fast", f->err, sizeof(f->err)), 3);
+	script = boot(f, "52:54:00:00:00:01", T0 + 9200);
+	expect_in(script, "# bootci: solo runs b2-fast");
+	free(script);
+	/* Its deadline counts from the return: nothing within it, a cycle after it. */
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 9200 + 599, f->err, sizeof(f->err)), 0);
+	assert_int_equal(power_lines(f), 3);
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 9200 + 601, f->err, sizeof(f->err)), 0);
+	assert_int_equal(power_lines(f), 4);
 }
 
 int main(void)
