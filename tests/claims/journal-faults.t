@@ -137,8 +137,8 @@ boot "$t"
 check "garbage: the third boot ends (status 0)" test $? = 0
 check "garbage: and finds the run complete" log_has "$t" "run t is already complete"
 
-# ---- a job's journal.txt torn in its exit line, the job resumed: the fragment is cut, not ended
-# (ended, it is a malformed exit line that results.json cannot be made with)
+# ---- a job's journal.txt torn in its exit line: the job without subtests has its end, so it
+# is not run again (issue 10 defect 5), and the fragment is read as the exit it says
 t=$work/job-torn
 fake_tree "$t" "$base bootci.run_id=t"
 printf 'igt@igt_simple\nigt@igt_basic@pass\n' >"$t/etc/bootci/testlist"
@@ -151,10 +151,28 @@ rm -rf "$t/results/runs/t/1" "$t/results/runs/t/endtime.txt"
 boot "$t"
 check "job journal: the boot after ends (status 0)" test $? = 0
 check "job journal: the run went on to its end" log_has "$t" "run t complete"
-check "job journal: no malformed exit line in it" \
-	no_line "$t/results/runs/t/0/journal.txt" '^exit:0 \(0\.0$' 
+check "job journal: the job with its end is not run again" \
+	test "$(grep -c '^exit:' "$t/results/runs/t/0/journal.txt")" = 1
 "$aggregator" results "$t/results/runs/t" -o "$t.json" 2>"$t.err"
 check "job journal: results.json made" test $? = 0 || diag <"$t.err"
 check "job journal: the job without subtests passes" test "$(result_of "$t.json" igt@igt_simple)" = pass
+
+# ---- a job's journal.txt torn in its first subtest line, the job resumed: the fragment is
+# cut before the resumed run appends (ended, it is a line no reader knows)
+t=$work/job-torn-subtest
+fake_tree "$t" "$base bootci.run_id=t"
+printf 'igt@igt_basic@pass\nigt@igt_simple\n' >"$t/etc/bootci/testlist"
+boot "$t"
+check "job journal (subtest): the first boot ends (status 0)" test $? = 0
+journal=$t/results/runs/t/bootci-journal.txt
+sed -n '1,/^start 0$/p' "$journal" >"$t/j" && mv "$t/j" "$journal"
+printf 'pa' >"$t/results/runs/t/0/journal.txt"
+rm -rf "$t/results/runs/t/1" "$t/results/runs/t/endtime.txt"
+boot "$t"
+check "job journal (subtest): the boot after ends (status 0)" test $? = 0
+check "job journal (subtest): the torn fragment is gone" no_line "$t/results/runs/t/0/journal.txt" '^pa(pass.*)?$'
+"$aggregator" results "$t/results/runs/t" -o "$t.json" 2>"$t.err"
+check "job journal (subtest): results.json made" test $? = 0 || diag <"$t.err"
+check "job journal (subtest): the resumed subtest passes" test "$(result_of "$t.json" igt@igt_basic@pass)" = pass
 
 done_testing
