@@ -113,14 +113,18 @@ static int sync_comms(struct bci_igt_comms *c)
 static void append_packet(struct bci_igt_job *job, const struct bci_comms_packet *p, bool sync)
 {
 	struct bci_igt_comms *c = &job->comms;
-	char packet[1024];
-	ssize_t n = bci_comms_packet_encode(p, packet, sizeof(packet));
-	int ret = n < 0 ? (int)n : (size_t)n > sizeof(packet) ? -E2BIG : 0;
+	/* An exec packet holds the whole command line: a multiple-mode job's is kilobytes. */
+	ssize_t n = bci_comms_packet_encode(p, NULL, 0);
+	char *packet = n > 0 ? malloc((size_t)n) : NULL;
+	int ret = n < 0 ? (int)n : packet ? 0 : -ENOMEM;
 
+	if (ret == 0 && bci_comms_packet_encode(p, packet, (size_t)n) != n)
+		ret = -EINVAL;
 	if (ret == 0)
 		ret = bci_comms_record_write(c->file_fd, packet, (size_t)n);
 	if (ret == 0 && sync)
 		ret = sync_comms(c);
+	free(packet);
 	if (ret < 0)
 		bci_warn("job %u: cannot write a %s packet to comms: %s", job->index,
 			 bci_comms_type_name(p->type), strerror(-ret));

@@ -24,9 +24,9 @@
  *    out starts at, with the length its err should have (igt_results indexes
  *    the err buffer with the out buffer's offset). Where that window lies
  *    within the err text we take it as igt_results does; where it runs past
- *    the end, igt_results reads beyond its buffer (heap bytes: the binary
- *    "err" of tests/lab/igt-compare.py's runner-binary-err), and we take the
- *    subtest's own err instead;
+ *    the end, igt_results reads beyond its buffer (heap bytes, stale text or
+ *    binary: tests/lab/igt-compare.py's runner-binary-err), and we take the
+ *    subtest's own err instead, with a warning naming the test;
  *  - a dynamic subtest still open when a resumed exec comes is left without
  *    a result (the overrides make it incomplete), and its result word can
  *    carry over to the next dynamic subtest.
@@ -132,8 +132,12 @@ static int finish_subtest(struct comms *c)
 	/* igt_results' window: err from out's offset, err's own length (see the top). */
 	if (ret == 0 && c->out_at <= c->err.len && own <= c->err.len - c->out_at)
 		ret = keep_copy(g, c->err.data ? c->err.data + c->out_at : "", own, &t->err);
-	else if (ret == 0)
+	else if (ret == 0) {
+		/* Said, so that a comparison with igt_results knows where it cannot agree. */
+		gen_warn(g, "%s/%s: %s: igt_results reads this test's err past the end of its buffer; "
+			 "its own err is given", g->dir, c->rel, t->name);
 		ret = keep_tail(g, &c->err, c->err_at, &t->err);
+	}
 	if (ret < 0)
 		return ret;
 	if (c->version.ptr)

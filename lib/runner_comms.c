@@ -159,7 +159,7 @@ struct builder {
 
 static void put(struct builder *b, const void *data, size_t n)
 {
-	if (b->used <= b->size && n <= b->size - b->used)
+	if (b->buf && b->used <= b->size && n <= b->size - b->used)
 		memcpy(b->buf + b->used, data, n);
 	b->used += n;
 }
@@ -210,7 +210,7 @@ ssize_t bci_comms_packet_encode(const struct bci_comms_packet *p, void *buf, siz
 	if (b.used > UINT32_MAX)
 		return -EINVAL;
 	total = (uint32_t)b.used;
-	if (b.used <= size) {
+	if (buf && b.used <= size) {
 		unsigned char *h = buf;
 		memcpy(h, &total, 4);
 		memcpy(h + 4, &p->type, 4);

@@ -124,7 +124,8 @@ int bci_comms_next(const char *buf, size_t len, size_t *pos, struct bci_comms_pa
 /*
  * Encodes @p's fields for its type (as listed above; NULL strings as "")
  * with the calling process's pid and tid into @buf. Returns the packet's
- * size, which is more than @size when it did not fit (nothing usable then),
+ * size, which is more than @size when it did not fit (nothing usable then;
+ * @buf NULL with @size 0 asks for the size),
  * or -EINVAL for a type that has no encoding or a packet over 4 GiB.
  */
 ssize_t bci_comms_packet_encode(const struct bci_comms_packet *p, void *buf, size_t size);

@@ -508,6 +508,8 @@ static void resultgen_comms_err_window(void **state)
 	assert_int_equal(generate(root), 0);
 	assert_string_equal(field("igt@bin@b", "err"),
 			    "Starting subtest: b\n(bin:1) WARNING: b warns\nSubtest b: SUCCESS (0.1s)\n");
+	assert_non_null(strstr(warnings_text, "0/comms: igt@bin@b: igt_results reads this test's err "
+					      "past the end of its buffer"));
 	assert_string_equal(field("igt@bin@b", "result"), "warn");
 }
 
