@@ -155,6 +155,18 @@ void bci_igt_comms_read(struct bci_igt_job *job, long now);
 /* After the loop (status and seconds set): what is left, the override and exit packets, a sync. */
 void bci_igt_comms_finish(struct bci_igt_job *job, long now);
 void bci_igt_comms_close(struct bci_igt_comms *c);
+/*
+ * After a boot that died in job @index: when its test spoke the socket, the
+ * text protocol lines its comms packets stand for (malloc'ed) and 1, for
+ * finding the subtest in flight; 0 when it did not (out.txt has them).
+ */
+int bci_igt_comms_protocol_text(struct bci_executor *ex, unsigned index, char **text, size_t *len);
+/*
+ * When job @index's test spoke the socket: what was appended to its out.txt
+ * (@out_path) from offset @from on (the crash's note, result line and dump),
+ * appended to its comms as packets, durably (it is what results are read from).
+ */
+void bci_igt_comms_mirror(struct bci_executor *ex, unsigned index, const char *out_path, off_t from);
 
 /* ---- igt_resume.c ---- */
 

@@ -272,3 +272,140 @@ void bci_igt_comms_close(struct bci_igt_comms *c)
 	free(c->buf);
 	*c = (struct bci_igt_comms){ .sock_fd = -1, .child_fd = -1, .file_fd = -1, .synced = -1 };
 }
+
+/* ---- after a boot that died in a job (igt_resume.c) ---- */
+
+/* Job @index's comms, whole, when its test spoke the socket: 1; 0 when not (or unreadable). */
+static int read_spoken_comms(struct bci_executor *ex, unsigned index, char **data, size_t *len)
+{
+	struct bci_comms_packet p;
+	char path[PATH_MAX];
+	size_t pos = 0;
+
+	*data = NULL;
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_COMMS, index) < 0 ||
+	    bci_read_file(path, data, len, 256 << 20) < 0)
+		return 0;
+	while (bci_comms_next(*data, *len, &pos, &p, NULL, 0) == 1)
+		if (p.type != BCI_COMMS_EXEC)
+			return 1;
+	free(*data);
+	*data = NULL;
+	return 0;
+}
+
+int bci_igt_comms_protocol_text(struct bci_executor *ex, unsigned index, char **text, size_t *len)
+{
+	struct bci_comms_packet p;
+	struct bci_str out = { 0 };
+	char *data, line[BCI_IGT_LINE_MAX];
+	size_t data_len, pos = 0;
+	int n;
+
+	if (!read_spoken_comms(ex, index, &data, &data_len))
+		return 0;
+	while (bci_comms_next(data, data_len, &pos, &p, NULL, 0) == 1) {
+		n = p.complete ? protocol_line(&p, line, sizeof(line) - 1) : 0;
+		if (n <= 0 || (size_t)n >= sizeof(line) - 1)
+			continue;
+		line[n++] = '\n';
+		if (bci_str_append(&out, line, (size_t)n) < 0)
+			break;
+	}
+	free(data);
+	*text = bci_str_steal(&out);
+	*len = *text ? strlen(*text) : 0;
+	return *text ? 1 : 0;
+}
+
+/* Appends @len bytes of ordinary text as stdout log packets of IGT's size (4 KiB). */
+static int mirror_text(int fd, const char *text, size_t len)
+{
+	char chunk[4097];
+	int ret = 0;
+
+	while (len > 0 && ret == 0) {
+		size_t n = len < 4096 ? len : 4096;
+		struct bci_comms_packet p = { .type = BCI_COMMS_LOG, .stream = 1, .text = chunk };
+		char packet[4096 + 64];
+		ssize_t size;
+
+		memcpy(chunk, text, n);
+		chunk[n] = '\0';
+		size = bci_comms_packet_encode(&p, packet, sizeof(packet));
+		ret = size < 0 ? (int)size : bci_comms_record_write(fd, packet, (size_t)size);
+		text += n;
+		len -= n;
+	}
+	return ret;
+}
+
+/* One protocol line (without newline) as its packet. */
+static int mirror_line(int fd, const struct bci_igt_line *l)
+{
+	char name[BCI_IGT_LINE_MAX], word[64], packet[BCI_IGT_LINE_MAX + 128];
+	struct bci_comms_packet p = { .name = name, .result = word, .time = "0.000" };
+	size_t w = 0;
+	ssize_t size;
+
+	snprintf(name, sizeof(name), "%.*s", (int)l->name_len, l->name);
+	while (w < l->text_len && w < sizeof(word) - 1 && l->text[w] != ' ')
+		w++;
+	snprintf(word, sizeof(word), "%.*s", (int)w, l->text ? l->text : "");
+	switch (l->kind) {
+	case BCI_IGT_LINE_SUBTEST_START: p.type = BCI_COMMS_SUBTEST_START; break;
+	case BCI_IGT_LINE_DYNAMIC_START: p.type = BCI_COMMS_DYNAMIC_START; break;
+	case BCI_IGT_LINE_SUBTEST_RESULT: p.type = BCI_COMMS_SUBTEST_RESULT; break;
+	case BCI_IGT_LINE_DYNAMIC_RESULT: p.type = BCI_COMMS_DYNAMIC_RESULT; break;
+	default: return 0;
+	}
+	size = bci_comms_packet_encode(&p, packet, sizeof(packet));
+	if (size < 0 || (size_t)size > sizeof(packet))
+		return -EINVAL;
+	return bci_comms_record_write(fd, packet, (size_t)size);
+}
+
+void bci_igt_comms_mirror(struct bci_executor *ex, unsigned index, const char *out_path, off_t from)
+{
+	char path[PATH_MAX], *data = NULL, *text = NULL;
+	size_t data_len, len = 0, plain = 0;
+	int fd = -1, ret = 0;
+
+	if (!read_spoken_comms(ex, index, &data, &data_len))
+		return;
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_COMMS, index) < 0 ||
+	    bci_read_file(out_path, &text, &len, 256 << 20) < 0 || (size_t)from > len)
+		goto out;
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)bci_comms_valid_prefix(data, data_len)) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	/* Ordinary text gathered into log packets, each protocol line its own packet. */
+	for (size_t at = (size_t)from, end; at < len && ret == 0; at = end) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		struct bci_igt_line l;
+
+		end = nl ? (size_t)(nl - text) + 1 : len;
+		if (bci_igt_line_parse(text + at, end - at, &l) == BCI_IGT_LINE_OTHER ||
+		    l.kind == BCI_IGT_LINE_VERSION) {
+			plain += end - at;
+			continue;
+		}
+		ret = mirror_text(fd, text + at - plain, plain);
+		plain = 0;
+		if (ret == 0)
+			ret = mirror_line(fd, &l);
+	}
+	if (ret == 0)
+		ret = mirror_text(fd, text + len - plain, plain);
+	if (ret == 0 && fdatasync(fd) < 0)
+		ret = -errno;
+out:
+	if (ret < 0)
+		bci_warn("job %u: cannot say the crash in its comms: %s", index, strerror(-ret));
+	if (fd >= 0)
+		close(fd);
+	free(data);
+	free(text);
+}

@@ -48,12 +48,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* A fake tree whose IGT folder holds the fixtures; runs @testlist with @cmdline. */
-static void run(struct fixture *f, const char *testlist, const char *cmdline)
+/* A fake tree whose IGT folder holds the fixtures, with @testlist and @cmdline. */
+static void prepare(struct fixture *f, const char *testlist, const char *cmdline)
 {
-	char link[PATH_MAX + 64], fixtures[PATH_MAX], full[2048], path[PATH_MAX + 16];
-	const char *text;
-	int saved, fd;
+	char link[PATH_MAX + 64], fixtures[PATH_MAX], full[2048];
 
 	snprintf(full, sizeof(full),
 		 "bootci.testlist=/etc/bootci/testlist bootci.watchdog_timeout=off bootci.run_id=t %s",
@@ -66,7 +64,15 @@ static void run(struct fixture *f, const char *testlist, const char *cmdline)
 	strcat(link, "/igt-gpu-tools");
 	assert_int_equal(symlink(dirname(fixtures), link), 0);
 	assert_int_equal(bci_signals_setup(&f->ex), 0);
-	/* The console (stderr) kept for the checks, and shown as usual after. */
+}
+
+/* bci_igt_run(), the console (stderr) kept for the checks and shown as usual after. */
+static void execute(struct fixture *f)
+{
+	char path[PATH_MAX + 16];
+	const char *text;
+	int saved, fd;
+
 	snprintf(path, sizeof(path), "%s/console.log", f->root.dir);
 	fflush(stderr);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -81,6 +87,12 @@ static void run(struct fixture *f, const char *testlist, const char *cmdline)
 	text = fakeroot_read(&f->root, "/console.log");
 	snprintf(f->console, sizeof(f->console), "%s", text ? text : "");
 	fputs(f->console, stderr);
+}
+
+static void run(struct fixture *f, const char *testlist, const char *cmdline)
+{
+	prepare(f, testlist, cmdline);
+	execute(f);
 }
 
 static void generate(struct fixture *f)
@@ -223,6 +235,59 @@ static void resume_cuts_a_damaged_comms_tail(void **state)
 	assert_string_equal(comms_types(f, 0), "2 8 4 1 5 3 2 8 4 1 5 3");
 }
 
+/* Hand-made records for a run folder the previous boot left (canary, header, payload). */
+static void put_record(FILE *out, uint32_t type, const char *payload, size_t n)
+{
+	uint32_t head[5] = { 0x49475431u, (uint32_t)(16 + n), type, 7, 7 };
+
+	fwrite(head, 1, sizeof(head), out);
+	fwrite(payload, 1, n, out);
+}
+
+/*
+ * The kernel died in a socket job's subtest: the crash is said in comms (where its
+ * results are read from), so the subtest is crash and carries the dump, as for text.
+ */
+static void kernel_crash_in_a_socket_job(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX + 64];
+	FILE *comms;
+
+	prepare(f, "unused\n", "");
+	fakeroot_write(&f->root, "/results/runs/t/joblist.txt", "igt_socket quiet-pass\nigt_socket fails\n");
+	fakeroot_write(&f->root, "/results/runs/t/metadata.txt", "name : t\n");
+	fakeroot_write(&f->root, "/results/runs/t/bootci-journal.txt",
+		       "boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\n");
+	fakeroot_write(&f->root, "/results/runs/t/0/journal.txt", "quiet-pass\nexit:0 (0.010s)\n");
+	fakeroot_write(&f->root, "/results/runs/t/0/out.txt",
+		       "Starting subtest: quiet-pass\nSubtest quiet-pass: SUCCESS (0.001s)\n");
+	fakeroot_write(&f->root, "/results/runs/t/0/err.txt", "");
+	fakeroot_write(&f->root, "/results/runs/t/0/dmesg.txt", "");
+	fakeroot_write(&f->root, "/results/runs/t/1/journal.txt", "fails\n");
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt", "");
+	fakeroot_write(&f->root, "/results/runs/t/1/err.txt", "Fontconfig error: x\n");
+	fakeroot_write(&f->root, "/results/runs/t/1/dmesg.txt", "");
+	snprintf(path, sizeof(path), "%s/results/runs/t/1/comms", f->root.dir);
+	comms = fopen(path, "w");
+	assert_non_null(comms);
+	put_record(comms, 2, "/x/igt_socket --run-subtest fails", 34);
+	put_record(comms, 4, "fails", 6);
+	put_record(comms, 1, "\001going down\n", 13);
+	fclose(comms);
+	fakeroot_write(&f->root, "/sys/fs/pstore/dmesg-efi-1",
+		       "Panic#1 Part1\n<0>Kernel panic - not syncing: sysrq triggered crash\n");
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	execute(f);
+	/* found in flight from comms (out.txt has no protocol), said in comms */
+	assert_non_null(strstr(f->console, "job 1: fails crashed the kernel"));
+	assert_string_equal(comms_types(f, 1), "2 4 1 1 5 1");
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_socket@fails"), "crash");
+	assert_non_null(strstr(f->json, "Kernel panic - not syncing: sysrq triggered crash"));
+	assert_string_equal(result_of(f, "igt@igt_socket@quiet-pass"), "pass");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +295,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(multiple_mode_over_the_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(timeout_is_an_override_in_comms, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_cuts_a_damaged_comms_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(kernel_crash_in_a_socket_job, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
