@@ -328,10 +328,14 @@ static void note_capped(struct bci_executor *ex, unsigned index, unsigned starts
 	int fd = bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_OUT, index) < 0 ? -1 :
 		 open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 
+	off_t from = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
+
 	if (fd < 0 || bci_write_all(fd, note, (size_t)n) < 0 || fdatasync(fd) < 0)
 		bci_warn("job %u: cannot say in out.txt that it was capped", index);
 	if (fd >= 0)
 		close(fd);
+	if (fd >= 0)
+		bci_igt_comms_mirror(ex, index, path, from);
 }
 
 int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journal,
