@@ -9,6 +9,7 @@
  *   igt_job.c       one job: set-up, the I/O loop, collection (the test binary
  *                   started and stopped with lib/spawn, reaped by signals.c)
  *   igt_stream.c    a test's stdout/stderr into out.txt/err.txt: lines, limit, tail
+ *   igt_comms.c     igt_runner's socket protocol: the job's socket and its comms file
  *   igt_resume.c    after a boot that died: crash attribution, what is left to run
  *   igt_abort.c     the abort conditions (taints, lockdep, requests): aborted.txt
  *   igt_progress.c  the console's progress lines
@@ -81,6 +82,19 @@ void bci_igt_stream_feed(struct bci_igt_stream *s, const char *data, size_t len)
 void bci_igt_stream_finish(struct bci_igt_stream *s);
 void bci_igt_stream_release(struct bci_igt_stream *s);
 
+/* ---- igt_comms.c ---- */
+
+struct bci_igt_comms {
+	int sock_fd;              /* the executor's end; -1 when none */
+	int child_fd;             /* the test's end, open until the test is started */
+	int file_fd;              /* the job folder's comms */
+	off_t synced;             /* its size at its last fdatasync, -1 before */
+	bool used;                /* a packet besides exec came: the test speaks the socket */
+	unsigned long long log_bytes, log_dropped;
+	char env[48];             /* IGT_RUNNER_SOCKET_FD=N for the test's environment */
+	char *buf;                /* one datagram */
+};
+
 /* ---- igt_job.c ---- */
 
 /* What of a job runs: its subtests (all of them, or what a resume left), a dynamic filter. */
@@ -100,6 +114,7 @@ struct bci_igt_job {
 	off_t synced[BCI_RESULTS_FILE_COUNT]; /* each file's size at its last fdatasync, -1 before */
 	struct bci_kmsg_budget dmesg_budget;
 	struct bci_igt_stream out, err;
+	struct bci_igt_comms comms;
 	int kmsg_fd;
 	/* the command line, built before the fork */
 	char argv_path[PATH_MAX], argv_subtests[8192], argv_dynamic[256];
@@ -131,6 +146,34 @@ struct bci_igt_job {
 int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci_journal *journal,
 		    unsigned index, const struct bci_joblist_entry *entry,
 		    const struct bci_igt_selection *what);
+
+/* A line of the text protocol (without its newline), as if the test had printed it. */
+void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t len);
+
+/* igt_comms.c, in the job's order: */
+/* Opens the job's comms (after a crash's damaged tail), makes the socket pair. 0 or -errno. */
+int bci_igt_comms_open(struct bci_igt_job *job, const char *dir);
+/* Appends the runner's exec packet (the command line), durably, before the test starts. */
+void bci_igt_comms_exec(struct bci_igt_job *job);
+/* Closes the test's end in the executor once the test has it. */
+void bci_igt_comms_started(struct bci_igt_job *job);
+/* Takes every datagram waiting: into comms, and its protocol line to the job. */
+void bci_igt_comms_read(struct bci_igt_job *job, long now);
+/* After the loop (status and seconds set): what is left, the override and exit packets, a sync. */
+void bci_igt_comms_finish(struct bci_igt_job *job, long now);
+void bci_igt_comms_close(struct bci_igt_comms *c);
+/*
+ * After a boot that died in job @index: when its test spoke the socket, the
+ * text protocol lines its comms packets stand for (malloc'ed) and 1, for
+ * finding the subtest in flight; 0 when it did not (out.txt has them).
+ */
+int bci_igt_comms_protocol_text(struct bci_executor *ex, unsigned index, char **text, size_t *len);
+/*
+ * When job @index's test spoke the socket: what was appended to its out.txt
+ * (@out_path) from offset @from on (the crash's note, result line and dump),
+ * appended to its comms as packets, durably (it is what results are read from).
+ */
+void bci_igt_comms_mirror(struct bci_executor *ex, unsigned index, const char *out_path, off_t from);
 
 /* ---- igt_resume.c ---- */
 

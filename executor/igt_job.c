@@ -246,6 +246,11 @@ static void handle_out_line(void *data, const char *text, size_t len)
 	}
 }
 
+void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t len)
+{
+	handle_out_line(job, line, len);
+}
+
 static void drop_trailing_nuls(int fd)
 {
 	off_t end = lseek(fd, 0, SEEK_END), keep = end;
@@ -475,7 +480,10 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 
 	job->start = job->last_activity = job->last_subtest = bci_clock_ms(ex, CLOCK_BOOTTIME);
 	/* The environment in the parent: IGT's sentinel says where the test's stderr ends. */
-	ret = bci_spawn_env(&env, environ, (const char *const[]){ "IGT_SENTINEL_ON_STDERR=1", NULL });
+	/* igt_runner's socket (igt_comms.c): its fd in the environment, the exec packet first. */
+	ret = bci_spawn_env(&env, environ, (const char *const[]){ "IGT_SENTINEL_ON_STDERR=1",
+								   job->comms.env, NULL });
+	bci_igt_comms_exec(job);
 	if (ret == 0)
 		ret = bci_spawn_start(&(struct bci_spawn){ .path = job->argv_path,
 							   .argv = (char *const *)job->argv,
@@ -485,6 +493,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 							   .exec_failed_status = BCI_IGT_EXIT_INVALID },
 				      &job->pid);
 	bci_strv_free(&env);
+	bci_igt_comms_started(job);
 	if (ret < 0) {
 		bci_error("job %u: cannot start %s: %s", job->index + 1, job->argv_path, strerror(-ret));
 		goto out;
@@ -527,6 +536,8 @@ static void job_read(struct bci_igt_job *job, const struct pollfd *pfds, long no
 			output_failed(job, i == 0 ? BCI_RESULTS_FILE_OUT : BCI_RESULTS_FILE_ERR,
 				      s->write_error);
 	}
+	if (pfds[4].revents & POLLIN)
+		bci_igt_comms_read(job, now);
 	if (job->kmsg_fd >= 0 && (pfds[2].revents & POLLIN)) {
 		job->last_activity = now;
 		drain_kmsg(job);
@@ -589,15 +600,16 @@ static int job_monitor(struct bci_igt_job *job)
 	long drain_deadline = 0;
 
 	while (!job->reaped || job->out.pipe_fd >= 0 || job->err.pipe_fd >= 0) {
-		struct pollfd pfds[4] = {
+		struct pollfd pfds[5] = {
 			{ .fd = job->out.pipe_fd, .events = POLLIN },
 			{ .fd = job->err.pipe_fd, .events = POLLIN },
 			{ .fd = job->kmsg_fd, .events = POLLIN },
 			{ .fd = job->reaped ? -1 : ex->signal_fd, .events = POLLIN },
+			{ .fd = job->comms.sock_fd, .events = POLLIN },
 		};
 		long now;
 
-		if (poll(pfds, 4, 1000) < 0 && errno != EINTR) {
+		if (poll(pfds, 5, 1000) < 0 && errno != EINTR) {
 			int ret = -errno;
 			bci_error("job %u: poll: %s", job->index + 1, strerror(-ret));
 			return ret;
@@ -675,6 +687,8 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 	if (!job->reaped)
 		return job->unkillable ? 1 : (monitor_ret < 0 ? monitor_ret : -EIO);
 	job->status = exit_status(job->wait_status);
+	/* comms' own end (igt_comms.c) is durable before journal.txt's exit line. */
+	bci_igt_comms_finish(job, bci_clock_ms(job->ex, CLOCK_BOOTTIME));
 	n = bci_job_journal_format_exit(line, sizeof(line), job->timed_out, job->status,
 					job->seconds);
 	journal_write(job, line, (size_t)n);
@@ -695,6 +709,7 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 	job->entry = entry;
 	job->kmsg_fd = -1;
 	job->out.pipe_fd = job->err.pipe_fd = -1;
+	job->comms = (struct bci_igt_comms){ .sock_fd = -1, .child_fd = -1, .file_fd = -1, .synced = -1 };
 	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
 		job->fds[i] = -1;
 		job->synced[i] = -1;
@@ -710,6 +725,11 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 		ret = run_suspend_job(job, what->subtests[0]);
 		goto out;
 	}
+	ret = bci_igt_comms_open(job, dir);
+	if (ret < 0) {
+		bci_error("job %u: cannot open its comms or socket in %s: %s", index, dir, strerror(-ret));
+		goto out;
+	}
 	ret = job_start(job, what);
 	if (ret < 0)
 		goto out;
@@ -722,5 +742,6 @@ out:
 			close(job->fds[i]);
 	bci_igt_stream_release(&job->out);
 	bci_igt_stream_release(&job->err);
+	bci_igt_comms_close(&job->comms);
 	return ret;
 }

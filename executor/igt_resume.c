@@ -195,14 +195,17 @@ struct in_flight {
 };
 
 /* The last subtest and dynamic subtest out.txt saw start, and whether they ended. */
-static void in_flight_from_out(const char *path, struct in_flight *f)
+static void in_flight_from_out(struct bci_executor *ex, unsigned index, const char *path,
+			       struct in_flight *f)
 {
 	struct bci_igt_output parsed;
 	long last_sub = -1, last_dyn = -1;
 	char *text = NULL;
 	size_t len = 0;
 
-	if (bci_read_file(path, &text, &len, 64 << 20) < 0)
+	/* A test that spoke the socket left its protocol in comms (igt_comms.c), not out.txt. */
+	if (!bci_igt_comms_protocol_text(ex, index, &text, &len) &&
+	    bci_read_file(path, &text, &len, 64 << 20) < 0)
 		return;
 	while (len > 0 && text[len - 1] == '\0')
 		len--;
@@ -280,13 +283,14 @@ static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_j
 
 	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_OUT, index) < 0)
 		return 0;
-	in_flight_from_out(path, &f);
+	in_flight_from_out(ex, index, path, &f);
 	in_flight_later_dynamic(ex, &journal->jobs[index], &f);
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		bci_warn("job %u: cannot attribute the crash in %s: %s", index + 1, path, strerror(errno));
 		return 0;
 	}
+	off_t from = lseek(fd, 0, SEEK_END);
 	dprintf(fd, "\nbootci: the kernel crashed during this test; the pstore dump of boot %u "
 		    "follows (saved in %s/)\n", ex->boot_number - 1, ex->crash_dump);
 	if (f.subtest[0] && !f.sub_done && f.dynamic[0] && !f.dyn_done) {
@@ -308,6 +312,8 @@ static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_j
 	append_dump(ex, fd);
 	fsync(fd);
 	close(fd);
+	/* The same in comms, which is what a socket job's results are read from. */
+	bci_igt_comms_mirror(ex, index, path, from);
 	return ret;
 }
 
@@ -353,10 +359,14 @@ static void note_capped(struct bci_executor *ex, unsigned index, unsigned starts
 	int fd = bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_OUT, index) < 0 ? -1 :
 		 open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 
+	off_t from = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
+
 	if (fd < 0 || bci_write_all(fd, note, (size_t)n) < 0 || fdatasync(fd) < 0)
 		bci_warn("job %u: cannot say in out.txt that it was capped", index + 1);
 	if (fd >= 0)
 		close(fd);
+	if (fd >= 0)
+		bci_igt_comms_mirror(ex, index, path, from);
 }
 
 int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journal,

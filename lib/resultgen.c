@@ -39,6 +39,7 @@ static int emit_tests(struct gen *g)
 			.dmesg = t->dmesg,
 			.dmesg_warnings = t->warnings,
 			.igt_version = t->version,
+			.from_comms = t->from_comms,
 		};
 
 		if (t->deleted)
@@ -58,25 +59,6 @@ struct job_files {
 	int dmesg_fd;
 	bool missing;
 };
-
-/* bootci's executor writes text; a binary comms dump would need its own parser. */
-static int refuse_comms(struct gen *g, size_t index)
-{
-	char rel[48];
-	struct stat st;
-	int fd, ret = 0;
-
-	snprintf(rel, sizeof(rel), "%zu/%s", index, BCI_RESULTS_JOB_COMMS);
-	fd = gen_open(g, rel, false);
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) == 0 && st.st_size > 0)
-		ret = gen_error(g, -ENOTSUP, "%s/%s: socket comms dumps are not supported", g->dir, rel);
-	close(fd);
-	return ret;
-}
 
 static int open_job_files(struct gen *g, size_t index, struct job_files *f)
 {
@@ -146,7 +128,8 @@ static int mark_incomplete(struct gen *g, size_t index)
 	return ret;
 }
 
-static int judge_job(struct gen *g, struct job_files *f, size_t index)
+/* The text protocol's files: journal.txt, then out.txt and err.txt. */
+static int judge_text(struct gen *g, struct job_files *f)
 {
 	char path[PATH_MAX], empty[1] = "";
 	char *journal = f->texts[BCI_RESULTS_FILE_JOURNAL];
@@ -161,6 +144,17 @@ static int judge_job(struct gen *g, struct job_files *f, size_t index)
 	if (ret == 0)
 		ret = fill_from_output(g, f->texts[BCI_RESULTS_FILE_ERR], f->lens[BCI_RESULTS_FILE_ERR],
 				       false);
+	return ret;
+}
+
+/* The socket dump when the test spoke it, else the text files; then dmesg and the rest. */
+static int judge_job(struct gen *g, size_t index, struct job_files *f)
+{
+	bool socket;
+	int ret = fill_from_comms(g, index, &socket);
+
+	if (ret == 0 && !socket)
+		ret = judge_text(g, f);
 	if (ret == 0)
 		ret = fill_from_dmesg(g, f->rel[BCI_RESULTS_FILE_DMESG], f->dmesg_fd);
 	if (ret == 0)
@@ -186,11 +180,9 @@ static int process_job(struct gen *g, size_t index)
 	if (fd < 0)
 		return fd;
 	close(fd);
-	ret = refuse_comms(g, index);
+	ret = open_job_files(g, index, &f);
 	if (ret == 0)
-		ret = open_job_files(g, index, &f);
-	if (ret == 0)
-		ret = f.missing ? add_notrun_results(g) : judge_job(g, &f, index);
+		ret = f.missing ? add_notrun_results(g) : judge_job(g, index, &f);
 	/* The tests point into these texts until the job is handed out. */
 	for (i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
 		if (f.texts[i] && keep_blob(g, f.texts[i]) < 0 && ret == 0)

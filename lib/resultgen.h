@@ -26,11 +26,14 @@
  * are read; anything else is refused with an error naming it. The
  * directory given itself may be reached through links.
  *
+ * A job whose `comms` dump shows the test spoke igt_runner's socket protocol
+ * is judged from that dump as igt_results does (resultgen_comms.c), else
+ * from its journal, out and err.
+ *
  * Deliberate differences from igt_runner, all on input igt_runner itself
  * never writes: a malformed metadata.txt, joblist.txt or journal.txt line is
  * an error (igt_runner guesses); a NUL byte in a string is written as
- * \u0000 (igt_runner emits invalid UTF-8); socket "comms" dumps are refused
- * (bootci's executor writes text); attachments/ folders are not listed; a
+ * \u0000 (igt_runner emits invalid UTF-8); attachments/ folders are not listed; a
  * test name that two jobs both produce appears twice instead of merged; a
  * job folder without journal.txt is read as one with an empty journal
  * (igt_runner refuses the whole directory); a test that nothing gave a
@@ -84,6 +87,7 @@ struct bci_results_test {
 					 * for igt@runner@aborted */
 	const char *binary;		/* the job's test binary ("runner" for aborted) */
 	struct bci_results_text out, err, dmesg, dmesg_warnings, igt_version;
+	bool from_comms;		/* judged from a comms dump (resultgen_comms.c) */
 };
 
 /* Counters of one piglit binary name ("igt@kms_flip", "bootci@suspend"). */
@@ -91,8 +95,10 @@ struct bci_results_binary {
 	char name[BCI_IGT_NAME_SIZE];
 	bool in_totals;			/* listed under "totals" */
 	unsigned long counts[BCI_IGT_RESULT_COUNT];	/* indexed as bci_igt_result_names */
-	bool has_runtime;		/* listed under "runtimes" */
+	bool has_runtime;		/* listed under "runtimes" with a time */
 	double runtime;
+	bool runtime_listed;		/* listed under "runtimes" even without a time
+					 * (a job with a comms dump, as igt_results does) */
 };
 
 /* What the run as a whole says. */

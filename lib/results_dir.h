@@ -15,7 +15,7 @@
  *     journal.txt    the job's journal, lines below
  *     out.txt err.txt  the test's stdout and stderr (igt_protocol.h)
  *     dmesg.txt      the kernel log during the job (kmsg_record.h)
- *     comms          igt_runner's socket dump (bootci never writes it)
+ *     comms          igt_runner's socket dump (runner_comms.h; bootci writes it too)
  *   results.json     piglit results, made from all of the above
  *
  * journal.txt, one line per event:
