@@ -66,7 +66,7 @@ static int cut_damaged_tail(struct bci_igt_job *job, int fd)
 	if (good == (size_t)st.st_size)
 		return 0;
 	bci_warn("job %u: comms: %llu bytes after the last whole record (a crash mid-write) cut",
-		 job->index, (unsigned long long)((size_t)st.st_size - good));
+		 job->index + 1, (unsigned long long)((size_t)st.st_size - good));
 	return ftruncate(fd, (off_t)good) < 0 ? -errno : 0;
 }
 
@@ -126,7 +126,7 @@ static void append_packet(struct bci_igt_job *job, const struct bci_comms_packet
 		ret = sync_comms(c);
 	free(packet);
 	if (ret < 0)
-		bci_warn("job %u: cannot write a %s packet to comms: %s", job->index,
+		bci_warn("job %u: cannot write a %s packet to comms: %s", job->index + 1,
 			 bci_comms_type_name(p->type), strerror(-ret));
 }
 
@@ -169,7 +169,8 @@ static int protocol_line(const struct bci_comms_packet *p, char *line, size_t si
 /* A datagram that is no packet: said in comms as igt_runner says it, and the result is a warn. */
 static void bad_datagram(struct bci_igt_job *job, ssize_t got)
 {
-	bci_warn("job %u: socket: a datagram of %zd bytes that is no packet: discarded", job->index, got);
+	bci_warn("job %u: socket: a datagram of %zd bytes that is no packet: discarded",
+		 job->index + 1, got);
 	append_packet(job, &(struct bci_comms_packet){
 			      .type = BCI_COMMS_LOG, .stream = 1,
 			      .text = "\nrunner: Socket communication error, invalid packet size. "
@@ -204,7 +205,7 @@ static void handle_datagram(struct bci_igt_job *job, ssize_t got)
 	if (ret == 0 && p.type != BCI_COMMS_LOG && p.type != BCI_COMMS_VERSION)
 		ret = sync_comms(c);
 	if (ret < 0)
-		bci_warn("job %u: cannot write to comms: %s", job->index, strerror(-ret));
+		bci_warn("job %u: cannot write to comms: %s", job->index + 1, strerror(-ret));
 	n = p.complete ? protocol_line(&p, line, sizeof(line)) : 0;
 	if (n > 0 && (size_t)n < sizeof(line))
 		bci_igt_job_protocol_line(job, line, (size_t)n);
@@ -221,7 +222,7 @@ void bci_igt_comms_read(struct bci_igt_job *job, long now)
 		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (got < 0) {
-			bci_warn("job %u: socket: %s", job->index, strerror(errno));
+			bci_warn("job %u: socket: %s", job->index + 1, strerror(errno));
 			close(c->sock_fd);
 			c->sock_fd = -1;
 			return;
@@ -258,7 +259,7 @@ void bci_igt_comms_finish(struct bci_igt_job *job, long now)
 							       .time = seconds }, false);
 	}
 	if (sync_comms(c) < 0)
-		bci_warn("job %u: cannot sync comms", job->index);
+		bci_warn("job %u: cannot sync comms", job->index + 1);
 }
 
 void bci_igt_comms_close(struct bci_igt_comms *c)
@@ -403,7 +404,7 @@ void bci_igt_comms_mirror(struct bci_executor *ex, unsigned index, const char *o
 		ret = -errno;
 out:
 	if (ret < 0)
-		bci_warn("job %u: cannot say the crash in its comms: %s", index, strerror(-ret));
+		bci_warn("job %u: cannot say the crash in its comms: %s", index + 1, strerror(-ret));
 	if (fd >= 0)
 		close(fd);
 	free(data);

@@ -280,7 +280,7 @@ static void kernel_crash_in_a_socket_job(void **state)
 	assert_int_equal(bci_boot_begin(&f->ex), 0);
 	execute(f);
 	/* found in flight from comms (out.txt has no protocol), said in comms */
-	assert_non_null(strstr(f->console, "job 1: fails crashed the kernel"));
+	assert_non_null(strstr(f->console, "job 2: fails crashed the kernel"));
 	assert_string_equal(comms_types(f, 1), "2 4 1 1 5 1");
 	generate(f);
 	assert_string_equal(result_of(f, "igt@igt_socket@fails"), "crash");
