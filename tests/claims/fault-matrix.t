@@ -2,9 +2,7 @@
 # The README's fault matrix cannot rot: every row's last column names the tests that prove
 # it, as `FILE` "TEST NAME" pairs; each FILE must be a test that `make check` runs (a
 # tests/*/*.t script, a tests/unit/test_*.c or a tests/fuzz/fuzz_*.c) and each TEST NAME
-# must appear in it, word for word. A row without any test fails too. A citation followed by
-# "(lands with branch NAME)" names a test another branch is adding: while its file is absent
-# it is a skip saying so; once the file exists, it is checked as any other.
+# must appear in it, word for word. A row without any test fails too.
 set -uo pipefail
 : "${SRC:?}"
 # shellcheck source=tests/tap.sh
@@ -16,13 +14,12 @@ readme=$SRC/README.md
 rows=$(awk '/^#+ / { inside = ($0 ~ /^#### Fault matrix$/) } inside && /^\|/' "$readme" | tail -n +3)
 check "README.md has a fault matrix with rows" test -n "$rows" || { done_testing; exit 1; }
 
-# cited LINE: the `FILE` "NAME" pairs of the row's last column, one "FILE<TAB>NAME<TAB>BRANCH"
-# a line (BRANCH empty unless the citation says which branch it lands with)
+# cited LINE: the `FILE` "NAME" pairs of the row's last column, one "FILE<TAB>NAME" a line
 cited() {
 	# shellcheck disable=SC2016 # the backquotes are the README's, not command substitutions
 	awk -F'|' '{ print $(NF - 1) }' <<<"$1" |
-		grep -oE '`[^`]+` "[^"]+"( \(lands with branch [A-Za-z0-9_-]+\))?' |
-		sed -E 's/^`([^`]+)` "([^"]*)"( \(lands with branch ([A-Za-z0-9_-]+)\))?$/\1\t\2\t\4/'
+		grep -oE '`[^`]+` "[^"]+"' |
+		sed -E 's/^`([^`]+)` "([^"]*)"$/\1\t\2/'
 }
 
 while IFS= read -r row; do
@@ -32,14 +29,12 @@ while IFS= read -r row; do
 		not_ok "$fault: no test cited"
 		continue
 	fi
-	while IFS=$'\t' read -r file name branch; do
+	while IFS=$'\t' read -r file name; do
 		case $file in
 		tests/*/*.t | tests/unit/test_*.c | tests/fuzz/fuzz_*.c) ;;
 		*) not_ok "$fault: $file is not a test make check runs"; continue ;;
 		esac
-		if [ ! -f "$SRC/$file" ] && [ -n "$branch" ]; then
-			skip "$fault: $file lands with branch $branch"
-		elif [ ! -f "$SRC/$file" ]; then
+		if [ ! -f "$SRC/$file" ]; then
 			not_ok "$fault: $file does not exist"
 		elif [ "${file##*.}" = t ] && [ ! -x "$SRC/$file" ]; then
 			not_ok "$fault: $file is not executable (make check would not run it)"
