@@ -430,6 +430,12 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 		bci_error("job %u: %s is not a suspend cycle", job->index + 1, cycle);
 		return status;
 	}
+	/* A write of the cycle's output that failed (a full partition): as for a test's output. */
+	for (int i = 0; record.output_error && i < BCI_RESULTS_FILE_COUNT; i++)
+		if (job->fds[i] == record.output_fd) {
+			output_failed(job, i, record.output_error);
+			break;
+		}
 	job->status = status;
 	job->seconds = record.wall;
 	snprintf(job->last_result, sizeof(job->last_result), "%s", record.result);
