@@ -33,6 +33,12 @@ struct igt_run {
 	struct bci_igt_progress progress;
 };
 
+/* The run journal met a full partition: the reserve is given back, and the run stops after it. */
+static void journal_full(void *ctx)
+{
+	bci_reserve_release(ctx, "Results partition full: bootci-journal.txt could not be written");
+}
+
 /* The run's files (created or loaded), its journal replayed, this boot journalled. */
 static int run_setup(struct igt_run *run)
 {
@@ -56,6 +62,8 @@ static int run_setup(struct igt_run *run)
 	if (ret < 0)
 		return ret;
 	run->journal_open = true;
+	run->journal.full = journal_full;
+	run->journal.full_ctx = ex;
 	return bci_journal_appendf(&run->journal, BCI_RUN_JOURNAL_BOOT, 0, "%u %ld %s",
 				   run->journal.boots + 1, bci_clock_ms(ex, CLOCK_REALTIME) / 1000,
 				   ex->release);

@@ -301,6 +301,7 @@ int bci_journal_append(struct bci_journal *journal, enum bci_run_journal_kind ki
 {
 	struct bci_run_journal_line line = { .kind = kind, .job = job };
 	char text[BCI_RUN_JOURNAL_LINE_MAX + 32];
+	off_t before;
 	int n, ret;
 
 	if (rest && strlen(rest) >= sizeof(line.rest)) {
@@ -323,7 +324,16 @@ int bci_journal_append(struct bci_journal *journal, enum bci_run_journal_kind ki
 		bci_error("journal: malformed line '%.*s' not written", n > 0 ? n - 1 : 0, text);
 		return ret;
 	}
+	before = lseek(journal->fd, 0, SEEK_END);
 	ret = bci_write_all(journal->fd, text, (size_t)n);
+	if ((ret == -ENOSPC || ret == -EDQUOT) && journal->full && before >= 0 &&
+	    ftruncate(journal->fd, before) == 0) {
+		void (*full)(void *) = journal->full;
+
+		journal->full = NULL;
+		full(journal->full_ctx);
+		ret = bci_write_all(journal->fd, text, (size_t)n);
+	}
 	if (ret == 0 && fdatasync(journal->fd) < 0)
 		ret = -errno;
 	if (ret < 0)

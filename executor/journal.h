@@ -37,6 +37,13 @@ struct bci_journal {
 	unsigned skipped;       /* malformed lines skipped */
 	char damage[BCI_JOURNAL_DAMAGE_KEPT][320]; /* "origin:N: malformed line '...'" */
 	size_t torn_offset, torn_len; /* a last line without its newline (torn_len 0: none) */
+	/*
+	 * Called once when a line meets a full partition, to make room (the
+	 * executor gives back its reserve); the line's written part is cut and
+	 * the line written again. NULL: a full partition fails the line.
+	 */
+	void (*full)(void *ctx);
+	void *full_ctx;
 };
 
 /*

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 /* ---- path keys ---- */
@@ -311,6 +312,64 @@ static void an_incomplete_job_is_not_an_end_lost(void **state)
 	assert_int_equal(access(note, F_OK), -1);
 }
 
+static int full_calls;
+
+/* The executor's reserve, for the test: a file whose blocks are given back. */
+static void give_back(void *ctx)
+{
+	full_calls++;
+	assert_int_equal(unlink(ctx), 0);
+}
+
+/*
+ * A full partition meets the run journal first (issue 10 defect 3): room is
+ * made once (the reserve), the written part of the line cut, the line whole.
+ * A real filesystem of 64 KiB (tmpfs), so root only.
+ */
+static void a_full_partition_gives_back_room_for_the_line(void **state)
+{
+	char top[] = "/tmp/test_journal_full.XXXXXX", path[96], reserve[96], filler[96];
+	char block[4096] = { 0 }, *text;
+	struct bci_journal j;
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(top));
+	if (mount("tmpfs", top, "tmpfs", 0, "size=64k") < 0) {
+		rmdir(top);
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/bootci-journal.txt", top);
+	snprintf(reserve, sizeof(reserve), "%s/bootci-reserve", top);
+	snprintf(filler, sizeof(filler), "%s/filler", top);
+	assert_int_equal(bci_journal_open(&j, path, 2), 0);
+	fd = open(reserve, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(bci_write_all(fd, block, sizeof(block)), 0);
+	close(fd);
+	fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	while (bci_write_all(fd, block, sizeof(block)) == 0)
+		;
+	close(fd);
+	/* Without a way to make room, the line fails. */
+	assert_int_equal(bci_journal_append(&j, BCI_RUN_JOURNAL_START, 0, NULL), -ENOSPC);
+	j.full = give_back;
+	j.full_ctx = reserve;
+	assert_int_equal(bci_journal_append(&j, BCI_RUN_JOURNAL_START, 0, NULL), 0);
+	assert_int_equal(full_calls, 1);
+	assert_int_equal(access(reserve, F_OK), -1);
+	bci_journal_close(&j);
+	text = read_text(path);
+	assert_non_null(text);
+	assert_string_equal(text, "start 0\n");
+	free(text);
+	umount2(top, MNT_DETACH);
+	rmdir(top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +386,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(an_incomplete_job_is_not_an_end_lost, setup,
 						teardown),
+		cmocka_unit_test(a_full_partition_gives_back_room_for_the_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
