@@ -49,6 +49,22 @@ static int window_check(double from, double to, char *err, size_t err_size)
 	return 0;
 }
 
+/* One statement over the window [from, to): each row to @row, with @fn and @ctx; the row count. */
+static int window_query(struct bci_store *store, enum bci_store_statement statement,
+			double from, double to,
+			int (*row)(const struct bci_store_value *, int, void *), void *fn, void *ctx,
+			char *err, size_t err_size)
+{
+	struct bci_store_value params[2] = { value_real(from, -1e300), value_real(to, -1e300) };
+	struct each e = { fn, ctx, 0 };
+	int ret = window_check(from, to, err, err_size);
+
+	if (ret < 0)
+		return ret;
+	ret = bci_store_query(store, statement, params, 2, row, &e, err, err_size);
+	return ret ? ret : e.count;
+}
+
 static int row_build(const struct bci_store_value *c, int n, void *ctx)
 {
 	struct each *e = ctx;
@@ -75,14 +91,7 @@ int bci_store_metrics_builds(struct bci_store *store, double from, double to,
 			     int (*fn)(const struct bci_store_build_times *build, void *ctx),
 			     void *ctx, char *err, size_t err_size)
 {
-	struct bci_store_value params[2] = { value_real(from, -1e300), value_real(to, -1e300) };
-	struct each e = { (void *)fn, ctx, 0 };
-	int ret = window_check(from, to, err, err_size);
-
-	if (ret < 0)
-		return ret;
-	ret = bci_store_query(store, S_METRICS_BUILDS, params, 2, row_build, &e, err, err_size);
-	return ret ? ret : e.count;
+	return window_query(store, S_METRICS_BUILDS, from, to, row_build, (void *)fn, ctx, err, err_size);
 }
 
 static int row_busy(const struct bci_store_value *c, int n, void *ctx)
@@ -106,14 +115,7 @@ int bci_store_metrics_busy(struct bci_store *store, double from, double to,
 			   int (*fn)(const struct bci_store_machine_busy *busy, void *ctx),
 			   void *ctx, char *err, size_t err_size)
 {
-	struct bci_store_value params[2] = { value_real(from, -1e300), value_real(to, -1e300) };
-	struct each e = { (void *)fn, ctx, 0 };
-	int ret = window_check(from, to, err, err_size);
-
-	if (ret < 0)
-		return ret;
-	ret = bci_store_query(store, S_METRICS_BUSY, params, 2, row_busy, &e, err, err_size);
-	return ret ? ret : e.count;
+	return window_query(store, S_METRICS_BUSY, from, to, row_busy, (void *)fn, ctx, err, err_size);
 }
 
 static int row_run(const struct bci_store_value *c, int n, void *ctx)
@@ -131,12 +133,5 @@ int bci_store_metrics_runs(struct bci_store *store, double from, double to,
 			   int (*fn)(double ingested, long results, void *ctx), void *ctx,
 			   char *err, size_t err_size)
 {
-	struct bci_store_value params[2] = { value_real(from, -1e300), value_real(to, -1e300) };
-	struct each e = { (void *)fn, ctx, 0 };
-	int ret = window_check(from, to, err, err_size);
-
-	if (ret < 0)
-		return ret;
-	ret = bci_store_query(store, S_METRICS_RUNS, params, 2, row_run, &e, err, err_size);
-	return ret ? ret : e.count;
+	return window_query(store, S_METRICS_RUNS, from, to, row_run, (void *)fn, ctx, err, err_size);
 }
