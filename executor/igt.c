@@ -99,9 +99,11 @@ static int run_one(struct igt_run *run, unsigned j)
 
 	ret = bci_igt_resume_select(run->ex, journal, j, e, &what);
 	if (ret == 1) {
-		/* Nothing of it is left to run. */
+		/* Nothing of it is left to run: its end as its journal.txt has it, or none. */
 		bci_igt_selection_release(&what);
-		return bci_journal_append(journal, BCI_RUN_JOURNAL_EXIT, j, "-1 0");
+		return bci_journal_appendf(journal, what.end_timed_out ? BCI_RUN_JOURNAL_TIMEOUT :
+					   BCI_RUN_JOURNAL_EXIT, j, "%d %.3f", what.end_status,
+					   what.end_seconds);
 	}
 	stop = stop_reason(run);
 	if (ret == 0 && stop)

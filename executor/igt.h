@@ -103,6 +103,10 @@ struct bci_igt_selection {
 	size_t count;
 	char **left;              /* owned: the subtests a resume left, or NULL */
 	char *dynamic_filter;     /* owned: --dynamic-subtest of a resume, or NULL */
+	/* A job not run again: the end its journal.txt has (-1 when none), for bootci's journal */
+	int end_status;
+	bool end_timed_out;
+	double end_seconds;
 };
 
 struct bci_igt_job {

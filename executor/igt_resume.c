@@ -48,18 +48,17 @@ static bool journal_started(char *text, const char *name, size_t len)
  * `exit:` or `timeout:` line? Then the job ran to its end and only bootci's
  * journal line saying so was lost (the machine died between the two).
  */
-static bool journal_ended(char *text)
+static bool journal_ended(char *text, struct bci_job_journal_line *end)
 {
 	char *line = text;
 
 	while (line && *line) {
 		char *nl = strchr(line, '\n');
-		struct bci_job_journal_line parsed;
 		bool ended;
 		if (nl)
 			*nl = '\0';
-		ended = bci_job_journal_parse_line(line, nl != NULL, &parsed) == 0 &&
-			(parsed.kind == BCI_JOB_JOURNAL_EXIT || parsed.kind == BCI_JOB_JOURNAL_TIMEOUT);
+		ended = bci_job_journal_parse_line(line, nl != NULL, end) == 0 &&
+			(end->kind == BCI_JOB_JOURNAL_EXIT || end->kind == BCI_JOB_JOURNAL_TIMEOUT);
 		if (nl)
 			*nl = '\n';
 		if (ended)
@@ -71,11 +70,12 @@ static bool journal_ended(char *text)
 
 /*
  * The subtests of job @e not yet started according to its journal.txt (a
- * resumed job); *@ended when journal.txt already has the job's end.
+ * resumed job); *@ended when journal.txt already has the job's end, that
+ * end in *@end.
  */
 static int remaining_subtests(struct bci_executor *ex, unsigned index,
 			      const struct bci_joblist_entry *e, char ***out, size_t *count,
-			      bool *ended)
+			      bool *ended, struct bci_job_journal_line *end)
 {
 	char path[PATH_MAX], *text = NULL;
 	char **left = calloc(e->count + 1, sizeof(char *));
@@ -87,7 +87,7 @@ static int remaining_subtests(struct bci_executor *ex, unsigned index,
 				index) < 0 ||
 	    bci_read_file(path, &text, NULL, 1 << 20) < 0)
 		text = NULL;
-	*ended = text && journal_ended(text);
+	*ended = text && journal_ended(text, end);
 	for (size_t i = 0; i < e->count && !*ended; i++)
 		if (!text || !journal_started(text, e->subtests[i], strcspn(e->subtests[i], "@")))
 			left[n++] = e->subtests[i];
@@ -399,21 +399,27 @@ int bci_igt_resume_select(struct bci_executor *ex, const struct bci_journal *jou
 			  unsigned index, const struct bci_joblist_entry *entry,
 			  struct bci_igt_selection *what)
 {
+	struct bci_job_journal_line end;
 	bool ended;
 	int ret;
 
-	*what = (struct bci_igt_selection){ .subtests = entry->subtests, .count = entry->count };
+	*what = (struct bci_igt_selection){ .subtests = entry->subtests, .count = entry->count,
+					    .end_status = -1 };
 	if (journal->jobs[index].starts == 0)
 		return 0;
 	/* Resumed: run only what has not started yet, as igt_runner prunes. */
-	ret = remaining_subtests(ex, index, entry, &what->left, &what->count, &ended);
+	ret = remaining_subtests(ex, index, entry, &what->left, &what->count, &ended, &end);
 	if (ret < 0) {
 		bci_error("job %u: no memory to resume it", index + 1);
 		return ret;
 	}
 	what->subtests = what->left;
 	if (ended) {
-		/* Run again, it would append a second run and a second exit to the same files. */
+		/* Run again, it would append a second run and a second exit to the same files.
+		 * bootci's journal gets the end the job's own journal has. */
+		what->end_timed_out = end.kind == BCI_JOB_JOURNAL_TIMEOUT;
+		what->end_status = end.code;
+		what->end_seconds = end.time;
 		bci_say("job %u: its journal.txt has its end (the boot died before bootci's "
 			"journal did): not run again", index + 1);
 		return 1;

@@ -76,6 +76,9 @@ check "lost exit: journal.txt of job 0 holds one exit line" \
 check "lost exit: its out.txt holds its output once" \
 	test "$(grep -c 'A test without subtests, passing' "$t/results/runs/t/0/out.txt")" = 1
 check "lost exit: the console says why it is not run again" log_has "$t" "job 1: its journal.txt has its end"
+own_exit=$(sed -n 's/^exit:\([0-9-]*\) .*/\1/p' "$t/results/runs/t/0/journal.txt")
+check "lost exit: bootci-journal.txt gets the exit journal.txt has ($own_exit), not -1" \
+	grep -q "^exit 0 $own_exit " "$journal"
 "$aggregator" results "$t/results/runs/t" -o "$t.json" 2>"$t.err"
 check "lost exit: job 0 keeps its result (pass), job 1 ran" \
 	test "$(result_of "$t.json" igt@igt_simple):$(result_of "$t.json" igt@igt_basic@pass)" = pass:pass
