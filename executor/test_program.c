@@ -4,6 +4,14 @@
  * run folder on the results partition, under a deadline, and records how it
  * ended. result.txt is replaced atomically: it says "state running" (durably)
  * before the program starts, so a boot that dies mid-test leaves that trace.
+ *
+ * The program's output comes through pipes and the executor writes it, as for
+ * an IGT job (igt_job.c), so that the rules of a job hold here too: a write of
+ * out.txt or err.txt that fails (a full partition) is said on the console, the
+ * reserve is given back, out.txt ends with a note, result.txt carries an
+ * `incomplete` line (its output is not whole: the aggregator judges the run
+ * incomplete) and the program is stopped; when the program ends, whatever it
+ * left running is killed and reaped, and out.txt names it.
  */
 #include "executor.h"
 #include "results_dir.h"
@@ -28,6 +36,33 @@
 #define MAX_ARGS 64
 /* After SIGTERM, and again after SIGKILL, the program gets this long to go. */
 #define KILL_GRACE_MS 5000L
+/* How long the processes the program left get to die after SIGKILL. */
+#define LEFTOVERS_GIVE_UP_MS 2000L
+#define LEFTOVERS_NAMED 8
+
+enum { OUT, ERR, STREAMS };
+static const char *const stream_files[STREAMS] = { BCI_RESULTS_JOB_OUT, BCI_RESULTS_JOB_ERR };
+
+/* The one test program's run: its command, its files, how it ended. */
+struct test_program {
+	struct bci_executor *ex;
+	const char *command;
+	struct bci_strv argv;
+	char dir[PATH_MAX], result_path[PATH_MAX];
+	int files[STREAMS];	/* out.txt, err.txt */
+	int pipes[STREAMS];	/* the read ends of the program's stdout and stderr; -1 at EOF */
+	int null_fd;
+	pid_t pid;
+	int status, reaped;
+	bool timed_out;
+	long duration_ms;
+	/* The first write of out.txt or err.txt that failed: "FILE BYTES REASON\n", -errno. */
+	char incomplete[300];
+	int write_error;
+	struct bci_spawn_proc leftovers[LEFTOVERS_NAMED];
+	size_t leftover_count;
+	int leftovers_alive;
+};
 
 static int write_result(const char *path, const char *command, const char *body)
 {
@@ -50,52 +85,168 @@ static int open_output(const char *dir, const char *name)
 }
 
 /*
- * Waits for @pid until its deadline, then SIGTERM and SIGKILL to its process
- * group. Returns 1 with @status when it ended, 0 when it could not be reaped
- * even after SIGKILL (stuck in the kernel). Sets *timed_out.
+ * The first write of the program's output that failed (a full or failing
+ * partition): said on the console, the reserve given back so that the records
+ * still fit, a note at the end of out.txt, the line result.txt will carry;
+ * nothing more of the output is written and the program is stopped.
  */
-static int supervise(struct bci_executor *ex, pid_t pid, long deadline, int *status,
-		     bool *timed_out)
+static void output_failed(struct test_program *t, int stream, int error)
 {
+	const char *name = stream_files[stream];
+	char reason[200], note[300];
+	unsigned long long size = 0;
+	struct stat st;
+	int n;
+
+	if (t->write_error)
+		return;
+	t->write_error = error;
+	if (fstat(t->files[stream], &st) == 0)
+		size = (unsigned long long)st.st_size;
+	snprintf(reason, sizeof(reason), "Results partition %s: cannot write %s/%s (%s)",
+		 error == -ENOSPC || error == -EDQUOT ? "full" : "failing", BCI_RESULTS_TEST_DIR,
+		 name, strerror(-error));
+	bci_error("test program: cannot write %s after %llu bytes: %s: its output stops here; "
+		  "the program is stopped", name, size, strerror(-error));
+	bci_reserve_release(t->ex, reason);
+	bci_results_incomplete_format(t->incomplete, sizeof(t->incomplete), name, size, error);
+	n = snprintf(note, sizeof(note),
+		     "\nbootci: %s could not be written after %llu bytes (%s): the output of this "
+		     "program is incomplete\n", name, size, strerror(-error));
+	if (bci_write_all(t->files[OUT], note, (size_t)n) < 0)
+		bci_error("test program: cannot say in out.txt that its output is incomplete");
+}
+
+/* One read of a stream's pipe into its file: false at end of file (the pipe is closed). */
+static bool stream_copy(struct test_program *t, int stream)
+{
+	char buf[65536];
+	ssize_t n = read(t->pipes[stream], buf, sizeof(buf));
+	int ret;
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n <= 0) {
+		close(t->pipes[stream]);
+		t->pipes[stream] = -1;
+		return false;
+	}
+	if (t->write_error)
+		return true;
+	ret = bci_write_all(t->files[stream], buf, (size_t)n);
+	if (ret < 0)
+		output_failed(t, stream, ret);
+	return true;
+}
+
+/*
+ * Copies the output, waits for the program until its deadline (or its output
+ * cannot be written), then SIGTERM and SIGKILL to its process group.
+ * t->reaped: 1 with t->status when it ended, 0 when it could not be reaped
+ * even after SIGKILL (stuck in the kernel). Sets t->timed_out.
+ */
+static int supervise(struct test_program *t, long deadline)
+{
+	struct bci_executor *ex = t->ex;
 	struct bci_spawn_kill kill = { .first_signal = SIGTERM, .grace_ms = KILL_GRACE_MS,
 				       .give_up_ms = KILL_GRACE_MS };
 
-	*timed_out = false;
+	t->timed_out = false;
 	for (;;) {
-		struct pollfd pfd = { .fd = ex->signal_fd, .events = POLLIN };
+		struct pollfd pfds[1 + STREAMS] = {
+			{ .fd = ex->signal_fd, .events = POLLIN },
+			{ .fd = t->pipes[OUT], .events = POLLIN },
+			{ .fd = t->pipes[ERR], .events = POLLIN },
+		};
 		long now = bci_clock_ms(ex, CLOCK_BOOTTIME), left = deadline - now;
 		int sent;
 
-		if (bci_signals_dispatch(ex, pid, status))
-			return 1;
-		if (left <= 0) {
-			*timed_out = true;
-			sent = bci_spawn_kill_step(&kill, pid, now);
-			if (sent == -ETIME)
+		if (bci_signals_dispatch(ex, t->pid, &t->status)) {
+			t->reaped = 1;
+			return 0;
+		}
+		if (left <= 0 || t->write_error) {
+			if (!t->write_error)
+				t->timed_out = true;
+			sent = bci_spawn_kill_step(&kill, t->pid, now);
+			if (sent == -ETIME) {
+				t->reaped = 0;
 				return 0;
+			}
 			if (sent > 0)
 				bci_warn("test program %s: sending %s",
+					 t->write_error ? "output cannot be written" :
 					 sent == SIGTERM ? "timed out" : "still running",
 					 sent == SIGTERM ? "SIGTERM" : "SIGKILL");
 			left = kill.sent_at_ms + (kill.sent == SIGKILL ? kill.give_up_ms : kill.grace_ms) - now;
 		}
-		if (poll(&pfd, 1, (int)(left > 1000 ? 1000 : left < 1 ? 1 : left)) < 0 && errno != EINTR)
+		if (poll(pfds, 1 + STREAMS, (int)(left > 1000 ? 1000 : left < 1 ? 1 : left)) < 0 &&
+		    errno != EINTR)
 			return -errno;
+		for (int i = 0; i < STREAMS; i++)
+			if (pfds[1 + i].revents)
+				stream_copy(t, i);
 	}
 }
 
-/* The one test program's run: its command, its files, how it ended. */
-struct test_program {
-	const char *command;
-	struct bci_strv argv;
-	char dir[PATH_MAX], result_path[PATH_MAX];
-	int out_fd, err_fd, null_fd;
-	int status, reaped;
-	bool timed_out;
-	long duration_ms;
-};
+/*
+ * The program has ended: whatever it left (its process group, the processes
+ * that reparented to the executor) is killed and reaped, then the rest of the
+ * output is copied: the pipes end once no writer is left. A leftover stuck in
+ * the kernel may hold a pipe for ever: only what is there already is read.
+ */
+static void test_program_finish(struct test_program *t)
+{
+	int ret = 0;
 
-/* The folder, "state running" (durably, before the program starts) and the output files. */
+	/* An unkillable program is left behind with its group: nothing more to kill. */
+	if (t->reaped > 0)
+		ret = bci_spawn_kill_leftovers("/proc", t->pid, LEFTOVERS_GIVE_UP_MS, t->leftovers,
+					       LEFTOVERS_NAMED, &t->leftover_count);
+	if (ret < 0)
+		bci_warn("test program: cannot look for processes it left: %s", strerror(-ret));
+	else
+		t->leftovers_alive = ret;
+	for (int i = 0; i < STREAMS; i++) {
+		for (;;) {
+			struct pollfd pfd = { .fd = t->pipes[i], .events = POLLIN };
+
+			if (t->pipes[i] < 0 || poll(&pfd, 1, 0) <= 0 || !stream_copy(t, i))
+				break;
+		}
+	}
+}
+
+/* Said in out.txt and on the console: which processes the program left, killed. */
+static void note_leftovers(struct test_program *t)
+{
+	char what[700], note[760];
+	size_t used;
+	int n;
+
+	if (t->leftover_count == 0)
+		return;
+	used = (size_t)snprintf(what, sizeof(what),
+				"the program left %zu process%s running, killed when it ended:",
+				t->leftover_count, t->leftover_count == 1 ? "" : "es");
+	for (size_t i = 0; i < t->leftover_count && i < LEFTOVERS_NAMED && used < sizeof(what); i++)
+		used += (size_t)snprintf(what + used, sizeof(what) - used, " %d (%s)",
+					 (int)t->leftovers[i].pid, t->leftovers[i].comm);
+	if (t->leftover_count > LEFTOVERS_NAMED && used < sizeof(what))
+		used += (size_t)snprintf(what + used, sizeof(what) - used, " and %zu more",
+					 t->leftover_count - LEFTOVERS_NAMED);
+	if (t->leftovers_alive && used < sizeof(what))
+		snprintf(what + used, sizeof(what) - used, "; %d still alive after SIGKILL",
+			 t->leftovers_alive);
+	bci_warn("test program: %s", what);
+	if (t->write_error)
+		return;
+	n = snprintf(note, sizeof(note), "\nbootci: %s\n", what);
+	if (bci_write_all(t->files[OUT], note, (size_t)n) < 0)
+		output_failed(t, OUT, -errno);
+}
+
+/* The folder, "state running" (durably, before the program starts), the output files and pipes. */
 static int test_program_prepare(struct bci_executor *ex, struct test_program *t)
 {
 	char null_path[PATH_MAX];
@@ -123,12 +274,17 @@ static int test_program_prepare(struct bci_executor *ex, struct test_program *t)
 		bci_error("cannot write %s: %s", t->result_path, strerror(-ret));
 		return ret;
 	}
-	t->out_fd = open_output(t->dir, BCI_RESULTS_JOB_OUT);
-	t->err_fd = open_output(t->dir, BCI_RESULTS_JOB_ERR);
+	for (int i = 0; i < STREAMS; i++) {
+		t->files[i] = open_output(t->dir, stream_files[i]);
+		if (t->files[i] < 0) {
+			bci_error("cannot open the test's %s: %s", stream_files[i], strerror(-t->files[i]));
+			return t->files[i];
+		}
+	}
 	t->null_fd = open(null_path, O_RDWR | O_CLOEXEC);
-	if (t->out_fd < 0 || t->err_fd < 0 || t->null_fd < 0) {
-		ret = t->out_fd < 0 ? t->out_fd : t->err_fd < 0 ? t->err_fd : -errno;
-		bci_error("cannot open the test's output files: %s", strerror(-ret));
+	if (t->null_fd < 0) {
+		ret = -errno;
+		bci_error("cannot open %s: %s", null_path, strerror(-ret));
 		return ret;
 	}
 	return 0;
@@ -139,32 +295,58 @@ static int test_program_execute(struct bci_executor *ex, struct test_program *t,
 {
 	struct bci_spawn spawn = {
 		.path = t->argv.items[0], .argv = t->argv.items, .stdin_fd = t->null_fd,
-		.stdout_fd = t->out_fd, .stderr_fd = t->err_fd, .process_group = true,
+		.process_group = true,
 	};
-	long start = bci_clock_ms(ex, CLOCK_BOOTTIME);
-	pid_t pid;
-	int ret;
+	int writers[STREAMS] = { -1, -1 }, ret = 0;
+	long start;
 
+	for (int i = 0; i < STREAMS; i++) {
+		int ends[2];
+
+		if (pipe2(ends, O_CLOEXEC) < 0) {
+			ret = -errno;
+			bci_error("pipe: %s", strerror(-ret));
+			goto out;
+		}
+		t->pipes[i] = ends[0];
+		writers[i] = ends[1];
+	}
+	spawn.stdout_fd = writers[OUT];
+	spawn.stderr_fd = writers[ERR];
+	start = bci_clock_ms(ex, CLOCK_BOOTTIME);
 	bci_say("running %s (timeout %lu s)", t->command, timeout_s);
-	ret = bci_spawn_start(&spawn, &pid);
+	ret = bci_spawn_start(&spawn, &t->pid);
 	if (ret < 0) {
 		bci_error("fork: %s", strerror(-ret));
-		return ret;
+		goto out;
 	}
-	t->reaped = supervise(ex, pid, start + (long)timeout_s * 1000, &t->status, &t->timed_out);
+	/* Only the program holds the write ends now: its end (and its leftovers') is EOF. */
+	for (int i = 0; i < STREAMS; i++) {
+		close(writers[i]);
+		writers[i] = -1;
+	}
+	ret = supervise(t, start + (long)timeout_s * 1000);
 	t->duration_ms = bci_clock_ms(ex, CLOCK_BOOTTIME) - start;
-	return 0;
+	if (ret == 0)
+		test_program_finish(t);
+out:
+	for (int i = 0; i < STREAMS; i++)
+		if (writers[i] >= 0)
+			close(writers[i]);
+	return ret;
 }
 
 /* result.txt, after the output it refers to is on disk, and the console's line. */
 static int test_program_record(struct test_program *t)
 {
 	long d = t->duration_ms;
-	char body[512], how[128];
+	char body[1024], how[128];
 	int n = 0, ret;
 
-	fsync(t->out_fd);
-	fsync(t->err_fd);
+	note_leftovers(t);
+	for (int i = 0; i < STREAMS; i++)
+		if (fsync(t->files[i]) < 0)
+			output_failed(t, i, -errno);
 	if (t->reaped <= 0)
 		n = snprintf(body, sizeof(body), "state unkillable\n");
 	else if (WIFEXITED(t->status))
@@ -172,8 +354,10 @@ static int test_program_record(struct test_program *t)
 	else if (WIFSIGNALED(t->status))
 		n = snprintf(body, sizeof(body), "state done\nsignal %d %s\n", WTERMSIG(t->status),
 			     strsignal(WTERMSIG(t->status)));
-	snprintf(body + n, sizeof(body) - (size_t)n, "%sduration %ld.%03ld\n",
-		 t->timed_out ? "timeout yes\n" : "", d / 1000, d % 1000);
+	n += snprintf(body + n, sizeof(body) - (size_t)n, "%sduration %ld.%03ld\n",
+		      t->timed_out ? "timeout yes\n" : "", d / 1000, d % 1000);
+	if (t->write_error)
+		snprintf(body + n, sizeof(body) - (size_t)n, "incomplete %s", t->incomplete);
 	ret = write_result(t->result_path, t->command, body);
 	if (ret < 0)
 		bci_error("cannot write %s: %s", t->result_path, strerror(-ret));
@@ -181,20 +365,22 @@ static int test_program_record(struct test_program *t)
 	if (t->reaped <= 0) {
 		bci_error("test program could not be killed; leaving it behind");
 	} else if (WIFEXITED(t->status)) {
-		bci_say("test program exited with status %d after %ld.%03ld s%s",
-			WEXITSTATUS(t->status), d / 1000, d % 1000, t->timed_out ? " (timed out)" : "");
+		bci_say("test program exited with status %d after %ld.%03ld s%s%s",
+			WEXITSTATUS(t->status), d / 1000, d % 1000, t->timed_out ? " (timed out)" : "",
+			t->write_error ? " (its output is incomplete)" : "");
 	} else {
 		bci_spawn_describe(t->status, how, sizeof(how));
-		bci_say("test program %s after %ld.%03ld s%s", how, d / 1000, d % 1000,
-			t->timed_out ? " (timed out)" : "");
+		bci_say("test program %s after %ld.%03ld s%s%s", how, d / 1000, d % 1000,
+			t->timed_out ? " (timed out)" : "",
+			t->write_error ? " (its output is incomplete)" : "");
 	}
 	return ret;
 }
 
 int bci_test_program_run(struct bci_executor *ex)
 {
-	struct test_program t = { .command = bci_config_get(ex->config, "test"),
-				  .out_fd = -1, .err_fd = -1, .null_fd = -1 };
+	struct test_program t = { .ex = ex, .command = bci_config_get(ex->config, "test"),
+				  .files = { -1, -1 }, .pipes = { -1, -1 }, .null_fd = -1 };
 	int ret;
 
 	if (*t.command == '\0') {
@@ -208,10 +394,12 @@ int bci_test_program_run(struct bci_executor *ex)
 		ret = test_program_record(&t);
 	if (t.null_fd >= 0)
 		close(t.null_fd);
-	if (t.err_fd >= 0)
-		close(t.err_fd);
-	if (t.out_fd >= 0)
-		close(t.out_fd);
+	for (int i = 0; i < STREAMS; i++) {
+		if (t.pipes[i] >= 0)
+			close(t.pipes[i]);
+		if (t.files[i] >= 0)
+			close(t.files[i]);
+	}
 	bci_strv_free(&t.argv);
 	return ret;
 }

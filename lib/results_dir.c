@@ -256,6 +256,8 @@ int bci_test_program_result_parse(char *text, struct bci_test_program_result *re
 				goto bad;
 		} else if (!strcmp(key, "timeout")) {
 			result->timed_out = !strcmp(value, "yes");
+		} else if (!strcmp(key, "incomplete")) {
+			result->output_incomplete = true;
 		} else if (!strcmp(key, "duration")) {
 			errno = 0;
 			result->duration = strtod(value, &end);
@@ -280,7 +282,8 @@ const char *bci_test_program_result_name(const struct bci_test_program_result *r
 {
 	if (result->timed_out)
 		return "timeout";
-	if (result->state != BCI_TEST_PROGRAM_DONE)
+	/* Its output is not whole: a fail may be the full partition's doing as well as the kernel's. */
+	if (result->state != BCI_TEST_PROGRAM_DONE || result->output_incomplete)
 		return "incomplete";
 	return result->has_exit && result->exit_status == 0 && !result->signal ? "pass" : "fail";
 }

@@ -205,6 +205,8 @@ int bci_results_kv_next(char **cursor, char **key, char **value);
  *   exit-status <N>          or   signal <N> <name>     (state done)
  *   timeout yes              (the deadline passed and the program was killed)
  *   duration <S.mmm>
+ *   incomplete FILE BYTES REASON   (out.txt or err.txt could not be written whole, a line of
+ *                            bci_results_incomplete_format: the program was stopped there)
  */
 enum bci_test_program_state {
 	BCI_TEST_PROGRAM_RUNNING,	/* the boot ended before the program did */
@@ -219,6 +221,7 @@ struct bci_test_program_result {
 	int exit_status;
 	int signal;			/* 0: none */
 	bool timed_out;
+	bool output_incomplete;		/* an incomplete line: out.txt or err.txt is cut */
 	double duration;		/* seconds; -1: not given */
 };
 
@@ -229,7 +232,7 @@ struct bci_test_program_result {
  */
 int bci_test_program_result_parse(char *text, struct bci_test_program_result *result, char *err,
 				  size_t err_size);
-/* Its piglit result: pass (exit 0), fail, timeout or incomplete. */
+/* Its piglit result: pass (exit 0), fail, timeout or incomplete (also when its output is cut). */
 const char *bci_test_program_result_name(const struct bci_test_program_result *result);
 
 /* ---- suspend-cycles.txt ---- */

@@ -57,6 +57,28 @@ for mode in leftover leftover-setsid; do
 		test "$(grep -c "misbehave's leftover" "$t/results/runs/t/1/dmesg.txt")" = 0
 done
 
+# ---- single-program mode (bootci.test=, no testlist): the same rule for what the program leaves
+for mode in leftover leftover-setsid; do
+	t=$work/program-$mode
+	fake_tree "$t" "console=ttyS0 bootci.run_id=p bootci.on_finish=poweroff bootci.watchdog_timeout=off"
+	: >"$t/dev/kmsg"
+	echo "console=ttyS0 bootci.run_id=p bootci.on_finish=poweroff bootci.watchdog_timeout=off bootci.test=\"$fixtures/misbehave $mode 20 $t/dev/kmsg\"" >"$t/proc/cmdline"
+	boot "$t"
+	check "program $mode: the boot ends with status 0" test $? = 0
+	pid=$(cat "$t/dev/kmsg.pid" 2>/dev/null)
+	check "program $mode: the program left a process (pid ${pid:-none})" test -n "$pid"
+	alive=no
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && alive=yes
+	check "program $mode: it does not outlive the program" test "$alive" = no
+	[ "$alive" = yes ] && kill "$pid"
+	check "program $mode: test/out.txt names it, killed" \
+		grep -q "^bootci: the program left 1 process running, killed when it ended: $pid (misbehave)$" \
+		"$t/results/runs/p/test/out.txt"
+	check "program $mode: the console says so" log_has "$t" "test program: the program left 1 process running"
+	check "program $mode: the program's own result is kept (exit 0)" \
+		has_line "$t/results/runs/p/test/result.txt" "exit-status 0"
+done
+
 # ---- a lost exit line: the machine died after journal.txt had the job's exit, before
 # bootci-journal.txt did. The job (without subtests) is not run again into its folder.
 t=$work/lostexit
@@ -141,6 +163,33 @@ out = json.load(open(sys.argv[1]))["tests"]["igt@igt_basic@flood"]["out"]
 sys.exit(0 if "bootci: the output of this job is incomplete" in out else 1)' "$t.json"
 check "full during a job: the job before keeps pass, the one after did not run" \
 	test "$(result_of "$t.json" igt@igt_basic@pass):$(result_of "$t.json" igt@igt_basic@skip)" = pass:notrun
+
+# ---- full during a single program: 16 MiB of output into 8 MiB, the program passing anyway
+umount_results
+t=$work/fullprogram
+fake_tree "$t" "console=ttyS0 bootci.run_id=p bootci.on_finish=poweroff bootci.watchdog_timeout=off"
+echo "console=ttyS0 bootci.run_id=p bootci.on_finish=poweroff bootci.watchdog_timeout=off bootci.test=\"$fixtures/igt_basic --run-subtest flood\"" >"$t/proc/cmdline"
+mount_results "$t"
+export BOOTCI_FIXTURE_FLOOD_MIB=16
+boot "$t"
+status=$?
+unset BOOTCI_FIXTURE_FLOOD_MIB
+check "full during a program: the boot ends with status 0 (an orderly end)" test "$status" = 0
+run=$t/results/runs/p
+check "full during a program: the console names the file that could not be written" \
+	log_has "$t" "test program: cannot write out.txt after [0-9]+ bytes: No space left on device"
+check "full during a program: the reserve is given back for the records" \
+	log_has "$t" "results partition full: its 1024 KiB reserve is given back"
+check "full during a program: out.txt ends with a note saying so" \
+	grep -q '^bootci: out.txt could not be written after [0-9]* bytes (No space left on device): the output of this program is incomplete$' "$run/test/out.txt"
+check "full during a program: result.txt marks its output incomplete" \
+	grep -q '^incomplete out.txt [0-9]* No space left on device$' "$run/test/result.txt"
+check "full during a program: the boot's end is recorded" \
+	has_line "$run/boot-0001/end.txt" "finished: results partition full"
+"$aggregator" ingest --data "$work/fullprogram-data" --machine lab-1 "$run" >"$t.ingest" 2>&1
+check "full during a program: the aggregator ingests the run" test $? = 0 || diag <"$t.ingest"
+check "full during a program: the aggregator judges it incomplete, not pass" \
+	test "$(sqlite3 "$work/fullprogram-data/bootci.sqlite" "SELECT result FROM results" 2>&1)" = incomplete
 
 # ---- full before the run: the partition filled up (runs not uploaded yet, say) while the
 # reserve an earlier boot made is still held; the next run finds it full

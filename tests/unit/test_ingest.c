@@ -527,6 +527,12 @@ static void test_program_run(void **state)
 	program_run_check(f, "prog-running", "command /usr/bin/gpu-check\nstate running\n",
 			  "lab-7|prog-running|6.1.0-test|console=ttyS0 quiet||incomplete|0|0",
 			  "-1|bootci@program@gpu-check|incomplete\n");
+	/* Its output could not be written whole (a full partition): not a pass. */
+	program_run_check(f, "prog-cut",
+			  "command /usr/bin/gpu-check\nstate done\nexit-status 0\nduration 3.000\n"
+			  "incomplete out.txt 7340032 No space left on device\n",
+			  "lab-7|prog-cut|6.1.0-test|console=ttyS0 quiet||done|0|0",
+			  "-1|bootci@program@gpu-check|incomplete\n");
 
 	/* A result.txt that says nothing usable is refused, naming the file, and nothing is stored. */
 	snprintf(dir, sizeof(dir), "%s/prog-bad", f->dir);
@@ -534,7 +540,7 @@ static void test_program_run(void **state)
 	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-7", NULL, NULL, &summary, f->err,
 					sizeof(f->err)), -EINVAL);
 	assert_non_null(strstr(f->err, "test/result.txt: bad line 'state exploded'"));
-	assert_int_equal(count_runs(f), 5);
+	assert_int_equal(count_runs(f), 6);
 }
 
 static void test_log_fetch(void **state)
