@@ -32,6 +32,8 @@
 
 static void escalate(struct bci_igt_job *job, const char *reason, long now);
 static void output_failed(struct bci_igt_job *job, int file, int error);
+static void output_failed_at(struct bci_igt_job *job, const char *name, const char *rel,
+			     unsigned long long size, int error);
 
 extern char **environ;
 
@@ -101,9 +103,20 @@ static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
 static void output_failed(struct bci_igt_job *job, int file, int error)
 {
 	const char *name = bci_results_job_files[file];
-	char reason[200], line[300], path[PATH_MAX];
+	char rel[64];
 	struct stat st;
-	unsigned long long size = 0;
+
+	snprintf(rel, sizeof(rel), BCI_RESULTS_JOB_DIR "/%s", job->index, name);
+	output_failed_at(job, name, rel, fstat(job->fds[file], &st) == 0 ?
+			 (unsigned long long)st.st_size : 0, error);
+}
+
+/* As output_failed(), for @name at @rel in the run folder (a job file, or the run's
+ * suspend-cycles.txt), cut at @size. */
+static void output_failed_at(struct bci_igt_job *job, const char *name, const char *rel,
+			     unsigned long long size, int error)
+{
+	char reason[200], line[300], path[PATH_MAX];
 	int n, ret;
 
 	if (job->write_error)
@@ -111,11 +124,8 @@ static void output_failed(struct bci_igt_job *job, int file, int error)
 	job->write_error = error;
 	job->out.write_error = job->out.write_error ? job->out.write_error : error;
 	job->err.write_error = job->err.write_error ? job->err.write_error : error;
-	if (fstat(job->fds[file], &st) == 0)
-		size = (unsigned long long)st.st_size;
-	snprintf(reason, sizeof(reason), "Results partition %s: cannot write %u/%s (%s)",
-		 error == -ENOSPC || error == -EDQUOT ? "full" : "failing", job->index, name,
-		 strerror(-error));
+	snprintf(reason, sizeof(reason), "Results partition %s: cannot write %s (%s)",
+		 error == -ENOSPC || error == -EDQUOT ? "full" : "failing", rel, strerror(-error));
 	bci_error("job %u: cannot write %s after %llu bytes: %s: its output stops here; the test "
 		  "is stopped and the run aborts after it", job->index + 1, name, size, strerror(-error));
 	bci_reserve_release(job->ex, reason);
@@ -436,6 +446,10 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 			output_failed(job, i, record.output_error);
 			break;
 		}
+	/* Its line in suspend-cycles.txt could not be written: the summary lacks it, results.json says why. */
+	if (record.cycles_error)
+		output_failed_at(job, BCI_RESULTS_SUSPEND_CYCLES, BCI_RESULTS_SUSPEND_CYCLES,
+				 record.cycles_size, record.cycles_error);
 	job->status = status;
 	job->seconds = record.wall;
 	snprintf(job->last_result, sizeof(job->last_result), "%s", record.result);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -409,15 +410,26 @@ static bool stays_in_s0(const struct cycle *c)
 	       (strcmp(c->name.state, "mem") == 0 && strcmp(c->rec->mem_sleep, "s2idle") == 0);
 }
 
+/*
+ * The cycle's line in suspend-cycles.txt. A torn last line (the machine died
+ * in an earlier append) is cut off first, so that this line does not join it
+ * and stop being a line. A write that fails (a full partition) is cut back
+ * too, said, and kept for the job (record->cycles_*), which marks the cycle's
+ * output incomplete as for a failed write of out.txt: results.json then shows
+ * the cycle incomplete, with the note, where the summary lacks it.
+ */
 static void append_cycle_line(struct cycle *c)
 {
-	const struct bci_suspend_record *r = c->rec;
+	struct bci_suspend_record *r = c->rec;
 	struct bci_suspend_cycle_line entry = {
 		.wall = r->wall, .suspended = r->suspended, .latency = r->latency,
 		.kernel_suspend = r->kernel_suspend, .kernel_resume = r->kernel_resume,
 	};
 	char path[PATH_MAX + 32], line[512];
-	int fd, n;
+	long long cut = 0;
+	struct stat st;
+	off_t before = 0;
+	int fd, n, ret = 0;
 
 	if (!c->ex->run_dir[0])
 		return;
@@ -426,9 +438,29 @@ static void append_cycle_line(struct cycle *c)
 	snprintf(entry.wake, sizeof(entry.wake), "%s", r->wake);
 	n = bci_suspend_cycle_line_format(line, sizeof(line), &entry);
 	snprintf(path, sizeof(path), "%s/%s", c->ex->run_dir, BCI_RESULTS_SUSPEND_CYCLES);
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 || bci_write_all(fd, line, (size_t)n) < 0 || fdatasync(fd) < 0)
-		bci_warn("suspend: cannot record the cycle in %s: %s", path, strerror(errno));
+	fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		ret = -errno;
+	if (ret == 0 && (cut = bci_cut_torn_line(fd)) < 0)
+		ret = (int)cut;
+	if (ret == 0 && cut > 0)
+		bci_warn("suspend: %s ended in a torn line (%lld bytes, a power cut in an earlier "
+			 "cycle's record): cut off", path, cut);
+	if (ret == 0 && fstat(fd, &st) == 0)
+		before = st.st_size;
+	if (ret == 0)
+		ret = bci_write_all(fd, line, (size_t)n);
+	if (ret == 0 && fdatasync(fd) < 0)
+		ret = -errno;
+	if (ret < 0) {
+		bci_error("suspend %s: cannot record the cycle in %s: %s", r->cycle, path,
+			  strerror(-ret));
+		r->cycles_error = ret;
+		r->cycles_size = (unsigned long long)before;
+		/* No fragment left for the next cycle's line to join. */
+		if (fd >= 0 && ftruncate(fd, before) == 0)
+			fdatasync(fd);
+	}
 	if (fd >= 0)
 		close(fd);
 }

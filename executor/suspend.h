@@ -78,6 +78,10 @@ struct bci_suspend_record {
 	struct bci_suspend_stats before, after;
 	/* The first write to out, err or dmesg that failed (a full partition): its fd and -errno. */
 	int output_fd, output_error;
+	/* The cycle's line could not be appended to suspend-cycles.txt: -errno, and the size the
+	 * file was cut back to; 0 when it was written. */
+	int cycles_error;
+	unsigned long long cycles_size;
 };
 
 /*

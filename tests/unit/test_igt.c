@@ -279,6 +279,53 @@ static void suspend_cycles_are_planned_as_jobs(void **state)
 	assert_non_null(strstr(summary, "\"cycles\": 4,"));
 }
 
+/*
+ * A cycle whose line cannot be added to suspend-cycles.txt (a full partition, here /dev/full in
+ * its place): said, and marked in the cycle's job as a failed write of its output is, so that
+ * results.json shows the cycle incomplete with the reason; the run stops after it.
+ */
+static void suspend_cycle_line_not_written_is_incomplete(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX + 32];
+	const char *marker, *out;
+
+	start(f, "igt@igt_basic@pass\nbootci@suspend@freeze_devices@1\nigt@igt_basic@skip\n", "");
+	fakeroot_write(&f->root, "/sys/power/state", "freeze mem\n");
+	fakeroot_write(&f->root, "/sys/power/pm_test", "[none] core processors platform devices freezer\n");
+	snprintf(path, sizeof(path), "%s/suspend-cycles.txt", f->ex.run_dir);
+	assert_int_equal(symlink("/dev/full", path), 0);
+	assert_int_equal(run_keeping_console(f), 0);
+	assert_non_null(strstr(f->console, "suspend freeze_devices-0001: cannot record the cycle in"));
+	marker = run_file(f, "1/bootci-incomplete.txt");
+	assert_non_null(marker);
+	assert_string_equal(marker, "suspend-cycles.txt 0 No space left on device\n");
+	assert_non_null(strstr(run_file(f, "aborted.txt"), "cannot write suspend-cycles.txt"));
+	generate(f);
+	assert_string_equal(result_of(f, "bootci@suspend@freeze_devices@0001"), "incomplete");
+	out = strstr(f->json, "the output of this job is incomplete (1/bootci-incomplete.txt");
+	assert_non_null(out);
+	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "notrun");
+}
+
+/* A power cut in the middle of a cycle's line: the next cycle's line does not join the fragment. */
+static void suspend_cycles_torn_line_is_cut(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "bootci@suspend@freeze_devices@1\n", "");
+	fakeroot_write(&f->root, "/sys/power/state", "freeze mem\n");
+	fakeroot_write(&f->root, "/sys/power/pm_test", "[none] core processors platform devices freezer\n");
+	fakeroot_write(&f->root, "/results/runs/t/suspend-cycles.txt",
+		       "freeze_devices-0000 pass 0.100 0.000 0.100 - - pm_test\nfreeze_dev");
+	assert_int_equal(run_keeping_console(f), 0);
+	assert_non_null(strstr(f->console, "ended in a torn line (10 bytes"));
+	assert_non_null(strstr(run_file(f, "suspend-cycles.txt"),
+			       "freeze_devices-0000 pass 0.100 0.000 0.100 - - pm_test\n"
+			       "freeze_devices-0001 pass "));
+	assert_non_null(strstr(run_file(f, "suspend-summary.txt"), "cycles 2\n"));
+}
+
 /* Cycles from the configuration join the testlist's, numbered in run order. */
 static void suspend_cycles_from_the_configuration(void **state)
 {
@@ -880,6 +927,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(suspend_cycles_are_planned_as_jobs, setup, teardown),
 		cmocka_unit_test_setup_teardown(suspend_cycles_from_the_configuration, setup, teardown),
+		cmocka_unit_test_setup_teardown(suspend_cycle_line_not_written_is_incomplete, setup, teardown),
+		cmocka_unit_test_setup_teardown(suspend_cycles_torn_line_is_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_suspend_item_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_testlist_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_binary_is_an_error, setup, teardown),
