@@ -317,6 +317,95 @@ static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_j
 	return ret;
 }
 
+/* Did the job's out.txt (or comms) show dynamic subtest @dynamic of @subtest starting? */
+static bool out_has_dynamic_start(struct bci_executor *ex, unsigned index, const char *path,
+				  const char *subtest, const char *dynamic)
+{
+	char sub_line[300], dyn_line[300], *text = NULL;
+	const char *from;
+	size_t len = 0;
+	bool found;
+
+	if (!bci_igt_comms_protocol_text(ex, index, &text, &len) &&
+	    bci_read_file(path, &text, &len, 64 << 20) < 0)
+		return false;
+	bci_igt_line_format_start(sub_line, sizeof(sub_line), false, subtest);
+	bci_igt_line_format_start(dyn_line, sizeof(dyn_line), true, dynamic);
+	/* After the subtest's last start: a resumed subtest starts again. */
+	from = text;
+	for (const char *p; (p = memmem(from, len - (size_t)(from - text), sub_line, strlen(sub_line)));)
+		from = p + strlen(sub_line);
+	found = memmem(from, len - (size_t)(from - text), dyn_line, strlen(dyn_line)) != NULL;
+	free(text);
+	return found;
+}
+
+/*
+ * The previous boot died without a kernel crash (power cut, reset) while job
+ * @index ran: its out.txt and bootci's journal must agree on which dynamic
+ * subtests started, since the resume runs those the journal does not name.
+ * The journal's line is durable before the output is synced, so a cut
+ * between the two can leave either side without the other:
+ *  - the journal has the start, out.txt lost it: not run again, and absent
+ *    from results.json. Its start line is written to out.txt (and comms), so
+ *    it is incomplete, as the one in flight at a cut is;
+ *  - out.txt has the start, the journal not: it would run a second time into
+ *    the same output. The journal gets its line.
+ * 0, or -errno when the journal failed.
+ */
+static int reconcile_dynamic_start(struct bci_executor *ex, unsigned index,
+				   struct bci_journal *journal)
+{
+	const struct bci_job_state *state = &journal->jobs[index];
+	struct in_flight f = { .subtest = "" };
+	char path[PATH_MAX], line[300], note[400], name[520];
+	const char *last;
+	size_t n;
+	int fd;
+	off_t from;
+
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_OUT, index) < 0)
+		return 0;
+	in_flight_from_out(ex, index, path, &f);
+	if (!f.subtest[0] || f.sub_done)
+		return 0;
+	n = strlen(f.subtest);
+	if (f.dynamic[0]) {
+		snprintf(name, sizeof(name), "%s@%s", f.subtest, f.dynamic);
+		bool journalled = false;
+		for (size_t i = 0; i < state->dynamic_count && !journalled; i++)
+			journalled = strcmp(state->dynamic[i], name) == 0;
+		if (!journalled) {
+			bci_say("job %u: %s started before the machine went down (its output says so, "
+				"bootci's journal had lost it): not run again", index + 1, name);
+			return bci_journal_appendf(journal, BCI_RUN_JOURNAL_DYNAMIC, index, "%s", name);
+		}
+	}
+	last = state->dynamic_count ? state->dynamic[state->dynamic_count - 1] : NULL;
+	if (!last || strncmp(last, f.subtest, n) != 0 || last[n] != '@' ||
+	    out_has_dynamic_start(ex, index, path, f.subtest, last + n + 1))
+		return 0;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		bci_warn("job %u: cannot restore the start of %s in %s: %s", index + 1, last, path,
+			 strerror(errno));
+		return 0;
+	}
+	from = lseek(fd, 0, SEEK_END);
+	int len = snprintf(note, sizeof(note), "\nbootci: the machine went down after dynamic subtest "
+			   "%s started (bootci-journal.txt has its start, this output had lost it)\n",
+			   last + n + 1);
+	bci_igt_line_format_start(line, sizeof(line), true, last + n + 1);
+	if (bci_write_all(fd, note, (size_t)len) < 0 || bci_write_all(fd, line, strlen(line)) < 0 ||
+	    fdatasync(fd) < 0)
+		bci_warn("job %u: cannot restore the start of %s in %s: %s", index + 1, last, path,
+			 strerror(errno));
+	close(fd);
+	bci_igt_comms_mirror(ex, index, path, from);
+	bci_say("job %u: %s started before the machine went down: incomplete", index + 1, last);
+	return 0;
+}
+
 /*
  * For a resumed job whose last subtest had started dynamic subtests: the
  * --dynamic-subtest filter running the others ("*,!a,!b", IGT's uwildmat
@@ -382,6 +471,8 @@ int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journa
 		 journal->boots - 1);
 	if (ex->kernel_crashed)
 		ret = attribute_crash(ex, j, journal);
+	else
+		ret = reconcile_dynamic_start(ex, j, journal);
 	if (ret == 0)
 		ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_INCOMPLETE, j, "%u",
 					  journal->boots - 1);

@@ -105,6 +105,47 @@ check "lost exit: bootci-journal.txt gets the exit journal.txt has ($own_exit), 
 check "lost exit: job 0 keeps its result (pass), job 1 ran" \
 	test "$(result_of "$t.json" igt@igt_simple):$(result_of "$t.json" igt@igt_basic@pass)" = pass:pass
 
+# ---- a dynamic subtest's start in one of its two records only: bootci's journal line is
+# durable before the test's output is synced, and a cut between the two keeps either side.
+# dyn_cut DIR KEEP_JOURNAL_UNTIL OUT_UNTIL: job 0 (igt_dynamic@mixed: dyn-pass, dyn-fail,
+# dyn-skip) as a cut leaves it: bootci-journal.txt up to its line matching KEEP_JOURNAL_UNTIL,
+# out.txt up to (without) its line matching OUT_UNTIL, err.txt lost, no exit anywhere
+dyn_cut() {
+	local r=$1/results/runs/t n
+	fake_tree "$1" "$igt_cmdline"
+	printf 'igt@igt_dynamic@mixed\nigt@igt_basic@pass\n' >"$1/etc/bootci/testlist"
+	boot "$1" || return 1
+	sed -i "/$2/q" "$r/bootci-journal.txt"
+	n=$(grep -n "$3" "$r/0/out.txt" | cut -d: -f1)
+	[ -n "$n" ] || return 1
+	head -n $((n - 1)) "$r/0/out.txt" >"$r/0/out.cut" && mv "$r/0/out.cut" "$r/0/out.txt"
+	: >"$r/0/err.txt"
+	sed -i '/^exit:/d' "$r/0/journal.txt"
+	rm -rf "$r/1" "$r/boot-0001/end.txt" "$r/endtime.txt"
+	boot "$1"
+}
+t=$work/dynjournal
+dyn_cut "$t" '^dynamic 0 mixed@dyn-fail' 'Starting dynamic subtest: dyn-fail'
+check "dynamic start only in the journal: the second boot ends with status 0" test $? = 0
+"$aggregator" results "$t/results/runs/t" -o "$t.json" 2>"$t.err"
+check "dynamic start only in the journal: it is in results.json, incomplete (not lost)" \
+	test "$(result_of "$t.json" igt@igt_dynamic@mixed@dyn-fail)" = incomplete
+check "dynamic start only in the journal: the ones before and after keep their results" \
+	test "$(result_of "$t.json" igt@igt_dynamic@mixed@dyn-pass):$(result_of "$t.json" igt@igt_dynamic@mixed@dyn-skip)" = pass:skip
+check "dynamic start only in the journal: out.txt starts it once" \
+	test "$(grep -c '^Starting dynamic subtest: dyn-fail$' "$t/results/runs/t/0/out.txt")" = 1
+
+t=$work/dynout
+dyn_cut "$t" '^dynamic 0 mixed@dyn-pass' 'Dynamic subtest dyn-fail: FAIL'
+check "dynamic start only in out.txt: the second boot ends with status 0" test $? = 0
+check "dynamic start only in out.txt: it is not run again (out.txt starts it once)" \
+	test "$(grep -c '^Starting dynamic subtest: dyn-fail$' "$t/results/runs/t/0/out.txt")" = 1
+check "dynamic start only in out.txt: bootci-journal.txt gets its line" \
+	test "$(grep -c '^dynamic 0 mixed@dyn-fail$' "$t/results/runs/t/bootci-journal.txt")" = 1
+"$aggregator" results "$t/results/runs/t" -o "$t.json" 2>"$t.err"
+check "dynamic start only in out.txt: it is incomplete, the next one ran" \
+	test "$(result_of "$t.json" igt@igt_dynamic@mixed@dyn-fail):$(result_of "$t.json" igt@igt_dynamic@mixed@dyn-skip)" = incomplete:skip
+
 # ---- the results partition: the tree's ext4 image (8 MiB) mounted for real where the dry
 # run only prints the mount
 mounted=
