@@ -186,6 +186,8 @@ int bci_igt_run(struct bci_executor *ex)
 	struct igt_run run = { .ex = ex };
 	int ret = run_setup(&run);
 
+	if (ret == 0)
+		ret = bci_igt_resume_abort(ex, &run.journal);
 	if (ret == 0 && (run.journal.done || run.journal.aborted))
 		bci_say("run %s is already complete", bci_config_get(ex->config, "run_id"));
 	else if (ret == 0)

@@ -182,6 +182,15 @@ void bci_igt_comms_mirror(struct bci_executor *ex, unsigned index, const char *o
 /* ---- igt_resume.c ---- */
 
 /*
+ * An abort decided by an earlier boot: aborted.txt is written before the
+ * journal's `abort` line, and a boot that died between the two left the
+ * reason without the journal knowing. The journal gets its line (the run
+ * ends as it would have, no job after the abort runs). 0, or -errno when the
+ * journal failed.
+ */
+int bci_igt_resume_abort(struct bci_executor *ex, struct bci_journal *journal);
+
+/*
  * The job in flight when the previous boot died: the kernel crash attributed
  * to its subtest, the job journalled incomplete, and capped when it took the
  * machine down boot_cap times. 0, or -errno when the journal failed.

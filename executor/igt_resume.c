@@ -458,6 +458,25 @@ static void note_capped(struct bci_executor *ex, unsigned index, unsigned starts
 		bci_igt_comms_mirror(ex, index, path, from);
 }
 
+int bci_igt_resume_abort(struct bci_executor *ex, struct bci_journal *journal)
+{
+	char path[PATH_MAX], *text = NULL;
+	bool condition;
+	int ret;
+
+	if (journal->aborted || journal->done || journal->boots <= 1 ||
+	    bci_igt_rundir_path(ex, path, BCI_RESULTS_ABORTED) < 0 ||
+	    bci_read_file(path, &text, NULL, 1 << 16) < 0)
+		return 0;
+	/* bci_igt_abort_check()'s reasons: a kernel state is a condition, the rest forced. */
+	condition = strstr(text, "Kernel badly tainted") || strstr(text, "Lockdep not active");
+	free(text);
+	bci_warn("%s was written by an earlier boot that died before its journal said abort: "
+		 "the run stays aborted", BCI_RESULTS_ABORTED);
+	ret = bci_journal_append(journal, BCI_RUN_JOURNAL_ABORT, 0, condition ? "condition" : "forced");
+	return ret < 0 ? ret : 0;
+}
+
 int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journal,
 			     const struct bci_joblist *jobs)
 {

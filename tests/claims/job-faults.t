@@ -146,6 +146,26 @@ check "dynamic start only in out.txt: bootci-journal.txt gets its line" \
 check "dynamic start only in out.txt: it is incomplete, the next one ran" \
 	test "$(result_of "$t.json" igt@igt_dynamic@mixed@dyn-fail):$(result_of "$t.json" igt@igt_dynamic@mixed@dyn-skip)" = incomplete:skip
 
+# ---- an abort whose journal line was lost: aborted.txt is written first, and the machine died
+# before bootci-journal.txt said `abort` (after job 0, the kernel badly tainted)
+t=$work/lostabort
+fake_tree "$t" "$igt_cmdline"
+printf 'igt@igt_basic@pass\nigt@igt_basic@skip\n' >"$t/etc/bootci/testlist"
+boot "$t"
+check "lost abort: the first boot ends with status 0" test $? = 0
+r=$t/results/runs/t
+sed -i '/^exit 0 /q' "$r/bootci-journal.txt"
+printf 'Aborted after: igt_basic (pass)\n\nKernel badly tainted (0x80, 0x80) (check dmesg for details)\n' >"$r/aborted.txt"
+rm -rf "$r/1" "$r/boot-0001/end.txt" "$r/endtime.txt"
+boot "$t"
+check "lost abort: the second boot ends with status 0" test $? = 0
+check "lost abort: the run stays aborted, the journal says so" \
+	test "$(grep -c '^abort condition$' "$r/bootci-journal.txt")" = 1
+check "lost abort: no job after the abort ran" test ! -d "$r/1"
+"$aggregator" results "$r" -o "$t.json" 2>"$t.err"
+check "lost abort: results.json has the job before, the one after notrun" \
+	test "$(result_of "$t.json" igt@igt_basic@pass):$(result_of "$t.json" igt@igt_basic@skip)" = pass:notrun
+
 # ---- the results partition: the tree's ext4 image (8 MiB) mounted for real where the dry
 # run only prints the mount
 mounted=
