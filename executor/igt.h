@@ -160,6 +160,12 @@ void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t
 int bci_igt_comms_open(struct bci_igt_job *job, const char *dir);
 /* Appends the runner's exec packet (the command line): durable with the job's start (igt_job.c). */
 void bci_igt_comms_exec(struct bci_igt_job *job);
+/*
+ * A note of the runner's own (`runner: This test was killed ...`), where
+ * igt_runner writes it when the test speaks the socket: a stdout log packet in
+ * comms, durable. false when the test does not (the note goes to out.txt).
+ */
+bool bci_igt_comms_note(struct bci_igt_job *job, const char *text);
 /* Closes the test's end in the executor once the test has it. */
 void bci_igt_comms_started(struct bci_igt_job *job);
 /* Takes every datagram waiting: into comms, and its protocol line to the job. */

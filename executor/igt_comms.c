@@ -145,6 +145,15 @@ void bci_igt_comms_exec(struct bci_igt_job *job)
 	append_packet(job, &(struct bci_comms_packet){ .type = BCI_COMMS_EXEC, .text = cmdline }, false);
 }
 
+bool bci_igt_comms_note(struct bci_igt_job *job, const char *text)
+{
+	if (!job->comms.used || job->comms.file_fd < 0)
+		return false;
+	append_packet(job, &(struct bci_comms_packet){ .type = BCI_COMMS_LOG, .stream = 1,
+						       .text = text }, true);
+	return true;
+}
+
 void bci_igt_comms_started(struct bci_igt_job *job)
 {
 	if (job->comms.child_fd >= 0)

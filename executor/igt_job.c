@@ -288,11 +288,13 @@ static void handle_out_line(void *data, const char *text, size_t len)
 	}
 	if (taints) {
 		/* The subtest that starts on a tainted kernel is journalled, then stopped, and its
-		 * output says why, as igt_runner writes it. */
+		 * output says why, as igt_runner writes it: in comms when the test speaks the
+		 * socket (the results come from there), else in out.txt. */
 		char note[128];
 		n = snprintf(note, sizeof(note),
 			     "\nrunner: This test was killed due to a kernel taint (%#lx).\n", taints);
-		bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
+		if (!bci_igt_comms_note(job, note + 1))
+			bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
 		escalate(job, "Kernel tainted", now);
 		job->timed_out = false;
 	}
