@@ -98,6 +98,7 @@ static int run_one(struct igt_run *run, unsigned j)
 	int ret;
 
 	ret = bci_igt_resume_select(run->ex, journal, j, e, &what);
+	bci_igt_trace("resume_select");
 	if (ret == 1) {
 		/* Nothing of it is left to run: its end as its journal.txt has it, or none. */
 		bci_igt_selection_release(&what);
@@ -109,11 +110,13 @@ static int run_one(struct igt_run *run, unsigned j)
 	if (ret == 0 && stop)
 		ret = bci_igt_abort_check(run->ex, journal, j ? &run->jobs.entries[j - 1] : NULL, stop);
 	else if (ret == 0)
-		ret = bci_journal_append(journal, BCI_RUN_JOURNAL_START, j, NULL);
+		/* Durable with the job's folder in one barrier, before the test starts (igt_job.c). */
+		ret = bci_journal_writef(journal, BCI_RUN_JOURNAL_START, j, "%s", "");
 	if (ret != 0 || stop) {
 		bci_igt_selection_release(&what);
 		return ret;
 	}
+	bci_igt_trace("journal_start");
 	ret = bci_igt_job_run(&job, run->ex, journal, j, e, &what);
 	bci_igt_selection_release(&what);
 	if (ret < 0) {
@@ -122,19 +125,28 @@ static int run_one(struct igt_run *run, unsigned j)
 	}
 	if (ret == 1)
 		return bci_igt_abort_check(run->ex, journal, e, "Child refuses to die");
-	ret = bci_journal_appendf(journal,
-				  job.timed_out ? BCI_RUN_JOURNAL_TIMEOUT : BCI_RUN_JOURNAL_EXIT, j,
-				  "%d %.3f", job.status, job.seconds);
+	/*
+	 * Announces nothing: durable with the next line (the next job's start, an
+	 * abort, `done`). Lost in a crash before that, it is rebuilt from the end in
+	 * the job's journal.txt, durable already (igt_resume.c).
+	 */
+	ret = bci_journal_writef(journal,
+				 job.timed_out ? BCI_RUN_JOURNAL_TIMEOUT : BCI_RUN_JOURNAL_EXIT, j,
+				 "%d %.3f", job.status, job.seconds);
 	if (ret < 0)
 		return ret;
+	bci_igt_trace("journal_exit");
 	/* The job's own dynamic line could not be journalled: stopped, and the run with it. */
 	if (job.journal_error)
 		return job.journal_error;
 	bci_igt_progress_report(&run->progress, &job, journal);
-	return bci_igt_abort_check(run->ex, journal, e,
-				   job.abort_reason[0] ? job.abort_reason
-				   : job.status == BCI_IGT_EXIT_ABORT ? "Test exited with IGT_EXIT_ABORT"
-								   : NULL);
+	bci_igt_trace("progress");
+	ret = bci_igt_abort_check(run->ex, journal, e,
+				  job.abort_reason[0] ? job.abort_reason
+				  : job.status == BCI_IGT_EXIT_ABORT ? "Test exited with IGT_EXIT_ABORT"
+								  : NULL);
+	bci_igt_trace("abort_check");
+	return ret;
 }
 
 /* The jobs not finished yet, in joblist order, until the end or an abort. */
@@ -147,6 +159,7 @@ static int run_loop(struct igt_run *run)
 		bci_say("run %s: resuming (boot %u)", bci_config_get(ex->config, "run_id"),
 			run->journal.boots);
 	bci_igt_progress_start(&run->progress, ex, run->jobs.count);
+	bci_igt_trace_start();
 	bci_watchdog_open(ex);
 	/* As igt_runner: a kernel already tainted before the first test makes no trustworthy run. */
 	if (!run->exists) {
@@ -197,6 +210,7 @@ int bci_igt_run(struct bci_executor *ex)
 		ret = run_collect(&run);
 	else if (run.journal_open)
 		bci_error("run %s stopped: the boot ends here", bci_config_get(ex->config, "run_id"));
+	bci_igt_trace_stop(ex);
 	bci_igt_progress_stop(&run.progress);
 	if (run.journal_open)
 		bci_journal_close(&run.journal);

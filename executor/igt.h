@@ -13,6 +13,7 @@
  *   igt_resume.c    after a boot that died: crash attribution, what is left to run
  *   igt_abort.c     the abort conditions (taints, lockdep, requests): aborted.txt
  *   igt_progress.c  the console's progress lines
+ *   igt_trace.c     the gap trace (BOOTCI_GAP_TRACE=1): each step between two jobs timed
  *
  * Like the rest of the executor, these functions say a failure on the console
  * where it happens and return -errno.
@@ -157,13 +158,20 @@ void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t
 /* igt_comms.c, in the job's order: */
 /* Opens the job's comms (after a crash's damaged tail), makes the socket pair. 0 or -errno. */
 int bci_igt_comms_open(struct bci_igt_job *job, const char *dir);
-/* Appends the runner's exec packet (the command line), durably, before the test starts. */
+/* Appends the runner's exec packet (the command line): durable with the job's start (igt_job.c). */
 void bci_igt_comms_exec(struct bci_igt_job *job);
+/*
+ * A note of the runner's own (`runner: This test was killed ...`), where
+ * igt_runner writes it when the test speaks the socket: a stdout log packet in
+ * comms, durable. false when the test does not (the note goes to out.txt).
+ */
+bool bci_igt_comms_note(struct bci_igt_job *job, const char *text);
 /* Closes the test's end in the executor once the test has it. */
 void bci_igt_comms_started(struct bci_igt_job *job);
 /* Takes every datagram waiting: into comms, and its protocol line to the job. */
 void bci_igt_comms_read(struct bci_igt_job *job, long now);
-/* After the loop (status and seconds set): what is left, the override and exit packets, a sync. */
+/* After the loop (status and seconds set): what is left, the override and exit packets, made
+ * durable with the job's outputs (igt_job.c), before journal.txt's exit line. */
 void bci_igt_comms_finish(struct bci_igt_job *job, long now);
 void bci_igt_comms_close(struct bci_igt_comms *c);
 /*
@@ -240,5 +248,18 @@ void bci_igt_progress_mark(const struct bci_igt_job *job, const struct bci_igt_s
  */
 void bci_igt_progress_report(struct bci_igt_progress *p, const struct bci_igt_job *job,
 			     const struct bci_journal *journal);
+
+/* ---- igt_trace.c ---- */
+
+/* On when PID 1's environment has BOOTCI_GAP_TRACE=1; else every call below does nothing. */
+void bci_igt_trace_start(void);
+/* Job @job was reaped: a gap begins. */
+void bci_igt_trace_reaped(unsigned job);
+/* Step @step (a string literal) of the gap under way ended now. */
+void bci_igt_trace(const char *step);
+/* Job @next was forked: the gap ends. */
+void bci_igt_trace_forked(unsigned next);
+/* The console's summary and run_dir/bootci-gap-trace.txt. */
+void bci_igt_trace_stop(const struct bci_executor *ex);
 
 #endif

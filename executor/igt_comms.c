@@ -20,11 +20,14 @@
  * journal.txt when comms has packets.
  *
  * Durability (DESIGN.md): `comms` is what survives a panic, so it is
- * fdatasync'ed at every packet that starts or ends a (dynamic) subtest,
- * overrides a result or ends the job, before the journal.txt line the same
- * event writes (a subtest journal.txt says started is always in comms too;
- * one comms has and journal.txt lacks is run again, and both runs are in
- * comms, the later result winning, as after any igt_runner resume). Log
+ * fdatasync'ed at every packet that starts or ends a (dynamic) subtest or
+ * overrides a result, before the journal.txt line the same event writes; the
+ * exec packet is durable with the job's start and the job's end packets with
+ * its outputs (one barrier each, igt_job.c), before the test starts and
+ * before journal.txt's exit line. A subtest journal.txt says started is
+ * always in comms too; one comms has and journal.txt lacks is run again, and
+ * both runs are in comms, the later result winning, as after any igt_runner
+ * resume. Log
  * packets between those are written as they come and made durable with the
  * next one, as out.txt and err.txt are at every subtest boundary.
  *
@@ -139,7 +142,16 @@ void bci_igt_comms_exec(struct bci_igt_job *job)
 	for (int i = 0; job->argv[i] && used < sizeof(cmdline); i++)
 		used += (size_t)snprintf(cmdline + used, sizeof(cmdline) - used, "%s%s", i ? " " : "",
 					 job->argv[i]);
-	append_packet(job, &(struct bci_comms_packet){ .type = BCI_COMMS_EXEC, .text = cmdline }, true);
+	append_packet(job, &(struct bci_comms_packet){ .type = BCI_COMMS_EXEC, .text = cmdline }, false);
+}
+
+bool bci_igt_comms_note(struct bci_igt_job *job, const char *text)
+{
+	if (!job->comms.used || job->comms.file_fd < 0)
+		return false;
+	append_packet(job, &(struct bci_comms_packet){ .type = BCI_COMMS_LOG, .stream = 1,
+						       .text = text }, true);
+	return true;
 }
 
 void bci_igt_comms_started(struct bci_igt_job *job)
@@ -258,8 +270,6 @@ void bci_igt_comms_finish(struct bci_igt_job *job, long now)
 							       .exit_status = job->status,
 							       .time = seconds }, false);
 	}
-	if (sync_comms(c) < 0)
-		bci_warn("job %u: cannot sync comms", job->index + 1);
 }
 
 void bci_igt_comms_close(struct bci_igt_comms *c)

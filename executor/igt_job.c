@@ -72,14 +72,66 @@ static void drain_kmsg(struct bci_igt_job *job)
 		output_failed(job, BCI_RESULTS_FILE_DMESG, (int)n);
 }
 
+/*
+ * The kernel log drained, then the job's files that grew since their last
+ * barrier (its outputs and comms) made durable: one fdatasync when one grew,
+ * else one syncfs() of the results partition, which commits ext4's journal
+ * and flushes the disk's cache once for all of them where an fdatasync each
+ * would do it each time (a few milliseconds every time in the lab).
+ */
 static void sync_outputs(struct bci_igt_job *job)
 {
+	enum { COMMS = BCI_RESULTS_FILE_COUNT };
+	off_t size[BCI_RESULTS_FILE_COUNT + 1];
+	int fds[BCI_RESULTS_FILE_COUNT + 1], dirty = 0, at = -1, ret = 0;
+
 	drain_kmsg(job);
-	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
-		int ret = sync_output(job, i);
-		if (ret < 0)
-			output_failed(job, i, ret);
+	for (int i = 0; i <= COMMS; i++) {
+		struct stat st;
+		off_t synced = i == COMMS ? job->comms.synced : job->synced[i];
+
+		fds[i] = i == COMMS ? job->comms.file_fd : job->fds[i];
+		size[i] = -1;
+		if (fds[i] < 0)
+			continue;
+		/* A size that cannot be read is synced, and not remembered. */
+		if (fstat(fds[i], &st) == 0) {
+			if (st.st_size == synced)
+				continue;
+			size[i] = st.st_size;
+		}
+		dirty++;
+		/* A failure is the first output's that needs it (comms' only is a warning). */
+		if (at < 0 || at == COMMS)
+			at = i;
 	}
+	if (dirty == 0)
+		return;
+	if ((dirty == 1 ? fdatasync(fds[at]) : syncfs(fds[at])) < 0)
+		ret = -errno;
+	if (ret < 0 && at == COMMS)
+		bci_warn("job %u: cannot sync comms: %s", job->index + 1, strerror(-ret));
+	else if (ret < 0)
+		output_failed(job, at, ret);
+	if (ret < 0)
+		return;
+	for (int i = 0; i <= COMMS; i++)
+		if (fds[i] >= 0 && i == COMMS)
+			job->comms.synced = size[i] >= 0 ? size[i] : job->comms.synced;
+		else if (fds[i] >= 0)
+			job->synced[i] = size[i] >= 0 ? size[i] : job->synced[i];
+}
+
+/* After a barrier of the whole partition: every file of the job is durable as it stands. */
+static void note_synced(struct bci_igt_job *job)
+{
+	struct stat st;
+
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
+		if (job->fds[i] >= 0 && fstat(job->fds[i], &st) == 0)
+			job->synced[i] = st.st_size;
+	if (job->comms.file_fd >= 0 && fstat(job->comms.file_fd, &st) == 0)
+		job->comms.synced = st.st_size;
 }
 
 static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
@@ -246,11 +298,13 @@ static void handle_out_line(void *data, const char *text, size_t len)
 	}
 	if (taints) {
 		/* The subtest that starts on a tainted kernel is journalled, then stopped, and its
-		 * output says why, as igt_runner writes it. */
+		 * output says why, as igt_runner writes it: in comms when the test speaks the
+		 * socket (the results come from there), else in out.txt. */
 		char note[128];
 		n = snprintf(note, sizeof(note),
 			     "\nrunner: This test was killed due to a kernel taint (%#lx).\n", taints);
-		bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
+		if (!bci_igt_comms_note(job, note + 1))
+			bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
 		escalate(job, "Kernel tainted", now);
 		job->timed_out = false;
 	}
@@ -283,12 +337,15 @@ static void drop_trailing_nuls(int fd)
 			 (long long)(end - keep));
 }
 
+/*
+ * The job's folder and files, created or reopened. Their names become durable
+ * with the run journal's start line, in the barrier before the test starts
+ * (job_start): nothing is announced by them before.
+ */
 static int open_job_outputs(struct bci_igt_job *job, char *dir)
 {
-	int ret = bci_mkdir_p(dir, 0755);
-
-	if (ret < 0)
-		return ret;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
 	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
 		char path[PATH_MAX + 16];
 		char last;
@@ -317,7 +374,7 @@ static int open_job_outputs(struct bci_igt_job *job, char *dir)
 		    last != '\n')
 			bci_write_all(job->fds[i], "\n", 1);
 	}
-	return bci_fsync_parent(dir);
+	return 0;
 }
 
 static void build_argv(struct bci_igt_job *job, const struct bci_igt_selection *what)
@@ -431,6 +488,11 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 	char line[320];
 	int n = snprintf(line, sizeof(line), "%s\n", cycle), status;
 
+	/* The run journal's start and the job's folder, durable before the cycle's line. */
+	status = bci_journal_sync(job->journal, true);
+	if (status < 0)
+		return status;
+	note_synced(job);
 	journal_write(job, line, (size_t)n);
 	bci_igt_progress_mark(job, NULL);
 	job->start = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
@@ -455,8 +517,7 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 	snprintf(job->last_result, sizeof(job->last_result), "%s", record.result);
 	job->results = 1;
 	n = bci_job_journal_format_exit(line, sizeof(line), false, status, record.wall);
-	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
-		sync_output(job, i);
+	sync_outputs(job);
 	journal_write(job, line, (size_t)n);
 	return 0;
 }
@@ -496,14 +557,28 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 		goto out;
 	}
 	job->kmsg_fd = bci_kmsg_open(ex);
+	bci_igt_trace("premark");
 	bci_igt_progress_mark(job, what);
+	bci_igt_trace("mark");
 
 	job->start = job->last_activity = job->last_subtest = bci_clock_ms(ex, CLOCK_BOOTTIME);
 	/* The environment in the parent: IGT's sentinel says where the test's stderr ends. */
 	/* igt_runner's socket (igt_comms.c): its fd in the environment, the exec packet first. */
 	ret = bci_spawn_env(&env, environ, (const char *const[]){ "IGT_SENTINEL_ON_STDERR=1",
 								   job->comms.env, NULL });
+	bci_igt_trace("env");
 	bci_igt_comms_exec(job);
+	bci_igt_trace("comms_exec");
+	/*
+	 * One barrier for all that announces the test (DESIGN.md): the run journal's
+	 * start line, the job's folder and files, the exec packet. Not durable, the
+	 * test does not start, and the run stops.
+	 */
+	if (ret == 0)
+		ret = bci_journal_sync(job->journal, true);
+	if (ret == 0)
+		note_synced(job);
+	bci_igt_trace("barrier");
 	if (ret == 0)
 		ret = bci_spawn_start(&(struct bci_spawn){ .path = job->argv_path,
 							   .argv = (char *const *)job->argv,
@@ -513,6 +588,8 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 							   .exec_failed_status = BCI_IGT_EXIT_INVALID },
 				      &job->pid);
 	bci_strv_free(&env);
+	if (ret == 0)
+		bci_igt_trace_forked(job->index);
 	bci_igt_comms_started(job);
 	if (ret < 0) {
 		bci_error("job %u: cannot start %s: %s", job->index + 1, job->argv_path, strerror(-ret));
@@ -639,7 +716,9 @@ static int job_monitor(struct bci_igt_job *job)
 		job_read(job, pfds, now);
 		if (!job->reaped && bci_signals_dispatch(ex, job->pid, &job->wait_status)) {
 			job->reaped = true;
+			bci_igt_trace_reaped(job->index);
 			kill_leftovers(job);
+			bci_igt_trace("leftovers");
 			/* What they wrote before is read to the end; the pipes close as they die. A
 			 * leftover that does not die may hold them open: a moment, not forever. */
 			drain_deadline = now + 2000;
@@ -658,6 +737,7 @@ static int job_monitor(struct bci_igt_job *job)
 				escalate(job, reason, now);
 		}
 	}
+	bci_igt_trace("drain");
 	return 0;
 }
 
@@ -703,15 +783,21 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 			 job->dmesg_budget.dropped);
 	}
 	job->seconds = (double)(bci_clock_ms(job->ex, CLOCK_BOOTTIME) - job->start) / 1000.0;
+	bci_igt_trace("streams_end");
+	if (job->reaped) {
+		job->status = exit_status(job->wait_status);
+		bci_igt_comms_finish(job, bci_clock_ms(job->ex, CLOCK_BOOTTIME));
+	}
+	bci_igt_trace("comms_finish");
+	/* The outputs and comms' own end (igt_comms.c): durable before journal.txt's exit line. */
 	sync_outputs(job);
+	bci_igt_trace("sync_outputs");
 	if (!job->reaped)
 		return job->unkillable ? 1 : (monitor_ret < 0 ? monitor_ret : -EIO);
-	job->status = exit_status(job->wait_status);
-	/* comms' own end (igt_comms.c) is durable before journal.txt's exit line. */
-	bci_igt_comms_finish(job, bci_clock_ms(job->ex, CLOCK_BOOTTIME));
 	n = bci_job_journal_format_exit(line, sizeof(line), job->timed_out, job->status,
 					job->seconds);
 	journal_write(job, line, (size_t)n);
+	bci_igt_trace("journal_txt_exit");
 	return 0;
 }
 
@@ -737,6 +823,7 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 	ret = bci_igt_rundir_path(ex, dir, BCI_RESULTS_JOB_DIR, index);
 	if (ret == 0)
 		ret = open_job_outputs(job, dir);
+	bci_igt_trace("open_outputs");
 	if (ret < 0) {
 		bci_error("job %u: cannot open its output files in %s: %s", index + 1, dir, strerror(-ret));
 		goto out;
@@ -746,6 +833,7 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 		goto out;
 	}
 	ret = bci_igt_comms_open(job, dir);
+	bci_igt_trace("comms_open");
 	if (ret < 0) {
 		bci_error("job %u: cannot open its comms or socket in %s: %s", index, dir, strerror(-ret));
 		goto out;
@@ -763,5 +851,6 @@ out:
 	bci_igt_stream_release(&job->out);
 	bci_igt_stream_release(&job->err);
 	bci_igt_comms_close(&job->comms);
+	bci_igt_trace("close");
 	return ret;
 }

@@ -284,6 +284,9 @@ fail:
 
 void bci_journal_close(struct bci_journal *journal)
 {
+	/* A job's end not made durable by a later line: the run stops here, its end is kept. */
+	if (journal->fd >= 0 && journal->unsynced && fdatasync(journal->fd) < 0)
+		bci_error("the journal's last line cannot be made durable: %s", strerror(errno));
 	if (journal->fd >= 0)
 		close(journal->fd);
 	for (size_t i = 0; journal->jobs && i < journal->job_count; i++) {
@@ -296,8 +299,8 @@ void bci_journal_close(struct bci_journal *journal)
 	journal->fd = -1;
 }
 
-int bci_journal_append(struct bci_journal *journal, enum bci_run_journal_kind kind,
-		       unsigned long job, const char *rest)
+static int journal_write(struct bci_journal *journal, enum bci_run_journal_kind kind,
+			 unsigned long job, const char *rest, bool sync)
 {
 	struct bci_run_journal_line line = { .kind = kind, .job = job };
 	char text[BCI_RUN_JOURNAL_LINE_MAX + 32];
@@ -334,27 +337,69 @@ int bci_journal_append(struct bci_journal *journal, enum bci_run_journal_kind ki
 		full(journal->full_ctx);
 		ret = bci_write_all(journal->fd, text, (size_t)n);
 	}
-	if (ret == 0 && fdatasync(journal->fd) < 0)
+	if (ret == 0 && sync && fdatasync(journal->fd) < 0)
 		ret = -errno;
+	if (ret == 0)
+		journal->unsynced = !sync;
 	if (ret < 0)
 		bci_error("the journal cannot be made durable (line '%.*s'): %s: the run stops",
 			  n - 1, text, strerror(-ret));
 	return ret;
 }
 
-int bci_journal_appendf(struct bci_journal *journal, enum bci_run_journal_kind kind,
-			unsigned long job, const char *fmt, ...)
+int bci_journal_append(struct bci_journal *journal, enum bci_run_journal_kind kind,
+		       unsigned long job, const char *rest)
+{
+	return journal_write(journal, kind, job, rest, true);
+}
+
+static int journal_vwritef(struct bci_journal *journal, enum bci_run_journal_kind kind,
+			   unsigned long job, bool sync, const char *fmt, va_list ap)
 {
 	char rest[BCI_RUN_JOURNAL_LINE_MAX];
-	va_list ap;
-	int n;
+	int n = vsnprintf(rest, sizeof(rest), fmt, ap);
 
-	va_start(ap, fmt);
-	n = vsnprintf(rest, sizeof(rest), fmt, ap);
-	va_end(ap);
 	if (n < 0 || n >= (int)sizeof(rest)) {
 		bci_error("journal: a line of %d bytes is over the limit of %zu", n, sizeof(rest) - 1);
 		return -EINVAL;
 	}
-	return bci_journal_append(journal, kind, job, rest);
+	return journal_write(journal, kind, job, rest, sync);
+}
+
+int bci_journal_appendf(struct bci_journal *journal, enum bci_run_journal_kind kind,
+			unsigned long job, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = journal_vwritef(journal, kind, job, true, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int bci_journal_writef(struct bci_journal *journal, enum bci_run_journal_kind kind,
+		       unsigned long job, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = journal_vwritef(journal, kind, job, false, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int bci_journal_sync(struct bci_journal *journal, bool whole_fs)
+{
+	int ret = 0;
+
+	if (whole_fs ? syncfs(journal->fd) < 0 : journal->unsynced && fdatasync(journal->fd) < 0)
+		ret = -errno;
+	if (ret < 0) {
+		bci_error("the journal cannot be made durable: %s: the run stops", strerror(-ret));
+		return ret;
+	}
+	journal->unsynced = false;
+	return 0;
 }

@@ -44,6 +44,7 @@ struct bci_journal {
 	 */
 	void (*full)(void *ctx);
 	void *full_ctx;
+	bool unsynced;          /* a line written without its fdatasync yet (bci_journal_write) */
 };
 
 /*
@@ -70,6 +71,22 @@ int bci_journal_append(struct bci_journal *journal, enum bci_run_journal_kind ki
 /* The same, @rest formatted. */
 int bci_journal_appendf(struct bci_journal *journal, enum bci_run_journal_kind kind,
 			unsigned long job, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/*
+ * Appends as bci_journal_appendf() without the fdatasync: for a line that
+ * announces nothing yet (a job's end), or whose announced thing waits for
+ * bci_journal_sync() (one barrier for the line and the files the job's start
+ * creates). The next append, bci_journal_sync() or bci_journal_close() makes
+ * it durable. 0, or -errno said on the console.
+ */
+int bci_journal_writef(struct bci_journal *journal, enum bci_run_journal_kind kind,
+		       unsigned long job, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/*
+ * Makes the lines written so far durable: with @whole_fs, syncfs() of the
+ * journal's file system (every file written on it too, in one cache flush),
+ * else fdatasync of the journal alone (nothing when no line waits). 0, or
+ * -errno said on the console: what the lines announce must not start.
+ */
+int bci_journal_sync(struct bci_journal *journal, bool whole_fs);
 /*
  * Replays @len bytes of journal @text into @journal (initialised for its
  * jobs, as bci_journal_open does; fd -1 for tests and fuzzing), naming lines

@@ -118,7 +118,9 @@ int bci_spawn_adopt_orphans(void);
  * from @proc (the proc filesystem's mount: the processes are real whatever
  * tree the caller runs on). Up to @max of them go to @killed (first seen
  * first), their count to *@count. Rounds until none is left or @timeout_ms
- * passed. Returns how many are still alive (stuck in the kernel), or -errno
+ * passed. The table is read only when something can be left: the group
+ * has a process, or the caller a child (a subreaper, as bci_spawn_adopt_orphans()
+ * makes it). Returns how many are still alive (stuck in the kernel), or -errno
  * when @proc cannot be read.
  */
 int bci_spawn_kill_leftovers(const char *proc, pid_t pgid, long timeout_ms,

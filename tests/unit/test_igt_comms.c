@@ -209,6 +209,39 @@ static void timeout_is_an_override_in_comms(void **state)
 	assert_string_equal(result_of(f, "igt@igt_socket@quiet-pass"), "pass");
 }
 
+/*
+ * A job stopped for a taint says so where its results come from, as igt_runner
+ * does: in comms, as a stdout log packet, when the test speaks the socket; not
+ * in out.txt.
+ */
+static void taint_kill_note_is_in_comms(void **state)
+{
+	struct fixture *f = *state;
+	char tainted[PATH_MAX + 32], path[PATH_MAX + 64], *text = NULL;
+	const char *note = "runner: This test was killed due to a kernel taint (0x200).\n";
+	struct bci_comms_packet p;
+	size_t len = 0, pos = 0;
+	bool found = false;
+
+	prepare(f, "igt@igt_socket@taint\nigt@igt_socket@quiet-pass\n",
+		"bootci.multiple_mode=yes bootci.abort_on=taint bootci.kill_grace=2");
+	fakeroot_write(&f->root, "/proc/sys/kernel/tainted", "0\n");
+	snprintf(tainted, sizeof(tainted), "%s/proc/sys/kernel/tainted", f->root.dir);
+	setenv("BOOTCI_FIXTURE_TAINTED", tainted, 1);
+	execute(f);
+	unsetenv("BOOTCI_FIXTURE_TAINTED");
+	snprintf(path, sizeof(path), "%s/0/comms", f->ex.run_dir);
+	assert_int_equal(bci_read_file(path, &text, &len, 1 << 20), 0);
+	while (bci_comms_next(text, len, &pos, &p, NULL, 0) == 1)
+		if (p.type == BCI_COMMS_LOG && p.stream == 1 && p.text && !strcmp(p.text, note))
+			found = true;
+	free(text);
+	assert_true(found);
+	assert_null(strstr(run_file(f, "0/out.txt"), "killed due to a kernel taint"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_socket@taint"), "pass");
+}
+
 /* A resumed job appends after the whole records a crash left. */
 static void resume_cuts_a_damaged_comms_tail(void **state)
 {
@@ -294,6 +327,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(socket_jobs_are_judged_from_their_packets, setup, teardown),
 		cmocka_unit_test_setup_teardown(multiple_mode_over_the_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(timeout_is_an_override_in_comms, setup, teardown),
+		cmocka_unit_test_setup_teardown(taint_kill_note_is_in_comms, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_cuts_a_damaged_comms_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(kernel_crash_in_a_socket_job, setup, teardown),
 	};

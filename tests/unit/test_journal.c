@@ -312,6 +312,39 @@ static void an_incomplete_job_is_not_an_end_lost(void **state)
 	assert_int_equal(access(note, F_OK), -1);
 }
 
+/*
+ * A line written without its fdatasync (a job's end) is in the file and the
+ * state at once, waits for the next barrier, and the next journal read sees it.
+ */
+static void a_line_written_unsynced_waits_for_the_barrier(void **state)
+{
+	char path[64], *out;
+	struct bci_journal j;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/bootci-journal.txt", dir);
+	write_text(path, "boot 1 1700000000 6.1\nstart 0\n", 30);
+	assert_int_equal(bci_journal_open(&j, path, 2), 0);
+	assert_false(j.unsynced);
+	assert_int_equal(bci_journal_writef(&j, BCI_RUN_JOURNAL_EXIT, 0, "%d %.3f", 0, 0.5), 0);
+	assert_true(j.unsynced);
+	assert_true(j.jobs[0].finished);
+	assert_int_equal(bci_journal_writef(&j, BCI_RUN_JOURNAL_START, 1, "%s", ""), 0);
+	assert_int_equal(j.in_flight, 1);
+	assert_int_equal(bci_journal_sync(&j, true), 0);
+	assert_false(j.unsynced);
+	/* A synced append clears it too: its fdatasync covers the lines before. */
+	assert_int_equal(bci_journal_writef(&j, BCI_RUN_JOURNAL_EXIT, 1, "%d %.3f", 0, 0.2), 0);
+	assert_int_equal(bci_journal_append(&j, BCI_RUN_JOURNAL_DONE, 0, NULL), 0);
+	assert_false(j.unsynced);
+	bci_journal_close(&j);
+	out = read_text(path);
+	assert_non_null(out);
+	assert_string_equal(out, "boot 1 1700000000 6.1\nstart 0\nexit 0 0 0.500\nstart 1\n"
+				 "exit 1 0 0.200\ndone\n");
+	free(out);
+}
+
 static int full_calls;
 
 /* The executor's reserve, for the test: a file whose blocks are given back. */
@@ -383,6 +416,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(open_cuts_a_torn_tail_and_replays_cleanly_after,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(open_goes_on_past_garbage_and_marks_lost_ends, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(a_line_written_unsynced_waits_for_the_barrier, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(an_incomplete_job_is_not_an_end_lost, setup,
 						teardown),

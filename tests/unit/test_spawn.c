@@ -210,9 +210,33 @@ static void leftovers_are_killed_even_out_of_the_group(void **state)
 	assert_int_equal(sleeps, 2);
 	/* Nothing is left to reap: every leftover was. */
 	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
-	/* Nothing left: a second look finds none. */
+	/* Nothing left: a second look finds none, without reading the process table. */
 	assert_int_equal(bci_spawn_kill_leftovers("/proc", pid, 1000, killed, 8, &count), 0);
 	assert_int_equal(count, 0);
+	assert_int_equal(bci_spawn_kill_leftovers("/nonexistent-proc", pid, 1000, killed, 8, &count), 0);
+}
+
+/* A process left out of the group (setsid'ed, reparented to us) still makes the table read. */
+static void a_leftover_out_of_the_group_is_looked_for(void **state)
+{
+	char *const argv[] = { "sh", "-c", "/usr/bin/setsid /bin/sleep 62 & /bin/sleep 0.3; exit 0",
+			       NULL };
+	struct bci_spawn s = { .path = "/bin/sh", .argv = argv, .stdin_fd = -1, .stdout_fd = -1,
+			       .stderr_fd = -1, .process_group = true };
+	struct bci_spawn_proc killed[8];
+	size_t count = 0;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(bci_spawn_adopt_orphans(), 0);
+	assert_int_equal(bci_spawn_start(&s, &pid), 0);
+	assert_int_equal(bci_spawn_wait(pid, &status), 0);
+	assert_int_equal(bci_spawn_kill_leftovers("/nonexistent-proc", pid, 1000, killed, 8, &count),
+			 -ENOENT);
+	assert_int_equal(bci_spawn_kill_leftovers("/proc", pid, 5000, killed, 8, &count), 0);
+	assert_int_equal(count, 1);
+	assert_string_equal(killed[0].comm, "sleep");
 }
 
 int main(void)
@@ -225,6 +249,7 @@ int main(void)
 		cmocka_unit_test(find_searches_path_then_more_dirs),
 		cmocka_unit_test(proc_stat_is_parsed_whatever_the_name),
 		cmocka_unit_test(leftovers_are_killed_even_out_of_the_group),
+		cmocka_unit_test(a_leftover_out_of_the_group_is_looked_for),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
