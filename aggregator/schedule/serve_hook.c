@@ -346,6 +346,12 @@ static void states_answer(struct bci_schedule_server *s, struct bci_schedule_ans
 			bci_jsonw_double(&w, state.last_seen);
 		else
 			bci_jsonw_null(&w);
+		/* Asking for a job forgives the cycles; when it was last cycled stays. */
+		bci_jsonw_key(&w, "last_cycle");
+		if (known > 0 && state.last_cycle > 0)
+			bci_jsonw_double(&w, state.last_cycle);
+		else
+			bci_jsonw_null(&w);
 		bci_jsonw_key(&w, "note");
 		if (known > 0 && state.note[0])
 			bci_jsonw_string(&w, state.note);
