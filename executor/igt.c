@@ -44,13 +44,13 @@ static int run_setup(struct igt_run *run)
 {
 	struct bci_executor *ex = run->ex;
 	char path[PATH_MAX];
-	int ret;
+	int ret, aborted = 0;
 
 	run->start = bci_clock_ms(ex, CLOCK_BOOTTIME);
 	run->overall = bci_config_get_seconds(ex->config, "overall_timeout");
 	ret = bci_igt_rundir_load(ex, &run->jobs, &run->exists);
 	if (ret == 0 && !run->exists)
-		ret = bci_igt_rundir_create(ex, &run->jobs);
+		ret = aborted = bci_igt_rundir_create(ex, &run->jobs);
 	if (ret < 0)
 		return ret;
 	ret = bci_igt_rundir_path(ex, path, BCI_RESULTS_BOOTCI_JOURNAL);
@@ -64,9 +64,13 @@ static int run_setup(struct igt_run *run)
 	run->journal_open = true;
 	run->journal.full = journal_full;
 	run->journal.full_ctx = ex;
-	return bci_journal_appendf(&run->journal, BCI_RUN_JOURNAL_BOOT, 0, "%u %ld %s",
-				   run->journal.boots + 1, bci_clock_ms(ex, CLOCK_REALTIME) / 1000,
-				   ex->release);
+	ret = bci_journal_appendf(&run->journal, BCI_RUN_JOURNAL_BOOT, 0, "%u %ld %s",
+				  run->journal.boots + 1, bci_clock_ms(ex, CLOCK_REALTIME) / 1000,
+				  ex->release);
+	/* Created aborted (aborted.txt written): the journal says so, the run ends. */
+	if (ret == 0 && aborted == 1)
+		ret = bci_journal_append(&run->journal, BCI_RUN_JOURNAL_ABORT, 0, "testlist");
+	return ret;
 }
 
 /* Why the run has to stop before job @j starts, or NULL. */
@@ -201,9 +205,9 @@ int bci_igt_run(struct bci_executor *ex)
 
 	if (ret == 0)
 		ret = bci_igt_resume_abort(ex, &run.journal);
-	if (ret == 0 && (run.journal.done || run.journal.aborted))
+	if (ret == 0 && run.exists && (run.journal.done || run.journal.aborted))
 		bci_say("run %s is already complete", bci_config_get(ex->config, "run_id"));
-	else if (ret == 0)
+	else if (ret == 0 && !run.journal.aborted)
 		ret = run_loop(&run);
 	/* 1: aborted, aborted.txt says why; the run's files are completed as for its end. */
 	if (ret >= 0)

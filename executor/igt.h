@@ -44,15 +44,25 @@ int bci_igt_rundir_path(const struct bci_executor *ex, char *buf, const char *fm
 int bci_igt_rundir_write(const struct bci_executor *ex, const char *name, const char *text);
 /* run_dir/@name: the time now, as igt_runner's starttime.txt and endtime.txt. */
 int bci_igt_rundir_write_time(const struct bci_executor *ex, const char *name);
-/* Plans the run and creates its files (joblist.txt last: its presence says the run exists). */
+/*
+ * Plans the run and creates its files (joblist.txt last: its presence says the
+ * run exists). 0, or 1 when the testlist cannot be read: the run is created
+ * aborted at bootup (aborted.txt says why, the joblist is empty), so it ends
+ * and reaches the master with that error instead of never ending; -errno.
+ */
 int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs);
 /* Loads joblist.txt into @jobs; *@exists false (and 0) when there is none yet. */
 int bci_igt_rundir_load(struct bci_executor *ex, struct bci_joblist *jobs, bool *exists);
 
 /* ---- igt_plan.c ---- */
 
-/* The testlist, include/exclude and the configured suspend cycles as igt_runner's joblist. */
-int bci_igt_plan_build(struct bci_executor *ex, struct bci_joblist *jobs);
+/*
+ * The testlist, include/exclude and the configured suspend cycles as
+ * igt_runner's joblist. -errno on error; when the testlist file cannot be
+ * read, @unreadable (if not NULL, @unreadable_size bytes) says so.
+ */
+int bci_igt_plan_build(struct bci_executor *ex, struct bci_joblist *jobs, char *unreadable,
+		       size_t unreadable_size);
 
 /* ---- igt_stream.c ---- */
 

@@ -232,7 +232,8 @@ static int compile_regex(regex_t *re, const char *pattern, const char *key, bool
 	return 0;
 }
 
-int bci_igt_plan_build(struct bci_executor *ex, struct bci_joblist *jobs)
+int bci_igt_plan_build(struct bci_executor *ex, struct bci_joblist *jobs, char *unreadable,
+		       size_t unreadable_size)
 {
 	const char *testlist = bci_config_get(ex->config, "testlist");
 	struct planner p = { .ex = ex, .jobs = jobs };
@@ -249,6 +250,9 @@ int bci_igt_plan_build(struct bci_executor *ex, struct bci_joblist *jobs)
 	ret = bci_read_file(path, &text, &len, 16 << 20);
 	if (ret < 0) {
 		bci_error("cannot read the testlist %s: %s", testlist, strerror(-ret));
+		if (unreadable)
+			snprintf(unreadable, unreadable_size, "Cannot read the testlist %s: %s",
+				 testlist, strerror(-ret));
 		return ret;
 	}
 	ret = compile_regex(&p.include, bci_config_get(ex->config, "include"), "include",

@@ -96,12 +96,29 @@ static int write_uname(struct bci_executor *ex)
 /* Creates the run: metadata, the joblist (once, before any job), uname, start time. */
 int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs)
 {
-	char *text;
+	char *text, unreadable[PATH_MAX + 128] = "", aborted[PATH_MAX + 160];
 	size_t len;
-	int ret = bci_igt_plan_build(ex, jobs);
+	int ret = bci_igt_plan_build(ex, jobs, unreadable, sizeof(unreadable)), aborted_run;
 
+	/*
+	 * A testlist that cannot be read (a job initrd that did not arrive) is the
+	 * job's fault, not the machine's: the run is made, aborted at bootup as
+	 * igt_runner says it, so it ends, is uploaded and shows the reason, instead
+	 * of a run folder that stays "in progress" and a job handed out again.
+	 */
+	if (ret < 0 && unreadable[0]) {
+		bci_joblist_clear(jobs);
+		snprintf(aborted, sizeof(aborted), "Aborted at bootup\n\n%s\n", unreadable);
+		ret = bci_igt_rundir_write(ex, BCI_RESULTS_ABORTED, aborted);
+		if (ret == 0)
+			ret = 1;
+	}
 	if (ret < 0)
 		return ret;
+	if (ret == 1)
+		bci_error("run %s aborted at bootup: %s", bci_config_get(ex->config, "run_id"),
+			  unreadable);
+	aborted_run = ret;
 	ret = write_metadata(ex);
 	if (ret == 0)
 		ret = write_uname(ex);
@@ -117,10 +134,10 @@ int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs)
 	/* Last: its presence says the run exists. */
 	ret = bci_igt_rundir_write(ex, BCI_RESULTS_JOBLIST, text);
 	free(text);
-	if (ret == 0)
+	if (ret == 0 && !aborted_run)
 		bci_say("run %s: %zu jobs planned", bci_config_get(ex->config, "run_id"),
 			jobs->count);
-	return ret;
+	return ret < 0 ? ret : aborted_run;
 }
 
 int bci_igt_rundir_load(struct bci_executor *ex, struct bci_joblist *jobs, bool *exists)

@@ -106,6 +106,16 @@ int bci_schedule_return(struct bci_schedule *s, const char *machine, double now,
 			size_t err_size);
 
 /*
+ * The inventory's tags onto the store's machines (the matrix and the report
+ * group by them): each machine of s->inventory gets every tag it lists; a tag
+ * @before (the inventory read before, NULL at the first read) gave a machine
+ * and s->inventory no longer does is removed. Tags given otherwise (`machine
+ * tag`) stay. serve calls it at each (re)read of the inventory. 0 or -errno.
+ */
+int bci_schedule_tags_sync(struct bci_schedule *s, const struct bci_inventory *before, char *err,
+			   size_t err_size);
+
+/*
  * The build of run @run_id of @machine when the scheduler handed it out (a
  * job's run id): 1 with its name in @build, 0 when no job has that run id,
  * -errno. serve's ingest files an uploaded run under it, so the report and the
@@ -113,6 +123,15 @@ int bci_schedule_return(struct bci_schedule *s, const char *machine, double now,
  */
 int bci_schedule_run_build(struct bci_store *store, const char *machine, const char *run_id,
 			   char *build, size_t size, char *err, size_t err_size);
+
+/*
+ * serve calls it once run @run_id of @machine is in the store: the job that
+ * handed it out is done, and a full tier's run makes its build's tier full,
+ * so the report and its reply say the results are the full tier's (the
+ * subject's Fi.CI.FULL). 1 when a job had that run id, 0 when none, -errno.
+ */
+int bci_schedule_run_ingested(struct bci_store *store, const char *machine, const char *run_id,
+			      char *err, size_t err_size);
 
 /* The content-addressed path of a build file: DATA/builds/objects/<sha256>. */
 int bci_schedule_object_path(const char *data_dir, const char *sha256, char *path, size_t size);

@@ -63,9 +63,11 @@ static void inventory_refresh(struct bci_schedule_server *s)
 		s->inventory_mtime = st.st_mtim;
 		return;
 	}
+	s->schedule.inventory = fresh;
+	if (bci_schedule_tags_sync(&s->schedule, s->inventory, err, sizeof(err)) < 0)
+		bci_schedule_say(&s->schedule, "inventory: tags: %s", err);
 	bci_inventory_free(s->inventory);
 	s->inventory = fresh;
-	s->schedule.inventory = fresh;
 	s->inventory_mtime = st.st_mtim;
 	bci_schedule_say(&s->schedule, "inventory: %zu machine(s) from %s", fresh->machine_count,
 			 s->inventory_path);
@@ -151,6 +153,9 @@ int bci_schedule_server_start(const char *data_dir, const char *store_url, FILE 
 					     .data_dir = s->data_dir, .log = log,
 					     .judge = bci_schedule_judge_report,
 					     .judge_ctx = s->data_dir };
+	/* The first read's tags, before any request: the report sees them from the start. */
+	if ((ret = bci_schedule_tags_sync(&s->schedule, NULL, err, err_size)) < 0)
+		goto fail;
 	if ((ret = -pthread_create(&s->thread, NULL, loop_main, s)) < 0) {
 		bci_message(err, err_size, "cannot start the scheduler's loop: %s", strerror(-ret));
 		goto fail;
@@ -339,6 +344,12 @@ static void states_answer(struct bci_schedule_server *s, struct bci_schedule_ans
 		bci_jsonw_key(&w, "last_seen");
 		if (known > 0)
 			bci_jsonw_double(&w, state.last_seen);
+		else
+			bci_jsonw_null(&w);
+		/* Asking for a job forgives the cycles; when it was last cycled stays. */
+		bci_jsonw_key(&w, "last_cycle");
+		if (known > 0 && state.last_cycle > 0)
+			bci_jsonw_double(&w, state.last_cycle);
 		else
 			bci_jsonw_null(&w);
 		bci_jsonw_key(&w, "note");

@@ -110,6 +110,9 @@ int bci_ingest_call_run(struct bci_ingest_call *ingest, const struct bci_spool *
 		options.build = build;
 	ret = bci_ingest_archive(ingest->stores[i], ingest->data_dir, archive, machine, run_id,
 				 &options, NULL, err, err_size);
+	/* Its job is done; a full tier's run makes the build's tier full (the reply's subject). */
+	if (ret >= 0 && options.build)
+		ret = bci_schedule_run_ingested(ingest->stores[i], machine, run_id, err, err_size);
 	if (ret >= 0) {
 		pthread_mutex_lock(&ingest->lock);
 		ingest->generation++;

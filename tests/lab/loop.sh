@@ -9,7 +9,10 @@
 #   LOOP_NAMES         the machines' names (array); their MACs are 52:54:00:b0:07:01, :02, ...
 #   LOOP_GROUP         their shard group (empty: none)
 #   LOOP_TREE_FULL     the tree's full-tier rule for tree LOOP_TREE (gated, always, never)
-#   LOOP_DEADLINE      a machine's deadline (inventory syntax, e.g. 10m)
+#   LOOP_DEADLINE      a machine's deadline (inventory syntax, e.g. 10m); LOOP_DEADLINES[I],
+#                      when set, is machine I's instead
+#   LOOP_POWER_CYCLES  the inventory's power-cycles (default 2)
+#   LOOP_POWER_WRAP[I] words put before machine I's power command (e.g. /usr/bin/env VAR=...)
 #   LOOP_KNOWN_ISSUES  the lab's known-issue filters (default tests/lab/loop/known-issues.txt)
 # and calls loop_stop from an EXIT trap: it powers every machine off and stops the master.
 
@@ -45,7 +48,7 @@ loop_master_start() {
 	{
 		echo "# written by tests/lab/loop.sh"
 		echo "[schedule]"
-		echo "power-cycles = 2"
+		echo "power-cycles = ${LOOP_POWER_CYCLES:-2}"
 		echo "power-timeout = 60s"
 		for i in "${!LOOP_NAMES[@]}"; do
 			name=${LOOP_NAMES[$i]}
@@ -54,8 +57,8 @@ loop_master_start() {
 			echo "mac = $(loop_mac "$i")"
 			echo "tags = qemu, lab"
 			[ -z "${LOOP_GROUP:-}" ] || echo "shard-group = $LOOP_GROUP"
-			echo "power = $LAB power $(loop_dir "$name") cycle"
-			echo "deadline = ${LOOP_DEADLINE:-10m}"
+			echo "power = ${LOOP_POWER_WRAP[$i]:+${LOOP_POWER_WRAP[$i]} }$LAB power $(loop_dir "$name") cycle"
+			echo "deadline = ${LOOP_DEADLINES[$i]:-${LOOP_DEADLINE:-10m}}"
 		done
 		echo
 		echo "[tree $LOOP_TREE]"

@@ -7,6 +7,10 @@
 # panics the kernel (no full tier: the tree says never). The machine netboots each job,
 # hands over, uploads; after the panic it netboots the same job again and resumes. The
 # patched build's reply must name exactly the panicked subtest as its possible new issue.
+# Both builds are published before the machine is on: the patched build's job is queued
+# behind the base's, so the machine takes it at its first netboot after the base's upload.
+# (Published once the base was done, it raced that netboot: when it lost, the machine went
+# through `exit`, a known-good boot and a reboot first, a minute more under TCG.)
 set -uo pipefail
 # shellcheck source=tests/lab/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -47,6 +51,14 @@ publish() {
 	loop_publish "$@" | diag
 }
 
+# tags_are MACHINE "TAG TAG ": the store's tags of MACHINE, in name order
+tags_are() {
+	local tags
+	tags=$("$AGGREGATOR" machine --data "$LOOP_DATA" tags "$1" | tr '\n' ' ')
+	echo "$1's tags in the store: $tags" | diag
+	[ "$tags" = "$2" ]
+}
+
 # reply_new_issues MBOX: "TEST MACHINE" per possible new issue of the reply, sorted
 reply_new_issues() {
 	python3 - "$1" <<'PY'
@@ -60,7 +72,7 @@ for test, lines in re.findall(r"^  \* (\S+):\n((?:    - .*\n)+)", section.group(
 PY
 }
 
-plan 12
+plan 13
 check "the master started with the inventory" loop_master_start || exit 1
 check "the known-good image published over HTTP as kg-1" \
 	publish_known_good
@@ -69,16 +81,18 @@ check "the machine's disk written from the master's kg-1, entry made, enrolled" 
 check "the base build published over HTTP (its fast tier queued)" \
 	publish base "$TEST_IMAGE" "$BUILD/images/test.manifest" "$LOOP_WORK/base.testlist" - \
 	--commit 1111111 --tier fast
+check "the patched build published on the base (its job queued behind the base's)" \
+	publish series "$TEST_IMAGE" "$BUILD/images/test.manifest" "$LOOP_WORK/regression.testlist" - \
+	--commit 2222222 --tier fast --base base --series-title "a series that panics" \
+	--message-id "<loop.1@lab.example>"
+check "the inventory's tags are the machine's in the store (the matrix groups by them)" \
+	tags_are loop-1 "lab qemu "
 check "the machine powered on (netboot, the fixed chain script)" loop_power_on
 check "the base build's fast tier done: netbooted, run, handed over, uploaded" \
 	wait_tier base fast 900
 loop_jobs base | diag
 check "no full tier: the tree never runs it" \
 	eval "[ \"\$(loop_wait_gate base 60)\" = 'base: full tier not run (tree $LOOP_TREE: full = never)' ]"
-check "the patched build published on the base" \
-	publish series "$TEST_IMAGE" "$BUILD/images/test.manifest" "$LOOP_WORK/regression.testlist" - \
-	--commit 2222222 --tier fast --base base --series-title "a series that panics" \
-	--message-id "<loop.1@lab.example>"
 check "the patched build's fast tier done despite the panic" wait_tier series fast 900
 loop_jobs series | diag
 check "after the panic the machine netbooted the same job again" \

@@ -361,6 +361,32 @@ static void bad_testlist_is_an_error(void **state)
 	assert_null(run_file(f, "joblist.txt"));
 }
 
+/* A testlist that cannot be read (its job initrd never arrived): the run ends, aborted at bootup with the reason. */
+static void unreadable_testlist_aborts_the_run(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX + 32];
+	const char *text;
+
+	start(f, "igt@igt_basic@pass\n", "");
+	snprintf(path, sizeof(path), "%s/etc/bootci/testlist", f->root.dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(run_keeping_console(f), 0);
+	text = run_file(f, "aborted.txt");
+	assert_non_null(text);
+	assert_string_equal(text, "Aborted at bootup\n\nCannot read the testlist /etc/bootci/testlist: "
+				  "No such file or directory\n");
+	assert_non_null(run_file(f, "joblist.txt"));
+	assert_string_equal(run_file(f, "joblist.txt"), "");
+	text = run_file(f, "bootci-journal.txt");
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\nabort"));
+	assert_non_null(strstr(text, "\ndone"));
+	assert_non_null(strstr(f->console, "run t aborted at bootup: Cannot read the testlist"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@runner@aborted"), "fail");
+}
+
 static void missing_binary_is_an_error(void **state)
 {
 	struct fixture *f = *state;
@@ -931,6 +957,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(suspend_cycles_torn_line_is_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_suspend_item_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_testlist_is_an_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(unreadable_testlist_aborts_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_binary_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(per_test_timeout_kills, setup, teardown),
 		cmocka_unit_test_setup_teardown(per_test_timeout_escalates_to_sigkill, setup, teardown),

@@ -372,6 +372,18 @@ static int job_testlists(const struct bci_store_job *job, void *ctx)
 	return 0;
 }
 
+/* "RUN_ID:STATE " per job of the machine, appended in the store's order. */
+static int job_states(const struct bci_store_job *job, void *ctx)
+{
+	struct testlists *t = ctx;
+	char *dest = !strcmp(job->machine, "solo") ? t->solo :
+		     !strcmp(job->machine, "grp-a") ? t->a : t->b;
+	size_t used = strlen(dest);
+
+	snprintf(dest + used, 256 - used, "%s:%s ", job->run_id, job->state);
+	return 0;
+}
+
 static const char full_list[] = "igt@t@1\nigt@t@2\nigt@t@3\nigt@t@4\n";
 
 static void test_shards_without_history(void **state)
@@ -679,6 +691,88 @@ static void test_power_cycle_then_out(void **state)
 	assert_int_equal(power_lines(f), 4);
 }
 
+static int build_tier_row(const struct bci_store_build *build, void *ctx)
+{
+	snprintf(ctx, 8, "%s", build->tier);
+	return 0;
+}
+
+static const char *build_tier(struct fixture *f, const char *build)
+{
+	static char tier[8];
+
+	assert_int_equal(bci_store_build_get(f->store, build, build_tier_row, tier, f->err,
+					     sizeof(f->err)), 0);
+	return tier;
+}
+
+/* A run in the store ends its job; the full tier's makes the build's tier full (the reply's subject). */
+static void test_run_ingested(void **state)
+{
+	struct fixture *f = *state;
+
+	build_add(f, "b2", "drm-tip", "igt@core@a\n", full_list);
+	assert_int_equal(bci_schedule_queue(&f->s, "b2", "fast", f->err, sizeof(f->err)), 3);
+	upload(f, "solo", "b2-fast", NULL, 0);
+	assert_int_equal(bci_schedule_run_ingested(f->store, "solo", "b2-fast", f->err,
+						   sizeof(f->err)), 1);
+	assert_string_equal(build_tier(f, "b2"), "fast");
+	assert_int_equal(bci_schedule_run_ingested(f->store, "solo", "no-such-run", f->err,
+						   sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_queue(&f->s, "b2", "full", f->err, sizeof(f->err)), 3);
+	upload(f, "grp-a", "b2-full-1of2", NULL, 0);
+	assert_int_equal(bci_schedule_run_ingested(f->store, "grp-a", "b2-full-1of2", f->err,
+						   sizeof(f->err)), 1);
+	assert_string_equal(build_tier(f, "b2"), "full");
+	struct testlists t = { 0 };
+	assert_int_equal(bci_store_jobs_each(f->store, "b2", NULL, job_states, &t, f->err,
+					     sizeof(f->err)), 6);
+	assert_string_equal(t.solo, "b2-fast:done b2-full:queued ");
+	assert_string_equal(t.a, "b2-fast:queued b2-full-1of2:done ");
+}
+
+static int tag_join(const char *tag, void *ctx)
+{
+	char *out = ctx;
+
+	strcat(out, tag);
+	strcat(out, " ");
+	return 0;
+}
+
+static const char *tags_of(struct fixture *f, const char *machine)
+{
+	static char out[256];
+
+	out[0] = '\0';
+	assert_true(bci_store_machine_tags(f->store, machine, tag_join, out, f->err,
+					   sizeof(f->err)) >= 0);
+	return out;
+}
+
+/* The inventory's tags reach the store's machines; a tag it drops goes, a person's stays. */
+static void test_tags_sync(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_inventory *before;
+
+	inventory_set(f, "[machine tagged]\nmac = 52:54:00:00:00:09\ntags = tgl, gen12\n");
+	assert_int_equal(bci_schedule_tags_sync(&f->s, NULL, f->err, sizeof(f->err)), 0);
+	assert_string_equal(tags_of(f, "tagged"), "gen12 tgl ");
+	assert_string_equal(tags_of(f, "solo"), "");
+	assert_int_equal(bci_store_machine_tag(f->store, "tagged", "by-hand", f->err,
+					       sizeof(f->err)), 0);
+	/* inventory_set frees the inventory it replaces: keep it for the comparison. */
+	before = f->inv;
+	f->inv = NULL;
+	inventory_set(f, "[machine tagged]\nmac = 52:54:00:00:00:09\ntags = tgl, lab\n");
+	assert_int_equal(bci_schedule_tags_sync(&f->s, before, f->err, sizeof(f->err)), 0);
+	bci_inventory_free(before);
+	assert_string_equal(tags_of(f, "tagged"), "by-hand lab tgl ");
+	fflush(f->s.log);
+	expect_in(f->log_text, "tagged: tag gen12 no longer in the inventory: removed");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -693,6 +787,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_judge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_known_good_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tags_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_ingested, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
