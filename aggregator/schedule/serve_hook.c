@@ -2,6 +2,8 @@
 /* The scheduler's routes and loop inside serve (serve_hook.h). */
 #include "serve_hook.h"
 
+#include "deploy.h"
+
 #include "internal.h"
 #include "judge.h"
 
@@ -297,8 +299,12 @@ static void initrd_answer(struct bci_schedule_server *s, const struct bci_schedu
 	char err[512];
 	int ret;
 
-	ret = bci_schedule_job_initrd(&s->schedule, machine, run_id, &a->body, &a->len, err,
-				      sizeof(err));
+	if (route->kind == BCI_SCHEDULE_ROUTE_DEPLOY_INITRD)
+		ret = bci_schedule_deploy_initrd(&s->schedule, machine, run_id, &a->body, &a->len,
+						 err, sizeof(err));
+	else
+		ret = bci_schedule_job_initrd(&s->schedule, machine, run_id, &a->body, &a->len,
+					      err, sizeof(err));
 	if (ret < 0) {
 		answer_error(a, ret == -ENOENT ? 404 : 500, "%s", err);
 		return;
@@ -390,6 +396,7 @@ void bci_schedule_http_answer(struct bci_schedule_server *s, const char *method,
 		file_answer(s, &route, a);
 		break;
 	case BCI_SCHEDULE_ROUTE_JOB_INITRD:
+	case BCI_SCHEDULE_ROUTE_DEPLOY_INITRD:
 		initrd_answer(s, &route, a);
 		break;
 	case BCI_SCHEDULE_ROUTE_STATES:
