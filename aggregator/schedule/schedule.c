@@ -739,6 +739,33 @@ out:
 	return ret;
 }
 
+struct run_build {
+	const char *run_id;
+	char *build;
+	size_t size;
+	bool found;
+};
+
+static int run_build_match(const struct bci_store_job *job, void *ctx)
+{
+	struct run_build *r = ctx;
+
+	if (!r->found && !strcmp(job->run_id, r->run_id)) {
+		snprintf(r->build, r->size, "%s", job->build);
+		r->found = true;
+	}
+	return 0;
+}
+
+int bci_schedule_run_build(struct bci_store *store, const char *machine, const char *run_id,
+			   char *build, size_t size, char *err, size_t err_size)
+{
+	struct run_build r = { .run_id = run_id, .build = build, .size = size };
+	int ret = bci_store_machine_jobs_each(store, machine, run_build_match, &r, err, err_size);
+
+	return ret < 0 ? ret : r.found;
+}
+
 /* ---- the full tier's gate ---- */
 
 struct tier_progress {

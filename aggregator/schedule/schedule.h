@@ -105,6 +105,15 @@ int bci_schedule_tick(struct bci_schedule *s, double now, char *err, size_t err_
 int bci_schedule_return(struct bci_schedule *s, const char *machine, double now, char *err,
 			size_t err_size);
 
+/*
+ * The build of run @run_id of @machine when the scheduler handed it out (a
+ * job's run id): 1 with its name in @build, 0 when no job has that run id,
+ * -errno. serve's ingest files an uploaded run under it, so the report and the
+ * full tier's judge find the build's runs.
+ */
+int bci_schedule_run_build(struct bci_store *store, const char *machine, const char *run_id,
+			   char *build, size_t size, char *err, size_t err_size);
+
 /* The content-addressed path of a build file: DATA/builds/objects/<sha256>. */
 int bci_schedule_object_path(const char *data_dir, const char *sha256, char *path, size_t size);
 

@@ -2,6 +2,7 @@
 /* serve's seam to the store (ingest_call.h): one store, one caller at a time. */
 #include "ingest_call.h"
 #include "../ingest.h"
+#include "../schedule/schedule.h"
 #include "../store/store.h"
 #include "message.h"
 
@@ -95,13 +96,17 @@ int bci_ingest_call_run(struct bci_ingest_call *ingest, const struct bci_spool *
 			size_t err_size)
 {
 	struct bci_ingest_options options = { .digest = sha256 };
-	char archive[PATH_MAX];
+	char archive[PATH_MAX], build[BCI_MANIFEST_WORD_MAX + 1];
 	int ret;
 
 	size_t i;
 
 	bci_spool_archive_path(spool, sha256, archive);
 	i = store_take(ingest);
+	/* A run the scheduler handed out is filed under its job's build. */
+	if (bci_schedule_run_build(ingest->stores[i], machine, run_id, build, sizeof(build), err,
+				   err_size) == 1)
+		options.build = build;
 	ret = bci_ingest_archive(ingest->stores[i], ingest->data_dir, archive, machine, run_id,
 				 &options, NULL, err, err_size);
 	store_put(ingest, i);

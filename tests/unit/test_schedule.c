@@ -234,6 +234,16 @@ static void test_boot_answers(void **state)
 
 	build_add(f, "b1", "drm-tip", "igt@core@a\n# comment\nigt@core@b\n", "igt@x@1\n");
 	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 3);
+	/* serve's ingest files a run the scheduler handed out under its job's build. */
+	{
+		char build[64] = "";
+
+		assert_int_equal(bci_schedule_run_build(f->store, "solo", "b1-fast", build,
+							sizeof(build), f->err, sizeof(f->err)), 1);
+		assert_string_equal(build, "b1");
+		assert_int_equal(bci_schedule_run_build(f->store, "solo", "by-hand", build,
+							sizeof(build), f->err, sizeof(f->err)), 0);
+	}
 	script = boot(f, "52-54-00-00-00-01", T0 + 1);
 	assert_string_equal(script,
 		"#!ipxe\n"
