@@ -314,6 +314,25 @@ static void initrd_answer(struct bci_schedule_server *s, const struct bci_schedu
 	snprintf(a->note, sizeof(a->note), "job initrd %s/%s, %zu bytes", machine, run_id, a->len);
 }
 
+/* "disk": "ok", "damaged" or "deploying", and "disk_note": why, or the version being written. */
+static void disk_json(struct bci_schedule *schedule, struct bci_jsonw *w, const char *machine)
+{
+	char note[512], err[256];
+	int disk = bci_schedule_deploy_state(schedule, machine, note, sizeof(note), err,
+					     sizeof(err));
+
+	bci_jsonw_key(w, "disk");
+	bci_jsonw_string(w, disk == BCI_DEPLOY_DAMAGED	  ? "damaged"
+			    : disk == BCI_DEPLOY_DEPLOYING ? "deploying"
+			    : disk == BCI_DEPLOY_NONE	  ? "ok"
+							  : "unknown");
+	bci_jsonw_key(w, "disk_note");
+	if (disk > BCI_DEPLOY_NONE)
+		bci_jsonw_string(w, note);
+	else
+		bci_jsonw_null(w);
+}
+
 static void states_answer(struct bci_schedule_server *s, struct bci_schedule_answer *a)
 {
 	char *body = NULL, err[512];
@@ -352,6 +371,7 @@ static void states_answer(struct bci_schedule_server *s, struct bci_schedule_ans
 			bci_jsonw_string(&w, state.note);
 		else
 			bci_jsonw_null(&w);
+		disk_json(&s->schedule, &w, m->name);
 		bci_jsonw_object_end(&w);
 	}
 	bci_jsonw_array_end(&w);

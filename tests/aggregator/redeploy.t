@@ -51,6 +51,13 @@ else
 fi
 
 start_server
+states=$(curl -sf "$base/api/v1/schedule/machines")
+if python3 -c 'import json,sys; m=json.load(sys.stdin)["machines"][0]; assert m["disk"] == "damaged" and m["disk_note"] == "asked for by a person", m' <<<"$states"; then
+	ok "the machines' states say the disk is damaged and why"
+else
+	not_ok "disk in the states"
+	diag <<<"$states"
+fi
 boot() { curl -sf "$base/api/v1/boot/$1"; }
 script=$(boot 52:54:00:00:00:01)
 expected="#!ipxe
@@ -85,7 +92,8 @@ fi
 script=$(boot 52:54:00:00:00:01)
 if grep -q "^# bootci: solo runs b1-fast " <<<"$script" &&
 	grep -q "solo: back after its re-deploy (2026.12.2 (was: asked for by a person))" "$work/server.log" &&
-	[ ! -e "$data/schedule/deploying/solo" ] && [ ! -e "$data/schedule/damaged/solo" ]; then
+	[ ! -e "$data/schedule/deploying/solo" ] && [ ! -e "$data/schedule/damaged/solo" ] &&
+	curl -sf "$base/api/v1/schedule/machines" | python3 -c 'import json,sys; assert json.load(sys.stdin)["machines"][0]["disk"] == "ok"'; then
 	ok "the boot request after the deploy clears the mark: the queued job is next"
 else
 	not_ok "clearing"
