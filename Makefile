@@ -95,15 +95,18 @@ demo: all
 	@tests/lab/demo $(BUILD)
 
 # Benchmarks (timing goals live here, never in tests): ratios against a peer measured in the same run.
-# The dracut bench installs dracut-core (apt-get, through sudo when not root) if it is absent.
+# The dracut bench installs dracut-core (apt-get, through sudo when not root) if it is absent;
+# the piglit bench (report-vs-piglit.sh) installs piglit the same way.
 bench: all
 	@tests/bench/executor-overhead $(BUILD)
 	@tests/bench/builder-vs-dracut.sh $(BUILD)
 	@tests/bench/ingest-vs-tar.sh $(BUILD)
+	@tests/bench/report-vs-piglit.sh $(BUILD)
 	@tests/bench/upload-throughput $(BUILD)
 	@tests/bench/serve-upload.sh $(BUILD)
 	@tests/bench/resultgen-binaries.sh $(BUILD)
 	@tests/bench/igt-vs-runner $(BUILD)
+	@tests/bench/pages-matrix.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \

@@ -28,6 +28,7 @@ int bci_cmd_build(int argc, char **argv);
 int bci_cmd_machine(int argc, char **argv);
 int bci_cmd_report(int argc, char **argv);
 int bci_cmd_export(int argc, char **argv);
+int bci_cmd_metrics(int argc, char **argv);
 /* aggregator/schedule/command.c */
 int bci_cmd_schedule(int argc, char **argv);
 

@@ -7,6 +7,7 @@
  * lib's results_dir formats: ingest parses none of the run's files itself.
  */
 #include "ingest.h"
+#include "ingest_internal.h"
 
 #include "collect/collect.h"
 #include "store/cache.h"
@@ -28,31 +29,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* The largest small file read whole (manifest, boot records, suspend cycles). */
-#define SMALL_FILE_MAX ((size_t)16 << 20)
-
-/* What one ingest learns about the run before it writes anything. */
-struct ingest {
-	struct bci_store *store;
-	const char *data_dir;
-	const struct bci_ingest_options *options;
-	char digest[BCI_SHA256_HEX_LEN + 1];
-	char archive[PATH_MAX];		/* kept in DATA/archives/ */
-	int archive_copied;		/* this ingest put it there */
-	char cache[PATH_MAX];		/* DATA/cache/<digest> */
-	int cache_made;			/* this ingest unpacked it */
-	char root[PATH_MAX];		/* the run folder inside the archive, "" for its root */
-	char run_dir[PATH_MAX * 2];	/* cache + root */
-	struct bci_manifest *manifest;	/* NULL: the archive has none */
-	char machine[BCI_MANIFEST_WORD_MAX + 1];
-	char run_id[BCI_MANIFEST_WORD_MAX + 1];
-	int64_t run_key;
-	int run_exists;			/* the run row was there already (another ingest won) */
-	struct bci_ingest_summary counts;
-	char *err;
-	size_t err_size;
-};
 
 /* ---- the archive: digest, kept copy, cache ---- */
 
@@ -193,151 +169,6 @@ static int run_root_find(struct ingest *in)
 found:
 	snprintf(in->run_dir, sizeof(in->run_dir), "%s%s%s", in->cache, in->root[0] ? "/" : "",
 		 in->root);
-	return 0;
-}
-
-/* ---- the manifest and what it promises ---- */
-
-static int manifest_read(struct ingest *in)
-{
-	char path[PATH_MAX * 2 + 32], *text = NULL, message[512];
-	size_t len = 0;
-	int ret;
-
-	snprintf(path, sizeof(path), "%s/" BCI_MANIFEST_NAME, in->run_dir);
-	ret = bci_read_file(path, &text, &len, SMALL_FILE_MAX);
-	if (ret == -ENOENT)
-		return 0;
-	if (ret < 0) {
-		bci_message(in->err, in->err_size, "%s: manifest.json: %s", in->archive, strerror(-ret));
-		return ret;
-	}
-	ret = bci_manifest_parse(text, len, &in->manifest, message, sizeof(message));
-	free(text);
-	if (ret < 0)
-		bci_message(in->err, in->err_size, "%s: manifest.json: %s", in->archive, message);
-	return ret;
-}
-
-/* One regular file of the run against its manifest entry: listed, same size, same sha256. */
-static int file_check(struct ingest *in, int dir_fd, const char *name, const char *rel)
-{
-	const struct bci_manifest_file *file = bci_manifest_find(in->manifest, rel);
-	char digest[BCI_SHA256_HEX_LEN + 1];
-	uint64_t size;
-	int fd, ret;
-
-	if (!file) {
-		bci_message(in->err, in->err_size, "%s: %s is not in the manifest", in->archive, rel);
-		return -EBADMSG;
-	}
-	fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		bci_message(in->err, in->err_size, "%s: %s: %s", in->archive, rel, strerror(errno));
-		return ret;
-	}
-	ret = bci_sha256_fd(fd, digest, &size);
-	close(fd);
-	if (ret < 0) {
-		bci_message(in->err, in->err_size, "%s: %s: %s", in->archive, rel, strerror(-ret));
-		return ret;
-	}
-	if (size != file->size || strcmp(digest, file->sha256)) {
-		bci_message(in->err, in->err_size,
-			    "%s: %s does not match the manifest (%llu bytes, sha256 %s; the manifest"
-			    " says %llu bytes, %s)", in->archive, rel, (unsigned long long)size,
-			    digest, (unsigned long long)file->size, file->sha256);
-		return -EBADMSG;
-	}
-	return 0;
-}
-
-/*
- * Checks every file below the folder @dir_fd (taken over: closed here),
- * whose path in the run is @rel ("" for the run folder), and counts them in
- * *@files. A recursive walk of our own rather than nftw(), which has no
- * context pointer: serve ingests from several threads.
- */
-static int tree_check(struct ingest *in, int dir_fd, const char *rel, size_t *files)
-{
-	struct dirent *d;
-	DIR *dir;
-	int ret = 0;
-
-	dir = fdopendir(dir_fd);
-	if (!dir) {
-		ret = -errno;
-		close(dir_fd);
-		return ret;
-	}
-	while (ret == 0 && (errno = 0, d = readdir(dir))) {
-		char path[BCI_MANIFEST_PATH_MAX + 2];
-		struct stat st;
-
-		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
-			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", rel, *rel ? "/" : "", d->d_name) >=
-		    sizeof(path)) {
-			bci_message(in->err, in->err_size, "%s: %s...: path too long", in->archive, rel);
-			ret = -ENAMETOOLONG;
-		} else if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			ret = -errno;
-			bci_message(in->err, in->err_size, "%s: %s: %s", in->archive, path, strerror(errno));
-		} else if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd(dir), d->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-			ret = sub < 0 ? -errno : tree_check(in, sub, path, files);
-		} else if (!S_ISREG(st.st_mode)) {
-			bci_message(in->err, in->err_size, "%s: %s is not a regular file", in->archive, path);
-			ret = -EBADMSG;
-		} else if (strcmp(path, BCI_MANIFEST_NAME)) {
-			(*files)++;
-			ret = file_check(in, dirfd(dir), d->d_name, path);
-		}
-	}
-	if (ret == 0 && errno)
-		ret = -errno;
-	closedir(dir);
-	return ret;
-}
-
-/* Every file the manifest lists is there with its size and sha256, and no other. */
-static int manifest_verify(struct ingest *in)
-{
-	size_t files = 0;
-	int fd, ret;
-
-	fd = open(in->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		bci_message(in->err, in->err_size, "%s: %s", in->run_dir, strerror(errno));
-		return ret;
-	}
-	in->err[0] = '\0';
-	ret = tree_check(in, fd, "", &files);
-	if (ret < 0) {
-		if (!in->err[0])
-			bci_message(in->err, in->err_size, "%s: %s", in->run_dir, strerror(-ret));
-		return ret;
-	}
-	if (files != in->manifest->file_count) {
-		/* Every file found is listed, so the difference is listed files that are missing. */
-		for (size_t i = 0; i < in->manifest->file_count; i++) {
-			char path[PATH_MAX * 3];
-			struct stat st;
-
-			snprintf(path, sizeof(path), "%s/%s", in->run_dir, in->manifest->files[i].path);
-			if (lstat(path, &st) < 0) {
-				bci_message(in->err, in->err_size,
-					    "%s: %s is in the manifest but not in the archive",
-					    in->archive, in->manifest->files[i].path);
-				break;
-			}
-		}
-		return -EBADMSG;
-	}
 	return 0;
 }
 
@@ -844,16 +675,18 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 		ret = archive_keep(in, archive_path, move);
 	if (ret < 0)
 		goto out;
-	ret = bci_cache_get(data_dir, in->digest, in->archive, in->cache, err, err_size);
+	ret = bci_cache_get_listed(data_dir, in->digest, in->archive, in->cache, &in->unpacked, err,
+				   err_size);
 	in->cache_made = ret == 1;
 	if (ret > 0)
 		ret = 0;
 	if (ret == 0)
 		ret = run_root_find(in);
 	if (ret == 0)
-		ret = manifest_read(in);
+		ret = bci_ingest_manifest_read(in);
+	/* An unpacking of ours was checked as it was written; a cache found there is read again. */
 	if (ret == 0 && in->manifest)
-		ret = manifest_verify(in);
+		ret = in->cache_made ? bci_ingest_manifest_verify_unpacked(in) : bci_ingest_manifest_verify(in);
 	if (ret < 0)
 		goto out;
 	archive_stem(archive_path, stem, sizeof(stem));
@@ -882,6 +715,7 @@ out:
 		snprintf(summary->archive_path, sizeof(summary->archive_path), "%s", in->archive);
 	}
 	bci_manifest_free(in->manifest);
+	bci_cache_files_free(&in->unpacked);
 	free(in);
 	return ret;
 }

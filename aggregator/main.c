@@ -41,6 +41,12 @@ static const struct command commands[] = {
 	  "      base tree) through DATA/known-issues.txt; write the reply to the series\n"
 	  "      as an mbox message, and with --send pipe it to `sendmail -t`; --html writes\n"
 	  "      the test matrix DIR/NAME/index.html and a page per result\n" },
+	{ "metrics", bci_cmd_metrics,
+	  "metrics [--from UNIX] [--to UNIX] [--store URL] [--data DIR] [--window N] [--html FILE]\n"
+	  "      the CI's metrics for [from, to) (default: the last 7 days): build latency\n"
+	  "      to first result and complete report against the fast (30 min) and full\n"
+	  "      (6 h) objectives, machine busy time, tests per day, regressions found;\n"
+	  "      JSON on stdout, or the page serve shows at /metrics written to FILE\n" },
 	{ "export", bci_cmd_export,
 	  "export kcidb --build NAME [--origin NAME] [-o OUT] |\n"
 	  "       export junit --machine NAME --run-id ID [-o OUT]   [--store URL] [--data DIR]\n"

@@ -127,12 +127,19 @@ int bci_boot_begin(struct bci_executor *ex)
 void bci_boot_end(struct bci_executor *ex, const char *how)
 {
 	char path[PATH_MAX + 16], text[256];
-	int n;
+	int n, ret;
 
 	if (!ex->boot_dir[0])
 		return;
 	snprintf(path, sizeof(path), "%s/" BCI_RESULTS_BOOT_END, ex->boot_dir);
 	n = snprintf(text, sizeof(text), "%s\n", how);
-	if (bci_write_file_atomic(path, text, (size_t)n, 0644) < 0)
-		bci_warn("cannot record how boot %u ends", ex->boot_number);
+	ret = bci_write_file_atomic(path, text, (size_t)n, 0644);
+	if (ret < 0 && (ret == -ENOSPC || ret == -EDQUOT)) {
+		/* The last record of the boot: what is left of the reserve is for it. */
+		bci_reserve_release(ex, "Results partition full at the end of the boot");
+		ret = bci_write_file_atomic(path, text, (size_t)n, 0644);
+	}
+	if (ret < 0)
+		bci_error("cannot record how boot %u ends (%s): %s", ex->boot_number, path,
+			  strerror(-ret));
 }

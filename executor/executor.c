@@ -55,6 +55,8 @@ enum bci_ending bci_executor_boot(struct bci_executor *ex)
 	bci_coldplug_run(ex);
 	if (bci_partition_mount_results(ex) < 0)
 		return error_ending(ex);
+	/* Room for the records of a partition that fills up; says when it is full already. */
+	bci_reserve_hold(ex);
 
 	if (snprintf(ex->run_dir, sizeof(ex->run_dir), "%s/runs/%s", ex->results_mount,
 		     bci_config_get(ex->config, "run_id")) >= (int)sizeof(ex->run_dir))
@@ -70,6 +72,8 @@ enum bci_ending bci_executor_boot(struct bci_executor *ex)
 	if (bci_boot_begin(ex) < 0)
 		return error_ending(ex);
 	bci_environment_record(ex);
+	/* A full partition aborts an IGT run before its first job (igt.c); a single program
+	 * runs all the same: the known-good image's (collect) is what frees the partition. */
 	if (*bci_config_get(ex->config, "testlist")) {
 		if (bci_igt_run(ex) < 0)
 			return error_ending(ex);
@@ -77,7 +81,7 @@ enum bci_ending bci_executor_boot(struct bci_executor *ex)
 		return error_ending(ex);
 	}
 	bci_say("run %s recorded", bci_config_get(ex->config, "run_id"));
-	ex->end_reason = "finished";
+	ex->end_reason = ex->results_full[0] ? "finished: results partition full" : "finished";
 	return strcmp(bci_config_get(ex->config, "on_finish"), "poweroff") == 0 ? BCI_END_POWEROFF
 										: BCI_END_REBOOT;
 }

@@ -107,6 +107,8 @@ struct bci_executor {
 	bool kernel_crashed;        /* the previous boot ended in a panic/oops (pstore says) */
 	const char *end_reason;     /* why this boot ends, for boot-NNNN/end.txt */
 	char crash_dump[PATH_MAX];  /* where its dump was saved, relative to run_dir */
+	int reserve;                /* reserve.c: 1 held, 0 none, -1 released */
+	char results_full[256];     /* why the results partition counts as full; "" while not */
 };
 
 /* Writes @prefix + formatted path into @buf (PATH_MAX); 0 or -ENAMETOOLONG. */
@@ -116,9 +118,15 @@ int bci_vpath(char *buf, const char *prefix, const char *fmt, va_list ap)
 int bci_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Console messages for people: "[seconds since boot] bootci: ..." on stderr (the console
- * under PID 1), timed by @ex's clock; attaching opens /dev/console when fds 0-2 are closed. */
+/* Console messages for people: "[   12.345678] bootci: ..." on stderr (the console under
+ * PID 1), stamped on the kernel's printk clock (console.c says how) by @ex's clock table;
+ * attaching opens /dev/console when fds 0-2 are closed. */
 void bci_console_attach(const struct bci_executor *ex);
+/* CLOCK_MONOTONIC now, in ns, by the console's clock table. */
+long long bci_console_monotonic_ns(void);
+/* The kernel stamped a record @kernel_ns while CLOCK_MONOTONIC read @monotonic_ns (read just
+ * before: the console's stamps then never run behind the kernel's). */
+void bci_console_clock_sync(long long kernel_ns, long long monotonic_ns);
 void bci_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -202,6 +210,19 @@ int bci_pstore_collect(struct bci_executor *ex, struct bci_pstore_saved *saved);
 int bci_boot_begin(struct bci_executor *ex);
 /* boot_dir/end.txt: how this boot ends (a clean end the next boot can tell from a crash). */
 void bci_boot_end(struct bci_executor *ex, const char *how);
+
+/*
+ * reserve.c: room kept on the results partition for the records that say what
+ * happened when it fills up (a note, the journal lines, aborted.txt, endtime.txt,
+ * end.txt). Holding it at the start of a boot also tells a partition already
+ * full (ex->results_full set, the reserve given back: the run aborts before
+ * its first job, and says why). Releasing it (once, on the first failed write
+ * of a result file) sets ex->results_full to @why.
+ */
+#define BCI_RESERVE_FILE "bootci-reserve"
+#define BCI_RESERVE_BYTES (1024 * 1024)
+void bci_reserve_hold(struct bci_executor *ex);
+void bci_reserve_release(struct bci_executor *ex, const char *why);
 
 /* igt.c: the IGT engine: testlist -> igt_runner results directory, resumable. */
 int bci_igt_run(struct bci_executor *ex);

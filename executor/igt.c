@@ -33,6 +33,12 @@ struct igt_run {
 	struct bci_igt_progress progress;
 };
 
+/* The run journal met a full partition: the reserve is given back, and the run stops after it. */
+static void journal_full(void *ctx)
+{
+	bci_reserve_release(ctx, "Results partition full: bootci-journal.txt could not be written");
+}
+
 /* The run's files (created or loaded), its journal replayed, this boot journalled. */
 static int run_setup(struct igt_run *run)
 {
@@ -56,6 +62,8 @@ static int run_setup(struct igt_run *run)
 	if (ret < 0)
 		return ret;
 	run->journal_open = true;
+	run->journal.full = journal_full;
+	run->journal.full_ctx = ex;
 	return bci_journal_appendf(&run->journal, BCI_RUN_JOURNAL_BOOT, 0, "%u %ld %s",
 				   run->journal.boots + 1, bci_clock_ms(ex, CLOCK_REALTIME) / 1000,
 				   ex->release);
@@ -66,6 +74,9 @@ static const char *stop_reason(const struct igt_run *run)
 {
 	if (run->ex->stop_requested)
 		return "Stop requested by a signal";
+	/* Full before the run, or filled by a job: what still fits is the record of that. */
+	if (run->ex->results_full[0])
+		return run->ex->results_full;
 	if (run->overall &&
 	    bci_clock_ms(run->ex, CLOCK_BOOTTIME) - run->start > (long)run->overall * 1000)
 		return "Overall timeout exceeded";
@@ -88,9 +99,11 @@ static int run_one(struct igt_run *run, unsigned j)
 
 	ret = bci_igt_resume_select(run->ex, journal, j, e, &what);
 	if (ret == 1) {
-		/* Nothing of it is left to run. */
+		/* Nothing of it is left to run: its end as its journal.txt has it, or none. */
 		bci_igt_selection_release(&what);
-		return bci_journal_append(journal, BCI_RUN_JOURNAL_EXIT, j, "-1 0");
+		return bci_journal_appendf(journal, what.end_timed_out ? BCI_RUN_JOURNAL_TIMEOUT :
+					   BCI_RUN_JOURNAL_EXIT, j, "%d %.3f", what.end_status,
+					   what.end_seconds);
 	}
 	stop = stop_reason(run);
 	if (ret == 0 && stop)
@@ -104,7 +117,7 @@ static int run_one(struct igt_run *run, unsigned j)
 	ret = bci_igt_job_run(&job, run->ex, journal, j, e, &what);
 	bci_igt_selection_release(&what);
 	if (ret < 0) {
-		bci_error("job %u could not run: %s", j, strerror(-ret));
+		bci_error("job %u could not run: %s", j + 1, strerror(-ret));
 		return ret;
 	}
 	if (ret == 1)
@@ -157,7 +170,10 @@ static int run_collect(struct igt_run *run)
 
 	if (bci_suspend_summary_write(ex->run_dir) < 0)
 		bci_warn("cannot write %s", BCI_RESULTS_SUSPEND_SUMMARY);
-	bci_igt_rundir_write_time(ex, BCI_RESULTS_ENDTIME);
+	ret = bci_igt_rundir_write_time(ex, BCI_RESULTS_ENDTIME);
+	if (ret < 0)
+		bci_error("cannot write %s: %s", BCI_RESULTS_ENDTIME, strerror(-ret));
+	ret = 0;
 	if (!run->journal.done)
 		ret = bci_journal_append(&run->journal, BCI_RUN_JOURNAL_DONE, 0, NULL);
 	if (ret == 0)
@@ -179,6 +195,7 @@ int bci_igt_run(struct bci_executor *ex)
 		ret = run_collect(&run);
 	else if (run.journal_open)
 		bci_error("run %s stopped: the boot ends here", bci_config_get(ex->config, "run_id"));
+	bci_igt_progress_stop(&run.progress);
 	if (run.journal_open)
 		bci_journal_close(&run.journal);
 	bci_joblist_clear(&run.jobs);

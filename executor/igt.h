@@ -9,6 +9,7 @@
  *   igt_job.c       one job: set-up, the I/O loop, collection (the test binary
  *                   started and stopped with lib/spawn, reaped by signals.c)
  *   igt_stream.c    a test's stdout/stderr into out.txt/err.txt: lines, limit, tail
+ *   igt_comms.c     igt_runner's socket protocol: the job's socket and its comms file
  *   igt_resume.c    after a boot that died: crash attribution, what is left to run
  *   igt_abort.c     the abort conditions (taints, lockdep, requests): aborted.txt
  *   igt_progress.c  the console's progress lines
@@ -24,6 +25,7 @@
 #include "igt_protocol.h"
 #include "journal.h"
 #include "results_dir.h"
+#include "resultgen.h"
 #include "spawn.h"
 #include "testlist.h"
 
@@ -62,6 +64,8 @@ struct bci_igt_stream {
 	size_t line_len;
 	bool line_overflow;
 	unsigned long long written, limit, dropped;
+	int write_error;          /* -errno of the first failed write: nothing more is written */
+	unsigned long long lost;  /* bytes not written since */
 	/* The tail kept after the limit: a ring of the last bytes. */
 	char *tail;
 	size_t tail_size, tail_used, tail_pos;
@@ -78,6 +82,19 @@ void bci_igt_stream_feed(struct bci_igt_stream *s, const char *data, size_t len)
 void bci_igt_stream_finish(struct bci_igt_stream *s);
 void bci_igt_stream_release(struct bci_igt_stream *s);
 
+/* ---- igt_comms.c ---- */
+
+struct bci_igt_comms {
+	int sock_fd;              /* the executor's end; -1 when none */
+	int child_fd;             /* the test's end, open until the test is started */
+	int file_fd;              /* the job folder's comms */
+	off_t synced;             /* its size at its last fdatasync, -1 before */
+	bool used;                /* a packet besides exec came: the test speaks the socket */
+	unsigned long long log_bytes, log_dropped;
+	char env[48];             /* IGT_RUNNER_SOCKET_FD=N for the test's environment */
+	char *buf;                /* one datagram */
+};
+
 /* ---- igt_job.c ---- */
 
 /* What of a job runs: its subtests (all of them, or what a resume left), a dynamic filter. */
@@ -86,6 +103,10 @@ struct bci_igt_selection {
 	size_t count;
 	char **left;              /* owned: the subtests a resume left, or NULL */
 	char *dynamic_filter;     /* owned: --dynamic-subtest of a resume, or NULL */
+	/* A job not run again: the end its journal.txt has (-1 when none), for bootci's journal */
+	int end_status;
+	bool end_timed_out;
+	double end_seconds;
 };
 
 struct bci_igt_job {
@@ -97,6 +118,7 @@ struct bci_igt_job {
 	off_t synced[BCI_RESULTS_FILE_COUNT]; /* each file's size at its last fdatasync, -1 before */
 	struct bci_kmsg_budget dmesg_budget;
 	struct bci_igt_stream out, err;
+	struct bci_igt_comms comms;
 	int kmsg_fd;
 	/* the command line, built before the fork */
 	char argv_path[PATH_MAX], argv_subtests[8192], argv_dynamic[256];
@@ -111,6 +133,10 @@ struct bci_igt_job {
 	char last_result[32];
 	char abort_reason[256];   /* set when the job was stopped for an abort condition */
 	int journal_error;        /* -errno of a bootci journal line that did not become durable */
+	struct bci_spawn_proc leftovers[8]; /* what the test left behind, killed at its end */
+	size_t leftover_count;    /* all of them, the first 8 named */
+	int leftovers_alive;      /* still alive after SIGKILL */
+	int write_error;          /* -errno of the first result file write that failed */
 	unsigned results, passes, fails, skips, crashes;
 	int status;               /* the igt exit status (>= 0, or -signal) */
 	double seconds;
@@ -124,6 +150,34 @@ struct bci_igt_job {
 int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci_journal *journal,
 		    unsigned index, const struct bci_joblist_entry *entry,
 		    const struct bci_igt_selection *what);
+
+/* A line of the text protocol (without its newline), as if the test had printed it. */
+void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t len);
+
+/* igt_comms.c, in the job's order: */
+/* Opens the job's comms (after a crash's damaged tail), makes the socket pair. 0 or -errno. */
+int bci_igt_comms_open(struct bci_igt_job *job, const char *dir);
+/* Appends the runner's exec packet (the command line), durably, before the test starts. */
+void bci_igt_comms_exec(struct bci_igt_job *job);
+/* Closes the test's end in the executor once the test has it. */
+void bci_igt_comms_started(struct bci_igt_job *job);
+/* Takes every datagram waiting: into comms, and its protocol line to the job. */
+void bci_igt_comms_read(struct bci_igt_job *job, long now);
+/* After the loop (status and seconds set): what is left, the override and exit packets, a sync. */
+void bci_igt_comms_finish(struct bci_igt_job *job, long now);
+void bci_igt_comms_close(struct bci_igt_comms *c);
+/*
+ * After a boot that died in job @index: when its test spoke the socket, the
+ * text protocol lines its comms packets stand for (malloc'ed) and 1, for
+ * finding the subtest in flight; 0 when it did not (out.txt has them).
+ */
+int bci_igt_comms_protocol_text(struct bci_executor *ex, unsigned index, char **text, size_t *len);
+/*
+ * When job @index's test spoke the socket: what was appended to its out.txt
+ * (@out_path) from offset @from on (the crash's note, result line and dump),
+ * appended to its comms as packets, durably (it is what results are read from).
+ */
+void bci_igt_comms_mirror(struct bci_executor *ex, unsigned index, const char *out_path, off_t from);
 
 /* ---- igt_resume.c ---- */
 
@@ -162,10 +216,19 @@ struct bci_igt_progress {
 	unsigned done_now;     /* jobs finished in this boot */
 	long boot_start;       /* this boot's jobs began (ms of CLOCK_BOOTTIME) */
 	time_t run_started_at; /* starttime.txt: the run's first boot */
+	struct bci_results_job_reader *reader; /* owned: the results generator, one job at a time */
 };
 
+/* Where the run stands; bci_igt_progress_stop() releases what it holds. */
 void bci_igt_progress_start(struct bci_igt_progress *p, struct bci_executor *ex, size_t total);
-/* Counts job @job finished and says `[12/340] igt@kms_flip@basic pass 1.2s (elapsed ..., ETA ...)`. */
+void bci_igt_progress_stop(struct bci_igt_progress *p);
+/* Writes job @job's start marker into the kernel log: `[bootci] [12/340] igt@kms_flip@basic`;
+ * @what: its selection (NULL: all of it). */
+void bci_igt_progress_mark(const struct bci_igt_job *job, const struct bci_igt_selection *what);
+/*
+ * Counts job @job finished and says `[12/340] igt@kms_flip@basic pass 1.2s (elapsed ..., ETA ...)`
+ * with the result results.json will give the job (the results generator's judgement of its folder).
+ */
 void bci_igt_progress_report(struct bci_igt_progress *p, const struct bci_igt_job *job,
 			     const struct bci_journal *journal);
 

@@ -27,8 +27,11 @@
 
 /* After SIGKILL, a test that still does not go is stuck in the kernel. */
 #define KILL_GIVE_UP_MS 20000L
+/* How long the leftovers of a test may take to die of SIGKILL. */
+#define LEFTOVERS_GIVE_UP_MS 2000L
 
 static void escalate(struct bci_igt_job *job, const char *reason, long now);
+static void output_failed(struct bci_igt_job *job, int file, int error);
 
 extern char **environ;
 
@@ -51,16 +54,30 @@ static int sync_output(struct bci_igt_job *job, int i)
 	return 0;
 }
 
-static void sync_outputs(struct bci_igt_job *job)
+/* The kernel log's new records into dmesg.txt; once a result file failed, no more of it. */
+static void drain_kmsg(struct bci_igt_job *job)
 {
-	long n = bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG], &job->dmesg_budget);
+	long n = job->write_error ? -ECANCELED
+				  : bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG],
+						   &job->dmesg_budget);
 
-	if (n < 0) {
+	if (n < 0 && job->kmsg_fd >= 0) {
 		close(job->kmsg_fd);
 		job->kmsg_fd = -1;
 	}
-	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
-		sync_output(job, i);
+	/* A read of /dev/kmsg never fails so; a write to dmesg.txt on a full partition does. */
+	if (n == -ENOSPC || n == -EDQUOT || n == -EFBIG || n == -EIO)
+		output_failed(job, BCI_RESULTS_FILE_DMESG, (int)n);
+}
+
+static void sync_outputs(struct bci_igt_job *job)
+{
+	drain_kmsg(job);
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
+		int ret = sync_output(job, i);
+		if (ret < 0)
+			output_failed(job, i, ret);
+	}
 }
 
 static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
@@ -70,7 +87,57 @@ static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
 	if (ret == 0)
 		ret = sync_output(job, BCI_RESULTS_FILE_JOURNAL);
 	if (ret < 0)
-		bci_warn("job %u: cannot write journal.txt: %s", job->index, strerror(-ret));
+		output_failed(job, BCI_RESULTS_FILE_JOURNAL, ret);
+}
+
+/*
+ * The first result file of the job that could not be written (a full or
+ * failing partition): said on the console; the reserve given back so that
+ * the records still fit; N/bootci-incomplete.txt and a note in out.txt say
+ * where the output stops (results.json shows it, lib/results_dir.h); nothing
+ * more of the test's output is written; the test is stopped and the run
+ * aborts after it (job->abort_reason), handing over.
+ */
+static void output_failed(struct bci_igt_job *job, int file, int error)
+{
+	const char *name = bci_results_job_files[file];
+	char reason[200], line[300], path[PATH_MAX];
+	struct stat st;
+	unsigned long long size = 0;
+	int n, ret;
+
+	if (job->write_error)
+		return;
+	job->write_error = error;
+	job->out.write_error = job->out.write_error ? job->out.write_error : error;
+	job->err.write_error = job->err.write_error ? job->err.write_error : error;
+	if (fstat(job->fds[file], &st) == 0)
+		size = (unsigned long long)st.st_size;
+	snprintf(reason, sizeof(reason), "Results partition %s: cannot write %u/%s (%s)",
+		 error == -ENOSPC || error == -EDQUOT ? "full" : "failing", job->index, name,
+		 strerror(-error));
+	bci_error("job %u: cannot write %s after %llu bytes: %s: its output stops here; the test "
+		  "is stopped and the run aborts after it", job->index + 1, name, size, strerror(-error));
+	bci_reserve_release(job->ex, reason);
+	snprintf(job->abort_reason, sizeof(job->abort_reason), "%s", reason);
+
+	n = bci_results_incomplete_format(line, sizeof(line), name, size, error);
+	ret = bci_igt_rundir_path(job->ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_INCOMPLETE,
+				  job->index);
+	if (ret == 0)
+		ret = bci_write_file_atomic(path, line, (size_t)n, 0644);
+	if (ret < 0)
+		bci_error("job %u: cannot write %s: %s", job->index + 1, BCI_RESULTS_JOB_INCOMPLETE,
+			  strerror(-ret));
+	n = snprintf(line, sizeof(line),
+		     "\nbootci: %s could not be written after %llu bytes (%s): the output of this "
+		     "job is incomplete\n", name, size, strerror(-error));
+	if (bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], line, (size_t)n) < 0)
+		bci_error("job %u: cannot say in out.txt that its output is incomplete", job->index + 1);
+	if (job->pid > 0 && !job->reaped) {
+		escalate(job, reason, bci_clock_ms(job->ex, CLOCK_BOOTTIME));
+		job->timed_out = false;
+	}
 }
 
 static void count_result(struct bci_igt_job *job, const struct bci_igt_line *line)
@@ -179,6 +246,11 @@ static void handle_out_line(void *data, const char *text, size_t len)
 	}
 }
 
+void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t len)
+{
+	handle_out_line(job, line, len);
+}
+
 static void drop_trailing_nuls(int fd)
 {
 	off_t end = lseek(fd, 0, SEEK_END), keep = end;
@@ -221,6 +293,16 @@ static int open_job_outputs(struct bci_igt_job *job, char *dir)
 		 * end a line cut by the crash, as igt_runner does.
 		 */
 		drop_trailing_nuls(job->fds[i]);
+		/* journal.txt's torn line is cut: ended, it would read as a malformed exit line. */
+		if (i == BCI_RESULTS_FILE_JOURNAL) {
+			long long cut = bci_cut_torn_line(job->fds[i]);
+			if (cut > 0)
+				bci_warn("job %u: cut a torn last line (%lld bytes) off journal.txt",
+					 job->index + 1, cut);
+			else if (cut < 0)
+				bci_warn("job %u: journal.txt: %s", job->index + 1, strerror((int)-cut));
+			continue;
+		}
 		if (pread(job->fds[i], &last, 1, lseek(job->fds[i], 0, SEEK_END) - 1) == 1 &&
 		    last != '\n')
 			bci_write_all(job->fds[i], "\n", 1);
@@ -285,7 +367,7 @@ static void say_kill(struct bci_igt_job *job, const char *reason, int sig)
 	const char *name = sig == SIGQUIT ? "SIGQUIT" : "SIGKILL";
 
 	bci_kmsg_mark(job->ex, 4, "%s. Killing the current test with %s.\n", reason, name);
-	bci_warn("job %u: %s: sending %s", job->index, reason, name);
+	bci_warn("job %u: %s: sending %s", job->index + 1, reason, name);
 }
 
 /*
@@ -317,7 +399,7 @@ static int escalate_step(struct bci_igt_job *job, long now)
 	if (sent == -ETIME) {
 		job->unkillable = true;
 		bci_error("job %u: the test does not die even after SIGKILL: stopping the run",
-			  job->index);
+			  job->index + 1);
 		return 1;
 	}
 	if (sent == SIGKILL) {
@@ -340,14 +422,20 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 	int n = snprintf(line, sizeof(line), "%s\n", cycle), status;
 
 	journal_write(job, line, (size_t)n);
-	bci_kmsg_mark(ex, 6, "job %u: suspend cycle %s\n", job->index, cycle);
+	bci_igt_progress_mark(job, NULL);
 	job->start = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
 	status = bci_suspend_cycle(ex, cycle, job->fds[BCI_RESULTS_FILE_OUT],
 				   job->fds[BCI_RESULTS_FILE_ERR], job->fds[BCI_RESULTS_FILE_DMESG], &record);
 	if (status < 0) {
-		bci_error("job %u: %s is not a suspend cycle", job->index, cycle);
+		bci_error("job %u: %s is not a suspend cycle", job->index + 1, cycle);
 		return status;
 	}
+	/* A write of the cycle's output that failed (a full partition): as for a test's output. */
+	for (int i = 0; record.output_error && i < BCI_RESULTS_FILE_COUNT; i++)
+		if (job->fds[i] == record.output_fd) {
+			output_failed(job, i, record.output_error);
+			break;
+		}
 	job->status = status;
 	job->seconds = record.wall;
 	snprintf(job->last_result, sizeof(job->last_result), "%s", record.result);
@@ -376,7 +464,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 		ret = bci_igt_stream_init(&job->err, job->fds[BCI_RESULTS_FILE_ERR], limit - limit / 4,
 					  tail_size);
 	if (ret < 0) {
-		bci_error("job %u: no memory for its output tails", job->index);
+		bci_error("job %u: no memory for its output tails", job->index + 1);
 		return ret;
 	}
 	job->out.on_line = handle_out_line;
@@ -390,16 +478,18 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	    (null_fd = open(null_path, O_RDWR | O_CLOEXEC)) < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 ||
 	    pipe2(err_pipe, O_CLOEXEC) < 0) {
 		ret = -errno;
-		bci_error("job %u: cannot open /dev/null or its pipes: %s", job->index, strerror(-ret));
+		bci_error("job %u: cannot open /dev/null or its pipes: %s", job->index + 1, strerror(-ret));
 		goto out;
 	}
 	job->kmsg_fd = bci_kmsg_open(ex);
-	bci_kmsg_mark(ex, 6, "job %u: %s%s%s\n", job->index, job->entry->binary,
-		      what->count ? " " : "", what->count ? job->argv_subtests : "");
+	bci_igt_progress_mark(job, what);
 
 	job->start = job->last_activity = job->last_subtest = bci_clock_ms(ex, CLOCK_BOOTTIME);
 	/* The environment in the parent: IGT's sentinel says where the test's stderr ends. */
-	ret = bci_spawn_env(&env, environ, (const char *const[]){ "IGT_SENTINEL_ON_STDERR=1", NULL });
+	/* igt_runner's socket (igt_comms.c): its fd in the environment, the exec packet first. */
+	ret = bci_spawn_env(&env, environ, (const char *const[]){ "IGT_SENTINEL_ON_STDERR=1",
+								   job->comms.env, NULL });
+	bci_igt_comms_exec(job);
 	if (ret == 0)
 		ret = bci_spawn_start(&(struct bci_spawn){ .path = job->argv_path,
 							   .argv = (char *const *)job->argv,
@@ -409,8 +499,9 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 							   .exec_failed_status = BCI_IGT_EXIT_INVALID },
 				      &job->pid);
 	bci_strv_free(&env);
+	bci_igt_comms_started(job);
 	if (ret < 0) {
-		bci_error("job %u: cannot start %s: %s", job->index, job->argv_path, strerror(-ret));
+		bci_error("job %u: cannot start %s: %s", job->index + 1, job->argv_path, strerror(-ret));
 		goto out;
 	}
 	job->out.pipe_fd = out_pipe[0];
@@ -447,15 +538,61 @@ static void job_read(struct bci_igt_job *job, const struct pollfd *pfds, long no
 		}
 		job->last_activity = now;
 		bci_igt_stream_feed(s, buf, (size_t)n);
+		if (s->write_error)
+			output_failed(job, i == 0 ? BCI_RESULTS_FILE_OUT : BCI_RESULTS_FILE_ERR,
+				      s->write_error);
 	}
+	if (pfds[4].revents & POLLIN)
+		bci_igt_comms_read(job, now);
 	if (job->kmsg_fd >= 0 && (pfds[2].revents & POLLIN)) {
 		job->last_activity = now;
-		if (bci_kmsg_drain(job->ex, job->kmsg_fd, job->fds[BCI_RESULTS_FILE_DMESG],
-				   &job->dmesg_budget) < 0) {
-			close(job->kmsg_fd);
-			job->kmsg_fd = -1;
-		}
+		drain_kmsg(job);
 	}
+}
+
+/*
+ * The test has ended: whatever it left (its process group, the processes that
+ * reparented to the executor, setsid()'ed ones included) is killed now, before
+ * it writes into a later job's kernel log or holds this job's pipes.
+ */
+static void kill_leftovers(struct bci_igt_job *job)
+{
+	size_t named = sizeof(job->leftovers) / sizeof(job->leftovers[0]);
+	/* The processes are real whatever tree the executor runs on: so is their table. */
+	int ret = bci_spawn_kill_leftovers("/proc", job->pid, LEFTOVERS_GIVE_UP_MS, job->leftovers,
+					   named, &job->leftover_count);
+
+	if (ret < 0)
+		bci_warn("job %u: cannot look for processes the test left: %s", job->index + 1,
+			 strerror(-ret));
+	else
+		job->leftovers_alive = ret;
+}
+
+/* Said in the job's out.txt and on the console: which processes the test left, killed. */
+static void note_leftovers(struct bci_igt_job *job)
+{
+	size_t named = sizeof(job->leftovers) / sizeof(job->leftovers[0]), used;
+	char what[700], note[760];
+	int n;
+
+	if (job->leftover_count == 0)
+		return;
+	used = (size_t)snprintf(what, sizeof(what),
+				"the test left %zu process%s running, killed when it ended:",
+				job->leftover_count, job->leftover_count == 1 ? "" : "es");
+	for (size_t i = 0; i < job->leftover_count && i < named && used < sizeof(what); i++)
+		used += (size_t)snprintf(what + used, sizeof(what) - used, " %d (%s)",
+					 (int)job->leftovers[i].pid, job->leftovers[i].comm);
+	if (job->leftover_count > named && used < sizeof(what))
+		used += (size_t)snprintf(what + used, sizeof(what) - used, " and %zu more",
+					 job->leftover_count - named);
+	if (job->leftovers_alive && used < sizeof(what))
+		snprintf(what + used, sizeof(what) - used, "; %d still alive after SIGKILL",
+			 job->leftovers_alive);
+	bci_warn("job %u: %s", job->index + 1, what);
+	n = snprintf(note, sizeof(note), "\nbootci: %s\n", what);
+	bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
 }
 
 /*
@@ -469,17 +606,18 @@ static int job_monitor(struct bci_igt_job *job)
 	long drain_deadline = 0;
 
 	while (!job->reaped || job->out.pipe_fd >= 0 || job->err.pipe_fd >= 0) {
-		struct pollfd pfds[4] = {
+		struct pollfd pfds[5] = {
 			{ .fd = job->out.pipe_fd, .events = POLLIN },
 			{ .fd = job->err.pipe_fd, .events = POLLIN },
 			{ .fd = job->kmsg_fd, .events = POLLIN },
 			{ .fd = job->reaped ? -1 : ex->signal_fd, .events = POLLIN },
+			{ .fd = job->comms.sock_fd, .events = POLLIN },
 		};
 		long now;
 
-		if (poll(pfds, 4, 1000) < 0 && errno != EINTR) {
+		if (poll(pfds, 5, 1000) < 0 && errno != EINTR) {
 			int ret = -errno;
-			bci_error("job %u: poll: %s", job->index, strerror(-ret));
+			bci_error("job %u: poll: %s", job->index + 1, strerror(-ret));
 			return ret;
 		}
 		bci_watchdog_pet(ex);
@@ -487,7 +625,9 @@ static int job_monitor(struct bci_igt_job *job)
 		job_read(job, pfds, now);
 		if (!job->reaped && bci_signals_dispatch(ex, job->pid, &job->wait_status)) {
 			job->reaped = true;
-			/* Grandchildren may hold the pipes open: give them a moment, not forever. */
+			kill_leftovers(job);
+			/* What they wrote before is read to the end; the pipes close as they die. A
+			 * leftover that does not die may hold them open: a moment, not forever. */
 			drain_deadline = now + 2000;
 		}
 		if (job->reaped) {
@@ -530,7 +670,11 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 			close(s->pipe_fd);
 		s->pipe_fd = -1;
 		bci_igt_stream_finish(s);
+		if (s->write_error)
+			output_failed(job, i == 0 ? BCI_RESULTS_FILE_OUT : BCI_RESULTS_FILE_ERR,
+				      s->write_error);
 	}
+	note_leftovers(job);
 	if (job->dmesg_budget.dropped) {
 		/* Said in the job's kernel log itself, in its record format, where a reader looks. */
 		char text[200], note[256];
@@ -541,7 +685,7 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 		/* facility user, level info: as a write to /dev/kmsg would have logged it */
 		n = bci_kmsg_record_format(note, sizeof(note), 14, 0, 0, '-', text);
 		bci_write_all(job->fds[BCI_RESULTS_FILE_DMESG], note, (size_t)n);
-		bci_warn("job %u: kernel log over output_limit: %llu bytes dropped", job->index,
+		bci_warn("job %u: kernel log over output_limit: %llu bytes dropped", job->index + 1,
 			 job->dmesg_budget.dropped);
 	}
 	job->seconds = (double)(bci_clock_ms(job->ex, CLOCK_BOOTTIME) - job->start) / 1000.0;
@@ -549,6 +693,8 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 	if (!job->reaped)
 		return job->unkillable ? 1 : (monitor_ret < 0 ? monitor_ret : -EIO);
 	job->status = exit_status(job->wait_status);
+	/* comms' own end (igt_comms.c) is durable before journal.txt's exit line. */
+	bci_igt_comms_finish(job, bci_clock_ms(job->ex, CLOCK_BOOTTIME));
 	n = bci_job_journal_format_exit(line, sizeof(line), job->timed_out, job->status,
 					job->seconds);
 	journal_write(job, line, (size_t)n);
@@ -569,6 +715,7 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 	job->entry = entry;
 	job->kmsg_fd = -1;
 	job->out.pipe_fd = job->err.pipe_fd = -1;
+	job->comms = (struct bci_igt_comms){ .sock_fd = -1, .child_fd = -1, .file_fd = -1, .synced = -1 };
 	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
 		job->fds[i] = -1;
 		job->synced[i] = -1;
@@ -577,11 +724,16 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 	if (ret == 0)
 		ret = open_job_outputs(job, dir);
 	if (ret < 0) {
-		bci_error("job %u: cannot open its output files in %s: %s", index, dir, strerror(-ret));
+		bci_error("job %u: cannot open its output files in %s: %s", index + 1, dir, strerror(-ret));
 		goto out;
 	}
 	if (strcmp(entry->binary, BCI_IGT_SUSPEND_BINARY) == 0) {
 		ret = run_suspend_job(job, what->subtests[0]);
+		goto out;
+	}
+	ret = bci_igt_comms_open(job, dir);
+	if (ret < 0) {
+		bci_error("job %u: cannot open its comms or socket in %s: %s", index, dir, strerror(-ret));
 		goto out;
 	}
 	ret = job_start(job, what);
@@ -596,5 +748,6 @@ out:
 			close(job->fds[i]);
 	bci_igt_stream_release(&job->out);
 	bci_igt_stream_release(&job->err);
+	bci_igt_comms_close(&job->comms);
 	return ret;
 }

@@ -4,6 +4,7 @@
 
 #include "fsutil.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,50 +45,163 @@ static void format_eta(long seconds, char *buf, size_t size)
 		snprintf(buf, size, "%lds", seconds);
 }
 
+/* What the results generator says of one job's folder: its tests and their results. */
+struct job_verdict {
+	size_t tests;
+	char first_name[BCI_IGT_NAME_SIZE];
+	char first_result[32];
+	unsigned long counts[BCI_IGT_RESULT_COUNT];
+	unsigned long other;	/* a result name outside igt_runner's totals keys */
+};
+
+static int verdict_add(enum bci_results_event event, const struct bci_results_run *run,
+		       const struct bci_results_test *test, void *ctx)
+{
+	struct job_verdict *v = ctx;
+	int k;
+
+	(void)run;
+	if (event != BCI_RESULTS_TEST)
+		return 0;
+	if (v->tests++ == 0) {
+		snprintf(v->first_name, sizeof(v->first_name), "%s", test->name);
+		snprintf(v->first_result, sizeof(v->first_result), "%s", test->result);
+	}
+	k = bci_igt_result_index(test->result);
+	if (k >= 0)
+		v->counts[k]++;
+	else
+		v->other++;
+	return 0;
+}
+
+/* The generator's warnings about the job, on the console like every other line. */
+static void say_warnings(char *text, size_t len)
+{
+	char *line = text, *end = text + len, *nl;
+
+	for (; line < end; line = nl + 1) {
+		nl = memchr(line, '\n', (size_t)(end - line));
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		if (*line)
+			bci_warn("results: %s", strncmp(line, "warning: ", 9) == 0 ? line + 9 : line);
+	}
+}
+
+/*
+ * Job @index judged by the results generator, as results.json will judge it:
+ * the console never keeps a second opinion. -errno (said on the console) when
+ * the folder cannot be judged.
+ */
+static int judge_job(struct bci_igt_progress *p, unsigned index, struct job_verdict *v)
+{
+	char err[512], *warnings = NULL;
+	size_t warnings_len = 0;
+	FILE *w;
+	int ret;
+
+	memset(v, 0, sizeof(*v));
+	if (!p->reader)
+		return -ENOENT;
+	w = open_memstream(&warnings, &warnings_len);
+	ret = bci_results_job_walk(p->reader, index, w, verdict_add, v, err, sizeof(err));
+	if (w) {
+		fclose(w);
+		say_warnings(warnings, warnings_len);
+	}
+	free(warnings);
+	if (ret < 0)
+		bci_warn("job %u: cannot judge its results: %s", index + 1, err);
+	return ret;
+}
+
+/* `pass`, or for a job of many tests `60 pass, 9 skip` in igt_runner's totals order. */
+static void format_verdict(const struct job_verdict *v, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (v->tests == 1) {
+		snprintf(buf, size, "%s", v->first_result);
+		return;
+	}
+	if (v->tests == 0) {
+		snprintf(buf, size, "no result");
+		return;
+	}
+	for (int k = 0; k < BCI_IGT_RESULT_COUNT && n < size; k++)
+		if (v->counts[k])
+			n += (size_t)snprintf(buf + n, size - n, "%s%lu %s", n ? ", " : "", v->counts[k],
+					      bci_igt_result_names[k]);
+	if (v->other && n < size)
+		snprintf(buf + n, size - n, "%s%lu other", n ? ", " : "", v->other);
+}
+
+/* The job's name as the joblist has it: one subtest, or the binary and how many. */
+static void format_job_name(const struct bci_joblist_entry *e, char *name, size_t size)
+{
+	if (e->count == 1 && !strchr(e->subtests[0], '@'))
+		bci_igt_piglit_name(e->binary, e->subtests[0], name, size);
+	else if (e->count == 1)
+		snprintf(name, size, "igt@%s@%s", e->binary, e->subtests[0]);
+	else if (e->count > 1)
+		snprintf(name, size, "igt@%s (%zu subtests)", e->binary, e->count);
+	else
+		snprintf(name, size, "igt@%s", e->binary);
+}
+
+/*
+ * The kernel log's marker as job @job starts, `[bootci] [12/340] igt@kms_flip@basic`: the
+ * same `[N/M]` and name as its console line, so that one grep finds the job in the serial
+ * console, in dmesg and in a pstore dump. A resumed job says what is left of it.
+ */
+void bci_igt_progress_mark(const struct bci_igt_job *job, const struct bci_igt_selection *what)
+{
+	char name[512];
+
+	format_job_name(job->entry, name, sizeof(name));
+	if (what && (what->left || what->dynamic_filter))
+		bci_kmsg_mark(job->ex, 6, "[%u/%zu] %s (resumed: %s%s%s)\n", job->index + 1,
+			      job->journal->job_count, name, job->argv_subtests,
+			      what->dynamic_filter ? " --dynamic-subtest " : "",
+			      what->dynamic_filter ? what->dynamic_filter : "");
+	else
+		bci_kmsg_mark(job->ex, 6, "[%u/%zu] %s\n", job->index + 1, job->journal->job_count,
+			      name);
+}
+
 /*
  * The console line of a finished job, for people:
- * `[12/340] igt@kms_flip@basic pass 1.2s (elapsed 3m02s, ETA 41m)`. Elapsed counts from the
- * run's first boot; the ETA is this boot's pace over the jobs the whole run has left.
+ * `[12/340] igt@kms_flip@basic pass 1.2s (elapsed 3m02s, ETA 41m)`. The result is
+ * the results generator's judgement of the job's folder (results.json's word),
+ * the number is the job's joblist line counted from 1, as in the kernel log's
+ * `[bootci] [12/340] ...` marker. Elapsed counts from the run's first boot; the
+ * ETA is this boot's pace over the jobs the whole run has left.
  */
 void bci_igt_progress_report(struct bci_igt_progress *p, const struct bci_igt_job *job,
 			     const struct bci_journal *journal)
 {
-	const struct bci_joblist_entry *e = job->entry;
 	struct bci_executor *ex = job->ex;
-	char name[512], elapsed[32], eta[32], result[64];
+	char name[512], elapsed[32], eta[32], result[256];
 	long spent = (bci_clock_ms(ex, CLOCK_BOOTTIME) - p->boot_start) / 1000;
 	long since_start = (long)(bci_clock_ms(ex, CLOCK_REALTIME) / 1000 - p->run_started_at);
-	int status = job->status;
+	struct job_verdict v;
 
 	p->done_now++;
 	p->done_total = 0;
 	for (size_t k = 0; k < journal->job_count; k++)
 		p->done_total += journal->jobs[k].finished;
 
-	if (e->count == 1 && !strchr(e->subtests[0], '@'))
-		bci_igt_piglit_name(e->binary, e->subtests[0], name, sizeof(name));
-	else if (e->count == 1)
-		snprintf(name, sizeof(name), "igt@%s@%s", e->binary, e->subtests[0]);
-	else if (e->count > 1)
-		snprintf(name, sizeof(name), "igt@%s (%zu subtests)", e->binary, e->count);
+	if (judge_job(p, job->index, &v) < 0)
+		snprintf(result, sizeof(result), "unjudged");
 	else
-		snprintf(name, sizeof(name), "igt@%s", e->binary);
-	/* A live summary; results.json (the results generator) is the authority. */
-	if (job->timed_out)
-		snprintf(result, sizeof(result), "timeout");
-	else if (job->results > 1)
-		snprintf(result, sizeof(result), "%u pass, %u fail, %u skip, %u crash", job->passes,
-			 job->fails, job->skips, job->crashes);
-	else if (job->results == 1)
-		snprintf(result, sizeof(result), "%s", job->last_result);
-	else if (status == 0)
-		snprintf(result, sizeof(result), "pass");
-	else if (status == BCI_IGT_EXIT_SKIP)
-		snprintf(result, sizeof(result), "skip");
-	else if (status < 0)
-		snprintf(result, sizeof(result), "crash (signal %d)", -status);
+		format_verdict(&v, result, sizeof(result));
+	if (v.tests == 1)
+		snprintf(name, sizeof(name), "%s", v.first_name);
 	else
-		snprintf(result, sizeof(result), "fail (exit %d)", status);
+		format_job_name(job->entry, name, sizeof(name));
 	format_duration(since_start > spent ? since_start : spent, elapsed, sizeof(elapsed));
 	if (p->done_now > 0 && p->total > p->done_total)
 		format_eta(spent * (long)(p->total - p->done_total) / (long)p->done_now, eta,
@@ -100,9 +214,22 @@ void bci_igt_progress_report(struct bci_igt_progress *p, const struct bci_igt_jo
 
 void bci_igt_progress_start(struct bci_igt_progress *p, struct bci_executor *ex, size_t total)
 {
+	char err[512];
+	int ret;
+
 	*p = (struct bci_igt_progress){
 		.total = total,
 		.boot_start = bci_clock_ms(ex, CLOCK_BOOTTIME),
 		.run_started_at = run_started_at(ex),
 	};
+	/* The run's settings and joblist, read once per boot (they do not change during a run). */
+	ret = bci_results_job_reader_new(ex->run_dir, NULL, &p->reader, err, sizeof(err));
+	if (ret < 0)
+		bci_warn("the console cannot judge jobs: %s", err);
+}
+
+void bci_igt_progress_stop(struct bci_igt_progress *p)
+{
+	bci_results_job_reader_free(p->reader);
+	p->reader = NULL;
 }

@@ -43,9 +43,39 @@ static bool journal_started(char *text, const char *name, size_t len)
 	return false;
 }
 
-/* The subtests of job @e not yet started according to its journal.txt (a resumed job). */
+/*
+ * Did the job's journal.txt (cut into lines in place) record the job's end, an
+ * `exit:` or `timeout:` line? Then the job ran to its end and only bootci's
+ * journal line saying so was lost (the machine died between the two).
+ */
+static bool journal_ended(char *text, struct bci_job_journal_line *end)
+{
+	char *line = text;
+
+	while (line && *line) {
+		char *nl = strchr(line, '\n');
+		bool ended;
+		if (nl)
+			*nl = '\0';
+		ended = bci_job_journal_parse_line(line, nl != NULL, end) == 0 &&
+			(end->kind == BCI_JOB_JOURNAL_EXIT || end->kind == BCI_JOB_JOURNAL_TIMEOUT);
+		if (nl)
+			*nl = '\n';
+		if (ended)
+			return true;
+		line = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+/*
+ * The subtests of job @e not yet started according to its journal.txt (a
+ * resumed job); *@ended when journal.txt already has the job's end, that
+ * end in *@end.
+ */
 static int remaining_subtests(struct bci_executor *ex, unsigned index,
-			      const struct bci_joblist_entry *e, char ***out, size_t *count)
+			      const struct bci_joblist_entry *e, char ***out, size_t *count,
+			      bool *ended, struct bci_job_journal_line *end)
 {
 	char path[PATH_MAX], *text = NULL;
 	char **left = calloc(e->count + 1, sizeof(char *));
@@ -57,7 +87,8 @@ static int remaining_subtests(struct bci_executor *ex, unsigned index,
 				index) < 0 ||
 	    bci_read_file(path, &text, NULL, 1 << 20) < 0)
 		text = NULL;
-	for (size_t i = 0; i < e->count; i++)
+	*ended = text && journal_ended(text, end);
+	for (size_t i = 0; i < e->count && !*ended; i++)
 		if (!text || !journal_started(text, e->subtests[i], strcspn(e->subtests[i], "@")))
 			left[n++] = e->subtests[i];
 	free(text);
@@ -164,14 +195,17 @@ struct in_flight {
 };
 
 /* The last subtest and dynamic subtest out.txt saw start, and whether they ended. */
-static void in_flight_from_out(const char *path, struct in_flight *f)
+static void in_flight_from_out(struct bci_executor *ex, unsigned index, const char *path,
+			       struct in_flight *f)
 {
 	struct bci_igt_output parsed;
 	long last_sub = -1, last_dyn = -1;
 	char *text = NULL;
 	size_t len = 0;
 
-	if (bci_read_file(path, &text, &len, 64 << 20) < 0)
+	/* A test that spoke the socket left its protocol in comms (igt_comms.c), not out.txt. */
+	if (!bci_igt_comms_protocol_text(ex, index, &text, &len) &&
+	    bci_read_file(path, &text, &len, 64 << 20) < 0)
 		return;
 	while (len > 0 && text[len - 1] == '\0')
 		len--;
@@ -249,13 +283,14 @@ static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_j
 
 	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_OUT, index) < 0)
 		return 0;
-	in_flight_from_out(path, &f);
+	in_flight_from_out(ex, index, path, &f);
 	in_flight_later_dynamic(ex, &journal->jobs[index], &f);
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		bci_warn("job %u: cannot attribute the crash in %s: %s", index, path, strerror(errno));
+		bci_warn("job %u: cannot attribute the crash in %s: %s", index + 1, path, strerror(errno));
 		return 0;
 	}
+	off_t from = lseek(fd, 0, SEEK_END);
 	dprintf(fd, "\nbootci: the kernel crashed during this test; the pstore dump of boot %u "
 		    "follows (saved in %s/)\n", ex->boot_number - 1, ex->crash_dump);
 	if (f.subtest[0] && !f.sub_done && f.dynamic[0] && !f.dyn_done) {
@@ -268,15 +303,17 @@ static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_j
 		}
 		bci_igt_line_format_result(line, sizeof(line), true, f.dynamic, "CRASH", 0);
 		dprintf(fd, "%s", line);
-		bci_say("job %u: %s@%s crashed the kernel", index, f.subtest, f.dynamic);
+		bci_say("job %u: %s@%s crashed the kernel", index + 1, f.subtest, f.dynamic);
 	} else if (f.subtest[0] && !f.sub_done) {
 		bci_igt_line_format_result(line, sizeof(line), false, f.subtest, "CRASH", 0);
 		dprintf(fd, "%s", line);
-		bci_say("job %u: %s crashed the kernel", index, f.subtest);
+		bci_say("job %u: %s crashed the kernel", index + 1, f.subtest);
 	}
 	append_dump(ex, fd);
 	fsync(fd);
 	close(fd);
+	/* The same in comms, which is what a socket job's results are read from. */
+	bci_igt_comms_mirror(ex, index, path, from);
 	return ret;
 }
 
@@ -322,10 +359,14 @@ static void note_capped(struct bci_executor *ex, unsigned index, unsigned starts
 	int fd = bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_OUT, index) < 0 ? -1 :
 		 open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 
+	off_t from = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
+
 	if (fd < 0 || bci_write_all(fd, note, (size_t)n) < 0 || fdatasync(fd) < 0)
-		bci_warn("job %u: cannot say in out.txt that it was capped", index);
+		bci_warn("job %u: cannot say in out.txt that it was capped", index + 1);
 	if (fd >= 0)
 		close(fd);
+	if (fd >= 0)
+		bci_igt_comms_mirror(ex, index, path, from);
 }
 
 int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journal,
@@ -337,7 +378,7 @@ int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journa
 
 	if (journal->in_flight < 0)
 		return 0;
-	bci_warn("job %u (%s) was running when boot %u ended", j, jobs->entries[j].binary,
+	bci_warn("job %u (%s) was running when boot %u ended", j + 1, jobs->entries[j].binary,
 		 journal->boots - 1);
 	if (ex->kernel_crashed)
 		ret = attribute_crash(ex, j, journal);
@@ -347,7 +388,7 @@ int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journa
 	starts = journal->jobs[j].starts;
 	if (ret < 0 || starts < boot_cap)
 		return ret;
-	bci_error("job %u took the machine down %u times: not run again", j, starts);
+	bci_error("job %u took the machine down %u times: not run again", j + 1, starts);
 	ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_CAPPED, j, "%u", starts);
 	if (ret == 0)
 		note_capped(ex, j, starts, boot_cap);
@@ -358,19 +399,42 @@ int bci_igt_resume_select(struct bci_executor *ex, const struct bci_journal *jou
 			  unsigned index, const struct bci_joblist_entry *entry,
 			  struct bci_igt_selection *what)
 {
+	struct bci_job_journal_line end;
+	bool ended;
 	int ret;
 
-	*what = (struct bci_igt_selection){ .subtests = entry->subtests, .count = entry->count };
+	*what = (struct bci_igt_selection){ .subtests = entry->subtests, .count = entry->count,
+					    .end_status = -1 };
 	if (journal->jobs[index].starts == 0)
 		return 0;
 	/* Resumed: run only what has not started yet, as igt_runner prunes. */
-	ret = remaining_subtests(ex, index, entry, &what->left, &what->count);
+	ret = remaining_subtests(ex, index, entry, &what->left, &what->count, &ended, &end);
 	if (ret < 0) {
-		bci_error("job %u: no memory to resume it", index);
+		bci_error("job %u: no memory to resume it", index + 1);
 		return ret;
 	}
 	what->subtests = what->left;
-	if (entry->count == 0 || what->count > 0)
+	if (ended) {
+		/* Run again, it would append a second run and a second exit to the same files.
+		 * bootci's journal gets the end the job's own journal has. */
+		what->end_timed_out = end.kind == BCI_JOB_JOURNAL_TIMEOUT;
+		what->end_status = end.code;
+		what->end_seconds = end.time;
+		bci_say("job %u: its journal.txt has its end (the boot died before bootci's "
+			"journal did): not run again", index + 1);
+		return 1;
+	}
+	/*
+	 * A job without subtests that started is not run again into the same
+	 * folder, as igt_runner does not: its journal.txt has no end, so the
+	 * results say incomplete, with the output it left, once.
+	 */
+	if (entry->count == 0) {
+		bci_say("job %u: a job without subtests that started in an earlier boot is not "
+			"run again: incomplete", index + 1);
+		return 1;
+	}
+	if (what->count > 0)
 		return 0;
 	/* Every subtest started. igt_runner stops here; bootci knows which dynamic subtests
 	 * started and runs the rest of them. */
@@ -379,7 +443,7 @@ int bci_igt_resume_select(struct bci_executor *ex, const struct bci_journal *jou
 		return 1;
 	what->subtests = entry->subtests + entry->count - 1;
 	what->count = 1;
-	bci_say("job %u: resuming %s after its dynamic subtests %s", index, what->subtests[0],
+	bci_say("job %u: resuming %s after its dynamic subtests %s", index + 1, what->subtests[0],
 		what->dynamic_filter + 2);
 	return 0;
 }

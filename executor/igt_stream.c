@@ -50,9 +50,19 @@ static void tail_add(struct bci_igt_stream *s, const char *data, size_t len)
  */
 static void stream_emit(struct bci_igt_stream *s, const char *line, size_t len)
 {
+	if (s->write_error) {
+		/* The file is cut: what comes after must not eat the room left for the records. */
+		s->lost += len;
+		return;
+	}
 	if (s->written + len <= s->limit || bci_igt_line_classify(line, len) != BCI_IGT_LINE_OTHER) {
-		if (bci_write_all(s->file_fd, line, len) == 0)
+		int ret = bci_write_all(s->file_fd, line, len);
+		if (ret == 0) {
 			s->written += len;
+		} else {
+			s->write_error = ret;
+			s->lost += len;
+		}
 		return;
 	}
 	s->dropped += len;
@@ -90,15 +100,19 @@ void bci_igt_stream_finish(struct bci_igt_stream *s)
 		stream_emit(s, s->line, s->line_len < sizeof(s->line) ? s->line_len : sizeof(s->line));
 		s->line_len = 0;
 	}
-	if (s->dropped == 0)
+	if (s->dropped == 0 || s->write_error)
 		return;
 	n = snprintf(note, sizeof(note),
 		     "\nbootci: output over the limit of %llu bytes: %llu bytes dropped, the last %zu follow\n",
 		     s->limit + s->tail_size, s->dropped - s->tail_used, s->tail_used);
-	bci_write_all(s->file_fd, note, (size_t)n);
 	size_t start = s->tail_used < s->tail_size ? 0 : s->tail_pos;
 	size_t first = s->tail_used < s->tail_size ? s->tail_used : s->tail_size - start;
-	bci_write_all(s->file_fd, s->tail + start, first);
-	if (s->tail_used == s->tail_size)
-		bci_write_all(s->file_fd, s->tail, start);
+	int ret = bci_write_all(s->file_fd, note, (size_t)n);
+	if (ret == 0)
+		ret = bci_write_all(s->file_fd, s->tail + start, first);
+	if (ret == 0 && s->tail_used == s->tail_size)
+		ret = bci_write_all(s->file_fd, s->tail, start);
+	/* Said by the job like any other failed write (igt_job.c). */
+	if (ret < 0)
+		s->write_error = ret;
 }

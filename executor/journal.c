@@ -46,6 +46,7 @@ static int apply_line(struct bci_journal *journal, const struct bci_run_journal_
 	switch (line->kind) {
 	case BCI_RUN_JOURNAL_START:
 		state->starts++;
+		state->incomplete = false;
 		journal->in_flight = (int)line->job;
 		break;
 	case BCI_RUN_JOURNAL_EXIT:
@@ -57,6 +58,7 @@ static int apply_line(struct bci_journal *journal, const struct bci_run_journal_
 			journal->in_flight = -1;
 		break;
 	case BCI_RUN_JOURNAL_INCOMPLETE:
+		state->incomplete = true;
 		if (journal->in_flight == (int)line->job)
 			journal->in_flight = -1;
 		break;
@@ -76,7 +78,7 @@ static int apply_line(struct bci_journal *journal, const struct bci_run_journal_
 	return 0;
 }
 
-static int init_state(struct bci_journal *journal, size_t job_count)
+int bci_journal_init(struct bci_journal *journal, size_t job_count)
 {
 	memset(journal, 0, sizeof(*journal));
 	journal->fd = -1;
@@ -86,8 +88,21 @@ static int init_state(struct bci_journal *journal, size_t job_count)
 	return journal->jobs ? 0 : -ENOMEM;
 }
 
+/* Line @lineno (@n bytes at @p) cannot be replayed: counted, and described while there is room. */
+static void skip_line(struct bci_journal *journal, const char *origin, unsigned lineno,
+		      const char *p, size_t n)
+{
+	char quoted[200];
+
+	if (journal->skipped < BCI_JOURNAL_DAMAGE_KEPT)
+		snprintf(journal->damage[journal->skipped], sizeof(journal->damage[0]),
+			 "%s:%u: malformed line '%s' (%zu bytes) skipped", origin, lineno,
+			 bci_quote(quoted, sizeof(quoted), p, n), n);
+	journal->skipped++;
+}
+
 int bci_journal_replay(struct bci_journal *journal, const char *origin, const char *text,
-		       size_t len, char *err, size_t err_size)
+		       size_t len)
 {
 	const char *p = text, *end = text + len;
 	unsigned lineno = 0;
@@ -99,34 +114,127 @@ int bci_journal_replay(struct bci_journal *journal, const char *origin, const ch
 		size_t n;
 		int ret;
 
-		/* A torn last line (no newline: the machine died mid-write) is ignored. */
-		if (!nl)
+		/* A torn last line (no newline: the machine died mid-write) is not replayed. */
+		if (!nl) {
+			journal->torn_offset = (size_t)(p - text);
+			journal->torn_len = (size_t)(end - p);
 			break;
+		}
 		n = (size_t)(nl - p);
 		lineno++;
 		if (n >= sizeof(line) || memchr(p, '\0', n)) {
-			bci_message(err, err_size, "%s:%u: malformed line", origin, lineno);
-			return -EINVAL;
+			skip_line(journal, origin, lineno, p, n);
+			p = nl + 1;
+			continue;
 		}
 		memcpy(line, p, n);
 		line[n] = '\0';
-		p = nl + 1;
 		ret = bci_run_journal_parse_line(line, &parsed);
 		if (ret == 0)
 			ret = apply_line(journal, &parsed);
-		if (ret < 0) {
-			bci_message(err, err_size, "%s:%u: malformed line '%.80s'", origin, lineno, line);
+		if (ret == -ENOMEM)
 			return ret;
-		}
+		if (ret < 0)
+			skip_line(journal, origin, lineno, p, n);
+		p = nl + 1;
 	}
 	return 0;
 }
 
+/* Says @what (a repair) on the console and appends it to the repairs file @fd (-1: none). */
+static void say_repair(struct bci_journal *journal, int fd, const char *what)
+{
+	char line[400];
+	int n = snprintf(line, sizeof(line), "boot %u: %s\n", journal->boots + 1, what), ret;
+
+	bci_warn("%s", what);
+	if (fd < 0)
+		return;
+	if (n >= (int)sizeof(line))
+		line[(n = (int)sizeof(line) - 1) - 1] = '\n';
+	ret = bci_write_all(fd, line, (size_t)n);
+	if (ret < 0)
+		bci_warn("cannot write " BCI_RESULTS_JOURNAL_REPAIRS ": %s", strerror(-ret));
+}
+
+/*
+ * Job @j started, did not finish, is not the job in flight and was not
+ * marked incomplete since: only a line the journal lost can leave it so.
+ */
+static bool end_lost(const struct bci_journal *journal, size_t j)
+{
+	const struct bci_job_state *state = &journal->jobs[j];
+
+	return state->starts && !state->finished && !state->incomplete &&
+	       (int)j != journal->in_flight;
+}
+
+/*
+ * Says what the replay of @path met and repaired, on the console and in the
+ * repairs file beside the journal (@cut: the length of the torn line cut, 0
+ * for none; @torn_text: its text, NULL when the replay did not see it), and
+ * journals `incomplete` for every job whose end the journal lost (end_lost;
+ * the job in flight is the IGT engine's to mark, as after any crash). 0, or
+ * -errno when a line could not be journalled.
+ */
+static int report_repairs(struct bci_journal *journal, const char *path, const char *torn_text,
+			  long long cut)
+{
+	char note[PATH_MAX], what[400], quoted[200];
+	const char *slash = strrchr(path, '/');
+	int fd = -1, ret = 0;
+	bool orphans = false;
+
+	for (size_t j = 0; j < journal->job_count; j++)
+		orphans = orphans || end_lost(journal, j);
+	if (!cut && !journal->skipped && !orphans)
+		return 0;
+	if (snprintf(note, sizeof(note), "%.*s" BCI_RESULTS_JOURNAL_REPAIRS,
+		     slash ? (int)(slash - path + 1) : 0, path) < (int)sizeof(note))
+		fd = open(note, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		bci_warn("cannot open %s: %s: the repairs below are said here only", note,
+			 strerror(errno));
+	if (cut) {
+		snprintf(what, sizeof(what), "%s: cut a torn last line '%s' (%lld bytes without a "
+			 "newline: the machine died writing it)", slash ? slash + 1 : path,
+			 torn_text ? bci_quote(quoted, sizeof(quoted), torn_text, (size_t)cut) : "?",
+			 cut);
+		say_repair(journal, fd, what);
+	}
+	for (unsigned i = 0; i < journal->skipped && i < BCI_JOURNAL_DAMAGE_KEPT; i++)
+		say_repair(journal, fd, journal->damage[i]);
+	if (journal->skipped > BCI_JOURNAL_DAMAGE_KEPT) {
+		snprintf(what, sizeof(what), "%s: %u more malformed lines skipped",
+			 slash ? slash + 1 : path, journal->skipped - BCI_JOURNAL_DAMAGE_KEPT);
+		say_repair(journal, fd, what);
+	}
+	if (journal->skipped)
+		bci_warn("%s: %u malformed line%s skipped: the run goes on from what its valid "
+			 "lines say", path, journal->skipped, journal->skipped == 1 ? "" : "s");
+	for (size_t j = 0; j < journal->job_count && ret == 0; j++) {
+		if (!end_lost(journal, j))
+			continue;
+		snprintf(what, sizeof(what), "job %zu: its end is lost from the journal: incomplete",
+			 j);
+		say_repair(journal, fd, what);
+		ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_INCOMPLETE, j, "%u",
+					  journal->boots);
+	}
+	if (fd >= 0 && fdatasync(fd) < 0)
+		bci_warn("cannot make %s durable: %s", note, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
 int bci_journal_open(struct bci_journal *journal, const char *path, size_t job_count)
 {
-	char *text = NULL, last = '\n', err[512];
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char *text = NULL;
+	long long cut = 0;
 	size_t len = 0;
-	int ret = init_state(journal, job_count);
+	int ret = bci_journal_init(journal, job_count);
 
 	if (ret < 0) {
 		bci_error("%s: no memory for the journal of %zu jobs", path, job_count);
@@ -134,36 +242,42 @@ int bci_journal_open(struct bci_journal *journal, const char *path, size_t job_c
 	}
 	ret = bci_read_file(path, &text, &len, 64 << 20);
 	if (ret == 0) {
-		ret = bci_journal_replay(journal, path, text, len, err, sizeof(err));
-		if (len > 0)
-			last = text[len - 1];
-		free(text);
+		ret = bci_journal_replay(journal, name, text, len);
 		if (ret < 0) {
-			bci_error("%s", err);
+			bci_error("%s: no memory to replay it", path);
 			goto fail;
 		}
 	} else if (ret != -ENOENT) {
 		bci_error("cannot read %s: %s", path, strerror(-ret));
 		goto fail;
 	}
-	journal->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	journal->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (journal->fd < 0) {
 		ret = -errno;
 		bci_error("cannot open %s: %s", path, strerror(-ret));
 		goto fail;
 	}
-	/* Terminate a torn last line so the next one starts clean; the file's name durable too. */
-	ret = 0;
-	if (last != '\n')
-		ret = bci_write_all(journal->fd, "\n", 1);
-	if (ret == 0)
-		ret = bci_fsync_parent(path);
+	/*
+	 * A torn last line is cut, not ended with a newline: ended, the fragment
+	 * would be a malformed line that every later replay meets. Then the
+	 * file's name durable too.
+	 */
+	cut = bci_cut_torn_line(journal->fd);
+	ret = cut < 0 ? (int)cut : bci_fsync_parent(path);
 	if (ret < 0) {
 		bci_error("cannot make %s durable: %s", path, strerror(-ret));
 		goto fail;
 	}
+	/* The text quoted is the replay's, when the file still ended as the replay saw it. */
+	ret = report_repairs(journal, path,
+			     text && journal->torn_len == (size_t)cut ? text + journal->torn_offset
+								   : NULL, cut);
+	if (ret < 0)
+		goto fail;
+	free(text);
 	return 0;
 fail:
+	free(text);
 	bci_journal_close(journal);
 	return ret;
 }
@@ -187,6 +301,7 @@ int bci_journal_append(struct bci_journal *journal, enum bci_run_journal_kind ki
 {
 	struct bci_run_journal_line line = { .kind = kind, .job = job };
 	char text[BCI_RUN_JOURNAL_LINE_MAX + 32];
+	off_t before;
 	int n, ret;
 
 	if (rest && strlen(rest) >= sizeof(line.rest)) {
@@ -209,7 +324,16 @@ int bci_journal_append(struct bci_journal *journal, enum bci_run_journal_kind ki
 		bci_error("journal: malformed line '%.*s' not written", n > 0 ? n - 1 : 0, text);
 		return ret;
 	}
+	before = lseek(journal->fd, 0, SEEK_END);
 	ret = bci_write_all(journal->fd, text, (size_t)n);
+	if ((ret == -ENOSPC || ret == -EDQUOT) && journal->full && before >= 0 &&
+	    ftruncate(journal->fd, before) == 0) {
+		void (*full)(void *) = journal->full;
+
+		journal->full = NULL;
+		full(journal->full_ctx);
+		ret = bci_write_all(journal->fd, text, (size_t)n);
+	}
 	if (ret == 0 && fdatasync(journal->fd) < 0)
 		ret = -errno;
 	if (ret < 0)

@@ -17,10 +17,14 @@
 struct bci_job_state {
 	unsigned starts;        /* "start" lines */
 	bool finished;          /* exit, timeout or capped */
+	bool incomplete;        /* an "incomplete" line after its last start */
 	bool capped;
 	char **dynamic;         /* "subtest@dynamic" started, in order (NULL-terminated) */
 	size_t dynamic_count;
 };
+
+/* How many skipped lines a replay describes (it counts them all). */
+#define BCI_JOURNAL_DAMAGE_KEPT 8
 
 struct bci_journal {
 	int fd;
@@ -29,10 +33,30 @@ struct bci_journal {
 	int in_flight;          /* job started and not finished, or -1 */
 	struct bci_job_state *jobs;
 	size_t job_count;
+	/* What the replay met besides whole lines: */
+	unsigned skipped;       /* malformed lines skipped */
+	char damage[BCI_JOURNAL_DAMAGE_KEPT][320]; /* "origin:N: malformed line '...'" */
+	size_t torn_offset, torn_len; /* a last line without its newline (torn_len 0: none) */
+	/*
+	 * Called once when a line meets a full partition, to make room (the
+	 * executor gives back its reserve); the line's written part is cut and
+	 * the line written again. NULL: a full partition fails the line.
+	 */
+	void (*full)(void *ctx);
+	void *full_ctx;
 };
 
-/* Opens (creating) @path and replays it for @job_count jobs; a malformed line is an error
- * naming it. 0, or -errno said on the console. */
+/*
+ * Opens (creating) @path and replays it for @job_count jobs. The journal
+ * never blocks its run: a torn last line (the machine died writing it) is
+ * cut off the file (truncated to its last newline, fsynced) before anything
+ * is appended; a malformed line (garbage, NUL bytes, a word or a job that
+ * cannot be there) is skipped and what the valid lines say is kept; a job
+ * they leave started and not finished besides the one in flight gets an
+ * `incomplete` line. Each repair is said on the console and appended to
+ * BCI_RESULTS_JOURNAL_REPAIRS beside the journal. 0, or -errno said on the
+ * console (the file cannot be read, opened, cut or made durable; no memory).
+ */
 int bci_journal_open(struct bci_journal *journal, const char *path, size_t job_count);
 void bci_journal_close(struct bci_journal *journal);
 /*
@@ -46,8 +70,15 @@ int bci_journal_append(struct bci_journal *journal, enum bci_run_journal_kind ki
 /* The same, @rest formatted. */
 int bci_journal_appendf(struct bci_journal *journal, enum bci_run_journal_kind kind,
 			unsigned long job, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* Replays text (for tests and fuzzing): same rules as bci_journal_open. */
+/*
+ * Replays @len bytes of journal @text into @journal (initialised for its
+ * jobs, as bci_journal_open does; fd -1 for tests and fuzzing), naming lines
+ * "@origin:N": malformed lines are skipped, counted and described in
+ * journal->damage, a torn last line is left out and located by torn_offset
+ * and torn_len. Prints nothing. 0, or -ENOMEM.
+ */
+int bci_journal_init(struct bci_journal *journal, size_t job_count);
 int bci_journal_replay(struct bci_journal *journal, const char *origin, const char *text,
-		       size_t len, char *err, size_t err_size);
+		       size_t len);
 
 #endif

@@ -60,19 +60,45 @@ long bci_kmsg_drain(const struct bci_executor *ex, int kmsg_fd, int out_fd,
 			budget->dropped += (unsigned long long)n;
 			continue;
 		}
-		if (bci_write_all(out_fd, record, (size_t)n) < 0)
-			return -EIO;
+		int ret = bci_write_all(out_fd, record, (size_t)n);
+		if (ret < 0)
+			return ret;	/* the caller tells a full dmesg.txt by its errno */
 		if (budget)
 			budget->written += (unsigned long long)n;
 		written += n;
 	}
 }
 
+/*
+ * The marker's own record, read back from @reader (opened at the end of the log before the
+ * write): its stamp is the kernel's clock at the write, which the console's clock takes.
+ * A few records logged by others in between are skipped.
+ */
+static void clock_from_marker(const struct bci_executor *ex, int reader, const char *text,
+			      size_t len, long long monotonic_ns)
+{
+	char record[1200];
+	struct bci_kmsg_record rec;
+
+	for (int i = 0; i < 8; i++) {
+		long n = ex->sys->kmsg_read(reader, record, sizeof(record) - 1);
+		if (n <= 0)
+			return;
+		record[n] = '\0';
+		if (bci_kmsg_record_parse(record, (size_t)n, &rec) && rec.text_len >= len - 1 &&
+		    memcmp(rec.text, text, len - 1) == 0) {
+			bci_console_clock_sync((long long)rec.usec * 1000, monotonic_ns);
+			return;
+		}
+	}
+}
+
 void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ...)
 {
 	char path[PATH_MAX], text[1024];
+	long long monotonic_ns;
 	va_list ap;
-	int fd, n;
+	int fd, reader, n;
 
 	if (bci_path(ex, path, "/dev/kmsg") < 0)
 		return;
@@ -85,8 +111,13 @@ void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ..
 	va_end(ap);
 	if (n >= (int)sizeof(text))
 		n = (int)sizeof(text) - 1;
+	reader = bci_kmsg_open(ex);
+	monotonic_ns = bci_console_monotonic_ns();
 	/* The log is best effort: nothing to do about a full or missing kmsg. */
-	ex->sys->kmsg_write(fd, level, text, (size_t)n);
+	if (ex->sys->kmsg_write(fd, level, text, (size_t)n) >= 0 && reader >= 0 && n > 1)
+		clock_from_marker(ex, reader, text, (size_t)n, monotonic_ns);
+	if (reader >= 0)
+		close(reader);
 	close(fd);
 }
 

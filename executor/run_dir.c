@@ -12,6 +12,7 @@
  */
 #include "executor.h"
 #include "results_dir.h"
+#include "executor_keys.h"
 #include "fsutil.h"
 
 #include <errno.h>
@@ -124,7 +125,7 @@ int bci_run_dir_claim(struct bci_executor *ex)
 	if (ret == 0 && begun) {
 		first_difference(old, id, why, sizeof(why));
 		for (unsigned n = 1;; n++) {
-			snprintf(aside, sizeof(aside), "%s.superseded-%u", ex->run_dir, n);
+			snprintf(aside, sizeof(aside), "%s" BCI_EXECUTOR_SUPERSEDED "%u", ex->run_dir, n);
 			if (access(aside, F_OK) < 0 && errno == ENOENT)
 				break;
 			if (n == 9999) {

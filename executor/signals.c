@@ -6,6 +6,8 @@
  */
 #include "executor.h"
 
+#include "spawn.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -32,7 +34,8 @@ int bci_signals_setup(struct bci_executor *ex)
 	ex->signal_fd = signalfd(-1, &wanted, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (ex->signal_fd < 0)
 		return -errno;
-	return 0;
+	/* Not PID 1 (tests, --root): the test's orphans still come to us, to be reaped and killed. */
+	return bci_spawn_adopt_orphans();
 }
 
 void bci_signals_reset_child(void)

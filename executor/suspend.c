@@ -149,8 +149,22 @@ struct cycle {
 	double boot0, mono0, boot1, mono1;
 };
 
-static void say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(int fd, const char *fmt, ...)
+/* A write of the cycle's output: the first that fails is kept for the job (record->output_*). */
+static void output(struct cycle *c, int fd, const char *text, size_t len)
+{
+	int ret;
+
+	if (fd < 0 || c->rec->output_error)
+		return;
+	ret = bci_write_all(fd, text, len);
+	if (ret < 0) {
+		c->rec->output_fd = fd;
+		c->rec->output_error = ret;
+	}
+}
+
+static void say(struct cycle *c, int fd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(struct cycle *c, int fd, const char *fmt, ...)
 {
 	char text[1024];
 	va_list ap;
@@ -163,7 +177,7 @@ static void say(int fd, const char *fmt, ...)
 	va_end(ap);
 	if (n >= (int)sizeof(text))
 		n = (int)sizeof(text) - 1;
-	bci_write_all(fd, text, (size_t)n);
+	output(c, fd, text, (size_t)n);
 }
 
 static double now(const struct cycle *c, clockid_t clock)
@@ -229,15 +243,16 @@ static void drain_kmsg(struct cycle *c)
 		long n = c->ex->sys->kmsg_read(c->kmsg_fd, record, sizeof(record) - 1);
 		if (n <= 0)
 			break;
-		if (c->dmesg_fd >= 0)
-			bci_write_all(c->dmesg_fd, record, (size_t)n);
+		output(c, c->dmesg_fd, record, (size_t)n);
 		/* The record's text, without the " KEY=value" lines that may follow it. */
 		record[n] = '\0';
 		record[strcspn(record, "\n")] = '\0';
 		bci_suspend_kmsg_record(&c->pm, record);
 	}
-	if (c->dmesg_fd >= 0)
-		fdatasync(c->dmesg_fd);
+	if (c->dmesg_fd >= 0 && fdatasync(c->dmesg_fd) < 0 && !c->rec->output_error) {
+		c->rec->output_fd = c->dmesg_fd;
+		c->rec->output_error = -errno;
+	}
 }
 
 /* rtcwake's way: wakeup enabled on the RTC device, alarm in the RTC's own time. */
@@ -253,7 +268,7 @@ static int arm_alarm(struct cycle *c, unsigned long seconds)
 	snprintf(rel, sizeof(rel), "/sys/class/rtc/%s/device/power/wakeup", c->rtc);
 	if (sysfs_read(c->ex, rel, text, sizeof(text)) == 0 && strcmp(text, "enabled") != 0 &&
 	    (ret = sysfs_write(c->ex, rel, "enabled")) < 0)
-		say(c->out_fd, "bootci-suspend: cannot enable %s for wakeup: %s\n", c->rtc,
+		say(c, c->out_fd, "bootci-suspend: cannot enable %s for wakeup: %s\n", c->rtc,
 		    strerror(-ret));
 
 	if (bci_path(c->ex, path, "/dev/%s", c->rtc) < 0)
@@ -278,7 +293,7 @@ static int arm_alarm(struct cycle *c, unsigned long seconds)
 		snprintf(c->rec->wake, sizeof(c->rec->wake), "RTC_WKALM_SET");
 		return 0;
 	}
-	say(c->out_fd, "bootci-suspend: /dev/%s: %s; falling back to sysfs wakealarm\n", c->rtc,
+	say(c, c->out_fd, "bootci-suspend: /dev/%s: %s; falling back to sysfs wakealarm\n", c->rtc,
 	    strerror(-ret));
 	if (c->rtc_fd >= 0)
 		close(c->rtc_fd);
@@ -468,9 +483,9 @@ static void judge(struct cycle *c)
 	}
 	if (strcmp(r->result, "fail") != 0)
 		return;
-	say(c->err_fd, "bootci-suspend: %s\n", r->why);
+	say(c, c->err_fd, "bootci-suspend: %s\n", r->why);
 	if (b->valid && a->valid && a->fail > b->fail)
-		say(c->err_fd,
+		say(c, c->err_fd,
 		    "bootci-suspend: suspend_stats fail %lu -> %lu, last_failed_dev %s, "
 		    "last_failed_errno %d, last_failed_step %s\n",
 		    b->fail, a->fail, a->last_failed_dev[0] ? a->last_failed_dev : "-",
@@ -482,27 +497,27 @@ static void say_stats(struct cycle *c)
 	const struct bci_suspend_stats *b = &c->rec->before, *a = &c->rec->after;
 
 	if (!b->valid || !a->valid) {
-		say(c->out_fd, "bootci-suspend: no /sys/power/suspend_stats\n");
+		say(c, c->out_fd, "bootci-suspend: no /sys/power/suspend_stats\n");
 		return;
 	}
-	say(c->out_fd, "bootci-suspend: suspend_stats success %lu -> %lu, fail %lu -> %lu\n",
+	say(c, c->out_fd, "bootci-suspend: suspend_stats success %lu -> %lu, fail %lu -> %lu\n",
 	    b->success, a->success, b->fail, a->fail);
 	if (a->fail == b->fail && a->success == b->success && c->rec->error == 0)
-		say(c->out_fd, "bootci-suspend: note: the kernel counted neither a success nor a failure\n");
+		say(c, c->out_fd, "bootci-suspend: note: the kernel counted neither a success nor a failure\n");
 }
 
 static void say_measurements(struct cycle *c)
 {
 	const struct bci_suspend_record *r = c->rec;
 
-	say(c->out_fd,
+	say(c, c->out_fd,
 	    "bootci-suspend: write returned after %.3fs: suspended %.3fs, suspend+resume %.3fs\n",
 	    r->write, r->suspended, r->latency);
 	if (r->kernel_suspend >= 0)
-		say(c->out_fd, "bootci-suspend: kernel log: suspend %.3fs, resume %.3fs\n",
+		say(c, c->out_fd, "bootci-suspend: kernel log: suspend %.3fs, resume %.3fs\n",
 		    r->kernel_suspend, r->kernel_resume);
 	else
-		say(c->out_fd, "bootci-suspend: kernel log: no suspend/resume split\n");
+		say(c, c->out_fd, "bootci-suspend: kernel log: no suspend/resume split\n");
 }
 
 static void say_version(struct cycle *c)
@@ -511,7 +526,7 @@ static void say_version(struct cycle *c)
 
 	if (uname(&u) < 0)
 		memset(&u, 0, sizeof(u));
-	say(c->out_fd, "IGT-Version: bootci-suspend (%s) (Linux: %s %s)\n", u.machine,
+	say(c, c->out_fd, "IGT-Version: bootci-suspend (%s) (Linux: %s %s)\n", u.machine,
 	    c->ex->release[0] ? c->ex->release : u.release, u.machine);
 }
 
@@ -530,16 +545,16 @@ static int cycle_prepare(struct cycle *c, const char *mem_sleep, unsigned long w
 	if (record->why[0]) {
 		/* IGT's own way of skipping inside a subtest: the reason, then the result. */
 		bci_igt_line_format_start(line, sizeof(line), false, record->cycle);
-		say(c->out_fd, "%s", line);
-		say(c->out_fd, "Test requirement not met: %s\n", record->why);
+		say(c, c->out_fd, "%s", line);
+		say(c, c->out_fd, "Test requirement not met: %s\n", record->why);
 		bci_igt_line_format_result(line, sizeof(line), false, record->cycle, "SKIP", 0);
-		say(c->out_fd, "%s", line);
+		say(c, c->out_fd, "%s", line);
 		snprintf(record->result, sizeof(record->result), "skip");
 		bci_say("suspend %s: skipped: %s", record->cycle, record->why);
 		return 1;
 	}
 	bci_igt_line_format_start(line, sizeof(line), false, record->cycle);
-	say(c->out_fd, "%s", line);
+	say(c, c->out_fd, "%s", line);
 	/* Known before the sleep: if it never ends, the job's out.txt says what was tried. */
 	fdatasync(c->out_fd);
 
@@ -561,7 +576,7 @@ static int cycle_prepare(struct cycle *c, const char *mem_sleep, unsigned long w
 	}
 	if (c->name.pm_test[0]) {
 		snprintf(record->wake, sizeof(record->wake), "pm_test");
-		say(c->out_fd, "bootci-suspend: %s%s%s%s, pm_test %s: the kernel comes back by itself\n",
+		say(c, c->out_fd, "bootci-suspend: %s%s%s%s, pm_test %s: the kernel comes back by itself\n",
 		    c->name.state, record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
 		    record->mem_sleep[0] ? ")" : "", c->name.pm_test);
 		return 0;
@@ -574,7 +589,7 @@ static int cycle_prepare(struct cycle *c, const char *mem_sleep, unsigned long w
 			 c->rtc, strerror(-ret));
 		return 1;
 	}
-	say(c->out_fd, "bootci-suspend: %s%s%s%s, wake: %s after %lus\n", c->name.state,
+	say(c, c->out_fd, "bootci-suspend: %s%s%s%s, wake: %s after %lus\n", c->name.state,
 	    record->mem_sleep[0] ? " (mem_sleep " : "", record->mem_sleep,
 	    record->mem_sleep[0] ? ")" : "", record->wake, wake_after);
 	return 0;
@@ -671,7 +686,7 @@ static int cycle_collect(struct cycle *c, double start)
 	pass = strcmp(record->result, "pass") == 0;
 	bci_igt_line_format_result(line, sizeof(line), false, record->cycle,
 				   pass ? "SUCCESS" : "FAIL", record->wall);
-	say(c->out_fd, "%s", line);
+	say(c, c->out_fd, "%s", line);
 	append_cycle_line(c);
 	bci_say("suspend %s: %s, suspended %.3fs, suspend+resume %.3fs%s%s", record->cycle,
 		record->result, record->suspended, record->latency, record->why[0] ? ": " : "",

@@ -76,6 +76,8 @@ struct bci_suspend_record {
 	double kernel_resume;     /* kernel log: the resume marker to "PM: suspend exit" */
 	bool watchdog_closed;     /* the watchdog was closed for the cycle and re-armed */
 	struct bci_suspend_stats before, after;
+	/* The first write to out, err or dmesg that failed (a full partition): its fd and -errno. */
+	int output_fd, output_error;
 };
 
 /*

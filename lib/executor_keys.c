@@ -4,9 +4,94 @@
 #include "message.h"
 #include "testlist.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+int bci_executor_name_check(const char *value, char *why, size_t why_size)
+{
+	size_t len = strlen(value);
+
+	if (len == 0 || len > BCI_EXECUTOR_NAME_MAX) {
+		bci_message(why, why_size, "is not a name: 1 to %d characters", BCI_EXECUTOR_NAME_MAX);
+		return -EINVAL;
+	}
+	if (value[0] == '.') {
+		bci_message(why, why_size, "is not a name: it starts with '.'");
+		return -EINVAL;
+	}
+	for (const char *p = value; *p; p++) {
+		if (!isalnum((unsigned char)*p) && !strchr("._-", *p)) {
+			bci_message(why, why_size, "is not a name: '%c' is not one of A-Z a-z 0-9 . _ -",
+				    *p);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int bci_executor_image_path_check(const char *value, char *why, size_t why_size)
+{
+	if (value[0] != '/') {
+		bci_message(why, why_size, "is not an absolute path in the image");
+		return -EINVAL;
+	}
+	for (const char *p = value; *p;) {
+		size_t n;
+
+		p += strspn(p, "/");
+		n = strcspn(p, "/");
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
+			bci_message(why, why_size, "has a '%.*s' component (a path in the image "
+				    "names its folders)", (int)n, p);
+			return -EINVAL;
+		}
+		p += n;
+	}
+	return 0;
+}
+
+/*
+ * run_id, suspend_rtc: one path component (runs/<run_id>/, /dev/<rtc>): a
+ * name cannot leave the folder it is joined to.
+ */
+static int check_name(const struct bci_config_key *key, const char *value, char *why,
+		      size_t why_size)
+{
+	char what[160];
+
+	if (bci_executor_name_check(value, what, sizeof(what)) == 0)
+		return 0;
+	bci_message(why, why_size, "%s: '%s' %s", key->name, value, what);
+	return -EINVAL;
+}
+
+/* The executor keeps a superseded run as runs/<run_id>.superseded-N: no run may look like one. */
+static int check_run_id(const struct bci_config_key *key, const char *value, char *why,
+			size_t why_size)
+{
+	int ret = check_name(key, value, why, why_size);
+
+	if (ret == 0 && strstr(value, BCI_EXECUTOR_SUPERSEDED)) {
+		bci_message(why, why_size, "%s: '%s' holds '" BCI_EXECUTOR_SUPERSEDED "', the "
+			    "suffix of a run kept aside", key->name, value);
+		return -EINVAL;
+	}
+	return ret;
+}
+
+/* testlist, test_dir: paths in the image (empty: no testlist). */
+static int check_image_path(const struct bci_config_key *key, const char *value, char *why,
+			    size_t why_size)
+{
+	char what[160];
+
+	if (!value[0] || bci_executor_image_path_check(value, what, sizeof(what)) == 0)
+		return 0;
+	bci_message(why, why_size, "%s: '%s' %s", key->name, value, what);
+	return -EINVAL;
+}
 
 /* dmesg_warn_level: a kernel log level, or igt_runner's choice. */
 static int check_log_level(const struct bci_config_key *key, const char *value, char *why,
@@ -52,7 +137,9 @@ static int check_cycles(const struct bci_config_key *key, const char *value, cha
 
 const struct bci_config_key bci_executor_keys[] = {
 	{ "run_id", BCI_CONFIG_WORD, "default", NULL,
-	  "name of the run: its results go to runs/<run_id>/ on the results partition", NULL },
+	  "name of the run: its results go to runs/<run_id>/ on the results partition (a name: 1 "
+	  "to 128 of A-Z a-z 0-9 . _ -, not starting with '.', without '.superseded-')",
+	  check_run_id },
 	{ "results_label", BCI_CONFIG_WORD, "BOOTCI-RESULTS", NULL,
 	  "filesystem LABEL of the results partition", NULL },
 	{ "results_partuuid", BCI_CONFIG_STRING, "", NULL,
@@ -70,10 +157,11 @@ const struct bci_config_key bci_executor_keys[] = {
 	  "modules coldplug never loads (modprobe.d blacklists are applied too)", NULL },
 	/* -- the IGT engine (igt.c) -- */
 	{ "testlist", BCI_CONFIG_STRING, "", NULL,
-	  "IGT testlist in the image (igt@bin[@sub[@dyn]] lines); when set, the IGT engine runs it",
-	  NULL },
+	  "IGT testlist in the image (igt@bin[@sub[@dyn]] lines; an absolute path without . or .. "
+	  "components); when set, the IGT engine runs it", check_image_path },
 	{ "test_dir", BCI_CONFIG_WORD, "/usr/libexec/igt-gpu-tools", NULL,
-	  "folder of the IGT test binaries named by the testlist", NULL },
+	  "folder of the IGT test binaries named by the testlist (an absolute path without . or .. "
+	  "components)", check_image_path },
 	{ "include", BCI_CONFIG_STRING, "", NULL,
 	  "only tests whose full name (igt@bin@sub) matches this extended regex run", NULL },
 	{ "exclude", BCI_CONFIG_STRING, "", NULL,
@@ -127,8 +215,8 @@ const struct bci_config_key bci_executor_keys[] = {
 	  "keeps it for s2idle and pm_test cycles (the only way out of a sleep that never ends) and "
 	  "closes it for platform sleep states", NULL },
 	{ "suspend_rtc", BCI_CONFIG_WORD, "rtc0", NULL,
-	  "suspend cycles: the RTC (/dev/<name>, /sys/class/rtc/<name>) whose alarm wakes the machine",
-	  NULL },
+	  "suspend cycles: the RTC (/dev/<name>, /sys/class/rtc/<name>) whose alarm wakes the "
+	  "machine (a name, as run_id)", check_name },
 	{ "suspend_before", BCI_CONFIG_STRING, "", NULL,
 	  "suspend cycles run before the testlist's first test: cycle specs separated by spaces, "
 	  "each as a testlist's bootci@suspend item without its prefix (grammar in lib/testlist.h; "

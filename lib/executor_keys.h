@@ -21,6 +21,21 @@
 #define BCI_EXECUTOR_CONFIG_FILE "/etc/bootci/executor.conf"
 #define BCI_EXECUTOR_CMDLINE_PREFIX "bootci."
 
+/*
+ * Values joined into paths are checked so that they cannot leave the folder
+ * they are joined to. A name (run_id, suspend_rtc: one path component) is 1
+ * to BCI_EXECUTOR_NAME_MAX characters of A-Z a-z 0-9 '.' '_' '-', not
+ * starting with '.' (so never "." or ".."); a run_id also never holds
+ * BCI_EXECUTOR_SUPERSEDED, the suffix of a run kept aside. A path in the
+ * image (testlist, test_dir) is absolute, without "." or ".." components.
+ * Both: 0, or -EINVAL with what is wrong in @why ("is not a name: ...", to
+ * follow the key and the value).
+ */
+#define BCI_EXECUTOR_NAME_MAX 128
+#define BCI_EXECUTOR_SUPERSEDED ".superseded-"
+int bci_executor_name_check(const char *value, char *why, size_t why_size);
+int bci_executor_image_path_check(const char *value, char *why, size_t why_size);
+
 /* Terminated by an entry with a NULL name. */
 extern const struct bci_config_key bci_executor_keys[];
 

@@ -159,6 +159,41 @@ int bci_write_file_atomic(const char *path, const void *data, size_t len, mode_t
 	return bci_atomic_commit(fd, tmp, path);
 }
 
+long long bci_cut_torn_line(int fd)
+{
+	struct stat st;
+	off_t end, at;
+	char block[4096];
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	end = at = st.st_size;
+	while (at > 0) {
+		size_t want = at < (off_t)sizeof(block) ? (size_t)at : sizeof(block);
+		ssize_t n;
+
+		do
+			n = pread(fd, block, want, at - (off_t)want);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -errno;
+		if ((size_t)n != want)
+			return -EIO;
+		for (size_t i = want; i > 0; i--)
+			if (block[i - 1] == '\n') {
+				at = at - (off_t)want + (off_t)i;
+				goto found;
+			}
+		at -= (off_t)want;
+	}
+found:
+	if (at == end)
+		return 0;
+	if (ftruncate(fd, at) < 0 || fsync(fd) < 0)
+		return -errno;
+	return (long long)(end - at);
+}
+
 int bci_read_file(const char *path, char **out, size_t *len, size_t max)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -29,6 +29,16 @@ ssize_t bci_read_retry(int fd, void *buf, size_t len);
 /* Writes @len bytes completely, retrying on EINTR and short writes. */
 int bci_write_all(int fd, const void *buf, size_t len);
 
+/*
+ * A line file that the machine died writing ends without its newline: cuts
+ * that torn last line off @fd (open for writing; its offset is left alone)
+ * by truncating the file just after its last newline (to 0 when it has
+ * none), then fsyncs it, so that what is appended next starts a line of its
+ * own. The number of bytes cut (0: the file was empty or ended in a newline),
+ * or -errno.
+ */
+long long bci_cut_torn_line(int fd);
+
 /* Replaces @path with @len bytes of @data: temp file, fsync, rename, fsync dir. */
 int bci_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 

@@ -22,4 +22,12 @@ void bci_message_at(char *err, size_t err_size, const char *origin, unsigned int
 void bci_vmessage_at(char *err, size_t err_size, const char *origin, unsigned int line,
 		     const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
+/*
+ * @len bytes of @text as they can be quoted in a one-line message: printable
+ * ASCII as is, a backslash doubled, every other byte (NUL, newline, control,
+ * non-ASCII) as backslash, x and two hex digits; when that does not fit in
+ * @size bytes, as much as fits followed by "...". Always NUL-terminated (@size > 0); returns @buf.
+ */
+char *bci_quote(char *buf, size_t size, const char *text, size_t len);
+
 #endif

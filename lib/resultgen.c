@@ -39,6 +39,7 @@ static int emit_tests(struct gen *g)
 			.dmesg = t->dmesg,
 			.dmesg_warnings = t->warnings,
 			.igt_version = t->version,
+			.from_comms = t->from_comms,
 		};
 
 		if (t->deleted)
@@ -58,25 +59,6 @@ struct job_files {
 	int dmesg_fd;
 	bool missing;
 };
-
-/* bootci's executor writes text; a binary comms dump would need its own parser. */
-static int refuse_comms(struct gen *g, size_t index)
-{
-	char rel[48];
-	struct stat st;
-	int fd, ret = 0;
-
-	snprintf(rel, sizeof(rel), "%zu/%s", index, BCI_RESULTS_JOB_COMMS);
-	fd = gen_open(g, rel, false);
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) == 0 && st.st_size > 0)
-		ret = gen_error(g, -ENOTSUP, "%s/%s: socket comms dumps are not supported", g->dir, rel);
-	close(fd);
-	return ret;
-}
 
 static int open_job_files(struct gen *g, size_t index, struct job_files *f)
 {
@@ -105,7 +87,49 @@ static int open_job_files(struct gen *g, size_t index, struct job_files *f)
 	return 0;
 }
 
-static int judge_job(struct gen *g, struct job_files *f)
+/* What of a result says the job went well, and would hide that its output is cut. */
+static bool looks_fine(const char *result)
+{
+	return !result || !strcmp(result, "pass") || !strcmp(result, "warn") ||
+	       !strcmp(result, "dmesg-warn") || !strcmp(result, "skip") || !strcmp(result, "notrun");
+}
+
+/*
+ * N/bootci-incomplete.txt (results_dir.h): the executor could not write all
+ * of the job's output. Every test of the job says so at the end of its out,
+ * and none of them passes: its output, kernel log included, is not whole.
+ */
+static int mark_incomplete(struct gen *g, size_t index)
+{
+	char rel[64], *text = NULL;
+	size_t len = 0;
+	int ret;
+
+	snprintf(rel, sizeof(rel), "%zu/%s", index, BCI_RESULTS_JOB_INCOMPLETE);
+	ret = gen_read_small(g, rel, 4096, &text, &len);
+	if (ret < 0 || !text)
+		return ret;
+	for (size_t i = 0; i < g->test_count && ret == 0; i++) {
+		struct test *t = g->tests[i];
+		struct bci_str b = { 0 };
+
+		ret = bci_str_append(&b, t->out.ptr ? t->out.ptr : "", t->out.ptr ? t->out.len : 0);
+		if (ret == 0)
+			ret = bci_str_appendf(&b, "\nbootci: the output of this job is incomplete (%s: "
+						  "file, bytes written, why):\n%.*s%s", rel, (int)len,
+					      text, len && text[len - 1] == '\n' ? "" : "\n");
+		if (ret == 0)
+			ret = str_to_text(g, &b, &t->out);
+		bci_str_free(&b);
+		if (looks_fine(t->result))
+			t->result = "incomplete";
+	}
+	free(text);
+	return ret;
+}
+
+/* The text protocol's files: journal.txt, then out.txt and err.txt. */
+static int judge_text(struct gen *g, struct job_files *f)
 {
 	char path[PATH_MAX], empty[1] = "";
 	char *journal = f->texts[BCI_RESULTS_FILE_JOURNAL];
@@ -120,10 +144,23 @@ static int judge_job(struct gen *g, struct job_files *f)
 	if (ret == 0)
 		ret = fill_from_output(g, f->texts[BCI_RESULTS_FILE_ERR], f->lens[BCI_RESULTS_FILE_ERR],
 				       false);
+	return ret;
+}
+
+/* The socket dump when the test spoke it, else the text files; then dmesg and the rest. */
+static int judge_job(struct gen *g, size_t index, struct job_files *f)
+{
+	bool socket;
+	int ret = fill_from_comms(g, index, &socket);
+
+	if (ret == 0 && !socket)
+		ret = judge_text(g, f);
 	if (ret == 0)
 		ret = fill_from_dmesg(g, f->rel[BCI_RESULTS_FILE_DMESG], f->dmesg_fd);
 	if (ret == 0)
 		ret = override_results(g);
+	if (ret == 0)
+		ret = mark_incomplete(g, index);
 	if (ret < 0)
 		return ret;
 	prune_subtests(g);
@@ -143,11 +180,9 @@ static int process_job(struct gen *g, size_t index)
 	if (fd < 0)
 		return fd;
 	close(fd);
-	ret = refuse_comms(g, index);
+	ret = open_job_files(g, index, &f);
 	if (ret == 0)
-		ret = open_job_files(g, index, &f);
-	if (ret == 0)
-		ret = f.missing ? add_notrun_results(g) : judge_job(g, &f);
+		ret = f.missing ? add_notrun_results(g) : judge_job(g, index, &f);
 	/* The tests point into these texts until the job is handed out. */
 	for (i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
 		if (f.texts[i] && keep_blob(g, f.texts[i]) < 0 && ret == 0)
@@ -171,26 +206,34 @@ static int walk_job(struct gen *g, size_t index, const struct job *job)
 	return ret;
 }
 
-/* One joblist.txt line (its newline cut, @n bytes): checked, parsed, walked. */
-static int walk_job_line(struct gen *g, char *line, size_t n, size_t lineno)
+/* One joblist.txt line (its newline cut, @n bytes), checked and parsed into @job. */
+static int read_job_line(struct gen *g, char *line, size_t n, size_t lineno, struct job *job)
 {
-	struct job job;
-	int ret;
-
+	memset(job, 0, sizeof(*job));
 	if (n != strlen(line))
 		return gen_error(g, -EINVAL, "%s/%s:%zu: NUL byte in line", g->dir,
 				 BCI_RESULTS_JOBLIST, lineno);
 	if (n == 0 || line[0] == ' ')
 		return gen_error(g, -EINVAL, "%s/%s:%zu: no test binary named", g->dir,
 				 BCI_RESULTS_JOBLIST, lineno);
-	ret = parse_job_line(line, &job);
+	return parse_job_line(line, job);
+}
+
+/* One joblist.txt line: checked, parsed, walked. */
+static int walk_job_line(struct gen *g, char *line, size_t n, size_t lineno)
+{
+	struct job job;
+	int ret;
+
+	ret = read_job_line(g, line, n, lineno, &job);
 	if (ret == 0)
 		ret = walk_job(g, lineno - 1, &job);
 	job_free(&job);
 	return ret;
 }
 
-static int walk_jobs(struct gen *g)
+/* Hands every line of joblist.txt to @fn, newline cut, with its 1-based number. */
+static int read_joblist(struct gen *g, int (*fn)(struct gen *g, char *line, size_t n, size_t lineno))
 {
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
@@ -213,7 +256,7 @@ static int walk_jobs(struct gen *g)
 		lineno++;
 		if (line[n - 1] == '\n')
 			line[--n] = '\0';
-		ret = walk_job_line(g, line, (size_t)n, lineno);
+		ret = fn(g, line, (size_t)n, lineno);
 		if (ret < 0)
 			break;
 	}
@@ -305,7 +348,7 @@ static int walk_run(struct gen *g, struct run_texts *texts)
 	if (ret == 0)
 		ret = g->fn(BCI_RESULTS_RUN_BEGIN, &g->run, NULL, g->ctx);
 	if (ret == 0)
-		ret = walk_jobs(g);
+		ret = read_joblist(g, walk_job_line);
 	if (ret == 0)
 		ret = walk_aborted(g);
 	if (ret < 0)
@@ -321,6 +364,28 @@ static int walk_run(struct gen *g, struct run_texts *texts)
 	return g->fn(BCI_RESULTS_RUN_END, &g->run, NULL, g->ctx);
 }
 
+/* @g set up for @results_dir: options, error buffer, the directory open. 0 or -errno. */
+static int gen_begin(struct gen *g, const char *results_dir, const struct bci_resultgen_options *options,
+		     char *err, size_t err_size)
+{
+	memset(g, 0, sizeof(*g));
+	g->dir = results_dir;
+	g->err = err;
+	g->err_size = err_size;
+	g->warnings = options && options->warnings ? options->warnings : stderr;
+	/* Head and tail are half the limit each; below 2 bytes there is nothing to split. */
+	g->max_file = options && options->max_file >= 2 ? options->max_file : BCI_RESULTGEN_MAX_FILE;
+	if (err && err_size)
+		err[0] = '\0';
+
+	/* The directory given may be reached through links; nothing below it is. */
+	g->dirfd = open(results_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (g->dirfd < 0)
+		return gen_error(g, -errno, "%s: %s", results_dir,
+				 errno == ENOTDIR ? "not a directory" : strerror(errno));
+	return 0;
+}
+
 int bci_results_walk(const char *results_dir, const struct bci_resultgen_options *options,
 		     bci_results_walk_fn *fn, void *ctx, char *err, size_t err_size)
 {
@@ -328,23 +393,11 @@ int bci_results_walk(const char *results_dir, const struct bci_resultgen_options
 	struct gen g;
 	int ret;
 
-	memset(&g, 0, sizeof(g));
-	g.dir = results_dir;
-	g.err = err;
-	g.err_size = err_size;
+	ret = gen_begin(&g, results_dir, options, err, err_size);
+	if (ret < 0)
+		return ret;
 	g.fn = fn;
 	g.ctx = ctx;
-	g.warnings = options && options->warnings ? options->warnings : stderr;
-	/* Head and tail are half the limit each; below 2 bytes there is nothing to split. */
-	g.max_file = options && options->max_file >= 2 ? options->max_file : BCI_RESULTGEN_MAX_FILE;
-	if (err && err_size)
-		err[0] = '\0';
-
-	/* The directory given may be reached through links; nothing below it is. */
-	g.dirfd = open(results_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (g.dirfd < 0)
-		return gen_error(&g, -errno, "%s: %s", results_dir,
-				 errno == ENOTDIR ? "not a directory" : strerror(errno));
 	ret = walk_run(&g, &texts);
 	if (ret < 0 && err && err_size && !err[0])
 		gen_error(&g, ret, "%s: %s", results_dir, strerror(-ret));
@@ -354,5 +407,111 @@ int bci_results_walk(const char *results_dir, const struct bci_resultgen_options
 	free(texts.start);
 	free(texts.end);
 	free(texts.suspend_summary);
+	return ret;
+}
+
+/* ---- one job at a time, while the run is written ---- */
+
+struct bci_results_job_reader {
+	struct gen g;
+	struct job *jobs;	/* joblist.txt, parsed once */
+	size_t job_count, job_cap;
+};
+
+/* read_joblist()'s callback for a reader: @g is the reader's first member. */
+static int keep_job_line(struct gen *g, char *line, size_t n, size_t lineno)
+{
+	struct bci_results_job_reader *r = (struct bci_results_job_reader *)g;
+	int ret;
+
+	if (r->job_count == r->job_cap) {
+		size_t cap = r->job_cap ? 2 * r->job_cap : 64;
+		struct job *jobs = realloc(r->jobs, cap * sizeof(*jobs));
+		if (!jobs)
+			return -ENOMEM;
+		r->jobs = jobs;
+		r->job_cap = cap;
+	}
+	ret = read_job_line(g, line, n, lineno, &r->jobs[r->job_count]);
+	if (ret < 0) {
+		job_free(&r->jobs[r->job_count]);
+		return ret;
+	}
+	r->job_count++;
+	return 0;
+}
+
+void bci_results_job_reader_free(struct bci_results_job_reader *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->job_count; i++)
+		job_free(&r->jobs[i]);
+	free(r->jobs);
+	gen_release(&r->g);
+	if (r->g.dirfd >= 0)
+		close(r->g.dirfd);
+	free(r);
+}
+
+int bci_results_job_reader_new(const char *results_dir, const struct bci_resultgen_options *options,
+			       struct bci_results_job_reader **out, char *err, size_t err_size)
+{
+	struct bci_results_job_reader *r = calloc(1, sizeof(*r));
+	int ret;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	ret = gen_begin(&r->g, results_dir, options, err, err_size);
+	if (ret == 0)
+		ret = read_settings(&r->g);
+	if (ret == 0)
+		ret = compile_dmesg_filter(&r->g);
+	if (ret == 0)
+		ret = read_joblist(&r->g, keep_job_line);
+	if (ret < 0) {
+		if (err && err_size && !err[0])
+			gen_error(&r->g, ret, "%s: %s", results_dir, strerror(-ret));
+		bci_results_job_reader_free(r);
+		return ret;
+	}
+	r->g.run.name = r->g.settings.name ? r->g.settings.name : "";
+	/* Nothing but the error buffer outlives a call. */
+	r->g.err = NULL;
+	r->g.err_size = 0;
+	*out = r;
+	return 0;
+}
+
+int bci_results_job_walk(struct bci_results_job_reader *r, size_t job, FILE *warnings,
+			 bci_results_walk_fn *fn, void *ctx, char *err, size_t err_size)
+{
+	struct gen *g = &r->g;
+	FILE *reader_warnings = g->warnings;
+	int ret;
+
+	if (err && err_size)
+		err[0] = '\0';
+	g->err = err;
+	g->err_size = err_size;
+	if (job >= r->job_count) {
+		ret = gen_error(g, -ENOENT, "%s/%s: no job %zu (%zu lines)", g->dir, BCI_RESULTS_JOBLIST,
+				job, r->job_count);
+		goto out;
+	}
+	g->fn = fn;
+	g->ctx = ctx;
+	if (warnings)
+		g->warnings = warnings;
+	ret = walk_job(g, job, &r->jobs[job]);
+	if (ret < 0 && err && err_size && !err[0])
+		gen_error(g, ret, "%s: job %zu: %s", g->dir, job, strerror(-ret));
+out:
+	g->warnings = reader_warnings;
+	g->err = NULL;
+	g->err_size = 0;
+	g->fn = NULL;
+	g->ctx = NULL;
 	return ret;
 }

@@ -26,11 +26,14 @@
  * are read; anything else is refused with an error naming it. The
  * directory given itself may be reached through links.
  *
+ * A job whose `comms` dump shows the test spoke igt_runner's socket protocol
+ * is judged from that dump as igt_results does (resultgen_comms.c), else
+ * from its journal, out and err.
+ *
  * Deliberate differences from igt_runner, all on input igt_runner itself
  * never writes: a malformed metadata.txt, joblist.txt or journal.txt line is
  * an error (igt_runner guesses); a NUL byte in a string is written as
- * \u0000 (igt_runner emits invalid UTF-8); socket "comms" dumps are refused
- * (bootci's executor writes text); attachments/ folders are not listed; a
+ * \u0000 (igt_runner emits invalid UTF-8); attachments/ folders are not listed; a
  * test name that two jobs both produce appears twice instead of merged; a
  * job folder without journal.txt is read as one with an empty journal
  * (igt_runner refuses the whole directory); a test that nothing gave a
@@ -84,6 +87,7 @@ struct bci_results_test {
 					 * for igt@runner@aborted */
 	const char *binary;		/* the job's test binary ("runner" for aborted) */
 	struct bci_results_text out, err, dmesg, dmesg_warnings, igt_version;
+	bool from_comms;		/* judged from a comms dump (resultgen_comms.c) */
 };
 
 /* Counters of one piglit binary name ("igt@kms_flip", "bootci@suspend"). */
@@ -91,8 +95,10 @@ struct bci_results_binary {
 	char name[BCI_IGT_NAME_SIZE];
 	bool in_totals;			/* listed under "totals" */
 	unsigned long counts[BCI_IGT_RESULT_COUNT];	/* indexed as bci_igt_result_names */
-	bool has_runtime;		/* listed under "runtimes" */
+	bool has_runtime;		/* listed under "runtimes" with a time */
 	double runtime;
+	bool runtime_listed;		/* listed under "runtimes" even without a time
+					 * (a job with a comms dump, as igt_results does) */
 };
 
 /* What the run as a whole says. */
@@ -132,5 +138,24 @@ typedef int bci_results_walk_fn(enum bci_results_event event, const struct bci_r
  */
 int bci_results_walk(const char *results_dir, const struct bci_resultgen_options *options,
 		     bci_results_walk_fn *fn, void *ctx, char *err, size_t err_size);
+
+/*
+ * One job folder at a time, while the run is still being written: the
+ * judgement bci_results_walk() gives the same folder, for a reader that
+ * reports each job as it ends (the executor's console line). The reader
+ * reads metadata.txt and joblist.txt once (neither changes during a run);
+ * each walk then reads only job folder @job (0-based joblist line) and hands
+ * its tests to @fn as BCI_RESULTS_TEST events, exactly as the whole walk
+ * would. Warnings of that job go to @warnings (NULL: the reader's options).
+ * Both return 0, @fn's negative return, or -errno with a message naming the
+ * file in @err. The reader is owned by the caller: bci_results_job_reader_free().
+ */
+struct bci_results_job_reader;
+
+int bci_results_job_reader_new(const char *results_dir, const struct bci_resultgen_options *options,
+			       struct bci_results_job_reader **reader, char *err, size_t err_size);
+int bci_results_job_walk(struct bci_results_job_reader *reader, size_t job, FILE *warnings,
+			 bci_results_walk_fn *fn, void *ctx, char *err, size_t err_size);
+void bci_results_job_reader_free(struct bci_results_job_reader *reader);
 
 #endif

@@ -5,6 +5,7 @@
  *                      reader; files over the limit; metadata.txt, joblist.txt
  *   resultgen_judge.c  the job's test table; journal, out and err rules;
  *                      overrides, pruning, notrun; per-binary totals
+ *   resultgen_comms.c  the job judged from its socket comms dump instead
  *   resultgen_dmesg.c  dmesg.txt rules and the ignore-regex translation
  *   resultgen.c        the walk: one job folder after another
  *   resultgen_write.c  results.json, written from the walk
@@ -38,6 +39,7 @@ struct test {
 	bool has_time;
 	double time;
 	bool deleted;		/* pruned */
+	bool from_comms;	/* its out and err came from a comms dump */
 };
 
 /*
@@ -183,6 +185,12 @@ void piglit_name(struct gen *g, const char *subtest, char name[NAME_SIZE]);
 void job_reset(struct gen *g);
 void gen_release(struct gen *g);
 int add_subtest(struct gen *g, const char *name);
+/* Adds dynamic subtest @name to @sub once, in first-seen order. */
+int add_dynamic(struct subtest *sub, const char *name);
+/* Adds @time to the job binary's runtime ("runtimes"). */
+int add_binary_runtime(struct gen *g, double time);
+/* Lists the job's binary under "runtimes" even if no time comes (igt_results' {} entry). */
+int list_binary_runtime(struct gen *g);
 
 int fill_from_journal(struct gen *g, const char *path, char *text, size_t len);
 int fill_from_output(struct gen *g, const char *buf, size_t len, bool is_out);
@@ -191,6 +199,15 @@ void prune_subtests(struct gen *g);
 int add_notrun_results(struct gen *g);
 /* Counts the job's results into "", "root" and "igt@binary", igt_runner's way. */
 int add_to_totals(struct gen *g, const char *binary);
+
+/* ---- resultgen_comms.c ---- */
+
+/*
+ * Judges job folder @index from its comms dump: *@used true when the test
+ * spoke the socket (journal, out and err are then not to be read), false
+ * when there is no dump or it holds exec packets only. 0 or -errno.
+ */
+int fill_from_comms(struct gen *g, size_t index, bool *used);
 
 /* ---- resultgen_dmesg.c ---- */
 

@@ -238,7 +238,7 @@ static const char *dynamic_key(const void *table, size_t index)
 }
 
 /* Adds a dynamic subtest once, in first-seen order. */
-static int add_dynamic(struct subtest *sub, const char *name)
+int add_dynamic(struct subtest *sub, const char *name)
 {
 	char *copy;
 
@@ -341,7 +341,20 @@ static struct bci_results_binary *get_binary(struct gen *g, const char *name)
 	return b;
 }
 
-static int add_binary_runtime(struct gen *g, double time)
+int list_binary_runtime(struct gen *g)
+{
+	char name[NAME_SIZE];
+	struct bci_results_binary *b;
+
+	piglit_name(g, NULL, name);
+	b = get_binary(g, name);
+	if (!b)
+		return -ENOMEM;
+	b->runtime_listed = true;
+	return 0;
+}
+
+int add_binary_runtime(struct gen *g, double time)
 {
 	char name[NAME_SIZE];
 	struct bci_results_binary *b;

@@ -75,12 +75,16 @@ static int write_test(struct bci_jsonw *w, const struct bci_results_test *t)
 	bci_jsonw_key_n(w, t->name, strlen(t->name), BCI_JSONW_LATIN1);
 	bci_jsonw_object_begin(w);
 	write_text(w, "out", &t->out);
+	/* igt_results sets a comms test's err with its out, a text test's after its result. */
+	if (t->from_comms)
+		write_text(w, "err", &t->err);
 	write_text(w, "igt-version", &t->igt_version);
 	bci_jsonw_key(w, "result");
 	bci_jsonw_string(w, t->result);
 	if (t->has_time)
 		write_time(w, t->time_start, t->time_end);
-	write_text(w, "err", &t->err);
+	if (!t->from_comms)
+		write_text(w, "err", &t->err);
 	write_text(w, "dmesg", &t->dmesg);
 	write_text(w, "dmesg-warnings", &t->dmesg_warnings);
 	bci_jsonw_object_end(w);
@@ -120,11 +124,12 @@ static void write_totals_and_runtimes(struct bci_jsonw *w, const struct bci_resu
 	for (i = 0; i < run->binary_count; i++) {
 		const struct bci_results_binary *b = &run->binaries[i];
 
-		if (!b->has_runtime)
+		if (!b->has_runtime && !b->runtime_listed)
 			continue;
 		bci_jsonw_key_n(w, b->name, strlen(b->name), BCI_JSONW_LATIN1);
 		bci_jsonw_object_begin(w);
-		write_time(w, 0.0, b->runtime);
+		if (b->has_runtime)
+			write_time(w, 0.0, b->runtime);
 		bci_jsonw_object_end(w);
 	}
 	bci_jsonw_object_end(w);

@@ -435,3 +435,11 @@ enum bci_summary_value_kind bci_suspend_summary_value(const char *value, long lo
 	}
 	return BCI_SUMMARY_TEXT;
 }
+
+/* ---- N/bootci-incomplete.txt ---- */
+
+int bci_results_incomplete_format(char *buf, size_t size, const char *file,
+				  unsigned long long written, int error)
+{
+	return snprintf(buf, size, "%s %llu %s\n", file, written, strerror(-error));
+}

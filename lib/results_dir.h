@@ -15,7 +15,7 @@
  *     journal.txt    the job's journal, lines below
  *     out.txt err.txt  the test's stdout and stderr (igt_protocol.h)
  *     dmesg.txt      the kernel log during the job (kmsg_record.h)
- *     comms          igt_runner's socket dump (bootci never writes it)
+ *     comms          igt_runner's socket dump (runner_comms.h; bootci writes it too)
  *   results.json     piglit results, made from all of the above
  *
  * journal.txt, one line per event:
@@ -36,7 +36,21 @@
  *     capped JOB STARTS            the job took the machine down STARTS times: skipped
  *     abort REASON                 the run stops early (aborted.txt says why)
  *     done                         results are complete
+ *   bootci-journal-repairs.txt  what a boot repaired in bootci-journal.txt,
+ *                        one line per repair: "boot N: WHAT", WHAT being
+ *                        "bootci-journal.txt:LINE: malformed line '...' skipped",
+ *                        "bootci-journal.txt: cut a torn last line '...' (N bytes)",
+ *                        "job J: its end is lost: incomplete" (quotes escaped)
  *   bootci-identity.txt  what makes the run what it is: "key value" lines
+ *   N/bootci-incomplete.txt  present when a result file of job N could not be
+ *                        written whole (a full or failing partition), one line
+ *                        per such file (bci_results_incomplete_format):
+ *     FILE BYTES REASON            FILE (out.txt, err.txt, dmesg.txt, journal.txt)
+ *                                  stops after BYTES written; REASON (strerror) the rest
+ *                        The contract with the results generator: every test of
+ *                        that job gets a note saying so at the end of its out,
+ *                        and a result that was pass, warn, dmesg-warn or skip
+ *                        (or none) becomes incomplete; worse ones are kept.
  *   boot-NNNN/           one boot record per boot (BCI_RESULTS_BOOT_DIR):
  *     boot.txt           "key value" lines: boot, boot_id, time, kernel, ...
  *     end.txt            how the boot ended, "key value" lines
@@ -74,8 +88,10 @@
 #define BCI_RESULTS_JOB_ERR "err.txt"
 #define BCI_RESULTS_JOB_DMESG "dmesg.txt"
 #define BCI_RESULTS_JOB_COMMS "comms"
+#define BCI_RESULTS_JOB_INCOMPLETE "bootci-incomplete.txt"
 
 #define BCI_RESULTS_BOOTCI_JOURNAL "bootci-journal.txt"
+#define BCI_RESULTS_JOURNAL_REPAIRS "bootci-journal-repairs.txt"
 #define BCI_RESULTS_IDENTITY "bootci-identity.txt"
 #define BCI_RESULTS_BOOT_DIR "boot-%04u"
 #define BCI_RESULTS_BOOT_RECORD "boot.txt"
@@ -94,6 +110,13 @@ enum bci_results_job_file {
 	BCI_RESULTS_FILE_COUNT,
 };
 extern const char *const bci_results_job_files[BCI_RESULTS_FILE_COUNT];
+
+/*
+ * A line of N/bootci-incomplete.txt into @buf: @file stopped after @written
+ * bytes for @error (-errno). The length, as snprintf.
+ */
+int bci_results_incomplete_format(char *buf, size_t size, const char *file,
+				  unsigned long long written, int error);
 
 /* "boot-0007" → 7: 1, or 0 when @name is not a boot record folder. */
 int bci_results_boot_dir_parse(const char *name, unsigned *number);

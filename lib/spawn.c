@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 #include "spawn.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -150,4 +156,173 @@ int bci_spawn_kill_step(struct bci_spawn_kill *k, pid_t pid, long now_ms)
 	k->sent = sig;
 	k->sent_at_ms = now_ms;
 	return sig;
+}
+
+int bci_spawn_proc_parse(const char *text, size_t len, struct bci_spawn_proc *out)
+{
+	char buf[512], *open_paren, *close_paren, *end;
+	long pid, ppid, pgrp;
+	size_t n = len < sizeof(buf) - 1 ? len : sizeof(buf) - 1;
+
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	/* The name may hold spaces and parentheses: it ends at the last ')'. */
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren)
+		return -EINVAL;
+	errno = 0;
+	pid = strtol(buf, &end, 10);
+	if (errno || end == buf || pid <= 0 || pid > INT_MAX || end > open_paren)
+		return -EINVAL;
+	if (close_paren[1] != ' ' || !isalpha((unsigned char)close_paren[2]) || close_paren[3] != ' ')
+		return -EINVAL;
+	out->state = close_paren[2];
+	if (sscanf(close_paren + 4, "%ld %ld", &ppid, &pgrp) != 2 || ppid < 0 || pgrp < 0 ||
+	    ppid > INT_MAX || pgrp > INT_MAX)
+		return -EINVAL;
+	out->pid = (pid_t)pid;
+	out->ppid = (pid_t)ppid;
+	out->pgrp = (pid_t)pgrp;
+	n = (size_t)(close_paren - open_paren - 1);
+	if (n >= sizeof(out->comm))
+		n = sizeof(out->comm) - 1;
+	memcpy(out->comm, open_paren + 1, n);
+	out->comm[n] = '\0';
+	return 0;
+}
+
+int bci_spawn_adopt_orphans(void)
+{
+	if (getpid() == 1)
+		return 0;
+	return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 ? -errno : 0;
+}
+
+/* The process table: every process @proc lists. malloc'ed into *@procs. */
+static int proc_table(const char *proc, struct bci_spawn_proc **procs, size_t *count)
+{
+	struct bci_spawn_proc *table = NULL;
+	size_t used = 0, cap = 0;
+	struct dirent *entry;
+	DIR *d = opendir(proc);
+
+	if (!d)
+		return -errno;
+	while ((entry = readdir(d))) {
+		char path[PATH_MAX], text[512];
+		ssize_t n;
+		int fd;
+
+		if (!isdigit((unsigned char)entry->d_name[0]) ||
+		    snprintf(path, sizeof(path), "%s/%s/stat", proc, entry->d_name) >= (int)sizeof(path))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* gone since readdir */
+		n = read(fd, text, sizeof(text));
+		close(fd);
+		if (n <= 0)
+			continue;
+		if (used == cap) {
+			size_t bigger = cap ? cap * 2 : 256;
+			struct bci_spawn_proc *grown = realloc(table, bigger * sizeof(*table));
+			if (!grown) {
+				closedir(d);
+				free(table);
+				return -ENOMEM;
+			}
+			table = grown;
+			cap = bigger;
+		}
+		if (bci_spawn_proc_parse(text, (size_t)n, &table[used]) == 0)
+			used++;
+	}
+	closedir(d);
+	*procs = table;
+	*count = used;
+	return 0;
+}
+
+/* Marks the leftovers of @table: group @pgid, and every descendant of @self. */
+static void mark_leftovers(const struct bci_spawn_proc *table, size_t count, pid_t self,
+			   pid_t pgid, bool *mark)
+{
+	bool grew = true;
+
+	/* The group's leader was the child, reaped: a process with its pid is another one. */
+	for (size_t i = 0; i < count; i++)
+		mark[i] = table[i].pid != self &&
+			  (table[i].ppid == self || (table[i].pgrp == pgid && table[i].pid != pgid));
+	/* A fixed point: the parent of a leftover's child is a leftover. */
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < count; i++) {
+			if (mark[i])
+				continue;
+			for (size_t j = 0; j < count && !mark[i]; j++)
+				if (mark[j] && table[j].pid == table[i].ppid)
+					mark[i] = grew = true;
+		}
+	}
+}
+
+static long monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void remember(struct bci_spawn_proc *killed, size_t max, size_t *count,
+		     const struct bci_spawn_proc *p)
+{
+	for (size_t i = 0; i < *count && i < max; i++)
+		if (killed[i].pid == p->pid)
+			return;
+	if (*count < max)
+		killed[*count] = *p;
+	(*count)++;
+}
+
+int bci_spawn_kill_leftovers(const char *proc, pid_t pgid, long timeout_ms,
+			     struct bci_spawn_proc *killed, size_t max, size_t *count)
+{
+	long deadline = monotonic_ms() + timeout_ms;
+	pid_t self = getpid();
+	int alive;
+
+	*count = 0;
+	for (;;) {
+		struct bci_spawn_proc *table;
+		size_t n;
+		bool *mark;
+		int ret = proc_table(proc, &table, &n);
+
+		if (ret < 0)
+			return ret;
+		mark = calloc(n ? n : 1, sizeof(*mark));
+		if (!mark) {
+			free(table);
+			return -ENOMEM;
+		}
+		mark_leftovers(table, n, self, pgid, mark);
+		alive = 0;
+		for (size_t i = 0; i < n; i++) {
+			/* A zombie is dead already: reaped below, or by us once its parent dies. */
+			if (!mark[i] || table[i].state == 'Z' || table[i].state == 'X')
+				continue;
+			remember(killed, max, count, &table[i]);
+			kill(table[i].pid, SIGKILL);
+			alive++;
+		}
+		free(mark);
+		free(table);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (alive == 0 || monotonic_ms() >= deadline)
+			return alive;
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000000L }, NULL);
+	}
 }

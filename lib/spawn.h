@@ -88,4 +88,40 @@ int bci_spawn_kill_step(struct bci_spawn_kill *k, pid_t pid, long now_ms);
  */
 int bci_spawn_kill_due(const struct bci_spawn_kill *k, long now_ms);
 
+/*
+ * What a child leaves behind. A test may fork helpers that outlive it, hold
+ * its pipes, or write warnings to the kernel log during later tests; some
+ * leave its process group (setsid). Once the child itself is reaped, every
+ * process still in its group and every process below the caller is a
+ * leftover: killed (SIGKILL) and reaped. Orphans reparent to PID 1; a caller
+ * that is not PID 1 (tests, `--root`) becomes a child subreaper so that they
+ * reparent to it all the same, and nothing escapes by a double fork.
+ */
+
+/* One process of the process table (/proc/PID/stat). */
+struct bci_spawn_proc {
+	pid_t pid, ppid, pgrp;
+	char state;		/* R S D Z T ... */
+	char comm[16];		/* the kernel's TASK_COMM_LEN, cut */
+};
+
+/* Parses /proc/PID/stat's @text (@len bytes): 0, or -EINVAL when it is not one. */
+int bci_spawn_proc_parse(const char *text, size_t len, struct bci_spawn_proc *out);
+
+/* PR_SET_CHILD_SUBREAPER unless the caller is PID 1 (which already is). 0 or -errno. */
+int bci_spawn_adopt_orphans(void);
+
+/*
+ * Kills and reaps the leftovers of a child that led process group @pgid and
+ * has been reaped: the processes of that group and all the caller's
+ * descendants (the caller must have no other child at that moment), read
+ * from @proc (the proc filesystem's mount: the processes are real whatever
+ * tree the caller runs on). Up to @max of them go to @killed (first seen
+ * first), their count to *@count. Rounds until none is left or @timeout_ms
+ * passed. Returns how many are still alive (stuck in the kernel), or -errno
+ * when @proc cannot be read.
+ */
+int bci_spawn_kill_leftovers(const char *proc, pid_t pgid, long timeout_ms,
+			     struct bci_spawn_proc *killed, size_t max, size_t *count);
+
 #endif

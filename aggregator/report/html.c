@@ -7,11 +7,14 @@
  * DIR/BUILD/MACHINE/N.html (N: the test's row), with its out/err/dmesg.
  *
  * Escaping: every byte that comes from a test or the store goes through
- * html_escape(): the five HTML specials as entities, control bytes as their
+ * bci_html_escape(): the five HTML specials as entities, control bytes as their
  * visible Control Pictures (U+2400...), bytes that are not well-formed UTF-8
  * as the Latin-1 character of that value, so no output can open a tag,
- * close the <pre>, or break the page's encoding. Plain HTML and CSS, no
- * script. Every file is written to a temporary and renamed.
+ * close the <pre>, or break the page's encoding; names in links are
+ * percent-encoded (bci_html_url_escape()). Plain HTML and CSS, and a few
+ * lines of script for the matrix's filters only. Every file is written to a
+ * temporary and renamed. The same matrix is what serve shows
+ * (bci_html_matrix() with BCI_HTML_SERVED links; pages.c has the others).
  */
 #include "report.h"
 #include "../store/store.h"
@@ -19,6 +22,7 @@
 #include "strv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +45,7 @@ static int utf8_length(const unsigned char *s, size_t left)
 	return n;
 }
 
-static void html_escape(struct bci_str *b, const char *text, size_t len)
+void bci_html_escape(struct bci_str *b, const char *text, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)text;
 
@@ -74,9 +78,27 @@ static void html_escape(struct bci_str *b, const char *text, size_t len)
 	}
 }
 
-static void html_escape_str(struct bci_str *b, const char *s)
+void bci_html_escape_str(struct bci_str *b, const char *s)
 {
-	html_escape(b, s ? s : "", s ? strlen(s) : 0);
+	bci_html_escape(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+void bci_html_url_escape(struct bci_str *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~@", c)) {
+			bci_str_append(b, s, 1);
+		} else {
+			char esc[3] = { '%', hex[c >> 4], hex[c & 15] };
+
+			bci_str_append(b, esc, 3);
+		}
+	}
 }
 
 /* ---- the build's results: tests x machines ---- */
@@ -242,7 +264,7 @@ static const char *const verdict_classes[] = {
 	[BCI_VERDICT_NEW_TEST] = "newtest", [BCI_VERDICT_NOT_RUN] = "notrun",
 };
 
-static const char style[] =
+const char bci_html_style[] =
 	"<style>\n"
 	"body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}\n"
 	"td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}th{background:#eee}\n"
@@ -254,6 +276,7 @@ static const char style[] =
 	"td.new{outline:3px solid #c00;outline-offset:-3px}td.known{outline:2px dashed #06c;outline-offset:-2px}\n"
 	"td.flaky{outline:2px dotted #960;outline-offset:-2px}td.fixed{outline:2px solid #080;outline-offset:-2px}\n"
 	"pre{background:#f6f6f6;border:1px solid #ddd;padding:6px;white-space:pre-wrap}\n"
+	"form.filters{margin:.5em 0}input.bad{background:#fcc}svg text{font-size:11px}\n"
 	"</style>\n";
 
 static int page_write(const char *path, struct bci_str *b, char *err, size_t err_size)
@@ -268,32 +291,84 @@ static int page_write(const char *path, struct bci_str *b, char *err, size_t err
 	return ret;
 }
 
-static void log_section(struct bci_str *b, struct bci_store *store, const char *data_dir,
-			const char *machine, const char *run_id, const char *test, const char *which)
+/*
+ * A result page: written under a temporary name and renamed, so it is never
+ * seen half-written, but not fsynced one by one (a build has a page per
+ * result, 400k a day, and a page's fsync costs more than writing it):
+ * bci_html_write() syncs them all at once before the matrix that links them
+ * replaces the old one.
+ */
+static int result_page_write(const char *path, struct bci_str *b, char *err, size_t err_size)
 {
-	char err[512], *text = malloc(HTML_LOG_MAX);
+	char tmp[PATH_MAX];
+	int fd, ret;
+
+	if (!b->data)
+		return -ENOMEM;
+	fd = bci_atomic_open(path, tmp, 0644);
+	ret = fd < 0 ? fd : bci_write_all(fd, b->data, b->len);
+	if (fd >= 0 && ret < 0) {
+		bci_atomic_abort(fd, tmp);
+	} else if (fd >= 0 && (close(fd) < 0 || rename(tmp, path) < 0)) {
+		ret = -errno;
+		unlink(tmp);
+	}
+	if (ret < 0)
+		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
+	return ret;
+}
+
+/* One syncfs for every result page of @dir (see result_page_write()). */
+static int pages_sync(const char *dir, char *err, size_t err_size)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0 || syncfs(fd) < 0)
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (ret < 0)
+		snprintf(err, err_size, "%s: %s", dir, strerror(-ret));
+	return ret;
+}
+
+/* Appends a section with @text read from @fd (closed here; < 0: @why it is not available). */
+void bci_html_file_section(struct bci_str *b, const char *title, int fd, const char *why)
+{
+	char *text = fd >= 0 ? malloc(HTML_LOG_MAX) : NULL;
 	size_t len = 0;
 	ssize_t got;
-	int fd = text ? bci_store_test_log_open(store, data_dir, machine, run_id, test, which, err,
-						sizeof(err)) : -ENOMEM;
 
-	bci_str_appendf(b, "<h2>%s</h2>\n", which);
-	if (fd < 0) {
+	bci_str_appendf(b, "<h2>");
+	bci_html_escape_str(b, title);
+	bci_str_appendf(b, "</h2>\n");
+	if (fd < 0 || !text) {
 		bci_str_appendf(b, "<p>not available: ");
-		html_escape_str(b, fd == -ENOMEM ? "out of memory" : err);
+		bci_html_escape_str(b, fd < 0 ? why : "out of memory");
 		bci_str_appendf(b, "</p>\n");
-		free(text);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	while (len < HTML_LOG_MAX && (got = read(fd, text + len, HTML_LOG_MAX - len)) > 0)
 		len += got;
 	bci_str_append(b, "<pre>", 5);
-	html_escape(b, text, len);
+	bci_html_escape(b, text, len);
 	bci_str_append(b, "</pre>\n", 7);
 	if (len == HTML_LOG_MAX && read(fd, text, 1) > 0)
 		bci_str_appendf(b, "<p>(cut at %d bytes)</p>\n", HTML_LOG_MAX);
 	close(fd);
 	free(text);
+}
+
+void bci_html_log_section(struct bci_str *b, struct bci_store *store, const char *data_dir,
+			  const char *machine, const char *run_id, const char *test, const char *which)
+{
+	char err[512] = "";
+	int fd = bci_store_test_log_open(store, data_dir, machine, run_id, test, which, err,
+					 sizeof(err));
+
+	bci_html_file_section(b, which, fd, err);
 }
 
 static int result_page(struct bci_store *store, const char *data_dir, const struct bci_report *r,
@@ -305,13 +380,13 @@ static int result_page(struct bci_store *store, const char *data_dir, const stru
 	int ret;
 
 	bci_str_appendf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
-	html_escape_str(&b, m->tests[t]);
-	bci_str_appendf(&b, "</title>\n%s</head><body>\n<p><a href=\"../index.html\">matrix</a></p>\n<h1>", style);
-	html_escape_str(&b, m->tests[t]);
+	bci_html_escape_str(&b, m->tests[t]);
+	bci_str_appendf(&b, "</title>\n%s</head><body>\n<p><a href=\"../index.html\">matrix</a></p>\n<h1>", bci_html_style);
+	bci_html_escape_str(&b, m->tests[t]);
 	bci_str_appendf(&b, "</h1>\n<p>machine ");
-	html_escape_str(&b, m->machines[j]);
+	bci_html_escape_str(&b, m->machines[j]);
 	bci_str_appendf(&b, ", run ");
-	html_escape_str(&b, m->runs[c->run].run_id);
+	bci_html_escape_str(&b, m->runs[c->run].run_id);
 	bci_str_appendf(&b, ": <span class=\"%s\">%s</span>", bci_status_name(c->status),
 			   bci_status_label(c->status));
 	if (c->change >= 0) {
@@ -321,19 +396,19 @@ static int result_page(struct bci_store *store, const char *data_dir, const stru
 				   verdict_names[ch->verdict]);
 		if (ch->bug) {
 			bci_str_appendf(&b, ", <a href=\"");
-			html_escape_str(&b, ch->bug);
+			bci_html_escape_str(&b, ch->bug);
 			bci_str_appendf(&b, "\">");
-			html_escape_str(&b, ch->bug);
+			bci_html_escape_str(&b, ch->bug);
 			bci_str_appendf(&b, "</a>");
 		}
 		bci_str_appendf(&b, ")");
 	}
 	bci_str_appendf(&b, "</p>\n");
-	log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "out");
-	log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "err");
-	log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "dmesg");
+	bci_html_log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "out");
+	bci_html_log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "err");
+	bci_html_log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "dmesg");
 	bci_str_appendf(&b, "</body></html>\n");
-	ret = page_write(path, &b, err, err_size);
+	ret = result_page_write(path, &b, err, err_size);
 	bci_str_free(&b);
 	return ret;
 }
@@ -351,24 +426,183 @@ static void name_clean(const char *name, char *out, size_t size)
 		snprintf(out, size, "_%s", i ? out : "");
 }
 
+/*
+ * The filters: a test regex and a status (or "changed": any cell a change
+ * marks), typed or given as ?test=&status= in the page's URL (so a link
+ * can carry a filtered view); rows that do not match get `hidden`. The
+ * page is whole without it.
+ */
+static const char filter_script[] =
+	"<script>\n"
+	"(function(){\n"
+	"var q=new URLSearchParams(location.search),t=document.getElementById('f-test'),"
+	"s=document.getElementById('f-status'),n=document.getElementById('f-shown');\n"
+	"function apply(){var re=null,shown=0;try{re=t.value?new RegExp(t.value):null;"
+	"t.classList.remove('bad')}catch(e){t.classList.add('bad')}\n"
+	"document.querySelectorAll('tr.r').forEach(function(r){var ok=!re||re.test(r.cells[0].textContent);\n"
+	"if(ok&&s.value){ok=false;for(var i=1;i<r.cells.length;i++){var c=r.cells[i].classList;"
+	"if(s.value==='changed'?c.length>1:c.contains(s.value))ok=true}}\n"
+	"r.hidden=!ok;if(ok)shown++});n.textContent=shown}\n"
+	"t.value=q.get('test')||'';s.value=q.get('status')||'';\n"
+	"t.addEventListener('input',apply);s.addEventListener('change',apply);apply()})();\n"
+	"</script>\n";
+
+int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_view *view,
+		    enum bci_html_links links, struct bci_str *b)
+{
+	const struct matrix *m = view->matrix;
+
+	bci_str_appendf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
+	bci_html_escape_str(b, r->build);
+	bci_str_appendf(b, "</title>\n%s</head><body>\n", bci_html_style);
+	if (links == BCI_HTML_SERVED)
+		bci_str_appendf(b, "<p><a href=\"/\">builds</a> · <a href=\"/metrics\">metrics</a></p>\n");
+	bci_str_appendf(b, "<h1>");
+	bci_html_escape_str(b, r->build);
+	bci_str_appendf(b, ": <span class=\"%s\">%s</span></h1>\n<p>",
+			bci_report_failed(r) ? "fail" : "pass",
+			bci_report_failed(r) ? "FAILURE" : "SUCCESS");
+	if (r->series_title) {
+		bci_html_escape_str(b, r->series_title);
+		bci_str_appendf(b, "<br>");
+	}
+	bci_str_appendf(b, "tree ");
+	bci_html_escape_str(b, r->tree);
+	bci_str_appendf(b, ", commit ");
+	bci_html_escape_str(b, r->commit);
+	bci_str_appendf(b, ", %s tier; baseline: the last %d runs of ", r->tier, r->window);
+	bci_html_escape_str(b, r->base_tree);
+	bci_str_appendf(b, "<br>%ld possible new issues, %ld known issues, %ld flaky, %ld fixed,"
+			   " %ld warnings</p>\n", r->counts[BCI_VERDICT_NEW],
+			   r->counts[BCI_VERDICT_KNOWN], r->counts[BCI_VERDICT_FLAKY],
+			   r->counts[BCI_VERDICT_FIXED], r->counts[BCI_VERDICT_WARNING]);
+	bci_str_appendf(b, "<form class=\"filters\" onsubmit=\"return false\">tests matching"
+			   " <input id=\"f-test\" size=\"30\" placeholder=\"regex\"> with a cell"
+			   " <select id=\"f-status\"><option value=\"\">any</option>"
+			   "<option value=\"changed\">changed</option>");
+	for (int s = 0; s < BCI_STATUS_COUNT; s++)
+		bci_str_appendf(b, "<option value=\"%s\">%s</option>", bci_status_name(s),
+				bci_status_name(s));
+	bci_str_appendf(b, "</select> <span id=\"f-shown\">%zu</span> of %zu tests shown</form>\n",
+			m->n_tests, m->n_tests);
+	bci_str_appendf(b, "<table id=\"matrix\">\n<tr><th>test</th>");
+	for (size_t j = 0; j < m->n_machines; j++) {
+		bci_str_appendf(b, "<th>");
+		if (links == BCI_HTML_SERVED) {
+			bci_str_appendf(b, "<a href=\"/machines/");
+			bci_html_url_escape(b, m->machines[j]);
+			bci_str_appendf(b, "/suspend\">");
+		}
+		bci_html_escape_str(b, m->machines[j]);
+		bci_str_appendf(b, links == BCI_HTML_SERVED ? "</a></th>" : "</th>");
+	}
+	bci_str_appendf(b, "</tr>\n<tr><th>counts</th>");
+	for (size_t j = 0; j < m->n_machines; j++) {
+		long counts[BCI_STATUS_COUNT] = { 0 };
+
+		for (size_t t = 0; t < m->n_tests; t++)
+			if (m->cells[t * m->n_machines + j].status >= 0)
+				counts[m->cells[t * m->n_machines + j].status]++;
+		bci_str_appendf(b, "<td>");
+		for (int s = 0; s < BCI_STATUS_COUNT; s++)
+			if (counts[s])
+				bci_str_appendf(b, "<span class=\"%s\">%s %ld</span> ",
+						   bci_status_name(s), bci_status_name(s), counts[s]);
+		bci_str_appendf(b, "</td>");
+	}
+	bci_str_appendf(b, "</tr>\n");
+	for (size_t t = 0; t < m->n_tests; t++) {
+		bci_str_appendf(b, "<tr class=\"r\"><td class=\"t\">");
+		if (links == BCI_HTML_SERVED) {
+			bci_str_appendf(b, "<a href=\"/tests/");
+			bci_html_url_escape(b, m->tests[t]);
+			bci_str_appendf(b, "\">");
+		}
+		bci_html_escape_str(b, m->tests[t]);
+		bci_str_appendf(b, links == BCI_HTML_SERVED ? "</a></td>" : "</td>");
+		for (size_t j = 0; j < m->n_machines; j++) {
+			const struct cell *c = &m->cells[t * m->n_machines + j];
+
+			if (c->status < 0) {
+				bci_str_appendf(b, "<td></td>");
+				continue;
+			}
+			bci_str_appendf(b, "<td class=\"%s", bci_status_name(c->status));
+			if (c->change >= 0) {
+				const struct bci_report_change *ch = &r->changes[c->change];
+
+				bci_str_appendf(b, " %s\" title=\"%s -> %s: %s",
+						   verdict_classes[ch->verdict],
+						   bci_status_label(ch->from), bci_status_label(ch->to),
+						   verdict_names[ch->verdict]);
+			}
+			bci_str_appendf(b, "\"><a href=\"");
+			if (links == BCI_HTML_SERVED) {
+				bci_str_appendf(b, "/machines/");
+				bci_html_url_escape(b, m->machines[j]);
+				bci_str_appendf(b, "/runs/");
+				bci_html_url_escape(b, m->runs[c->run].run_id);
+				bci_str_appendf(b, "/results/");
+				bci_html_url_escape(b, m->tests[t]);
+			} else {
+				char machine[256];
+
+				name_clean(m->machines[j], machine, sizeof(machine));
+				bci_html_url_escape(b, machine);
+				bci_str_appendf(b, "/%zu.html", t);
+			}
+			bci_str_appendf(b, "\">%s</a></td>", bci_status_name(c->status));
+		}
+		bci_str_appendf(b, "</tr>\n");
+	}
+	bci_str_appendf(b, "</table>\n%s</body></html>\n", filter_script);
+	return b->data ? 0 : -ENOMEM;
+}
+
+int bci_html_matrix_read(struct bci_store *store, const struct bci_report *report,
+			 struct bci_html_matrix_view *view, char *err, size_t err_size)
+{
+	struct matrix *m = calloc(1, sizeof(*m));
+	int ret;
+
+	view->matrix = m;
+	if (!m)
+		return -ENOMEM;
+	ret = matrix_read(store, report, m, err, err_size);
+	view->tests = m->n_tests;
+	view->machines = m->n_machines;
+	return ret;
+}
+
+void bci_html_matrix_release(struct bci_html_matrix_view *view)
+{
+	if (view->matrix) {
+		matrix_release(view->matrix);
+		free(view->matrix);
+	}
+	view->matrix = NULL;
+}
+
 int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *r,
 		   const char *dir, char *err, size_t err_size)
 {
-	struct matrix m = { 0 };
+	struct bci_html_matrix_view view = { 0 };
+	struct matrix *m;
 	struct bci_str b = { 0 };
 	char build_dir[PATH_MAX], path[2 * PATH_MAX], name[256];
 	int ret;
 
 	name_clean(r->build, name, sizeof(name));
 	snprintf(build_dir, sizeof(build_dir), "%s/%s", dir, name);
-	ret = matrix_read(store, r, &m, err, err_size);
+	ret = bci_html_matrix_read(store, r, &view, err, err_size);
 	if (ret < 0)
 		goto out;
+	m = view.matrix;
 	ret = bci_mkdir_p(build_dir, 0755);
-	for (size_t j = 0; j < m.n_machines && ret >= 0; j++) {
+	for (size_t j = 0; j < m->n_machines && ret >= 0; j++) {
 		char machine[256];
 
-		name_clean(m.machines[j], machine, sizeof(machine));
+		name_clean(m->machines[j], machine, sizeof(machine));
 		snprintf(path, sizeof(path), "%s/%s", build_dir, machine);
 		ret = bci_mkdir_p(path, 0755);
 	}
@@ -376,83 +610,26 @@ int bci_html_write(struct bci_store *store, const char *data_dir, const struct b
 		snprintf(err, err_size, "%s: %s", build_dir, strerror(-ret));
 		goto out;
 	}
-
-	bci_str_appendf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
-	html_escape_str(&b, r->build);
-	bci_str_appendf(&b, "</title>\n%s</head><body>\n<h1>", style);
-	html_escape_str(&b, r->build);
-	bci_str_appendf(&b, ": %s</h1>\n<p>", bci_report_failed(r) ? "FAILURE" : "SUCCESS");
-	if (r->series_title) {
-		html_escape_str(&b, r->series_title);
-		bci_str_appendf(&b, "<br>");
-	}
-	bci_str_appendf(&b, "tree ");
-	html_escape_str(&b, r->tree);
-	bci_str_appendf(&b, ", commit ");
-	html_escape_str(&b, r->commit);
-	bci_str_appendf(&b, ", %s tier; baseline: the last %d runs of ", r->tier, r->window);
-	html_escape_str(&b, r->base_tree);
-	bci_str_appendf(&b, "<br>%ld possible new issues, %ld known issues, %ld flaky, %ld fixed,"
-			   " %ld warnings</p>\n", r->counts[BCI_VERDICT_NEW],
-			   r->counts[BCI_VERDICT_KNOWN], r->counts[BCI_VERDICT_FLAKY],
-			   r->counts[BCI_VERDICT_FIXED], r->counts[BCI_VERDICT_WARNING]);
-	bci_str_appendf(&b, "<table>\n<tr><th>test</th>");
-	for (size_t j = 0; j < m.n_machines; j++) {
-		bci_str_appendf(&b, "<th>");
-		html_escape_str(&b, m.machines[j]);
-		bci_str_appendf(&b, "</th>");
-	}
-	bci_str_appendf(&b, "</tr>\n<tr><th>counts</th>");
-	for (size_t j = 0; j < m.n_machines; j++) {
-		long counts[BCI_STATUS_COUNT] = { 0 };
-
-		for (size_t t = 0; t < m.n_tests; t++)
-			if (m.cells[t * m.n_machines + j].status >= 0)
-				counts[m.cells[t * m.n_machines + j].status]++;
-		bci_str_appendf(&b, "<td>");
-		for (int s = 0; s < BCI_STATUS_COUNT; s++)
-			if (counts[s])
-				bci_str_appendf(&b, "<span class=\"%s\">%s %ld</span> ",
-						   bci_status_name(s), bci_status_name(s), counts[s]);
-		bci_str_appendf(&b, "</td>");
-	}
-	bci_str_appendf(&b, "</tr>\n");
-	for (size_t t = 0; t < m.n_tests && ret >= 0; t++) {
-		bci_str_appendf(&b, "<tr><td class=\"t\">");
-		html_escape_str(&b, m.tests[t]);
-		bci_str_appendf(&b, "</td>");
-		for (size_t j = 0; j < m.n_machines && ret >= 0; j++) {
-			const struct cell *c = &m.cells[t * m.n_machines + j];
+	for (size_t t = 0; t < m->n_tests && ret >= 0; t++)
+		for (size_t j = 0; j < m->n_machines && ret >= 0; j++) {
 			char machine[256];
 
-			if (c->status < 0) {
-				bci_str_appendf(&b, "<td></td>");
+			if (m->cells[t * m->n_machines + j].status < 0)
 				continue;
-			}
-			name_clean(m.machines[j], machine, sizeof(machine));
-			bci_str_appendf(&b, "<td class=\"%s", bci_status_name(c->status));
-			if (c->change >= 0) {
-				const struct bci_report_change *ch = &r->changes[c->change];
-
-				bci_str_appendf(&b, " %s\" title=\"%s -> %s: %s",
-						   verdict_classes[ch->verdict],
-						   bci_status_label(ch->from), bci_status_label(ch->to),
-						   verdict_names[ch->verdict]);
-			}
-			bci_str_appendf(&b, "\"><a href=\"%s/%zu.html\">%s</a></td>", machine, t,
-					   bci_status_name(c->status));
+			name_clean(m->machines[j], machine, sizeof(machine));
 			snprintf(path, sizeof(path), "%s/%s/%zu.html", build_dir, machine, t);
-			ret = result_page(store, data_dir, r, &m, t, j, path, err, err_size);
+			ret = result_page(store, data_dir, r, m, t, j, path, err, err_size);
 		}
-		bci_str_appendf(&b, "</tr>\n");
-	}
-	bci_str_appendf(&b, "</table>\n</body></html>\n");
+	if (ret >= 0)
+		ret = pages_sync(build_dir, err, err_size);
+	if (ret >= 0)
+		ret = bci_html_matrix(r, &view, BCI_HTML_STATIC, &b);
 	if (ret >= 0) {
 		snprintf(path, sizeof(path), "%s/index.html", build_dir);
 		ret = page_write(path, &b, err, err_size);
 	}
 out:
 	bci_str_free(&b);
-	matrix_release(&m);
+	bci_html_matrix_release(&view);
 	return ret;
 }

@@ -200,6 +200,131 @@ int bci_mbox_encode_header(const char *name, const char *text, char **out);
 int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *report,
 		   const char *dir, char *err, size_t err_size);
 
+struct bci_str;
+
+/*
+ * The one escaper of text into HTML (text and attribute values): every byte
+ * from a test or the store goes through it (see html.c).
+ */
+void bci_html_escape(struct bci_str *b, const char *text, size_t len);
+void bci_html_escape_str(struct bci_str *b, const char *s);
+/* @s percent-encoded as one URL path segment (or query value): [A-Za-z0-9-._~@] kept. */
+void bci_html_url_escape(struct bci_str *b, const char *s);
+/* The pages' <style> element. */
+extern const char bci_html_style[];
+
+/* Where a matrix's links go: the static files, or serve's routes. */
+enum bci_html_links {
+	BCI_HTML_STATIC,	/* MACHINE/N.html */
+	BCI_HTML_SERVED,	/* /machines/M/runs/R/results/T, /tests/T, /machines/M/suspend */
+};
+
+/* A build's results as a matrix, read once from the store (the view owns it). */
+struct bci_html_matrix_view {
+	struct matrix *matrix;
+	size_t tests, machines;
+};
+
+int bci_html_matrix_read(struct bci_store *store, const struct bci_report *report,
+			 struct bci_html_matrix_view *view, char *err, size_t err_size);
+void bci_html_matrix_release(struct bci_html_matrix_view *view);
+/* The matrix page (with its filters) appended to @b; -ENOMEM. */
+int bci_html_matrix(const struct bci_report *report, const struct bci_html_matrix_view *view,
+		    enum bci_html_links links, struct bci_str *b);
+/* A section titled @title holding the text of @fd (closed here), or "not available: @why" when @fd < 0. */
+void bci_html_file_section(struct bci_str *b, const char *title, int fd, const char *why);
+/* The section of a result's out, err or dmesg (@which). */
+void bci_html_log_section(struct bci_str *b, struct bci_store *store, const char *data_dir,
+			  const char *machine, const char *run_id, const char *test, const char *which);
+
+/* ---- the pages serve renders (pages.c) ---- */
+
+/* Each appends one whole page to @b; -ENOENT (@err) when what it shows is not stored. */
+int bci_pages_index(struct bci_store *store, struct bci_str *b, char *err, size_t err_size);
+int bci_pages_matrix(struct bci_store *store, const char *build,
+		     const struct bci_report_options *options, struct bci_str *b, char *err,
+		     size_t err_size);
+/* A result with its out/err/dmesg and, when its boot died, its run's crash records. */
+int bci_pages_result(struct bci_store *store, const char *data_dir, const char *machine,
+		     const char *run_id, const char *test, struct bci_str *b, char *err,
+		     size_t err_size);
+int bci_pages_history(struct bci_store *store, const char *test, struct bci_str *b, char *err,
+		      size_t err_size);
+int bci_pages_suspend(struct bci_store *store, const char *machine, struct bci_str *b, char *err,
+		      size_t err_size);
+
+struct bci_latency_point {
+	const char *label;		/* build, run, cycles: the point's tooltip */
+	double latency;			/* seconds, >= 0 */
+};
+
+/*
+ * An inline <svg> plot of @n latencies, in order, titled with @machine:
+ * axes, a gridline per round step of seconds, a circle per point. -EINVAL
+ * for a negative or non-finite latency.
+ */
+int bci_svg_latency(struct bci_str *b, const char *machine, const struct bci_latency_point *points,
+		    size_t n);
+
+/* ---- metrics over a time window (metrics.c) ---- */
+
+struct bci_metrics_build {
+	char *name, *tier;
+	double registered;
+	double objective;		/* seconds: the tier's */
+	double to_first;		/* registration to first result, seconds; -1: none yet */
+	double to_complete;		/* registration to complete report; -1: not complete */
+	int met;			/* 1 met, 0 missed, -1 not known yet (waiting, within it) */
+	long runs;
+	long regressions;		/* its report's possible new issues + suspend regressions */
+};
+
+struct bci_metrics_machine {
+	char *name;
+	long runs;
+	double busy;			/* seconds */
+};
+
+struct bci_metrics_day {
+	long day;			/* days since 1970-01-01 (UTC) */
+	long runs, results;
+};
+
+struct bci_metrics {
+	double from, to;
+	struct bci_metrics_build *builds;	/* by registration */
+	size_t n_builds;
+	struct bci_metrics_machine *machines;	/* by name */
+	size_t n_machines;
+	struct bci_metrics_day *days;
+	size_t n_days;
+	long results, regressions;
+	struct { long builds, judged, met; } tier[2];	/* [0] fast, [1] full */
+};
+
+struct bci_metrics_options {
+	double from, to;		/* the window, Unix seconds: [from, to) */
+	double now;			/* 0: the clock's */
+	struct bci_report_options report;	/* how the builds' regressions are counted */
+};
+
+/* The objective of tier @tier in seconds: 6 h for "full", 30 min otherwise. */
+double bci_metrics_objective(const char *tier);
+/*
+ * The window from the texts @from and @to (Unix seconds; NULL or "": the
+ * last 7 days before @now). -EINVAL (@err) for a text that is not a
+ * non-negative integer or a start after the end.
+ */
+int bci_metrics_window_parse(const char *from, const char *to, double now, double *from_out,
+			     double *to_out, char *err, size_t err_size);
+int bci_metrics_compute(struct bci_store *store, const struct bci_metrics_options *options,
+			struct bci_metrics **metrics, char *err, size_t err_size);
+void bci_metrics_free(struct bci_metrics *metrics);
+/* The metrics as one JSON object (README, /api/v1/metrics). */
+void bci_metrics_json(FILE *out, const struct bci_metrics *metrics);
+/* The metrics page. */
+int bci_metrics_html(struct bci_str *b, const struct bci_metrics *metrics);
+
 /* ---- exports (export.c) ---- */
 
 /* The KCIDB status of piglit result @result ("dmesg-warn" -> "PASS" ...), NULL if unknown. */

@@ -96,8 +96,12 @@ int bci_cmd_schedule(int argc, char **argv)
 	if (!((!strcmp(verb, "machines") && operands == 1) ||
 	      (!strcmp(verb, "jobs") && operands <= 2) ||
 	      (!strcmp(verb, "return") && operands == 2) ||
-	      (!strcmp(verb, "redeploy") && operands == 2)))
+	      (!strcmp(verb, "redeploy") && operands == 2))) {
+		fprintf(stderr, "bootci-aggregator schedule: '%.64s'%s: expected machines, jobs [BUILD], "
+			"return MACHINE or redeploy MACHINE\n", verb,
+			operands > 2 ? " with too many operands" : "");
 		return bci_aggregator_usage_exit('?');
+	}
 	if (!data_dir || !*data_dir)
 		data_dir = BCI_INGEST_DEFAULT_DATA;
 	snprintf(path, sizeof(path), "%s/%s", data_dir, BCI_INVENTORY_FILE);

@@ -21,6 +21,7 @@ struct bci_ingest_call {
 	pthread_mutex_t lock;
 	pthread_cond_t freed;
 	char data_dir[PATH_MAX];
+	unsigned long generation;	/* runs ingested (under lock) */
 };
 
 int bci_ingest_call_open(const char *store_url, const char *data_dir, unsigned count,
@@ -109,6 +110,11 @@ int bci_ingest_call_run(struct bci_ingest_call *ingest, const struct bci_spool *
 		options.build = build;
 	ret = bci_ingest_archive(ingest->stores[i], ingest->data_dir, archive, machine, run_id,
 				 &options, NULL, err, err_size);
+	if (ret >= 0) {
+		pthread_mutex_lock(&ingest->lock);
+		ingest->generation++;
+		pthread_mutex_unlock(&ingest->lock);
+	}
 	store_put(ingest, i);
 	if (ret < 0)
 		return ret;
@@ -126,4 +132,25 @@ int bci_ingest_call_log_open(struct bci_ingest_call *ingest, const char *machine
 				     stream, err, err_size);
 	store_put(ingest, i);
 	return fd;
+}
+
+int bci_ingest_call_with_store(struct bci_ingest_call *ingest,
+			       int (*fn)(struct bci_store *store, const char *data_dir, void *ctx),
+			       void *ctx)
+{
+	size_t i = store_take(ingest);
+	int ret = fn(ingest->stores[i], ingest->data_dir, ctx);
+
+	store_put(ingest, i);
+	return ret;
+}
+
+unsigned long bci_ingest_call_generation(struct bci_ingest_call *ingest)
+{
+	unsigned long generation;
+
+	pthread_mutex_lock(&ingest->lock);
+	generation = ingest->generation;
+	pthread_mutex_unlock(&ingest->lock);
+	return generation;
 }

@@ -32,4 +32,14 @@ int bci_ingest_call_log_open(struct bci_ingest_call *ingest, const char *machine
 			     const char *run_id, const char *test, const char *stream, char *err,
 			     size_t err_size);
 
+struct bci_store;
+
+/* Calls @fn with a store no other thread uses meanwhile, and the data folder; returns its return. */
+int bci_ingest_call_with_store(struct bci_ingest_call *ingest,
+			       int (*fn)(struct bci_store *store, const char *data_dir, void *ctx),
+			       void *ctx);
+
+/* Runs ingested through these stores so far: what was rendered before a change is stale. */
+unsigned long bci_ingest_call_generation(struct bci_ingest_call *ingest);
+
 #endif

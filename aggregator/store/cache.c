@@ -10,10 +10,12 @@
 #include "cache.h"
 
 #include "fsutil.h"
+#include "manifest.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <gnutls/crypto.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -104,40 +106,144 @@ static int parents_open(int root_fd, char *path, const char **base)
 	return fd;
 }
 
-/* The unpacked bytes so far and the limit, across the entries of one archive. */
-struct budget {
+/*
+ * One unpacking: the bytes so far and the limit, the folder the last file
+ * went to (an archive lists a folder's files together, so most entries
+ * reuse it instead of opening every component of their path again), and
+ * the list of files with their digests when the caller wants one.
+ */
+struct unpack {
 	unsigned long long used, max;
+	char parent[PATH_MAX];		/* the kept folder's path, "" for the root */
+	int parent_fd;			/* -1 when none is kept */
+	struct bci_cache_files *files;	/* NULL: not listed */
 };
 
-static int entry_write(struct archive *a, int parent, const char *name, const char *shown,
-		       struct budget *budget, char *err, size_t err_size)
+static void unpack_parent_drop(struct unpack *u)
 {
+	if (u->parent_fd >= 0)
+		close(u->parent_fd);
+	u->parent_fd = -1;
+	u->parent[0] = '\0';
+}
+
+/*
+ * The folder of @path's last component (created with its parents) as an fd
+ * that the unpack keeps (the caller does not close it); *@base gets the
+ * last component. @path is cut and restored on the way.
+ */
+static int unpack_parent(struct unpack *u, int root_fd, char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+	int fd;
+
+	if (u->parent_fd >= 0 && strlen(u->parent) == len && !strncmp(u->parent, path, len)) {
+		*base = slash ? slash + 1 : path;
+		return u->parent_fd;
+	}
+	unpack_parent_drop(u);
+	fd = parents_open(root_fd, path, base);
+	if (fd < 0)
+		return fd;
+	memcpy(u->parent, path, len);
+	u->parent[len] = '\0';
+	u->parent_fd = fd;
+	return fd;
+}
+
+static int files_add(struct bci_cache_files *files, const char *path, uint64_t size,
+		     const unsigned char digest[32])
+{
+	struct bci_cache_file *file;
+
+	if (files->count == files->cap) {
+		size_t cap = files->cap ? files->cap * 2 : 256;
+		struct bci_cache_file *grown = realloc(files->files, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		files->files = grown;
+		files->cap = cap;
+	}
+	file = &files->files[files->count];
+	file->path = strdup(path);
+	if (!file->path)
+		return -ENOMEM;
+	file->size = size;
+	bci_sha256_hex(digest, file->sha256);
+	files->count++;
+	return 0;
+}
+
+void bci_cache_files_free(struct bci_cache_files *files)
+{
+	for (size_t i = 0; i < files->count; i++)
+		free(files->files[i].path);
+	free(files->files);
+	*files = (struct bci_cache_files){ 0 };
+}
+
+/* Feeds @count zero bytes (a sparse entry's hole) to @hash. */
+static int hash_zeros(gnutls_hash_hd_t hash, unsigned long long count)
+{
+	static const char zeros[4096];
+
+	while (count) {
+		size_t n = count < sizeof(zeros) ? (size_t)count : sizeof(zeros);
+
+		if (gnutls_hash(hash, zeros, n) < 0)
+			return -EIO;
+		count -= n;
+	}
+	return 0;
+}
+
+/*
+ * Writes the entry's data to the new file @name in @parent; with a list,
+ * hashes the bytes on the way (holes as the zeroes they read back as) and
+ * lists the file as @path, so that nobody reads it again to check it.
+ */
+static int entry_write(struct archive *a, int parent, const char *name, const char *path,
+		       const char *shown, struct unpack *u, char *err, size_t err_size)
+{
+	gnutls_hash_hd_t hash = NULL;
+	unsigned char digest[32];
 	const void *block;
 	size_t size;
-	la_int64_t offset, written = 0;
+	la_int64_t offset = 0, written = 0;
 	int fd, ret = 0, rc;
 
+	if (u->files && gnutls_hash_init(&hash, GNUTLS_DIG_SHA256) < 0) {
+		snprintf(err, err_size, "%s: sha256: cannot start a digest", shown);
+		return -ENOMEM;
+	}
 	fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		ret = -errno;
 		snprintf(err, err_size, "%s: %s%s", shown, strerror(errno),
 			 errno == EEXIST ? " (the archive holds it twice)" : "");
-		return ret;
+		goto out_hash;
 	}
 	while ((rc = archive_read_data_block(a, &block, &size, &offset)) == ARCHIVE_OK) {
-		budget->used += size;
-		if (budget->max && budget->used > budget->max) {
+		u->used += size;
+		if (u->max && u->used > u->max) {
 			snprintf(err, err_size, "%s: the archive unpacks to more than %llu bytes", shown,
-				 budget->max);
-			close(fd);
-			return -EFBIG;
+				 u->max);
+			ret = -EFBIG;
+			goto out_fd;
 		}
 		/* A sparse entry skips ahead: the hole reads back as zeroes. */
 		if (offset > written && lseek(fd, offset, SEEK_SET) < 0) {
 			ret = -errno;
 			break;
 		}
-		ret = bci_write_all(fd, block, size);
+		if (hash && offset > written)
+			ret = hash_zeros(hash, (unsigned long long)(offset - written));
+		if (ret == 0)
+			ret = bci_write_all(fd, block, size);
+		if (ret == 0 && hash && gnutls_hash(hash, block, size) < 0)
+			ret = -EIO;
 		if (ret < 0)
 			break;
 		written = offset + (la_int64_t)size;
@@ -147,21 +253,38 @@ static int entry_write(struct archive *a, int parent, const char *name, const ch
 	} else if (rc != ARCHIVE_EOF) {
 		snprintf(err, err_size, "%s: %s", shown, archive_error_string(a));
 		ret = -EIO;
-	} else if (ftruncate(fd, written > offset ? written : offset) < 0) {
-		ret = -errno;
-		snprintf(err, err_size, "%s: %s", shown, strerror(errno));
+	} else if (offset > written) {
+		/* A hole at the end: the size is the last offset, past the data written. */
+		if (ftruncate(fd, offset) < 0) {
+			ret = -errno;
+			snprintf(err, err_size, "%s: %s", shown, strerror(errno));
+		} else if (hash) {
+			ret = hash_zeros(hash, (unsigned long long)(offset - written));
+			written = offset;
+		}
 	}
+	if (ret == 0 && hash) {
+		gnutls_hash_deinit(hash, digest);
+		hash = NULL;
+		ret = files_add(u->files, path, (uint64_t)written, digest);
+		if (ret < 0)
+			snprintf(err, err_size, "%s: %s", shown, strerror(-ret));
+	}
+out_fd:
 	close(fd);
+out_hash:
+	if (hash)
+		gnutls_hash_deinit(hash, NULL);
 	return ret;
 }
 
 /* Writes one entry below @root_fd after checking its type and path. */
 static int entry_extract(struct archive *a, struct archive_entry *entry, int root_fd,
-			 const char *archive_path, struct budget *budget, char *err, size_t err_size)
+			 const char *archive_path, struct unpack *u, char *err, size_t err_size)
 {
 	const char *raw = archive_entry_pathname(entry), *base = NULL;
 	mode_t type = archive_entry_filetype(entry);
-	char path[PATH_MAX];
+	char path[PATH_MAX], listed[PATH_MAX];
 	int parent, ret;
 
 	if (entry_path_clean(raw, path, sizeof(path)) < 0) {
@@ -177,7 +300,8 @@ static int entry_extract(struct archive *a, struct archive_entry *entry, int roo
 	}
 	if (!*path)
 		return 0;	/* "./" itself */
-	parent = parents_open(root_fd, path, &base);
+	memcpy(listed, path, strlen(path) + 1);
+	parent = unpack_parent(u, root_fd, path, &base);
 	if (parent < 0) {
 		snprintf(err, err_size, "%s: entry '%s': %s", archive_path, raw, strerror(-parent));
 		return parent;
@@ -194,16 +318,15 @@ static int entry_extract(struct archive *a, struct archive_entry *entry, int roo
 		char shown[PATH_MAX + 64];
 
 		snprintf(shown, sizeof(shown), "%s: entry '%s'", archive_path, raw);
-		ret = entry_write(a, parent, base, shown, budget, err, err_size);
+		ret = entry_write(a, parent, base, listed, shown, u, err, err_size);
 	}
-	close(parent);
 	return ret;
 }
 
-int bci_cache_extract(const char *archive_path, const char *dir, unsigned long long max_bytes,
-		      char *err, size_t err_size)
+static int cache_extract(const char *archive_path, const char *dir, unsigned long long max_bytes,
+			 struct bci_cache_files *files, char *err, size_t err_size)
 {
-	struct budget budget = { 0, max_bytes };
+	struct unpack u = { .max = max_bytes, .parent_fd = -1, .files = files };
 	struct archive_entry *entry;
 	struct archive *a;
 	int root_fd = -1, ret = 0, rc;
@@ -232,7 +355,7 @@ int bci_cache_extract(const char *archive_path, const char *dir, unsigned long l
 		goto out_archive;
 	}
 	while ((rc = archive_read_next_header(a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-		ret = entry_extract(a, entry, root_fd, archive_path, &budget, err, err_size);
+		ret = entry_extract(a, entry, root_fd, archive_path, &u, err, err_size);
 		if (ret < 0)
 			goto out_archive;
 	}
@@ -247,17 +370,34 @@ int bci_cache_extract(const char *archive_path, const char *dir, unsigned long l
 		snprintf(err, err_size, "%s: %s", dir, strerror(errno));
 	}
 out_archive:
+	unpack_parent_drop(&u);
 	if (root_fd >= 0)
 		close(root_fd);
 	archive_read_free(a);
 out_dir:
-	if (ret < 0)
+	if (ret < 0) {
 		bci_remove_tree(dir);
+		if (files)
+			bci_cache_files_free(files);
+	}
 	return ret;
 }
 
-int bci_cache_get(const char *data_dir, const char *digest, const char *archive_path, char *dir,
-		  char *err, size_t err_size)
+int bci_cache_extract(const char *archive_path, const char *dir, unsigned long long max_bytes,
+		      char *err, size_t err_size)
+{
+	return cache_extract(archive_path, dir, max_bytes, NULL, err, err_size);
+}
+
+int bci_cache_extract_listed(const char *archive_path, const char *dir,
+			     unsigned long long max_bytes, struct bci_cache_files *files, char *err,
+			     size_t err_size)
+{
+	return cache_extract(archive_path, dir, max_bytes, files, err, err_size);
+}
+
+int bci_cache_get_listed(const char *data_dir, const char *digest, const char *archive_path,
+			 char *dir, struct bci_cache_files *files, char *err, size_t err_size)
 {
 	char cache[PATH_MAX], tmp[PATH_MAX];
 	struct stat st;
@@ -284,12 +424,14 @@ int bci_cache_get(const char *data_dir, const char *digest, const char *archive_
 		snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
 		return ret;
 	}
-	ret = bci_cache_extract(archive_path, tmp, 0, err, err_size);
+	ret = cache_extract(archive_path, tmp, 0, files, err, err_size);
 	if (ret < 0)
 		return ret;
 	if (rename(tmp, dir) < 0) {
 		ret = -errno;
 		bci_remove_tree(tmp);
+		if (files)
+			bci_cache_files_free(files);	/* ours, not the copy kept */
 		/* Another process unpacked the same archive first: its copy is as good. */
 		if (ret == -ENOTEMPTY || ret == -EEXIST)
 			return 0;
@@ -302,4 +444,10 @@ int bci_cache_get(const char *data_dir, const char *digest, const char *archive_
 		return ret;
 	}
 	return 1;
+}
+
+int bci_cache_get(const char *data_dir, const char *digest, const char *archive_path, char *dir,
+		  char *err, size_t err_size)
+{
+	return bci_cache_get_listed(data_dir, digest, archive_path, dir, NULL, err, err_size);
 }

@@ -8,7 +8,10 @@
 #ifndef BCI_STORE_CACHE_H
 #define BCI_STORE_CACHE_H
 
+#include "manifest.h"
+
 #include <stddef.h>
+#include <stdint.h>
 
 /* 1 when @digest is a sha256 in lower-case hex (64 characters): it becomes a file name. */
 int bci_cache_digest_valid(const char *digest);
@@ -32,5 +35,37 @@ int bci_cache_extract(const char *archive_path, const char *dir, unsigned long l
  */
 int bci_cache_get(const char *data_dir, const char *digest, const char *archive_path, char *dir,
 		  char *err, size_t err_size);
+
+/* One regular file an unpacking wrote: its path in the archive ("./" dropped), size, sha256. */
+struct bci_cache_file {
+	char *path;
+	uint64_t size;
+	char sha256[BCI_SHA256_HEX_LEN + 1];
+};
+
+/* The files of one unpacking, in archive order; freed with bci_cache_files_free(). */
+struct bci_cache_files {
+	struct bci_cache_file *files;
+	size_t count, cap;
+};
+
+void bci_cache_files_free(struct bci_cache_files *files);
+
+/*
+ * bci_cache_extract(), listing in *@files (zeroed by the caller, emptied on
+ * failure) every file written with the size and sha256 of its bytes.
+ */
+int bci_cache_extract_listed(const char *archive_path, const char *dir,
+			     unsigned long long max_bytes, struct bci_cache_files *files, char *err,
+			     size_t err_size);
+
+/*
+ * bci_cache_get(), and when this call unpacks the archive (it returns 1),
+ * *@files (zeroed by the caller) lists every file written with the size and
+ * sha256 of the bytes written, hashed on the way: checking them against a
+ * manifest needs no second read. When it returns 0, *@files stays empty.
+ */
+int bci_cache_get_listed(const char *data_dir, const char *digest, const char *archive_path,
+			 char *dir, struct bci_cache_files *files, char *err, size_t err_size);
 
 #endif

@@ -72,12 +72,19 @@ enum bci_store_statement {
 	S_KNOWN_GOOD_FILE_ADD,
 	S_KNOWN_GOOD_FILES,
 	S_KNOWN_GOOD_LATEST,
+	/* ---- metrics (metrics.c; their SQL is in its own table there) ---- */
+	S_METRICS_FIRST,
+	S_METRICS_BUILDS = S_METRICS_FIRST,
+	S_METRICS_BUSY,
+	S_METRICS_RUNS,
 	S_COUNT,
 };
 
 /* The scheduler's migration (schedule.c) and its statements, S_SCHEDULE_FIRST onwards. */
 extern const char bci_store_schedule_migration[];
-extern const char *const bci_store_schedule_statements[S_COUNT - S_SCHEDULE_FIRST];
+extern const char *const bci_store_schedule_statements[S_METRICS_FIRST - S_SCHEDULE_FIRST];
+/* The metrics' statements (metrics.c), S_METRICS_FIRST onwards. */
+extern const char *const bci_store_metrics_statements[S_COUNT - S_METRICS_FIRST];
 
 /* Columns of RUN_COLUMNS in store.c (runs.c reads them in that order). */
 #define RUN_COLUMN_COUNT 14

@@ -74,3 +74,77 @@ int bci_store_test_log_open(struct bci_store *store, const char *data_dir, const
 	}
 	return fd;
 }
+
+struct run_target {
+	char digest[80];
+	char archive_path[PATH_MAX];
+	char root[PATH_MAX];
+};
+
+static int run_target_fill(const struct bci_store_run *run, void *ctx)
+{
+	struct run_target *t = ctx;
+
+	snprintf(t->digest, sizeof(t->digest), "%s", run->digest ? run->digest : "");
+	snprintf(t->archive_path, sizeof(t->archive_path), "%s", run->archive_path ? run->archive_path : "");
+	snprintf(t->root, sizeof(t->root), "%s", run->archive_root ? run->archive_root : "");
+	return 0;
+}
+
+/* A path inside the run folder: relative, no empty, "." or ".." component. */
+static int run_path_ok(const char *path)
+{
+	const char *p = path;
+
+	if (!*p || *p == '/')
+		return 0;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (!n || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += n;
+		if (*p)
+			p++;
+		if (!*p && p[-1] == '/')
+			return 0;
+	}
+	return 1;
+}
+
+int bci_store_run_file_open(struct bci_store *store, const char *data_dir, const char *machine,
+			    const char *run_id, const char *path, char *err, size_t err_size)
+{
+	struct run_target target = { 0 };
+	char dir[PATH_MAX], full[2 * PATH_MAX + 2];
+	int fd, ret;
+
+	if (!path || !run_path_ok(path)) {
+		snprintf(err, err_size, "machine %s, run '%s': '%s' is not a path inside the run",
+			 machine, run_id, path ? path : "");
+		return -EINVAL;
+	}
+	ret = bci_store_run_get(store, machine, run_id, run_target_fill, &target, err, err_size);
+	if (ret < 0)
+		return ret;
+	if (target.archive_path[0] == '/')
+		snprintf(full, sizeof(full), "%s", target.archive_path);
+	else if ((size_t)snprintf(full, sizeof(full), "%s/%s", data_dir, target.archive_path) >=
+		 sizeof(full))
+		return -ENAMETOOLONG;
+	ret = bci_cache_get(data_dir, target.digest, full, dir, err, err_size);
+	if (ret < 0)
+		return ret;
+	if ((size_t)snprintf(full, sizeof(full), "%s/%s%s%s", dir, target.root,
+			     *target.root ? "/" : "", path) >= sizeof(full))
+		return -ENAMETOOLONG;
+	/* The cache holds no links (cache.h), and the file itself is never followed. */
+	fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, err_size, "machine %s, run '%s': %s: %s", machine, run_id, path,
+			 strerror(errno));
+		return ret;
+	}
+	return fd;
+}

@@ -70,7 +70,7 @@ const char bci_store_schedule_migration[] =
 	" j.boots, j.queued, j.booted FROM schedule_jobs j JOIN machines m ON m.id = j.machine" \
 	" JOIN builds b ON b.id = j.build"
 
-const char *const bci_store_schedule_statements[S_COUNT - S_SCHEDULE_FIRST] = {
+const char *const bci_store_schedule_statements[S_METRICS_FIRST - S_SCHEDULE_FIRST] = {
 	[S_JOB_ADD - S_SCHEDULE_FIRST] =
 		"INSERT INTO schedule_jobs (machine, build, tier, shard, shards, testlist, run_id,"
 		" state, boots, queued) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?) RETURNING id",

@@ -190,7 +190,8 @@ int bci_store_query(struct bci_store *store, enum bci_store_statement id,
 		    void *ctx, char *err, size_t err_size)
 {
 	const char *sql = id < S_SCHEDULE_FIRST ? statements[id]
-						: bci_store_schedule_statements[id - S_SCHEDULE_FIRST];
+			  : id < S_METRICS_FIRST ? bci_store_schedule_statements[id - S_SCHEDULE_FIRST]
+						 : bci_store_metrics_statements[id - S_METRICS_FIRST];
 
 	return store->backend->query(store->db, id, sql, params, n_params, row, ctx, err, err_size);
 }

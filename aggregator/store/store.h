@@ -239,6 +239,51 @@ int bci_store_test_log_open(struct bci_store *store, const char *data_dir, const
 			    const char *run_id, const char *test, const char *which,
 			    char *err, size_t err_size);
 
+/*
+ * Opens (read-only) the file @path of the run folder (a crash record's path
+ * as bci_store_crashes_each() gives it), through the same cache. @path must
+ * be relative without "." or ".." components (-EINVAL otherwise); -ENOENT:
+ * no such run or file.
+ */
+int bci_store_run_file_open(struct bci_store *store, const char *data_dir, const char *machine,
+			    const char *run_id, const char *path, char *err, size_t err_size);
+
+/* ---- metrics over a time window (store/metrics.c) ---- */
+
+/* A build registered in the window, with when its results came. */
+struct bci_store_build_times {
+	const char *name;
+	const char *tier;
+	double registered;
+	double first_result;		/* the first of its runs ingested; -1: none yet */
+	double last_result;		/* the last of its runs ingested; -1: none yet */
+	long runs;
+	long jobs;			/* the scheduler's jobs for it */
+	long jobs_open;			/* of those, not done nor abandoned */
+};
+
+/* Every build registered in [@from, @to), oldest first; returns the count. */
+int bci_store_metrics_builds(struct bci_store *store, double from, double to,
+			     int (*fn)(const struct bci_store_build_times *build, void *ctx),
+			     void *ctx, char *err, size_t err_size);
+
+/* A machine's runs that started in the window and their busy time (ended - started). */
+struct bci_store_machine_busy {
+	const char *machine;
+	long runs;
+	double busy;			/* seconds */
+};
+
+/* Per machine, by name; runs without both times are not counted. Returns the count. */
+int bci_store_metrics_busy(struct bci_store *store, double from, double to,
+			   int (*fn)(const struct bci_store_machine_busy *busy, void *ctx),
+			   void *ctx, char *err, size_t err_size);
+
+/* Every run ingested in [@from, @to) with its number of results, oldest first; returns the count. */
+int bci_store_metrics_runs(struct bci_store *store, double from, double to,
+			   int (*fn)(double ingested, long results, void *ctx), void *ctx,
+			   char *err, size_t err_size);
+
 /* ---- the scheduler (store/schedule.c; aggregator/schedule/ uses it) ---- */
 
 /*

@@ -17,7 +17,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 data=$work/data
 export BOOTCI_DATA=$data
-plan 31
+plan 32
 
 agg() { "$aggregator" "$@" >>"$work/log" 2>&1; }
 
@@ -234,5 +234,6 @@ PY
 html_status=$?
 check "the matrix marks the new failure; the result page shows the hostile output as text" test "$html_status" = 0
 [ "$html_status" = 0 ] || diag <"$work/html.check"
-check "... no raw '<script' anywhere in the pages" test -z "$(grep -rl '<script' "$work/html")"
+check "... no raw '<script' in the result pages" test -z "$(grep -rl '<script' "$work/html/series-3/lab-1")"
+check "... the matrix's only script is its filter's" test "$(grep -c '<script' "$work/html/series-3/index.html")" = 1
 check "... the fixed test's page exists" test -f "$work/html/series-3/lab-1/0.html"

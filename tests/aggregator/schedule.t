@@ -244,6 +244,13 @@ else
 	diag <<<"$out"
 	diag <"$work/return.out" "$work/sql.err"
 fi
+"$aggregator" schedule --data "$data" retrun solo >"$work/verb.out" 2>&1 && status=0 || status=$?
+if [ "$status" != 0 ] && grep -q "schedule: 'retrun': expected machines, jobs \[BUILD\] or return MACHINE" "$work/verb.out"; then
+	ok "schedule with an unknown verb fails naming it"
+else
+	not_ok "schedule retrun: exit $status"
+	diag <"$work/verb.out"
+fi
 stop_server
 if [ "$server_status" = 0 ]; then ok "serve stops cleanly with the scheduler's loop"; else not_ok "serve exit $server_status"; fi
 done_testing

@@ -4,7 +4,7 @@
 # folder: ingest unpacks each run once into its cache), side by side on the
 # same machine, as ratios; with the ingest's peak memory. Issue 11's load: RUNS runs of RESULTS
 # results each (Intel's 400k results a day: 40 x 10k), synthetic igt_runner
-# folders (100 binaries, each job one subtest that passes), packed as collect
+# folders (tests/bench/bench-runs.py: 100 binaries, each job one subtest, mostly passes), packed as collect
 # uploads them; then each archive ingested into a fresh SQLite store, or
 # into the PostgreSQL database BENCH_STORE_URL names when STORE=postgres.
 #
@@ -17,31 +17,7 @@ aggregator=$build/host/bin/bootci-aggregator
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-python3 - "$work/runs" "$runs" "$results" <<'PY'
-import os, sys
-top, runs, results = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-for r in range(runs):
-    d = os.path.join(top, f"bench-{r:03d}")
-    os.makedirs(d)
-    def w(name, text):
-        with open(os.path.join(d, name), "w") as f:
-            f.write(text)
-    w("metadata.txt", "abort_mask : 0\ndmesg_warn_level : 4\n")
-    w("joblist.txt", "".join(f"bench_{j % 100:02d} subtest-{j}\n" for j in range(results)))
-    w("uname.txt", "Linux bench 6.1.0 #1 SMP x86_64 GNU/Linux\n")
-    w("starttime.txt", "1700000000.000000\n")
-    w("endtime.txt", "1700003600.000000\n")
-    for j in range(results):
-        job = os.path.join(d, str(j))
-        os.mkdir(job)
-        s = f"subtest-{j}"
-        with open(os.path.join(job, "journal.txt"), "w") as f:
-            f.write(f"{s}\nexit:0 (0.010s)\n")
-        with open(os.path.join(job, "out.txt"), "w") as f:
-            f.write(f"IGT-Version: 1.28-bench\nStarting subtest: {s}\nSubtest {s}: SUCCESS (0.010s)\n")
-        open(os.path.join(job, "err.txt"), "w").close()
-        open(os.path.join(job, "dmesg.txt"), "w").close()
-PY
+"$(dirname "$0")/bench-runs.py" "$work/runs" "$runs" "$results"
 
 # Pack every run as collect would (ingest packs a folder first), into a scratch store.
 for dir in "$work"/runs/*/; do

@@ -110,6 +110,10 @@ printf 'abort_on = taint, oops\n' >"$work/executor.conf"
 fails "a value the type allows but the key does not" \
 	"$work/executor.conf:1: abort_on: unknown condition 'oops'" \
 	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
+printf 'run_id = ../escaped\n' >"$work/executor.conf"
+fails "a run_id that is not a name (it would leave runs/)" \
+	"$work/executor.conf:1: run_id: '../escaped' is not a name" \
+	test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
 printf 'suspend_after = mem@3\n' >"$work/executor.conf"
 fails "suspend cycles without a testlist" \
 	"$work/executor.conf:1: suspend_after: 'mem@3' needs a testlist" \

@@ -9,7 +9,9 @@
 #include "../../aggregator/store/cache.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,9 +69,37 @@ static void scratch_remove(void)
 	nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * The listing says what the folder holds: each listed file is there with
+ * the listed size and sha256 (the unpacker hashed it on the way); nothing
+ * is listed after a failure.
+ */
+static void listed_check(const char *out, const struct bci_cache_files *files, int unpacked)
+{
+	if (!unpacked) {
+		if (files->count)
+			abort();
+		return;
+	}
+	for (size_t i = 0; i < files->count; i++) {
+		char path[PATH_MAX], hex[BCI_SHA256_HEX_LEN + 1];
+		uint64_t file_size;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", out, files->files[i].path);
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || bci_sha256_fd(fd, hex, &file_size) < 0)
+			abort();
+		close(fd);
+		if (file_size != files->files[i].size || strcmp(hex, files->files[i].sha256))
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char input[128], out[128], err[512];
+	struct bci_cache_files files = { 0 };
 	FILE *f;
 	int ret;
 
@@ -84,7 +114,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f = fopen(input, "w");
 	if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
 		abort();
-	ret = bci_cache_extract(input, out, 16 << 20, err, sizeof(err));
+	/* With the listing ingest uses (each file hashed as written): bci_cache_extract() and more. */
+	ret = bci_cache_extract_listed(input, out, 16 << 20, &files, err, sizeof(err));
+	listed_check(out, &files, ret == 0);
+	bci_cache_files_free(&files);
 	scratch_check(scratch, ret == 0);
 	if (ret == 0) {
 		if (nftw(out, only_files_and_dirs, 16, FTW_PHYS) != 0)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target for the results generator's folder walk (bci_results_walk and
- * results.json), as the CI master meets uploaded folders: the input builds a
+ * Fuzz target for the results generator's folder walk (bci_results_walk,
+ * the per-job walk bci_results_job_walk, and results.json), as the CI master meets uploaded folders: the input builds a
  * whole results folder, entry by entry, entries separated by "\n~~\n":
  *
  *   f NAME\nCONTENT     a regular file        d NAME     a folder
@@ -121,6 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bci_resultgen_options options = { .max_file = 512 };
 	const char *p = (const char *)data, *end = p + size;
+	struct bci_results_job_reader *reader;
 	char dir[PATH_MAX], err[512];
 	FILE *out;
 
@@ -160,6 +161,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	bci_resultgen_write_options(dir, out, &options, err, sizeof(err));
 	fclose(out);
+	/* One job at a time, as the executor's console asks: the same folders, the same checks. */
+	if (bci_results_job_reader_new(dir, &options, &reader, err, sizeof(err)) == 0) {
+		for (size_t job = 0; job < 4; job++)
+			bci_results_job_walk(reader, job, NULL, check_test, NULL, err, sizeof(err));
+		bci_results_job_reader_free(reader);
+	}
 	fclose(options.warnings);
 	return 0;
 }

@@ -124,7 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	journal.job_count = jobs.count + 4;
 	journal.jobs = calloc(journal.job_count, sizeof(*journal.jobs));
 	if (journal.jobs) {
-		bci_journal_replay(&journal, "fuzz", text, size, err, sizeof(err));
+		bci_journal_replay(&journal, "fuzz", text, size);
 		if (journal.in_flight >= (int)journal.job_count)
 			abort();
 		bci_journal_close(&journal);

@@ -43,6 +43,31 @@ stats_counted() {
 	return 1
 }
 
+# stamps_in_order MACHINE: in the last boot's serial console, no bootci line is stamped
+# before the line above it nor after the line below it (`[   12.345678] ...`, the kernel's
+# format). The kernel's own lines may step back among themselves (early boot, while
+# sched_clock moves from jiffies to the TSC): those steps are counted, not judged. The
+# counts and the largest step back go to the TAP log, as measured.
+stamps_in_order() {
+	last_console "$1" | tr -d '\r' | awk '
+		match($0, /^\[ *[0-9]+\.[0-9]+\] /) {
+			t = substr($0, 2, RLENGTH - 3) + 0
+			mine = index($0, "] bootci: ") > 0
+			if (mine) b++; else k++
+			if (n++ && t < last) {
+				if (mine || last_mine) { bad++; if (last - t > worst) { worst = last - t; at = $0 } }
+				else kernel_back++
+			}
+			last = t; last_mine = mine
+		}
+		END {
+			printf "console stamps: %d kernel lines, %d bootci lines; %d steps back next to a bootci line (largest %.6f s%s), %d among kernel lines\n",
+				k, b, bad, worst, bad ? " at: " at : "", kernel_back
+			exit !(k > 0 && b > 0 && !bad)
+		}' | diag
+	return "${PIPESTATUS[2]}"
+}
+
 # --- five S3 cycles between tests, and a pm_test cycle
 # The watchdog (15 s in IGT_ARGS) is closed for S3 and re-armed after: QEMU resets every
 # device on an S3 wake, the i6300esb included.
@@ -61,6 +86,8 @@ check "s3: pm_test cycle did not arm the RTC" grep -qE '^mem_devices-0001 pass .
 check "s3: no igt@bootci_suspend names" bash -c "! grep -q 'igt@bootci_suspend' '$m/results.json'"
 check "s3: the cycles' kernel log shows the S3 entry" \
 	grep -q 'PM: suspend entry (deep)' "$m"/results/runs/suspend-s3/1/dmesg.txt
+check "s3: bootci's console lines and the kernel's sort by their stamps, across the cycles" \
+	stamps_in_order "$m"
 check "s3: the watchdog was re-armed after a cycle" console_order "$m" 'bootci: suspend mem-0001' 'watchdog armed'
 check "s3: summary written" grep -qx 'cycles 6' "$m"/results/runs/suspend-s3/suspend-summary.txt
 check "s3: results.json carries the summary" python3 -c 'import json, sys

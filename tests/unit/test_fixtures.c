@@ -585,7 +585,7 @@ static void dynamic_subtests_decide_their_container(void **state)
 	(void)state;
 	fixture_run(&run, "igt_dynamic", ARGS("--list-subtests"), NULL);
 	assert_exit(&run, 0);
-	assert_string_equal(run.out, "mixed\nall-skip\nwith-panic\n");
+	assert_string_equal(run.out, "mixed\nall-skip\nwith-panic\nwith-crash\n");
 	fixture_cleanup(&run);
 
 	fixture_run(&run, "igt_dynamic", ARGS("--run-subtest", "mixed,all-skip"), NULL);
@@ -744,6 +744,15 @@ static void kernel_fixtures_skip_outside_the_test_image(void **state)
 					"Starting dynamic subtest: dyn-after\n"));
 	assert_non_null(strstr(run.out, "Dynamic subtest dyn-after: SUCCESS (T)\n"
 					"Subtest with-panic: SUCCESS (T)\n"));
+	fixture_cleanup(&run);
+
+	/* A dynamic subtest's SIGSEGV: it is CRASH, its subtest still SUCCESS, the binary dies of
+	 * it (139 = 128 + SIGSEGV as the fixture's runner reports it). */
+	fixture_run(&run, "igt_dynamic", ARGS("--run-subtest", "with-crash"), NULL);
+	assert_exit(&run, 128 + SIGSEGV);
+	assert_non_null(strstr(run.out, "Dynamic subtest dyn-crash: CRASH (T)\n"
+					"Subtest with-crash: SUCCESS (T)\n"));
+	assert_non_null(strstr(run.err, "Received signal SIGSEGV.\n"));
 	fixture_cleanup(&run);
 }
 

@@ -151,7 +151,7 @@ static void plan_and_results(void **state)
 	      "igt@igt_basic@warn-stderr\nigt@igt_basic@crash\n"
 	      "igt@igt_simple\n"
 	      "igt@igt_dynamic\n",
-	      "bootci.exclude=with-panic");
+	      "bootci.exclude=with-panic|with-crash");
 	assert_int_equal(bci_igt_run(&f->ex), 0);
 	/* Written once, before the first job: lines naming a binary were listed. */
 	assert_string_equal(run_file(f, "joblist.txt"),
@@ -188,7 +188,7 @@ static void include_selects_tests(void **state)
 
 	/* Named subtests and listed ones alike; exclude still applies to what include keeps. */
 	start(f, "igt@igt_basic@pass\nigt@igt_basic@fail\nigt@igt_simple\nigt@igt_dynamic\n",
-	      "bootci.include=^igt@igt_(basic@pass|dynamic@) bootci.exclude=all-skip|with-panic");
+	      "bootci.include=^igt@igt_(basic@pass|dynamic@) bootci.exclude=all-skip|with-panic|with-crash");
 	assert_int_equal(bci_igt_run(&f->ex), 0);
 	assert_string_equal(run_file(f, "joblist.txt"), "igt_basic pass\nigt_dynamic mixed\n");
 	generate(f);
@@ -349,8 +349,8 @@ static void per_test_timeout_escalates_to_sigkill(void **state)
 	assert_int_equal(run_keeping_console(f), 0);
 	took = monotonic_ms() - began;
 	/* SIGQUIT is ignored: the grace runs out and SIGKILL ends the test. */
-	quit = strstr(f->console, "job 0: Per-test timeout exceeded: sending SIGQUIT\n");
-	kill = strstr(f->console, "job 0: still running after a kill: sending SIGKILL\n");
+	quit = strstr(f->console, "job 1: Per-test timeout exceeded: sending SIGQUIT\n");
+	kill = strstr(f->console, "job 1: still running after a kill: sending SIGKILL\n");
 	assert_non_null(quit);
 	assert_non_null(kill);
 	assert_true(quit < kill);
@@ -477,6 +477,66 @@ static void resume_marks_the_job_in_flight_incomplete(void **state)
 	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
 	assert_string_equal(result_of(f, "igt@igt_basic@fail"), "incomplete");
 	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "skip");
+}
+
+/* Counts the non-overlapping copies of @needle in @haystack. */
+static int count_of(const char *haystack, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(haystack, needle); p; p = strstr(p + strlen(needle), needle))
+		n++;
+	return n;
+}
+
+/*
+ * The machine died after the job's journal.txt had its exit and before
+ * bootci's journal did: the job is not run again into the same folder (no
+ * second exit, no second output), with or without subtests.
+ */
+static void lost_exit_line_does_not_run_the_job_again(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_basic pass\nigt_simple\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\n", "exit:0 (0.020s)\n");
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt",
+		       "A test without subtests, passing.\nSUCCESS (0.000s)\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_int_equal(count_of(run_file(f, "1/journal.txt"), "exit:"), 1);
+	assert_int_equal(count_of(run_file(f, "1/out.txt"), "A test without subtests"), 1);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_simple"), "pass");
+}
+
+/* The same with subtests whose last had dynamic subtests: none of them runs again. */
+static void lost_exit_line_does_not_resume_dynamic_subtests(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_basic pass\nigt_dynamic mixed\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\ndynamic 1 mixed@dyn-pass\n",
+			"mixed\nexit:0 (0.020s)\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_int_equal(count_of(run_file(f, "1/journal.txt"), "exit:"), 1);
+}
+
+/* A job without subtests in flight when the machine died: incomplete, its output kept once. */
+static void job_without_subtests_in_flight_is_incomplete(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_basic pass\nigt_simple\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\n", "");
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt", "A test without subtests, passing.\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_int_equal(count_of(run_file(f, "1/journal.txt"), "exit:"), 0);
+	assert_int_equal(count_of(run_file(f, "1/out.txt"), "A test without subtests"), 1);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_simple"), "incomplete");
 }
 
 static void resume_runs_remaining_subtests_of_a_multiple_job(void **state)
@@ -726,7 +786,7 @@ static void taint_between_subtests_stops_the_job(void **state)
 	/* Stopped for the taint, not for a timeout: exit:, dead of the SIGQUIT. */
 	if (strncmp(run_file(f, "0/journal.txt"), "taint\nflood\nexit:-3 (", 21) != 0)
 		fail_msg("0/journal.txt: %s", run_file(f, "0/journal.txt"));
-	assert_non_null(strstr(f->console, "job 0: Kernel tainted: sending SIGQUIT\n"));
+	assert_non_null(strstr(f->console, "job 1: Kernel tainted: sending SIGQUIT\n"));
 	assert_string_equal(run_file(f, "aborted.txt"),
 			    "Aborted after: igt_basic (taint)\n\n"
 			    "Kernel badly tainted (0x200, 0x200) (check dmesg for details)\n");
@@ -835,6 +895,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(kernel_crash_in_a_dynamic_subtest, setup, teardown),
 		cmocka_unit_test_setup_teardown(kernel_crash_dump_names_the_dynamic_subtest, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_cap_ends_a_crash_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(lost_exit_line_does_not_run_the_job_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(lost_exit_line_does_not_resume_dynamic_subtests, setup, teardown),
+		cmocka_unit_test_setup_teardown(job_without_subtests_in_flight_is_incomplete, setup, teardown),
 		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(journal_not_durable_stops_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(taint_aborts_the_run, setup, teardown),

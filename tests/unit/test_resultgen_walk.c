@@ -176,12 +176,88 @@ static void walk_and_results_json_agree(void **state)
 	fakeroot_remove(&root);
 }
 
+/* Counts BCI_RESULTS_TEST events only: a per-job walk hands out no run events. */
+static int collect_tests(enum bci_results_event event, const struct bci_results_run *run,
+			 const struct bci_results_test *test, void *ctx)
+{
+	struct seen *s = ctx;
+
+	assert_int_equal(event, BCI_RESULTS_TEST);
+	s->begins = 1;	/* collect() wants a begin before any test */
+	return collect(event, run, test, ctx);
+}
+
+/*
+ * One job at a time gives each job's tests exactly as the whole walk does; the joblist
+ * and settings are read once, so a job folder written after the reader opened is read
+ * as it is at each walk; a job past the joblist is an error naming it.
+ */
+static void job_walk_gives_the_whole_walks_judgement(void **state)
+{
+	struct bci_results_job_reader *reader;
+	struct fakeroot root;
+	struct seen whole = { 0 }, one = { 0 };
+	char dir[PATH_MAX + 8], err[256];
+
+	(void)state;
+	make_run(&root);
+	snprintf(dir, sizeof(dir), "%s/res", root.dir);
+	assert_int_equal(bci_results_walk(dir, NULL, collect, &whole, err, sizeof(err)), 0);
+	assert_int_equal(bci_results_job_reader_new(dir, NULL, &reader, err, sizeof(err)), 0);
+	for (size_t job = 0; job < 2; job++)
+		assert_int_equal(bci_results_job_walk(reader, job, NULL, collect_tests, &one, err,
+						      sizeof(err)), 0);
+	/* The whole walk's last test is igt@runner@aborted, which belongs to no job. */
+	assert_int_equal(one.tests, whole.tests - 1);
+	for (int i = 0; i < one.tests; i++) {
+		assert_string_equal(one.names[i], whole.names[i]);
+		assert_string_equal(one.results[i], whole.results[i]);
+		assert_int_equal(one.jobs[i], whole.jobs[i]);
+		assert_string_equal(one.out[i], whole.out[i]);
+	}
+	/* Job 1 rewritten (it ran again, and skipped): the next walk judges what is there now. */
+	fakeroot_write(&root, "/res/1/journal.txt", "exit:77 (0.100s)\n");
+	memset(&one, 0, sizeof(one));
+	assert_int_equal(bci_results_job_walk(reader, 1, NULL, collect_tests, &one, err, sizeof(err)), 0);
+	assert_int_equal(one.tests, 1);
+	assert_string_equal(one.names[0], "igt@simple");
+	assert_string_equal(one.results[0], "skip");
+	assert_int_equal(bci_results_job_walk(reader, 2, NULL, collect_tests, &one, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "joblist.txt: no job 2"));
+	bci_results_job_reader_free(reader);
+	fakeroot_remove(&root);
+}
+
+/* A reader of a folder that is no results directory says why. */
+static void job_reader_names_what_is_missing(void **state)
+{
+	struct bci_results_job_reader *reader = (void *)1;
+	struct fakeroot root;
+	char dir[PATH_MAX + 8], err[256];
+
+	(void)state;
+	fakeroot_create(&root, "");
+	fakeroot_write(&root, "/res/joblist.txt", "kms a\n");
+	snprintf(dir, sizeof(dir), "%s/res", root.dir);
+	assert_int_equal(bci_results_job_reader_new(dir, NULL, &reader, err, sizeof(err)), -ENOENT);
+	assert_null(reader);
+	assert_non_null(strstr(err, "metadata.txt: missing"));
+	fakeroot_write(&root, "/res/metadata.txt", "name : walk\n");
+	fakeroot_write(&root, "/res/joblist.txt", "kms a\n\n");
+	assert_int_equal(bci_results_job_reader_new(dir, NULL, &reader, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "joblist.txt:2: no test binary named"));
+	fakeroot_remove(&root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(walk_hands_out_every_test),
 		cmocka_unit_test(walk_stops_at_a_callback_error),
 		cmocka_unit_test(walk_and_results_json_agree),
+		cmocka_unit_test(job_walk_gives_the_whole_walks_judgement),
+		cmocka_unit_test(job_reader_names_what_is_missing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

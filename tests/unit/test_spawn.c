@@ -156,6 +156,65 @@ static void find_searches_path_then_more_dirs(void **state)
 	free(found);
 }
 
+static void proc_stat_is_parsed_whatever_the_name(void **state)
+{
+	struct bci_spawn_proc p;
+	static const char odd[] = "4242 (a) b (c) d) S 1 4240 4240 0 -1 4194560 90 0 0 0";
+
+	(void)state;
+	assert_int_equal(bci_spawn_proc_parse(odd, sizeof(odd) - 1, &p), 0);
+	assert_int_equal(p.pid, 4242);
+	assert_int_equal(p.ppid, 1);
+	assert_int_equal(p.pgrp, 4240);
+	assert_int_equal(p.state, 'S');
+	assert_string_equal(p.comm, "a) b (c) d");
+	assert_int_equal(bci_spawn_proc_parse("12 (sleep) Z 3 4", 16, &p), 0);
+	assert_int_equal(p.state, 'Z');
+	assert_int_equal(bci_spawn_proc_parse("12 sleep S 3 4", 14, &p), -EINVAL);
+	assert_int_equal(bci_spawn_proc_parse("(x) S 3 4", 9, &p), -EINVAL);
+	assert_int_equal(bci_spawn_proc_parse("12 (x) S 3", 10, &p), -EINVAL);
+	assert_int_equal(bci_spawn_proc_parse("", 0, &p), -EINVAL);
+	/* Found by fuzz_proc_stat: a pid past pid_t's range is refused, not cut. */
+	assert_int_equal(bci_spawn_proc_parse("555555555555555557 (p) Z 1 70 7", 31, &p), -EINVAL);
+	assert_int_equal(bci_spawn_proc_parse("5 (p) Z 1 5555555555 7", 22, &p), -EINVAL);
+}
+
+/*
+ * A child that leaves one process in its group and one that setsid()s out of
+ * it (its parent gone, so it reparents to us, a subreaper): once the child is
+ * reaped, both are found, killed and reaped, and named.
+ */
+static void leftovers_are_killed_even_out_of_the_group(void **state)
+{
+	char *const argv[] = { "sh", "-c",
+			       "/bin/sleep 60 & /usr/bin/setsid /bin/sh -c '/bin/sleep 61' & "
+			       "/bin/sleep 0.3; exit 0",
+			       NULL };
+	struct bci_spawn s = { .path = "/bin/sh", .argv = argv, .stdin_fd = -1, .stdout_fd = -1,
+			       .stderr_fd = -1, .process_group = true };
+	struct bci_spawn_proc killed[8];
+	size_t count = 0;
+	int status, sleeps = 0;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(bci_spawn_adopt_orphans(), 0);
+	assert_int_equal(bci_spawn_start(&s, &pid), 0);
+	assert_int_equal(bci_spawn_wait(pid, &status), 0);
+	assert_int_equal(bci_spawn_kill_leftovers("/proc", pid, 5000, killed, 8, &count), 0);
+	assert_true(count >= 2);
+	for (size_t i = 0; i < count && i < 8; i++) {
+		sleeps += strcmp(killed[i].comm, "sleep") == 0;
+		assert_int_equal(kill(killed[i].pid, 0), -1);
+	}
+	assert_int_equal(sleeps, 2);
+	/* Nothing is left to reap: every leftover was. */
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	/* Nothing left: a second look finds none. */
+	assert_int_equal(bci_spawn_kill_leftovers("/proc", pid, 1000, killed, 8, &count), 0);
+	assert_int_equal(count, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +223,8 @@ int main(void)
 		cmocka_unit_test(child_starts_with_default_signals),
 		cmocka_unit_test(kill_escalates_term_then_kill),
 		cmocka_unit_test(find_searches_path_then_more_dirs),
+		cmocka_unit_test(proc_stat_is_parsed_whatever_the_name),
+		cmocka_unit_test(leftovers_are_killed_even_out_of_the_group),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

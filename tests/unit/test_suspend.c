@@ -266,6 +266,22 @@ static int cycle(struct fixture *f, const char *name)
 	return ret;
 }
 
+/* A full partition during a cycle (issue 10 defect 3): the first failed write is kept for the job. */
+static void a_failed_output_write_is_kept(void **state)
+{
+	struct fixture *f = *state;
+	int full = open("/dev/full", O_WRONLY | O_CLOEXEC), saved = f->out;
+
+	assert_true(full >= 0);
+	f->out = full;
+	fake.kmsg = "6,10,100000000,-;PM: suspend entry (deep)\n6,14,101100000,-;PM: suspend exit\n";
+	cycle(f, "mem-0007");
+	f->out = saved;
+	close(full);
+	assert_int_equal(f->rec.output_fd, full);
+	assert_int_equal(f->rec.output_error, -ENOSPC);
+}
+
 /* ---- tests ---- */
 
 static void mem_cycle_passes_and_measures(void **state)
@@ -678,6 +694,7 @@ int main(void)
 		cmocka_unit_test(kmsg_records),
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 		T(mem_cycle_passes_and_measures),
+		T(a_failed_output_write_is_kept),
 		T(real_ops_fall_back_to_wakealarm),
 		T(fallback_with_fake_kernel),
 		T(no_way_to_wake_is_a_fail_without_sleeping),

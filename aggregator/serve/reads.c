@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/* serve's GETs (internal.h): a run's state, a test's log, the pages. */
+#include "internal.h"
+#include "auth.h"
+#include "http.h"
+#include "ingest_call.h"
+#include "pages.h"
+#include "spool.h"
+#include "../schedule/serve_hook.h"
+#include "fsutil.h"
+#include "jsonw.h"
+#include "message.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- GETs ---- */
+
+enum MHD_Result serve_get_run(struct MHD_Connection *connection, struct request *r)
+{
+	struct bci_run_status status;
+	char why[300];
+	bool answered;
+
+	if (serve_authenticate(connection, r, &answered) < 0)
+		return answered ? MHD_YES : MHD_NO;
+	if (bci_spool_status(&r->server->spool, r->route.machine, r->route.run_id, &status, why,
+			     sizeof(why)) < 0)
+		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s", why);
+	snprintf(r->note, sizeof(r->note), "%s, %llu bytes",
+		 status.state == BCI_RUN_STORED ? "stored" :
+		 status.state == BCI_RUN_PARTIAL ? "partial" : "absent",
+		 (unsigned long long)status.received);
+	return serve_respond_status(connection, r,
+			      status.state == BCI_RUN_ABSENT ? MHD_HTTP_NOT_FOUND : MHD_HTTP_OK,
+			      &status, NULL);
+}
+
+enum MHD_Result serve_get_result(struct MHD_Connection *connection, struct request *r)
+{
+	struct MHD_Response *response;
+	enum MHD_Result ret;
+	char why[300];
+	struct stat st;
+	int fd;
+
+	fd = bci_ingest_call_log_open(r->server->ingest, r->route.machine, r->route.run_id,
+				      r->route.test, r->route.stream, why, sizeof(why));
+	if (fd == -ENOENT)
+		return serve_respond_error(connection, r, MHD_HTTP_NOT_FOUND, "%s", why);
+	if (fd < 0)
+		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s", why);
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s",
+				     strerror(errno));
+	}
+	/* The response owns @fd from here. */
+	response = MHD_create_response_from_fd64((uint64_t)st.st_size, fd);
+	if (!response) {
+		close(fd);
+		return MHD_NO;
+	}
+	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	ret = MHD_queue_response(connection, MHD_HTTP_OK, response);
+	MHD_destroy_response(response);
+	snprintf(r->note, sizeof(r->note), "%lld bytes", (long long)st.st_size);
+	r->status = MHD_HTTP_OK;
+	r->answered = true;
+	return ret;
+}
+
+/* A page (pages.h): rendered from the store, or from its cache. */
+enum MHD_Result serve_get_page(struct MHD_Connection *connection, struct request *r,
+				const char *url, const char *method)
+{
+	struct bci_page_answer a;
+	enum MHD_Result ret;
+
+	bci_serve_pages_answer(r->server->pages, method, url,
+			       MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "from"),
+			       MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "to"), &a);
+	if (!a.body)
+		return MHD_NO;
+	snprintf(r->note, sizeof(r->note), "%s", a.note);
+	ret = serve_respond(connection, r, a.status, a.body, a.len, a.content_type);
+	free(a.body);
+	return ret;
+}
+

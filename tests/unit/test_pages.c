@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The pages' pure parts: the latency plot (a circle per point, both axes,
+ * the machine's name and the points' labels escaped, bad latencies refused),
+ * the metrics' window parsing (every refusal) and objectives, and serve's
+ * page routes (every refusal: method, bad names, paths that try to leave);
+ * and on a real store (SQLite, or the PostgreSQL database in
+ * BOOTCI_TEST_STORE_URL, as tests/aggregator/store-postgres.t runs it): the
+ * metrics' queries and numbers (latency to first result and complete
+ * report, objectives met, missed and not known yet, busy time, tests per
+ * day, regressions found, a window refused), the history page, the suspend
+ * page and the result page of a run whose archive is gone.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../../aggregator/report/report.h"
+#include "../../aggregator/serve/pages.h"
+#include "../../aggregator/store/store.h"
+#include "strv.h"
+
+#include <errno.h>
+#include <libpq-fe.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int count(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void test_svg(void **state)
+{
+	struct bci_latency_point points[] = {
+		{ "build-1, run <a>", 1.5 }, { "build-2", 2.0 }, { "build-3", 0.25 },
+	};
+	struct bci_str b = { 0 };
+
+	(void)state;
+	assert_int_equal(bci_svg_latency(&b, "lab-<script>&\"", points, 3), 0);
+	assert_non_null(b.data);
+	assert_int_equal(count(b.data, "<circle class=\"point\""), 3);
+	assert_int_equal(count(b.data, "<line class=\"axis\""), 2);
+	assert_int_equal(count(b.data, "<line class=\"xtick\""), 3);
+	/* 0 to 2 s by 0.5 s: five gridlines, 2 s the top. */
+	assert_int_equal(count(b.data, "<text class=\"ytick\""), 5);
+	assert_non_null(strstr(b.data, ">2 s</text>"));
+	assert_non_null(strstr(b.data, "lab-&lt;script&gt;&amp;&quot;"));
+	assert_null(strstr(b.data, "<script>"));
+	assert_non_null(strstr(b.data, "build-1, run &lt;a&gt;: 1.500 s"));
+	/* The highest point sits on the top gridline, the lowest near the axis. */
+	assert_non_null(strstr(b.data, "cy=\"24.0\""));
+	assert_non_null(strstr(b.data, "<polyline"));
+	bci_str_free(&b);
+
+	/* One point: no line, still a point. */
+	assert_int_equal(bci_svg_latency(&b, "m", points, 1), 0);
+	assert_null(strstr(b.data, "<polyline"));
+	assert_int_equal(count(b.data, "<circle"), 1);
+	bci_str_free(&b);
+
+	struct bci_latency_point bad[] = { { "x", -1 } }, nan_point[] = { { "x", NAN } };
+
+	assert_int_equal(bci_svg_latency(&b, "m", bad, 1), -EINVAL);
+	bci_str_free(&b);
+	assert_int_equal(bci_svg_latency(&b, "m", nan_point, 1), -EINVAL);
+	bci_str_free(&b);
+}
+
+static void test_window(void **state)
+{
+	double from, to;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(bci_metrics_window_parse(NULL, NULL, 1000000, &from, &to, err, sizeof(err)), 0);
+	assert_true(from == 1000000 - 7 * 86400 && to == 1000000);
+	assert_int_equal(bci_metrics_window_parse("10", "20", 5, &from, &to, err, sizeof(err)), 0);
+	assert_true(from == 10 && to == 20);
+	assert_int_equal(bci_metrics_window_parse("", "20", 10 * 86400, &from, &to, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "after"));
+	assert_int_equal(bci_metrics_window_parse("x", NULL, 5, &from, &to, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "from 'x'"));
+	assert_int_equal(bci_metrics_window_parse(NULL, "-5", 5, &from, &to, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "to '-5'"));
+	assert_int_equal(bci_metrics_window_parse("1e3", NULL, 5, &from, &to, err, sizeof(err)), -EINVAL);
+	assert_int_equal(bci_metrics_window_parse("99999999999999999999", NULL, 5, &from, &to, err,
+						  sizeof(err)), -EINVAL);
+	assert_true(bci_metrics_objective("fast") == 1800);
+	assert_true(bci_metrics_objective("full") == 6 * 3600);
+}
+
+static void test_routes(void **state)
+{
+	struct bci_page_route r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(bci_serve_pages_route("GET", "/", &r, err, sizeof(err)), 0);
+	assert_int_equal(r.kind, BCI_PAGE_INDEX);
+	assert_int_equal(bci_serve_pages_route("HEAD", "/builds/drm-tip 1", &r, err, sizeof(err)), 0);
+	assert_string_equal(r.build, "drm-tip 1");
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r1/results/igt@a@b", &r,
+					       err, sizeof(err)), 0);
+	assert_int_equal(r.kind, BCI_PAGE_RESULT);
+	assert_string_equal(r.machine, "lab-1");
+	assert_string_equal(r.run_id, "r1");
+	assert_string_equal(r.test, "igt@a@b");
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/suspend", &r, err, sizeof(err)), 0);
+	assert_int_equal(r.kind, BCI_PAGE_SUSPEND);
+	assert_int_equal(bci_serve_pages_route("GET", "/tests/igt@x", &r, err, sizeof(err)), 0);
+	assert_int_equal(r.kind, BCI_PAGE_HISTORY);
+	assert_int_equal(bci_serve_pages_route("GET", "/api/v1/metrics", &r, err, sizeof(err)), 0);
+	assert_int_equal(r.kind, BCI_PAGE_METRICS_JSON);
+
+	assert_int_equal(bci_serve_pages_route("POST", "/", &r, err, sizeof(err)), 405);
+	assert_int_equal(bci_serve_pages_route("GET", "/builds/..", &r, err, sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/builds/a/b", &r, err, sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/builds/", &r, err, sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/builds/a\x01", &r, err, sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/tests/..", &r, err, sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/tests/a b", &r, err, sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/../etc", &r, err, sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/../results/x", &r, err,
+					       sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/results/..", &r, err,
+					       sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/results/a/b", &r, err,
+					       sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/jobs", &r, err, sizeof(err)), 404);
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/logs", &r, err,
+					       sizeof(err)), 404);
+	assert_true(bci_serve_pages_owns("/metrics"));
+	assert_false(bci_serve_pages_owns("/api/v1/health"));
+}
+
+/* ---- on a real store ---- */
+
+struct fixture {
+	char dir[PATH_MAX];
+	char url[PATH_MAX + 64];
+	struct bci_store *store;
+	char err[4096];
+};
+
+static void pg_reset(const char *url)
+{
+	PGconn *conn = PQconnectdb(url);
+	PGresult *res;
+
+	assert_int_equal(PQstatus(conn), CONNECTION_OK);
+	res = PQexec(conn, "SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
+			   " CREATE SCHEMA public");
+	assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	PQfinish(conn);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	const char *url = getenv("BOOTCI_TEST_STORE_URL");
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/bootci-pages-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	if (url && *url) {
+		snprintf(f->url, sizeof(f->url), "%s", url);
+		pg_reset(url);
+	} else {
+		snprintf(f->url, sizeof(f->url), "sqlite:%s/bootci.sqlite", f->dir);
+	}
+	if (bci_store_open(f->url, f->dir, &f->store, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[PATH_MAX + 16];
+
+	bci_store_close(f->store);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static void build_add(struct fixture *f, const char *name, const char *tier, double registered)
+{
+	struct bci_store_build b = { .name = name, .tree = "drm-tip", .commit = "abc", .tier = tier,
+				     .registered = registered };
+
+	if (bci_store_build_put(f->store, &b, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+}
+
+/* A run with results "test=status ...", its times, and suspend latencies (-1 ends). */
+static void run_add(struct fixture *f, const char *machine, const char *run_id, const char *build,
+		    double started, double ended, double ingested, const char *results,
+		    const double *latencies)
+{
+	char *copy = strdup(results), *save = NULL, digest[80];
+	struct bci_store_run run = { .machine = machine, .run_id = run_id, .build = build,
+				     .digest = digest, .archive_path = "archives/gone.tar.zst",
+				     .archive_root = "", .state = "done", .started = started,
+				     .ended = ended, .ingested = ingested };
+	int64_t key;
+	int job = 0;
+
+	snprintf(digest, sizeof(digest), "%064x", (unsigned)ingested);
+	assert_int_equal(bci_store_begin(f->store, f->err, sizeof(f->err)), 0);
+	if (bci_store_run_add(f->store, &run, &key, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(t, '=');
+		struct bci_store_result r = { .job = job++, .name = t, .result = eq + 1, .duration = 1 };
+
+		*eq = '\0';
+		if (bci_store_result_add(f->store, key, &r, f->err, sizeof(f->err)) < 0)
+			fail_msg("%s", f->err);
+	}
+	for (int i = 0; latencies && latencies[i] >= 0; i++) {
+		struct bci_store_suspend c = { .cycle = i + 1, .state = "mem", .result = "pass",
+					       .wall = 3, .suspended = 1, .latency = latencies[i],
+					       .kernel_suspend = -1, .kernel_resume = -1, .woke = "rtc" };
+
+		assert_int_equal(bci_store_suspend_add(f->store, key, &c, f->err, sizeof(f->err)), 0);
+	}
+	if (!strcmp(results, "igt@t@dies=incomplete")) {
+		struct bci_store_crash crash = { .boot = 2, .source = "pstore", .name = "dmesg-1",
+						 .path = "boot-0002/pstore/dmesg-1" };
+
+		assert_int_equal(bci_store_crash_add(f->store, key, &crash, f->err, sizeof(f->err)), 0);
+	}
+	assert_int_equal(bci_store_commit(f->store, f->err, sizeof(f->err)), 0);
+	free(copy);
+}
+
+static void job_add(struct fixture *f, const char *machine, const char *build, const char *state)
+{
+	struct bci_store_job job = { .machine = machine, .build = build, .tier = "fast", .shards = 1,
+				     .testlist = "igt@t@a\n", .run_id = build, .state = state,
+				     .queued = 1 };
+	int64_t key;
+
+	if (bci_store_job_add(f->store, &job, &key, f->err, sizeof(f->err)) < 0 ||
+	    (strcmp(state, "queued") &&
+	     bci_store_job_update(f->store, key, state, 1, 2, f->err, sizeof(f->err)) < 0))
+		fail_msg("%s", f->err);
+}
+
+/*
+ * full-1 (full, registered 1000): two runs, the last ingested 25000 s after:
+ * complete, beyond 6 h: missed. fast-2 (2000): a run 100 s after, but a
+ * job still queued: not complete, and past 30 min at now = 10000: missed.
+ * fast-3 (9000): nothing yet, within 30 min at now: not known. fast-4
+ * (99999): outside the window.
+ */
+static void metrics_fill(struct fixture *f)
+{
+	const double lat1[] = { 0.2, 0.4, 0.3, -1 }, lat2[] = { 1.0, -1 };
+
+	build_add(f, "full-1", "full", 1000);
+	build_add(f, "fast-2", "fast", 2000);
+	build_add(f, "fast-3", "fast", 9000);
+	build_add(f, "fast-4", "fast", 99999);
+	run_add(f, "lab-1", "r1", "full-1", 1100, 1500, 1600, "igt@t@a=pass igt@t@b=pass", lat1);
+	run_add(f, "lab-2", "r2", "full-1", 20000, 0, 26000, "igt@t@a=pass", NULL);
+	run_add(f, "lab-1", "r3", "fast-2", 2000, 2050, 2100, "igt@t@a=fail igt@t@b=pass", lat2);
+	run_add(f, "lab-1", "r4", "fast-4", 100000, 100010, 100020, "igt@t@dies=incomplete", NULL);
+	job_add(f, "lab-1", "fast-2", "done");
+	job_add(f, "lab-2", "fast-2", "queued");
+	job_add(f, "lab-2", "full-1", "abandoned");
+}
+
+static void test_metrics(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_metrics_options options = { .from = 0, .to = 10000, .now = 10000,
+					       .report = { .data_dir = f->dir, .window = 5 } };
+	struct bci_metrics *m;
+	struct bci_str page = { 0 };
+	char *json = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	metrics_fill(f);
+	assert_int_equal(bci_metrics_compute(f->store, &options, &m, f->err, sizeof(f->err)), 0);
+	assert_int_equal(m->n_builds, 3);
+	assert_string_equal(m->builds[0].name, "full-1");
+	if (!(m->builds[0].to_first == 600 && m->builds[0].to_complete == 25000))
+		fail_msg("full-1: %f %f", m->builds[0].to_first, m->builds[0].to_complete);
+	assert_int_equal(m->builds[0].met, 0);
+	assert_true(m->builds[0].objective == 6 * 3600);
+	assert_string_equal(m->builds[1].name, "fast-2");
+	assert_true(m->builds[1].to_first == 100 && m->builds[1].to_complete == -1);
+	assert_int_equal(m->builds[1].met, 0);
+	/* igt@t@a: pass -> fail, and lab-1's latency 1.0 s beyond full-1's 0.2 to 0.4 s. */
+	assert_int_equal(m->builds[1].regressions, 2);
+	assert_string_equal(m->builds[2].name, "fast-3");
+	assert_true(m->builds[2].to_first == -1 && m->builds[2].to_complete == -1);
+	assert_int_equal(m->builds[2].met, -1);
+	assert_int_equal(m->tier[0].builds, 2);
+	assert_int_equal(m->tier[0].judged, 1);
+	assert_int_equal(m->tier[0].met, 0);
+	assert_int_equal(m->tier[1].builds, 1);
+	assert_int_equal(m->builds[0].regressions, 0);
+	assert_int_equal(m->regressions, 2);
+	/* lab-2's run started outside the window (and never ended): only lab-1 is busy. */
+	assert_int_equal(m->n_machines, 1);
+	assert_string_equal(m->machines[0].name, "lab-1");
+	assert_int_equal(m->machines[0].runs, 2);
+	assert_true(m->machines[0].busy == 450);
+	/* Runs ingested in the window: r1 and r3, both on day 0. */
+	assert_int_equal(m->n_days, 1);
+	assert_int_equal(m->days[0].day, 0);
+	assert_int_equal(m->days[0].runs, 2);
+	assert_int_equal(m->results, 4);
+
+	out = open_memstream(&json, &len);
+	assert_non_null(out);
+	bci_metrics_json(out, m);
+	fclose(out);
+	assert_non_null(strstr(json, "\"to_complete\": null"));
+	assert_non_null(strstr(json, "\"objective_met\": false"));
+	assert_non_null(strstr(json, "\"busy_seconds\": 450"));
+	assert_non_null(strstr(json, "\"day\": \"1970-01-01\""));
+	free(json);
+	assert_int_equal(bci_metrics_html(&page, m), 0);
+	assert_non_null(strstr(page.data, "<td class=\"fail\">6.9 h</td>"));
+	assert_non_null(strstr(page.data, "<td class=\"pass\">100 s</td><td>-</td>"));
+	bci_str_free(&page);
+	bci_metrics_free(m);
+
+	/* Before fast-3's objective passed: not known yet; after: missed. */
+	options.now = 9000 + 1799;
+	assert_int_equal(bci_metrics_compute(f->store, &options, &m, f->err, sizeof(f->err)), 0);
+	assert_int_equal(m->builds[2].met, -1);
+	bci_metrics_free(m);
+	options.now = 9000 + 1801;
+	assert_int_equal(bci_metrics_compute(f->store, &options, &m, f->err, sizeof(f->err)), 0);
+	assert_int_equal(m->builds[2].met, 0);
+	bci_metrics_free(m);
+
+	/* An empty window; a window that ends before it starts. */
+	options.from = 200000;
+	options.to = 300000;
+	assert_int_equal(bci_metrics_compute(f->store, &options, &m, f->err, sizeof(f->err)), 0);
+	assert_int_equal(m->n_builds + m->n_machines + m->n_days, 0);
+	bci_metrics_free(m);
+	options.to = 100;
+	assert_int_equal(bci_metrics_compute(f->store, &options, &m, f->err, sizeof(f->err)), -EINVAL);
+	assert_null(m);
+	assert_non_null(strstr(f->err, "after its end"));
+}
+
+static void test_store_pages(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_str b = { 0 };
+
+	metrics_fill(f);
+	assert_int_equal(bci_pages_history(f->store, "igt@t@a", &b, f->err, sizeof(f->err)), 0);
+	assert_int_equal(count(b.data, "<tr><td>1970-01-01"), 3);
+	assert_non_null(strstr(b.data, "<td class=\"fail\"><a href=\"/machines/lab-1/runs/r3/results/igt@t@a\">fail</a>"));
+	bci_str_free(&b);
+	assert_int_equal(bci_pages_history(f->store, "igt@none", &b, f->err, sizeof(f->err)), -ENOENT);
+	bci_str_free(&b);
+
+	/* lab-1: r1's median of 0.2, 0.4, 0.3 and r3's 1.0; r4 has no cycle. */
+	assert_int_equal(bci_pages_suspend(f->store, "lab-1", &b, f->err, sizeof(f->err)), 0);
+	assert_int_equal(count(b.data, "<circle class=\"point\""), 2);
+	assert_non_null(strstr(b.data, "full-1, run r1, 3 cycles: 0.300 s"));
+	assert_non_null(strstr(b.data, "fast-2, run r3, 1 cycles: 1.000 s"));
+	bci_str_free(&b);
+	assert_int_equal(bci_pages_suspend(f->store, "lab-2", &b, f->err, sizeof(f->err)), 0);
+	assert_non_null(strstr(b.data, "No run of this machine has a suspend cycle"));
+	bci_str_free(&b);
+	assert_int_equal(bci_pages_suspend(f->store, "lab-9", &b, f->err, sizeof(f->err)), -ENOENT);
+	bci_str_free(&b);
+
+	/* The archive is gone: the page still comes, each log and the crash record "not available". */
+	assert_int_equal(bci_pages_result(f->store, f->dir, "lab-1", "r4", "igt@t@dies", &b, f->err,
+					  sizeof(f->err)), 0);
+	assert_int_equal(count(b.data, "<p>not available: "), 4);
+	assert_non_null(strstr(b.data, "<h2>crash record dmesg-1 (pstore), found by boot 2</h2>"));
+	bci_str_free(&b);
+	assert_int_equal(bci_pages_result(f->store, f->dir, "lab-1", "r9", "igt@t@a", &b, f->err,
+					  sizeof(f->err)), -ENOENT);
+	bci_str_free(&b);
+
+	/* A crash record's path may not leave the run folder. */
+	assert_int_equal(bci_store_run_file_open(f->store, f->dir, "lab-1", "r4", "../x", f->err,
+						 sizeof(f->err)), -EINVAL);
+	assert_int_equal(bci_store_run_file_open(f->store, f->dir, "lab-1", "r4", "/etc/passwd",
+						 f->err, sizeof(f->err)), -EINVAL);
+	assert_int_equal(bci_store_run_file_open(f->store, f->dir, "lab-1", "r4", "a/./b", f->err,
+						 sizeof(f->err)), -EINVAL);
+	assert_int_equal(bci_store_run_file_open(f->store, f->dir, "lab-1", "r4", "a/", f->err,
+						 sizeof(f->err)), -EINVAL);
+	assert_int_equal(bci_store_run_file_open(f->store, f->dir, "lab-1", "r9", "a", f->err,
+						 sizeof(f->err)), -ENOENT);
+
+	assert_int_equal(bci_pages_index(f->store, &b, f->err, sizeof(f->err)), 0);
+	assert_int_equal(count(b.data, "<a href=\"/builds/"), 4);
+	/* Newest first. */
+	assert_true(strstr(b.data, "/builds/fast-4\"") < strstr(b.data, "/builds/full-1\""));
+	bci_str_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_routes),
+		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_pages, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
