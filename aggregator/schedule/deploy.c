@@ -3,6 +3,7 @@
 #include "deploy.h"
 
 #include "../store/store.h"
+#include "deploy_plan.h"
 #include "fsutil.h"
 #include "internal.h"
 #include "job_initrd.h"
@@ -10,9 +11,11 @@
 #include "message.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MARK_NOTE_MAX 512
@@ -243,14 +246,26 @@ int bci_schedule_deploy_boot(struct bci_schedule *s, const char *machine, const 
 	return 1;
 }
 
-int bci_schedule_deploy_initrd(struct bci_schedule *s, const char *machine, const char *version,
-			       char **data, size_t *len, char *err, size_t err_size)
+void bci_deploy_initrd_clear(struct bci_deploy_initrd *initrd)
 {
-	char note[MARK_NOTE_MAX], path[4096], *plan = NULL, *body = NULL, *head = NULL, *tail = NULL;
-	size_t body_len = 0, head_len = 0, tail_len = 0, want = strlen(version);
+	free(initrd->head);
+	free(initrd->tail);
+	if (initrd->fd >= 0)
+		close(initrd->fd);
+	*initrd = (struct bci_deploy_initrd){ .fd = -1 };
+}
+
+int bci_schedule_deploy_initrd(struct bci_schedule *s, const char *machine, const char *version,
+			       struct bci_deploy_initrd *out, char *err, size_t err_size)
+{
+	char note[MARK_NOTE_MAX], path[4096], *text = NULL, *plan_archive = NULL, *head = NULL;
+	size_t plan_len = 0, head_len = 0, want = strlen(version);
+	struct bci_deploy_plan plan = { .esp_partition = 1 };
 	struct image_find image;
+	struct stat st;
 	int ret;
 
+	*out = (struct bci_deploy_initrd){ .fd = -1 };
 	ret = bci_schedule_deploy_state(s, machine, note, sizeof(note), err, err_size);
 	if (ret < 0)
 		return ret;
@@ -262,45 +277,55 @@ int bci_schedule_deploy_initrd(struct bci_schedule *s, const char *machine, cons
 	}
 	if ((ret = image_find(s, version, &image, err, err_size)) < 0)
 		return ret;
-	if ((ret = bci_schedule_object_path(s->data_dir, image.sha256, path, sizeof(path))) < 0 ||
-	    (ret = bci_read_file(path, &body, &body_len, image.size + 1)) < 0) {
+	if ((ret = bci_schedule_object_path(s->data_dir, image.sha256, path, sizeof(path))) < 0) {
 		bci_message(err, err_size, "known-good %s: %s: %s", version, path, strerror(-ret));
-		goto out;
+		return ret;
 	}
-	if (body_len != image.size) {
-		bci_message(err, err_size, "known-good %s: %s is %zu bytes, registered as %zu",
-			    version, path, body_len, image.size);
+	out->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (out->fd < 0 || fstat(out->fd, &st) < 0) {
+		ret = -errno;
+		bci_message(err, err_size, "known-good %s: %s: %s", version, path, strerror(errno));
+		goto fail;
+	}
+	if ((uint64_t)st.st_size != image.size) {
+		bci_message(err, err_size, "known-good %s: %s is %lld bytes, registered as %zu",
+			    version, path, (long long)st.st_size, image.size);
 		ret = -EIO;
-		goto out;
+		goto fail;
 	}
+	out->image_size = image.size;
 	/* The executor checks what it wrote against this digest. */
-	if (asprintf(&plan,
-		     "# bootci deploy plan, written by the master for the executor's deploy mode\n"
-		     "machine=%s\nknown_good=%s\nimage=/%s\nimage_size=%zu\nimage_sha256=%s\n",
-		     machine, version, BCI_DEPLOY_IMAGE_PATH, image.size, image.sha256) < 0) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	if ((ret = bci_job_initrd_make(BCI_DEPLOY_PLAN_PATH, plan, strlen(plan), &head,
-				       &head_len)) < 0 ||
-	    (ret = bci_job_initrd_make(BCI_DEPLOY_IMAGE_PATH, body, body_len, &tail, &tail_len)) < 0) {
+	snprintf(plan.machine, sizeof(plan.machine), "%s", machine);
+	snprintf(plan.known_good, sizeof(plan.known_good), "%s", version);
+	snprintf(plan.image, sizeof(plan.image), "/%s", BCI_DEPLOY_IMAGE_PATH);
+	plan.image_size = image.size;
+	snprintf(plan.image_sha256, sizeof(plan.image_sha256), "%s", image.sha256);
+	snprintf(plan.loader, sizeof(plan.loader), "%s", BCI_DEPLOY_PLAN_LOADER);
+	if ((ret = bci_deploy_plan_format(&plan, &text, err, err_size)) < 0)
+		goto fail;
+	if ((ret = bci_job_initrd_make(BCI_DEPLOY_PLAN_PATH, text, strlen(text), &plan_archive,
+				       &plan_len)) < 0 ||
+	    (ret = bci_job_initrd_frame(BCI_DEPLOY_IMAGE_PATH, image.size, &head, &head_len,
+					&out->tail, &out->tail_len)) < 0) {
 		bci_message(err, err_size, "deploy initrd of %s: %s", machine, strerror(-ret));
-		goto out;
+		goto fail;
 	}
 	/* Two archives back to back, as the kernel reads several initrds. */
-	*data = realloc(head, head_len + tail_len);
-	if (!*data) {
+	out->head = malloc(plan_len + head_len);
+	if (!out->head) {
 		ret = -ENOMEM;
-		goto out;
+		goto fail;
 	}
-	head = NULL;
-	memcpy(*data + head_len, tail, tail_len);
-	*len = head_len + tail_len;
+	memcpy(out->head, plan_archive, plan_len);
+	memcpy(out->head + plan_len, head, head_len);
+	out->head_len = plan_len + head_len;
 	ret = 0;
+	goto out;
+fail:
+	bci_deploy_initrd_clear(out);
 out:
-	free(plan);
-	free(body);
+	free(text);
+	free(plan_archive);
 	free(head);
-	free(tail);
 	return ret;
 }

@@ -24,6 +24,8 @@
 
 #include "schedule.h"
 
+#include <stdint.h>
+
 #define BCI_DEPLOY_PLAN_PATH "etc/bootci/deploy.plan"
 #define BCI_DEPLOY_IMAGE_PATH "etc/bootci/known-good/disk.img"
 /* The known-good file the deploy job writes to the disk. */
@@ -58,11 +60,29 @@ int bci_schedule_deploy_boot(struct bci_schedule *s, const char *machine, const 
 			     char **script, char *err, size_t err_size);
 
 /*
+ * The deploy initrd, streamed: @head (the plan's archive, then the image's
+ * archive up to its bytes), @image_size bytes of @fd (the known-good
+ * disk.img's object), then @tail (padding and trailer). The image is never
+ * held in memory: a few machines re-deployed at once must not cost the master
+ * a disk image each.
+ */
+struct bci_deploy_initrd {
+	char *head;
+	size_t head_len;
+	int fd;
+	uint64_t image_size;
+	char *tail;
+	size_t tail_len;
+};
+
+/*
  * The deploy initrd of @machine being deployed with known-good @version:
- * 0 with a malloc'ed archive, -ENOENT when it is not being deployed with
- * that version, -errno (@err).
+ * 0 with @out filled (bci_deploy_initrd_clear() frees it), -ENOENT when it is
+ * not being deployed with that version, -errno (@err).
  */
 int bci_schedule_deploy_initrd(struct bci_schedule *s, const char *machine, const char *version,
-			       char **data, size_t *len, char *err, size_t err_size);
+			       struct bci_deploy_initrd *out, char *err, size_t err_size);
+/* Frees @initrd's buffers and closes its fd (-1 after). */
+void bci_deploy_initrd_clear(struct bci_deploy_initrd *initrd);
 
 #endif

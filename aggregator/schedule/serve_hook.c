@@ -299,11 +299,29 @@ static void initrd_answer(struct bci_schedule_server *s, const struct bci_schedu
 	char err[512];
 	int ret;
 
-	if (route->kind == BCI_SCHEDULE_ROUTE_DEPLOY_INITRD)
-		ret = bci_schedule_deploy_initrd(&s->schedule, machine, run_id, &a->body, &a->len,
-						 err, sizeof(err));
-	else
-		ret = bci_schedule_job_initrd(&s->schedule, machine, run_id, &a->body, &a->len,
+	if (route->kind == BCI_SCHEDULE_ROUTE_DEPLOY_INITRD) {
+		struct bci_deploy_initrd initrd;
+
+		ret = bci_schedule_deploy_initrd(&s->schedule, machine, run_id, &initrd, err,
+						 sizeof(err));
+		if (ret < 0) {
+			answer_error(a, ret == -ENOENT ? 404 : 500, "%s", err);
+			return;
+		}
+		/* The image streams from its object; only the framing is in memory. */
+		a->status = 200;
+		a->content_type = "application/octet-stream";
+		a->fd = initrd.fd;
+		a->fd_size = initrd.image_size;
+		a->head = initrd.head;
+		a->head_len = initrd.head_len;
+		a->tail = initrd.tail;
+		a->tail_len = initrd.tail_len;
+		snprintf(a->note, sizeof(a->note), "deploy initrd %s/%s, %llu bytes", machine, run_id,
+			 (unsigned long long)(a->head_len + a->fd_size + a->tail_len));
+		return;
+	}
+	ret = bci_schedule_job_initrd(&s->schedule, machine, run_id, &a->body, &a->len,
 					      err, sizeof(err));
 	if (ret < 0) {
 		answer_error(a, ret == -ENOENT ? 404 : 500, "%s", err);

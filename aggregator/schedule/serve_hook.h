@@ -73,6 +73,9 @@ struct bci_schedule_answer {
 	size_t len;
 	int fd;				/* >= 0: answer with this file (the caller closes it) */
 	uint64_t fd_size;
+	/* With @fd, malloc'ed or NULL: sent before and after its fd_size bytes (a deploy initrd). */
+	char *head, *tail;
+	size_t head_len, tail_len;
 	char note[512];			/* for serve's log line */
 };
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "../../aggregator/schedule/deploy.h"
+#include "../../aggregator/schedule/job_initrd.h"
 #include "../../aggregator/schedule/judge.h"
 #include "../../aggregator/schedule/schedule.h"
 #include "../../aggregator/schedule/serve_hook.h"
@@ -621,6 +622,19 @@ static int deploy_state(struct fixture *f, const char *machine, char *note, size
 	return ret;
 }
 
+/* What the route sends: the head, the object's bytes read from its fd, the tail. */
+static char *deploy_initrd_join(const struct bci_deploy_initrd *d, size_t *len)
+{
+	char *all = malloc(d->head_len + d->image_size + d->tail_len);
+
+	assert_non_null(all);
+	memcpy(all, d->head, d->head_len);
+	assert_int_equal(pread(d->fd, all + d->head_len, d->image_size, 0), (ssize_t)d->image_size);
+	memcpy(all + d->head_len + d->image_size, d->tail, d->tail_len);
+	*len = d->head_len + d->image_size + d->tail_len;
+	return all;
+}
+
 static size_t count_in(const char *data, size_t len, const char *part)
 {
 	size_t n = 0, part_len = strlen(part);
@@ -638,6 +652,7 @@ static void test_redeploy_by_command(void **state)
 	struct fixture *f = *state;
 	static const char disk[] = "GPT, ESP and results partition, in a few bytes";
 	char note[512], *script, *initrd;
+	struct bci_deploy_initrd deploy;
 	size_t len;
 
 	assert_int_equal(bci_schedule_redeploy(&f->s, "nope", "x", f->err, sizeof(f->err)), -ENOENT);
@@ -674,8 +689,12 @@ static void test_redeploy_by_command(void **state)
 	assert_string_equal(note, "kg-2 (was: asked for by a test)");
 
 	/* Its initrd: the plan naming the image and its digest, then the image itself. */
-	assert_int_equal(bci_schedule_deploy_initrd(&f->s, "solo", "kg-2", &initrd, &len, f->err,
+	assert_int_equal(bci_schedule_deploy_initrd(&f->s, "solo", "kg-2", &deploy, f->err,
 						    sizeof(f->err)), 0);
+	initrd = deploy_initrd_join(&deploy, &len);
+	assert_int_equal(deploy.image_size, strlen(disk));
+	bci_deploy_initrd_clear(&deploy);
+	assert_int_equal(deploy.fd, -1);
 	assert_int_equal(len % 4, 0);
 	assert_memory_equal(initrd, "070701", 6);
 	assert_non_null(memmem(initrd, len, "etc/bootci/deploy.plan", 22));
@@ -685,10 +704,22 @@ static void test_redeploy_by_command(void **state)
 	assert_non_null(memmem(initrd, len, plan, strlen(plan)));
 	assert_non_null(memmem(initrd, len, disk, strlen(disk)));
 	assert_int_equal(count_in(initrd, len, "TRAILER!!!"), 2);
+	/* Streamed or made in memory, the image's archive is the same bytes. */
+	{
+		char *whole;
+		size_t whole_len;
+
+		assert_int_equal(bci_job_initrd_make("etc/bootci/known-good/disk.img", disk,
+						     strlen(disk), &whole, &whole_len), 0);
+		assert_true(len > whole_len);
+		assert_memory_equal(initrd + len - whole_len, whole, whole_len);
+		free(whole);
+	}
 	free(initrd);
-	assert_int_equal(bci_schedule_deploy_initrd(&f->s, "solo", "kg-1", &initrd, &len, f->err,
+	assert_int_equal(bci_schedule_deploy_initrd(&f->s, "solo", "kg-1", &deploy, f->err,
 						    sizeof(f->err)), -ENOENT);
-	assert_int_equal(bci_schedule_deploy_initrd(&f->s, "grp-a", "kg-2", &initrd, &len, f->err,
+	assert_int_equal(deploy.fd, -1);
+	assert_int_equal(bci_schedule_deploy_initrd(&f->s, "grp-a", "kg-2", &deploy, f->err,
 						    sizeof(f->err)), -ENOENT);
 
 	/* The deploy job rebooted the machine: cleared, its queued job next. */
