@@ -114,8 +114,7 @@ static bool disk_removable(const struct bci_executor *ex, const char *name)
  * image (waiting up to results_wait for its driver). Never a guess among
  * several: writing the wrong disk is worse than not deploying.
  */
-static int disk_pick(struct bci_executor *ex, const struct bci_deploy_plan *plan, char *disk,
-		     size_t size)
+static int disk_pick(struct bci_executor *ex, const struct bci_deploy_plan *plan, char *disk)
 {
 	unsigned long wait_s = bci_config_get_seconds(ex->config, "results_wait");
 	long start = bci_clock_ms(ex, CLOCK_BOOTTIME);
@@ -159,7 +158,6 @@ static int disk_pick(struct bci_executor *ex, const struct bci_deploy_plan *plan
 	}
 	bci_error("deploy: no fixed disk of at least %llu bytes appeared within %lu s",
 		  (unsigned long long)plan->image_size, wait_s);
-	(void)size;
 	return -ENOENT;
 }
 
@@ -216,9 +214,9 @@ out:
 	return ret;
 }
 
-/* A loop device over @length bytes at @offset of @disk; its path in @loop, its fd returned. */
+/* A loop device over @length bytes at @offset of @disk; its path in @loop (PATH_MAX), its fd. */
 static int loop_attach(const struct bci_executor *ex, const char *disk, unsigned long long offset,
-		       unsigned long long length, char *loop, size_t size)
+		       unsigned long long length, char *loop)
 {
 	struct loop_config config = { .block_size = 0 };
 	char control[PATH_MAX];
@@ -236,7 +234,6 @@ static int loop_attach(const struct bci_executor *ex, const char *disk, unsigned
 		return ret;
 	if (bci_path(ex, loop, "/dev/loop%d", number) < 0)
 		return -ENAMETOOLONG;
-	(void)size;
 	backing_fd = open(disk, O_RDWR | O_CLOEXEC);
 	if (backing_fd < 0)
 		return -errno;
@@ -440,7 +437,7 @@ static void salvage_old(struct bci_executor *ex, const char *disk, int image_fd,
 			return;
 		}
 		bci_modules_load(ex, "loop");
-		loop_fd = loop_attach(ex, disk, offset, length, device, sizeof(device));
+		loop_fd = loop_attach(ex, disk, offset, length, device);
 		if (loop_fd < 0) {
 			bci_warn("deploy: salvage: the old results filesystem is at byte %llu of %s but "
 				 "no loop device could show it (%s): nothing salvaged", offset,
@@ -774,7 +771,7 @@ int bci_deploy_run(struct bci_executor *ex)
 		plan.known_good, (unsigned long long)plan.image_size, plan.image_sha256);
 	if ((image_fd = image_open(ex, &plan)) < 0)
 		return image_fd;
-	if ((ret = disk_pick(ex, &plan, disk, sizeof(disk))) < 0)
+	if ((ret = disk_pick(ex, &plan, disk)) < 0)
 		goto out_image;
 	bci_say("deploy: writing %s", disk + strlen(ex->root));
 	salvage_old(ex, disk, image_fd, &salvage);
