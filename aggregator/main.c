@@ -67,6 +67,7 @@ static const struct command commands[] = {
 	  "      the known-good disk image (disk.img ...) as VERSION, the same way\n" },
 	{ "schedule", bci_cmd_schedule,
 	  "schedule machines | schedule jobs [BUILD] | schedule return MACHINE\n"
+	  "         | schedule redeploy MACHINE\n"
 	  "         [--data DIR] [--store URL]\n"
 	  "      the lab's machines (state, power cycles, why one is out) and jobs, from\n"
 	  "      DATA/machines.conf and the store; return puts a machine taken out back\n" },

@@ -223,7 +223,7 @@ int image_manifest(struct image_build *b, char **text)
 			break;
 		}
 		if (stat(path, &st) == 0) {
-			ret = builder_sha256_file(path, hex, &size);
+			ret = bci_sha256_file(path, hex, &size);
 			if (!strcmp(outputs[i], "vmlinuz"))
 				origin = b->kernel.origin;
 			if (!ret)
@@ -246,7 +246,7 @@ int image_manifest(struct image_build *b, char **text)
 			char *original = NULL, hex[65];
 			uint64_t size;
 
-			ret = builder_sha256_file(e->location, hex, &size);
+			ret = bci_sha256_file(e->location, hex, &size);
 			if (ret < 0) {
 				bci_message(b->err, b->err_size, "%s: %s", e->location, strerror(-ret));
 				break;

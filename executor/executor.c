@@ -53,6 +53,13 @@ enum bci_ending bci_executor_boot(struct bci_executor *ex)
 	if (bci_modules_load_configured(ex) < 0)
 		return error_ending(ex);
 	bci_coldplug_run(ex);
+	/* The deploy mode writes the disk the results partition is on: no run folder first. */
+	if (strcmp(bci_config_get(ex->config, "mode"), "deploy") == 0) {
+		if (bci_deploy_run(ex) < 0)
+			return error_ending(ex);
+		ex->end_reason = "deployed";
+		return BCI_END_REBOOT;
+	}
 	if (bci_partition_mount_results(ex) < 0)
 		return error_ending(ex);
 	/* Room for the records of a partition that fills up; says when it is full already. */

@@ -227,6 +227,27 @@ void bci_reserve_release(struct bci_executor *ex, const char *why);
 /* igt.c: the IGT engine: testlist -> igt_runner results directory, resumable. */
 int bci_igt_run(struct bci_executor *ex);
 
+/*
+ * deploy.c: the deploy mode (mode=deploy): the plan at `deploy` says which
+ * known-good disk image to write; salvage, write, verify, re-read the
+ * partition table, register the known-good entry, put the salvage back on the
+ * new results partition (mounted, as a run's) and record the deploy.
+ * 0, or -errno after a bci_error() naming the problem.
+ */
+int bci_deploy_run(struct bci_executor *ex);
+/* @size bytes of @image_fd to the start of @disk_fd, then fsync. 0 or -errno (@err). */
+int bci_deploy_write(int image_fd, int disk_fd, unsigned long long size, char *err,
+		     size_t err_size);
+/* SHA-256 of the first @size bytes of @fd in @hex; -EIO when it is shorter. */
+int bci_deploy_digest(int fd, unsigned long long size, char hex[65], char *err, size_t err_size);
+/*
+ * Reads @size bytes of @disk_fd back past the caches and compares their
+ * SHA-256 with @sha256: 0, -EBADMSG when they differ (both digests in @err),
+ * -errno when the disk cannot be read.
+ */
+int bci_deploy_verify(int disk_fd, unsigned long long size, const char *sha256, char *err,
+		      size_t err_size);
+
 /* executor.c: one boot of the test machine, from the mounts to the recorded results
  * (the IGT run or the single test); returns how the boot is to end. */
 enum bci_ending bci_executor_boot(struct bci_executor *ex);

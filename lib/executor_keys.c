@@ -136,6 +136,13 @@ static int check_cycles(const struct bci_config_key *key, const char *value, cha
 }
 
 const struct bci_config_key bci_executor_keys[] = {
+	{ "mode", BCI_CONFIG_CHOICE, "run", "run|deploy",
+	  "run: a test run; deploy: write the known-good disk image the deploy plan names "
+	  "(salvage the old results, write, verify, re-register the boot entry), then hand over",
+	  NULL },
+	{ "deploy", BCI_CONFIG_STRING, "/etc/bootci/deploy.plan", NULL,
+	  "mode=deploy: the deploy plan in the image (an absolute path without . or .. "
+	  "components; the master's deploy initrd puts it there)", check_image_path },
 	{ "run_id", BCI_CONFIG_WORD, "default", NULL,
 	  "name of the run: its results go to runs/<run_id>/ on the results partition (a name: 1 "
 	  "to 128 of A-Z a-z 0-9 . _ -, not starting with '.', without '.superseded-')",
@@ -244,6 +251,11 @@ static int check_across_keys(const struct bci_config *config, char *err, size_t 
 {
 	static const char *const cycle_keys[] = { "suspend_before", "suspend_between", "suspend_after" };
 
+	if (strcmp(bci_config_get(config, "mode"), "deploy") == 0 && !*bci_config_get(config, "deploy")) {
+		bci_message(err, err_size, "%s: mode: 'deploy' needs a deploy plan (deploy= is empty)",
+			    bci_config_origin(config, "mode"));
+		return -EINVAL;
+	}
 	if (*bci_config_get(config, "testlist"))
 		return 0;
 	for (size_t k = 0; k < sizeof(cycle_keys) / sizeof(cycle_keys[0]); k++) {

@@ -7,10 +7,12 @@
  *   schedule machines         each machine of the inventory: state, power cycles, note
  *   schedule jobs [BUILD]     every job (of BUILD): machine, run id, tier, shard, state, boots
  *   schedule return MACHINE   a machine taken out is back in (schedule.h)
+ *   schedule redeploy MACHINE its disk is re-deployed at its next boot (deploy.h)
  */
 #include "../commands.h"
 #include "../ingest.h"
 #include "../store/store.h"
+#include "deploy.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -41,6 +43,16 @@ static int machines_print(struct bci_schedule *s, char *err, size_t err_size)
 		printf("%-16s %-17s %-5s %d power cycle(s)%s%s\n", m->name, m->mac,
 		       ret ? state.state : "new", state.power_cycles, state.note[0] ? ": " : "",
 		       state.note);
+		char note[512];
+		int disk = bci_schedule_deploy_state(s, m->name, note, sizeof(note), err, err_size);
+
+		if (disk < 0)
+			return disk;
+		if (disk != BCI_DEPLOY_NONE)
+			printf("%-16s disk %s: %s\n", m->name,
+			       disk == BCI_DEPLOY_DAMAGED ? "damaged, re-deployed at its next boot"
+							  : "being re-deployed with known-good",
+			       note);
 	}
 	return 0;
 }
@@ -83,9 +95,11 @@ int bci_cmd_schedule(int argc, char **argv)
 	verb = operands ? argv[optind] : "";
 	if (!((!strcmp(verb, "machines") && operands == 1) ||
 	      (!strcmp(verb, "jobs") && operands <= 2) ||
-	      (!strcmp(verb, "return") && operands == 2))) {
-		fprintf(stderr, "bootci-aggregator schedule: '%.64s'%s: expected machines, jobs [BUILD] "
-			"or return MACHINE\n", verb, operands > 2 ? " with too many operands" : "");
+	      (!strcmp(verb, "return") && operands == 2) ||
+	      (!strcmp(verb, "redeploy") && operands == 2))) {
+		fprintf(stderr, "bootci-aggregator schedule: '%.64s'%s: expected machines, jobs [BUILD], "
+			"return MACHINE or redeploy MACHINE\n", verb,
+			operands > 2 ? " with too many operands" : "");
 		return bci_aggregator_usage_exit('?');
 	}
 	if (!data_dir || !*data_dir)
@@ -106,6 +120,9 @@ int bci_cmd_schedule(int argc, char **argv)
 		ret = machines_print(&s, err, sizeof(err));
 	else if (!strcmp(verb, "jobs"))
 		ret = jobs_print(&s, operands == 2 ? argv[optind + 1] : NULL, err, sizeof(err));
+	else if (!strcmp(verb, "redeploy"))
+		ret = bci_schedule_redeploy(&s, argv[optind + 1], "asked for by a person", err,
+					    sizeof(err));
 	else
 		ret = bci_schedule_return(&s, argv[optind + 1], (double)time(NULL), err, sizeof(err));
 	bci_store_close(store);

@@ -21,6 +21,8 @@ void bci_schedule_say(struct bci_schedule *s, const char *fmt, ...)
 /* The machine's state: 1 when recorded, 0 when the scheduler never saw it, -errno. */
 int bci_schedule_state_read(struct bci_schedule *s, const char *machine,
 			    struct bci_schedule_state *state, char *err, size_t err_size);
+/* The command line @build's boot.ipxe gives its kernel ("" when none). */
+void bci_schedule_build_cmdline(struct bci_schedule *s, const char *build, char *out, size_t size);
 bool bci_schedule_machine_out(struct bci_schedule *s, const char *machine);
 /* The full tier of every build whose fast tier is queued and not yet decided (schedule.c). */
 int bci_schedule_gates(struct bci_schedule *s, char *err, size_t err_size);

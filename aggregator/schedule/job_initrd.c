@@ -65,27 +65,64 @@ static int cpio_entry(struct cpio *c, const char *name, unsigned mode, const cha
 	memcpy(head_and_name + 110, name, name_len);
 	ret = cpio_put(c, head_and_name, 110 + name_len);
 	free(head_and_name);
-	if (ret == 0 && body_len)
+	/* No @body: the caller sends the body_len bytes itself (bci_job_initrd_frame). */
+	if (ret == 0 && body_len && body)
 		ret = cpio_put(c, body, body_len);
 	return ret;
+}
+
+/* Each parent folder of @path, outermost first: the kernel does not create them. */
+static int cpio_parents(struct cpio *c, const char *path)
+{
+	char *parent = strdup(path), *slash;
+	int ret = 0;
+
+	if (!parent)
+		return -ENOMEM;
+	for (slash = strchr(parent, '/'); slash && ret == 0; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		ret = cpio_entry(c, parent, S_IFDIR | 0755, NULL, 0);
+		*slash = '/';
+	}
+	free(parent);
+	return ret;
+}
+
+int bci_job_initrd_frame(const char *path, size_t body_len, char **head, size_t *head_len,
+			 char **tail, size_t *tail_len)
+{
+	struct cpio h = { 0 }, t = { 0 };
+	size_t pad = (4 - body_len % 4) % 4;
+	int ret = cpio_parents(&h, path);
+
+	/* The file's header says body_len; its bytes come between head and tail. */
+	if (ret == 0)
+		ret = cpio_entry(&h, path, S_IFREG | 0644, NULL, body_len);
+	/* The trailer starts 4-aligned in the archive, so its own padding counts from 0. */
+	if (ret == 0)
+		ret = cpio_entry(&t, "TRAILER!!!", 0, NULL, 0);
+	if (ret == 0 && !(*tail = malloc(pad + t.len)))
+		ret = -ENOMEM;
+	if (ret < 0) {
+		free(h.data);
+		free(t.data);
+		return ret;
+	}
+	memset(*tail, 0, pad);
+	memcpy(*tail + pad, t.data, t.len);
+	*tail_len = pad + t.len;
+	free(t.data);
+	*head = h.data;
+	*head_len = h.len;
+	return 0;
 }
 
 int bci_job_initrd_make(const char *path, const char *text, size_t len, char **data,
 			size_t *data_len)
 {
 	struct cpio c = { 0 };
-	char *parent = strdup(path), *slash;
-	int ret = 0;
+	int ret = cpio_parents(&c, path);
 
-	if (!parent)
-		return -ENOMEM;
-	/* Each parent folder first, outermost first: the kernel does not create them. */
-	for (slash = strchr(parent, '/'); slash && ret == 0; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		ret = cpio_entry(&c, parent, S_IFDIR | 0755, NULL, 0);
-		*slash = '/';
-	}
-	free(parent);
 	if (ret == 0)
 		ret = cpio_entry(&c, path, S_IFREG | 0644, text, len);
 	if (ret == 0)

@@ -35,7 +35,7 @@ bool bci_schedule_http_owns(const char *url)
 	if (strncmp(url, MACHINES_PREFIX, strlen(MACHINES_PREFIX)))
 		return false;
 	slash = strchr(url + strlen(MACHINES_PREFIX), '/');
-	return slash && !strncmp(slash, "/jobs/", 6);
+	return slash && (!strncmp(slash, "/jobs/", 6) || !strncmp(slash, "/deploy/", 8));
 }
 
 int bci_schedule_route_parse(const char *url, struct bci_schedule_route *route)
@@ -84,6 +84,14 @@ int bci_schedule_route_parse(const char *url, struct bci_schedule_route *route)
 	}
 	if (!strncmp(url, MACHINES_PREFIX, strlen(MACHINES_PREFIX))) {
 		p = word_take(url + strlen(MACHINES_PREFIX), route->first, sizeof(route->first));
+		/* A re-deploy's initrd: /api/v1/machines/<name>/deploy/<known-good version>/initrd */
+		if (p && !strncmp(p, "/deploy/", 8)) {
+			if (!(p = word_take(p + 8, route->second, sizeof(route->second))) ||
+			    strcmp(p, "/initrd"))
+				return -1;
+			route->kind = BCI_SCHEDULE_ROUTE_DEPLOY_INITRD;
+			return 0;
+		}
 		if (!p || strncmp(p, "/jobs/", 6) ||
 		    !(p = word_take(p + 6, route->second, sizeof(route->second))) || strcmp(p, "/initrd"))
 			return -1;

@@ -3,6 +3,7 @@
  * The scheduler (schedule.h): queueing a build's tiers, answering a
  * machine's netboot, deciding the full tier. Recovery is in recovery.c.
  */
+#include "deploy.h"
 #include "internal.h"
 #include "job_initrd.h"
 #include "split.h"
@@ -557,6 +558,11 @@ static int build_cmdline(struct bci_schedule *s, const char *build, char *out, s
 	return 0;
 }
 
+void bci_schedule_build_cmdline(struct bci_schedule *s, const char *build, char *out, size_t size)
+{
+	build_cmdline(s, build, out, size);
+}
+
 static bool base_url_ok(const char *url)
 {
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
@@ -597,6 +603,25 @@ static int script_job(struct bci_schedule *s, const char *machine, const struct 
 	return 0;
 }
 
+/*
+ * A job booted BCI_SCHEDULE_MAX_BOOTS times and never uploaded: the
+ * firmware came back to netboot each time instead of starting the disk's
+ * known-good image, so the disk is marked damaged and re-deployed now.
+ * 1 with the deploy job's script, 0, -errno.
+ */
+static int disk_suspect(struct bci_schedule *s, const char *machine, const struct job_copy *job,
+			const char *base_url, char **script, char *err, size_t err_size)
+{
+	char why[256];
+	int ret;
+
+	snprintf(why, sizeof(why), "%s booted %d times and its run never uploaded: the known-good"
+		 " image does not start", job->run_id, job->boots);
+	if ((ret = bci_schedule_redeploy(s, machine, why, err, err_size)) < 0)
+		return ret;
+	return bci_schedule_deploy_boot(s, machine, base_url, script, err, err_size);
+}
+
 int bci_schedule_boot(struct bci_schedule *s, const char *mac, const char *base_url, double now,
 		      char **script, char *err, size_t err_size)
 {
@@ -626,6 +651,9 @@ int bci_schedule_boot(struct bci_schedule *s, const char *mac, const char *base_
 	};
 	if ((ret = bci_store_machine_state_put(s->store, &fresh, err, err_size)) < 0)
 		return ret;
+	/* A damaged disk is re-deployed before anything else runs on it (deploy.h). */
+	if ((ret = bci_schedule_deploy_boot(s, m->name, base_url, script, err, err_size)) != 0)
+		return ret < 0 ? ret : 0;
 	for (;;) {
 		ret = bci_store_job_next(s->store, m->name, job_row, &job, err, err_size);
 		if (ret < 0)
@@ -654,6 +682,10 @@ int bci_schedule_boot(struct bci_schedule *s, const char *mac, const char *base_
 							   err, err_size);
 				if (ret < 0)
 					return ret;
+				/* Its executor ran each time, the known-good image never uploaded. */
+				if ((ret = disk_suspect(s, m->name, &job, base_url, script, err,
+							err_size)) != 0)
+					return ret < 0 ? ret : 0;
 				continue;
 			}
 		}

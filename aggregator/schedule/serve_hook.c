@@ -2,6 +2,8 @@
 /* The scheduler's routes and loop inside serve (serve_hook.h). */
 #include "serve_hook.h"
 
+#include "deploy.h"
+
 #include "internal.h"
 #include "judge.h"
 
@@ -302,8 +304,30 @@ static void initrd_answer(struct bci_schedule_server *s, const struct bci_schedu
 	char err[512];
 	int ret;
 
-	ret = bci_schedule_job_initrd(&s->schedule, machine, run_id, &a->body, &a->len, err,
-				      sizeof(err));
+	if (route->kind == BCI_SCHEDULE_ROUTE_DEPLOY_INITRD) {
+		struct bci_deploy_initrd initrd;
+
+		ret = bci_schedule_deploy_initrd(&s->schedule, machine, run_id, &initrd, err,
+						 sizeof(err));
+		if (ret < 0) {
+			answer_error(a, ret == -ENOENT ? 404 : 500, "%s", err);
+			return;
+		}
+		/* The image streams from its object; only the framing is in memory. */
+		a->status = 200;
+		a->content_type = "application/octet-stream";
+		a->fd = initrd.fd;
+		a->fd_size = initrd.image_size;
+		a->head = initrd.head;
+		a->head_len = initrd.head_len;
+		a->tail = initrd.tail;
+		a->tail_len = initrd.tail_len;
+		snprintf(a->note, sizeof(a->note), "deploy initrd %s/%s, %llu bytes", machine, run_id,
+			 (unsigned long long)(a->head_len + a->fd_size + a->tail_len));
+		return;
+	}
+	ret = bci_schedule_job_initrd(&s->schedule, machine, run_id, &a->body, &a->len,
+					      err, sizeof(err));
 	if (ret < 0) {
 		answer_error(a, ret == -ENOENT ? 404 : 500, "%s", err);
 		return;
@@ -311,6 +335,25 @@ static void initrd_answer(struct bci_schedule_server *s, const struct bci_schedu
 	a->status = 200;
 	a->content_type = "application/octet-stream";
 	snprintf(a->note, sizeof(a->note), "job initrd %s/%s, %zu bytes", machine, run_id, a->len);
+}
+
+/* "disk": "ok", "damaged" or "deploying", and "disk_note": why, or the version being written. */
+static void disk_json(struct bci_schedule *schedule, struct bci_jsonw *w, const char *machine)
+{
+	char note[512], err[256];
+	int disk = bci_schedule_deploy_state(schedule, machine, note, sizeof(note), err,
+					     sizeof(err));
+
+	bci_jsonw_key(w, "disk");
+	bci_jsonw_string(w, disk == BCI_DEPLOY_DAMAGED	  ? "damaged"
+			    : disk == BCI_DEPLOY_DEPLOYING ? "deploying"
+			    : disk == BCI_DEPLOY_NONE	  ? "ok"
+							  : "unknown");
+	bci_jsonw_key(w, "disk_note");
+	if (disk > BCI_DEPLOY_NONE)
+		bci_jsonw_string(w, note);
+	else
+		bci_jsonw_null(w);
 }
 
 static void states_answer(struct bci_schedule_server *s, struct bci_schedule_answer *a)
@@ -357,6 +400,7 @@ static void states_answer(struct bci_schedule_server *s, struct bci_schedule_ans
 			bci_jsonw_string(&w, state.note);
 		else
 			bci_jsonw_null(&w);
+		disk_json(&s->schedule, &w, m->name);
 		bci_jsonw_object_end(&w);
 	}
 	bci_jsonw_array_end(&w);
@@ -401,6 +445,7 @@ void bci_schedule_http_answer(struct bci_schedule_server *s, const char *method,
 		file_answer(s, &route, a);
 		break;
 	case BCI_SCHEDULE_ROUTE_JOB_INITRD:
+	case BCI_SCHEDULE_ROUTE_DEPLOY_INITRD:
 		initrd_answer(s, &route, a);
 		break;
 	case BCI_SCHEDULE_ROUTE_STATES:

@@ -51,6 +51,7 @@ enum bci_schedule_route_kind {
 	BCI_SCHEDULE_ROUTE_BUILD,	/* first: the build */
 	BCI_SCHEDULE_ROUTE_BUILD_FILE,	/* first: the build, second: the file */
 	BCI_SCHEDULE_ROUTE_JOB_INITRD,	/* first: the machine, second: the run id */
+	BCI_SCHEDULE_ROUTE_DEPLOY_INITRD, /* first: the machine, second: the known-good version */
 	BCI_SCHEDULE_ROUTE_STATES,
 	BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE,	/* first: the version, second: the file */
 	BCI_SCHEDULE_ROUTE_KNOWN_GOOD,	/* first: the version (PUT only) */
@@ -72,6 +73,9 @@ struct bci_schedule_answer {
 	size_t len;
 	int fd;				/* >= 0: answer with this file (the caller closes it) */
 	uint64_t fd_size;
+	/* With @fd, malloc'ed or NULL: sent before and after its fd_size bytes (a deploy initrd). */
+	char *head, *tail;
+	size_t head_len, tail_len;
 	char note[512];			/* for serve's log line */
 };
 

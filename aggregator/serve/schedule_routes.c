@@ -78,6 +78,72 @@ enum MHD_Result serve_schedule_put_step(struct MHD_Connection *connection, struc
 	return schedule_respond(connection, r, &a);
 }
 
+/* An answer framed around a file (a deploy initrd): head, the file's bytes, tail. */
+struct framed {
+	char *head, *tail;
+	size_t head_len, tail_len;
+	int fd;
+	uint64_t fd_size;
+};
+
+static ssize_t framed_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct framed *f = cls;
+	uint64_t total = f->head_len + f->fd_size + f->tail_len;
+	size_t n;
+
+	if (pos >= total)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (pos < f->head_len) {
+		n = f->head_len - pos < max ? (size_t)(f->head_len - pos) : max;
+		memcpy(buf, f->head + pos, n);
+		return (ssize_t)n;
+	}
+	pos -= f->head_len;
+	if (pos < f->fd_size) {
+		ssize_t got;
+
+		n = f->fd_size - pos < max ? (size_t)(f->fd_size - pos) : max;
+		do
+			got = pread(f->fd, buf, n, (off_t)pos);
+		while (got < 0 && errno == EINTR);
+		/* A short object (changed under us) cuts the answer: its length is promised. */
+		return got > 0 ? got : MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+	pos -= f->fd_size;
+	n = f->tail_len - pos < max ? (size_t)(f->tail_len - pos) : max;
+	memcpy(buf, f->tail + pos, n);
+	return (ssize_t)n;
+}
+
+static void framed_free(void *cls)
+{
+	struct framed *f = cls;
+
+	free(f->head);
+	free(f->tail);
+	close(f->fd);
+	free(f);
+}
+
+static struct MHD_Response *framed_response(struct bci_schedule_answer *a)
+{
+	struct framed *f = malloc(sizeof(*f));
+	struct MHD_Response *response;
+
+	if (!f)
+		return NULL;
+	*f = (struct framed){ .head = a->head, .tail = a->tail, .head_len = a->head_len,
+			      .tail_len = a->tail_len, .fd = a->fd, .fd_size = a->fd_size };
+	response = MHD_create_response_from_callback(a->head_len + a->fd_size + a->tail_len,
+						     256 * 1024, framed_read, f, framed_free);
+	if (!response) {
+		free(f);
+		return NULL;
+	}
+	return response;
+}
+
 static enum MHD_Result schedule_respond(struct MHD_Connection *connection, struct request *r,
 					struct bci_schedule_answer *answer)
 {
@@ -91,9 +157,14 @@ static enum MHD_Result schedule_respond(struct MHD_Connection *connection, struc
 		free(a.body);
 		return ret;
 	}
-	response = MHD_create_response_from_fd64(a.fd_size, a.fd);	/* owns the fd */
+	if (a.head || a.tail)
+		response = framed_response(&a);	/* owns the fd and the buffers */
+	else
+		response = MHD_create_response_from_fd64(a.fd_size, a.fd);	/* owns the fd */
 	if (!response) {
 		close(a.fd);
+		free(a.head);
+		free(a.tail);
 		return MHD_NO;
 	}
 	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, a.content_type);

@@ -71,6 +71,7 @@ enum bci_store_statement {
 	S_KNOWN_GOOD_ENSURE,
 	S_KNOWN_GOOD_FILE_ADD,
 	S_KNOWN_GOOD_FILES,
+	S_KNOWN_GOOD_LATEST,
 	/* ---- metrics (metrics.c; their SQL is in its own table there) ---- */
 	S_METRICS_FIRST,
 	S_METRICS_BUILDS = S_METRICS_FIRST,

@@ -124,6 +124,9 @@ const char *const bci_store_schedule_statements[S_METRICS_FIRST - S_SCHEDULE_FIR
 	[S_KNOWN_GOOD_FILES - S_SCHEDULE_FIRST] =
 		"SELECT k.version, f.path, f.sha256, f.size FROM known_good_files f"
 		" JOIN known_good k ON k.id = f.known_good WHERE k.version = ? ORDER BY f.path",
+	/* The version a re-deploy writes: the one registered last. */
+	[S_KNOWN_GOOD_LATEST - S_SCHEDULE_FIRST] =
+		"SELECT version FROM known_good ORDER BY registered DESC, id DESC LIMIT 1",
 	/* Builds whose fast tier is queued and whose full tier is not decided yet. */
 	[S_BUILDS_UNGATED - S_SCHEDULE_FIRST] =
 		"SELECT DISTINCT b.name, b.id FROM schedule_jobs j JOIN builds b ON b.id = j.build"
@@ -546,5 +549,15 @@ int bci_store_known_good_files_each(struct bci_store *store, const char *version
 	int ret;
 
 	ret = bci_store_query(store, S_KNOWN_GOOD_FILES, &param, 1, row_file, &walk, err, err_size);
+	return ret ? ret : walk.count;
+}
+
+int bci_store_known_good_latest(struct bci_store *store, int (*fn)(const char *version, void *ctx),
+				void *ctx, char *err, size_t err_size)
+{
+	struct name_walk walk = { fn, ctx, 0 };
+	int ret;
+
+	ret = bci_store_query(store, S_KNOWN_GOOD_LATEST, NULL, 0, row_name, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }

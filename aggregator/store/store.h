@@ -395,5 +395,8 @@ int bci_store_known_good_file_add(struct bci_store *store, const char *version,
 int bci_store_known_good_files_each(struct bci_store *store, const char *version,
 				    int (*fn)(const struct bci_store_build_file *file, void *ctx),
 				    void *ctx, char *err, size_t err_size);
+/* The version registered last, given to @fn: 1, 0 when none, -errno. */
+int bci_store_known_good_latest(struct bci_store *store, int (*fn)(const char *version, void *ctx),
+				void *ctx, char *err, size_t err_size);
 
 #endif

@@ -32,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case BCI_SCHEDULE_ROUTE_BUILD_FILE:
 		case BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE:
 		case BCI_SCHEDULE_ROUTE_JOB_INITRD:
+		case BCI_SCHEDULE_ROUTE_DEPLOY_INITRD:
 			if (!bci_manifest_word_ok(route.second))
 				abort();
 			/* fallthrough */

@@ -228,21 +228,21 @@ static void test_sha256_vectors(void **state)
 		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
 		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
 	};
-	struct builder_sha256 ctx;
+	struct bci_sha256 ctx;
 	char hex[65];
 	(void)state;
 
 	for (size_t i = 0; i < sizeof(vectors) / sizeof(*vectors); i++) {
-		builder_sha256_init(&ctx);
+		bci_sha256_init(&ctx);
 		/* byte by byte: block boundaries crossed every possible way */
 		for (const char *p = vectors[i].in; *p; p++)
-			builder_sha256_update(&ctx, p, 1);
-		builder_sha256_final_hex(&ctx, hex);
+			bci_sha256_update(&ctx, p, 1);
+		bci_sha256_final_hex(&ctx, hex);
 		assert_string_equal(hex, vectors[i].hex);
 	}
-	builder_sha256_init(&ctx);
+	bci_sha256_init(&ctx);
 	for (int i = 0; i < 1000; i++)
-		builder_sha256_update(&ctx, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		bci_sha256_update(&ctx, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 				      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 				      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 				      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -252,7 +252,7 @@ static void test_sha256_vectors(void **state)
 				      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 				      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 				      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1000);
-	builder_sha256_final_hex(&ctx, hex);
+	bci_sha256_final_hex(&ctx, hex);
 	assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 

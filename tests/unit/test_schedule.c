@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../../aggregator/schedule/deploy.h"
+#include "../../aggregator/schedule/job_initrd.h"
 #include "../../aggregator/schedule/judge.h"
 #include "../../aggregator/schedule/schedule.h"
 #include "../../aggregator/schedule/serve_hook.h"
@@ -325,6 +327,13 @@ static void test_routes(void **state)
 	assert_int_equal(bci_schedule_route_parse("/api/v1/builds/b1/files/a/b", &r), -1);
 	assert_int_equal(bci_schedule_route_parse("/api/v1/boot/a/b", &r), -1);
 	assert_int_equal(bci_schedule_route_parse("/api/v1/machines/m/jobs/r", &r), -1);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/machines/m/deploy/kg-1/initrd", &r), 0);
+	assert_int_equal(r.kind, BCI_SCHEDULE_ROUTE_DEPLOY_INITRD);
+	assert_string_equal(r.first, "m");
+	assert_string_equal(r.second, "kg-1");
+	assert_int_equal(bci_schedule_route_parse("/api/v1/machines/m/deploy/kg-1", &r), -1);
+	assert_int_equal(bci_schedule_route_parse("/api/v1/machines/m/deploy/../initrd", &r), -1);
+	assert_true(bci_schedule_http_owns("/api/v1/machines/m/deploy/kg-1/initrd"));
 	assert_true(bci_schedule_http_owns("/api/v1/machines/m/jobs/r/initrd"));
 	assert_false(bci_schedule_http_owns("/api/v1/machines/m/runs/r"));
 	assert_false(bci_schedule_http_owns("/api/v1/health"));
@@ -592,6 +601,184 @@ static void test_known_good_versions(void **state)
 							 sizeof(f->err)), 0);
 }
 
+/* ---- re-deploy ---- */
+
+/* Publishes @text as the known-good image @version's disk.img, kept as publish keeps it. */
+static void known_good_disk(struct fixture *f, const char *version, const char *text)
+{
+	char tmp[PATH_MAX + 32], object[PATH_MAX + 128], hex[BCI_SHA256_HEX_LEN + 1];
+	uint64_t size;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s/builds/objects", f->dir);
+	assert_int_equal(bci_mkdir_p(tmp, 0755), 0);
+	snprintf(tmp, sizeof(tmp), "%s/tmp-file", f->dir);
+	assert_int_equal(bci_write_file_atomic(tmp, text, strlen(text), 0644), 0);
+	fd = open(tmp, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(bci_sha256_fd(fd, hex, &size), 0);
+	close(fd);
+	assert_int_equal(bci_schedule_object_path(f->dir, hex, object, sizeof(object)), 0);
+	assert_int_equal(rename(tmp, object), 0);
+	struct bci_store_build_file file = { .path = "disk.img", .sha256 = hex, .size = size };
+	if (bci_store_known_good_file_add(f->store, version, &file, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+}
+
+static int deploy_state(struct fixture *f, const char *machine, char *note, size_t size)
+{
+	int ret = bci_schedule_deploy_state(&f->s, machine, note, size, f->err, sizeof(f->err));
+
+	if (ret < 0)
+		fail_msg("%s", f->err);
+	return ret;
+}
+
+/* What the route sends: the head, the object's bytes read from its fd, the tail. */
+static char *deploy_initrd_join(const struct bci_deploy_initrd *d, size_t *len)
+{
+	char *all = malloc(d->head_len + d->image_size + d->tail_len);
+
+	assert_non_null(all);
+	memcpy(all, d->head, d->head_len);
+	assert_int_equal(pread(d->fd, all + d->head_len, d->image_size, 0), (ssize_t)d->image_size);
+	memcpy(all + d->head_len + d->image_size, d->tail, d->tail_len);
+	*len = d->head_len + d->image_size + d->tail_len;
+	return all;
+}
+
+static size_t count_in(const char *data, size_t len, const char *part)
+{
+	size_t n = 0, part_len = strlen(part);
+	const char *p = data, *end = data + len;
+
+	while ((p = memmem(p, (size_t)(end - p), part, part_len))) {
+		n++;
+		p += part_len;
+	}
+	return n;
+}
+
+static void test_redeploy_by_command(void **state)
+{
+	struct fixture *f = *state;
+	static const char disk[] = "GPT, ESP and results partition, in a few bytes";
+	char note[512], *script, *initrd;
+	struct bci_deploy_initrd deploy;
+	size_t len;
+
+	assert_int_equal(bci_schedule_redeploy(&f->s, "nope", "x", f->err, sizeof(f->err)), -ENOENT);
+	assert_int_equal(deploy_state(f, "solo", note, sizeof(note)), BCI_DEPLOY_NONE);
+	assert_int_equal(bci_schedule_redeploy(&f->s, "solo", "asked for\nby a test", f->err,
+					       sizeof(f->err)), 1);
+	assert_int_equal(bci_schedule_redeploy(&f->s, "solo", "again", f->err, sizeof(f->err)), 0);
+	assert_int_equal(deploy_state(f, "solo", note, sizeof(note)), BCI_DEPLOY_DAMAGED);
+	assert_string_equal(note, "asked for by a test");
+
+	/* No known-good image and no build yet: exit, and the mark stays. */
+	script = boot(f, "52:54:00:00:00:01", T0);
+	expect_in(script, "solo needs a re-deploy it cannot get yet\nexit\n");
+	free(script);
+	assert_int_equal(deploy_state(f, "solo", note, sizeof(note)), BCI_DEPLOY_DAMAGED);
+
+	build_add(f, "b1", "drm-tip", "igt@core@a\n", "igt@x@1\n");
+	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 3);
+	known_good_disk(f, "kg-1", "an older image");
+	known_good_disk(f, "kg-2", disk);
+	/* The deploy job comes before the queued job, with the newest known-good image. */
+	script = boot(f, "52:54:00:00:00:01", T0 + 1);
+	assert_string_equal(script,
+		"#!ipxe\n"
+		"# bootci: solo is re-deployed with known-good image kg-2\n"
+		"kernel http://127.0.0.1:8080/api/v1/builds/b1/files/vmlinuz initrd=deploy.img"
+		" initrd=initrd.img console=ttyS0 quiet bootci.mode=deploy"
+		" bootci.deploy=/etc/bootci/deploy.plan\n"
+		"initrd --name deploy.img http://127.0.0.1:8080/api/v1/machines/solo/deploy/kg-2/initrd\n"
+		"initrd --name initrd.img http://127.0.0.1:8080/api/v1/builds/b1/files/initrd.img\n"
+		"boot\n");
+	free(script);
+	assert_int_equal(deploy_state(f, "solo", note, sizeof(note)), BCI_DEPLOY_DEPLOYING);
+	assert_string_equal(note, "kg-2 (was: asked for by a test)");
+
+	/* Its initrd: the plan naming the image and its digest, then the image itself. */
+	assert_int_equal(bci_schedule_deploy_initrd(&f->s, "solo", "kg-2", &deploy, f->err,
+						    sizeof(f->err)), 0);
+	initrd = deploy_initrd_join(&deploy, &len);
+	assert_int_equal(deploy.image_size, strlen(disk));
+	bci_deploy_initrd_clear(&deploy);
+	assert_int_equal(deploy.fd, -1);
+	assert_int_equal(len % 4, 0);
+	assert_memory_equal(initrd, "070701", 6);
+	assert_non_null(memmem(initrd, len, "etc/bootci/deploy.plan", 22));
+	static const char plan[] = "machine=solo\nknown_good=kg-2\n"
+				   "image=/etc/bootci/known-good/disk.img\nimage_size=46\n"
+				   "image_sha256=";
+	assert_non_null(memmem(initrd, len, plan, strlen(plan)));
+	assert_non_null(memmem(initrd, len, disk, strlen(disk)));
+	assert_int_equal(count_in(initrd, len, "TRAILER!!!"), 2);
+	/* Streamed or made in memory, the image's archive is the same bytes. */
+	{
+		char *whole;
+		size_t whole_len;
+
+		assert_int_equal(bci_job_initrd_make("etc/bootci/known-good/disk.img", disk,
+						     strlen(disk), &whole, &whole_len), 0);
+		assert_true(len > whole_len);
+		assert_memory_equal(initrd + len - whole_len, whole, whole_len);
+		free(whole);
+	}
+	free(initrd);
+	assert_int_equal(bci_schedule_deploy_initrd(&f->s, "solo", "kg-1", &deploy, f->err,
+						    sizeof(f->err)), -ENOENT);
+	assert_int_equal(deploy.fd, -1);
+	assert_int_equal(bci_schedule_deploy_initrd(&f->s, "grp-a", "kg-2", &deploy, f->err,
+						    sizeof(f->err)), -ENOENT);
+
+	/* The deploy job rebooted the machine: cleared, its queued job next. */
+	script = boot(f, "52:54:00:00:00:01", T0 + 2);
+	expect_in(script, "bootci.run_id=b1-fast ");
+	free(script);
+	assert_int_equal(deploy_state(f, "solo", note, sizeof(note)), BCI_DEPLOY_NONE);
+	fflush(f->s.log);
+	expect_in(f->log_text, "solo: back after its re-deploy (kg-2 (was: asked for by a test))");
+}
+
+static void test_redeploy_after_boots_without_upload(void **state)
+{
+	struct fixture *f = *state;
+	char note[512], *script;
+
+	build_add(f, "b1", "drm-tip", "igt@core@a\n", "igt@x@1\n");
+	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 3);
+	known_good_disk(f, "kg-1", "image");
+	/* Its run uploaded after a few boots: a disk that works is never suspected. */
+	for (int i = 0; i < BCI_SCHEDULE_MAX_BOOTS; i++) {
+		script = boot(f, "52:54:00:00:00:03", T0 + i);
+		expect_in(script, "bootci.run_id=b1-fast ");
+		free(script);
+	}
+	upload(f, "grp-b", "b1-fast", NULL, 0);
+	script = boot(f, "52:54:00:00:00:03", T0 + 10);
+	expect_in(script, "\nexit\n");
+	free(script);
+	assert_int_equal(deploy_state(f, "grp-b", note, sizeof(note)), BCI_DEPLOY_NONE);
+
+	for (int i = 0; i < BCI_SCHEDULE_MAX_BOOTS; i++) {
+		script = boot(f, "52:54:00:00:00:02", T0 + i);
+		expect_in(script, "bootci.run_id=b1-fast ");
+		free(script);
+		assert_int_equal(deploy_state(f, "grp-a", note, sizeof(note)), BCI_DEPLOY_NONE);
+	}
+	script = boot(f, "52:54:00:00:00:02", T0 + 10);
+	expect_in(script, " bootci.mode=deploy bootci.deploy=/etc/bootci/deploy.plan\n");
+	expect_in(script, "/api/v1/machines/grp-a/deploy/kg-1/initrd\n");
+	free(script);
+	assert_int_equal(deploy_state(f, "grp-a", note, sizeof(note)), BCI_DEPLOY_DEPLOYING);
+	fflush(f->s.log);
+	expect_in(f->log_text, "grp-a: disk damaged (b1-fast booted 5 times and its run never"
+			       " uploaded: the known-good image does not start)");
+}
+
 /* ---- recovery ---- */
 
 static int power_lines(struct fixture *f)
@@ -789,6 +976,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tags_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_ingested, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_redeploy_by_command, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_redeploy_after_boots_without_upload, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

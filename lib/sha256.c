@@ -24,7 +24,7 @@ static inline uint32_t sha256_ror(uint32_t x, unsigned int n)
 	return (x >> n) | (x << (32 - n));
 }
 
-static void sha256_compress(struct builder_sha256 *ctx, const uint8_t *p)
+static void sha256_compress(struct bci_sha256 *ctx, const uint8_t *p)
 {
 	uint32_t w[64], a, b, c, d, e, f, g, h;
 
@@ -54,7 +54,7 @@ static void sha256_compress(struct builder_sha256 *ctx, const uint8_t *p)
 	ctx->state[4] += e; ctx->state[5] += f; ctx->state[6] += g; ctx->state[7] += h;
 }
 
-void builder_sha256_init(struct builder_sha256 *ctx)
+void bci_sha256_init(struct bci_sha256 *ctx)
 {
 	static const uint32_t initial[8] = {
 		0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -66,7 +66,7 @@ void builder_sha256_init(struct builder_sha256 *ctx)
 	ctx->used = 0;
 }
 
-void builder_sha256_update(struct builder_sha256 *ctx, const void *data, size_t len)
+void bci_sha256_update(struct bci_sha256 *ctx, const void *data, size_t len)
 {
 	const uint8_t *p = data;
 
@@ -87,31 +87,31 @@ void builder_sha256_update(struct builder_sha256 *ctx, const void *data, size_t 
 	}
 }
 
-void builder_sha256_final_hex(struct builder_sha256 *ctx, char hex[65])
+void bci_sha256_final_hex(struct bci_sha256 *ctx, char hex[65])
 {
 	uint64_t bits = ctx->length * 8;
 	uint8_t pad = 0x80, zero = 0, length[8];
 
-	builder_sha256_update(ctx, &pad, 1);
+	bci_sha256_update(ctx, &pad, 1);
 	while (ctx->used != 56)
-		builder_sha256_update(ctx, &zero, 1);
+		bci_sha256_update(ctx, &zero, 1);
 	for (int i = 0; i < 8; i++)
 		length[i] = (uint8_t)(bits >> (56 - 8 * i));
-	builder_sha256_update(ctx, length, 8);
+	bci_sha256_update(ctx, length, 8);
 	for (int i = 0; i < 8; i++)
 		snprintf(hex + 8 * i, 9, "%08x", ctx->state[i]);
 }
 
-int builder_sha256_file(const char *path, char hex[65], uint64_t *size)
+int bci_sha256_file(const char *path, char hex[65], uint64_t *size)
 {
-	struct builder_sha256 ctx;
+	struct bci_sha256 ctx;
 	uint8_t buf[65536];
 	int fd, ret = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	builder_sha256_init(&ctx);
+	bci_sha256_init(&ctx);
 	for (;;) {
 		ssize_t n = bci_read_retry(fd, buf, sizeof(buf));
 
@@ -119,12 +119,12 @@ int builder_sha256_file(const char *path, char hex[65], uint64_t *size)
 			ret = (int)n;
 			break;
 		}
-		builder_sha256_update(&ctx, buf, (size_t)n);
+		bci_sha256_update(&ctx, buf, (size_t)n);
 	}
 	close(fd);
 	if (ret == 0) {
 		*size = ctx.length;
-		builder_sha256_final_hex(&ctx, hex);
+		bci_sha256_final_hex(&ctx, hex);
 	}
 	return ret;
 }
