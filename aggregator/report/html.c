@@ -33,6 +33,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Appends a string literal (its length known at compile time). */
+#define STR_LITERAL(b, literal) bci_str_append((b), (literal), sizeof(literal) - 1)
+
 /* How much of one log a result page shows. */
 #define HTML_LOG_MAX (1 << 20)
 
@@ -570,6 +573,8 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_vie
 		    enum bci_html_links links, struct bci_str *b)
 {
 	const struct matrix *m = view->matrix;
+	struct bci_str *prefixes, test_link = { 0 };
+	int served, ret = 0;
 
 	bci_str_appendf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
 	bci_html_escape_str(b, r->build);
@@ -630,23 +635,59 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_vie
 		bci_str_appendf(b, "</td>");
 	}
 	bci_str_appendf(b, "</tr>\n");
-	for (size_t t = 0; t < m->n_tests; t++) {
-		bci_str_appendf(b, "<tr class=\"r\"><td class=\"t\">");
+	served = links == BCI_HTML_SERVED || view->results_url;
+	/* 400k cells: each run's link prefix and each row's test in a link are escaped once. */
+	prefixes = calloc(m->n_runs + 1, sizeof(*prefixes));
+	if (!prefixes)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_runs; i++) {
+		if (served) {
+			if (view->results_url)
+				bci_html_escape_str(&prefixes[i], view->results_url);
+			STR_LITERAL(&prefixes[i], "/machines/");
+			bci_html_url_escape(&prefixes[i], m->runs[i].machine);
+			STR_LITERAL(&prefixes[i], "/runs/");
+			bci_html_url_escape(&prefixes[i], m->runs[i].run_id);
+			STR_LITERAL(&prefixes[i], "/results/");
+		} else {
+			char machine[256];
+
+			name_clean(m->runs[i].machine, machine, sizeof(machine));
+			bci_html_url_escape(&prefixes[i], machine);
+			STR_LITERAL(&prefixes[i], "/");
+		}
+		if (!prefixes[i].data)
+			ret = -ENOMEM;
+	}
+	for (size_t t = 0; t < m->n_tests && ret >= 0; t++) {
+
+		bci_str_reset(&test_link);
+		if (served)
+			bci_html_url_escape(&test_link, m->tests[t]);
+		else
+			bci_str_appendf(&test_link, "%zu.html", t);
+		STR_LITERAL(b, "<tr class=\"r\"><td class=\"t\">");
 		if (links == BCI_HTML_SERVED) {
-			bci_str_appendf(b, "<a href=\"/tests/");
-			bci_html_url_escape(b, m->tests[t]);
-			bci_str_appendf(b, "\">");
+			STR_LITERAL(b, "<a href=\"/tests/");
+			bci_str_append(b, test_link.data, test_link.len);
+			STR_LITERAL(b, "\">");
 		}
 		bci_html_escape_str(b, m->tests[t]);
-		bci_str_appendf(b, links == BCI_HTML_SERVED ? "</a></td>" : "</td>");
+		if (links == BCI_HTML_SERVED)
+			STR_LITERAL(b, "</a></td>");
+		else
+			STR_LITERAL(b, "</td>");
 		for (size_t j = 0; j < m->n_machines; j++) {
 			const struct cell *c = &m->cells[t * m->n_machines + j];
+			const char *status;
 
 			if (c->status < 0) {
-				bci_str_appendf(b, "<td></td>");
+				STR_LITERAL(b, "<td></td>");
 				continue;
 			}
-			bci_str_appendf(b, "<td class=\"%s", bci_status_name(c->status));
+			status = bci_status_name(c->status);
+			STR_LITERAL(b, "<td class=\"");
+			bci_str_append(b, status, strlen(status));
 			if (c->change >= 0) {
 				const struct bci_report_change *ch = &r->changes[c->change];
 
@@ -655,27 +696,23 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_vie
 						   bci_status_label(ch->from), bci_status_label(ch->to),
 						   verdict_names[ch->verdict]);
 			}
-			bci_str_appendf(b, "\"><a href=\"");
-			if (links == BCI_HTML_SERVED || view->results_url) {
-				if (view->results_url)
-					bci_html_escape_str(b, view->results_url);
-				bci_str_appendf(b, "/machines/");
-				bci_html_url_escape(b, m->machines[j]);
-				bci_str_appendf(b, "/runs/");
-				bci_html_url_escape(b, m->runs[c->run].run_id);
-				bci_str_appendf(b, "/results/");
-				bci_html_url_escape(b, m->tests[t]);
-			} else {
-				char machine[256];
-
-				name_clean(m->machines[j], machine, sizeof(machine));
-				bci_html_url_escape(b, machine);
-				bci_str_appendf(b, "/%zu.html", t);
-			}
-			bci_str_appendf(b, "\">%s</a></td>", bci_status_name(c->status));
+			STR_LITERAL(b, "\"><a href=\"");
+			bci_str_append(b, prefixes[c->run].data, prefixes[c->run].len);
+			bci_str_append(b, test_link.data, test_link.len);
+			STR_LITERAL(b, "\">");
+			bci_str_append(b, status, strlen(status));
+			STR_LITERAL(b, "</a></td>");
 		}
-		bci_str_appendf(b, "</tr>\n");
+		STR_LITERAL(b, "</tr>\n");
+		if (!test_link.data)
+			ret = -ENOMEM;
 	}
+	for (size_t i = 0; i < m->n_runs; i++)
+		bci_str_free(&prefixes[i]);
+	free(prefixes);
+	bci_str_free(&test_link);
+	if (ret < 0)
+		return ret;
 	bci_str_appendf(b, "</table>\n%s</body></html>\n", filter_script);
 	return b->data ? 0 : -ENOMEM;
 }
