@@ -390,18 +390,6 @@ const char bci_html_style[] =
 	"form.filters{margin:.5em 0}input.bad{background:#fcc}svg text{font-size:11px}\n"
 	"</style>\n";
 
-static int page_write(const char *path, struct bci_str *b, char *err, size_t err_size)
-{
-	int ret;
-
-	if (!b->data)
-		return -ENOMEM;
-	ret = bci_write_file_atomic(path, b->data, b->len, 0644);
-	if (ret < 0)
-		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
-	return ret;
-}
-
 /*
  * A result page: written under a temporary name and renamed, so it is never
  * seen half-written, but not fsynced one by one (a build has a page per
@@ -569,6 +557,19 @@ static const char filter_script[] =
 	"t.addEventListener('input',apply);s.addEventListener('change',apply);apply()})();\n"
 	"</script>\n";
 
+/* How much of the matrix is kept before it goes to the view's stream. */
+#define MATRIX_FLUSH (256 << 10)
+
+static int matrix_flush(struct bci_str *b, FILE *stream)
+{
+	if (!b->data)
+		return -ENOMEM;
+	if (b->len && fwrite(b->data, 1, b->len, stream) != b->len)
+		return errno ? -errno : -EIO;
+	bci_str_reset(b);
+	return 0;
+}
+
 int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_view *view,
 		    enum bci_html_links links, struct bci_str *b)
 {
@@ -706,6 +707,8 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_vie
 		STR_LITERAL(b, "</tr>\n");
 		if (!test_link.data)
 			ret = -ENOMEM;
+		if (ret >= 0 && view->stream && b->len >= MATRIX_FLUSH)
+			ret = matrix_flush(b, view->stream);
 	}
 	for (size_t i = 0; i < m->n_runs; i++)
 		bci_str_free(&prefixes[i]);
@@ -714,7 +717,9 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_vie
 	if (ret < 0)
 		return ret;
 	bci_str_appendf(b, "</table>\n%s</body></html>\n", filter_script);
-	return b->data ? 0 : -ENOMEM;
+	if (!b->data)
+		return -ENOMEM;
+	return view->stream ? matrix_flush(b, view->stream) : 0;
 }
 
 int bci_html_matrix_read(struct bci_store *store, const struct bci_report *report,
@@ -741,12 +746,31 @@ void bci_html_matrix_release(struct bci_html_matrix_view *view)
 	view->matrix = NULL;
 }
 
+struct matrix_job {
+	const struct bci_report *report;
+	struct bci_html_matrix_view *view;
+};
+
+static int matrix_stream(FILE *out, const void *ctx, char *err, size_t err_size)
+{
+	const struct matrix_job *job = ctx;
+	struct bci_str b = { 0 };
+	int ret;
+
+	job->view->stream = out;
+	ret = bci_html_matrix(job->report, job->view, BCI_HTML_STATIC, &b);
+	job->view->stream = NULL;
+	bci_str_free(&b);
+	if (ret < 0)
+		snprintf(err, err_size, "the matrix: %s", strerror(-ret));
+	return ret;
+}
+
 int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *r,
 		   const char *dir, const char *results_url, char *err, size_t err_size)
 {
 	struct bci_html_matrix_view view = { .results_url = results_url };
 	struct matrix *m;
-	struct bci_str b = { 0 };
 	char build_dir[PATH_MAX], path[2 * PATH_MAX], name[256];
 	int ret;
 
@@ -780,14 +804,13 @@ int bci_html_write(struct bci_store *store, const char *data_dir, const struct b
 		}
 	if (ret >= 0 && !results_url)
 		ret = pages_sync(build_dir, err, err_size);
-	if (ret >= 0)
-		ret = bci_html_matrix(r, &view, BCI_HTML_STATIC, &b);
 	if (ret >= 0) {
+		struct matrix_job job = { .report = r, .view = &view };
+
 		snprintf(path, sizeof(path), "%s/index.html", build_dir);
-		ret = page_write(path, &b, err, err_size);
+		ret = bci_atomic_write_stream(path, 0644, matrix_stream, &job, err, err_size);
 	}
 out:
-	bci_str_free(&b);
 	bci_html_matrix_release(&view);
 	return ret;
 }

@@ -228,6 +228,11 @@ struct bci_html_matrix_view {
 	size_t tests, machines;
 	/* Set by the caller: result cells link to serve's pages under this URL (any links mode). */
 	const char *results_url;
+	/*
+	 * Set by the caller: the page goes to this stream as it is made, the
+	 * string holding a few rows at a time (a 400k-cell matrix is 46 MB).
+	 */
+	FILE *stream;
 };
 
 int bci_html_matrix_read(struct bci_store *store, const struct bci_report *report,

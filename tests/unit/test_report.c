@@ -529,6 +529,25 @@ static void test_matrix(void **state)
 	cell_get(b.data, "igt@kms_flip@basic", 0, class, sizeof(class), href, sizeof(href));
 	assert_string_equal(href, "http://master:8080/machines/lab-1/runs/run-7/results/igt@kms_flip@basic");
 	assert_non_null(strstr(class, "dmesg-warn new"));
+
+	/* Streamed (as report --html writes it): the same bytes, the string left empty. */
+	{
+		struct bci_str rest = { 0 };
+		char *streamed = NULL;
+		size_t streamed_len = 0;
+		FILE *out = open_memstream(&streamed, &streamed_len);
+
+		assert_non_null(out);
+		view.stream = out;
+		assert_int_equal(bci_html_matrix(r, &view, BCI_HTML_STATIC, &rest), 0);
+		view.stream = NULL;
+		assert_int_equal(fclose(out), 0);
+		assert_int_equal(rest.len, 0);
+		assert_int_equal(streamed_len, b.len);
+		assert_memory_equal(streamed, b.data, b.len);
+		free(streamed);
+		bci_str_free(&rest);
+	}
 	bci_str_free(&b);
 	bci_html_matrix_release(&view);
 	bci_report_free(r);
