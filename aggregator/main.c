@@ -36,11 +36,12 @@ static const struct command commands[] = {
 	{ "report", bci_cmd_report,
 	  "report --build NAME [--store URL] [--data DIR] [--filters FILE] [--window N]\n"
 	  "       [--mbox FILE|-] [--send --to ADDR] [--from ADDR] [--url BASE] [--fold N]\n"
-	  "       [--date UNIX] [--html DIR]\n"
+	  "       [--date UNIX] [--html DIR [--results-url SERVE_URL]]\n"
 	  "      compare the build with its baseline (the last N runs, default 5, of its\n"
 	  "      base tree) through DATA/known-issues.txt; write the reply to the series\n"
 	  "      as an mbox message, and with --send pipe it to `sendmail -t`; --html writes\n"
-	  "      the test matrix DIR/NAME/index.html and a page per result\n" },
+	  "      the test matrix DIR/NAME/index.html and a page per result, or with\n"
+	  "      --results-url links each cell to serve's page of the result instead\n" },
 	{ "metrics", bci_cmd_metrics,
 	  "metrics [--from UNIX] [--to UNIX] [--store URL] [--data DIR] [--window N] [--html FILE]\n"
 	  "      the CI's metrics for [from, to) (default: the last 7 days): build latency\n"

@@ -226,6 +226,7 @@ static int mail_send(const char *path)
 
 struct report_args {
 	const char *url, *data_dir, *build, *filters, *mbox, *from, *to, *matrix_url, *html;
+	const char *results_url;
 	int window, fold_after, send;
 	time_t date;
 };
@@ -255,6 +256,7 @@ static int report_args_parse(int argc, char **argv, struct report_args *a)
 		{ "fold", required_argument, NULL, 'n' },
 		{ "date", required_argument, NULL, 'D' },
 		{ "html", required_argument, NULL, 'H' },
+		{ "results-url", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -262,7 +264,7 @@ static int report_args_parse(int argc, char **argv, struct report_args *a)
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:b:f:w:o:SF:t:u:n:D:H:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:d:b:f:w:o:SF:t:u:n:D:H:R:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's': a->url = optarg; break;
 		case 'd': a->data_dir = optarg; break;
@@ -274,6 +276,7 @@ static int report_args_parse(int argc, char **argv, struct report_args *a)
 		case 't': a->to = optarg; break;
 		case 'u': a->matrix_url = optarg; break;
 		case 'H': a->html = optarg; break;
+		case 'R': a->results_url = optarg; break;
 		case 'w':
 		case 'n':
 		case 'D':
@@ -380,7 +383,8 @@ int bci_cmd_report(int argc, char **argv)
 		close(fd);
 	}
 	if (a.html) {
-		ret = bci_html_write(store, a.data_dir, report, a.html, err, sizeof(err));
+		ret = bci_html_write(store, a.data_dir, report, a.html, a.results_url, err,
+				     sizeof(err));
 		if (ret < 0) {
 			fprintf(stderr, "bootci-aggregator report: html: %s\n",
 				err[0] ? err : strerror(-ret));

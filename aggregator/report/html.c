@@ -4,7 +4,10 @@
  * tests down, one colour per status, each change against the baseline
  * marked by its verdict (a thick border, its transition in the cell's
  * title), counts per machine; and one page per result,
- * DIR/BUILD/MACHINE/N.html (N: the test's row), with its out/err/dmesg.
+ * DIR/BUILD/MACHINE/N.html (N: the test's row), with its out/err/dmesg,
+ * unless the cells link to serve's result pages instead (a results URL:
+ * 400k results a day are 400k files, whose writing alone costs more than
+ * the whole report; serve renders one on request in milliseconds).
  *
  * Escaping: every byte that comes from a test or the store goes through
  * bci_html_escape(): the five HTML specials as entities, control bytes as their
@@ -29,6 +32,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Appends a string literal (its length known at compile time). */
+#define STR_LITERAL(b, literal) bci_str_append((b), (literal), sizeof(literal) - 1)
 
 /* How much of one log a result page shows. */
 #define HTML_LOG_MAX (1 << 20)
@@ -107,31 +113,56 @@ struct cell {
 	int status;		/* -1: not run on that machine */
 	int run;		/* index into runs */
 	int change;		/* index into the report's changes, -1: none */
+	int job;		/* the result's job (its logs' folder in the run) */
+};
+
+struct matrix_run {
+	int64_t key;
+	char *machine, *run_id, *digest, *archive_path, *archive_root;
+	size_t machine_index;
+};
+
+/* One result as read, before the tests are sorted: its test by first-seen index. */
+struct matrix_entry {
+	unsigned test;
+	int run, status, job;
 };
 
 struct matrix {
-	char **tests;
+	char **tests;		/* sorted, each once */
 	size_t n_tests, cap_tests;
 	char **machines;
 	size_t n_machines;
-	struct { int64_t key; char *machine, *run_id; size_t machine_index; } *runs;
+	struct matrix_run *runs;
 	size_t n_runs;
 	struct cell *cells;	/* n_tests x n_machines, filled after the tests are known */
+	/* While reading: test names interned (open addressing, slots hold index + 1). */
+	unsigned *slots;
+	size_t n_slots;
+	struct matrix_entry *entries;
+	size_t n_entries, cap_entries;
 };
+
+static int text_copy(char **to, const char *from)
+{
+	*to = strdup(from ? from : "");
+	return *to ? 0 : -ENOMEM;
+}
 
 static int run_add(const struct bci_store_run *run, void *ctx)
 {
 	struct matrix *m = ctx;
+	struct matrix_run *r;
 	void *grown = realloc(m->runs, (m->n_runs + 1) * sizeof(*m->runs));
 
 	if (!grown)
 		return -ENOMEM;
 	m->runs = grown;
-	m->runs[m->n_runs].key = run->key;
-	m->runs[m->n_runs].machine = strdup(run->machine);
-	m->runs[m->n_runs].run_id = strdup(run->run_id);
-	m->n_runs++;
-	if (!m->runs[m->n_runs - 1].machine || !m->runs[m->n_runs - 1].run_id)
+	r = &m->runs[m->n_runs++];
+	*r = (struct matrix_run){ .key = run->key };
+	if (text_copy(&r->machine, run->machine) || text_copy(&r->run_id, run->run_id) ||
+	    text_copy(&r->digest, run->digest) || text_copy(&r->archive_path, run->archive_path) ||
+	    text_copy(&r->archive_root, run->archive_root))
 		return -ENOMEM;
 	if (!m->n_machines || strcmp(m->machines[m->n_machines - 1], run->machine)) {
 		grown = realloc(m->machines, (m->n_machines + 1) * sizeof(*m->machines));
@@ -142,14 +173,49 @@ static int run_add(const struct bci_store_run *run, void *ctx)
 		if (!m->machines[m->n_machines++])
 			return -ENOMEM;
 	}
-	m->runs[m->n_runs - 1].machine_index = m->n_machines - 1;
+	r->machine_index = m->n_machines - 1;
 	return 0;
 }
 
-static int test_add(const struct bci_store_result *result, void *ctx)
+static uint64_t name_hash(const char *s)
 {
-	struct matrix *m = ctx;
+	uint64_t h = 1469598103934665603ull;
 
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int slots_grow(struct matrix *m)
+{
+	size_t n = m->n_slots ? m->n_slots * 2 : 4096;
+	unsigned *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t t = 0; t < m->n_tests; t++) {
+		size_t i = name_hash(m->tests[t]) & (n - 1);
+
+		while (slots[i])
+			i = (i + 1) & (n - 1);
+		slots[i] = (unsigned)t + 1;
+	}
+	free(m->slots);
+	m->slots = slots;
+	m->n_slots = n;
+	return 0;
+}
+
+/* The first-seen index of test @name, added when new: every run holds the same names. */
+static long test_intern(struct matrix *m, const char *name)
+{
+	size_t i;
+
+	if ((m->n_tests + 1) * 2 > m->n_slots && slots_grow(m) < 0)
+		return -ENOMEM;
+	for (i = name_hash(name) & (m->n_slots - 1); m->slots[i]; i = (i + 1) & (m->n_slots - 1))
+		if (!strcmp(m->tests[m->slots[i] - 1], name))
+			return m->slots[i] - 1;
 	if (m->n_tests == m->cap_tests) {
 		size_t cap = m->cap_tests ? m->cap_tests * 2 : 256;
 		char **grown = realloc(m->tests, cap * sizeof(*grown));
@@ -159,8 +225,40 @@ static int test_add(const struct bci_store_result *result, void *ctx)
 		m->tests = grown;
 		m->cap_tests = cap;
 	}
-	m->tests[m->n_tests] = strdup(result->name);
-	return m->tests[m->n_tests++] ? 0 : -ENOMEM;
+	m->tests[m->n_tests] = strdup(name);
+	if (!m->tests[m->n_tests])
+		return -ENOMEM;
+	m->slots[i] = (unsigned)++m->n_tests;
+	return (long)m->n_tests - 1;
+}
+
+struct read_ctx {
+	struct matrix *m;
+	int run;
+};
+
+static int entry_add(const struct bci_store_result *result, void *ctx)
+{
+	struct read_ctx *r = ctx;
+	struct matrix *m = r->m;
+	long t = test_intern(m, result->name);
+
+	if (t < 0)
+		return (int)t;
+	if (m->n_entries == m->cap_entries) {
+		size_t cap = m->cap_entries ? m->cap_entries * 2 : 16384;
+		struct matrix_entry *grown = realloc(m->entries, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		m->entries = grown;
+		m->cap_entries = cap;
+	}
+	m->entries[m->n_entries++] = (struct matrix_entry){
+		.test = (unsigned)t, .run = r->run, .status = bci_status_parse(result->result),
+		.job = result->job,
+	};
+	return 0;
 }
 
 static int name_order(const void *a, const void *b)
@@ -175,25 +273,6 @@ static long test_index(const struct matrix *m, const char *name)
 	return at ? at - m->tests : -1;
 }
 
-struct fill_ctx {
-	struct matrix *m;
-	int run;
-};
-
-static int cell_fill(const struct bci_store_result *result, void *ctx)
-{
-	struct fill_ctx *f = ctx;
-	long t = test_index(f->m, result->name);
-	struct cell *c;
-
-	if (t < 0)
-		return -EPROTO;
-	c = &f->m->cells[t * f->m->n_machines + f->m->runs[f->run].machine_index];
-	c->status = bci_status_parse(result->result);
-	c->run = f->run;
-	return 0;
-}
-
 static void matrix_release(struct matrix *m)
 {
 	for (size_t i = 0; i < m->n_tests; i++)
@@ -205,47 +284,79 @@ static void matrix_release(struct matrix *m)
 	for (size_t i = 0; i < m->n_runs; i++) {
 		free(m->runs[i].machine);
 		free(m->runs[i].run_id);
+		free(m->runs[i].digest);
+		free(m->runs[i].archive_path);
+		free(m->runs[i].archive_root);
 	}
 	free(m->runs);
 	free(m->cells);
+	free(m->slots);
+	free(m->entries);
 }
 
+/*
+ * Each run's results are read once: names interned as they come, then
+ * sorted; the cells are filled from the entries kept meanwhile (a few
+ * bytes a result, so 400k results cost megabytes, not a second pass).
+ */
 static int matrix_read(struct bci_store *store, const struct bci_report *r, struct matrix *m,
 		       char *err, size_t err_size)
 {
 	int ret = bci_store_build_runs_each(store, r->build, run_add, m, err, err_size);
-	size_t kept = 0;
+	unsigned *sorted_index = NULL;
+	char **by_seen = NULL;
 
-	for (size_t i = 0; i < m->n_runs && ret >= 0; i++)
-		ret = bci_store_results_each(store, m->runs[i].key, test_add, m, err, err_size);
+	for (size_t i = 0; i < m->n_runs && ret >= 0; i++) {
+		struct read_ctx c = { .m = m, .run = (int)i };
+
+		ret = bci_store_results_each(store, m->runs[i].key, entry_add, &c, err, err_size);
+	}
 	if (ret < 0)
 		return ret;
-	qsort(m->tests, m->n_tests, sizeof(*m->tests), name_order);
-	for (size_t i = 0; i < m->n_tests; i++) {
-		if (kept && !strcmp(m->tests[kept - 1], m->tests[i])) {
-			free(m->tests[i]);
-			continue;
-		}
-		m->tests[kept++] = m->tests[i];
-	}
-	m->n_tests = kept;
+	free(m->slots);
+	m->slots = NULL;
+	m->n_slots = 0;
+	by_seen = malloc((m->n_tests + 1) * sizeof(*by_seen));
+	sorted_index = malloc((m->n_tests + 1) * sizeof(*sorted_index));
 	m->cells = malloc((m->n_tests * m->n_machines + 1) * sizeof(*m->cells));
-	if (!m->cells)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->n_tests * m->n_machines; i++)
-		m->cells[i] = (struct cell){ .status = -1, .run = -1, .change = -1 };
-	for (size_t i = 0; i < m->n_runs && ret >= 0; i++) {
-		struct fill_ctx f = { .m = m, .run = (int)i };
-
-		ret = bci_store_results_each(store, m->runs[i].key, cell_fill, &f, err, err_size);
+	if (!by_seen || !sorted_index || !m->cells) {
+		ret = -ENOMEM;
+		goto out;
 	}
-	for (size_t i = 0; i < r->n_changes && ret >= 0; i++) {
+	memcpy(by_seen, m->tests, m->n_tests * sizeof(*by_seen));
+	qsort(m->tests, m->n_tests, sizeof(*m->tests), name_order);
+	/* The sorted array holds the same pointers: each name's new place, by first-seen index. */
+	for (size_t t = 0; t < m->n_tests; t++)
+		sorted_index[t] = (unsigned)test_index(m, by_seen[t]);
+	for (size_t i = 0; i < m->n_tests * m->n_machines; i++)
+		m->cells[i] = (struct cell){ .status = -1, .run = -1, .change = -1, .job = -1 };
+	for (size_t i = 0; i < m->n_entries; i++) {
+		const struct matrix_entry *e = &m->entries[i];
+		struct cell *c = &m->cells[sorted_index[e->test] * m->n_machines +
+					   m->runs[e->run].machine_index];
+
+		if (e->status < 0) {
+			snprintf(err, err_size, "machine %s, run '%s': test %s has an unknown status",
+				 m->runs[e->run].machine, m->runs[e->run].run_id, by_seen[e->test]);
+			ret = -EPROTO;
+			goto out;
+		}
+		/* A later run of the same machine replaces an earlier one's (as the report reads them). */
+		*c = (struct cell){ .status = e->status, .run = e->run, .change = -1, .job = e->job };
+	}
+	for (size_t i = 0; i < r->n_changes; i++) {
 		long t = test_index(m, r->changes[i].test);
 
 		for (size_t j = 0; t >= 0 && j < m->n_machines; j++)
 			if (!strcmp(m->machines[j], r->changes[i].machine))
 				m->cells[t * m->n_machines + j].change = (int)i;
 	}
+out:
+	free(m->entries);
+	m->entries = NULL;
+	m->n_entries = m->cap_entries = 0;
+	free(by_seen);
+	free(sorted_index);
 	return ret;
 }
 
@@ -278,18 +389,6 @@ const char bci_html_style[] =
 	"pre{background:#f6f6f6;border:1px solid #ddd;padding:6px;white-space:pre-wrap}\n"
 	"form.filters{margin:.5em 0}input.bad{background:#fcc}svg text{font-size:11px}\n"
 	"</style>\n";
-
-static int page_write(const char *path, struct bci_str *b, char *err, size_t err_size)
-{
-	int ret;
-
-	if (!b->data)
-		return -ENOMEM;
-	ret = bci_write_file_atomic(path, b->data, b->len, 0644);
-	if (ret < 0)
-		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
-	return ret;
-}
 
 /*
  * A result page: written under a temporary name and renamed, so it is never
@@ -371,11 +470,18 @@ void bci_html_log_section(struct bci_str *b, struct bci_store *store, const char
 	bci_html_file_section(b, which, fd, err);
 }
 
-static int result_page(struct bci_store *store, const char *data_dir, const struct bci_report *r,
+static int result_page(const char *data_dir, const struct bci_report *r,
 		       const struct matrix *m, size_t t, size_t j, const char *path, char *err,
 		       size_t err_size)
 {
 	const struct cell *c = &m->cells[t * m->n_machines + j];
+	const struct matrix_run *mr = &m->runs[c->run];
+	/* What the store gave when the matrix was read: no query per page. */
+	const struct bci_store_run run = {
+		.machine = mr->machine, .run_id = mr->run_id, .digest = mr->digest,
+		.archive_path = mr->archive_path, .archive_root = mr->archive_root,
+	};
+	const struct bci_store_result result = { .job = c->job, .name = m->tests[t] };
 	struct bci_str b = { 0 };
 	int ret;
 
@@ -404,9 +510,13 @@ static int result_page(struct bci_store *store, const char *data_dir, const stru
 		bci_str_appendf(&b, ")");
 	}
 	bci_str_appendf(&b, "</p>\n");
-	bci_html_log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "out");
-	bci_html_log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "err");
-	bci_html_log_section(&b, store, data_dir, m->machines[j], m->runs[c->run].run_id, m->tests[t], "dmesg");
+	for (size_t i = 0; i < 3; i++) {
+		static const char *const logs[] = { "out", "err", "dmesg" };
+		char why[512] = "";
+		int fd = bci_store_job_log_open(data_dir, &run, &result, logs[i], why, sizeof(why));
+
+		bci_html_file_section(&b, logs[i], fd, why);
+	}
 	bci_str_appendf(&b, "</body></html>\n");
 	ret = result_page_write(path, &b, err, err_size);
 	bci_str_free(&b);
@@ -447,10 +557,25 @@ static const char filter_script[] =
 	"t.addEventListener('input',apply);s.addEventListener('change',apply);apply()})();\n"
 	"</script>\n";
 
+/* How much of the matrix is kept before it goes to the view's stream. */
+#define MATRIX_FLUSH (256 << 10)
+
+static int matrix_flush(struct bci_str *b, FILE *stream)
+{
+	if (!b->data)
+		return -ENOMEM;
+	if (b->len && fwrite(b->data, 1, b->len, stream) != b->len)
+		return errno ? -errno : -EIO;
+	bci_str_reset(b);
+	return 0;
+}
+
 int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_view *view,
 		    enum bci_html_links links, struct bci_str *b)
 {
 	const struct matrix *m = view->matrix;
+	struct bci_str *prefixes, test_link = { 0 };
+	int served, ret = 0;
 
 	bci_str_appendf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
 	bci_html_escape_str(b, r->build);
@@ -511,23 +636,59 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_vie
 		bci_str_appendf(b, "</td>");
 	}
 	bci_str_appendf(b, "</tr>\n");
-	for (size_t t = 0; t < m->n_tests; t++) {
-		bci_str_appendf(b, "<tr class=\"r\"><td class=\"t\">");
+	served = links == BCI_HTML_SERVED || view->results_url;
+	/* 400k cells: each run's link prefix and each row's test in a link are escaped once. */
+	prefixes = calloc(m->n_runs + 1, sizeof(*prefixes));
+	if (!prefixes)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_runs; i++) {
+		if (served) {
+			if (view->results_url)
+				bci_html_escape_str(&prefixes[i], view->results_url);
+			STR_LITERAL(&prefixes[i], "/machines/");
+			bci_html_url_escape(&prefixes[i], m->runs[i].machine);
+			STR_LITERAL(&prefixes[i], "/runs/");
+			bci_html_url_escape(&prefixes[i], m->runs[i].run_id);
+			STR_LITERAL(&prefixes[i], "/results/");
+		} else {
+			char machine[256];
+
+			name_clean(m->runs[i].machine, machine, sizeof(machine));
+			bci_html_url_escape(&prefixes[i], machine);
+			STR_LITERAL(&prefixes[i], "/");
+		}
+		if (!prefixes[i].data)
+			ret = -ENOMEM;
+	}
+	for (size_t t = 0; t < m->n_tests && ret >= 0; t++) {
+
+		bci_str_reset(&test_link);
+		if (served)
+			bci_html_url_escape(&test_link, m->tests[t]);
+		else
+			bci_str_appendf(&test_link, "%zu.html", t);
+		STR_LITERAL(b, "<tr class=\"r\"><td class=\"t\">");
 		if (links == BCI_HTML_SERVED) {
-			bci_str_appendf(b, "<a href=\"/tests/");
-			bci_html_url_escape(b, m->tests[t]);
-			bci_str_appendf(b, "\">");
+			STR_LITERAL(b, "<a href=\"/tests/");
+			bci_str_append(b, test_link.data, test_link.len);
+			STR_LITERAL(b, "\">");
 		}
 		bci_html_escape_str(b, m->tests[t]);
-		bci_str_appendf(b, links == BCI_HTML_SERVED ? "</a></td>" : "</td>");
+		if (links == BCI_HTML_SERVED)
+			STR_LITERAL(b, "</a></td>");
+		else
+			STR_LITERAL(b, "</td>");
 		for (size_t j = 0; j < m->n_machines; j++) {
 			const struct cell *c = &m->cells[t * m->n_machines + j];
+			const char *status;
 
 			if (c->status < 0) {
-				bci_str_appendf(b, "<td></td>");
+				STR_LITERAL(b, "<td></td>");
 				continue;
 			}
-			bci_str_appendf(b, "<td class=\"%s", bci_status_name(c->status));
+			status = bci_status_name(c->status);
+			STR_LITERAL(b, "<td class=\"");
+			bci_str_append(b, status, strlen(status));
 			if (c->change >= 0) {
 				const struct bci_report_change *ch = &r->changes[c->change];
 
@@ -536,27 +697,29 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_vie
 						   bci_status_label(ch->from), bci_status_label(ch->to),
 						   verdict_names[ch->verdict]);
 			}
-			bci_str_appendf(b, "\"><a href=\"");
-			if (links == BCI_HTML_SERVED) {
-				bci_str_appendf(b, "/machines/");
-				bci_html_url_escape(b, m->machines[j]);
-				bci_str_appendf(b, "/runs/");
-				bci_html_url_escape(b, m->runs[c->run].run_id);
-				bci_str_appendf(b, "/results/");
-				bci_html_url_escape(b, m->tests[t]);
-			} else {
-				char machine[256];
-
-				name_clean(m->machines[j], machine, sizeof(machine));
-				bci_html_url_escape(b, machine);
-				bci_str_appendf(b, "/%zu.html", t);
-			}
-			bci_str_appendf(b, "\">%s</a></td>", bci_status_name(c->status));
+			STR_LITERAL(b, "\"><a href=\"");
+			bci_str_append(b, prefixes[c->run].data, prefixes[c->run].len);
+			bci_str_append(b, test_link.data, test_link.len);
+			STR_LITERAL(b, "\">");
+			bci_str_append(b, status, strlen(status));
+			STR_LITERAL(b, "</a></td>");
 		}
-		bci_str_appendf(b, "</tr>\n");
+		STR_LITERAL(b, "</tr>\n");
+		if (!test_link.data)
+			ret = -ENOMEM;
+		if (ret >= 0 && view->stream && b->len >= MATRIX_FLUSH)
+			ret = matrix_flush(b, view->stream);
 	}
+	for (size_t i = 0; i < m->n_runs; i++)
+		bci_str_free(&prefixes[i]);
+	free(prefixes);
+	bci_str_free(&test_link);
+	if (ret < 0)
+		return ret;
 	bci_str_appendf(b, "</table>\n%s</body></html>\n", filter_script);
-	return b->data ? 0 : -ENOMEM;
+	if (!b->data)
+		return -ENOMEM;
+	return view->stream ? matrix_flush(b, view->stream) : 0;
 }
 
 int bci_html_matrix_read(struct bci_store *store, const struct bci_report *report,
@@ -583,12 +746,31 @@ void bci_html_matrix_release(struct bci_html_matrix_view *view)
 	view->matrix = NULL;
 }
 
-int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *r,
-		   const char *dir, char *err, size_t err_size)
+struct matrix_job {
+	const struct bci_report *report;
+	struct bci_html_matrix_view *view;
+};
+
+static int matrix_stream(FILE *out, const void *ctx, char *err, size_t err_size)
 {
-	struct bci_html_matrix_view view = { 0 };
-	struct matrix *m;
+	const struct matrix_job *job = ctx;
 	struct bci_str b = { 0 };
+	int ret;
+
+	job->view->stream = out;
+	ret = bci_html_matrix(job->report, job->view, BCI_HTML_STATIC, &b);
+	job->view->stream = NULL;
+	bci_str_free(&b);
+	if (ret < 0)
+		snprintf(err, err_size, "the matrix: %s", strerror(-ret));
+	return ret;
+}
+
+int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *r,
+		   const char *dir, const char *results_url, char *err, size_t err_size)
+{
+	struct bci_html_matrix_view view = { .results_url = results_url };
+	struct matrix *m;
 	char build_dir[PATH_MAX], path[2 * PATH_MAX], name[256];
 	int ret;
 
@@ -599,7 +781,7 @@ int bci_html_write(struct bci_store *store, const char *data_dir, const struct b
 		goto out;
 	m = view.matrix;
 	ret = bci_mkdir_p(build_dir, 0755);
-	for (size_t j = 0; j < m->n_machines && ret >= 0; j++) {
+	for (size_t j = 0; j < m->n_machines && ret >= 0 && !results_url; j++) {
 		char machine[256];
 
 		name_clean(m->machines[j], machine, sizeof(machine));
@@ -610,7 +792,7 @@ int bci_html_write(struct bci_store *store, const char *data_dir, const struct b
 		snprintf(err, err_size, "%s: %s", build_dir, strerror(-ret));
 		goto out;
 	}
-	for (size_t t = 0; t < m->n_tests && ret >= 0; t++)
+	for (size_t t = 0; t < m->n_tests && ret >= 0 && !results_url; t++)
 		for (size_t j = 0; j < m->n_machines && ret >= 0; j++) {
 			char machine[256];
 
@@ -618,18 +800,17 @@ int bci_html_write(struct bci_store *store, const char *data_dir, const struct b
 				continue;
 			name_clean(m->machines[j], machine, sizeof(machine));
 			snprintf(path, sizeof(path), "%s/%s/%zu.html", build_dir, machine, t);
-			ret = result_page(store, data_dir, r, m, t, j, path, err, err_size);
+			ret = result_page(data_dir, r, m, t, j, path, err, err_size);
 		}
-	if (ret >= 0)
+	if (ret >= 0 && !results_url)
 		ret = pages_sync(build_dir, err, err_size);
-	if (ret >= 0)
-		ret = bci_html_matrix(r, &view, BCI_HTML_STATIC, &b);
 	if (ret >= 0) {
+		struct matrix_job job = { .report = r, .view = &view };
+
 		snprintf(path, sizeof(path), "%s/index.html", build_dir);
-		ret = page_write(path, &b, err, err_size);
+		ret = bci_atomic_write_stream(path, 0644, matrix_stream, &job, err, err_size);
 	}
 out:
-	bci_str_free(&b);
 	bci_html_matrix_release(&view);
 	return ret;
 }

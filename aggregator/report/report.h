@@ -196,9 +196,12 @@ int bci_mbox_encode_header(const char *name, const char *text, char **out);
  * Writes @dir/BUILD/index.html (the matrix of @report's build) and a page
  * per result, @dir/BUILD/MACHINE/N.html, with its logs read through the
  * store (@data_dir). Folder names keep [A-Za-z0-9.+=_-] of the names.
+ * With @results_url (serve's address, e.g. http://master:8080), no result
+ * page is written: each cell links to serve's page of that result,
+ * @results_url/machines/M/runs/R/results/T.
  */
 int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *report,
-		   const char *dir, char *err, size_t err_size);
+		   const char *dir, const char *results_url, char *err, size_t err_size);
 
 struct bci_str;
 
@@ -223,6 +226,13 @@ enum bci_html_links {
 struct bci_html_matrix_view {
 	struct matrix *matrix;
 	size_t tests, machines;
+	/* Set by the caller: result cells link to serve's pages under this URL (any links mode). */
+	const char *results_url;
+	/*
+	 * Set by the caller: the page goes to this stream as it is made, the
+	 * string holding a few rows at a time (a 400k-cell matrix is 46 MB).
+	 */
+	FILE *stream;
 };
 
 int bci_html_matrix_read(struct bci_store *store, const struct bci_report *report,

@@ -34,36 +34,38 @@ static int target_fill(const struct bci_store_run *run, const struct bci_store_r
 	return 0;
 }
 
-int bci_store_test_log_open(struct bci_store *store, const char *data_dir, const char *machine,
-			    const char *run_id, const char *test, const char *which,
-			    char *err, size_t err_size)
+static int log_name_check(const char *which, char *err, size_t err_size)
 {
-	struct log_target target = { .job = -1 };
-	char dir[PATH_MAX], path[PATH_MAX + 64];
-	int fd, ret;
-
 	if (!which || (strcmp(which, "out") && strcmp(which, "err") && strcmp(which, "dmesg"))) {
 		snprintf(err, err_size, "'%s' is not a test log (out, err or dmesg)", which ? which : "");
 		return -EINVAL;
 	}
-	ret = bci_store_result_get(store, machine, run_id, test, target_fill, &target, err, err_size);
-	if (ret < 0)
-		return ret;
-	if (target.job < 0) {
+	return 0;
+}
+
+/* Opens @which of job @job of @run (its archive through the cache); @test names it in messages. */
+static int job_log_open(const char *data_dir, const char *machine, const char *run_id,
+			const char *digest, const char *archive_path, const char *root, int job,
+			const char *test, const char *which, char *err, size_t err_size)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+	int fd, ret;
+
+	if (job < 0) {
 		snprintf(err, err_size, "machine %s, run '%s': test '%s' has no job folder", machine,
 			 run_id, test);
 		return -ENOENT;
 	}
-	if (target.archive_path[0] == '/')
-		snprintf(path, sizeof(path), "%s", target.archive_path);
-	else if ((size_t)snprintf(path, sizeof(path), "%s/%s", data_dir, target.archive_path) >=
+	if (archive_path[0] == '/')
+		snprintf(path, sizeof(path), "%s", archive_path);
+	else if ((size_t)snprintf(path, sizeof(path), "%s/%s", data_dir, archive_path) >=
 		 sizeof(path))
 		return -ENAMETOOLONG;
-	ret = bci_cache_get(data_dir, target.digest, path, dir, err, err_size);
+	ret = bci_cache_get(data_dir, digest, path, dir, err, err_size);
 	if (ret < 0)
 		return ret;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s%d/%s.txt", dir, target.root,
-			     *target.root ? "/" : "", target.job, which) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s%d/%s.txt", dir, root, *root ? "/" : "",
+			     job, which) >= sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -73,6 +75,42 @@ int bci_store_test_log_open(struct bci_store *store, const char *data_dir, const
 		return ret;
 	}
 	return fd;
+}
+
+int bci_store_test_log_open(struct bci_store *store, const char *data_dir, const char *machine,
+			    const char *run_id, const char *test, const char *which,
+			    char *err, size_t err_size)
+{
+	struct log_target target = { .job = -1 };
+	int ret;
+
+	ret = log_name_check(which, err, err_size);
+	if (ret < 0)
+		return ret;
+	ret = bci_store_result_get(store, machine, run_id, test, target_fill, &target, err, err_size);
+	if (ret < 0)
+		return ret;
+	return job_log_open(data_dir, machine, run_id, target.digest, target.archive_path,
+			    target.root, target.job, test, which, err, err_size);
+}
+
+int bci_store_job_log_open(const char *data_dir, const struct bci_store_run *run,
+			   const struct bci_store_result *result, const char *which, char *err,
+			   size_t err_size)
+{
+	int ret = log_name_check(which, err, err_size);
+
+	if (ret < 0)
+		return ret;
+	if (!run->digest || !run->archive_path) {
+		snprintf(err, err_size, "machine %s, run '%s': no archive in the store",
+			 run->machine ? run->machine : "", run->run_id ? run->run_id : "");
+		return -EINVAL;
+	}
+	return job_log_open(data_dir, run->machine ? run->machine : "",
+			    run->run_id ? run->run_id : "", run->digest, run->archive_path,
+			    run->archive_root ? run->archive_root : "", result->job,
+			    result->name ? result->name : "", which, err, err_size);
 }
 
 struct run_target {

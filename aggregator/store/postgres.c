@@ -92,7 +92,10 @@ static int postgres_exec(void *handle, const char *sql, char *err, size_t err_si
 	return ret;
 }
 
-/* Rewrites the '?' placeholders of @sql as $1, $2 ...; store.c's SQL has no '?' in literals. */
+/*
+ * Rewrites the '?' placeholders of @sql as $1, $2 ... and a numbered one,
+ * ?N (one parameter used twice), as $N; store.c's SQL has no '?' in literals.
+ */
 static char *placeholders_number(const char *sql)
 {
 	size_t n = 0, len = strlen(sql);
@@ -106,7 +109,9 @@ static char *placeholders_number(const char *sql)
 		return NULL;
 	w = out;
 	for (const char *c = sql; *c; c++) {
-		if (*c == '?')
+		if (*c == '?' && c[1] >= '0' && c[1] <= '9')
+			*w++ = '$';
+		else if (*c == '?')
 			w += sprintf(w, "$%d", next++);
 		else
 			*w++ = *c;

@@ -240,6 +240,17 @@ int bci_store_test_log_open(struct bci_store *store, const char *data_dir, const
 			    char *err, size_t err_size);
 
 /*
+ * The same file when the caller has already read the run and the result
+ * (bci_store_build_runs_each(), bci_store_results_each()): no query, so a
+ * writer of many result pages pays one cache lookup and one open per log.
+ * Uses @run's machine, run_id, digest, archive_path and archive_root, and
+ * @result's job and name.
+ */
+int bci_store_job_log_open(const char *data_dir, const struct bci_store_run *run,
+			   const struct bci_store_result *result, const char *which, char *err,
+			   size_t err_size);
+
+/*
  * Opens (read-only) the file @path of the run folder (a crash record's path
  * as bci_store_crashes_each() gives it), through the same cache. @path must
  * be relative without "." or ".." components (-EINVAL otherwise); -ENOENT:

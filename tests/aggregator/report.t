@@ -17,7 +17,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 data=$work/data
 export BOOTCI_DATA=$data
-plan 32
+plan 35
 
 agg() { "$aggregator" "$@" >>"$work/log" 2>&1; }
 
@@ -237,3 +237,12 @@ check "the matrix marks the new failure; the result page shows the hostile outpu
 check "... no raw '<script' in the result pages" test -z "$(grep -rl '<script' "$work/html/series-3/lab-1")"
 check "... the matrix's only script is its filter's" test "$(grep -c '<script' "$work/html/series-3/index.html")" = 1
 check "... the fixed test's page exists" test -f "$work/html/series-3/lab-1/0.html"
+
+# With --results-url the cells link to serve's result pages and no page per result is written.
+"$aggregator" report --build series-3 --html "$work/html-served" \
+	--results-url 'http://master:8080' >"$work/served.out" 2>&1
+check "report --html --results-url: exit 0" test $? = 0
+check "... the cell links to serve's page of that result" \
+	grep -q 'href="http://master:8080/machines/lab-1/runs/lab-1-series-3/results/igt@kms_flip@basic"' \
+	"$work/html-served/series-3/index.html"
+check "... no page per result written, only the matrix" test "$(ls "$work/html-served/series-3")" = index.html

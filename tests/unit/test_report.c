@@ -17,6 +17,7 @@
 
 #include "../../aggregator/report/report.h"
 #include "../../aggregator/store/store.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <libpq-fe.h>
@@ -456,6 +457,102 @@ static void test_report_build(void **state)
 	assert_non_null(strstr(f->err, "build empty has no run"));
 }
 
+/* The class attribute and link of @machine_column's cell (0-based) in @test's row of @html. */
+static void cell_get(const char *html, const char *test, int machine_column, char *class,
+		     size_t class_size, char *href, size_t href_size)
+{
+	char row[256];
+	const char *p;
+
+	snprintf(row, sizeof(row), "<tr class=\"r\"><td class=\"t\">%s</td>", test);
+	p = strstr(html, row);
+	if (!p)
+		fail_msg("no row for %s", test);
+	p += strlen(row);
+	for (int i = 0; i < machine_column; i++)
+		p = strstr(p + 1, "<td");
+	assert_true(!strncmp(p, "<td class=\"", 11));
+	p += 11;
+	snprintf(class, class_size, "%.*s", (int)strcspn(p, "\""), p);
+	p = strstr(p, "<a href=\"") + 9;
+	snprintf(href, href_size, "%.*s", (int)strcspn(p, "\""), p);
+}
+
+/*
+ * The matrix of series-1: every test once, sorted, each machine's column
+ * from its latest run of the build (lab-2 ran it twice), changes marked;
+ * result links to the static pages, or with a results URL to serve's.
+ */
+static void test_matrix(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_report_options options = { .window = 4 };
+	struct bci_html_matrix_view view = { 0 };
+	struct bci_str b = { 0 };
+	struct bci_report *r;
+	char class[128], href[512];
+
+	lab_fill(f);
+	/* lab-2 runs series-1 again (run-17): its results replace run-15's in the matrix. */
+	run_add(f, "lab-2", "series-1", "igt@gem@stable=fail igt@kms_flip@basic=pass", NULL);
+	if (bci_report_build(f->store, "series-1", &options, &r, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	if (bci_html_matrix_read(f->store, r, &view, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	assert_int_equal(view.tests, 12);
+	assert_int_equal(view.machines, 2);
+	assert_int_equal(bci_html_matrix(r, &view, BCI_HTML_STATIC, &b), 0);
+	/* Sorted: igt@gem@... before igt@gem_exec_whisper@... before igt@kms_flip@... */
+	assert_true(strstr(b.data, ">igt@gem@brand-new<") < strstr(b.data, ">igt@gem@warned<"));
+	assert_true(strstr(b.data, ">igt@gem@warned<") < strstr(b.data, ">igt@gem_exec_whisper@a<"));
+	assert_true(strstr(b.data, ">igt@gem_exec_whisper@c<") < strstr(b.data, ">igt@kms_flip@basic<"));
+	/* Row 0 is igt@gem@brand-new: its page is MACHINE/0.html. */
+	cell_get(b.data, "igt@gem@brand-new", 0, class, sizeof(class), href, sizeof(href));
+	assert_string_equal(href, "lab-1/0.html");
+	assert_non_null(strstr(class, "pass newtest"));
+	cell_get(b.data, "igt@gem@stable", 0, class, sizeof(class), href, sizeof(href));
+	assert_string_equal(class, "pass");
+	cell_get(b.data, "igt@gem@stable", 1, class, sizeof(class), href, sizeof(href));
+	assert_string_equal(class, "fail new");
+	/* Only in run-15: kept from the earlier run of lab-2. */
+	cell_get(b.data, "igt@gem@fixed", 1, class, sizeof(class), href, sizeof(href));
+	assert_string_equal(class, "pass fixed");
+	assert_null(strstr(b.data, "/machines/"));
+	bci_str_free(&b);
+
+	view.results_url = "http://master:8080";
+	assert_int_equal(bci_html_matrix(r, &view, BCI_HTML_STATIC, &b), 0);
+	cell_get(b.data, "igt@gem@stable", 1, class, sizeof(class), href, sizeof(href));
+	assert_string_equal(href, "http://master:8080/machines/lab-2/runs/run-17/results/igt@gem@stable");
+	cell_get(b.data, "igt@gem@fixed", 1, class, sizeof(class), href, sizeof(href));
+	assert_string_equal(href, "http://master:8080/machines/lab-2/runs/run-15/results/igt@gem@fixed");
+	cell_get(b.data, "igt@kms_flip@basic", 0, class, sizeof(class), href, sizeof(href));
+	assert_string_equal(href, "http://master:8080/machines/lab-1/runs/run-7/results/igt@kms_flip@basic");
+	assert_non_null(strstr(class, "dmesg-warn new"));
+
+	/* Streamed (as report --html writes it): the same bytes, the string left empty. */
+	{
+		struct bci_str rest = { 0 };
+		char *streamed = NULL;
+		size_t streamed_len = 0;
+		FILE *out = open_memstream(&streamed, &streamed_len);
+
+		assert_non_null(out);
+		view.stream = out;
+		assert_int_equal(bci_html_matrix(r, &view, BCI_HTML_STATIC, &rest), 0);
+		view.stream = NULL;
+		assert_int_equal(fclose(out), 0);
+		assert_int_equal(rest.len, 0);
+		assert_int_equal(streamed_len, b.len);
+		assert_memory_equal(streamed, b.data, b.len);
+		free(streamed);
+		bci_str_free(&rest);
+	}
+	bci_str_free(&b);
+	bci_html_matrix_release(&view);
+	bci_report_free(r);
+}
+
 /* The subject: every line at most 76 characters, every encoded-word whole UTF-8 characters. */
 static void test_subject_encoding(void **state)
 {
@@ -541,6 +638,7 @@ int main(void)
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_filters_refused),
 		cmocka_unit_test_setup_teardown(test_report_build, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_matrix, setup, teardown),
 		cmocka_unit_test(test_subject_encoding),
 		cmocka_unit_test(test_mbox_refusals),
 	};

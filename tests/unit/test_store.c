@@ -434,6 +434,42 @@ static void test_run_contents(void **state)
 	assert_int_equal(bci_store_results_each(f->store, other, NULL, NULL, f->err, sizeof(f->err)), 1);
 }
 
+/*
+ * A run's results come back in the order they were stored and only its
+ * own, even when another run's rows were stored between them (the query
+ * reads the stretch of ids a run's rows span, store.c).
+ */
+static void test_results_interleaved(void **state)
+{
+	struct fixture *f = *state;
+	struct rows rows = { "" };
+	int64_t a = run_add(f, "a"), b = run_add(f, "b"), c = run_add(f, "c");
+
+	for (int i = 0; i < 3; i++) {
+		char name[32];
+		struct bci_store_result r = { .job = i, .name = name, .result = "pass", .duration = i };
+
+		snprintf(name, sizeof(name), "igt@a@%d", 2 - i);
+		assert_int_equal(bci_store_result_add(f->store, a, &r, f->err, sizeof(f->err)), 0);
+		snprintf(name, sizeof(name), "igt@b@%d", i);
+		r.result = "fail";
+		assert_int_equal(bci_store_result_add(f->store, b, &r, f->err, sizeof(f->err)), 0);
+	}
+	assert_int_equal(bci_store_results_each(f->store, a, result_print, &rows, f->err,
+						sizeof(f->err)), 3);
+	assert_string_equal(rows.text, "0 igt@a@2 pass 0.000 0;1 igt@a@1 pass 1.000 0;"
+				       "2 igt@a@0 pass 2.000 0;");
+	rows.text[0] = '\0';
+	assert_int_equal(bci_store_results_each(f->store, b, result_print, &rows, f->err,
+						sizeof(f->err)), 3);
+	assert_string_equal(rows.text, "0 igt@b@0 fail 0.000 0;1 igt@b@1 fail 1.000 0;"
+				       "2 igt@b@2 fail 2.000 0;");
+	/* A run without results, and one that does not exist: none. */
+	assert_int_equal(bci_store_results_each(f->store, c, NULL, NULL, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_results_each(f->store, 999999, NULL, NULL, f->err,
+						sizeof(f->err)), 0);
+}
+
 static int result_job(const struct bci_store_run *run, const struct bci_store_result *result, void *ctx)
 {
 	snprintf(ctx, 256, "%s %s %d %s", run->run_id, result->name, result->job, result->result);
@@ -605,6 +641,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_builds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_contents, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_results_interleaved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_result_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_runs_and_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
