@@ -20,10 +20,37 @@ static int fail(struct bci_jsonw *w, int err)
 	return w->error;
 }
 
+void bci_jsonw_buffer(struct bci_jsonw *w, char *buf, size_t size)
+{
+	bci_jsonw_flush(w);
+	w->buf = size ? buf : NULL;
+	w->buf_len = 0;
+	w->buf_cap = size;
+}
+
+int bci_jsonw_flush(struct bci_jsonw *w)
+{
+	size_t len = w->buf_len;
+
+	w->buf_len = 0;
+	if (!w->error && len && fwrite(w->buf, 1, len, w->out) != len)
+		fail(w, errno ? -errno : -EIO);
+	return w->error;
+}
+
 static void put(struct bci_jsonw *w, const void *s, size_t len)
 {
 	if (w->error || len == 0)
 		return;
+	if (w->buf) {
+		if (len > w->buf_cap - w->buf_len && bci_jsonw_flush(w))
+			return;
+		if (len <= w->buf_cap - w->buf_len) {
+			memcpy(w->buf + w->buf_len, s, len);
+			w->buf_len += len;
+			return;
+		}
+	}
 	if (fwrite(s, 1, len, w->out) != len)
 		fail(w, errno ? -errno : -EIO);
 }
@@ -372,10 +399,40 @@ int bci_jsonw_int(struct bci_jsonw *w, long long v)
 	return w->error;
 }
 
+/*
+ * An integral @v below 1e15 as %.15g writes it (all its digits), with the
+ * ".0" added below; the common times 0 and whole seconds skip snprintf and
+ * strtod. 0 when @v is not one.
+ */
+static size_t format_integral(double v, char *buf, size_t size)
+{
+	char digits[24];
+	long long n;
+	size_t len = 0, i;
+	bool negative = v < 0 || (v == 0 && signbit(v));
+
+	if (!(v > -1e15 && v < 1e15) || v != (double)(long long)v || size < 24)
+		return 0;
+	n = negative ? -(long long)v : (long long)v;
+	do {
+		digits[len++] = (char)('0' + n % 10);
+		n /= 10;
+	} while (n);
+	i = 0;
+	if (negative)
+		buf[i++] = '-';
+	while (len)
+		buf[i++] = digits[--len];
+	memcpy(buf + i, ".0", 3);
+	return i + 2;
+}
+
 void bci_jsonw_format_double(double v, char *buf, size_t size)
 {
 	int precision;
 
+	if (format_integral(v, buf, size))
+		return;
 	if (!isfinite(v)) {
 		snprintf(buf, size, "null");
 		return;
@@ -425,6 +482,7 @@ int bci_jsonw_finish(struct bci_jsonw *w)
 	if (w->depth != 0 || w->in_string || w->after_key)
 		return fail(w, -EINVAL);
 	put(w, "\n", 1);
+	bci_jsonw_flush(w);
 	if (!w->error && fflush(w->out) != 0)
 		fail(w, errno ? -errno : -EIO);
 	if (!w->error && ferror(w->out))
