@@ -196,11 +196,13 @@ static void format_double_by_printf(double v, char *buf, size_t size)
 		strcat(buf, ".0");
 }
 
-static void jsonw_doubles_whole_numbers_as_printf(void **state)
+static void jsonw_doubles_fast_paths_as_printf(void **state)
 {
 	static const double values[] = {
 		0.0, -0.0, 1.0, -1.0, 7.0, 10.0, 1234567.0, -98765.0, 999999999999999.0,
 		-999999999999999.0, 1e15, -1e15, 1e16, 4503599627370496.0, 9007199254740993.0, 0.5,
+		1e-4, 0.00011, 0.000099, 999999999.999999, 1e9 - 0.5, 0.1, 0.3, 1.000001, -2.5,
+		0.020999999999999998, 1539953735.111039, 0.1 * 1.0000001,
 	};
 	char fast[40], slow[40];
 	size_t i;
@@ -216,6 +218,69 @@ static void jsonw_doubles_whole_numbers_as_printf(void **state)
 		bci_jsonw_format_double((double)n * 1000003.0, fast, sizeof(fast));
 		format_double_by_printf((double)n * 1000003.0, slow, sizeof(slow));
 		assert_string_equal(fast, slow);
+	}
+	/* Times in microseconds, as test times are, up to 1e9 s. */
+	for (n = 1; n < 1000000000000000LL; n = n * 3 + 1) {
+		double v = (double)n / 1e6;
+
+		bci_jsonw_format_double(v, fast, sizeof(fast));
+		format_double_by_printf(v, slow, sizeof(slow));
+		assert_string_equal(fast, slow);
+		bci_jsonw_format_double(-v, fast, sizeof(fast));
+		format_double_by_printf(-v, slow, sizeof(slow));
+		assert_string_equal(fast, slow);
+	}
+}
+
+/* The Latin-1 escaping of one byte, written out the long way. */
+static size_t escape_byte(unsigned char c, char *out)
+{
+	static const char shorts[] = "\"\"\\\\\bb\ff\nn\rr\tt";
+	const char *p;
+
+	for (p = shorts; *p; p += 2)
+		if ((unsigned char)p[0] == c) {
+			out[0] = '\\';
+			out[1] = p[1];
+			return 2;
+		}
+	if (c < 0x20)
+		return (size_t)sprintf(out, "\\u%04x", c);
+	if (c >= 0x80) {
+		out[0] = (char)(0xC0 | (c >> 6));
+		out[1] = (char)(0x80 | (c & 0x3F));
+		return 2;
+	}
+	out[0] = (char)c;
+	return 1;
+}
+
+/* Strings scanned eight bytes at a time: every byte class at every place of a block. */
+static void jsonw_escapes_at_every_position(void **state)
+{
+	static const unsigned char specials[] = {
+		0x00, 0x01, 0x08, 0x0a, 0x1f, 0x20, 0x21, '"', 0x23, '[', '\\', ']', 0x7e, 0x7f,
+		0x80, 0xa0, 0xe9, 0xff,
+	};
+	unsigned char text[41];
+	char want[41 * 8], got_json[41 * 8 + 3];
+	size_t i, pos, k, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(specials); i++) {
+		for (pos = 0; pos < sizeof(text); pos++) {
+			memset(text, 'a', sizeof(text));
+			text[pos] = specials[i];
+			n = 0;
+			want[n++] = '"';
+			for (k = 0; k < sizeof(text); k++)
+				n += escape_byte(text[k], want + n);
+			want[n++] = '"';
+			want[n] = '\0';
+			snprintf(got_json, sizeof(got_json), "%s",
+				 json_of_bytes((const char *)text, sizeof(text), BCI_JSONW_LATIN1));
+			assert_string_equal(got_json, want);
+		}
 	}
 }
 
@@ -996,8 +1061,9 @@ int main(void)
 		cmocka_unit_test(jsonw_latin1_mode_is_igt_runners),
 		cmocka_unit_test(jsonw_utf8_split_across_appends),
 		cmocka_unit_test(jsonw_structure_and_indent),
-		cmocka_unit_test(jsonw_doubles_whole_numbers_as_printf),
+		cmocka_unit_test(jsonw_doubles_fast_paths_as_printf),
 		cmocka_unit_test(jsonw_buffer_writes_the_same_bytes),
+		cmocka_unit_test(jsonw_escapes_at_every_position),
 		cmocka_unit_test(jsonw_misuse_is_sticky_einval),
 		cmocka_unit_test(jsonw_doubles_round_trip),
 		cmocka_unit_test(igt_protocol_result_words),
