@@ -28,7 +28,7 @@ trap 'rm -rf "$work"' EXIT
 
 # The best of $runs runs of a command: "wall cpu kib" (seconds, seconds, KiB), each the least seen.
 best_of() {
-	local i wall user sys cpu kib best_wall= best_cpu= best_kib=
+	local i wall user sys cpu kib best_wall='' best_cpu='' best_kib=''
 	for ((i = 0; i < runs; i++)); do
 		/usr/bin/time -o "$work/time" -f '%e %U %S %M' "$@" >/dev/null 2>&1 || return 1
 		read -r wall user sys kib <"$work/time" || return 1
