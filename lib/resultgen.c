@@ -367,7 +367,8 @@ static int walk_run(struct gen *g, struct run_texts *texts)
 		ret = walk_aborted(g);
 	if (ret < 0)
 		return ret;
-	ret = gen_read_file(g, BCI_RESULTS_SUSPEND_SUMMARY, false, 1 << 16, &texts->suspend_summary, &len);
+	ret = gen_read_file(g, BCI_RESULTS_SUSPEND_SUMMARY, false, 1 << 16, &texts->suspend_summary,
+			    &len);
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
 	g->run.totals = g->all_counts;

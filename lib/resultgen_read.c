@@ -489,8 +489,8 @@ static int condense_head(struct condensed *c, const struct gen_file *file, size_
  * marker for what was left out before it. Returns 1 when a NUL byte stopped
  * it, 0, or -errno.
  */
-static int condense_middle(struct gen *g, struct condensed *c, const char *rel, const struct gen_file *file,
-			   unsigned long long size, unsigned long long tail_start, bool head_cut)
+static int condense_middle(struct gen *g, struct condensed *c, const char *rel,
+			   const struct gen_file *file, unsigned long long size, unsigned long long tail_start, bool head_cut)
 {
 	struct line_reader r;
 	struct line line;
@@ -541,8 +541,8 @@ static int condense_middle(struct gen *g, struct condensed *c, const char *rel, 
  * before a protocol line) sees what it would have seen in the whole file.
  * igt_runner stops reading at a NUL byte; so does this.
  */
-static int read_condensed(struct gen *g, const char *rel, const struct gen_file *file, unsigned long long size,
-			  char **text, size_t *len)
+static int read_condensed(struct gen *g, const char *rel, const struct gen_file *file,
+			  unsigned long long size, char **text, size_t *len)
 {
 	size_t half = g->max_file / 2, tail_skip = 0;
 	unsigned long long tail_start = size - half;
