@@ -105,6 +105,7 @@ bench: all
 	@tests/bench/upload-throughput $(BUILD)
 	@tests/bench/serve-upload.sh $(BUILD)
 	@tests/bench/resultgen-binaries.sh $(BUILD)
+	@tests/bench/resultgen-vs-igt.sh $(BUILD)
 	@tests/bench/igt-vs-runner $(BUILD)
 	@tests/bench/pages-matrix.sh $(BUILD)
 

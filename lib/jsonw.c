@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,10 +21,37 @@ static int fail(struct bci_jsonw *w, int err)
 	return w->error;
 }
 
+void bci_jsonw_buffer(struct bci_jsonw *w, char *buf, size_t size)
+{
+	bci_jsonw_flush(w);
+	w->buf = size ? buf : NULL;
+	w->buf_len = 0;
+	w->buf_cap = size;
+}
+
+int bci_jsonw_flush(struct bci_jsonw *w)
+{
+	size_t len = w->buf_len;
+
+	w->buf_len = 0;
+	if (!w->error && len && fwrite(w->buf, 1, len, w->out) != len)
+		fail(w, errno ? -errno : -EIO);
+	return w->error;
+}
+
 static void put(struct bci_jsonw *w, const void *s, size_t len)
 {
 	if (w->error || len == 0)
 		return;
+	if (w->buf) {
+		if (len > w->buf_cap - w->buf_len && bci_jsonw_flush(w))
+			return;
+		if (len <= w->buf_cap - w->buf_len) {
+			memcpy(w->buf + w->buf_len, s, len);
+			w->buf_len += len;
+			return;
+		}
+	}
 	if (fwrite(s, 1, len, w->out) != len)
 		fail(w, errno ? -errno : -EIO);
 }
@@ -195,23 +223,48 @@ static size_t utf8_sequence(const unsigned char *s, size_t n, bool *short_input)
 	return need;
 }
 
+/*
+ * How many bytes from @s on go out as they are (ASCII, not escaped): eight
+ * at a time while no byte of the eight is below 0x20, at or above 0x80, a
+ * quote or a backslash (test output is mostly such text).
+ */
+static size_t plain_run(const unsigned char *s, size_t len)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t x, quote, backslash;
+
+		memcpy(&x, s + i, 8);
+		quote = x ^ (ones * '"');
+		backslash = x ^ (ones * '\\');
+		/* A byte below 0x20, a high byte, a zero byte in either xor: a high bit each. */
+		if ((((x - ones * 0x20) & ~x) | x | ((quote - ones) & ~quote) |
+		     ((backslash - ones) & ~backslash)) & highs)
+			break;
+	}
+	while (i < len && s[i] < 0x80 && !needs_escape(s[i]))
+		i++;
+	return i;
+}
+
 /* Writes @len bytes of a string body; an incomplete UTF-8 tail is kept pending. */
 static void put_body(struct bci_jsonw *w, const unsigned char *s, size_t len)
 {
-	size_t i = 0, run = 0;
+	size_t i = 0, run;
 
 	while (i < len && !w->error) {
-		unsigned char c = s[i];
+		unsigned char c;
 		size_t seq;
 		bool short_input;
 
-		if (c < 0x80 && !needs_escape(c)) {
-			i++;
-			run++;
-			continue;
-		}
-		put(w, s + i - run, run);
-		run = 0;
+		run = plain_run(s + i, len - i);
+		put(w, s + i, run);
+		i += run;
+		if (i == len)
+			return;
+		c = s[i];
 		if (c < 0x80) {
 			put_ascii_escaped(w, c);
 			i++;
@@ -235,7 +288,6 @@ static void put_body(struct bci_jsonw *w, const unsigned char *s, size_t len)
 			i++;
 		}
 	}
-	put(w, s + i - run, run);
 }
 
 /* Completes a pending UTF-8 start with bytes from @s; returns how many it took. */
@@ -372,10 +424,84 @@ int bci_jsonw_int(struct bci_jsonw *w, long long v)
 	return w->error;
 }
 
+/*
+ * An integral @v below 1e15 as %.15g writes it (all its digits), with the
+ * ".0" added below; the common times 0 and whole seconds skip snprintf and
+ * strtod. 0 when @v is not one.
+ */
+static size_t format_integral(double v, char *buf, size_t size)
+{
+	char digits[24];
+	long long n;
+	size_t len = 0, i;
+	bool negative = v < 0 || (v == 0 && signbit(v));
+
+	if (!(v > -1e15 && v < 1e15) || v != (double)(long long)v || size < 24)
+		return 0;
+	n = negative ? -(long long)v : (long long)v;
+	do {
+		digits[len++] = (char)('0' + n % 10);
+		n /= 10;
+	} while (n);
+	i = 0;
+	if (negative)
+		buf[i++] = '-';
+	while (len)
+		buf[i++] = digits[--len];
+	memcpy(buf + i, ".0", 3);
+	return i + 2;
+}
+
+/*
+ * @v in [1e-4, 1e9) that is the double nearest to a whole number of
+ * millionths (test times are): %.15g then writes those digits, the trailing
+ * zeros dropped (15 significant digits hold them, and the double's error is
+ * far below the 15th), and they read back as @v. 0 when @v is not one.
+ */
+static size_t format_micro(double v, char *buf, size_t size)
+{
+	double a = v < 0 ? -v : v;
+	long long k, whole;
+	size_t len = 0, n = 0;
+	char digits[24];
+	int frac, places = 6;
+
+	if (!(a >= 1e-4 && a < 1e9) || size < 32)
+		return 0;
+	k = llround(a * 1e6);
+	if ((double)k / 1e6 != a)
+		return 0;
+	whole = k / 1000000;
+	frac = (int)(k % 1000000);
+	if (frac == 0)
+		return 0;	/* whole: format_integral's */
+	if (v < 0)
+		buf[len++] = '-';
+	do
+		digits[n++] = (char)('0' + whole % 10);
+	while ((whole /= 10) != 0);
+	while (n > 0)
+		buf[len++] = digits[--n];
+	buf[len++] = '.';
+	while (frac % 10 == 0) {
+		frac /= 10;
+		places--;
+	}
+	for (n = (size_t)places; n > 0; n--) {
+		buf[len + n - 1] = (char)('0' + frac % 10);
+		frac /= 10;
+	}
+	len += (size_t)places;
+	buf[len] = '\0';
+	return len;
+}
+
 void bci_jsonw_format_double(double v, char *buf, size_t size)
 {
 	int precision;
 
+	if (format_integral(v, buf, size) || format_micro(v, buf, size))
+		return;
 	if (!isfinite(v)) {
 		snprintf(buf, size, "null");
 		return;
@@ -425,6 +551,7 @@ int bci_jsonw_finish(struct bci_jsonw *w)
 	if (w->depth != 0 || w->in_string || w->after_key)
 		return fail(w, -EINVAL);
 	put(w, "\n", 1);
+	bci_jsonw_flush(w);
 	if (!w->error && fflush(w->out) != 0)
 		fail(w, errno ? -errno : -EIO);
 	if (!w->error && ferror(w->out))

@@ -49,11 +49,22 @@ struct bci_jsonw {
 	/* per open container: 'o' object or 'a' array, and whether it has members */
 	char kind[BCI_JSONW_MAX_DEPTH];
 	bool has_members[BCI_JSONW_MAX_DEPTH];
+	char *buf;			/* bci_jsonw_buffer()'s, or NULL: straight to out */
+	size_t buf_len, buf_cap;
 };
 
 /* Starts a document on @out (not owned). @indent: spaces per level, 0 = compact. */
 void bci_jsonw_init(struct bci_jsonw *w, FILE *out, int indent);
 
+/*
+ * Gathers the output in @buf (@size bytes, the caller's, kept until the
+ * end) and hands it to the FILE a buffer at a time: a document of many
+ * small pieces then costs few calls into stdio. What is gathered reaches
+ * the FILE at bci_jsonw_finish() or bci_jsonw_flush().
+ */
+void bci_jsonw_buffer(struct bci_jsonw *w, char *buf, size_t size);
+/* Hands what bci_jsonw_buffer() gathered to the FILE (no fflush). 0 or -errno. */
+int bci_jsonw_flush(struct bci_jsonw *w);
 int bci_jsonw_object_begin(struct bci_jsonw *w);
 int bci_jsonw_object_end(struct bci_jsonw *w);
 int bci_jsonw_array_begin(struct bci_jsonw *w);

@@ -105,15 +105,47 @@ static int escaped_char(const char *p, const char *end, int *c)
 	return digits;
 }
 
+/*
+ * "<prio> [sec.usec] " into @buf (at least 40 bytes), as "<%u> [%llu.%06llu] "
+ * would: without printf, since a results generator formats every record.
+ */
+static size_t format_prefix(char *buf, unsigned prio, unsigned long long usec)
+{
+	char digits[24];
+	unsigned long long sec = usec / 1000000, frac = usec % 1000000;
+	size_t n = 0, len = 0;
+	int k;
+
+	buf[len++] = '<';
+	buf[len++] = (char)('0' + (prio & 7));
+	buf[len++] = '>';
+	buf[len++] = ' ';
+	buf[len++] = '[';
+	do
+		digits[n++] = (char)('0' + sec % 10);
+	while ((sec /= 10) != 0);
+	while (n > 0)
+		buf[len++] = digits[--n];
+	buf[len++] = '.';
+	for (k = 5; k >= 0; k--) {
+		buf[len + (size_t)k] = (char)('0' + frac % 10);
+		frac /= 10;
+	}
+	len += 6;
+	buf[len++] = ']';
+	buf[len++] = ' ';
+	return len;
+}
+
 int bci_kmsg_record_format_readable(struct bci_str *out, const struct bci_kmsg_record *rec)
 {
 	const char *text = rec->text, *end = rec->text + rec->text_len;
 	size_t len = rec->text_len, i, plain = 0;
+	char prefix[48];
 	int ret;
 
 	bci_str_reset(out);
-	ret = bci_str_appendf(out, "<%u> [%llu.%06llu] ", rec->prio & 7, rec->usec / 1000000,
-				 rec->usec % 1000000);
+	ret = bci_str_append(out, prefix, format_prefix(prefix, rec->prio, rec->usec));
 	for (i = 0; i < len && ret == 0; i++) {
 		int c;
 

@@ -56,25 +56,23 @@ struct job_files {
 	char rel[BCI_RESULTS_FILE_COUNT][48];
 	char *texts[BCI_RESULTS_FILE_COUNT];
 	size_t lens[BCI_RESULTS_FILE_COUNT];
-	int dmesg_fd;
+	struct gen_file dmesg;
 	bool missing;
 };
 
-static int open_job_files(struct gen *g, size_t index, struct job_files *f)
+static int open_job_files(struct gen *g, struct job_files *f)
 {
 	int i, ret = 0;
 
 	for (i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
-		snprintf(f->rel[i], sizeof(f->rel[i]), "%zu/%s", index, bci_results_job_files[i]);
+		gen_job_rel(g, bci_results_job_files[i], f->rel[i], sizeof(f->rel[i]));
 		if (i == BCI_RESULTS_FILE_JOURNAL) {
-			ret = gen_read_file(g, f->rel[i], g->max_file, &f->texts[i], &f->lens[i]);
+			ret = gen_read_file(g, f->rel[i], true, g->max_file, &f->texts[i], &f->lens[i]);
 		} else if (i != BCI_RESULTS_FILE_DMESG) {
 			ret = gen_read_job_text(g, f->rel[i], &f->texts[i], &f->lens[i]);
 		} else {
 			/* Streamed later, however large. */
-			ret = gen_open(g, f->rel[i], false);
-			if (ret >= 0)
-				f->dmesg_fd = ret;
+			ret = gen_open(g, f->rel[i], true, &f->dmesg);
 		}
 		if (ret == -ENOENT) {
 			/* No journal reads as an empty one; no out/err/dmesg means it never ran. */
@@ -99,14 +97,14 @@ static bool looks_fine(const char *result)
  * of the job's output. Every test of the job says so at the end of its out,
  * and none of them passes: its output, kernel log included, is not whole.
  */
-static int mark_incomplete(struct gen *g, size_t index)
+static int mark_incomplete(struct gen *g)
 {
 	char rel[64], *text = NULL;
 	size_t len = 0;
 	int ret;
 
-	snprintf(rel, sizeof(rel), "%zu/%s", index, BCI_RESULTS_JOB_INCOMPLETE);
-	ret = gen_read_small(g, rel, 4096, &text, &len);
+	gen_job_rel(g, BCI_RESULTS_JOB_INCOMPLETE, rel, sizeof(rel));
+	ret = gen_read_small(g, rel, true, 4096, &text, &len);
 	if (ret < 0 || !text)
 		return ret;
 	for (size_t i = 0; i < g->test_count && ret == 0; i++) {
@@ -156,11 +154,11 @@ static int judge_job(struct gen *g, size_t index, struct job_files *f)
 	if (ret == 0 && !socket)
 		ret = judge_text(g, f);
 	if (ret == 0)
-		ret = fill_from_dmesg(g, f->rel[BCI_RESULTS_FILE_DMESG], f->dmesg_fd);
+		ret = fill_from_dmesg(g, f->rel[BCI_RESULTS_FILE_DMESG], &f->dmesg);
 	if (ret == 0)
 		ret = override_results(g);
 	if (ret == 0)
-		ret = mark_incomplete(g, index);
+		ret = mark_incomplete(g);
 	if (ret < 0)
 		return ret;
 	prune_subtests(g);
@@ -169,26 +167,34 @@ static int judge_job(struct gen *g, size_t index, struct job_files *f)
 
 static int process_job(struct gen *g, size_t index)
 {
-	struct job_files f = { .dmesg_fd = -1 };
-	char dir[32];
-	int ret, i, fd;
+	struct job_files f = { .dmesg = { .fd = -1 } };
+	char digits[24];
+	size_t n = 0, v = index;
+	int ret, i;
 
-	snprintf(dir, sizeof(dir), "%zu", index);
-	fd = gen_open(g, dir, true);
-	if (fd == -ENOENT)
+	/* Its folder's name, "N", made once for every path of the job. */
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < sizeof(digits));
+	for (g->job_dir_len = 0; n > 0; g->job_dir_len++)
+		g->job_dir[g->job_dir_len] = digits[--n];
+	g->job_dir[g->job_dir_len] = '\0';
+
+	ret = g->source->job_enter(g, index);
+	if (ret == -ENOENT)
 		return add_notrun_results(g);
-	if (fd < 0)
-		return fd;
-	close(fd);
-	ret = open_job_files(g, index, &f);
+	if (ret < 0)
+		return ret;
+	ret = open_job_files(g, &f);
 	if (ret == 0)
 		ret = f.missing ? add_notrun_results(g) : judge_job(g, index, &f);
 	/* The tests point into these texts until the job is handed out. */
 	for (i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
 		if (f.texts[i] && keep_blob(g, f.texts[i]) < 0 && ret == 0)
 			ret = -ENOMEM;
-	if (f.dmesg_fd >= 0)
-		close(f.dmesg_fd);
+	if (f.dmesg.fd >= 0 || f.dmesg.data)
+		gen_close(g, &f.dmesg);
+	g->source->job_leave(g);
 	return ret;
 }
 
@@ -238,21 +244,27 @@ static int read_joblist(struct gen *g, int (*fn)(struct gen *g, char *line, size
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
 	ssize_t n;
-	FILE *f;
-	int fd, ret = 0;
+	struct gen_file f;
+	FILE *fp;
+	int ret;
 
-	fd = gen_open(g, BCI_RESULTS_JOBLIST, false);
-	if (fd == -ENOENT)
-		return gen_error(g, fd, "%s/%s: %s", g->dir, BCI_RESULTS_JOBLIST, strerror(-fd));
-	if (fd < 0)
-		return fd;
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
+	ret = gen_open(g, BCI_RESULTS_JOBLIST, false, &f);
+	if (ret == -ENOENT)
+		return gen_error(g, ret, "%s/%s: %s", g->dir, BCI_RESULTS_JOBLIST, strerror(-ret));
+	if (ret < 0)
+		return ret;
+	/* The lines as getline() hands them, from either source; fclose() closes an fd. */
+	if (f.fd < 0 && f.size == 0) {
+		gen_close(g, &f);
+		return 0;	/* an empty joblist: no jobs */
+	}
+	fp = f.fd >= 0 ? fdopen(f.fd, "r") : fmemopen((void *)f.data, f.size, "r");
+	if (!fp) {
+		gen_close(g, &f);
 		return -ENOMEM;
 	}
 	/* One job at a time: the joblist is read as the results are handed out. */
-	while ((n = getline(&line, &cap, f)) > 0) {
+	while ((n = getline(&line, &cap, fp)) > 0) {
 		lineno++;
 		if (line[n - 1] == '\n')
 			line[--n] = '\0';
@@ -260,10 +272,12 @@ static int read_joblist(struct gen *g, int (*fn)(struct gen *g, char *line, size
 		if (ret < 0)
 			break;
 	}
-	if (ret == 0 && ferror(f))
+	if (ret == 0 && ferror(fp))
 		ret = gen_error(g, -EIO, "%s/%s: read error", g->dir, BCI_RESULTS_JOBLIST);
 	free(line);
-	fclose(f);
+	fclose(fp);
+	if (f.fd < 0)
+		gen_close(g, &f);
 	return ret;
 }
 
@@ -276,7 +290,7 @@ static int walk_aborted(struct gen *g)
 	struct test *t;
 	int ret;
 
-	ret = gen_read_file(g, BCI_RESULTS_ABORTED, g->max_file, &text, &len);
+	ret = gen_read_file(g, BCI_RESULTS_ABORTED, false, g->max_file, &text, &len);
 	if (ret == -ENOENT)
 		return 0;
 	if (ret < 0)
@@ -315,7 +329,7 @@ static int read_run_facts(struct gen *g, struct run_texts *texts)
 	int ret;
 
 	g->run.name = g->settings.name ? g->settings.name : "";
-	ret = gen_read_small(g, BCI_RESULTS_UNAME, 128, &texts->uname, &len);
+	ret = gen_read_small(g, BCI_RESULTS_UNAME, false, 128, &texts->uname, &len);
 	if (ret < 0)
 		return ret;
 	if (texts->uname) {
@@ -323,12 +337,12 @@ static int read_run_facts(struct gen *g, struct run_texts *texts)
 			len--;
 		g->run.uname = (struct bci_results_text){ texts->uname, len };
 	}
-	ret = gen_read_small(g, BCI_RESULTS_STARTTIME, 127, &texts->start, &len);
+	ret = gen_read_small(g, BCI_RESULTS_STARTTIME, false, 127, &texts->start, &len);
 	if (ret < 0)
 		return ret;
 	g->run.has_start = texts->start != NULL;
 	g->run.start = texts->start ? atof(texts->start) : 0.0;
-	ret = gen_read_small(g, BCI_RESULTS_ENDTIME, 127, &texts->end, &len);
+	ret = gen_read_small(g, BCI_RESULTS_ENDTIME, false, 127, &texts->end, &len);
 	if (ret < 0)
 		return ret;
 	g->run.has_end = texts->end != NULL;
@@ -353,7 +367,8 @@ static int walk_run(struct gen *g, struct run_texts *texts)
 		ret = walk_aborted(g);
 	if (ret < 0)
 		return ret;
-	ret = gen_read_file(g, BCI_RESULTS_SUSPEND_SUMMARY, 1 << 16, &texts->suspend_summary, &len);
+	ret = gen_read_file(g, BCI_RESULTS_SUSPEND_SUMMARY, false, 1 << 16, &texts->suspend_summary,
+			    &len);
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
 	g->run.totals = g->all_counts;
@@ -370,6 +385,9 @@ static int gen_begin(struct gen *g, const char *results_dir, const struct bci_re
 {
 	memset(g, 0, sizeof(*g));
 	g->dir = results_dir;
+	g->jobfd = -1;
+	g->source = &gen_dir_source;
+	g->no_openat2 = getenv("BCI_RESULTGEN_NO_OPENAT2") != NULL;
 	g->err = err;
 	g->err_size = err_size;
 	g->warnings = options && options->warnings ? options->warnings : stderr;

@@ -545,39 +545,45 @@ int fill_from_comms(struct gen *g, size_t index, bool *used)
 {
 	struct comms c = { .g = g, .subtest_index = -1 };
 	char rel[48];
-	struct stat st;
+	struct gen_file f;
+	const char *data = NULL;
 	void *map = MAP_FAILED;
-	size_t len;
-	int fd, ret;
+	size_t len, size = 0;
+	int ret;
 
 	*used = false;
-	snprintf(rel, sizeof(rel), "%zu/%s", index, BCI_RESULTS_JOB_COMMS);
+	(void)index;
+	gen_job_rel(g, BCI_RESULTS_JOB_COMMS, rel, sizeof(rel));
 	c.rel = rel;
-	fd = gen_open(g, rel, false);
-	if (fd == -ENOENT)
+	ret = gen_open(g, rel, true, &f);
+	if (ret == -ENOENT)
 		return 0;
-	if (fd < 0)
-		return fd;
+	if (ret < 0)
+		return ret;
 	/* A dump there, even empty, lists the binary under "runtimes", as igt_results does. */
 	ret = list_binary_runtime(g);
-	if (ret == 0 && fstat(fd, &st) < 0)
-		ret = gen_error(g, -errno, "%s/%s: %s", g->dir, rel, strerror(errno));
-	if (ret < 0 || st.st_size == 0)
+	size = (size_t)f.size;
+	if (ret < 0 || size == 0)
 		goto out;
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED) {
-		ret = gen_error(g, -errno, "%s/%s: %s", g->dir, rel, strerror(errno));
-		goto out;
+	if (f.fd >= 0) {
+		map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, f.fd, 0);
+		if (map == MAP_FAILED) {
+			ret = gen_error(g, -errno, "%s/%s: %s", g->dir, rel, strerror(errno));
+			goto out;
+		}
+		data = map;
+	} else {
+		data = f.data;
 	}
-	len = whole_records(g, rel, map, (size_t)st.st_size);
-	if (!spoke_socket(map, len))
+	len = whole_records(g, rel, data, size);
+	if (!spoke_socket(data, len))
 		goto out;
 	*used = true;
-	ret = walk_packets(&c, map, len);
+	ret = walk_packets(&c, data, len);
 out:
 	if (map != MAP_FAILED)
-		munmap(map, (size_t)st.st_size);
-	close(fd);
+		munmap(map, size);
+	gen_close(g, &f);
 	bci_str_free(&c.out);
 	bci_str_free(&c.err);
 	free(c.subtest_name);

@@ -351,8 +351,8 @@ static int dmesg_line(struct gen *g, struct dmesg_state *st, const char *line, s
 	return ret;
 }
 
-/* Every line of dmesg.txt (@fd) through dmesg_line(). */
-static int read_dmesg(struct gen *g, struct dmesg_state *st, int fd)
+/* Every line of dmesg.txt (@f) through dmesg_line(). */
+static int read_dmesg(struct gen *g, struct dmesg_state *st, const struct gen_file *f)
 {
 	struct bci_str formatted = { 0 };
 	size_t half = g->max_file / 2;
@@ -365,7 +365,7 @@ static int read_dmesg(struct gen *g, struct dmesg_state *st, int fd)
 		gen_warn(g, "%s/%s: %llu bytes, over the %zu-byte limit: results.json keeps the kernel "
 			 "log of its first and last %zu bytes, and warnings from all of it",
 			 g->dir, st->path, st->size, g->max_file, half);
-	ret = line_reader_init(&reader, fd, 0, st->size, DMESG_LINE_MAX);
+	ret = line_reader_init(&reader, f, 0, st->size, DMESG_LINE_MAX);
 	if (ret < 0)
 		return ret;
 	/* Lines keep their newline, as getline() hands them to igt. */
@@ -446,23 +446,20 @@ static int give_empty_dmesg(struct gen *g)
 }
 
 /*
- * dmesg.txt (@rel, open as @fd), a line at a time. Over the limit, only
+ * dmesg.txt (@rel, open as @f), a line at a time. Over the limit, only
  * lines starting in its first or last half-limit are embedded; all of them
  * still count.
  */
-int fill_from_dmesg(struct gen *g, const char *rel, int fd)
+int fill_from_dmesg(struct gen *g, const char *rel, const struct gen_file *f)
 {
 	struct dmesg_state st;
-	struct stat sb;
 	int ret;
 
 	memset(&st, 0, sizeof(st));
-	if (fstat(fd, &sb) < 0)
-		return gen_error(g, -errno, "%s/%s: %s", g->dir, rel, strerror(errno));
 	st.path = rel;
-	st.size = (unsigned long long)sb.st_size;
+	st.size = f->size;
 	st.warning_budget = g->max_file / 8;
-	ret = read_dmesg(g, &st, fd);
+	ret = read_dmesg(g, &st, f);
 	if (ret < 0)
 		goto out;
 	if (st.test) {

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define NAME_SIZE BCI_IGT_NAME_SIZE
 
@@ -83,9 +84,50 @@ int name_index_put(struct name_index *ix, const char *name, size_t index, name_k
 		   const void *table);
 void name_index_release(struct name_index *ix);
 
+/*
+ * One open file of the results, from whichever source: the directory's
+ * (an fd) or memory's (its bytes). @size: what fstat said at open.
+ */
+struct gen_file {
+	int fd;				/* -1 for a memory file */
+	const char *data;		/* a memory file's bytes, else NULL */
+	unsigned long long size;
+};
+
+struct gen;
+
+/*
+ * Where the results' files come from. The generator opens nothing itself:
+ * every file goes through these. gen_dir_source (resultgen_read.c) reads
+ * the results directory safely; another source fills gen_file.data.
+ */
+struct gen_source {
+	/*
+	 * Enters job folder @index (named "@index" at the top) for the in-job
+	 * opens: 0, -ENOENT when there is no such folder (the job never ran),
+	 * or another -errno with a message in g->err.
+	 */
+	int (*job_enter)(struct gen *g, size_t index);
+	void (*job_leave)(struct gen *g);
+	/*
+	 * Opens regular file @rel (a path below the top, as messages name it;
+	 * when @in_job, a file of the entered job folder, "N/name"): 0,
+	 * -ENOENT (no message: the caller decides), or -errno with a message.
+	 */
+	int (*open)(struct gen *g, const char *rel, bool in_job, struct gen_file *f);
+	void (*close)(struct gen *g, struct gen_file *f);
+};
+
+extern const struct gen_source gen_dir_source;
+
 struct gen {
 	const char *dir;
 	int dirfd;
+	int jobfd;		/* gen_dir_source: the entered job folder, or -1 */
+	bool no_openat2;	/* BCI_RESULTGEN_NO_OPENAT2 set: O_NOFOLLOW per component */
+	char job_dir[24];	/* the job folder's name, "N", while a job is read */
+	size_t job_dir_len;
+	const struct gen_source *source;
 	char *err;
 	size_t err_size;
 	FILE *warnings;
@@ -122,18 +164,21 @@ struct gen {
 int gen_error(struct gen *g, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void gen_warn(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* "N/@name" of the job being read into @rel (@size bytes, cut to fit). */
+void gen_job_rel(const struct gen *g, const char *name, char *rel, size_t size);
+/* g->source's open and close (see struct gen_source). */
+int gen_open(struct gen *g, const char *rel, bool in_job, struct gen_file *f);
+void gen_close(struct gen *g, struct gen_file *f);
+/* Up to @len bytes of @f at @offset: the count (0 at its end), or -errno. */
+ssize_t gen_file_pread(const struct gen_file *f, char *buf, size_t len, unsigned long long offset);
 /*
- * Opens @rel (below the results directory) for reading without following
- * a symbolic link anywhere on the way; @directory: a folder, else a regular
- * file. Returns the fd, -ENOENT (left to the caller: no message), or
- * another -errno with a message naming the file in g->err.
+ * A whole file below the directory (@in_job: of the entered job folder),
+ * NUL-terminated, at most @max bytes (-EFBIG over).
  */
-int gen_open(struct gen *g, const char *rel, bool directory);
-/* A whole file below the directory, NUL-terminated, at most @max bytes (-EFBIG over). */
-int gen_read_file(struct gen *g, const char *rel, size_t max, char **text, size_t *len);
-/* A small top-level file: its first @max bytes, or *@text NULL when absent. */
-int gen_read_small(struct gen *g, const char *rel, size_t max, char **text, size_t *len);
-/* An out.txt or err.txt: whole up to the limit, condensed over it. -ENOENT left to the caller. */
+int gen_read_file(struct gen *g, const char *rel, bool in_job, size_t max, char **text, size_t *len);
+/* A small file: its first @max bytes, or *@text NULL when absent. */
+int gen_read_small(struct gen *g, const char *rel, bool in_job, size_t max, char **text, size_t *len);
+/* A job's out.txt or err.txt: whole up to the limit, condensed over it. -ENOENT left to the caller. */
 int gen_read_job_text(struct gen *g, const char *rel, char **text, size_t *len);
 /* Appends the "[bootci: N bytes left out here: ...]" line to @b. */
 int gen_append_marker(struct gen *g, struct bci_str *b, const char *rel,
@@ -146,7 +191,7 @@ int gen_append_marker(struct gen *g, struct bci_str *b, const char *rel,
  * cut to the buffer, flagged, and the rest of it skipped.
  */
 struct line_reader {
-	int fd;
+	const struct gen_file *file;
 	unsigned long long pos;		/* file offset of buf[0] */
 	unsigned long long end;
 	char *buf;
@@ -162,7 +207,7 @@ struct line {
 	bool cut;			/* longer than the reader's buffer */
 };
 
-int line_reader_init(struct line_reader *r, int fd, unsigned long long begin,
+int line_reader_init(struct line_reader *r, const struct gen_file *file, unsigned long long begin,
 		     unsigned long long end, size_t longest);
 void line_reader_release(struct line_reader *r);
 /* 1 and the next line in @line, 0 at the end, or -errno. */
@@ -211,7 +256,7 @@ int fill_from_comms(struct gen *g, size_t index, bool *used);
 
 /* ---- resultgen_dmesg.c ---- */
 
-int fill_from_dmesg(struct gen *g, const char *rel, int fd);
+int fill_from_dmesg(struct gen *g, const char *rel, const struct gen_file *f);
 int compile_dmesg_filter(struct gen *g);
 
 #endif

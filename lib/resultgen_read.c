@@ -114,60 +114,161 @@ static int open_by_component(int dirfd, const char *rel, int flags)
 	}
 }
 
-int gen_open(struct gen *g, const char *rel, bool directory)
+/* What a refused open says, naming @rel below the directory; -ENOENT is left to the caller. */
+static int open_refused(struct gen *g, const char *rel, int fd)
 {
-	/* O_NONBLOCK: a FIFO must not block the open; it is refused below. */
-	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (directory ? O_DIRECTORY : 0);
-	int fd = getenv("BCI_RESULTGEN_NO_OPENAT2") ? -ENOSYS : open_beneath(g->dirfd, rel, flags);
-	struct stat st;
-
-	if (fd == -ENOSYS || fd == -EPERM)
-		fd = open_by_component(g->dirfd, rel, flags);
-	if (fd == -ENOENT)
-		return fd;
 	/* RESOLVE_NO_SYMLINKS says ELOOP; O_NOFOLLOW on the last component too. */
 	if (fd == -ELOOP || fd == -EXDEV)
 		return gen_error(g, -ELOOP, "%s/%s: a symbolic link on the way: refused (results "
 				 "are read only from regular files inside the directory)", g->dir, rel);
-	if (fd == -ENOTDIR && directory)
-		return -ENOENT;	/* not a folder: as if absent, the caller decides */
-	if (fd < 0)
-		return gen_error(g, fd, "%s/%s: %s", g->dir, rel, strerror(-fd));
-	if (fstat(fd, &st) < 0) {
-		int ret = -errno;
+	return gen_error(g, fd, "%s/%s: %s", g->dir, rel, strerror(-fd));
+}
 
-		close(fd);
-		return gen_error(g, ret, "%s/%s: %s", g->dir, rel, strerror(-ret));
-	}
-	if (!directory && !S_ISREG(st.st_mode)) {
-		close(fd);
-		return gen_error(g, -EINVAL, "%s/%s: not a regular file: refused", g->dir, rel);
-	}
-	if (fcntl(fd, F_SETFL, 0) < 0) {
-		int ret = -errno;
+static int open_below(struct gen *g, int at, const char *rel, int flags)
+{
+	int fd = g->no_openat2 ? -ENOSYS : open_beneath(at, rel, flags);
 
-		close(fd);
-		return gen_error(g, ret, "%s/%s: %s", g->dir, rel, strerror(-ret));
-	}
+	if (fd == -ENOSYS || fd == -EPERM)
+		fd = open_by_component(at, rel, flags);
 	return fd;
 }
 
-/* Reads all of @fd into a NUL-terminated buffer: -EFBIG past @max bytes. */
-static int read_fd(int fd, size_t max, char **text, size_t *len)
+/*
+ * The job folder is opened once, and its files relative to it: one path
+ * component to resolve each, not the whole path from the top.
+ */
+static int dir_job_enter(struct gen *g, size_t index)
+{
+	int fd;
+
+	(void)index;	/* g->job_dir names it */
+	fd = open_below(g, g->dirfd, g->job_dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOCTTY);
+	if (fd == -ENOENT || fd == -ENOTDIR)
+		return -ENOENT;	/* no folder (or not one): the job never ran */
+	if (fd < 0)
+		return open_refused(g, g->job_dir, fd);
+	g->jobfd = fd;
+	return 0;
+}
+
+static void dir_job_leave(struct gen *g)
+{
+	if (g->jobfd >= 0)
+		close(g->jobfd);
+	g->jobfd = -1;
+}
+
+/*
+ * A regular file without following a symbolic link anywhere on the way.
+ * O_NONBLOCK: a FIFO must not block the open; it is refused after fstat.
+ * It stays set: it changes nothing for a regular file (saves an fcntl).
+ */
+static int dir_open(struct gen *g, const char *rel, bool in_job, struct gen_file *f)
+{
+	const char *slash = in_job ? strrchr(rel, '/') : NULL;
+	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, fd, ret;
+	struct stat st;
+
+	if (in_job && (g->jobfd < 0 || !slash))
+		return gen_error(g, -EINVAL, "%s/%s: no job folder entered", g->dir, rel);
+	fd = in_job ? open_below(g, g->jobfd, slash + 1, flags) : open_below(g, g->dirfd, rel, flags);
+	if (fd == -ENOENT)
+		return fd;
+	if (fd < 0)
+		return open_refused(g, rel, fd);
+	if (fstat(fd, &st) < 0) {
+		ret = gen_error(g, -errno, "%s/%s: %s", g->dir, rel, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return gen_error(g, -EINVAL, "%s/%s: not a regular file: refused", g->dir, rel);
+	}
+	*f = (struct gen_file){ .fd = fd, .size = (unsigned long long)st.st_size };
+	return 0;
+}
+
+static void dir_close(struct gen *g, struct gen_file *f)
+{
+	(void)g;
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+const struct gen_source gen_dir_source = {
+	.job_enter = dir_job_enter,
+	.job_leave = dir_job_leave,
+	.open = dir_open,
+	.close = dir_close,
+};
+
+void gen_job_rel(const struct gen *g, const char *name, char *rel, size_t size)
+{
+	size_t len = strlen(name);
+
+	if (size == 0)
+		return;
+	if (g->job_dir_len + 1 + len >= size) {
+		snprintf(rel, size, "%s/%s", g->job_dir, name);
+		return;
+	}
+	memcpy(rel, g->job_dir, g->job_dir_len);
+	rel[g->job_dir_len] = '/';
+	memcpy(rel + g->job_dir_len + 1, name, len + 1);
+}
+
+int gen_open(struct gen *g, const char *rel, bool in_job, struct gen_file *f)
+{
+	*f = (struct gen_file){ .fd = -1 };
+	return g->source->open(g, rel, in_job, f);
+}
+
+void gen_close(struct gen *g, struct gen_file *f)
+{
+	g->source->close(g, f);
+}
+
+ssize_t gen_file_pread(const struct gen_file *f, char *buf, size_t len, unsigned long long offset)
+{
+	ssize_t n;
+
+	if (f->fd < 0) {
+		if (offset >= f->size)
+			return 0;
+		if (len > f->size - offset)
+			len = (size_t)(f->size - offset);
+		memcpy(buf, f->data + offset, len);
+		return (ssize_t)len;
+	}
+	do
+		n = pread(f->fd, buf, len, (off_t)offset);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+/*
+ * Reads all of @f into a NUL-terminated buffer: -EFBIG past @max bytes.
+ * The size fstat gave is asked for in one read; a read that falls short
+ * of what was asked, once that size is in, is the end (a regular file's
+ * read stops short only there), so a small file costs one read.
+ */
+static int read_whole(const struct gen_file *f, size_t max, char **text, size_t *len)
 {
 	struct bci_str b = { 0 };
+	size_t want = f->size < max ? (size_t)f->size + 1 : max + 1;
 	int ret = 0;
 
 	for (;;) {
-		size_t want = max - b.len + 1;
 		ssize_t n;
 
-		if (want > (1 << 20))
-			want = 1 << 20;
+		if (want > max - b.len + 1)
+			want = max - b.len + 1;
 		ret = bci_str_reserve(&b, b.len + want);
 		if (ret < 0)
 			break;
-		n = bci_read_retry(fd, b.data + b.len, want);
+		n = gen_file_pread(f, b.data + b.len, want, b.len);
 		if (n <= 0) {
 			ret = (int)n;
 			break;
@@ -178,24 +279,30 @@ static int read_fd(int fd, size_t max, char **text, size_t *len)
 			ret = -EFBIG;
 			break;
 		}
+		if ((size_t)n < want && b.len >= f->size)
+			break;
+		want = b.len < (1 << 20) ? b.len + 1 : 1 << 20;
 	}
 	if (ret < 0) {
 		bci_str_free(&b);
 		return ret;
 	}
+	if (!b.data && bci_str_reserve(&b, 1) == 0)
+		b.data[0] = '\0';
 	*len = b.len;
 	*text = bci_str_steal(&b);
 	return *text ? 0 : -ENOMEM;
 }
 
-int gen_read_file(struct gen *g, const char *rel, size_t max, char **text, size_t *len)
+int gen_read_file(struct gen *g, const char *rel, bool in_job, size_t max, char **text, size_t *len)
 {
-	int fd = gen_open(g, rel, false), ret;
+	struct gen_file f;
+	int ret = gen_open(g, rel, in_job, &f);
 
-	if (fd < 0)
-		return fd;
-	ret = read_fd(fd, max, text, len);
-	close(fd);
+	if (ret < 0)
+		return ret;
+	ret = read_whole(&f, max, text, len);
+	gen_close(g, &f);
 	if (ret == -EFBIG)
 		return gen_error(g, ret, "%s/%s: larger than %zu bytes", g->dir, rel, max);
 	if (ret < 0)
@@ -203,12 +310,12 @@ int gen_read_file(struct gen *g, const char *rel, size_t max, char **text, size_
 	return 0;
 }
 
-int gen_read_small(struct gen *g, const char *rel, size_t max, char **text, size_t *len)
+int gen_read_small(struct gen *g, const char *rel, bool in_job, size_t max, char **text, size_t *len)
 {
 	int ret;
 
 	*text = NULL;
-	ret = gen_read_file(g, rel, g->max_file, text, len);
+	ret = gen_read_file(g, rel, in_job, g->max_file, text, len);
 	if (ret == -ENOENT)
 		return 0;
 	if (ret < 0)
@@ -222,11 +329,11 @@ int gen_read_small(struct gen *g, const char *rel, size_t max, char **text, size
 
 /* ---- the line reader ---- */
 
-int line_reader_init(struct line_reader *r, int fd, unsigned long long begin,
+int line_reader_init(struct line_reader *r, const struct gen_file *file, unsigned long long begin,
 		     unsigned long long end, size_t longest)
 {
 	memset(r, 0, sizeof(*r));
-	r->fd = fd;
+	r->file = file;
 	r->pos = begin;
 	r->end = end;
 	r->cap = longest + 1;
@@ -259,11 +366,9 @@ static int line_reader_fill(struct line_reader *r)
 		return 0;
 	if (room > r->end - at)
 		room = (size_t)(r->end - at);
-	do
-		n = pread(r->fd, r->buf + r->len, room, (off_t)at);
-	while (n < 0 && errno == EINTR);
+	n = gen_file_pread(r->file, r->buf + r->len, room, at);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	r->len += (size_t)n;
 	return n > 0;
 }
@@ -315,17 +420,15 @@ int line_reader_next(struct line_reader *r, struct line *line)
 
 /* ---- files over the limit ---- */
 
-static int read_exact_at(int fd, char *buf, size_t len, unsigned long long offset)
+static int read_exact_at(const struct gen_file *f, char *buf, size_t len, unsigned long long offset)
 {
 	size_t done = 0;
 	ssize_t n;
 
 	while (done < len) {
-		n = pread(fd, buf + done, len - done, (off_t)(offset + done));
-		if (n < 0 && errno == EINTR)
-			continue;
+		n = gen_file_pread(f, buf + done, len - done, offset + done);
 		if (n < 0)
-			return -errno;
+			return (int)n;
 		if (n == 0)
 			return -EIO;	/* the file shrank under us */
 		done += (size_t)n;
@@ -359,13 +462,13 @@ struct condensed {
  * it holds a NUL byte (nothing after it counts), 0, or -errno; *@cut is
  * true when the head has no newline at all.
  */
-static int condense_head(struct condensed *c, int fd, size_t half, bool *cut)
+static int condense_head(struct condensed *c, const struct gen_file *file, size_t half, bool *cut)
 {
 	char *nl;
 	int ret = bci_str_reserve(&c->out, half + 1);
 
 	if (ret == 0)
-		ret = read_exact_at(fd, c->out.data, half, 0);
+		ret = read_exact_at(file, c->out.data, half, 0);
 	if (ret < 0)
 		return ret;
 	c->out.data[half] = '\0';
@@ -386,13 +489,13 @@ static int condense_head(struct condensed *c, int fd, size_t half, bool *cut)
  * marker for what was left out before it. Returns 1 when a NUL byte stopped
  * it, 0, or -errno.
  */
-static int condense_middle(struct gen *g, struct condensed *c, const char *rel, int fd,
-			   unsigned long long size, unsigned long long tail_start, bool head_cut)
+static int condense_middle(struct gen *g, struct condensed *c, const char *rel,
+			   const struct gen_file *file, unsigned long long size, unsigned long long tail_start, bool head_cut)
 {
 	struct line_reader r;
 	struct line line;
 	bool first = true;
-	int ret = line_reader_init(&r, fd, c->kept_end, tail_start, PROTOCOL_LINE_MAX);
+	int ret = line_reader_init(&r, file, c->kept_end, tail_start, PROTOCOL_LINE_MAX);
 
 	while (ret == 0 && (ret = line_reader_next(&r, &line)) > 0) {
 		/* The rest of the head's last line, when the head ended inside it. */
@@ -438,27 +541,27 @@ static int condense_middle(struct gen *g, struct condensed *c, const char *rel, 
  * before a protocol line) sees what it would have seen in the whole file.
  * igt_runner stops reading at a NUL byte; so does this.
  */
-static int read_condensed(struct gen *g, const char *rel, int fd, unsigned long long size,
-			  char **text, size_t *len)
+static int read_condensed(struct gen *g, const char *rel, const struct gen_file *file,
+			  unsigned long long size, char **text, size_t *len)
 {
 	size_t half = g->max_file / 2, tail_skip = 0;
 	unsigned long long tail_start = size - half;
 	struct condensed c = { .budget = g->max_file / 4 };
 	char *tail = NULL, *nl;
 	bool head_cut = false;
-	int ret = condense_head(&c, fd, half, &head_cut);
+	int ret = condense_head(&c, file, half, &head_cut);
 
 	if (ret != 0)
 		goto done;
 	tail = malloc(half + 1);
-	ret = tail ? read_exact_at(fd, tail, half, tail_start) : -ENOMEM;
+	ret = tail ? read_exact_at(file, tail, half, tail_start) : -ENOMEM;
 	if (ret < 0)
 		goto done;
 	nl = memchr(tail, '\n', half);
 	if (nl && (size_t)(nl - tail) + 1 < half)
 		tail_skip = (size_t)(nl - tail) + 1;
 	tail_start += tail_skip;
-	ret = condense_middle(g, &c, rel, fd, size, tail_start, head_cut);
+	ret = condense_middle(g, &c, rel, file, size, tail_start, head_cut);
 	if (ret == 1) {
 		/* A NUL byte: nothing after it counts, the tail neither. */
 		ret = gen_append_marker(g, &c.out, rel, size - c.kept_end, size);
@@ -486,31 +589,34 @@ done:
 
 int gen_read_job_text(struct gen *g, const char *rel, char **text, size_t *len)
 {
+	struct gen_file f;
 	struct stat st;
-	int fd, ret;
+	int ret;
 
-	fd = gen_open(g, rel, false);
-	if (fd < 0)
-		return fd;
-	ret = read_fd(fd, g->max_file, text, len);
+	ret = gen_open(g, rel, true, &f);
+	if (ret < 0)
+		return ret;
+	ret = read_whole(&f, g->max_file, text, len);
 	if (ret == 0 || ret != -EFBIG) {
 		if (ret < 0)
 			gen_error(g, ret, "%s/%s: %s", g->dir, rel, strerror(-ret));
-		goto out_fd;
+		goto out;
 	}
 	/* Over the limit (perhaps grown since it was opened): the size is what fstat says now. */
-	if (fstat(fd, &st) < 0) {
+	if (f.fd >= 0 && fstat(f.fd, &st) < 0) {
 		ret = gen_error(g, -errno, "%s/%s: %s", g->dir, rel, strerror(errno));
-		goto out_fd;
+		goto out;
 	}
-	if ((unsigned long long)st.st_size <= g->max_file) {
+	if (f.fd >= 0)
+		f.size = (unsigned long long)st.st_size;
+	if (f.size <= g->max_file) {
 		ret = gen_error(g, -EIO, "%s/%s: reads as more than its size of %llu bytes",
-				g->dir, rel, (unsigned long long)st.st_size);
-		goto out_fd;
+				g->dir, rel, f.size);
+		goto out;
 	}
-	ret = read_condensed(g, rel, fd, (unsigned long long)st.st_size, text, len);
-out_fd:
-	close(fd);
+	ret = read_condensed(g, rel, &f, f.size, text, len);
+out:
+	gen_close(g, &f);
 	return ret;
 }
 
@@ -595,7 +701,7 @@ int read_settings(struct gen *g)
 	bool warn_level_set = false;
 	int ret;
 
-	ret = gen_read_file(g, BCI_RESULTS_METADATA, g->max_file, &text, &len);
+	ret = gen_read_file(g, BCI_RESULTS_METADATA, false, g->max_file, &text, &len);
 	if (ret == -ENOENT)
 		return gen_error(g, -ENOENT, "%s/%s: missing (not a results directory?)", g->dir,
 				 BCI_RESULTS_METADATA);

@@ -15,6 +15,7 @@
 
 struct writer {
 	struct bci_jsonw w;
+	char buf[32768];	/* many small pieces: one fwrite per buffer */
 };
 
 static void write_text(struct bci_jsonw *w, const char *key, const struct bci_results_text *t)
@@ -231,7 +232,11 @@ int bci_resultgen_write_options(const char *results_dir, FILE *out,
 	int ret;
 
 	bci_jsonw_init(&wr.w, out, 2);
+	bci_jsonw_buffer(&wr.w, wr.buf, sizeof(wr.buf));
 	ret = bci_results_walk(results_dir, options, write_event, &wr, err, err_size);
+	/* A walk that fails midway leaves what it wrote before, as an unbuffered writer would. */
+	if (ret < 0)
+		bci_jsonw_flush(&wr.w);
 	/* A failure of the output itself (a full disk) is said as such. */
 	if (ret < 0 && wr.w.error == ret && err && err_size)
 		snprintf(err, err_size, "writing results.json: %s", strerror(-ret));

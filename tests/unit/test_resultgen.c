@@ -182,6 +182,173 @@ static void jsonw_doubles_round_trip(void **state)
 	assert_string_equal(buf, "null");
 }
 
+/* What format_double gave before its fast path for whole numbers: %.15g..%.17g, then ".0". */
+static void format_double_by_printf(double v, char *buf, size_t size)
+{
+	int precision;
+
+	for (precision = 15; precision <= 17; precision++) {
+		snprintf(buf, size, "%.*g", precision, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (!strpbrk(buf, ".eE"))
+		strcat(buf, ".0");
+}
+
+static void jsonw_doubles_fast_paths_as_printf(void **state)
+{
+	static const double values[] = {
+		0.0, -0.0, 1.0, -1.0, 7.0, 10.0, 1234567.0, -98765.0, 999999999999999.0,
+		-999999999999999.0, 1e15, -1e15, 1e16, 4503599627370496.0, 9007199254740993.0, 0.5,
+		1e-4, 0.00011, 0.000099, 999999999.999999, 1e9 - 0.5, 0.1, 0.3, 1.000001, -2.5,
+		0.020999999999999998, 1539953735.111039, 0.1 * 1.0000001,
+	};
+	char fast[40], slow[40];
+	size_t i;
+	long long n;
+
+	(void)state;
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		bci_jsonw_format_double(values[i], fast, sizeof(fast));
+		format_double_by_printf(values[i], slow, sizeof(slow));
+		assert_string_equal(fast, slow);
+	}
+	for (n = -100000; n <= 100000; n += 7) {
+		bci_jsonw_format_double((double)n * 1000003.0, fast, sizeof(fast));
+		format_double_by_printf((double)n * 1000003.0, slow, sizeof(slow));
+		assert_string_equal(fast, slow);
+	}
+	/* Times in microseconds, as test times are, up to 1e9 s. */
+	for (n = 1; n < 1000000000000000LL; n = n * 3 + 1) {
+		double v = (double)n / 1e6;
+
+		bci_jsonw_format_double(v, fast, sizeof(fast));
+		format_double_by_printf(v, slow, sizeof(slow));
+		assert_string_equal(fast, slow);
+		bci_jsonw_format_double(-v, fast, sizeof(fast));
+		format_double_by_printf(-v, slow, sizeof(slow));
+		assert_string_equal(fast, slow);
+	}
+}
+
+/* The Latin-1 escaping of one byte, written out the long way. */
+static size_t escape_byte(unsigned char c, char *out)
+{
+	static const char shorts[] = "\"\"\\\\\bb\ff\nn\rr\tt";
+	const char *p;
+
+	for (p = shorts; *p; p += 2)
+		if ((unsigned char)p[0] == c) {
+			out[0] = '\\';
+			out[1] = p[1];
+			return 2;
+		}
+	if (c < 0x20)
+		return (size_t)sprintf(out, "\\u%04x", c);
+	if (c >= 0x80) {
+		out[0] = (char)(0xC0 | (c >> 6));
+		out[1] = (char)(0x80 | (c & 0x3F));
+		return 2;
+	}
+	out[0] = (char)c;
+	return 1;
+}
+
+/* Strings scanned eight bytes at a time: every byte class at every place of a block. */
+static void jsonw_escapes_at_every_position(void **state)
+{
+	static const unsigned char specials[] = {
+		0x00, 0x01, 0x08, 0x0a, 0x1f, 0x20, 0x21, '"', 0x23, '[', '\\', ']', 0x7e, 0x7f,
+		0x80, 0xa0, 0xe9, 0xff,
+	};
+	unsigned char text[41];
+	char want[41 * 8], got_json[41 * 8 + 3];
+	size_t i, pos, k, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(specials); i++) {
+		for (pos = 0; pos < sizeof(text); pos++) {
+			memset(text, 'a', sizeof(text));
+			text[pos] = specials[i];
+			n = 0;
+			want[n++] = '"';
+			for (k = 0; k < sizeof(text); k++)
+				n += escape_byte(text[k], want + n);
+			want[n++] = '"';
+			want[n] = '\0';
+			snprintf(got_json, sizeof(got_json), "%s",
+				 json_of_bytes((const char *)text, sizeof(text), BCI_JSONW_LATIN1));
+			assert_string_equal(got_json, want);
+		}
+	}
+}
+
+/* A document written in pieces both ways: @buf_size 0 unbuffered. */
+static char *jsonw_document(size_t buf_size, size_t *len)
+{
+	static char big[5000];
+	char *text = NULL, *buf = buf_size ? malloc(buf_size) : NULL;
+	FILE *f = open_memstream(&text, len);
+	struct bci_jsonw w;
+	int i;
+
+	assert_non_null(f);
+	memset(big, 'x', sizeof(big) - 1);
+	big[100] = '"';
+	big[200] = '\xe9';
+	bci_jsonw_init(&w, f, 2);
+	if (buf_size)
+		bci_jsonw_buffer(&w, buf, buf_size);
+	bci_jsonw_object_begin(&w);
+	for (i = 0; i < 50; i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "k%d", i);
+		bci_jsonw_key(&w, key);
+		if (i % 3 == 0)
+			bci_jsonw_string_n(&w, big, sizeof(big) - 1 - (size_t)i, BCI_JSONW_LATIN1);
+		else
+			bci_jsonw_double(&w, i * 0.25);
+	}
+	bci_jsonw_object_end(&w);
+	assert_int_equal(bci_jsonw_finish(&w), 0);
+	fclose(f);
+	free(buf);
+	return text;
+}
+
+static void jsonw_buffer_writes_the_same_bytes(void **state)
+{
+	static const size_t sizes[] = { 1, 7, 64, 4096, 65536 };
+	size_t len, plain_len, i;
+	char *plain = jsonw_document(0, &plain_len), *text;
+	struct capture c;
+	char buf[16];
+
+	(void)state;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		text = jsonw_document(sizes[i], &len);
+		assert_int_equal(len, plain_len);
+		assert_memory_equal(text, plain, len);
+		free(text);
+	}
+	free(plain);
+	/* Gathered output reaches the FILE at a flush, not before. */
+	capture_open(&c, 0);
+	bci_jsonw_buffer(&c.w, buf, sizeof(buf));
+	bci_jsonw_array_begin(&c.w);
+	bci_jsonw_int(&c.w, 42);
+	fflush(c.f);
+	assert_int_equal(c.len, 0);
+	assert_int_equal(bci_jsonw_flush(&c.w), 0);
+	fflush(c.f);
+	assert_int_equal(c.len, 3);
+	assert_memory_equal(c.buf, "[42", 3);
+	bci_jsonw_array_end(&c.w);
+	assert_string_equal(capture_close(&c), "[42]");
+}
+
 /* ---- igt_protocol ---- */
 
 static void igt_protocol_result_words(void **state)
@@ -894,6 +1061,9 @@ int main(void)
 		cmocka_unit_test(jsonw_latin1_mode_is_igt_runners),
 		cmocka_unit_test(jsonw_utf8_split_across_appends),
 		cmocka_unit_test(jsonw_structure_and_indent),
+		cmocka_unit_test(jsonw_doubles_fast_paths_as_printf),
+		cmocka_unit_test(jsonw_buffer_writes_the_same_bytes),
+		cmocka_unit_test(jsonw_escapes_at_every_position),
 		cmocka_unit_test(jsonw_misuse_is_sticky_einval),
 		cmocka_unit_test(jsonw_doubles_round_trip),
 		cmocka_unit_test(igt_protocol_result_words),

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Bench: the results generator (`bootci-aggregator results`) against IGT's
+# igt_results on the same synthetic igt_runner folders of N jobs
+# (tests/bench/igt-synthetic.py), both in the same run: for each N, the best
+# of R runs of each (the machine may be shared: the best run is the one least
+# disturbed) in wall seconds and in CPU seconds (user + system), each tool's
+# peak memory, and the ratios igt_results / bootci. The two results.json must
+# give the same verdicts (tests/lab/igt-compare.py); the byte-for-byte
+# comparison is the conformance tests' (tests/resultgen/conformance.t).
+#
+# usage: tests/bench/resultgen-vs-igt.sh [BUILD_DIR] [N...]   (default N: 10000 30000)
+#   RUNS=R (default 3); AGGREGATOR=path runs another bootci-aggregator (an older build).
+set -uo pipefail
+build=$(realpath "${1:-build}")
+shift || true
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000 30000)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+aggregator=${AGGREGATOR:-$build/host/bin/bootci-aggregator}
+igt_results=$build/igt/build/runner/igt_results
+runs=${RUNS:-3}
+if [ ! -x "$igt_results" ]; then
+	echo "resultgen-vs-igt: skipped: no igt_results (make builds it when ../shared/igt/ holds IGT's source)"
+	exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The best of $runs runs of a command: "wall cpu kib" (seconds, seconds, KiB), each the least seen.
+best_of() {
+	local i wall user sys cpu kib best_wall='' best_cpu='' best_kib=''
+	for ((i = 0; i < runs; i++)); do
+		/usr/bin/time -o "$work/time" -f '%e %U %S %M' "$@" >/dev/null 2>&1 || return 1
+		read -r wall user sys kib <"$work/time" || return 1
+		cpu=$(printf "%.2f" "$(echo "$user + $sys" | bc -l)")
+		[ -z "$best_wall" ] || [ "$(echo "$wall < $best_wall" | bc)" = 1 ] && best_wall=$wall
+		[ -z "$best_cpu" ] || [ "$(echo "$cpu < $best_cpu" | bc)" = 1 ] && best_cpu=$cpu
+		[ -z "$best_kib" ] || [ "$kib" -lt "$best_kib" ] && best_kib=$kib
+	done
+	echo "$best_wall $best_cpu $best_kib"
+}
+
+
+printf 'resultgen-vs-igt: best of %d runs; ratios are igt_results / bootci (higher: bootci better)\n' "$runs"
+printf '%-7s %10s %10s %7s %10s %10s %7s %12s %12s %7s\n' jobs igt_wall_s wall_s ratio \
+	igt_cpu_s cpu_s ratio igt_kib kib ratio
+status=0
+for n in "${sizes[@]}"; do
+	python3 "$src/tests/bench/igt-synthetic.py" "$work/run-$n" "$n" || exit 1
+	# shellcheck disable=SC2046
+	set -- $(best_of "$igt_results" "$work/run-$n") \
+		$(best_of "$aggregator" results "$work/run-$n" -o "$work/ours-$n.json")
+	if [ $# -ne 6 ]; then
+		echo "resultgen-vs-igt: $n jobs: a run failed"
+		exit 1
+	fi
+	printf '%-7s %10s %10s %6.1fx %10s %10s %6.1fx %12s %12s %6.1fx\n' "$n" \
+		"$1" "$4" "$(echo "$1 / ($4 + 0.005)" | bc -l)" \
+		"$2" "$5" "$(echo "$2 / ($5 + 0.005)" | bc -l)" \
+		"$3" "$6" "$(echo "$3 / $6" | bc -l)"
+	if ! python3 "$src/tests/lab/igt-compare.py" "$work/ours-$n.json" "$work/run-$n/results.json" \
+		single text | grep -q '^unexplained 0$'; then
+		echo "resultgen-vs-igt: $n jobs: the two generators disagree on verdicts"
+		status=1
+	fi
+	rm -rf "$work/run-$n" "$work/ours-$n.json"
+done
+exit $status
