@@ -86,6 +86,7 @@ void name_index_release(struct name_index *ix);
 struct gen {
 	const char *dir;
 	int dirfd;
+	const struct bci_results_mem *mem;	/* files in memory instead of below dirfd */
 	char *err;
 	size_t err_size;
 	FILE *warnings;

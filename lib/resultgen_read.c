@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -114,13 +115,52 @@ static int open_by_component(int dirfd, const char *rel, int flags)
 	}
 }
 
+/*
+ * A file of a memory source (resultgen.h) as an fd of its own, since the
+ * readers want one (read, pread, fstat, mmap): a memfd holding a copy of
+ * its bytes, or the caller's spilled file from its start. A folder that is
+ * there gives an empty memfd: only that it opens counts.
+ */
+static int mem_open(struct gen *g, const char *rel, bool directory)
+{
+	size_t n = strlen(rel);
+	int fd, ret = 0;
+
+	for (size_t i = 0; i < g->mem->count; i++) {
+		const struct bci_results_mem_file *f = &g->mem->files[i];
+
+		if (directory ? strncmp(f->path, rel, n) || f->path[n] != '/' : strcmp(f->path, rel))
+			continue;
+		if (!directory && f->fd >= 0) {
+			fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+			if (fd >= 0 && lseek(fd, 0, SEEK_SET) < 0)
+				ret = -errno;
+		} else {
+			fd = memfd_create("bci-results", MFD_CLOEXEC);
+			if (fd >= 0 && !directory)
+				ret = bci_write_all(fd, f->data, f->len);
+			if (ret == 0 && fd >= 0 && lseek(fd, 0, SEEK_SET) < 0)
+				ret = -errno;
+		}
+		if (fd < 0)
+			ret = -errno;
+		else if (ret < 0)
+			close(fd);
+		return ret < 0 ? gen_error(g, ret, "%s/%s: %s", g->dir, rel, strerror(-ret)) : fd;
+	}
+	return -ENOENT;
+}
+
 int gen_open(struct gen *g, const char *rel, bool directory)
 {
 	/* O_NONBLOCK: a FIFO must not block the open; it is refused below. */
 	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (directory ? O_DIRECTORY : 0);
-	int fd = getenv("BCI_RESULTGEN_NO_OPENAT2") ? -ENOSYS : open_beneath(g->dirfd, rel, flags);
+	int fd;
 	struct stat st;
 
+	if (g->mem)
+		return mem_open(g, rel, directory);
+	fd = getenv("BCI_RESULTGEN_NO_OPENAT2") ? -ENOSYS : open_beneath(g->dirfd, rel, flags);
 	if (fd == -ENOSYS || fd == -EPERM)
 		fd = open_by_component(g->dirfd, rel, flags);
 	if (fd == -ENOENT)

@@ -36,6 +36,13 @@ int bci_cache_extract(const char *archive_path, const char *dir, unsigned long l
 int bci_cache_get(const char *data_dir, const char *digest, const char *archive_path, char *dir,
 		  char *err, size_t err_size);
 
+/*
+ * The check every entry passes before it is unpacked (ingest's stream reader
+ * applies it too): @path relative, without "..", "./" and repeated slashes
+ * dropped, into @clean. -EINVAL when refused, -ENAMETOOLONG.
+ */
+int bci_cache_entry_clean(const char *path, char *clean, size_t size);
+
 /* One regular file an unpacking wrote: its path in the archive ("./" dropped), size, sha256. */
 struct bci_cache_file {
 	char *path;
