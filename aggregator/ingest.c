@@ -518,7 +518,9 @@ static int results_store(struct ingest *in)
 		options.warnings = discard;
 	}
 	in->err[0] = '\0';
-	ret = bci_ingest_results_stream(in, &options, walk_visit, in);
+	ret = bci_cache_logs_begin(in->data_dir, in->digest, &in->logs, in->err, in->err_size);
+	if (ret == 0)
+		ret = bci_ingest_results_stream(in, &options, walk_visit, in);
 	if (discard)
 		fclose(discard);
 	return ret;
@@ -639,8 +641,22 @@ static int rows_write(struct ingest *in)
 	if (ret == 0)
 		ret = suspend_store(in);
 	if (ret == 0)
-		return bci_store_commit(in->store, in->err, in->err_size);
-	bci_store_rollback(in->store);
+		ret = bci_store_commit(in->store, in->err, in->err_size);
+	else
+		bci_store_rollback(in->store);
+	/*
+	 * The log file is named once the rows are in; failing to name it loses
+	 * nothing (logs then come from the archive), so it only warns.
+	 */
+	if (ret == 0 && in->logs) {
+		char why[512];
+
+		if (bci_cache_logs_commit(in->logs, why, sizeof(why)) < 0 && in->options &&
+		    in->options->warnings)
+			fprintf(in->options->warnings, "warning: %s: the run's log file: %s\n",
+				in->archive, why);
+		in->logs = NULL;
+	}
 	return ret;
 }
 
@@ -711,6 +727,7 @@ out:
 	}
 	bci_manifest_free(in->manifest);
 	bci_cache_files_free(&in->unpacked);
+	bci_cache_logs_abort(in->logs);
 	bci_ingest_stream_free(in);
 	free(in);
 	return ret;

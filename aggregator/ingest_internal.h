@@ -40,6 +40,7 @@ struct ingest {
 	size_t kept_count, kept_cap, kept_bytes;
 	struct bci_results_mem_file *run_files;	/* the same below the root */
 	struct bci_results_mem run;	/* run_files as the generator's source */
+	struct bci_cache_logs *logs;	/* the run's job logs, written as the results stream */
 	struct bci_manifest *manifest;	/* NULL: the archive has none */
 	char machine[BCI_MANIFEST_WORD_MAX + 1];
 	char run_id[BCI_MANIFEST_WORD_MAX + 1];

@@ -540,6 +540,19 @@ static int folder_walk(struct results_walk *w)
 	w->walked[w->folder.index] = true;
 	ret = bci_results_job_walk_mem(w->reader, w->folder.index, &files, NULL, w->fn, w->ctx,
 				       w->in->err, w->in->err_size);
+	/* Its logs into the run's log file, for the result pages. */
+	for (size_t i = 0; i < files.count && ret == 0 && w->in->logs; i++) {
+		const struct bci_results_mem_file *f = &files.files[i];
+		char which[8];
+		size_t n = strcspn(f->path, "/");
+
+		if (sscanf(f->path + n, "/%7[a-z].txt", which) != 1 ||
+		    strcmp(f->path + n + 1 + strlen(which), ".txt") ||
+		    (strcmp(which, "out") && strcmp(which, "err") && strcmp(which, "dmesg")))
+			continue;
+		ret = bci_cache_logs_add(w->in->logs, (unsigned)w->folder.index, which, f->data, f->len,
+					 f->fd, w->in->err, w->in->err_size);
+	}
 	folder_clear(&w->folder);
 	return ret;
 }
