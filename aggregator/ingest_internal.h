@@ -22,6 +22,7 @@
 struct ingest_entry {
 	char *path;
 	bool dir;
+	size_t seq;		/* its place in the archive */
 };
 
 /* What one ingest learns about the run before it writes anything. */

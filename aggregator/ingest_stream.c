@@ -113,6 +113,7 @@ static int entry_add(struct ingest *in, const char *path, bool dir)
 	in->entries[in->entry_count].path = strdup(path);
 	if (!in->entries[in->entry_count].path)
 		return -ENOMEM;
+	in->entries[in->entry_count].seq = in->entry_count;
 	in->entries[in->entry_count++].dir = dir;
 	return 0;
 }
@@ -128,20 +129,26 @@ const struct ingest_entry *bci_ingest_entry_find(const struct ingest *in, const 
 	return bsearch(&key, in->entries, in->entry_count, sizeof(key), entry_compare);
 }
 
-/* A path twice, or a file that is also a folder: the unpacking refused both. */
+/*
+ * A path twice, or a file that is also a folder: the unpacking refused both,
+ * naming the later entry as it met it (a file where a folder was made is
+ * there twice; a path below a file is not in a folder).
+ */
 static int entries_check(struct ingest *in)
 {
 	qsort(in->entries, in->entry_count, sizeof(*in->entries), entry_compare);
 	for (size_t i = 0; i + 1 < in->entry_count; i++) {
 		const struct ingest_entry *e = &in->entries[i], *next = e + 1;
 		size_t len = strlen(e->path);
+		bool same = !strcmp(e->path, next->path), below;
 
-		if (!strcmp(e->path, next->path) && (!e->dir || !next->dir)) {
+		below = !e->dir && !strncmp(e->path, next->path, len) && next->path[len] == '/';
+		if ((same && (!e->dir || !next->dir)) || (below && e->seq > next->seq)) {
 			bci_message(in->err, in->err_size, "%s: entry '%s': %s (the archive holds it twice)",
 				    in->archive, e->path, strerror(EEXIST));
 			return -EEXIST;
 		}
-		if (!e->dir && !strncmp(e->path, next->path, len) && next->path[len] == '/') {
+		if (below) {
 			bci_message(in->err, in->err_size, "%s: entry '%s': %s", in->archive, next->path,
 				    strerror(ENOTDIR));
 			return -ENOTDIR;
