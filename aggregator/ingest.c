@@ -267,7 +267,7 @@ static int boot_crashes_store(struct ingest *in, unsigned number)
 
 		snprintf(dir_path, sizeof(dir_path), "%s/%s", folder, sources[s]);
 		ret = names_below(in, dir_path, &names, &n);
-		if (ret == 0)
+		if (ret == 0 && n)
 			qsort(names, n, sizeof(*names), name_compare);
 		for (size_t i = 0; i < n && ret == 0; i++) {
 			struct bci_store_crash crash = {

@@ -123,8 +123,8 @@ const struct ingest_entry *bci_ingest_entry_find(const struct ingest *in, const 
 	char path[PATH_MAX * 2];
 	struct ingest_entry key = { .path = path };
 
-	if ((size_t)snprintf(path, sizeof(path), "%s%s%s", in->root, *in->root ? "/" : "", rel) >=
-	    sizeof(path))
+	if (!in->entry_count || (size_t)snprintf(path, sizeof(path), "%s%s%s", in->root,
+						       *in->root ? "/" : "", rel) >= sizeof(path))
 		return NULL;
 	return bsearch(&key, in->entries, in->entry_count, sizeof(key), entry_compare);
 }
@@ -136,7 +136,8 @@ const struct ingest_entry *bci_ingest_entry_find(const struct ingest *in, const 
  */
 static int entries_check(struct ingest *in)
 {
-	qsort(in->entries, in->entry_count, sizeof(*in->entries), entry_compare);
+	if (in->entry_count)
+		qsort(in->entries, in->entry_count, sizeof(*in->entries), entry_compare);
 	for (size_t i = 0; i + 1 < in->entry_count; i++) {
 		const struct ingest_entry *e = &in->entries[i], *next = e + 1;
 		size_t len = strlen(e->path);

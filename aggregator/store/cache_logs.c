@@ -227,7 +227,8 @@ int bci_cache_logs_commit(struct bci_cache_logs *w, char *err, size_t err_size)
 	size_t bytes = w->count * LOG_RECORD + LOG_TRAILER;
 	int ret;
 
-	qsort(w->records, w->count, sizeof(*w->records), record_compare);
+	if (w->count)
+		qsort(w->records, w->count, sizeof(*w->records), record_compare);
 	index = malloc(bytes);
 	if (!index) {
 		bci_cache_logs_abort(w);
