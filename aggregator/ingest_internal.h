@@ -66,6 +66,10 @@ int bci_ingest_manifest_verify_unpacked(struct ingest *in);
 int bci_ingest_stream_scan(struct ingest *in);
 /* The entry @rel of the run folder (below the root), or NULL. */
 const struct ingest_entry *bci_ingest_entry_find(const struct ingest *in, const char *rel);
+/* A kept run file as it is held, or NULL. */
+const struct bci_results_mem_file *bci_ingest_run_file_find(const struct ingest *in, const char *rel);
+/* Lets a kept run file's bytes go (the manifest, once parsed): it reads as empty after. */
+void bci_ingest_run_file_drop(struct ingest *in, const char *rel);
 /* A kept run file, copied NUL-terminated into *@text (NULL when the run has none), its length in *@len (may be NULL). */
 int bci_ingest_run_file(struct ingest *in, const char *rel, char **text, size_t *len);
 /* The results generator over the archive, one job folder at a time in archive order. */

@@ -458,6 +458,33 @@ out:
 	return ret;
 }
 
+const struct bci_results_mem_file *bci_ingest_run_file_find(const struct ingest *in, const char *rel)
+{
+	for (size_t i = 0; i < in->run.count; i++)
+		if (!strcmp(in->run_files[i].path, rel))
+			return &in->run_files[i];
+	return NULL;
+}
+
+void bci_ingest_run_file_drop(struct ingest *in, const char *rel)
+{
+	for (size_t i = 0; i < in->run.count; i++) {
+		struct bci_results_mem_file *f = &in->run_files[i];
+
+		if (strcmp(f->path, rel))
+			continue;
+		for (size_t k = 0; k < in->kept_count; k++)
+			if (in->kept[k].data == f->data) {
+				in->kept_bytes -= in->kept[k].len;
+				in->kept[k].data = NULL;
+				in->kept[k].len = 0;
+			}
+		free((char *)f->data);
+		f->data = NULL;
+		f->len = 0;
+	}
+}
+
 int bci_ingest_run_file(struct ingest *in, const char *rel, char **text, size_t *len)
 {
 	*text = NULL;

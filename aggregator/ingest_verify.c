@@ -22,19 +22,15 @@
 
 int bci_ingest_manifest_read(struct ingest *in)
 {
-	char *text = NULL, message[512];
-	size_t len = 0;
+	const struct bci_results_mem_file *file = bci_ingest_run_file_find(in, BCI_MANIFEST_NAME);
+	char message[512];
 	int ret;
 
-	ret = bci_ingest_run_file(in, BCI_MANIFEST_NAME, &text, &len);
-	if (ret < 0) {
-		bci_message(in->err, in->err_size, "%s: manifest.json: %s", in->archive, strerror(-ret));
-		return ret;
-	}
-	if (!text)
+	if (!file)
 		return 0;
-	ret = bci_manifest_parse(text, len, &in->manifest, message, sizeof(message));
-	free(text);
+	/* Parsed where the scan keeps it, then let go: a 40k-file run's manifest is megabytes. */
+	ret = bci_manifest_parse(file->data, file->len, &in->manifest, message, sizeof(message));
+	bci_ingest_run_file_drop(in, BCI_MANIFEST_NAME);
 	if (ret < 0)
 		bci_message(in->err, in->err_size, "%s: manifest.json: %s", in->archive, message);
 	return ret;
