@@ -228,10 +228,39 @@ static int read_fd(int fd, size_t max, char **text, size_t *len)
 	return *text ? 0 : -ENOMEM;
 }
 
+/*
+ * A memory source's file read whole without an fd: 1 when copied into
+ * *@text, 0 when it takes the fd way (a spilled file, or over @max, where
+ * the readers below say or condense it), -ENOENT when absent, -ENOMEM.
+ */
+static int mem_copy(struct gen *g, const char *rel, size_t max, char **text, size_t *len)
+{
+	for (size_t i = 0; i < g->mem->count; i++) {
+		const struct bci_results_mem_file *f = &g->mem->files[i];
+
+		if (strcmp(f->path, rel))
+			continue;
+		if (f->fd >= 0 || f->len > max)
+			return 0;
+		*text = malloc(f->len + 1);
+		if (!*text)
+			return gen_error(g, -ENOMEM, "%s/%s: %s", g->dir, rel, strerror(ENOMEM));
+		if (f->len)
+			memcpy(*text, f->data, f->len);
+		(*text)[f->len] = '\0';
+		*len = f->len;
+		return 1;
+	}
+	return -ENOENT;
+}
+
 int gen_read_file(struct gen *g, const char *rel, size_t max, char **text, size_t *len)
 {
-	int fd = gen_open(g, rel, false), ret;
+	int fd, ret = g->mem ? mem_copy(g, rel, max, text, len) : 0;
 
+	if (ret != 0)
+		return ret < 0 ? ret : 0;
+	fd = gen_open(g, rel, false);
 	if (fd < 0)
 		return fd;
 	ret = read_fd(fd, max, text, len);
@@ -527,8 +556,10 @@ done:
 int gen_read_job_text(struct gen *g, const char *rel, char **text, size_t *len)
 {
 	struct stat st;
-	int fd, ret;
+	int fd, ret = g->mem ? mem_copy(g, rel, g->max_file, text, len) : 0;
 
+	if (ret != 0)
+		return ret < 0 ? ret : 0;
 	fd = gen_open(g, rel, false);
 	if (fd < 0)
 		return fd;
