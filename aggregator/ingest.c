@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Ingest (ingest.h): an archive is hashed, kept in the data folder under its
- * digest, unpacked once into the cache (store/cache.h), checked against its
- * manifest, and its rows written in one transaction. The results come from
- * lib's results generator (its per-test walk), boots and suspend cycles from
- * lib's results_dir formats: ingest parses none of the run's files itself.
+ * digest, read as a stream (ingest_stream.c: nothing unpacked to disk),
+ * checked against its manifest, and its rows written in one transaction.
+ * The results come from lib's results generator (its per-job walk over a
+ * memory source), boots and suspend cycles from lib's results_dir formats:
+ * ingest parses none of the run's files itself. The log cache
+ * (store/cache.h) is left to the first log fetch that needs it.
  */
 #include "ingest.h"
 #include "ingest_internal.h"
@@ -133,51 +135,11 @@ static int archive_keep(struct ingest *in, const char *path, int move)
 	return 0;
 }
 
-/* The run folder in the unpacked archive: its root, or the one folder at its root. */
-static int run_root_find(struct ingest *in)
-{
-	char path[PATH_MAX * 2];
-	struct dirent *d;
-	struct stat st;
-	DIR *dir;
-	int entries = 0;
-
-	in->root[0] = '\0';
-	snprintf(path, sizeof(path), "%s/" BCI_MANIFEST_NAME, in->cache);
-	if (lstat(path, &st) == 0)
-		goto found;
-	snprintf(path, sizeof(path), "%s/" BCI_RESULTS_JOBLIST, in->cache);
-	if (lstat(path, &st) == 0)
-		goto found;
-	dir = opendir(in->cache);
-	if (!dir)
-		return -errno;
-	while ((d = readdir(dir))) {
-		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
-			continue;
-		entries++;
-		snprintf(in->root, sizeof(in->root), "%s", d->d_name);
-	}
-	closedir(dir);
-	snprintf(path, sizeof(path), "%s/%s", in->cache, in->root);
-	if (entries != 1 || lstat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		bci_message(in->err, in->err_size,
-			    "%s: neither a run folder (manifest.json or joblist.txt) at its root nor"
-			    " one folder holding it", in->archive);
-		return -EINVAL;
-	}
-found:
-	snprintf(in->run_dir, sizeof(in->run_dir), "%s%s%s", in->cache, in->root[0] ? "/" : "",
-		 in->root);
-	return 0;
-}
-
 /* The machine and run id: what the caller says and what the manifest says must agree. */
 static int identity_decide(struct ingest *in, const char *machine, const char *run_id)
 {
 	const char *m_machine = in->manifest ? in->manifest->machine : NULL;
 	const char *m_run = in->manifest ? in->manifest->run_id : NULL;
-	const char *base = strrchr(in->run_dir, '/');
 
 	if (machine && m_machine && strcmp(machine, m_machine)) {
 		bci_message(in->err, in->err_size, "%s: its manifest is machine %s's, not %s's",
@@ -192,8 +154,6 @@ static int identity_decide(struct ingest *in, const char *machine, const char *r
 	machine = machine ? machine : m_machine;
 	if (!run_id)
 		run_id = m_run ? m_run : (in->root[0] ? in->root : NULL);
-	if (!run_id && base && base[1])
-		run_id = base + 1;	/* never the cache's digest: see bci_ingest_dir() */
 	if (!machine || !bci_manifest_word_ok(machine)) {
 		bci_message(in->err, in->err_size,
 			    machine ? "machine name '%s' is not a word ([A-Za-z0-9._-], 1 to 128)"
@@ -214,20 +174,69 @@ static int identity_decide(struct ingest *in, const char *machine, const char *r
 
 /* ---- what the run folder says: times, state, boots, crash records, suspend cycles ---- */
 
-/* Reads @name in the run folder into *@text (NULL when it is not there). */
+/* Reads @name in the run folder into *@text (NULL when it is not there): the scan kept it. */
 static int run_file_read(struct ingest *in, const char *name, char **text)
 {
-	char path[PATH_MAX * 3];
-	int ret;
+	int ret = bci_ingest_run_file(in, name, text, NULL);
 
-	*text = NULL;
-	snprintf(path, sizeof(path), "%s/%s", in->run_dir, name);
-	ret = bci_read_file(path, text, NULL, SMALL_FILE_MAX);
-	if (ret == -ENOENT)
-		return 0;
 	if (ret < 0)
-		bci_message(in->err, in->err_size, "%s: %s", path, strerror(-ret));
+		bci_message(in->err, in->err_size, "%s: %s: %s", in->archive, name, strerror(-ret));
 	return ret;
+}
+
+/*
+ * The names directly inside folder @dir of the run (files and folders),
+ * sorted, each once; *@names freed with names_free(). The archive's entries
+ * are sorted with a folder's entries after it, so they are one stretch.
+ */
+static int names_below(struct ingest *in, const char *dir, char ***names, size_t *count)
+{
+	char prefix[PATH_MAX * 2];
+	size_t len, cap = 0;
+
+	*names = NULL;
+	*count = 0;
+	len = (size_t)snprintf(prefix, sizeof(prefix), "%s%s%s%s", in->root,
+			       *in->root && *dir ? "/" : "", dir, *in->root || *dir ? "/" : "");
+	if (len >= sizeof(prefix))
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < in->entry_count; i++) {
+		const char *p = in->entries[i].path, *name;
+		size_t n;
+
+		if (strncmp(p, prefix, len) || !p[len])
+			continue;
+		name = p + len;
+		n = strcspn(name, "/");
+		if (*count && !strncmp((*names)[*count - 1], name, n) && !(*names)[*count - 1][n])
+			continue;	/* the same child again (a folder's entries) */
+		if (*count == cap) {
+			char **grown;
+
+			cap = cap ? cap * 2 : 8;
+			grown = realloc(*names, cap * sizeof(**names));
+			if (!grown)
+				return -ENOMEM;
+			*names = grown;
+		}
+		(*names)[*count] = strndup(name, n);
+		if (!(*names)[*count])
+			return -ENOMEM;
+		(*count)++;
+	}
+	return 0;
+}
+
+static void names_free(char **names, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
+}
+
+static int name_compare(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 struct boot_record {
@@ -253,27 +262,25 @@ static int boot_crashes_store(struct ingest *in, unsigned number)
 
 	snprintf(folder, sizeof(folder), BCI_RESULTS_BOOT_DIR, number);
 	for (size_t s = 0; s < 2 && ret == 0; s++) {
-		struct dirent **names = NULL;
-		int n;
+		char **names = NULL;
+		size_t n = 0;
 
-		snprintf(dir_path, sizeof(dir_path), "%s/%s/%s", in->run_dir, folder, sources[s]);
-		n = scandir(dir_path, &names, NULL, alphasort);
-		if (n < 0)
-			continue;	/* no record of that kind */
-		for (int i = 0; i < n; i++) {
+		snprintf(dir_path, sizeof(dir_path), "%s/%s", folder, sources[s]);
+		ret = names_below(in, dir_path, &names, &n);
+		if (ret == 0 && n)
+			qsort(names, n, sizeof(*names), name_compare);
+		for (size_t i = 0; i < n && ret == 0; i++) {
 			struct bci_store_crash crash = {
-				.boot = (int)number, .source = sources[s], .name = names[i]->d_name,
+				.boot = (int)number, .source = sources[s], .name = names[i],
 				.path = rel,
 			};
 
-			if (ret == 0 && names[i]->d_name[0] != '.') {
-				snprintf(rel, sizeof(rel), "%s/%s/%s", folder, sources[s], names[i]->d_name);
-				ret = bci_store_crash_add(in->store, in->run_key, &crash, in->err,
-							  in->err_size);
-			}
-			free(names[i]);
+			if (names[i][0] == '.')
+				continue;
+			snprintf(rel, sizeof(rel), "%s/%s/%s", folder, sources[s], names[i]);
+			ret = bci_store_crash_add(in->store, in->run_key, &crash, in->err, in->err_size);
 		}
-		free(names);
+		names_free(names, n);
 	}
 	return ret;
 }
@@ -286,21 +293,19 @@ static int boot_crashes_store(struct ingest *in, unsigned number)
 static int boots_store(struct ingest *in)
 {
 	struct boot_record *boots = NULL;
-	size_t count = 0, cap = 0;
-	struct dirent *d;
-	DIR *dir;
-	int ret = 0;
+	size_t count = 0, cap = 0, top_count = 0;
+	char **top = NULL;
+	int ret;
 
-	dir = opendir(in->run_dir);
-	if (!dir) {
-		ret = -errno;
-		bci_message(in->err, in->err_size, "%s: %s", in->run_dir, strerror(errno));
-		return ret;
+	ret = names_below(in, "", &top, &top_count);
+	if (ret < 0) {
+		bci_message(in->err, in->err_size, "%s: %s", in->archive, strerror(-ret));
+		goto out;
 	}
-	while ((d = readdir(dir))) {
+	for (size_t t = 0; t < top_count; t++) {
 		unsigned number;
 
-		if (!bci_results_boot_dir_parse(d->d_name, &number))
+		if (!bci_results_boot_dir_parse(top[t], &number))
 			continue;
 		if (count == cap) {
 			struct boot_record *grown;
@@ -363,7 +368,7 @@ static int boots_store(struct ingest *in)
 		in->counts.boots++;
 	}
 out:
-	closedir(dir);
+	names_free(top, top_count);
 	for (size_t i = 0; i < count; i++) {
 		free(boots[i].text);
 		free(boots[i].end);
@@ -513,7 +518,9 @@ static int results_store(struct ingest *in)
 		options.warnings = discard;
 	}
 	in->err[0] = '\0';
-	ret = bci_results_walk(in->run_dir, &options, walk_visit, in, in->err, in->err_size);
+	ret = bci_cache_logs_begin(in->data_dir, in->digest, &in->logs, in->err, in->err_size);
+	if (ret == 0)
+		ret = bci_ingest_results_stream(in, &options, walk_visit, in);
 	if (discard)
 		fclose(discard);
 	return ret;
@@ -574,14 +581,12 @@ out:
 /* A test program's run folder: test/result.txt and no metadata.txt. */
 static bool program_run(const struct ingest *in)
 {
-	char path[PATH_MAX * 2 + 64];
-	struct stat st;
+	const struct ingest_entry *result;
 
-	snprintf(path, sizeof(path), "%s/" BCI_RESULTS_METADATA, in->run_dir);
-	if (lstat(path, &st) == 0)
+	if (bci_ingest_entry_find(in, BCI_RESULTS_METADATA))
 		return false;
-	snprintf(path, sizeof(path), "%s/" BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT, in->run_dir);
-	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+	result = bci_ingest_entry_find(in, BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT);
+	return result && !result->dir;
 }
 
 /* ---- one run, all or nothing ---- */
@@ -636,8 +641,22 @@ static int rows_write(struct ingest *in)
 	if (ret == 0)
 		ret = suspend_store(in);
 	if (ret == 0)
-		return bci_store_commit(in->store, in->err, in->err_size);
-	bci_store_rollback(in->store);
+		ret = bci_store_commit(in->store, in->err, in->err_size);
+	else
+		bci_store_rollback(in->store);
+	/*
+	 * The log file is named once the rows are in; failing to name it loses
+	 * nothing (logs then come from the archive), so it only warns.
+	 */
+	if (ret == 0 && in->logs) {
+		char why[512];
+
+		if (bci_cache_logs_commit(in->logs, why, sizeof(why)) < 0 && in->options &&
+		    in->options->warnings)
+			fprintf(in->options->warnings, "warning: %s: the run's log file: %s\n",
+				in->archive, why);
+		in->logs = NULL;
+	}
 	return ret;
 }
 
@@ -675,18 +694,12 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 		ret = archive_keep(in, archive_path, move);
 	if (ret < 0)
 		goto out;
-	ret = bci_cache_get_listed(data_dir, in->digest, in->archive, in->cache, &in->unpacked, err,
-				   err_size);
-	in->cache_made = ret == 1;
-	if (ret > 0)
-		ret = 0;
-	if (ret == 0)
-		ret = run_root_find(in);
+	ret = bci_ingest_stream_scan(in);
 	if (ret == 0)
 		ret = bci_ingest_manifest_read(in);
-	/* An unpacking of ours was checked as it was written; a cache found there is read again. */
+	/* Every file was hashed as the scan read it: checking needs no second read. */
 	if (ret == 0 && in->manifest)
-		ret = in->cache_made ? bci_ingest_manifest_verify_unpacked(in) : bci_ingest_manifest_verify(in);
+		ret = bci_ingest_manifest_verify_unpacked(in);
 	if (ret < 0)
 		goto out;
 	archive_stem(archive_path, stem, sizeof(stem));
@@ -703,8 +716,6 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 		ret = existing_check(in);
 out:
 	if (ret < 0) {
-		if (in->cache_made)
-			bci_remove_tree(in->cache);
 		if (in->archive_copied)
 			unlink(in->archive);
 	} else if (summary) {
@@ -716,6 +727,8 @@ out:
 	}
 	bci_manifest_free(in->manifest);
 	bci_cache_files_free(&in->unpacked);
+	bci_cache_logs_abort(in->logs);
+	bci_ingest_stream_free(in);
 	free(in);
 	return ret;
 }

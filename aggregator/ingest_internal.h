@@ -9,12 +9,21 @@
 #include "ingest.h"
 #include "store/cache.h"
 #include "manifest.h"
+#include "resultgen.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The largest small file read whole (manifest, boot records, suspend cycles). */
 #define SMALL_FILE_MAX ((size_t)16 << 20)
+
+/* One entry of the archive, its path cleaned (no "./", no repeated slash). */
+struct ingest_entry {
+	char *path;
+	bool dir;
+	size_t seq;		/* its place in the archive */
+};
 
 /* What one ingest learns about the run before it writes anything. */
 struct ingest {
@@ -24,11 +33,15 @@ struct ingest {
 	char digest[BCI_SHA256_HEX_LEN + 1];
 	char archive[PATH_MAX];		/* kept in DATA/archives/ */
 	int archive_copied;		/* this ingest put it there */
-	char cache[PATH_MAX];		/* DATA/cache/<digest> */
-	int cache_made;			/* this ingest unpacked it */
 	char root[PATH_MAX];		/* the run folder inside the archive, "" for its root */
-	char run_dir[PATH_MAX * 2];	/* cache + root */
-	struct bci_cache_files unpacked;	/* what this ingest unpacked, with digests */
+	struct bci_cache_files unpacked;	/* the archive's files, with sizes and digests */
+	struct ingest_entry *entries;	/* every file and folder, sorted (ingest_stream.c) */
+	size_t entry_count, entry_cap;
+	struct bci_results_mem_file *kept;	/* the run's own files, held (archive paths) */
+	size_t kept_count, kept_cap, kept_bytes;
+	struct bci_results_mem_file *run_files;	/* the same below the root */
+	struct bci_results_mem run;	/* run_files as the generator's source */
+	struct bci_cache_logs *logs;	/* the run's job logs, written as the results stream */
 	struct bci_manifest *manifest;	/* NULL: the archive has none */
 	char machine[BCI_MANIFEST_WORD_MAX + 1];
 	char run_id[BCI_MANIFEST_WORD_MAX + 1];
@@ -41,9 +54,27 @@ struct ingest {
 
 /* manifest.json of the run, if the archive has one (in->manifest stays NULL when not). */
 int bci_ingest_manifest_read(struct ingest *in);
-/* The unpacked run folder (an existing cache) against the manifest: listed, same size and sha256. */
-int bci_ingest_manifest_verify(struct ingest *in);
-/* The same promise, from the list of files this ingest unpacked and hashed as it wrote them. */
+/* The archive's files, hashed as the scan read them, against the manifest: listed, same size and sha256. */
 int bci_ingest_manifest_verify_unpacked(struct ingest *in);
+
+/* ---- ingest_stream.c: the archive read as a stream ---- */
+
+/*
+ * The scan: every entry checked, every file hashed into in->unpacked, the
+ * run's own small files kept (in->run), the root found. -errno with in->err.
+ */
+int bci_ingest_stream_scan(struct ingest *in);
+/* The entry @rel of the run folder (below the root), or NULL. */
+const struct ingest_entry *bci_ingest_entry_find(const struct ingest *in, const char *rel);
+/* A kept run file as it is held, or NULL. */
+const struct bci_results_mem_file *bci_ingest_run_file_find(const struct ingest *in, const char *rel);
+/* Lets a kept run file's bytes go (the manifest, once parsed): it reads as empty after. */
+void bci_ingest_run_file_drop(struct ingest *in, const char *rel);
+/* A kept run file, copied NUL-terminated into *@text (NULL when the run has none), its length in *@len (may be NULL). */
+int bci_ingest_run_file(struct ingest *in, const char *rel, char **text, size_t *len);
+/* The results generator over the archive, one job folder at a time in archive order. */
+int bci_ingest_results_stream(struct ingest *in, const struct bci_resultgen_options *options,
+			      bci_results_walk_fn *fn, void *ctx);
+void bci_ingest_stream_free(struct ingest *in);
 
 #endif

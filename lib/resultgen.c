@@ -180,7 +180,7 @@ static int process_job(struct gen *g, size_t index)
 		g->job_dir[g->job_dir_len] = digits[--n];
 	g->job_dir[g->job_dir_len] = '\0';
 
-	ret = g->source->job_enter(g, index);
+	ret = gen_source_of(g)->job_enter(g, index);
 	if (ret == -ENOENT)
 		return add_notrun_results(g);
 	if (ret < 0)
@@ -194,7 +194,7 @@ static int process_job(struct gen *g, size_t index)
 			ret = -ENOMEM;
 	if (f.dmesg.fd >= 0 || f.dmesg.data)
 		gen_close(g, &f.dmesg);
-	g->source->job_leave(g);
+	gen_source_of(g)->job_leave(g);
 	return ret;
 }
 
@@ -380,8 +380,8 @@ static int walk_run(struct gen *g, struct run_texts *texts)
 }
 
 /* @g set up for @results_dir: options, error buffer, the directory open. 0 or -errno. */
-static int gen_begin(struct gen *g, const char *results_dir, const struct bci_resultgen_options *options,
-		     char *err, size_t err_size)
+static int gen_begin(struct gen *g, const char *results_dir, const struct bci_results_mem *mem,
+		     const struct bci_resultgen_options *options, char *err, size_t err_size)
 {
 	memset(g, 0, sizeof(*g));
 	g->dir = results_dir;
@@ -395,6 +395,10 @@ static int gen_begin(struct gen *g, const char *results_dir, const struct bci_re
 	g->max_file = options && options->max_file >= 2 ? options->max_file : BCI_RESULTGEN_MAX_FILE;
 	if (err && err_size)
 		err[0] = '\0';
+	g->mem = mem;
+	g->dirfd = -1;
+	if (mem)
+		return 0;
 
 	/* The directory given may be reached through links; nothing below it is. */
 	g->dirfd = open(results_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -411,7 +415,7 @@ int bci_results_walk(const char *results_dir, const struct bci_resultgen_options
 	struct gen g;
 	int ret;
 
-	ret = gen_begin(&g, results_dir, options, err, err_size);
+	ret = gen_begin(&g, results_dir, NULL, options, err, err_size);
 	if (ret < 0)
 		return ret;
 	g.fn = fn;
@@ -434,6 +438,7 @@ struct bci_results_job_reader {
 	struct gen g;
 	struct job *jobs;	/* joblist.txt, parsed once */
 	size_t job_count, job_cap;
+	struct run_texts texts;	/* a memory source's run facts */
 };
 
 /* read_joblist()'s callback for a reader: @g is the reader's first member. */
@@ -469,11 +474,15 @@ void bci_results_job_reader_free(struct bci_results_job_reader *r)
 	gen_release(&r->g);
 	if (r->g.dirfd >= 0)
 		close(r->g.dirfd);
+	free(r->texts.uname);
+	free(r->texts.start);
+	free(r->texts.end);
 	free(r);
 }
 
-int bci_results_job_reader_new(const char *results_dir, const struct bci_resultgen_options *options,
-			       struct bci_results_job_reader **out, char *err, size_t err_size)
+static int reader_new(const char *results_dir, const struct bci_results_mem *mem,
+		      const struct bci_resultgen_options *options, struct bci_results_job_reader **out,
+		      char *err, size_t err_size)
 {
 	struct bci_results_job_reader *r = calloc(1, sizeof(*r));
 	int ret;
@@ -481,13 +490,16 @@ int bci_results_job_reader_new(const char *results_dir, const struct bci_resultg
 	*out = NULL;
 	if (!r)
 		return -ENOMEM;
-	ret = gen_begin(&r->g, results_dir, options, err, err_size);
+	ret = gen_begin(&r->g, results_dir, mem, options, err, err_size);
 	if (ret == 0)
 		ret = read_settings(&r->g);
 	if (ret == 0)
 		ret = compile_dmesg_filter(&r->g);
 	if (ret == 0)
 		ret = read_joblist(&r->g, keep_job_line);
+	if (ret == 0 && mem)
+		ret = read_run_facts(&r->g, &r->texts);
+	r->g.mem = NULL;	/* the source lives through this call only */
 	if (ret < 0) {
 		if (err && err_size && !err[0])
 			gen_error(&r->g, ret, "%s: %s", results_dir, strerror(-ret));
@@ -495,6 +507,7 @@ int bci_results_job_reader_new(const char *results_dir, const struct bci_resultg
 		return ret;
 	}
 	r->g.run.name = r->g.settings.name ? r->g.settings.name : "";
+	r->g.run.aborted = false;
 	/* Nothing but the error buffer outlives a call. */
 	r->g.err = NULL;
 	r->g.err_size = 0;
@@ -527,6 +540,71 @@ int bci_results_job_walk(struct bci_results_job_reader *r, size_t job, FILE *war
 		gen_error(g, ret, "%s: job %zu: %s", g->dir, job, strerror(-ret));
 out:
 	g->warnings = reader_warnings;
+	g->err = NULL;
+	g->err_size = 0;
+	g->fn = NULL;
+	g->ctx = NULL;
+	return ret;
+}
+
+int bci_results_job_reader_new(const char *results_dir, const struct bci_resultgen_options *options,
+			       struct bci_results_job_reader **out, char *err, size_t err_size)
+{
+	return reader_new(results_dir, NULL, options, out, err, err_size);
+}
+
+/* ---- the same reader over files in memory ---- */
+
+int bci_results_job_reader_new_mem(const char *name, const struct bci_results_mem *run,
+				   const struct bci_resultgen_options *options,
+				   struct bci_results_job_reader **out, char *err, size_t err_size)
+{
+	static const struct bci_results_mem none;
+
+	return reader_new(name, run ? run : &none, options, out, err, err_size);
+}
+
+size_t bci_results_job_reader_count(const struct bci_results_job_reader *r)
+{
+	return r->job_count;
+}
+
+const struct bci_results_run *bci_results_job_reader_run(const struct bci_results_job_reader *r)
+{
+	return &r->g.run;
+}
+
+int bci_results_job_walk_mem(struct bci_results_job_reader *r, size_t job,
+			     const struct bci_results_mem *files, FILE *warnings,
+			     bci_results_walk_fn *fn, void *ctx, char *err, size_t err_size)
+{
+	static const struct bci_results_mem none;
+	int ret;
+
+	r->g.mem = files ? files : &none;
+	ret = bci_results_job_walk(r, job, warnings, fn, ctx, err, err_size);
+	r->g.mem = NULL;
+	return ret;
+}
+
+int bci_results_aborted_walk_mem(struct bci_results_job_reader *r, const struct bci_results_mem *run,
+				 bci_results_walk_fn *fn, void *ctx, char *err, size_t err_size)
+{
+	static const struct bci_results_mem none;
+	struct gen *g = &r->g;
+	int ret;
+
+	if (err && err_size)
+		err[0] = '\0';
+	g->mem = run ? run : &none;
+	g->err = err;
+	g->err_size = err_size;
+	g->fn = fn;
+	g->ctx = ctx;
+	ret = walk_aborted(g);
+	if (ret < 0 && err && err_size && !err[0])
+		gen_error(g, ret, "%s: %s: %s", g->dir, BCI_RESULTS_ABORTED, strerror(-ret));
+	g->mem = NULL;
 	g->err = NULL;
 	g->err_size = 0;
 	g->fn = NULL;

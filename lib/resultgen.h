@@ -158,4 +158,47 @@ int bci_results_job_walk(struct bci_results_job_reader *reader, size_t job, FILE
 			 bci_results_walk_fn *fn, void *ctx, char *err, size_t err_size);
 void bci_results_job_reader_free(struct bci_results_job_reader *reader);
 
+/*
+ * The same reader over files held in memory instead of a folder (ingest
+ * streams an archive: nothing is written to disk). A file is its path in
+ * the run folder ("metadata.txt", "12/out.txt") and its bytes: @data/@len,
+ * or when @fd >= 0 the whole file @fd (a member too large to hold, spilled
+ * by the caller; read from offset 0, the fd stays the caller's). A folder
+ * is there when a file below it is. @name stands for the folder in
+ * messages (kept: it lives as long as the reader). Every file is copied as
+ * it is read: the sources need only live through the call given them.
+ *
+ * bci_results_job_reader_new_mem() reads metadata.txt and joblist.txt, and
+ * the facts of BCI_RESULTS_RUN_BEGIN (bci_results_job_reader_run()) from
+ * @run; bci_results_job_walk_mem() walks job folder @job from @files (a
+ * job absent from them is "notrun", as a missing folder);
+ * bci_results_aborted_walk_mem() hands out igt@runner@aborted when @run
+ * has aborted.txt, as the end of bci_results_walk() does.
+ */
+struct bci_results_mem_file {
+	const char *path;
+	const char *data;
+	size_t len;
+	int fd;
+};
+
+struct bci_results_mem {
+	const struct bci_results_mem_file *files;
+	size_t count;
+};
+
+int bci_results_job_reader_new_mem(const char *name, const struct bci_results_mem *run,
+				   const struct bci_resultgen_options *options,
+				   struct bci_results_job_reader **reader, char *err, size_t err_size);
+/* The number of joblist.txt lines: the jobs a walk may name. */
+size_t bci_results_job_reader_count(const struct bci_results_job_reader *reader);
+/* The run's name, uname and times as BCI_RESULTS_RUN_BEGIN hands them; lives with the reader. */
+const struct bci_results_run *bci_results_job_reader_run(const struct bci_results_job_reader *reader);
+int bci_results_job_walk_mem(struct bci_results_job_reader *reader, size_t job,
+			     const struct bci_results_mem *files, FILE *warnings,
+			     bci_results_walk_fn *fn, void *ctx, char *err, size_t err_size);
+int bci_results_aborted_walk_mem(struct bci_results_job_reader *reader,
+				 const struct bci_results_mem *run, bci_results_walk_fn *fn,
+				 void *ctx, char *err, size_t err_size);
+
 #endif

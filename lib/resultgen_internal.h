@@ -119,6 +119,8 @@ struct gen_source {
 };
 
 extern const struct gen_source gen_dir_source;
+/* The files of a struct bci_results_mem (g->mem), while one is set. */
+extern const struct gen_source gen_mem_source;
 
 struct gen {
 	const char *dir;
@@ -128,6 +130,7 @@ struct gen {
 	char job_dir[24];	/* the job folder's name, "N", while a job is read */
 	size_t job_dir_len;
 	const struct gen_source *source;
+	const struct bci_results_mem *mem;	/* files in memory instead of below dirfd */
 	char *err;
 	size_t err_size;
 	FILE *warnings;
@@ -166,6 +169,12 @@ void gen_warn(struct gen *g, const char *fmt, ...) __attribute__((format(printf,
 
 /* "N/@name" of the job being read into @rel (@size bytes, cut to fit). */
 void gen_job_rel(const struct gen *g, const char *name, char *rel, size_t size);
+/* The source files come from now: memory while g->mem is set, else g->source. */
+static inline const struct gen_source *gen_source_of(const struct gen *g)
+{
+	return g->mem ? &gen_mem_source : g->source;
+}
+
 /* g->source's open and close (see struct gen_source). */
 int gen_open(struct gen *g, const char *rel, bool in_job, struct gen_file *f);
 void gen_close(struct gen *g, struct gen_file *f);

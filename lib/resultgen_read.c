@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -204,6 +205,64 @@ const struct gen_source gen_dir_source = {
 	.close = dir_close,
 };
 
+/*
+ * A memory source (resultgen.h): the files an archive handed over, one job
+ * folder's at a time. A file spilled to a file of the caller's is opened as
+ * a dup of it (the readers use pread: the shared offset does not matter).
+ */
+static int mem_job_enter(struct gen *g, size_t index)
+{
+	(void)index;	/* g->job_dir names it */
+	for (size_t i = 0; i < g->mem->count; i++) {
+		const char *path = g->mem->files[i].path;
+
+		if (!strncmp(path, g->job_dir, g->job_dir_len) && path[g->job_dir_len] == '/')
+			return 0;
+	}
+	return -ENOENT;	/* nothing of the folder: the job never ran */
+}
+
+static void mem_job_leave(struct gen *g)
+{
+	(void)g;
+}
+
+static int mem_open(struct gen *g, const char *rel, bool in_job, struct gen_file *f)
+{
+	(void)in_job;	/* @rel is the whole "N/name" path either way */
+	for (size_t i = 0; i < g->mem->count; i++) {
+		const struct bci_results_mem_file *m = &g->mem->files[i];
+		struct stat st;
+		int fd;
+
+		if (strcmp(m->path, rel))
+			continue;
+		if (m->fd < 0) {
+			*f = (struct gen_file){ .fd = -1, .data = m->data ? m->data : "",
+						.size = m->len };
+			return 0;
+		}
+		fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			int ret = gen_error(g, -errno, "%s/%s: %s", g->dir, rel, strerror(errno));
+
+			if (fd >= 0)
+				close(fd);
+			return ret;
+		}
+		*f = (struct gen_file){ .fd = fd, .size = (unsigned long long)st.st_size };
+		return 0;
+	}
+	return -ENOENT;
+}
+
+const struct gen_source gen_mem_source = {
+	.job_enter = mem_job_enter,
+	.job_leave = mem_job_leave,
+	.open = mem_open,
+	.close = dir_close,
+};
+
 void gen_job_rel(const struct gen *g, const char *name, char *rel, size_t size)
 {
 	size_t len = strlen(name);
@@ -222,12 +281,12 @@ void gen_job_rel(const struct gen *g, const char *name, char *rel, size_t size)
 int gen_open(struct gen *g, const char *rel, bool in_job, struct gen_file *f)
 {
 	*f = (struct gen_file){ .fd = -1 };
-	return g->source->open(g, rel, in_job, f);
+	return gen_source_of(g)->open(g, rel, in_job, f);
 }
 
 void gen_close(struct gen *g, struct gen_file *f)
 {
-	g->source->close(g, f);
+	gen_source_of(g)->close(g, f);
 }
 
 ssize_t gen_file_pread(const struct gen_file *f, char *buf, size_t len, unsigned long long offset)

@@ -82,6 +82,11 @@ static int entry_path_clean(const char *path, char *clean, size_t size)
 	return 0;
 }
 
+int bci_cache_entry_clean(const char *path, char *clean, size_t size)
+{
+	return entry_path_clean(path, clean, size);
+}
+
 /* Creates the parents of @path below @root_fd; returns the fd of the last one, or -errno. */
 static int parents_open(int root_fd, char *path, const char **base)
 {

@@ -36,6 +36,13 @@ int bci_cache_extract(const char *archive_path, const char *dir, unsigned long l
 int bci_cache_get(const char *data_dir, const char *digest, const char *archive_path, char *dir,
 		  char *err, size_t err_size);
 
+/*
+ * The check every entry passes before it is unpacked (ingest's stream reader
+ * applies it too): @path relative, without "..", "./" and repeated slashes
+ * dropped, into @clean. -EINVAL when refused, -ENAMETOOLONG.
+ */
+int bci_cache_entry_clean(const char *path, char *clean, size_t size);
+
 /* One regular file an unpacking wrote: its path in the archive ("./" dropped), size, sha256. */
 struct bci_cache_file {
 	char *path;
@@ -67,5 +74,33 @@ int bci_cache_extract_listed(const char *archive_path, const char *dir,
  */
 int bci_cache_get_listed(const char *data_dir, const char *digest, const char *archive_path,
 			 char *dir, struct bci_cache_files *files, char *err, size_t err_size);
+
+/*
+ * A run's job logs in one file beside the cache folders, DATA/cache/<digest>.logs
+ * (cache_logs.c): ingest writes it as it streams the archive (one zstd
+ * frame per log, an index at the end), so that a log is opened without
+ * unpacking the run. Disposable like the rest of the cache: without it,
+ * logs come from the unpacked archive again.
+ *
+ * Writing: begin (a temporary file), add each job's "out", "err" and
+ * "dmesg" (@data/@len, or the whole file @fd when @fd >= 0), then commit
+ * (fsync, rename, fsync of the folder) or abort (removed). Both free @w.
+ */
+struct bci_cache_logs;
+int bci_cache_logs_begin(const char *data_dir, const char *digest, struct bci_cache_logs **w,
+			 char *err, size_t err_size);
+int bci_cache_logs_add(struct bci_cache_logs *w, unsigned job, const char *which, const char *data,
+		       size_t len, int fd, char *err, size_t err_size);
+int bci_cache_logs_commit(struct bci_cache_logs *w, char *err, size_t err_size);
+void bci_cache_logs_abort(struct bci_cache_logs *w);
+
+/*
+ * Job @job's log @which ("out", "err", "dmesg") from the run's log file, as
+ * a read-only fd of its own at offset 0 (a memfd holding it). -ENOENT: the
+ * file says the job has no such log; -ENXIO: no log file for the run, or one
+ * that does not hold together (the caller unpacks the archive instead).
+ */
+int bci_cache_logs_open(const char *data_dir, const char *digest, unsigned job, const char *which,
+			char *err, size_t err_size);
 
 #endif

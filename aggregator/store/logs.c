@@ -56,6 +56,18 @@ static int job_log_open(const char *data_dir, const char *machine, const char *r
 			 run_id, test);
 		return -ENOENT;
 	}
+	/* The run's log file when ingest wrote one; else the unpacked archive. */
+	fd = bci_cache_logs_open(data_dir, digest, (unsigned)job, which, err, err_size);
+	if (fd >= 0)
+		return fd;
+	if (fd != -ENXIO) {
+		char inner[512];
+
+		snprintf(inner, sizeof(inner), "%s", err);
+		snprintf(err, err_size, "machine %s, run '%s', test '%s': %s", machine, run_id, test,
+			 fd == -ENOENT ? inner : strerror(-fd));
+		return fd;
+	}
 	if (archive_path[0] == '/')
 		snprintf(path, sizeof(path), "%s", archive_path);
 	else if ((size_t)snprintf(path, sizeof(path), "%s/%s", data_dir, archive_path) >=

@@ -592,6 +592,118 @@ static void test_log_fetch(void **state)
 			 -ENOENT);
 }
 
+/* ---- the stream: nothing unpacked, the run's log file ---- */
+
+/* What DATA/cache holds after an ingest: the run's log file, a regular file, and nothing else. */
+static void test_stream_unpacks_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_ingest_summary summary;
+	char dir[PATH_MAX + 16], path[PATH_MAX * 2];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s/run-stream", f->dir);
+	run_folder_make(dir);
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-7", NULL, NULL, &summary, f->err,
+					sizeof(f->err)), BCI_INGEST_STORED);
+	assert_int_equal(count_entries(f, "cache"), 1);
+	snprintf(path, sizeof(path), "%s/cache/%s.logs", f->data, summary.digest);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	snprintf(path, sizeof(path), "%s/cache/%s", f->data, summary.digest);
+	assert_int_equal(lstat(path, &st), -1);
+	assert_int_equal(count_entries(f, "tmp"), 0);
+}
+
+static char *log_fetch(struct fixture *f, const char *run, const char *test, const char *which)
+{
+	char *text;
+	int fd;
+
+	fd = bci_store_test_log_open(f->store, f->data, "lab-7", run, test, which, f->err,
+				     sizeof(f->err));
+	if (fd < 0)
+		fail_msg("%s %s: %s", test, which, f->err);
+	text = read_fd(fd);
+	close(fd);
+	return text;
+}
+
+/* The log file answers; cut short or gone, the archive is unpacked instead and answers the same. */
+static void test_log_file(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const which[] = { "out", "err", "dmesg" };
+	char dir[PATH_MAX + 16], path[PATH_MAX * 2], cache[PATH_MAX * 2];
+	struct bci_ingest_summary summary;
+	char *first[3];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s/run-logfile", f->dir);
+	run_folder_make(dir);
+	write_file(dir, "1/dmesg.txt", "<4>[ 12.000000] a warning of the kernel\n");
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-7", NULL, NULL, &summary, f->err,
+					sizeof(f->err)), BCI_INGEST_STORED);
+	snprintf(path, sizeof(path), "%s/cache/%s.logs", f->data, summary.digest);
+	snprintf(cache, sizeof(cache), "%s/cache/%s", f->data, summary.digest);
+	for (int i = 0; i < 3; i++)
+		first[i] = log_fetch(f, "run-logfile", "igt@igt_b@crash", which[i]);
+	assert_string_equal(first[0], "IGT-Version: 1.28\nStarting subtest: crash\n");
+	assert_string_equal(first[1], "");
+	assert_string_equal(first[2], "<4>[ 12.000000] a warning of the kernel\n");
+	/* Answered from the log file alone: nothing was unpacked. */
+	assert_int_equal(lstat(cache, &st), -1);
+
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(truncate(path, st.st_size / 2), 0);
+	for (int i = 0; i < 3; i++) {
+		char *again = log_fetch(f, "run-logfile", "igt@igt_b@crash", which[i]);
+
+		assert_string_equal(again, first[i]);
+		free(again);
+	}
+	assert_int_equal(lstat(cache, &st), 0);	/* the fallback unpacked the run */
+	assert_int_equal(unlink(path), 0);
+	for (int i = 0; i < 3; i++) {
+		char *again = log_fetch(f, "run-logfile", "igt@igt_b@crash", which[i]);
+
+		assert_string_equal(again, first[i]);
+		free(again);
+		free(first[i]);
+	}
+}
+
+/* A job's file over what is held in memory (16 MiB) goes through a temporary file, whole. */
+static void test_large_job_file(void **state)
+{
+	struct fixture *f = *state;
+	char dir[PATH_MAX + 16], path[PATH_MAX * 2], *text;
+	size_t size = (17u << 20) + 5, lines;
+	FILE *out;
+
+	snprintf(dir, sizeof(dir), "%s/run-large", f->dir);
+	run_folder_make(dir);
+	snprintf(path, sizeof(path), "%s/0/err.txt", dir);
+	out = fopen(path, "w");
+	assert_non_null(out);
+	lines = size / 32;
+	for (size_t i = 0; i < lines; i++)
+		fprintf(out, "%030zu\n", i);
+	fclose(out);
+	assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-7", NULL, NULL, NULL, f->err,
+					sizeof(f->err)), BCI_INGEST_STORED);
+	text = log_fetch(f, "run-large", "igt@igt_a@basic", "err");
+	assert_int_equal(strlen(text), lines * 31);
+	{
+		char last[40];
+
+		snprintf(last, sizeof(last), "%030zu\n", lines - 1);
+		assert_string_equal(text + (lines - 1) * 31, last);
+	}
+	free(text);
+	assert_int_equal(count_entries(f, "tmp"), 0);
+}
+
 /* ---- the same run twice, another archive for it ---- */
 
 static void test_idempotent(void **state)
@@ -638,14 +750,18 @@ static void test_idempotent(void **state)
 
 /* ---- archives that lie or escape ---- */
 
-enum edit { EDIT_CHANGE, EDIT_DROP, EDIT_ADD, EDIT_DOTDOT, EDIT_SYMLINK };
+enum edit {
+	EDIT_CHANGE, EDIT_DROP, EDIT_TWICE, EDIT_LAST,
+	EDIT_ADD, EDIT_DOTDOT, EDIT_SYMLINK, EDIT_UNDER_FILE,	/* these add an entry */
+};
 
 /* Copies the archive @from to @to (tar.zst), changing what @edit says about entry @target. */
 static void archive_rewrite(const char *from, const char *to, enum edit edit, const char *target)
 {
 	struct archive *in = archive_read_new(), *out = archive_write_new();
-	struct archive_entry *entry;
-	char buf[65536];
+	struct archive_entry *entry, *held = NULL;
+	char buf[65536], held_data[65536];
+	size_t held_size = 0;
 	int added = 0;
 
 	archive_read_support_filter_all(in);
@@ -672,15 +788,29 @@ static void archive_rewrite(const char *from, const char *to, enum edit edit, co
 			assert_int_equal(archive_write_data(out, buf, size), (la_ssize_t)size);
 			continue;
 		}
+		if (hit && edit == EDIT_LAST) {
+			/* Kept for the end, after every other folder's files. */
+			held_size = (size_t)archive_entry_size(entry);
+			assert_true(held_size < sizeof(held_data));
+			assert_int_equal(archive_read_data(in, held_data, held_size), (la_ssize_t)held_size);
+			held = archive_entry_clone(entry);
+			continue;
+		}
 		assert_int_equal(archive_write_header(out, entry), ARCHIVE_OK);
-		while ((n = archive_read_data(in, buf, sizeof(buf))) > 0)
+		while ((n = archive_read_data(in, buf, sizeof(buf))) > 0) {
 			assert_int_equal(archive_write_data(out, buf, (size_t)n), n);
+			if (hit && edit == EDIT_TWICE) {
+				assert_int_equal(archive_write_header(out, entry), ARCHIVE_OK);
+				assert_int_equal(archive_write_data(out, buf, (size_t)n), n);
+			}
+		}
 		if (!added && edit >= EDIT_ADD) {
 			struct archive_entry *extra = archive_entry_new();
 
 			added = 1;
 			archive_entry_set_pathname(extra, edit == EDIT_ADD ? "extra.txt"
-						   : edit == EDIT_DOTDOT ? "../escaped.txt" : "link");
+						   : edit == EDIT_DOTDOT ? "../escaped.txt"
+						   : edit == EDIT_UNDER_FILE ? "0/out.txt/below" : "link");
 			if (edit == EDIT_SYMLINK) {
 				archive_entry_set_filetype(extra, AE_IFLNK);
 				archive_entry_set_symlink(extra, "/etc/passwd");
@@ -695,6 +825,11 @@ static void archive_rewrite(const char *from, const char *to, enum edit edit, co
 			}
 			archive_entry_free(extra);
 		}
+	}
+	if (held) {
+		assert_int_equal(archive_write_header(out, held), ARCHIVE_OK);
+		assert_int_equal(archive_write_data(out, held_data, held_size), (la_ssize_t)held_size);
+		archive_entry_free(held);
 	}
 	archive_read_free(in);
 	assert_int_equal(archive_write_close(out), ARCHIVE_OK);
@@ -736,6 +871,11 @@ static void test_lying_archive_refused(void **state)
 	lie_refused(f, good, EDIT_ADD, "", "extra.txt is not in the manifest");
 	lie_refused(f, good, EDIT_DOTDOT, "", "'../escaped.txt': an absolute path or '..' is refused");
 	lie_refused(f, good, EDIT_SYMLINK, "", "'link': only regular files and folders");
+	/* What the cache's unpacking refused, the stream refuses too. */
+	lie_refused(f, good, EDIT_TWICE, "0/out.txt", "'0/out.txt': File exists (the archive holds it twice)");
+	lie_refused(f, good, EDIT_UNDER_FILE, "", "'0/out.txt': File exists (the archive holds it twice)");
+	/* Job folders are read one at a time: one whose files are apart is refused, not held. */
+	lie_refused(f, good, EDIT_LAST, "0/err.txt", "job folder 0's files do not follow each other");
 
 	/* The honest archive goes in; as another machine's, it is refused. */
 	assert_int_equal(bci_ingest_archive(f->store, f->data, good, "lab-2", NULL, NULL, NULL,
@@ -895,6 +1035,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bootci_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_fetch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_unpacks_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_job_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lying_archive_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plain_tar_needs_machine, setup, teardown),

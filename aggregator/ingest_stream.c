@@ -1,0 +1,741 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Ingest reads the archive as a stream (ingest_internal.h): nothing of the
+ * run is written to disk. Two passes over the kept archive, both one
+ * member after another:
+ *
+ *   the scan: every entry checked as the cache's unpacking checks it (no
+ *   absolute path, no "..", regular files and folders only, no path twice),
+ *   every file hashed and listed for the manifest check, and the run's own
+ *   small files (metadata, joblist, boot records...) kept in memory;
+ *
+ *   the results: each job folder's files gathered in memory (a member over
+ *   JOB_FILE_MEM_MAX spilled to an unnamed temporary file) and handed to the
+ *   results generator's memory source, one folder at a time.
+ *
+ * Why two: collect writes members in the manifest's sorted order, where the
+ * job folders ("0/", "1/", ...) come before joblist.txt and metadata.txt,
+ * which every job's judgement needs; holding the folders until then would
+ * hold the whole run. The scan also keeps today's promise that a lying
+ * archive is refused before any row is written.
+ */
+#include "ingest_internal.h"
+
+#include "fsutil.h"
+#include "message.h"
+#include "results_dir.h"
+#include "resultgen.h"
+#include "strv.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gnutls/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* All of the run's own files held at once (a hostile archive could list many). */
+#define KEPT_BYTES_MAX ((size_t)64 << 20)
+/* A job's file larger than this goes to a temporary file instead of memory. */
+#define JOB_FILE_MEM_MAX SMALL_FILE_MAX
+/* The archive is read in blocks of this size. */
+#define ARCHIVE_BLOCK (256 * 1024)
+
+/* The run's files that ingest or the results generator read whole. */
+static const char *const run_files_read[] = {
+	BCI_MANIFEST_NAME, BCI_RESULTS_METADATA, BCI_RESULTS_JOBLIST, BCI_RESULTS_UNAME,
+	BCI_RESULTS_STARTTIME, BCI_RESULTS_ENDTIME, BCI_RESULTS_ABORTED,
+	BCI_RESULTS_SUSPEND_SUMMARY, BCI_RESULTS_SUSPEND_CYCLES,
+	BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT,
+};
+
+static bool run_file_wanted(const char *rel)
+{
+	const char *slash = strchr(rel, '/');
+	char dir[32];
+	unsigned number;
+
+	for (size_t i = 0; i < sizeof(run_files_read) / sizeof(run_files_read[0]); i++)
+		if (!strcmp(rel, run_files_read[i]))
+			return true;
+	/* boot-NNNN/boot.txt and boot-NNNN/end.txt */
+	if (!slash || strchr(slash + 1, '/') || (size_t)(slash - rel) >= sizeof(dir))
+		return false;
+	memcpy(dir, rel, (size_t)(slash - rel));
+	dir[slash - rel] = '\0';
+	return bci_results_boot_dir_parse(dir, &number) &&
+	       (!strcmp(slash + 1, BCI_RESULTS_BOOT_RECORD) || !strcmp(slash + 1, BCI_RESULTS_BOOT_END));
+}
+
+/* Kept in the scan: the root is not known yet, so a run file at the top or one folder down. */
+static bool kept_wanted(const char *path)
+{
+	const char *slash = strchr(path, '/');
+
+	return run_file_wanted(path) || (slash && run_file_wanted(slash + 1));
+}
+
+/* ---- entries: the archive's paths, in component order ---- */
+
+/* Byte order with '/' lowest, so that a folder's entries follow it ("a" < "a/b" < "a-b"). */
+static int path_compare(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		unsigned char x = *a == '/' ? 1 : (unsigned char)*a;
+		unsigned char y = *b == '/' ? 1 : (unsigned char)*b;
+
+		if (x != y || !x)
+			return x < y ? -1 : x > y;
+	}
+}
+
+static int entry_compare(const void *a, const void *b)
+{
+	return path_compare(((const struct ingest_entry *)a)->path,
+			    ((const struct ingest_entry *)b)->path);
+}
+
+static int entry_add(struct ingest *in, const char *path, bool dir)
+{
+	if (in->entry_count == in->entry_cap) {
+		size_t cap = in->entry_cap ? in->entry_cap * 2 : 256;
+		struct ingest_entry *grown = realloc(in->entries, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		in->entries = grown;
+		in->entry_cap = cap;
+	}
+	in->entries[in->entry_count].path = strdup(path);
+	if (!in->entries[in->entry_count].path)
+		return -ENOMEM;
+	in->entries[in->entry_count].seq = in->entry_count;
+	in->entries[in->entry_count++].dir = dir;
+	return 0;
+}
+
+const struct ingest_entry *bci_ingest_entry_find(const struct ingest *in, const char *rel)
+{
+	char path[PATH_MAX * 2];
+	struct ingest_entry key = { .path = path };
+
+	if (!in->entry_count || (size_t)snprintf(path, sizeof(path), "%s%s%s", in->root,
+						       *in->root ? "/" : "", rel) >= sizeof(path))
+		return NULL;
+	return bsearch(&key, in->entries, in->entry_count, sizeof(key), entry_compare);
+}
+
+/*
+ * A path twice, or a file that is also a folder: the unpacking refused both,
+ * naming the later entry as it met it (a file where a folder was made is
+ * there twice; a path below a file is not in a folder).
+ */
+static int entries_check(struct ingest *in)
+{
+	if (in->entry_count)
+		qsort(in->entries, in->entry_count, sizeof(*in->entries), entry_compare);
+	for (size_t i = 0; i + 1 < in->entry_count; i++) {
+		const struct ingest_entry *e = &in->entries[i], *next = e + 1;
+		size_t len = strlen(e->path);
+		bool same = !strcmp(e->path, next->path), below;
+
+		below = !e->dir && !strncmp(e->path, next->path, len) && next->path[len] == '/';
+		if ((same && (!e->dir || !next->dir)) || (below && e->seq > next->seq)) {
+			bci_message(in->err, in->err_size, "%s: entry '%s': %s (the archive holds it twice)",
+				    in->archive, e->path, strerror(EEXIST));
+			return -EEXIST;
+		}
+		if (below) {
+			bci_message(in->err, in->err_size, "%s: entry '%s': %s", in->archive, next->path,
+				    strerror(ENOTDIR));
+			return -ENOTDIR;
+		}
+	}
+	return 0;
+}
+
+/* The run folder: the archive's root, or the one folder at its root. */
+static int root_find(struct ingest *in)
+{
+	const char *first;
+	size_t len;
+	bool folder = false;
+
+	in->root[0] = '\0';
+	if (bci_ingest_entry_find(in, BCI_MANIFEST_NAME) || bci_ingest_entry_find(in, BCI_RESULTS_JOBLIST))
+		return 0;
+	if (!in->entry_count)
+		goto refused;
+	first = in->entries[0].path;
+	len = strcspn(first, "/");
+	for (size_t i = 0; i < in->entry_count; i++) {
+		const struct ingest_entry *e = &in->entries[i];
+
+		if (strncmp(e->path, first, len) || (e->path[len] && e->path[len] != '/'))
+			goto refused;
+		folder |= e->path[len] == '/' || e->dir;
+	}
+	if (!folder || len >= sizeof(in->root))
+		goto refused;
+	memcpy(in->root, first, len);
+	in->root[len] = '\0';
+	return 0;
+refused:
+	bci_message(in->err, in->err_size,
+		    "%s: neither a run folder (manifest.json or joblist.txt) at its root nor"
+		    " one folder holding it", in->archive);
+	return -EINVAL;
+}
+
+/* ---- reading members ---- */
+
+static int archive_open(struct ingest *in, struct archive **out)
+{
+	struct archive *a = archive_read_new();
+
+	*out = NULL;
+	if (!a)
+		return -ENOMEM;
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	if (archive_read_open_filename(a, in->archive, ARCHIVE_BLOCK) != ARCHIVE_OK) {
+		bci_message(in->err, in->err_size, "%s: %s", in->archive, archive_error_string(a));
+		archive_read_free(a);
+		return -EIO;
+	}
+	*out = a;
+	return 0;
+}
+
+/*
+ * The entry's type and path, checked as the cache's unpacking checks them
+ * (store/cache.c, with its messages). 1: a file or folder, its path cleaned
+ * into @path; 0: "./" itself; -EINVAL: refused.
+ */
+static int entry_check(struct ingest *in, struct archive_entry *entry, char *path, size_t size)
+{
+	const char *raw = archive_entry_pathname(entry);
+	mode_t type = archive_entry_filetype(entry);
+
+	if (bci_cache_entry_clean(raw, path, size) < 0) {
+		bci_message(in->err, in->err_size, "%s: entry '%s': an absolute path or '..' is refused",
+			    in->archive, raw ? raw : "");
+		return -EINVAL;
+	}
+	if (archive_entry_hardlink(entry) || (type != AE_IFREG && type != AE_IFDIR)) {
+		bci_message(in->err, in->err_size,
+			    "%s: entry '%s': only regular files and folders are accepted (no links,"
+			    " devices or FIFOs)", in->archive, raw);
+		return -EINVAL;
+	}
+	return *path ? 1 : 0;
+}
+
+/* Where a member's bytes go: a digest, a buffer (up to @limit), a file. */
+struct sink {
+	gnutls_hash_hd_t hash;
+	struct bci_str *buf;
+	size_t limit;
+	bool over;		/* more than @limit came: the buffer stopped */
+	int fd;
+};
+
+static int sink_bytes(struct sink *s, const void *data, size_t n)
+{
+	int ret = 0;
+
+	if (s->hash && gnutls_hash(s->hash, data, n) < 0)
+		return -EIO;
+	if (s->buf && !s->over) {
+		if (s->buf->len + n > s->limit)
+			s->over = true;
+		else
+			ret = bci_str_append(s->buf, data, n);
+	}
+	if (ret == 0 && s->fd >= 0)
+		ret = bci_write_all(s->fd, data, n);
+	return ret;
+}
+
+/* A sparse entry's hole reads back as zeroes. */
+static int sink_zeros(struct sink *s, unsigned long long count)
+{
+	static const char zeros[4096];
+	int ret = 0;
+
+	while (count && ret == 0) {
+		size_t n = count < sizeof(zeros) ? (size_t)count : sizeof(zeros);
+
+		ret = sink_bytes(s, zeros, n);
+		count -= n;
+	}
+	return ret;
+}
+
+/* The current entry's bytes into @s; *@size: how many. 0 or -errno, the entry named. */
+static int member_read(struct ingest *in, struct archive *a, const char *path, struct sink *s,
+		       uint64_t *size)
+{
+	const void *block;
+	size_t n;
+	la_int64_t offset = 0, written = 0;
+	int rc, ret = 0;
+
+	while ((rc = archive_read_data_block(a, &block, &n, &offset)) == ARCHIVE_OK) {
+		if (offset > written)
+			ret = sink_zeros(s, (unsigned long long)(offset - written));
+		if (ret == 0)
+			ret = sink_bytes(s, block, n);
+		if (ret < 0)
+			break;
+		written = offset + (la_int64_t)n;
+	}
+	if (ret == 0 && rc != ARCHIVE_EOF) {
+		bci_message(in->err, in->err_size, "%s: entry '%s': %s", in->archive, path,
+			    archive_error_string(a));
+		return -EIO;
+	}
+	/* A hole at the end: the size is the last offset, past the data. */
+	if (ret == 0 && offset > written) {
+		ret = sink_zeros(s, (unsigned long long)(offset - written));
+		written = offset;
+	}
+	if (ret < 0) {
+		bci_message(in->err, in->err_size, "%s: entry '%s': %s", in->archive, path,
+			    strerror(-ret));
+		return ret;
+	}
+	*size = (uint64_t)written;
+	return 0;
+}
+
+/* ---- the scan ---- */
+
+static int listed_add(struct bci_cache_files *files, const char *path, uint64_t size,
+		      const unsigned char digest[32])
+{
+	struct bci_cache_file *file;
+
+	if (files->count == files->cap) {
+		size_t cap = files->cap ? files->cap * 2 : 256;
+		struct bci_cache_file *grown = realloc(files->files, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		files->files = grown;
+		files->cap = cap;
+	}
+	file = &files->files[files->count];
+	file->path = strdup(path);
+	if (!file->path)
+		return -ENOMEM;
+	file->size = size;
+	bci_sha256_hex(digest, file->sha256);
+	files->count++;
+	return 0;
+}
+
+static int kept_add(struct ingest *in, const char *path, struct bci_str *buf)
+{
+	struct bci_results_mem_file *f;
+
+	if (in->kept_count == in->kept_cap) {
+		size_t cap = in->kept_cap ? in->kept_cap * 2 : 32;
+		struct bci_results_mem_file *grown = realloc(in->kept, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		in->kept = grown;
+		in->kept_cap = cap;
+	}
+	f = &in->kept[in->kept_count];
+	*f = (struct bci_results_mem_file){ .path = strdup(path), .len = buf->len, .fd = -1 };
+	f->data = bci_str_steal(buf);
+	if (!f->path || !f->data) {
+		free((char *)f->path);
+		free((char *)f->data);
+		return -ENOMEM;
+	}
+	in->kept_bytes += f->len;
+	in->kept_count++;
+	return 0;
+}
+
+/* One regular file of the scan: hashed and listed; kept when it is a run file read whole. */
+static int file_scan(struct ingest *in, struct archive *a, const char *path)
+{
+	struct bci_str buf = { 0 };
+	struct sink s = { .buf = kept_wanted(path) ? &buf : NULL, .limit = SMALL_FILE_MAX, .fd = -1 };
+	unsigned char digest[32];
+	uint64_t size = 0;
+	int ret;
+
+	if (gnutls_hash_init(&s.hash, GNUTLS_DIG_SHA256) < 0) {
+		bci_message(in->err, in->err_size, "%s: entry '%s': sha256: cannot start a digest",
+			    in->archive, path);
+		return -ENOMEM;
+	}
+	ret = member_read(in, a, path, &s, &size);
+	gnutls_hash_deinit(s.hash, digest);
+	if (ret == 0 && s.buf && s.over) {
+		bci_message(in->err, in->err_size, "%s: %s: larger than %zu bytes", in->archive, path,
+			    SMALL_FILE_MAX);
+		ret = -EFBIG;
+	} else if (ret == 0 && s.buf && in->kept_bytes + buf.len > KEPT_BYTES_MAX) {
+		bci_message(in->err, in->err_size, "%s: %s: the run's own files (boot records, joblist"
+			    "...) make more than %zu bytes", in->archive, path, KEPT_BYTES_MAX);
+		ret = -EFBIG;
+	}
+	if (ret == 0)
+		ret = listed_add(&in->unpacked, path, size, digest);
+	if (ret == 0 && s.buf)
+		ret = kept_add(in, path, &buf);
+	if (ret == -ENOMEM)
+		bci_message(in->err, in->err_size, "%s: %s: %s", in->archive, path, strerror(ENOMEM));
+	bci_str_free(&buf);
+	return ret;
+}
+
+int bci_ingest_stream_scan(struct ingest *in)
+{
+	struct archive_entry *entry;
+	struct archive *a;
+	size_t root_len;
+	int ret, rc;
+
+	ret = archive_open(in, &a);
+	if (ret < 0)
+		return ret;
+	while ((rc = archive_read_next_header(a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+		char path[PATH_MAX];
+		bool dir;
+
+		ret = entry_check(in, entry, path, sizeof(path));
+		if (ret == 0)
+			continue;
+		if (ret < 0)
+			goto out;
+		dir = archive_entry_filetype(entry) == AE_IFDIR;
+		ret = entry_add(in, path, dir);
+		if (ret == 0 && !dir)
+			ret = file_scan(in, a, path);
+		if (ret < 0)
+			goto out;
+	}
+	ret = 0;
+	if (rc != ARCHIVE_EOF) {
+		bci_message(in->err, in->err_size, "%s: %s", in->archive, archive_error_string(a));
+		ret = -EBADMSG;
+		goto out;
+	}
+	ret = entries_check(in);
+	if (ret == 0)
+		ret = root_find(in);
+	if (ret < 0)
+		goto out;
+	/* The run's own files as the generator names them: below the root. */
+	root_len = strlen(in->root);
+	in->run_files = calloc(in->kept_count ? in->kept_count : 1, sizeof(*in->run_files));
+	if (!in->run_files) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < in->kept_count; i++) {
+		const char *p = in->kept[i].path;
+
+		if (root_len && (strncmp(p, in->root, root_len) || p[root_len] != '/'))
+			continue;
+		in->run_files[in->run.count] = in->kept[i];
+		in->run_files[in->run.count++].path = p + (root_len ? root_len + 1 : 0);
+	}
+	in->run.files = in->run_files;
+out:
+	archive_read_free(a);
+	return ret;
+}
+
+const struct bci_results_mem_file *bci_ingest_run_file_find(const struct ingest *in, const char *rel)
+{
+	for (size_t i = 0; i < in->run.count; i++)
+		if (!strcmp(in->run_files[i].path, rel))
+			return &in->run_files[i];
+	return NULL;
+}
+
+void bci_ingest_run_file_drop(struct ingest *in, const char *rel)
+{
+	for (size_t i = 0; i < in->run.count; i++) {
+		struct bci_results_mem_file *f = &in->run_files[i];
+
+		if (strcmp(f->path, rel))
+			continue;
+		for (size_t k = 0; k < in->kept_count; k++)
+			if (in->kept[k].data == f->data) {
+				in->kept_bytes -= in->kept[k].len;
+				in->kept[k].data = NULL;
+				in->kept[k].len = 0;
+			}
+		free((char *)f->data);
+		f->data = NULL;
+		f->len = 0;
+	}
+}
+
+int bci_ingest_run_file(struct ingest *in, const char *rel, char **text, size_t *len)
+{
+	*text = NULL;
+	for (size_t i = 0; i < in->run.count; i++) {
+		const struct bci_results_mem_file *f = &in->run.files[i];
+
+		if (strcmp(f->path, rel))
+			continue;
+		*text = malloc(f->len + 1);
+		if (!*text)
+			return -ENOMEM;
+		memcpy(*text, f->data, f->len);
+		(*text)[f->len] = '\0';
+		if (len)
+			*len = f->len;
+		return 0;
+	}
+	return 0;
+}
+
+void bci_ingest_stream_free(struct ingest *in)
+{
+	for (size_t i = 0; i < in->entry_count; i++)
+		free(in->entries[i].path);
+	free(in->entries);
+	for (size_t i = 0; i < in->kept_count; i++) {
+		free((char *)in->kept[i].path);
+		free((char *)in->kept[i].data);
+	}
+	free(in->kept);
+	free(in->run_files);
+}
+
+/* ---- the results, one job folder at a time ---- */
+
+/* The job folder being gathered: its files in memory (or spilled). */
+struct job_folder {
+	size_t index;
+	bool open;
+	struct bci_results_mem_file *files;
+	size_t count, cap;
+};
+
+static void folder_clear(struct job_folder *f)
+{
+	for (size_t i = 0; i < f->count; i++) {
+		free((char *)f->files[i].path);
+		free((char *)f->files[i].data);
+		if (f->files[i].fd >= 0)
+			close(f->files[i].fd);
+	}
+	f->count = 0;
+	f->open = false;
+}
+
+/* "N/name" with N as the generator writes a job folder (no leading zero): N and name. */
+static bool job_member(const char *rel, size_t *index, const char **name)
+{
+	size_t digits = strspn(rel, "0123456789");
+
+	if (!digits || digits > 9 || rel[digits] != '/' || (rel[0] == '0' && digits > 1) ||
+	    strchr(rel + digits + 1, '/'))
+		return false;
+	*index = (size_t)strtoul(rel, NULL, 10);
+	*name = rel + digits + 1;
+	return true;
+}
+
+struct results_walk {
+	struct ingest *in;
+	struct bci_results_job_reader *reader;
+	bci_results_walk_fn *fn;
+	void *ctx;
+	char name[PATH_MAX * 2];	/* the run folder in messages */
+	char tmp_dir[PATH_MAX];
+	bool *walked;
+	size_t jobs;
+	struct job_folder folder;
+};
+
+static int folder_walk(struct results_walk *w)
+{
+	struct bci_results_mem files = { w->folder.files, w->folder.count };
+	int ret;
+
+	if (!w->folder.open)
+		return 0;
+	w->walked[w->folder.index] = true;
+	ret = bci_results_job_walk_mem(w->reader, w->folder.index, &files, NULL, w->fn, w->ctx,
+				       w->in->err, w->in->err_size);
+	/* Its logs into the run's log file, for the result pages. */
+	for (size_t i = 0; i < files.count && ret == 0 && w->in->logs; i++) {
+		const struct bci_results_mem_file *f = &files.files[i];
+		char which[8];
+		size_t n = strcspn(f->path, "/");
+
+		if (sscanf(f->path + n, "/%7[a-z].txt", which) != 1 ||
+		    strcmp(f->path + n + 1 + strlen(which), ".txt") ||
+		    (strcmp(which, "out") && strcmp(which, "err") && strcmp(which, "dmesg")))
+			continue;
+		ret = bci_cache_logs_add(w->in->logs, (unsigned)w->folder.index, which, f->data, f->len,
+					 f->fd, w->in->err, w->in->err_size);
+	}
+	folder_clear(&w->folder);
+	return ret;
+}
+
+/* A job file too large to hold: an unnamed file in DATA/tmp, gone when closed. */
+static int spill_open(struct results_walk *w, const char *path)
+{
+	int fd, ret;
+
+	if (!w->tmp_dir[0]) {
+		snprintf(w->tmp_dir, sizeof(w->tmp_dir), "%s/tmp", w->in->data_dir);
+		ret = bci_mkdir_p(w->tmp_dir, 0755);
+		if (ret < 0) {
+			bci_message(w->in->err, w->in->err_size, "%s: %s", w->tmp_dir, strerror(-ret));
+			w->tmp_dir[0] = '\0';
+			return ret;
+		}
+	}
+	fd = open(w->tmp_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = -errno;
+		bci_message(w->in->err, w->in->err_size, "%s: a temporary file for %s: %s", w->tmp_dir,
+			    path, strerror(errno));
+		return ret;
+	}
+	return fd;
+}
+
+static int folder_add(struct results_walk *w, struct archive *a, struct archive_entry *entry,
+		      const char *path, const char *rel)
+{
+	struct job_folder *f = &w->folder;
+	struct bci_results_mem_file *file;
+	struct bci_str buf = { 0 };
+	struct sink s = { .buf = &buf, .limit = (size_t)-1, .fd = -1 };
+	uint64_t size = 0;
+	int ret = 0;
+
+	if (f->count == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 8;
+		struct bci_results_mem_file *grown = realloc(f->files, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		f->files = grown;
+		f->cap = cap;
+	}
+	if (archive_entry_size_is_set(entry) && archive_entry_size(entry) > (la_int64_t)JOB_FILE_MEM_MAX) {
+		s.buf = NULL;
+		s.fd = spill_open(w, path);
+		if (s.fd < 0)
+			return s.fd;
+	}
+	ret = member_read(w->in, a, path, &s, &size);
+	file = &f->files[f->count];
+	*file = (struct bci_results_mem_file){ .path = strdup(rel), .len = buf.len, .fd = s.fd };
+	if (s.buf)
+		file->data = bci_str_steal(&buf);
+	if (ret == 0 && (!file->path || (s.buf && !file->data)))
+		ret = -ENOMEM;
+	f->count++;	/* folder_clear() frees it, whole or not */
+	bci_str_free(&buf);
+	return ret;
+}
+
+static int results_member(struct results_walk *w, struct archive *a, struct archive_entry *entry)
+{
+	size_t root_len = strlen(w->in->root), index;
+	const char *rel, *name;
+	char path[PATH_MAX];
+	int ret;
+
+	ret = entry_check(w->in, entry, path, sizeof(path));
+	if (ret <= 0 || archive_entry_filetype(entry) == AE_IFDIR)
+		return ret;
+	rel = path + (root_len ? root_len + 1 : 0);
+	if ((root_len && (strncmp(path, w->in->root, root_len) || path[root_len] != '/')) ||
+	    !job_member(rel, &index, &name) || index >= w->jobs)
+		return 0;	/* not a job's file the generator reads */
+	if (!w->folder.open || w->folder.index != index) {
+		ret = folder_walk(w);
+		if (ret < 0)
+			return ret;
+		if (w->walked[index]) {
+			bci_message(w->in->err, w->in->err_size,
+				    "%s: %s: job folder %zu's files do not follow each other in the"
+				    " archive (read one folder at a time)", w->in->archive, path, index);
+			return -EINVAL;
+		}
+		w->folder.open = true;
+		w->folder.index = index;
+	}
+	return folder_add(w, a, entry, path, rel);
+}
+
+int bci_ingest_results_stream(struct ingest *in, const struct bci_resultgen_options *options,
+			      bci_results_walk_fn *fn, void *ctx)
+{
+	struct results_walk *w = calloc(1, sizeof(*w));
+	struct archive_entry *entry;
+	struct archive *a = NULL;
+	int ret, rc;
+
+	if (!w)
+		return -ENOMEM;
+	*w = (struct results_walk){ .in = in, .fn = fn, .ctx = ctx };
+	snprintf(w->name, sizeof(w->name), "%s%s%s", in->archive, *in->root ? "/" : "", in->root);
+	ret = bci_results_job_reader_new_mem(w->name, &in->run, options, &w->reader, in->err,
+					     in->err_size);
+	if (ret < 0)
+		goto out;
+	ret = fn(BCI_RESULTS_RUN_BEGIN, bci_results_job_reader_run(w->reader), NULL, ctx);
+	if (ret < 0)
+		goto out;
+	w->jobs = bci_results_job_reader_count(w->reader);
+	w->walked = calloc(w->jobs ? w->jobs : 1, sizeof(*w->walked));
+	if (!w->walked) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = archive_open(in, &a);
+	if (ret < 0)
+		goto out;
+	while ((rc = archive_read_next_header(a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+		ret = results_member(w, a, entry);
+		if (ret < 0)
+			goto out;
+	}
+	if (rc != ARCHIVE_EOF) {
+		bci_message(in->err, in->err_size, "%s: %s", in->archive, archive_error_string(a));
+		ret = -EBADMSG;
+		goto out;
+	}
+	ret = folder_walk(w);
+	/* A job without its folder: the generator says "notrun", as for a folder on disk. */
+	for (size_t j = 0; j < w->jobs && ret == 0; j++)
+		if (!w->walked[j])
+			ret = bci_results_job_walk_mem(w->reader, j, NULL, NULL, fn, ctx, in->err,
+						       in->err_size);
+	if (ret == 0)
+		ret = bci_results_aborted_walk_mem(w->reader, &in->run, fn, ctx, in->err, in->err_size);
+out:
+	folder_clear(&w->folder);
+	free(w->folder.files);
+	if (a)
+		archive_read_free(a);
+	bci_results_job_reader_free(w->reader);
+	free(w->walked);
+	free(w);
+	return ret;
+}
