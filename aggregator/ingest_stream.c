@@ -315,30 +315,6 @@ static int member_read(struct ingest *in, struct archive *a, const char *path, s
 
 /* ---- the scan ---- */
 
-static int listed_add(struct bci_cache_files *files, const char *path, uint64_t size,
-		      const unsigned char digest[32])
-{
-	struct bci_cache_file *file;
-
-	if (files->count == files->cap) {
-		size_t cap = files->cap ? files->cap * 2 : 256;
-		struct bci_cache_file *grown = realloc(files->files, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		files->files = grown;
-		files->cap = cap;
-	}
-	file = &files->files[files->count];
-	file->path = strdup(path);
-	if (!file->path)
-		return -ENOMEM;
-	file->size = size;
-	bci_sha256_hex(digest, file->sha256);
-	files->count++;
-	return 0;
-}
-
 static int kept_add(struct ingest *in, const char *path, struct bci_str *buf)
 {
 	struct bci_results_mem_file *f;
@@ -391,7 +367,7 @@ static int file_scan(struct ingest *in, struct archive *a, const char *path)
 		ret = -EFBIG;
 	}
 	if (ret == 0)
-		ret = listed_add(&in->unpacked, path, size, digest);
+		ret = bci_cache_files_add(&in->unpacked, path, size, digest);
 	if (ret == 0 && s.buf)
 		ret = kept_add(in, path, &buf);
 	if (ret == -ENOMEM)

@@ -157,8 +157,8 @@ static int unpack_parent(struct unpack *u, int root_fd, char *path, const char *
 	return fd;
 }
 
-static int files_add(struct bci_cache_files *files, const char *path, uint64_t size,
-		     const unsigned char digest[32])
+int bci_cache_files_add(struct bci_cache_files *files, const char *path, uint64_t size,
+			const unsigned char digest[32])
 {
 	struct bci_cache_file *file;
 
@@ -271,7 +271,7 @@ static int entry_write(struct archive *a, int parent, const char *name, const ch
 	if (ret == 0 && hash) {
 		gnutls_hash_deinit(hash, digest);
 		hash = NULL;
-		ret = files_add(u->files, path, (uint64_t)written, digest);
+		ret = bci_cache_files_add(u->files, path, (uint64_t)written, digest);
 		if (ret < 0)
 			snprintf(err, err_size, "%s: %s", shown, strerror(-ret));
 	}

@@ -56,6 +56,9 @@ struct bci_cache_files {
 	size_t count, cap;
 };
 
+/* Appends @path, its @size and its sha256 @digest (hex in the list). 0 or -ENOMEM. */
+int bci_cache_files_add(struct bci_cache_files *files, const char *path, uint64_t size,
+			const unsigned char digest[32]);
 void bci_cache_files_free(struct bci_cache_files *files);
 
 /*
