@@ -68,6 +68,22 @@ static bool journal_ended(char *text, struct bci_job_journal_line *end)
 	return false;
 }
 
+/* Does job @index's journal.txt have its end? Then that end is in *@end. */
+static bool job_journal_end(struct bci_executor *ex, unsigned index,
+			    struct bci_job_journal_line *end)
+{
+	char path[PATH_MAX], *text = NULL;
+	bool ended;
+
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_JOURNAL,
+				index) < 0 ||
+	    bci_read_file(path, &text, NULL, 1 << 20) < 0)
+		return false;
+	ended = journal_ended(text, end);
+	free(text);
+	return ended;
+}
+
 /*
  * The subtests of job @e not yet started according to its journal.txt (a
  * resumed job); *@ended when journal.txt already has the job's end, that
@@ -482,10 +498,23 @@ int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journa
 {
 	unsigned long boot_cap = bci_config_get_number(ex->config, "boot_cap");
 	unsigned j = (unsigned)journal->in_flight, starts;
+	struct bci_job_journal_line end;
 	int ret = 0;
 
 	if (journal->in_flight < 0)
 		return 0;
+	/*
+	 * Its journal.txt has its end: the job ended and the boot died before
+	 * bootci's journal said so. It was not in flight: no incomplete line, no
+	 * crash laid on it; bootci's journal gets the end journal.txt has.
+	 */
+	if (job_journal_end(ex, j, &end)) {
+		bci_say("job %u: its journal.txt has its end (the boot died before bootci's "
+			"journal did): not run again", j + 1);
+		return bci_journal_appendf(journal, end.kind == BCI_JOB_JOURNAL_TIMEOUT ?
+					   BCI_RUN_JOURNAL_TIMEOUT : BCI_RUN_JOURNAL_EXIT, j,
+					   "%d %.3f", end.code, end.time);
+	}
 	bci_warn("job %u (%s) was running when boot %u ended", j + 1, jobs->entries[j].binary,
 		 journal->boots - 1);
 	if (ex->kernel_crashed)

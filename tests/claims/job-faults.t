@@ -101,6 +101,8 @@ check "lost exit: the console says why it is not run again" log_has "$t" "job 1:
 own_exit=$(sed -n 's/^exit:\([0-9-]*\) .*/\1/p' "$t/results/runs/t/0/journal.txt")
 check "lost exit: bootci-journal.txt gets the exit journal.txt has ($own_exit), not -1" \
 	grep -q "^exit 0 $own_exit " "$journal"
+check "lost exit: the job that had ended is not called incomplete in bootci-journal.txt" \
+	test "$(grep -c '^incomplete 0 ' "$journal")" = 0
 "$aggregator" results "$t/results/runs/t" -o "$t.json" 2>"$t.err"
 check "lost exit: job 0 keeps its result (pass), job 1 ran" \
 	test "$(result_of "$t.json" igt@igt_simple):$(result_of "$t.json" igt@igt_basic@pass)" = pass:pass
