@@ -22,6 +22,8 @@ packages=(
 	python3 python3-jsonschema git
 	# the pages served by the master, checked in a real browser (tests/aggregator/pages-browser.t)
 	chromium
+	# make bench: wall, CPU and peak memory of each side (GNU time's -f)
+	time
 )
 
 sudo_cmd=()
