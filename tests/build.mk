@@ -46,7 +46,7 @@ all: $(FIXTURES_MUSL) $(FIXTURES_HOST)
 TEST_RUNNER := tests/run-tests.sh
 
 # FUZZ_SECONDS: how long each fuzz target explores beyond its corpus in `make check`.
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 5
 
 check: all $(KERNEL_STAMP) $(UNIT_HOST) $(UNIT_ASAN) $(FUZZ_BINS)
 	@BUILD=$(abspath $(BUILD)) SRC=$(CURDIR) FUZZ_SECONDS=$(FUZZ_SECONDS) $(TEST_RUNNER) \

@@ -30,7 +30,7 @@ set -uo pipefail
 
 : "${BUILD:?}" "${SRC:?}"
 export BUILD SRC
-: "${FUZZ_SECONDS:=15}" "${TEST_TIMEOUT_CMOCKA:=600}" "${TEST_TIMEOUT_TAP:=5400}"
+: "${FUZZ_SECONDS:=5}" "${TEST_TIMEOUT_CMOCKA:=600}" "${TEST_TIMEOUT_TAP:=5400}"
 : "${TEST_TIMEOUT_FUZZ:=$((FUZZ_SECONDS + 600))}"
 export FUZZ_SECONDS
 passed=0
@@ -135,7 +135,7 @@ run_fuzz() {
 	trap 'rm -rf "$scratch"; exit 143' TERM
 	[ ! -d "$SRC/tests/fuzz/corpus/$name" ] || cp -r "$SRC/tests/fuzz/corpus/$name/." "$scratch/"
 	n=$((n + 1))
-	if "$bin" -max_total_time="${FUZZ_SECONDS:-15}" -timeout=10 -rss_limit_mb=2048 \
+	if "$bin" -max_total_time="${FUZZ_SECONDS:-5}" -timeout=10 -rss_limit_mb=2048 \
 		-artifact_prefix="$log_dir/fuzz-$name-" "$scratch" >"$log_dir/fuzz-$name.log" 2>&1; then
 		echo "ok $n - fuzz $name: ${FUZZ_SECONDS:-15}s without a finding ($(grep -o 'Done [0-9]* runs' "$log_dir/fuzz-$name.log" | tail -n1))"
 	else

@@ -114,10 +114,15 @@ printf '%s\n' "$testlist" >"$t/etc/bootci/testlist"
 boot "$t"
 check "garbage: the first boot ends (status 0)" test $? = 0
 journal=$t/results/runs/t/bootci-journal.txt
-# Job 1's end line is garbage (with bytes that are not text); job 2 never ran.
+# Job 1's end line is garbage (with bytes that are not text), its own journal.txt lost its
+# exit too (cut before it reached the disk): the job was in flight; job 2 never ran.
 sed -n '1,/^start 1$/p' "$journal" >"$t/j"
 printf 'stort 1 0 0.105 \001written by nobody\n' >>"$t/j"
 mv "$t/j" "$journal"
+grep -vE '^(exit|timeout):' "$t/results/runs/t/1/journal.txt" >"$t/j1"
+check "garbage: job 1's journal.txt had its exit" \
+	test "$(wc -l <"$t/j1")" -lt "$(wc -l <"$t/results/runs/t/1/journal.txt")"
+mv "$t/j1" "$t/results/runs/t/1/journal.txt"
 rm -rf "$t/results/runs/t/2" "$t/results/runs/t/endtime.txt"
 boot "$t"
 check "garbage: the boot after ends (status 0)" test $? = 0

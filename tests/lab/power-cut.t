@@ -109,7 +109,12 @@ snapshot() {
 	mkdir -p "$m/$name"
 	debugfs -R "rdump / $m/$name" "$img" >/dev/null 2>"$m/$name.debugfs.log" || return 1
 	rm -f "$img"
-	[ -d "$m/$name/runs/$run" ] || return 0
+	# The executor writes joblist.txt last when it creates a run: a cut before it leaves a
+	# folder the next boot makes again, not yet a results directory.
+	if [ ! -f "$m/$name/runs/$run/joblist.txt" ]; then
+		[ -d "$m/$name/runs/$run" ] && echo "$name: run folder cut before its joblist.txt" | diag
+		return 0
+	fi
 	"$BUILD/host/bin/bootci-aggregator" results "$m/$name/runs/$run" -o "$m/$name/results.json" \
 		2>"$m/$name/results.err" || { diag <"$m/$name/results.err"; return 1; }
 }
