@@ -97,20 +97,40 @@ boot "$t"
 check "ramoops: a dmesg-ramoops record is saved with the boot and erased" \
 	test -f "$t/results/runs/t/boot-0002/pstore/dmesg-ramoops-0" -a ! -e "$t/sys/fs/pstore/dmesg-ramoops-0"
 
-# ---- a stop requested by a signal: the job in flight ends, no other starts
+# ---- a stop requested by a signal: the job in flight ends, no other starts. The job in
+# flight, `held`, runs until this script has sent the signal (no race with a slow machine):
+# it says it started, waits for the file `go`, then passes as igt_simple.
 t=$work/stop
-fake_tree "$t" "$igt_cmdline"
-printf 'igt@igt_timing@sleep-1\nigt@igt_basic@pass\nigt@igt_basic@skip\n' >"$t/etc/bootci/testlist"
+fake_tree "$t" "$igt_cmdline bootci.test_dir=/opt/igt"
+mkdir -p "$t/opt/igt"
+ln -s "$fixtures"/* "$t/opt/igt/"
+cat >"$t/opt/igt/held" <<HELD
+#!/bin/sh
+[ "\${1:-}" = --list-subtests ] && exit 79
+: >$t/started
+while [ ! -e $t/go ]; do sleep 0.05; done
+exec $fixtures/igt_simple
+HELD
+chmod +x "$t/opt/igt/held"
+printf 'igt@held\nigt@igt_basic@pass\nigt@igt_basic@skip\n' >"$t/etc/bootci/testlist"
 timeout -k 5 300 "$executor" --root "$t" >"$t.log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -s "$t/results/runs/t/0/journal.txt" ] && break; sleep 0.1; done
+# Bounded only by the executor's own 300 s: the wait is for the job, however slow the machine.
+while [ ! -e "$t/started" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
 kill -TERM "$pid"
+# The signal is handled (the console says so) before the job is let go.
+for _ in $(seq 600); do
+	grep -q 'received Terminated' "$t.log" && break
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.1
+done
+: >"$t/go"
 wait "$pid"
 check "stop: the executor still ends its boot normally (status 0)" test $? = 0
 check "stop: the console says the signal was received" log_has "$t" "received Terminated: ending after the current step"
 check "stop: aborted.txt gives the reason" grep -q 'Stop requested by a signal' "$t/results/runs/t/aborted.txt"
 "$aggregator" results "$t/results/runs/t" -o "$t.json" 2>/dev/null
-check "stop: the job in flight finished" test "$(result_of "$t.json" igt@igt_timing@sleep-1)" = pass
+check "stop: the job in flight finished" test "$(result_of "$t.json" igt@held)" = pass
 check "stop: the next ones did not run" \
 	test "$(result_of "$t.json" igt@igt_basic@pass):$(result_of "$t.json" igt@igt_basic@skip)" = notrun:notrun
 
