@@ -161,7 +161,9 @@ if [ ! -w "$freezer" ] || ! mkdir "$freezer/bootci-claims.$$" 2>/dev/null; then
 else
 	cg=$freezer/bootci-claims.$$
 	t=$work/unkillable
-	fake_tree "$t" "$igt_cmdline bootci.test_dir=/opt/stuck bootci.per_test_timeout=1 bootci.kill_grace=1"
+	# The per-test timeout leaves the script 5 s to freeze itself: one that a loaded machine
+	# slows past it would die of the timeout's signals, not survive them.
+	fake_tree "$t" "$igt_cmdline bootci.test_dir=/opt/stuck bootci.per_test_timeout=5 bootci.kill_grace=1"
 	mkdir -p "$t/opt/stuck"
 	cat >"$t/opt/stuck/stuck" <<STUCK
 #!/bin/sh
