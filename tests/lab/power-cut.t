@@ -7,7 +7,7 @@
 # after the next boot, everything journaled before the cut is still there (the run's and
 # every job's journal lines, every settled verdict unchanged) and the journals hold only
 # whole, well-formed lines that agree (tests/lab/power-cut.py); at the end no result is
-# lost or doubled in results.json and no job ran twice.
+# lost or doubled in results.json, no job ran twice, and ingest stores every result.
 #
 # POWER_CUTS (default 3: each costs a boot, ~20-30 s of TCG), POWER_CUT_WINDOW (seconds,
 # default 6: each cut lands uniformly in that long after the mount; the 108 jobs take
@@ -163,4 +163,17 @@ final_check() {
 	return "$status"
 }
 check "no result lost or doubled in results.json, no job run twice" final_check
+# The master's side of the finished run: its boot folders are as the cuts left them (a boot
+# cut before its boot.txt, a boot without end.txt), and ingest stores every result all the same.
+ingested() {
+	local out status=0 want
+	want=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["tests"]))' \
+		"$m/final/results.json" 2>&1) || { echo "final/results.json: $want" | diag; return 1; }
+	rm -rf "$m/master"
+	out=$("$BUILD/host/bin/bootci-aggregator" ingest --data "$m/master" --machine lab \
+		"$m/final/runs/$run" 2>&1) || status=$?
+	printf '%s\n' "$out" | diag
+	[ "$status" = 0 ] && [[ $out == *": stored $want results, "* ]]
+}
+check "the finished run ingests: every result of results.json stored" ingested
 done_testing
