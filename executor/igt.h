@@ -51,7 +51,11 @@ int bci_igt_rundir_write_time(const struct bci_executor *ex, const char *name);
  * and reaches the master with that error instead of never ending; -errno.
  */
 int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs);
-/* Loads joblist.txt into @jobs; *@exists false (and 0) when there is none yet. */
+/*
+ * Loads joblist.txt into @jobs; *@exists false (and 0) when there is none yet.
+ * First removes the temporaries (NAME.tmp.XXXXXX) that an earlier boot's cut
+ * left in the run folder and its job folders.
+ */
 int bci_igt_rundir_load(struct bci_executor *ex, struct bci_joblist *jobs, bool *exists);
 
 /* ---- igt_plan.c ---- */

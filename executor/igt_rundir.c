@@ -10,12 +10,15 @@
 #include "config.h"
 #include "fsutil.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 int bci_igt_rundir_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
 {
@@ -140,12 +143,86 @@ int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs)
 	return ret < 0 ? ret : aborted_run;
 }
 
+/* NAME.tmp.XXXXXX: a temporary of bci_atomic_open() (mkostemp's six letters or digits). */
+static bool is_temporary(const char *name)
+{
+	const char *tmp = strstr(name, ".tmp.");
+
+	if (!tmp || tmp == name || strlen(tmp) != 11)
+		return false;
+	for (const char *p = tmp + 5; *p; p++)
+		if (!isalnum((unsigned char)*p))
+			return false;
+	return true;
+}
+
+/*
+ * Removes the temporaries left in folder @dir by replacements that a power
+ * cut stopped before their rename: half-written files that would otherwise
+ * stay in the run and be uploaded with it. Counts them into *@removed.
+ */
+static void sweep_folder(const char *dir, unsigned *removed)
+{
+	char path[PATH_MAX];
+	struct dirent *entry;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((entry = readdir(d))) {
+		if (!is_temporary(entry->d_name) ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, entry->d_name) >= (int)sizeof(path))
+			continue;
+		if (unlink(path) == 0)
+			(*removed)++;
+		else
+			bci_warn("cannot remove %s, left by a cut replacement: %s", path,
+				 strerror(errno));
+	}
+	closedir(d);
+}
+
+/*
+ * The run folder and its job folders without the temporaries of an earlier
+ * boot: nothing else writes in them before the run is loaded, so every one
+ * found is a replacement that boot never finished (the file it would have
+ * replaced, if any, is whole).
+ */
+static void sweep_temporaries(const struct bci_executor *ex)
+{
+	char path[PATH_MAX];
+	struct dirent *entry;
+	unsigned removed = 0;
+	DIR *d;
+
+	sweep_folder(ex->run_dir, &removed);
+	d = opendir(ex->run_dir);
+	if (!d)
+		return;
+	while ((entry = readdir(d))) {
+		const char *p = entry->d_name;
+
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (p == entry->d_name || *p ||
+		    bci_igt_rundir_path(ex, path, "%s", entry->d_name) < 0)
+			continue;
+		sweep_folder(path, &removed);
+	}
+	closedir(d);
+	if (removed)
+		bci_say("run %s: removed %u half-written temporar%s (NAME.tmp.XXXXXX) an earlier "
+			"boot left", bci_config_get(ex->config, "run_id"), removed,
+			removed == 1 ? "y" : "ies");
+}
+
 int bci_igt_rundir_load(struct bci_executor *ex, struct bci_joblist *jobs, bool *exists)
 {
 	char path[PATH_MAX], err[512], *text;
 	size_t len;
 	int ret;
 
+	sweep_temporaries(ex);
 	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOBLIST) < 0)
 		return -ENAMETOOLONG;
 	ret = bci_read_file(path, &text, &len, 64 << 20);

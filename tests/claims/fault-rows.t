@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Rows of the README's fault matrix that no other test proves, on the host executor
 # booting fake trees (`bootci-executor --root DIR`, black box): a corrupted joblist.txt,
-# an oops (BUG/Oops records and TAINT_DIE) inside a subtest.
+# a power cut while the run is created or while a job replaces one of its files, an oops
+# (BUG/Oops records and TAINT_DIE) inside a subtest.
 set -uo pipefail
 # shellcheck source=tests/claims/fake-tree.sh
 . "$SRC/tests/claims/fake-tree.sh"
@@ -32,6 +33,38 @@ check "joblist corrupted: the boot ends the on_error way (reboot, not on_finish'
 check "joblist corrupted: joblist.txt is left as it was, not rewritten" cmp -s "$run/joblist.txt" "$t.joblist"
 check "joblist corrupted: the run journal is left as it was" cmp -s "$run/bootci-journal.txt" "$t.journal"
 check "joblist corrupted: the results of the job before are kept" sha256sum --quiet -c "$t.sums"
+
+# ---- a power cut while the run is created, before joblist.txt (written last) was renamed into
+# place, and one during a replacement in a job folder: the next boot creates the run afresh
+# and removes the half-written temporaries (NAME.tmp.XXXXXX) instead of keeping them in it.
+t=$work/creation
+fake_tree "$t" "$igt_cmdline"
+printf 'igt@igt_basic@pass\nigt@igt_basic@skip\n' >"$t/etc/bootci/testlist"
+boot "$t"
+run=$t/results/runs/t
+check "creation cut: the first boot runs both jobs" test -d "$run/1"
+cp "$run/joblist.txt" "$t.joblist"
+# Back to the moment of the cut: the boot's record and the files written before joblist.txt
+# are there, joblist.txt only as its temporary (a line and a half), no journal, no job.
+rm -rf "$run/joblist.txt" "$run/bootci-journal.txt" "$run/endtime.txt" "$run"/[0-9]* "$run/boot-0001/end.txt"
+printf 'igt_basic pass\nigt_ba' >"$run/joblist.txt.tmp.Xq3Zr7"
+mkdir "$run/0"
+printf 'exi' >"$run/0/journal.txt.tmp.a1B2c3"
+boot "$t"
+status=$?
+check "creation cut: the next boot ends with status 0 ($status)" test "$status" = 0
+check "creation cut: the run is created afresh, not resumed" log_has "$t" "bootci: run t: 2 jobs planned"
+check "creation cut: joblist.txt is whole" cmp -s "$run/joblist.txt" "$t.joblist"
+check "creation cut: the console says the temporaries were removed" \
+	log_has "$t" "run t: removed 2 half-written temporaries"
+left=$(cd "$run" && find . -name '*.tmp.*' | sort | xargs)
+check "creation cut: no half-written temporary stays in the run${left:+ ($left)}" test -z "$left"
+"$aggregator" results "$run" -o "$t.json" 2>"$t.err"
+check "creation cut: results.json made" test $? = 0 || diag <"$t.err"
+check "creation cut: both jobs ran to their results" \
+	test "$(result_of "$t.json" igt@igt_basic@pass):$(result_of "$t.json" igt@igt_basic@skip)" = pass:skip
+check "creation cut: the cut boot's record is kept beside the new one" \
+	test -f "$run/boot-0001/boot.txt" -a -f "$run/boot-0002/boot.txt"
 
 # ---- an oops in a subtest: the kernel logs BUG/Oops and taints itself with TAINT_DIE (bit 7).
 # The test program stands in for a driver that oopses under it: it appends the kernel's
