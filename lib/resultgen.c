@@ -362,7 +362,11 @@ static int walk_run(struct gen *g, struct run_texts *texts)
 	if (ret == 0)
 		ret = g->fn(BCI_RESULTS_RUN_BEGIN, &g->run, NULL, g->ctx);
 	if (ret == 0)
+		ret = gen_prefetch_start(g);
+	if (ret == 0) {
 		ret = read_joblist(g, walk_job_line);
+		gen_prefetch_stop(g);
+	}
 	if (ret == 0)
 		ret = walk_aborted(g);
 	if (ret < 0)
