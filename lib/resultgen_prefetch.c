@@ -13,7 +13,8 @@
  * only) and never write g->err: a failure is kept with its step and the
  * walk gives the directory source's message for it when it opens that
  * file. A file over PREFETCH_FILE_MAX bytes (or that grew while read) is
- * handed over open, and read as the directory source reads it.
+ * left to the walk, which opens it ("N/name" below the top, by the same
+ * rules) and reads it as the directory source does.
  */
 #include "resultgen_internal.h"
 
@@ -24,7 +25,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /*
@@ -46,17 +49,13 @@ static const char *const prefetch_names[] = {
 struct prefetch_file {
 	int ret;			/* 0, or gen_open_regular()'s -errno */
 	int stage;			/* with ret: the step that failed */
-	int fd;				/* a file handed over open, or -1 */
-	char *data;			/* a file read whole, or NULL */
+	char *data;			/* the file read whole; NULL with ret 0: the walk opens it */
 	size_t len;
-	unsigned long long size;	/* fstat's, for a file handed over open */
-	bool taken;			/* its fd was handed to the walk */
 };
 
 struct prefetch_slot {
 	bool ready;			/* filled: holds what slot_clear() frees */
 	int dir_ret;			/* the folder's open: 0, -ENOENT (none), -errno */
-	int jobfd;
 	struct prefetch_file files[PREFETCH_FILES];
 };
 
@@ -82,43 +81,48 @@ struct gen_prefetch {
 	bool fallback;			/* the walk left the order: the directory source reads */
 };
 
-/* A regular file's bytes in one read of its size and one byte more (to see that it ended). */
-static void prefetch_file(const struct gen *g, int jobfd, const char *name, struct prefetch_file *f)
+/*
+ * A regular file's bytes in one read of its size and one byte more (to see
+ * that it ended). Its fd (returned, or -1) stays open until the whole job
+ * is read: a thread with its own fd table then closes them all at once.
+ */
+static int prefetch_file(const struct gen *g, int jobfd, const char *name, struct prefetch_file *f)
 {
+	unsigned long long size = 0;
 	ssize_t n;
 	int fd;
 
-	*f = (struct prefetch_file){ .fd = -1 };
-	fd = gen_open_regular(g, jobfd, name, gen_job_file_likely_absent(name), &f->stage, &f->size);
+	*f = (struct prefetch_file){ 0 };
+	fd = gen_open_regular(g, jobfd, name, gen_job_file_likely_absent(name), &f->stage, &size);
 	if (fd < 0) {
 		f->ret = fd;
-		return;
+		return -1;
 	}
-	if (f->size <= PREFETCH_FILE_MAX) {
-		f->data = malloc((size_t)f->size + 1);
-		if (f->data) {
-			do
-				n = pread(fd, f->data, (size_t)f->size + 1, 0);
-			while (n < 0 && errno == EINTR);
-			if (n >= 0 && (unsigned long long)n <= f->size) {
-				f->len = (size_t)n;
-				f->data[n] = '\0';
-				close(fd);
-				return;
-			}
-			/* It grew, or a read error: the walk reads it from the fd and says so. */
-			free(f->data);
-			f->data = NULL;
-		}
+	/* A large file, or one that grew or failed to read: the walk opens and reads it itself. */
+	if (size > PREFETCH_FILE_MAX)
+		return fd;
+	f->data = malloc((size_t)size + 1);
+	if (!f->data)
+		return fd;
+	do
+		n = pread(fd, f->data, (size_t)size + 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 || (unsigned long long)n > size) {
+		free(f->data);
+		f->data = NULL;
+		return fd;
 	}
-	f->fd = fd;
+	f->len = (size_t)n;
+	f->data[n] = '\0';
+	return fd;
 }
 
-static void prefetch_job(const struct gen *g, size_t index, struct prefetch_slot *s)
+/* Job folder @index into @s; @own_fds: the thread's fd table is its own (close_range is safe). */
+static void prefetch_job(const struct gen *g, size_t index, struct prefetch_slot *s, bool own_fds)
 {
+	int fds[PREFETCH_FILES], jobfd, last, opened = 1;
 	char name[24];
 	size_t n = 0, i;
-	int fd;
 
 	do
 		name[n++] = (char)('0' + index % 10);
@@ -130,18 +134,31 @@ static void prefetch_job(const struct gen *g, size_t index, struct prefetch_slot
 		name[n - 1 - i] = c;
 	}
 	name[n] = '\0';
-	s->jobfd = -1;
-	fd = gen_open_below(g, g->dirfd, name, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOCTTY);
-	if (fd == -ENOENT || fd == -ENOTDIR) {
+	jobfd = gen_open_below(g, g->dirfd, name, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOCTTY);
+	if (jobfd == -ENOENT || jobfd == -ENOTDIR) {
 		s->dir_ret = -ENOENT;	/* no folder (or not one): the job never ran */
 		return;
 	}
-	s->dir_ret = fd < 0 ? fd : 0;
-	if (fd < 0)
+	s->dir_ret = jobfd < 0 ? jobfd : 0;
+	if (jobfd < 0)
 		return;
-	s->jobfd = fd;
+	last = jobfd;
+	for (i = 0; i < PREFETCH_FILES; i++) {
+		fds[i] = prefetch_file(g, jobfd, prefetch_names[i], &s->files[i]);
+		last = fds[i] > last ? fds[i] : last;
+		opened += fds[i] >= 0;
+	}
+	/*
+	 * Closing is a good part of the kernel's work: one call, when the
+	 * range holds only the job's fds (its own table holds only dirfd besides).
+	 */
+	if (own_fds && last - jobfd + 1 == opened &&
+	    syscall(SYS_close_range, (unsigned int)jobfd, (unsigned int)last, 0) == 0)
+		return;
 	for (i = 0; i < PREFETCH_FILES; i++)
-		prefetch_file(g, fd, prefetch_names[i], &s->files[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
+	close(jobfd);
 }
 
 /* Frees what a filled slot holds (an empty one holds nothing). */
@@ -149,22 +166,34 @@ static void slot_clear(struct prefetch_slot *s)
 {
 	if (!s->ready)
 		return;
-	if (s->dir_ret == 0) {
-		for (size_t i = 0; i < PREFETCH_FILES; i++) {
-			free(s->files[i].data);
-			if (s->files[i].fd >= 0 && !s->files[i].taken)
-				close(s->files[i].fd);
-		}
-	}
-	if (s->jobfd >= 0)
-		close(s->jobfd);
+	for (size_t i = 0; i < PREFETCH_FILES; i++)
+		free(s->files[i].data);
 	memset(s, 0, sizeof(*s));
-	s->jobfd = -1;
+}
+
+/*
+ * Gives the calling thread its own fd table holding only @dirfd: its fds
+ * are then numbered one after another, for close_range, and the kernel
+ * takes no shared table's lock for them. The copies of the process's other
+ * fds are closed at once, so that none is kept open behind the caller's
+ * back. Only where close_range works (Linux 5.9): false, and nothing done,
+ * elsewhere.
+ */
+static bool prefetch_own_fds(int dirfd)
+{
+	/* Closes nothing (no such fd): tells whether the call exists. */
+	if (syscall(SYS_close_range, ~0U, ~0U, 0) < 0 || unshare(CLONE_FILES) < 0)
+		return false;
+	if (dirfd > 0)
+		syscall(SYS_close_range, 0U, (unsigned int)dirfd - 1, 0);
+	syscall(SYS_close_range, (unsigned int)dirfd + 1, ~0U, 0);
+	return true;
 }
 
 static void *prefetch_thread(void *arg)
 {
 	struct gen_prefetch *p = arg;
+	bool own_fds = prefetch_own_fds(p->g->dirfd);
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
@@ -179,7 +208,7 @@ static void *prefetch_thread(void *arg)
 		c = &p->chunks[number % PREFETCH_CHUNKS];
 		pthread_mutex_unlock(&p->lock);
 		for (size_t i = 0; i < PREFETCH_CHUNK; i++) {
-			prefetch_job(p->g, number * PREFETCH_CHUNK + i, &c->jobs[i]);
+			prefetch_job(p->g, number * PREFETCH_CHUNK + i, &c->jobs[i], own_fds);
 			c->jobs[i].ready = true;
 		}
 		pthread_mutex_lock(&p->lock);
@@ -250,7 +279,6 @@ static int prefetch_job_enter(struct gen *g, size_t index)
 		return ret == -ENOENT ? ret : gen_open_refused_path(g, g->job_dir, ret);
 	}
 	p->current = s;
-	g->jobfd = s->jobfd;
 	return 0;
 }
 
@@ -262,7 +290,6 @@ static void prefetch_job_leave(struct gen *g)
 		gen_dir_source.job_leave(g);
 		return;
 	}
-	g->jobfd = -1;	/* closed with the slot */
 	slot_release(p, p->current);
 	p->current = NULL;
 }
@@ -272,23 +299,25 @@ static int prefetch_open(struct gen *g, const char *rel, bool in_job, struct gen
 	struct gen_prefetch *p = g->prefetch;
 	const char *slash = strrchr(rel, '/');
 	struct prefetch_file *pf = NULL;
+	unsigned long long size = 0;
+	int fd, stage;
 
-	if (in_job && p->current && slash) {
-		for (size_t i = 0; i < PREFETCH_FILES && !pf; i++)
-			if (!strcmp(slash + 1, prefetch_names[i]))
-				pf = &p->current->files[i];
-	}
-	/* Not read ahead, or its fd already handed over: opened now, as before. */
-	if (!pf || pf->taken)
+	if (!in_job || !p->current || !slash)
 		return gen_dir_source.open(g, rel, in_job, f);
-	if (pf->ret < 0)
+	for (size_t i = 0; i < PREFETCH_FILES && !pf; i++)
+		if (!strcmp(slash + 1, prefetch_names[i]))
+			pf = &p->current->files[i];
+	if (pf && pf->ret < 0)
 		return gen_open_refused(g, rel, pf->ret, pf->stage);
-	if (pf->data) {
+	if (pf && pf->data) {
 		*f = (struct gen_file){ .fd = -1, .data = pf->data, .size = pf->len };
 		return 0;
 	}
-	pf->taken = true;
-	*f = (struct gen_file){ .fd = pf->fd, .size = pf->size };
+	/* Not read ahead (large, say): opened now, "N/name" below the top, by the same rules. */
+	fd = gen_open_regular(g, g->dirfd, rel, false, &stage, &size);
+	if (fd < 0)
+		return gen_open_refused(g, rel, fd, stage);
+	*f = (struct gen_file){ .fd = fd, .size = size };
 	return 0;
 }
 
@@ -350,10 +379,7 @@ void gen_prefetch_stop(struct gen *g)
 	pthread_mutex_unlock(&p->lock);
 	for (int i = 0; i < p->thread_count; i++)
 		pthread_join(p->threads[i], NULL);
-	if (p->current) {
-		g->jobfd = -1;
-		p->current = NULL;
-	}
+	p->current = NULL;
 	for (size_t i = 0; i < PREFETCH_CHUNKS; i++)
 		for (size_t j = 0; j < PREFETCH_CHUNK; j++)
 			slot_clear(&p->chunks[i].jobs[j]);
