@@ -252,12 +252,13 @@ void job_free(struct job *job);
 /* ---- resultgen_prefetch.c ---- */
 
 /*
- * Starts threads that open and read job folders 0, 1, 2... ahead of the
- * walk, which then takes them through gen_prefetch_source (g->source is
- * set to it). 0 when started or when threads are not to be used (the walk
- * then reads as before), -errno otherwise. gen_prefetch_stop() undoes it.
+ * Starts threads that open and read job folders 0, 1, 2... (up to @jobs,
+ * the joblist's lines) ahead of the walk, which then takes them through
+ * gen_prefetch_source (g->source is set to it). 0 when started or when
+ * threads are not to be used (the walk then reads as before), -errno
+ * otherwise. gen_prefetch_stop() undoes it.
  */
-int gen_prefetch_start(struct gen *g);
+int gen_prefetch_start(struct gen *g, size_t jobs);
 void gen_prefetch_stop(struct gen *g);
 
 /* ---- resultgen_judge.c ---- */

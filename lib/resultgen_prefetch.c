@@ -70,6 +70,7 @@ struct gen_prefetch {
 	pthread_mutex_t lock;
 	pthread_cond_t wake_threads;	/* a chunk was given back, or stop */
 	pthread_cond_t wake_walk;	/* a chunk was filled */
+	size_t limit;			/* the joblist's lines: no folder past them is read */
 	size_t claimed;			/* the next chunk a thread takes */
 	size_t consumed;		/* chunks the walk gave back: their places are free */
 	bool stop;
@@ -202,13 +203,18 @@ static void *prefetch_thread(void *arg)
 
 		while (!p->stop && p->claimed >= p->consumed + PREFETCH_CHUNKS)
 			pthread_cond_wait(&p->wake_threads, &p->lock);
-		if (p->stop)
+		if (p->stop || p->claimed * PREFETCH_CHUNK >= p->limit)
 			break;
 		number = p->claimed++;
 		c = &p->chunks[number % PREFETCH_CHUNKS];
 		pthread_mutex_unlock(&p->lock);
 		for (size_t i = 0; i < PREFETCH_CHUNK; i++) {
-			prefetch_job(p->g, number * PREFETCH_CHUNK + i, &c->jobs[i], own_fds);
+			size_t index = number * PREFETCH_CHUNK + i;
+
+			if (index < p->limit)
+				prefetch_job(p->g, index, &c->jobs[i], own_fds);
+			else
+				c->jobs[i].dir_ret = -ENOENT;	/* no such job: never entered */
 			c->jobs[i].ready = true;
 		}
 		pthread_mutex_lock(&p->lock);
@@ -333,18 +339,19 @@ static const struct gen_source gen_prefetch_source = {
 	.close = prefetch_close,
 };
 
-int gen_prefetch_start(struct gen *g)
+int gen_prefetch_start(struct gen *g, size_t jobs)
 {
 	int count = prefetch_thread_count(), ret = 0;
 	sigset_t all, old;
 	struct gen_prefetch *p;
 
-	if (count == 0 || g->mem)
+	if (count == 0 || g->mem || jobs == 0)
 		return 0;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->g = g;
+	p->limit = jobs;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->wake_threads, NULL);
 	pthread_cond_init(&p->wake_walk, NULL);
