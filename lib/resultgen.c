@@ -350,6 +350,27 @@ static int read_run_facts(struct gen *g, struct run_texts *texts)
 	return 0;
 }
 
+/* The read-ahead threads, told how many jobs joblist.txt lists (a line each, the last perhaps without its newline). */
+static int start_prefetch(struct gen *g)
+{
+	char *text = NULL;
+	size_t len = 0, lines = 0;
+	int ret = gen_read_file(g, BCI_RESULTS_JOBLIST, false, g->max_file, &text, &len);
+
+	if (ret < 0) {
+		/* read_joblist() says what is wrong with it. */
+		if (g->err && g->err_size)
+			g->err[0] = '\0';
+		return 0;
+	}
+	for (const char *p = text; (p = memchr(p, '\n', len - (size_t)(p - text))); p++)
+		lines++;
+	if (len && text[len - 1] != '\n')
+		lines++;
+	free(text);
+	return gen_prefetch_start(g, lines);
+}
+
 static int walk_run(struct gen *g, struct run_texts *texts)
 {
 	size_t len = 0;
@@ -362,7 +383,11 @@ static int walk_run(struct gen *g, struct run_texts *texts)
 	if (ret == 0)
 		ret = g->fn(BCI_RESULTS_RUN_BEGIN, &g->run, NULL, g->ctx);
 	if (ret == 0)
+		ret = start_prefetch(g);
+	if (ret == 0) {
 		ret = read_joblist(g, walk_job_line);
+		gen_prefetch_stop(g);
+	}
 	if (ret == 0)
 		ret = walk_aborted(g);
 	if (ret < 0)

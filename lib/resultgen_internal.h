@@ -8,6 +8,7 @@
  *   resultgen_comms.c  the job judged from its socket comms dump instead
  *   resultgen_dmesg.c  dmesg.txt rules and the ignore-regex translation
  *   resultgen.c        the walk: one job folder after another
+ *   resultgen_prefetch.c  threads that read the next job folders ahead of the walk
  *   resultgen_write.c  results.json, written from the walk
  */
 #ifndef BCI_RESULTGEN_INTERNAL_H
@@ -122,6 +123,8 @@ extern const struct gen_source gen_dir_source;
 /* The files of a struct bci_results_mem (g->mem), while one is set. */
 extern const struct gen_source gen_mem_source;
 
+struct gen_prefetch;
+
 struct gen {
 	const char *dir;
 	int dirfd;
@@ -131,6 +134,7 @@ struct gen {
 	size_t job_dir_len;
 	const struct gen_source *source;
 	const struct bci_results_mem *mem;	/* files in memory instead of below dirfd */
+	struct gen_prefetch *prefetch;	/* gen_prefetch_source's threads, while they run */
 	char *err;
 	size_t err_size;
 	FILE *warnings;
@@ -174,6 +178,24 @@ static inline const struct gen_source *gen_source_of(const struct gen *g)
 {
 	return g->mem ? &gen_mem_source : g->source;
 }
+
+/* Which step of gen_open_regular() failed. */
+enum { GEN_OPEN_FAILED, GEN_OPEN_STAT_FAILED, GEN_OPEN_NOT_REGULAR };
+/* Opens @rel below @at following no link (openat2, else one component at a time): fd or -errno. */
+int gen_open_below(const struct gen *g, int at, const char *rel, int flags);
+/*
+ * Opens regular file @rel below @at without a message (any thread may
+ * call it): the fd and *@size, or -errno and *@stage for gen_open_refused().
+ * @likely_absent: first a cheaper look whether it is there at all.
+ */
+int gen_open_regular(const struct gen *g, int at, const char *rel, bool likely_absent, int *stage,
+		     unsigned long long *size);
+/* A job file that most job folders lack (comms, bootci-incomplete.txt): looked for before opened. */
+bool gen_job_file_likely_absent(const char *name);
+/* The message of a failed gen_open_regular() of @rel (none for a plain -ENOENT); returns the error. */
+int gen_open_refused(struct gen *g, const char *rel, int ret, int stage);
+/* The message of a failed gen_open_below() of @rel; returns the error. */
+int gen_open_refused_path(struct gen *g, const char *rel, int fd);
 
 /* g->source's open and close (see struct gen_source). */
 int gen_open(struct gen *g, const char *rel, bool in_job, struct gen_file *f);
@@ -226,6 +248,18 @@ int read_settings(struct gen *g);
 /* One joblist.txt line: "binary" or "binary sub1,sub2,...". */
 int parse_job_line(char *line, struct job *job);
 void job_free(struct job *job);
+
+/* ---- resultgen_prefetch.c ---- */
+
+/*
+ * Starts threads that open and read job folders 0, 1, 2... (up to @jobs,
+ * the joblist's lines) ahead of the walk, which then takes them through
+ * gen_prefetch_source (g->source is set to it). 0 when started or when
+ * threads are not to be used (the walk then reads as before), -errno
+ * otherwise. gen_prefetch_stop() undoes it.
+ */
+int gen_prefetch_start(struct gen *g, size_t jobs);
+void gen_prefetch_stop(struct gen *g);
 
 /* ---- resultgen_judge.c ---- */
 

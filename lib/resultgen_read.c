@@ -116,7 +116,7 @@ static int open_by_component(int dirfd, const char *rel, int flags)
 }
 
 /* What a refused open says, naming @rel below the directory; -ENOENT is left to the caller. */
-static int open_refused(struct gen *g, const char *rel, int fd)
+int gen_open_refused_path(struct gen *g, const char *rel, int fd)
 {
 	/* RESOLVE_NO_SYMLINKS says ELOOP; O_NOFOLLOW on the last component too. */
 	if (fd == -ELOOP || fd == -EXDEV)
@@ -125,7 +125,7 @@ static int open_refused(struct gen *g, const char *rel, int fd)
 	return gen_error(g, fd, "%s/%s: %s", g->dir, rel, strerror(-fd));
 }
 
-static int open_below(struct gen *g, int at, const char *rel, int flags)
+int gen_open_below(const struct gen *g, int at, const char *rel, int flags)
 {
 	int fd = g->no_openat2 ? -ENOSYS : open_beneath(at, rel, flags);
 
@@ -143,11 +143,11 @@ static int dir_job_enter(struct gen *g, size_t index)
 	int fd;
 
 	(void)index;	/* g->job_dir names it */
-	fd = open_below(g, g->dirfd, g->job_dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOCTTY);
+	fd = gen_open_below(g, g->dirfd, g->job_dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOCTTY);
 	if (fd == -ENOENT || fd == -ENOTDIR)
 		return -ENOENT;	/* no folder (or not one): the job never ran */
 	if (fd < 0)
-		return open_refused(g, g->job_dir, fd);
+		return gen_open_refused_path(g, g->job_dir, fd);
 	g->jobfd = fd;
 	return 0;
 }
@@ -163,30 +163,72 @@ static void dir_job_leave(struct gen *g)
  * A regular file without following a symbolic link anywhere on the way.
  * O_NONBLOCK: a FIFO must not block the open; it is refused after fstat.
  * It stays set: it changes nothing for a regular file (saves an fcntl).
+ * No message here (the prefetch threads call it too): the fd, or -errno
+ * with *@stage saying which step failed, for gen_open_refused().
  */
-static int dir_open(struct gen *g, const char *rel, bool in_job, struct gen_file *f)
+int gen_open_regular(const struct gen *g, int at, const char *rel, bool likely_absent, int *stage,
+		     unsigned long long *size)
 {
-	const char *slash = in_job ? strrchr(rel, '/') : NULL;
 	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, fd, ret;
 	struct stat st;
 
-	if (in_job && (g->jobfd < 0 || !slash))
-		return gen_error(g, -EINVAL, "%s/%s: no job folder entered", g->dir, rel);
-	fd = in_job ? open_below(g, g->jobfd, slash + 1, flags) : open_below(g, g->dirfd, rel, flags);
-	if (fd == -ENOENT)
-		return fd;
+	*stage = GEN_OPEN_FAILED;
+	/*
+	 * A failed open costs the kernel a file allocated and freed; a failed
+	 * access check does not (about half the time). Only its ENOENT is
+	 * taken (no such entry below @at, the last component being the only
+	 * one a job file has); anything else is left to the open's rules.
+	 */
+	if (likely_absent && !strchr(rel, '/') &&
+	    faccessat(at, rel, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return -ENOENT;
+	fd = gen_open_below(g, at, rel, flags);
 	if (fd < 0)
-		return open_refused(g, rel, fd);
+		return fd;
+	*stage = GEN_OPEN_STAT_FAILED;
 	if (fstat(fd, &st) < 0) {
-		ret = gen_error(g, -errno, "%s/%s: %s", g->dir, rel, strerror(errno));
+		ret = -errno;
 		close(fd);
 		return ret;
 	}
+	*stage = GEN_OPEN_NOT_REGULAR;
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return gen_error(g, -EINVAL, "%s/%s: not a regular file: refused", g->dir, rel);
+		return -EINVAL;
 	}
-	*f = (struct gen_file){ .fd = fd, .size = (unsigned long long)st.st_size };
+	*size = (unsigned long long)st.st_size;
+	return fd;
+}
+
+bool gen_job_file_likely_absent(const char *name)
+{
+	return !strcmp(name, BCI_RESULTS_JOB_COMMS) || !strcmp(name, BCI_RESULTS_JOB_INCOMPLETE);
+}
+
+int gen_open_refused(struct gen *g, const char *rel, int ret, int stage)
+{
+	if (ret == -ENOENT && stage == GEN_OPEN_FAILED)
+		return ret;
+	if (stage == GEN_OPEN_FAILED)
+		return gen_open_refused_path(g, rel, ret);
+	if (stage == GEN_OPEN_STAT_FAILED)
+		return gen_error(g, ret, "%s/%s: %s", g->dir, rel, strerror(-ret));
+	return gen_error(g, -EINVAL, "%s/%s: not a regular file: refused", g->dir, rel);
+}
+
+static int dir_open(struct gen *g, const char *rel, bool in_job, struct gen_file *f)
+{
+	const char *slash = in_job ? strrchr(rel, '/') : NULL;
+	unsigned long long size = 0;
+	int fd, stage;
+
+	if (in_job && (g->jobfd < 0 || !slash))
+		return gen_error(g, -EINVAL, "%s/%s: no job folder entered", g->dir, rel);
+	fd = gen_open_regular(g, in_job ? g->jobfd : g->dirfd, in_job ? slash + 1 : rel,
+			      in_job && gen_job_file_likely_absent(slash + 1), &stage, &size);
+	if (fd < 0)
+		return gen_open_refused(g, rel, fd, stage);
+	*f = (struct gen_file){ .fd = fd, .size = size };
 	return 0;
 }
 

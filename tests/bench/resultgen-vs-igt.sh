@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Bench: the results generator (`bootci-aggregator results`) against IGT's
 # igt_results on the same synthetic igt_runner folders of N jobs
-# (tests/bench/igt-synthetic.py), both in the same run: for each N, the best
-# of R runs of each (the machine may be shared: the best run is the one least
-# disturbed) in wall seconds and in CPU seconds (user + system), each tool's
-# peak memory, and the ratios igt_results / bootci. The two results.json must
+# (tests/bench/igt-synthetic.py), both in the same run: for each N, the median
+# of R runs of each, the two tools' runs taking turns (the machine may be
+# shared: both meet the same load), in wall seconds and in CPU seconds (user +
+# system), each tool's peak memory, and the ratios igt_results / bootci. The two results.json must
 # give the same verdicts (tests/lab/igt-compare.py); the byte-for-byte
 # comparison is the conformance tests' (tests/resultgen/conformance.t).
 #
@@ -26,30 +26,45 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The best of $runs runs of a command: "wall cpu kib" (seconds, seconds, KiB), each the least seen.
-best_of() {
-	local i wall user sys cpu kib best_wall='' best_cpu='' best_kib=''
-	for ((i = 0; i < runs; i++)); do
-		/usr/bin/time -o "$work/time" -f '%e %U %S %M' "$@" >/dev/null 2>&1 || return 1
-		read -r wall user sys kib <"$work/time" || return 1
-		cpu=$(printf "%.2f" "$(echo "$user + $sys" | bc -l)")
-		[ -z "$best_wall" ] || [ "$(echo "$wall < $best_wall" | bc)" = 1 ] && best_wall=$wall
-		[ -z "$best_cpu" ] || [ "$(echo "$cpu < $best_cpu" | bc)" = 1 ] && best_cpu=$cpu
-		[ -z "$best_kib" ] || [ "$kib" -lt "$best_kib" ] && best_kib=$kib
-	done
-	echo "$best_wall $best_cpu $best_kib"
+# One run of a command: "wall cpu kib" (seconds, seconds user + system, peak KiB).
+one_run() {
+	local wall user sys kib
+	/usr/bin/time -o "$work/time" -f '%e %U %S %M' "$@" >/dev/null 2>&1 || return 1
+	read -r wall user sys kib <"$work/time" || return 1
+	echo "$wall $(printf "%.2f" "$(echo "$user + $sys" | bc -l)") $kib"
 }
 
+# "wall cpu kib" triples one after another: the median of each column.
+column_medians() {
+	local w=() c=() k=()
+	while [ $# -ge 3 ]; do
+		w+=("$1") c+=("$2") k+=("$3")
+		shift 3
+	done
+	[ ${#w[@]} -eq "$runs" ] || return 1
+	echo "$(median "${w[@]}") $(median "${c[@]}") $(median "${k[@]}")"
+}
 
-printf 'resultgen-vs-igt: best of %d runs; ratios are igt_results / bootci (higher: bootci better)\n' "$runs"
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+printf 'resultgen-vs-igt: median of %d runs; ratios are igt_results / bootci (higher: bootci better)\n' "$runs"
 printf '%-7s %10s %10s %7s %10s %10s %7s %12s %12s %7s\n' jobs igt_wall_s wall_s ratio \
 	igt_cpu_s cpu_s ratio igt_kib kib ratio
 status=0
 for n in "${sizes[@]}"; do
 	python3 "$src/tests/bench/igt-synthetic.py" "$work/run-$n" "$n" || exit 1
+	# Taking turns, one run of each at a time.
+	igt=() ours=()
+	for ((r = 0; r < runs; r++)); do
+		# shellcheck disable=SC2207
+		igt+=($(one_run "$igt_results" "$work/run-$n"))
+		# shellcheck disable=SC2207
+		ours+=($(one_run "$aggregator" results "$work/run-$n" -o "$work/ours-$n.json"))
+	done
 	# shellcheck disable=SC2046
-	set -- $(best_of "$igt_results" "$work/run-$n") \
-		$(best_of "$aggregator" results "$work/run-$n" -o "$work/ours-$n.json")
+	set -- $(column_medians "${igt[@]}") $(column_medians "${ours[@]}")
 	if [ $# -ne 6 ]; then
 		echo "resultgen-vs-igt: $n jobs: a run failed"
 		exit 1

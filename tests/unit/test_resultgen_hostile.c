@@ -246,6 +246,102 @@ static void refusals_without_openat2(void **state)
 	unsetenv("BCI_RESULTGEN_NO_OPENAT2");
 }
 
+/* The same refusals whether job folders are read ahead by threads or one at a time. */
+static void refusals_read_ahead_and_in_sequence(void **state)
+{
+	static const char *const threads[] = { "0", "1", "2" };
+
+	for (size_t i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
+		setenv("BCI_RESULTGEN_THREADS", threads[i], 1);
+		symlinks_are_refused(state);
+		fifos_are_refused(state);
+		every_test_has_a_result(state);
+	}
+	unsetenv("BCI_RESULTGEN_THREADS");
+}
+
+/* The whole results.json with BCI_RESULTGEN_THREADS=@threads, malloc'd; its return in *@ret. */
+static char *generate_whole(struct fakeroot *root, const char *threads, int *ret)
+{
+	char dir[PATH_MAX + 8], *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct bci_resultgen_options options = { 0 };
+
+	assert_non_null(f);
+	options.warnings = f;	/* the warnings are compared too */
+	setenv("BCI_RESULTGEN_THREADS", threads, 1);
+	snprintf(dir, sizeof(dir), "%s/res", root->dir);
+	*ret = bci_resultgen_write_options(dir, f, &options, error_text, sizeof(error_text));
+	unsetenv("BCI_RESULTGEN_THREADS");
+	fclose(f);
+	return buf;
+}
+
+/*
+ * Read ahead or not, the same bytes: 150 jobs (more than the threads'
+ * window), some without a folder or with a file for one, a file larger
+ * than the threads read (left to the walk), an incomplete one, a comms
+ * dump of exec packets only.
+ */
+static void read_ahead_gives_the_same_bytes(void **state)
+{
+	struct fakeroot root;
+	char rel[64], path[PATH_MAX + 64], *one, *ahead, *two;
+	int ret_one, ret_ahead, ret_two;
+	FILE *f;
+
+	(void)state;
+	fakeroot_create(&root, "");
+	fakeroot_write(&root, "/res/metadata.txt", "name : ahead\n");
+	path_of(&root, "/res/joblist.txt", path, sizeof(path));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 150; i++)
+		fprintf(f, "bin%d s%d\n", i / 10, i);
+	fclose(f);
+	for (int i = 0; i < 150; i++) {
+		if (i % 37 == 5 || i == 77)
+			continue;	/* never ran; 77: below */
+		snprintf(rel, sizeof(rel), "/res/%d/journal.txt", i);
+		fakeroot_write(&root, rel, i % 3 ? "s\nexit:0 (1.000s)\n" : "exit:1 (0.500s)\n");
+		snprintf(rel, sizeof(rel), "/res/%d/out.txt", i);
+		fakeroot_write(&root, rel, "Starting subtest: s\nSubtest s: SUCCESS (0.100s)\n");
+		snprintf(rel, sizeof(rel), "/res/%d/err.txt", i);
+		fakeroot_write(&root, rel, i % 4 ? "" : "stray\n");
+		snprintf(rel, sizeof(rel), "/res/%d/dmesg.txt", i);
+		fakeroot_write(&root, rel, "4,1,10,-;WARNING: at x.c\n6,2,20,-;[IGT] bin: exiting\n");
+	}
+	/* A file for a folder. */
+	path_of(&root, "/res/77", path, sizeof(path));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	fakeroot_write(&root, "/res/100/bootci-incomplete.txt", "out.txt 10 ENOSPC\n");
+	fakeroot_write(&root, "/res/101/comms", "");
+	/* Larger than the threads read ahead (256 KiB). */
+	path_of(&root, "/res/64/out.txt", path, sizeof(path));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 40000; i++)
+		fputs("a line of output\n", f);
+	fclose(f);
+
+	one = generate_whole(&root, "0", &ret_one);
+	ahead = generate_whole(&root, "1", &ret_ahead);
+	two = generate_whole(&root, "2", &ret_two);
+	assert_int_equal(ret_one, 0);
+	assert_int_equal(ret_ahead, 0);
+	assert_int_equal(ret_two, 0);
+	assert_non_null(strstr(one, "a line of output"));
+	assert_string_equal(one, ahead);
+	assert_string_equal(one, two);
+	free(one);
+	free(ahead);
+	free(two);
+	fakeroot_remove(&root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +350,8 @@ int main(void)
 		cmocka_unit_test(fifos_are_refused),
 		cmocka_unit_test(refusals_without_openat2),
 		cmocka_unit_test(every_test_has_a_result),
+		cmocka_unit_test(refusals_read_ahead_and_in_sequence),
+		cmocka_unit_test(read_ahead_gives_the_same_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reading ahead of the walk. Most of a walk's time is the kernel's: each
+ * job folder costs an open of the folder, an open, fstat, read and close of
+ * each of its files, and a failed lookup of the files that are usually
+ * absent (comms, bootci-incomplete.txt), while judging the job and writing
+ * its JSON is a fraction of that. So threads open and read the next
+ * folders (the window: a few chunks of jobs) while the walk judges the
+ * current one: on two cores the kernel's part is shared between them.
+ *
+ * The threads only open, fstat and read, with gen_open_regular() (the
+ * same rules as the directory source: no link followed, regular files
+ * only) and never write g->err: a failure is kept with its step and the
+ * walk gives the directory source's message for it when it opens that
+ * file. A file over PREFETCH_FILE_MAX bytes (or that grew while read) is
+ * left to the walk, which opens it ("N/name" below the top, by the same
+ * rules) and reads it as the directory source does.
+ */
+#include "resultgen_internal.h"
+
+#include "results_dir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/*
+ * The threads take chunks of jobs, and the walk gives chunks back: one
+ * hand-over (a lock, a wake-up) per chunk, not per job.
+ */
+#define PREFETCH_CHUNK 8
+#define PREFETCH_CHUNKS 8		/* the window: PREFETCH_CHUNKS * PREFETCH_CHUNK jobs */
+#define PREFETCH_FILE_MAX (256 << 10)	/* larger files are handed over open */
+#define PREFETCH_THREADS_MAX 4
+
+/* The files of a job folder that the walk opens, each read ahead. */
+static const char *const prefetch_names[] = {
+	BCI_RESULTS_JOB_JOURNAL, BCI_RESULTS_JOB_OUT, BCI_RESULTS_JOB_ERR, BCI_RESULTS_JOB_DMESG,
+	BCI_RESULTS_JOB_COMMS, BCI_RESULTS_JOB_INCOMPLETE,
+};
+#define PREFETCH_FILES (sizeof(prefetch_names) / sizeof(prefetch_names[0]))
+
+struct prefetch_file {
+	int ret;			/* 0, or gen_open_regular()'s -errno */
+	int stage;			/* with ret: the step that failed */
+	char *data;			/* the file read whole; NULL with ret 0: the walk opens it */
+	size_t len;
+};
+
+struct prefetch_slot {
+	bool ready;			/* filled: holds what slot_clear() frees */
+	int dir_ret;			/* the folder's open: 0, -ENOENT (none), -errno */
+	struct prefetch_file files[PREFETCH_FILES];
+};
+
+struct prefetch_chunk {
+	size_t number;			/* jobs number * PREFETCH_CHUNK and on */
+	bool ready;			/* filled, for the walk to take */
+	struct prefetch_slot jobs[PREFETCH_CHUNK];
+};
+
+struct gen_prefetch {
+	const struct gen *g;		/* read only by the threads: dirfd, no_openat2 */
+	pthread_mutex_t lock;
+	pthread_cond_t wake_threads;	/* a chunk was given back, or stop */
+	pthread_cond_t wake_walk;	/* a chunk was filled */
+	size_t limit;			/* the joblist's lines: no folder past them is read */
+	size_t claimed;			/* the next chunk a thread takes */
+	size_t consumed;		/* chunks the walk gave back: their places are free */
+	bool stop;
+	struct prefetch_chunk chunks[PREFETCH_CHUNKS];
+	size_t next;			/* the job the walk takes next */
+	pthread_t threads[PREFETCH_THREADS_MAX];
+	int thread_count;
+	struct prefetch_slot *current;	/* the job the walk is in, or NULL */
+	bool fallback;			/* the walk left the order: the directory source reads */
+};
+
+/*
+ * A regular file's bytes in one read of its size and one byte more (to see
+ * that it ended). Its fd (returned, or -1) stays open until the whole job
+ * is read: a thread with its own fd table then closes them all at once.
+ */
+static int prefetch_file(const struct gen *g, int jobfd, const char *name, struct prefetch_file *f)
+{
+	unsigned long long size = 0;
+	ssize_t n;
+	int fd;
+
+	*f = (struct prefetch_file){ 0 };
+	fd = gen_open_regular(g, jobfd, name, gen_job_file_likely_absent(name), &f->stage, &size);
+	if (fd < 0) {
+		f->ret = fd;
+		return -1;
+	}
+	/* A large file, or one that grew or failed to read: the walk opens and reads it itself. */
+	if (size > PREFETCH_FILE_MAX)
+		return fd;
+	f->data = malloc((size_t)size + 1);
+	if (!f->data)
+		return fd;
+	do
+		n = pread(fd, f->data, (size_t)size + 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 || (unsigned long long)n > size) {
+		free(f->data);
+		f->data = NULL;
+		return fd;
+	}
+	f->len = (size_t)n;
+	f->data[n] = '\0';
+	return fd;
+}
+
+/* Job folder @index into @s; @own_fds: the thread's fd table is its own (close_range is safe). */
+static void prefetch_job(const struct gen *g, size_t index, struct prefetch_slot *s, bool own_fds)
+{
+	int fds[PREFETCH_FILES], jobfd, last, opened = 1;
+	char name[24];
+	size_t n = 0, i;
+
+	do
+		name[n++] = (char)('0' + index % 10);
+	while ((index /= 10) && n < sizeof(name) - 1);
+	for (i = 0; i < n / 2; i++) {
+		char c = name[i];
+
+		name[i] = name[n - 1 - i];
+		name[n - 1 - i] = c;
+	}
+	name[n] = '\0';
+	jobfd = gen_open_below(g, g->dirfd, name, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOCTTY);
+	if (jobfd == -ENOENT || jobfd == -ENOTDIR) {
+		s->dir_ret = -ENOENT;	/* no folder (or not one): the job never ran */
+		return;
+	}
+	s->dir_ret = jobfd < 0 ? jobfd : 0;
+	if (jobfd < 0)
+		return;
+	last = jobfd;
+	for (i = 0; i < PREFETCH_FILES; i++) {
+		fds[i] = prefetch_file(g, jobfd, prefetch_names[i], &s->files[i]);
+		last = fds[i] > last ? fds[i] : last;
+		opened += fds[i] >= 0;
+	}
+	/*
+	 * Closing is a good part of the kernel's work: one call, when the
+	 * range holds only the job's fds (its own table holds only dirfd besides).
+	 */
+	if (own_fds && last - jobfd + 1 == opened &&
+	    syscall(SYS_close_range, (unsigned int)jobfd, (unsigned int)last, 0) == 0)
+		return;
+	for (i = 0; i < PREFETCH_FILES; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	close(jobfd);
+}
+
+/* Frees what a filled slot holds (an empty one holds nothing). */
+static void slot_clear(struct prefetch_slot *s)
+{
+	if (!s->ready)
+		return;
+	for (size_t i = 0; i < PREFETCH_FILES; i++)
+		free(s->files[i].data);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * Gives the calling thread its own fd table holding only @dirfd: its fds
+ * are then numbered one after another, for close_range, and the kernel
+ * takes no shared table's lock for them. The copies of the process's other
+ * fds are closed at once, so that none is kept open behind the caller's
+ * back. Only where close_range works (Linux 5.9): false, and nothing done,
+ * elsewhere.
+ */
+static bool prefetch_own_fds(int dirfd)
+{
+	/* Closes nothing (no such fd): tells whether the call exists. */
+	if (syscall(SYS_close_range, ~0U, ~0U, 0) < 0 || unshare(CLONE_FILES) < 0)
+		return false;
+	if (dirfd > 0)
+		syscall(SYS_close_range, 0U, (unsigned int)dirfd - 1, 0);
+	syscall(SYS_close_range, (unsigned int)dirfd + 1, ~0U, 0);
+	return true;
+}
+
+static void *prefetch_thread(void *arg)
+{
+	struct gen_prefetch *p = arg;
+	bool own_fds = prefetch_own_fds(p->g->dirfd);
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct prefetch_chunk *c;
+		size_t number;
+
+		while (!p->stop && p->claimed >= p->consumed + PREFETCH_CHUNKS)
+			pthread_cond_wait(&p->wake_threads, &p->lock);
+		if (p->stop || p->claimed * PREFETCH_CHUNK >= p->limit)
+			break;
+		number = p->claimed++;
+		c = &p->chunks[number % PREFETCH_CHUNKS];
+		pthread_mutex_unlock(&p->lock);
+		for (size_t i = 0; i < PREFETCH_CHUNK; i++) {
+			size_t index = number * PREFETCH_CHUNK + i;
+
+			if (index < p->limit)
+				prefetch_job(p->g, index, &c->jobs[i], own_fds);
+			else
+				c->jobs[i].dir_ret = -ENOENT;	/* no such job: never entered */
+			c->jobs[i].ready = true;
+		}
+		pthread_mutex_lock(&p->lock);
+		c->number = number;
+		c->ready = true;
+		if (number == p->consumed)
+			pthread_cond_signal(&p->wake_walk);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* How many threads: BCI_RESULTGEN_THREADS if set (0: none), else one per core, two at most. */
+static int prefetch_thread_count(void)
+{
+	const char *env = getenv("BCI_RESULTGEN_THREADS");
+	long n;
+
+	if (env && *env) {
+		n = strtol(env, NULL, 10);
+		return n < 0 ? 0 : n > PREFETCH_THREADS_MAX ? PREFETCH_THREADS_MAX : (int)n;
+	}
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	/* On one core a thread overlaps nothing. */
+	return n < 2 ? 0 : 2;
+}
+
+/* ---- the walk's side: a source over the slots ---- */
+
+/* The walk is done with job p->next (its slot @s): freed, and its chunk given back after its last. */
+static void slot_release(struct gen_prefetch *p, struct prefetch_slot *s)
+{
+	struct prefetch_chunk *c = &p->chunks[(p->next / PREFETCH_CHUNK) % PREFETCH_CHUNKS];
+
+	slot_clear(s);
+	if (++p->next % PREFETCH_CHUNK)
+		return;
+	pthread_mutex_lock(&p->lock);
+	c->ready = false;
+	p->consumed++;
+	pthread_cond_signal(&p->wake_threads);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static int prefetch_job_enter(struct gen *g, size_t index)
+{
+	struct gen_prefetch *p = g->prefetch;
+	size_t number = index / PREFETCH_CHUNK;
+	struct prefetch_chunk *c = &p->chunks[number % PREFETCH_CHUNKS];
+	struct prefetch_slot *s = &c->jobs[index % PREFETCH_CHUNK];
+	int ret;
+
+	if (p->fallback || index != p->next) {
+		/* Not the next job: the threads' order is no use any more. */
+		p->fallback = true;
+		return gen_dir_source.job_enter(g, index);
+	}
+	if (index % PREFETCH_CHUNK == 0) {
+		pthread_mutex_lock(&p->lock);
+		while (!c->ready || c->number != number)
+			pthread_cond_wait(&p->wake_walk, &p->lock);
+		pthread_mutex_unlock(&p->lock);
+	}
+	ret = s->dir_ret;
+	if (ret < 0) {
+		/* process_job() does not leave a job it could not enter. */
+		slot_release(p, s);
+		return ret == -ENOENT ? ret : gen_open_refused_path(g, g->job_dir, ret);
+	}
+	p->current = s;
+	return 0;
+}
+
+static void prefetch_job_leave(struct gen *g)
+{
+	struct gen_prefetch *p = g->prefetch;
+
+	if (!p->current) {
+		gen_dir_source.job_leave(g);
+		return;
+	}
+	slot_release(p, p->current);
+	p->current = NULL;
+}
+
+static int prefetch_open(struct gen *g, const char *rel, bool in_job, struct gen_file *f)
+{
+	struct gen_prefetch *p = g->prefetch;
+	const char *slash = strrchr(rel, '/');
+	struct prefetch_file *pf = NULL;
+	unsigned long long size = 0;
+	int fd, stage;
+
+	if (!in_job || !p->current || !slash)
+		return gen_dir_source.open(g, rel, in_job, f);
+	for (size_t i = 0; i < PREFETCH_FILES && !pf; i++)
+		if (!strcmp(slash + 1, prefetch_names[i]))
+			pf = &p->current->files[i];
+	if (pf && pf->ret < 0)
+		return gen_open_refused(g, rel, pf->ret, pf->stage);
+	if (pf && pf->data) {
+		*f = (struct gen_file){ .fd = -1, .data = pf->data, .size = pf->len };
+		return 0;
+	}
+	/* Not read ahead (large, say): opened now, "N/name" below the top, by the same rules. */
+	fd = gen_open_regular(g, g->dirfd, rel, false, &stage, &size);
+	if (fd < 0)
+		return gen_open_refused(g, rel, fd, stage);
+	*f = (struct gen_file){ .fd = fd, .size = size };
+	return 0;
+}
+
+static void prefetch_close(struct gen *g, struct gen_file *f)
+{
+	gen_dir_source.close(g, f);
+}
+
+static const struct gen_source gen_prefetch_source = {
+	.job_enter = prefetch_job_enter,
+	.job_leave = prefetch_job_leave,
+	.open = prefetch_open,
+	.close = prefetch_close,
+};
+
+int gen_prefetch_start(struct gen *g, size_t jobs)
+{
+	int count = prefetch_thread_count(), ret = 0;
+	sigset_t all, old;
+	struct gen_prefetch *p;
+
+	if (count == 0 || g->mem || jobs == 0)
+		return 0;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->g = g;
+	p->limit = jobs;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->wake_threads, NULL);
+	pthread_cond_init(&p->wake_walk, NULL);
+	/* The caller's signals stay with the caller's thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (; p->thread_count < count; p->thread_count++) {
+		ret = -pthread_create(&p->threads[p->thread_count], NULL, prefetch_thread, p);
+		if (ret < 0)
+			break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	g->prefetch = p;
+	if (p->thread_count == 0) {
+		/* No thread at all: the walk reads as before. */
+		gen_prefetch_stop(g);
+		return 0;
+	}
+	g->source = &gen_prefetch_source;
+	return 0;
+}
+
+void gen_prefetch_stop(struct gen *g)
+{
+	struct gen_prefetch *p = g->prefetch;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->wake_threads);
+	pthread_mutex_unlock(&p->lock);
+	for (int i = 0; i < p->thread_count; i++)
+		pthread_join(p->threads[i], NULL);
+	p->current = NULL;
+	for (size_t i = 0; i < PREFETCH_CHUNKS; i++)
+		for (size_t j = 0; j < PREFETCH_CHUNK; j++)
+			slot_clear(&p->chunks[i].jobs[j]);
+	pthread_cond_destroy(&p->wake_walk);
+	pthread_cond_destroy(&p->wake_threads);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	g->prefetch = NULL;
+	g->source = &gen_dir_source;
+}
