@@ -372,6 +372,18 @@ static void test_error_order(void **state)
 	assert_int_equal(m->file_count, 1);
 	assert_string_equal(m->files[0].path, "b");
 	bci_manifest_free(m);
+	/* Entries not as the writer makes them are read by json-c, escapes and all. */
+	assert_int_equal(order_parse(", {\"sha256\": \"" HASH_B "\", \"size\": 0, "
+				     "\"path\": \"b\\u00e9\\/c\"}", 1, "", err, sizeof(err), &m), 0);
+	assert_int_equal(m->file_count, 2);
+	assert_string_equal(m->files[1].path, "b\xc3\xa9/c");
+	bci_manifest_free(m);
+	assert_int_equal(order_parse(", {\"path\": \"b\", \"size\": 1e0, \"sha256\": \"" HASH_B
+				     "\"}", 1, "", err, sizeof(err), &m), -EINVAL);
+	assert_non_null(strstr(err, "files[1].size: a fraction, expected an integer"));
+	assert_int_equal(order_parse(", {\"path\": \"b\", \"size\": 01, \"sha256\": \"" HASH_B
+				     "\"}", 1, "", err, sizeof(err), &m), -EINVAL);
+	assert_non_null(strstr(err, "bad JSON"));
 }
 
 int main(void)
