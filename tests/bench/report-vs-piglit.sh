@@ -22,8 +22,9 @@
 #
 # usage: tests/bench/report-vs-piglit.sh [BUILD_DIR] [RUNS] [RESULTS]   (make bench runs it)
 #        AGGREGATOR=path overrides the aggregator measured (an older build, for a before/after);
-#        BENCH_KEEP=DIR keeps the store and the runs there (for a profiler) instead of a
-#        temporary folder removed at the end.
+#        BENCH_KEEP=DIR keeps the store and the runs' archives there (for a profiler) instead
+#        of a temporary folder removed at the end; BENCH_SCRATCH=DIR is where each run's folder
+#        is written before it is packed (default /dev/shm, else the work folder).
 set -euo pipefail
 build=$(realpath "${1:-build}")
 runs=${2:-40}
