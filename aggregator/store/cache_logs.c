@@ -8,8 +8,12 @@
  * its own), then the index, records of LOG_RECORD bytes sorted by job and
  * log (u32 job, u32 which, u64 offset, u64 compressed size, u64 size, all
  * little-endian), then the trailer (u64 index offset, u64 record count,
- * "BCILOGS1"). A file that does not hold together is as good as absent: the
- * caller unpacks the archive instead.
+ * "BCILOGS1"). An empty log has no frame (compressed size 0, size 0). A file
+ * that does not hold together is as good as absent: the caller unpacks the
+ * archive instead.
+ *
+ * Written through one buffer of LOG_CHUNK bytes: a run's 30k logs are mostly
+ * a few dozen bytes each, and a write per frame cost more than compressing.
  */
 #include "cache.h"
 
@@ -45,7 +49,8 @@ struct bci_cache_logs {
 	int fd;
 	uint64_t offset;
 	ZSTD_CCtx *cctx;
-	void *out;			/* LOG_CHUNK of compressed bytes */
+	unsigned char *out;		/* LOG_CHUNK of compressed bytes not yet written */
+	size_t out_len;
 	struct log_record *records;
 	size_t count, cap;
 };
@@ -138,6 +143,15 @@ fail:
 	return ret;
 }
 
+/* Writes out what the buffer holds. */
+static int out_flush(struct bci_cache_logs *w)
+{
+	int ret = bci_write_all(w->fd, w->out, w->out_len);
+
+	w->out_len = 0;
+	return ret;
+}
+
 /* Compresses @n bytes of @in (the last piece when @end) and appends what comes out. */
 static int frame_feed(struct bci_cache_logs *w, const void *data, size_t n, int end)
 {
@@ -145,16 +159,20 @@ static int frame_feed(struct bci_cache_logs *w, const void *data, size_t n, int 
 	size_t left;
 
 	do {
-		ZSTD_outBuffer zout = { w->out, LOG_CHUNK, 0 };
+		ZSTD_outBuffer zout = { w->out + w->out_len, LOG_CHUNK - w->out_len, 0 };
 		int ret;
 
 		left = ZSTD_compressStream2(w->cctx, &zout, &in, end ? ZSTD_e_end : ZSTD_e_continue);
 		if (ZSTD_isError(left))
 			return -EIO;
-		ret = bci_write_all(w->fd, w->out, zout.pos);
-		if (ret < 0)
-			return ret;
+		w->out_len += zout.pos;
 		w->offset += zout.pos;
+		/* Full, or a frame not finished for lack of room: make room. */
+		if (w->out_len == LOG_CHUNK || (end ? left != 0 : in.pos < in.size)) {
+			ret = out_flush(w);
+			if (ret < 0)
+				return ret;
+		}
 	} while (end ? left != 0 : in.pos < in.size);
 	return 0;
 }
@@ -180,7 +198,9 @@ int bci_cache_logs_add(struct bci_cache_logs *w, unsigned job, const char *which
 		w->cap = cap;
 	}
 	ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
-	if (fd < 0) {
+	if (fd < 0 && len == 0) {
+		r.size = 0;
+	} else if (fd < 0) {
 		ZSTD_CCtx_setPledgedSrcSize(w->cctx, len);
 		r.size = len;
 		ret = frame_feed(w, data, len, 1);
@@ -245,7 +265,9 @@ int bci_cache_logs_commit(struct bci_cache_logs *w, char *err, size_t err_size)
 	put_le(p, w->offset, 8);
 	put_le(p + 8, w->count, 8);
 	memcpy(p + 16, LOG_MAGIC, 8);
-	ret = bci_write_all(w->fd, index, bytes);
+	ret = out_flush(w);
+	if (ret == 0)
+		ret = bci_write_all(w->fd, index, bytes);
 	free(index);
 	/* Durable before it is named: a crash leaves the old name or none, never half a file. */
 	if (ret == 0 && fsync(w->fd) < 0)
@@ -322,7 +344,8 @@ static int frame_open(int fd, const struct log_record *r)
 	char *in = malloc(LOG_CHUNK), *out = malloc(LOG_CHUNK);
 	uint64_t at = r->offset, left = r->csize, made = 0;
 	int mem = memfd_create("bci-log", MFD_CLOEXEC), ret = 0;
-	size_t hint = 1;
+	/* An empty log has no frame to finish. */
+	size_t hint = r->csize ? 1 : 0;
 
 	if (!dctx || !in || !out || mem < 0)
 		ret = mem < 0 ? -errno : -ENOMEM;

@@ -6,9 +6,10 @@ the store benches (tests/bench/ingest-vs-tar.sh, report-vs-piglit.sh): folder
 Most tests pass, one in 50 skips and one in 200 fails. With --changed N, N
 tests of every run that pass in the plain runs do not (one in three fails,
 one in three warns in dmesg, one in three is incomplete) and as many fixed:
-a build to report against a baseline of the plain runs.
+a build to report against a baseline of the plain runs. With --only N, only
+machine N's run of the RUNS is written (the bench packs one at a time).
 
-usage: bench-runs.py DIR RUNS RESULTS [--prefix NAME] [--changed N]
+usage: bench-runs.py DIR RUNS RESULTS [--prefix NAME] [--changed N] [--only N]
 """
 import argparse
 import os
@@ -75,8 +76,11 @@ def main():
     parser.add_argument('results', type=int)
     parser.add_argument('--prefix', default='bench')
     parser.add_argument('--changed', type=int, default=0)
+    parser.add_argument('--only', type=int)
     args = parser.parse_args()
     for run in range(args.runs):
+        if args.only is not None and run != args.only:
+            continue
         write_run(os.path.join(args.dir, f'{args.prefix}-{run:03d}'), run, args.results,
                   args.changed)
 

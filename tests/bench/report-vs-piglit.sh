@@ -22,8 +22,9 @@
 #
 # usage: tests/bench/report-vs-piglit.sh [BUILD_DIR] [RUNS] [RESULTS]   (make bench runs it)
 #        AGGREGATOR=path overrides the aggregator measured (an older build, for a before/after);
-#        BENCH_KEEP=DIR keeps the store and the runs there (for a profiler) instead of a
-#        temporary folder removed at the end.
+#        BENCH_KEEP=DIR keeps the store and the runs' archives there (for a profiler) instead
+#        of a temporary folder removed at the end; BENCH_SCRATCH=DIR is where each run's folder
+#        is written before it is packed (default /dev/shm, else the work folder).
 set -euo pipefail
 build=$(realpath "${1:-build}")
 runs=${2:-40}
@@ -44,29 +45,38 @@ if [ -n "${BENCH_KEEP:-}" ]; then
 	work=$(realpath "$BENCH_KEEP")
 else
 	work=$(mktemp -d)
-	trap 'rm -rf "$work"' EXIT
 fi
 
 # The baseline's runs, then the build's: the same tests, 20 changes per machine.
-echo "bench: generating 2 x $runs runs of $results results" >&2
-"$src/tests/bench/bench-runs.py" "$work/runs" "$runs" "$results" --prefix base
-"$src/tests/bench/bench-runs.py" "$work/runs" "$runs" "$results" --prefix new --changed 20
-
-# Archives as collect uploads them (ingest packs a folder), kept in a scratch data folder.
-echo "bench: packing the runs and writing their results.json" >&2
+# One run's folder at a time, in memory when /dev/shm is there (80 runs of
+# 10k job folders on disk take over an hour to write here), packed into an
+# archive as collect uploads it (ingest packs a folder, kept in a scratch
+# data folder), its results.json written for piglit, then removed.
+scratch_parent=${BENCH_SCRATCH:-/dev/shm}
+[ -d "$scratch_parent" ] && [ -w "$scratch_parent" ] || scratch_parent=$work
+scratch=$(mktemp -d "$scratch_parent/bench-runs.XXXXXX")
+trap 'rm -rf "$scratch"; [ -n "${BENCH_KEEP:-}" ] || rm -rf "$work"' EXIT
+echo "bench: generating and packing 2 x $runs runs of $results results" >&2
 mkdir -p "$work/json"
-for dir in "$work"/runs/*/; do
-	run=$(basename "$dir")
-	machine=lab-${run##*-}
-	"$aggregator" ingest --data "$work/pack" --machine "$machine" --run-id "$run" "$dir" \
-		>"$work/pack.$run.txt"
-	sed -n 's/.*(archive \(.*\))$/\1/p' "$work/pack.$run.txt" >"$work/archive.$run"
-	case $run in new-*)
-		mkdir "$work/json/$run"
-		"$aggregator" results "$dir" -o "$work/json/$run/results.json" ;;
-	esac
+for prefix in base new; do
+	changed=0
+	[ "$prefix" = new ] && changed=20
+	for ((i = 0; i < runs; i++)); do
+		"$src/tests/bench/bench-runs.py" "$scratch" "$runs" "$results" --prefix "$prefix" \
+			--changed "$changed" --only "$i"
+		run=$(printf '%s-%03d' "$prefix" "$i")
+		dir=$scratch/$run
+		machine=lab-${run##*-}
+		"$aggregator" ingest --data "$work/pack" --machine "$machine" --run-id "$run" "$dir" \
+			>"$work/pack.$run.txt"
+		sed -n 's/.*(archive \(.*\))$/\1/p' "$work/pack.$run.txt" >"$work/archive.$run"
+		if [ "$prefix" = new ]; then
+			mkdir "$work/json/$run"
+			"$aggregator" results "$dir" -o "$work/json/$run/results.json"
+		fi
+		rm -rf "$dir"
+	done
 done
-rm -rf "$work/runs"
 
 data=$work/data
 store=(--data "$data")

@@ -26,6 +26,7 @@
 
 #include "../../aggregator/collect/collect.h"
 #include "../../aggregator/ingest.h"
+#include "../../aggregator/store/cache.h"
 #include "../../aggregator/store/store.h"
 #include "results_dir.h"
 
@@ -561,6 +562,14 @@ static void test_log_fetch(void **state)
 	text = read_fd(fd);
 	close(fd);
 	assert_string_equal(text, "IGT-Version: 1.28\nStarting subtest: basic\nSubtest basic: SUCCESS (1.500s)\n");
+	free(text);
+	/* An empty log has no frame in the run's log file: read from it (no unpacking), empty. */
+	fd = bci_cache_logs_open(f->data, summary.digest, 0, "dmesg", f->err, sizeof(f->err));
+	if (fd < 0)
+		fail_msg("%s", f->err);
+	text = read_fd(fd);
+	close(fd);
+	assert_string_equal(text, "");
 	free(text);
 
 	/* The cache is disposable: gone, the next fetch unpacks the archive again. */

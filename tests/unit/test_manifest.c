@@ -317,6 +317,75 @@ static void test_writer_refuses(void **state)
 	bci_manifest_free(m);
 }
 
+/*
+ * The files array is read entry by entry as the text is walked, yet errors
+ * come in the order of the members' checks, not of the text: a bad entry
+ * before a bad format_version is reported after it, a bad JSON byte after a
+ * bad entry first; and a second "files" member replaces the first.
+ */
+static const char order_head[] =
+	"{\"files\": [{\"path\": \"a\", \"size\": 1, \"sha256\": \"" HASH_A "\"}";
+static const char order_tail[] =
+	"], \"format\": \"bootci-manifest\", \"format_version\": %d, \"run_id\": \"r\", "
+	"\"image_id\": \"\", \"machine\": \"m\", \"kernel\": \"\", \"cmdline\": \"\", "
+	"\"versions\": {\"igt\": \"\", \"bootci\": \"\"}, \"boots\": {}, "
+	"\"efi\": {\"boot_current\": null, \"boot_order\": [], \"entries\": []}%s}";
+
+static int order_parse(const char *entry, int version, const char *more, char *err,
+		       size_t err_size, struct bci_manifest **out)
+{
+	char *text, tail[1024];
+	int ret;
+
+	snprintf(tail, sizeof(tail), order_tail, version, more);
+	assert_int_not_equal(asprintf(&text, "%s%s%s", order_head, entry, tail), -1);
+	*out = NULL;
+	ret = bci_manifest_parse(text, strlen(text), out, err, err_size);
+	free(text);
+	return ret;
+}
+
+static void test_error_order(void **state)
+{
+	struct bci_manifest *m;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(order_parse("", 1, "", err, sizeof(err), &m), 0);
+	assert_int_equal(m->file_count, 1);
+	assert_string_equal(m->files[0].path, "a");
+	bci_manifest_free(m);
+	assert_int_equal(order_parse(", {\"path\": 7}", 2, "", err, sizeof(err), &m), -EINVAL);
+	assert_non_null(strstr(err, "format_version 2 is not supported"));
+	assert_int_equal(order_parse(", {\"path\": 7}", 1, "", err, sizeof(err), &m), -EINVAL);
+	assert_non_null(strstr(err, "files[1].size: missing"));
+	assert_int_equal(order_parse(", {\"path\": 7}", 1, ", \"x\": tru", err, sizeof(err), &m),
+			 -EINVAL);
+	assert_non_null(strstr(err, "bad JSON"));
+	assert_int_equal(order_parse(", {\"path\": 7}", 1, ", \"files\": []", err, sizeof(err), &m),
+			 0);
+	assert_int_equal(m->file_count, 0);
+	bci_manifest_free(m);
+	assert_int_equal(order_parse("", 1,
+				     ", \"files\": [{\"path\": \"b\", \"size\": 2, \"sha256\": \""
+				     HASH_B "\"}]", err, sizeof(err), &m), 0);
+	assert_int_equal(m->file_count, 1);
+	assert_string_equal(m->files[0].path, "b");
+	bci_manifest_free(m);
+	/* Entries not as the writer makes them are read by json-c, escapes and all. */
+	assert_int_equal(order_parse(", {\"sha256\": \"" HASH_B "\", \"size\": 0, "
+				     "\"path\": \"b\\u00e9\\/c\"}", 1, "", err, sizeof(err), &m), 0);
+	assert_int_equal(m->file_count, 2);
+	assert_string_equal(m->files[1].path, "b\xc3\xa9/c");
+	bci_manifest_free(m);
+	assert_int_equal(order_parse(", {\"path\": \"b\", \"size\": 1e0, \"sha256\": \"" HASH_B
+				     "\"}", 1, "", err, sizeof(err), &m), -EINVAL);
+	assert_non_null(strstr(err, "files[1].size: a fraction, expected an integer"));
+	assert_int_equal(order_parse(", {\"path\": \"b\", \"size\": 01, \"sha256\": \"" HASH_B
+				     "\"}", 1, "", err, sizeof(err), &m), -EINVAL);
+	assert_non_null(strstr(err, "bad JSON"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_null_boot_current),
 		cmocka_unit_test(test_no_files),
 		cmocka_unit_test(test_writer_refuses),
+		cmocka_unit_test(test_error_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
