@@ -40,6 +40,9 @@ struct bci_sys {
 	/* Ends the boot: RB_AUTOBOOT or RB_POWER_OFF. Returns only on failure. */
 	int (*reboot)(int how);
 	void (*sync)(void);
+	/* A durability barrier: fdatasync of @fd, or with @whole_fs syncfs() of its file
+	 * system (one cache flush for every file written on it). 0 or -errno. */
+	int (*barrier)(int fd, bool whole_fs);
 	/* CLOCK_BOOTTIME (timers, durations: it counts a suspend), CLOCK_MONOTONIC (it does
 	 * not), CLOCK_REALTIME (dates in files). 0 or -errno. */
 	int (*clock)(clockid_t clock, struct timespec *ts);
@@ -73,6 +76,8 @@ extern const struct bci_sys bci_sys_real;
  * as the kernel shows them, one a line; efivarfs files carry no flags.
  */
 extern const struct bci_sys bci_sys_dry;
+/* The real barrier (fdatasync, or syncfs with @whole_fs), for tables built on the others. */
+int bci_sys_barrier(int fd, bool whole_fs);
 /* The dry table's EFI variable file operations, for a test's own table over a fake tree. */
 int bci_sys_tree_efivar_unlock(int fd);
 void bci_sys_tree_efivar_relock(int fd);

@@ -16,11 +16,15 @@
 #include "igt.h"
 
 #include "config.h"
+#include "fsutil.h"
 #include "suspend.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct igt_run {
 	struct bci_executor *ex;
@@ -62,6 +66,7 @@ static int run_setup(struct igt_run *run)
 	if (ret < 0)
 		return ret;
 	run->journal_open = true;
+	run->journal.barrier = ex->sys->barrier;
 	run->journal.full = journal_full;
 	run->journal.full_ctx = ex;
 	ret = bci_journal_appendf(&run->journal, BCI_RUN_JOURNAL_BOOT, 0, "%u %ld %s",
@@ -131,8 +136,9 @@ static int run_one(struct igt_run *run, unsigned j)
 		return bci_igt_abort_check(run->ex, journal, e, "Child refuses to die");
 	/*
 	 * Announces nothing: durable with the next line (the next job's start, an
-	 * abort, `done`). Lost in a crash before that, it is rebuilt from the end in
-	 * the job's journal.txt, durable already (igt_resume.c).
+	 * abort, `done`), in one barrier with the job's journal.txt exit. Lost in a
+	 * crash before that, it is rebuilt from journal.txt's (igt_resume.c); kept
+	 * where journal.txt's was lost, journal.txt gets it (repair_last_end).
 	 */
 	ret = bci_journal_writef(journal,
 				 job.timed_out ? BCI_RUN_JOURNAL_TIMEOUT : BCI_RUN_JOURNAL_EXIT, j,
@@ -151,6 +157,72 @@ static int run_one(struct igt_run *run, unsigned j)
 								  : NULL);
 	bci_igt_trace("abort_check");
 	return ret;
+}
+
+/* Does journal.txt @text (cut into lines in place) have the job's end? */
+static bool job_text_ended(char *text)
+{
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		struct bci_job_journal_line end;
+		bool ended;
+
+		if (nl)
+			*nl = '\0';
+		ended = bci_job_journal_parse_line(line, nl != NULL, &end) == 0 &&
+			(end.kind == BCI_JOB_JOURNAL_EXIT || end.kind == BCI_JOB_JOURNAL_TIMEOUT);
+		if (nl)
+			*nl = '\n';
+		if (ended)
+			return true;
+		line = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+/*
+ * A job's journal.txt exit and bootci's end of it are written after its
+ * outputs' barrier and made durable by one barrier (the next job's start,
+ * igt_job.c): a cut before that may keep bootci's end and lose journal.txt's,
+ * which results.json reads. Only the last job that ended can be so: its
+ * journal.txt gets the end bootci's journal has (its outputs were durable
+ * before either line was written). Not for a job bootci's journal says was in
+ * flight at a crash (`incomplete` since its last start): its journal.txt has
+ * no end on purpose. 0, or -errno when the end cannot be made durable.
+ */
+static int repair_last_end(struct igt_run *run)
+{
+	struct bci_journal *journal = &run->journal;
+	long j = journal->last_end;
+	char path[PATH_MAX], line[64], *text = NULL;
+	double seconds;
+	int status, fd = -1, n, ret;
+
+	if (j < 0 || journal->jobs[j].incomplete || !journal->jobs[j].starts ||
+	    sscanf(journal->last_end_rest, "%d %lf", &status, &seconds) != 2 ||
+	    bci_igt_rundir_path(run->ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_JOURNAL,
+				(unsigned)j) < 0)
+		return 0;
+	fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	/* A torn line (or the NUL bytes a cut leaves) would run into the end appended. */
+	ret = bci_cut_torn_line(fd) < 0 ? -EIO : bci_read_file(path, &text, NULL, 1 << 20);
+	if (ret < 0 || job_text_ended(text))
+		goto out;
+	bci_say("job %ld: bootci's journal has its end, its journal.txt lost it in the cut: "
+		"written again", j + 1);
+	n = bci_job_journal_format_exit(line, sizeof(line), journal->last_end_timeout, status,
+					seconds);
+	ret = bci_write_all(fd, line, (size_t)n);
+	if (ret == 0)
+		ret = bci_journal_barrier(journal, fd, false);
+	if (ret < 0)
+		bci_error("job %ld: cannot write its end in journal.txt: %s", j + 1, strerror(-ret));
+out:
+	free(text);
+	close(fd);
+	return ret < 0 && ret != -EIO ? ret : 0;
 }
 
 /* The jobs not finished yet, in joblist order, until the end or an abort. */
@@ -172,7 +244,9 @@ static int run_loop(struct igt_run *run)
 			return ret;
 	}
 	/* The job in flight when the machine died: igt_runner's results say incomplete. */
-	ret = bci_igt_resume_in_flight(ex, &run->journal, &run->jobs);
+	ret = repair_last_end(run);
+	if (ret == 0)
+		ret = bci_igt_resume_in_flight(ex, &run->journal, &run->jobs);
 	for (unsigned j = 0; j < run->jobs.count && ret == 0; j++)
 		if (!run->journal.jobs[j].finished)
 			ret = run_one(run, j);

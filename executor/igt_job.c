@@ -45,13 +45,15 @@ extern char **environ;
 static int sync_output(struct bci_igt_job *job, int i)
 {
 	struct stat st;
+	int ret;
 
 	if (job->fds[i] < 0)
 		return 0;
 	if (fstat(job->fds[i], &st) == 0 && st.st_size == job->synced[i])
 		return 0;
-	if (fdatasync(job->fds[i]) < 0)
-		return -errno;
+	ret = bci_journal_barrier(job->journal, job->fds[i], false);
+	if (ret < 0)
+		return ret;
 	job->synced[i] = st.st_size;
 	return 0;
 }
@@ -107,8 +109,7 @@ static void sync_outputs(struct bci_igt_job *job)
 	}
 	if (dirty == 0)
 		return;
-	if ((dirty == 1 ? fdatasync(fds[at]) : syncfs(fds[at])) < 0)
-		ret = -errno;
+	ret = bci_journal_barrier(job->journal, fds[at], dirty > 1);
 	if (ret < 0 && at == COMMS)
 		bci_warn("job %u: cannot sync comms: %s", job->index + 1, strerror(-ret));
 	else if (ret < 0)
@@ -134,11 +135,12 @@ static void note_synced(struct bci_igt_job *job)
 		job->comms.synced = st.st_size;
 }
 
-static void journal_write(struct bci_igt_job *job, const char *text, size_t len)
+/* A line of journal.txt, fdatasync'ed when @sync (else durable with the next barrier). */
+static void journal_write(struct bci_igt_job *job, const char *text, size_t len, bool sync)
 {
 	int ret = bci_write_all(job->fds[BCI_RESULTS_FILE_JOURNAL], text, len);
 
-	if (ret == 0)
+	if (ret == 0 && sync)
 		ret = sync_output(job, BCI_RESULTS_FILE_JOURNAL);
 	if (ret < 0)
 		output_failed(job, BCI_RESULTS_FILE_JOURNAL, ret);
@@ -257,7 +259,7 @@ static void handle_out_line(void *data, const char *text, size_t len)
 		snprintf(job->subtest, sizeof(job->subtest), "%.*s", n, line.name);
 		/* igt_runner's journal: the subtest's name, durable as soon as it is known. */
 		n = snprintf(entry, sizeof(entry), "%s\n", job->subtest);
-		journal_write(job, entry, (size_t)n);
+		journal_write(job, entry, (size_t)n, true);
 		job->last_subtest = now;
 		sync_outputs(job);
 		break;
@@ -284,7 +286,7 @@ static void handle_out_line(void *data, const char *text, size_t len)
 			n = line.name_len < sizeof(job->subtest) ? (int)line.name_len
 								 : (int)sizeof(job->subtest) - 1;
 			n = snprintf(entry, sizeof(entry), "%.*s\n", n, line.name);
-			journal_write(job, entry, (size_t)n);
+			journal_write(job, entry, (size_t)n, true);
 			job->subtest[0] = '\0';
 		}
 		count_result(job, &line);
@@ -493,7 +495,7 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 	if (status < 0)
 		return status;
 	note_synced(job);
-	journal_write(job, line, (size_t)n);
+	journal_write(job, line, (size_t)n, true);
 	bci_igt_progress_mark(job, NULL);
 	job->start = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
 	status = bci_suspend_cycle(ex, cycle, job->fds[BCI_RESULTS_FILE_OUT],
@@ -518,7 +520,7 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 	job->results = 1;
 	n = bci_job_journal_format_exit(line, sizeof(line), false, status, record.wall);
 	sync_outputs(job);
-	journal_write(job, line, (size_t)n);
+	journal_write(job, line, (size_t)n, true);
 	return 0;
 }
 
@@ -789,14 +791,25 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 		bci_igt_comms_finish(job, bci_clock_ms(job->ex, CLOCK_BOOTTIME));
 	}
 	bci_igt_trace("comms_finish");
-	/* The outputs and comms' own end (igt_comms.c): durable before journal.txt's exit line. */
+	/*
+	 * The outputs and comms' own end (igt_comms.c): durable before journal.txt's
+	 * exit line is even written, so that an exit on disk always has its outputs.
+	 */
 	sync_outputs(job);
 	bci_igt_trace("sync_outputs");
 	if (!job->reaped)
 		return job->unkillable ? 1 : (monitor_ret < 0 ? monitor_ret : -EIO);
+	/*
+	 * The exit line announces nothing: it becomes durable in the next job's
+	 * barrier before its exec, with bootci's end of this job and the next
+	 * start (or before the run's last line: bci_journal_owe). Lost in a cut
+	 * before that, it is rebuilt from bootci's end if that reached the disk
+	 * (igt.c), else the job was in flight and is incomplete.
+	 */
 	n = bci_job_journal_format_exit(line, sizeof(line), job->timed_out, job->status,
 					job->seconds);
-	journal_write(job, line, (size_t)n);
+	journal_write(job, line, (size_t)n, false);
+	bci_journal_owe(job->journal);
 	bci_igt_trace("journal_txt_exit");
 	return 0;
 }

@@ -54,6 +54,12 @@ static int apply_line(struct bci_journal *journal, const struct bci_run_journal_
 	case BCI_RUN_JOURNAL_CAPPED:
 		state->finished = true;
 		state->capped = line->kind == BCI_RUN_JOURNAL_CAPPED;
+		if (line->kind != BCI_RUN_JOURNAL_CAPPED) {
+			journal->last_end = (long)line->job;
+			journal->last_end_timeout = line->kind == BCI_RUN_JOURNAL_TIMEOUT;
+			snprintf(journal->last_end_rest, sizeof(journal->last_end_rest), "%s",
+				 line->rest);
+		}
 		if (journal->in_flight == (int)line->job)
 			journal->in_flight = -1;
 		break;
@@ -83,6 +89,7 @@ int bci_journal_init(struct bci_journal *journal, size_t job_count)
 	memset(journal, 0, sizeof(*journal));
 	journal->fd = -1;
 	journal->in_flight = -1;
+	journal->last_end = -1;
 	journal->job_count = job_count;
 	journal->jobs = calloc(job_count ? job_count : 1, sizeof(*journal->jobs));
 	return journal->jobs ? 0 : -ENOMEM;
@@ -285,7 +292,8 @@ fail:
 void bci_journal_close(struct bci_journal *journal)
 {
 	/* A job's end not made durable by a later line: the run stops here, its end is kept. */
-	if (journal->fd >= 0 && journal->unsynced && fdatasync(journal->fd) < 0)
+	if (journal->fd >= 0 && (journal->unsynced || journal->owes_fs) &&
+	    bci_journal_barrier(journal, journal->fd, journal->owes_fs) < 0)
 		bci_error("the journal's last line cannot be made durable: %s", strerror(errno));
 	if (journal->fd >= 0)
 		close(journal->fd);
@@ -327,6 +335,16 @@ static int journal_write(struct bci_journal *journal, enum bci_run_journal_kind 
 		bci_error("journal: malformed line '%.*s' not written", n > 0 ? n - 1 : 0, text);
 		return ret;
 	}
+	/* Owed: what the line must not overtake is durable first (bci_journal_owe). */
+	if (sync && journal->owes_fs) {
+		ret = bci_journal_barrier(journal, journal->fd, true);
+		if (ret < 0) {
+			bci_error("the journal cannot be made durable (line '%.*s'): %s: the run stops",
+				  n - 1, text, strerror(-ret));
+			return ret;
+		}
+		journal->owes_fs = false;
+	}
 	before = lseek(journal->fd, 0, SEEK_END);
 	ret = bci_write_all(journal->fd, text, (size_t)n);
 	if ((ret == -ENOSPC || ret == -EDQUOT) && journal->full && before >= 0 &&
@@ -337,8 +355,8 @@ static int journal_write(struct bci_journal *journal, enum bci_run_journal_kind 
 		full(journal->full_ctx);
 		ret = bci_write_all(journal->fd, text, (size_t)n);
 	}
-	if (ret == 0 && sync && fdatasync(journal->fd) < 0)
-		ret = -errno;
+	if (ret == 0 && sync)
+		ret = bci_journal_barrier(journal, journal->fd, false);
 	if (ret == 0)
 		journal->unsynced = !sync;
 	if (ret < 0)
@@ -394,12 +412,27 @@ int bci_journal_sync(struct bci_journal *journal, bool whole_fs)
 {
 	int ret = 0;
 
-	if (whole_fs ? syncfs(journal->fd) < 0 : journal->unsynced && fdatasync(journal->fd) < 0)
-		ret = -errno;
+	/* What is owed covers other files: only a whole barrier pays it. */
+	whole_fs = whole_fs || journal->owes_fs;
+	if (whole_fs || journal->unsynced)
+		ret = bci_journal_barrier(journal, journal->fd, whole_fs);
 	if (ret < 0) {
 		bci_error("the journal cannot be made durable: %s: the run stops", strerror(-ret));
 		return ret;
 	}
 	journal->unsynced = false;
+	journal->owes_fs = false;
 	return 0;
+}
+
+void bci_journal_owe(struct bci_journal *journal)
+{
+	journal->owes_fs = true;
+}
+
+int bci_journal_barrier(const struct bci_journal *journal, int fd, bool whole_fs)
+{
+	if (journal->barrier)
+		return journal->barrier(fd, whole_fs);
+	return (whole_fs ? syncfs(fd) : fdatasync(fd)) < 0 ? -errno : 0;
 }

@@ -45,6 +45,18 @@ struct bci_journal {
 	void (*full)(void *ctx);
 	void *full_ctx;
 	bool unsynced;          /* a line written without its fdatasync yet (bci_journal_write) */
+	/*
+	 * Other files of the partition written since the last whole barrier that
+	 * the next line must not overtake (a job's journal.txt end, bootci_journal_owe):
+	 * the next synced line, bci_journal_sync() and bci_journal_close() pay with syncfs().
+	 */
+	bool owes_fs;
+	/* The barrier (the executor's system-call table's); NULL: fdatasync and syncfs themselves. */
+	int (*barrier)(int fd, bool whole_fs);
+	/* The last `exit` or `timeout` line replayed or written: its job (-1: none) and rest. */
+	long last_end;
+	bool last_end_timeout;
+	char last_end_rest[BCI_RUN_JOURNAL_LINE_MAX];
 };
 
 /*
@@ -87,6 +99,15 @@ int bci_journal_writef(struct bci_journal *journal, enum bci_run_journal_kind ki
  * -errno said on the console: what the lines announce must not start.
  */
 int bci_journal_sync(struct bci_journal *journal, bool whole_fs);
+/*
+ * Other files of the journal's partition were written that a later line must
+ * not reach the disk before (a job's journal.txt end, before bootci's end of
+ * the job): the next whole barrier covers them; a synced line (abort, `done`)
+ * or the close pays with one syncfs() first.
+ */
+void bci_journal_owe(struct bci_journal *journal);
+/* One barrier on @fd (fdatasync, or syncfs with @whole_fs) through the journal's table. */
+int bci_journal_barrier(const struct bci_journal *journal, int fd, bool whole_fs);
 /*
  * Replays @len bytes of journal @text into @journal (initialised for its
  * jobs, as bci_journal_open does; fd -1 for tests and fuzzing), naming lines

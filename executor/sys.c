@@ -155,6 +155,11 @@ static int real_efivar_write(int fd, const void *body, size_t size)
 	return (size_t)written == size ? 0 : -EIO;
 }
 
+int bci_sys_barrier(int fd, bool whole_fs)
+{
+	return (whole_fs ? syncfs(fd) : fdatasync(fd)) < 0 ? -errno : 0;
+}
+
 const struct bci_sys bci_sys_real = {
 	.name = "real",
 	.mount = real_mount,
@@ -162,6 +167,7 @@ const struct bci_sys bci_sys_real = {
 	.probe_module = real_probe_module,
 	.reboot = real_reboot,
 	.sync = sync,
+	.barrier = bci_sys_barrier,
 	.clock = real_clock,
 	.kmsg_read = real_kmsg_read,
 	.kmsg_write = real_kmsg_write,
@@ -289,6 +295,8 @@ const struct bci_sys bci_sys_dry = {
 	.probe_module = dry_probe_module,
 	.reboot = dry_reboot,
 	.sync = dry_sync,
+	/* The fake tree's files are real files: their barriers are real too. */
+	.barrier = bci_sys_barrier,
 	.clock = real_clock,
 	.kmsg_read = dry_kmsg_read,
 	.kmsg_write = dry_kmsg_write,

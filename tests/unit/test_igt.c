@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -612,6 +613,131 @@ static void job_without_subtests_in_flight_is_incomplete(void **state)
 	assert_string_equal(result_of(f, "igt@igt_simple"), "incomplete");
 }
 
+/*
+ * A cut after bootci's journal got a job's end and before its journal.txt did
+ * (one barrier makes both durable, the next job's start): journal.txt gets that
+ * end again, and results.json says what the job did, not incomplete.
+ */
+static void lost_job_journal_exit_is_written_again(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_basic pass\nigt_simple\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\nexit 1 0 0.020\n", "");
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt",
+		       "A test without subtests, passing.\nSUCCESS (0.000s)\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_int_equal(count_of(run_file(f, "1/journal.txt"), "exit:0 (0.020s)"), 1);
+	assert_int_equal(count_of(run_file(f, "1/out.txt"), "A test without subtests"), 1);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_simple"), "pass");
+}
+
+/* Not for a job bootci's journal says was in flight at a crash: its journal.txt has no end on purpose. */
+static void incomplete_job_gets_no_end_in_journal_txt(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_basic pass\nigt_simple\n",
+			"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\nboot 2 0 test\n"
+			"incomplete 1 1\nexit 1 -1 0.000\n", "");
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt", "A test without subtests, passing.\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_int_equal(count_of(run_file(f, "1/journal.txt"), "exit:"), 0);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_simple"), "incomplete");
+}
+
+/* ---- the barriers of a run, each with what the files held when it was made ---- */
+static char barrier_root[PATH_MAX];
+static char barrier_log[32768];
+
+static long size_of(const char *rel)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/results/runs/t/%s", barrier_root, rel);
+	return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static bool holds(const char *rel, const char *needle)
+{
+	char path[PATH_MAX + 64], buf[8192];
+	size_t n;
+	FILE *in;
+
+	snprintf(path, sizeof(path), "%s/results/runs/t/%s", barrier_root, rel);
+	in = fopen(path, "r");
+	if (!in)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, in);
+	fclose(in);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+/* One line a barrier: its kind, whether job 0's ends and job 1's start were written, sizes. */
+static int recording_barrier(int fd, bool whole_fs)
+{
+	size_t used = strlen(barrier_log);
+
+	snprintf(barrier_log + used, sizeof(barrier_log) - used,
+		 "%s exit0=%d end0=%d start1=%d out=%ld err=%ld dmesg=%ld\n", whole_fs ? "fs" : "fd",
+		 holds("0/journal.txt", "exit:"), holds("bootci-journal.txt", "exit 0 "),
+		 holds("bootci-journal.txt", "start 1\n"), size_of("0/out.txt"), size_of("0/err.txt"),
+		 size_of("0/dmesg.txt"));
+	return bci_sys_barrier(fd, whole_fs);
+}
+
+/*
+ * What is durable when job 1 is exec'ed, and in what order job 0's end got
+ * there: its outputs by a barrier before its journal.txt exit is written (an
+ * exit on disk has its outputs), then no barrier until the whole one that
+ * makes job 0's journal.txt exit, bootci's end of it and job 1's start durable
+ * together before job 1 starts.
+ */
+static void one_barrier_between_a_job_and_the_next(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_sys sys;
+	char *line, *start1 = NULL, *last_before_exit = NULL;
+	unsigned between = 0;
+	long out, err, dmesg;
+	char want[128];
+
+	start(f, "igt@igt_basic@pass\nigt@igt_basic@pass\n", "");
+	sys = *f->ex.sys;
+	sys.barrier = recording_barrier;
+	f->ex.sys = &sys;
+	snprintf(barrier_root, sizeof(barrier_root), "%s", f->root.dir);
+	barrier_log[0] = '\0';
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	out = size_of("0/out.txt");
+	err = size_of("0/err.txt");
+	dmesg = size_of("0/dmesg.txt");
+	for (line = strtok(barrier_log, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strstr(line, "start1=1")) {
+			start1 = line;
+			break;
+		}
+		if (strstr(line, "exit0=1"))
+			between++;
+		else
+			last_before_exit = line;
+	}
+	assert_non_null(start1);
+	assert_non_null(last_before_exit);
+	/* Job 1's start, job 0's journal.txt exit and bootci's end of it: one whole barrier. */
+	assert_non_null(strstr(start1, "fs exit0=1 end0=1 start1=1"));
+	assert_int_equal(between, 0);
+	/* The barrier before journal.txt's exit was written held the outputs as they end. */
+	snprintf(want, sizeof(want), "out=%ld err=%ld dmesg=%ld", out, err, dmesg);
+	assert_non_null(strstr(last_before_exit, want));
+}
+
 static void resume_runs_remaining_subtests_of_a_multiple_job(void **state)
 {
 	struct fixture *f = *state;
@@ -974,6 +1100,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lost_exit_line_does_not_run_the_job_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(lost_exit_line_does_not_resume_dynamic_subtests, setup, teardown),
 		cmocka_unit_test_setup_teardown(job_without_subtests_in_flight_is_incomplete, setup, teardown),
+		cmocka_unit_test_setup_teardown(lost_job_journal_exit_is_written_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(incomplete_job_gets_no_end_in_journal_txt, setup, teardown),
+		cmocka_unit_test_setup_teardown(one_barrier_between_a_job_and_the_next, setup, teardown),
 		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(journal_not_durable_stops_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(taint_aborts_the_run, setup, teardown),

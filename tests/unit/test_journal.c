@@ -312,6 +312,55 @@ static void an_incomplete_job_is_not_an_end_lost(void **state)
 	assert_int_equal(access(note, F_OK), -1);
 }
 
+/* The barriers a journal asked for, in order: "fs" (syncfs) or "fd" (fdatasync). */
+static char barriers[256];
+
+static int recording_barrier(int fd, bool whole_fs)
+{
+	size_t used = strlen(barriers);
+
+	snprintf(barriers + used, sizeof(barriers) - used, "%s ", whole_fs ? "fs" : "fd");
+	return (whole_fs ? syncfs(fd) : fdatasync(fd)) < 0 ? -errno : 0;
+}
+
+/*
+ * Owed (a job's journal.txt exit written, not durable): a synced line after it
+ * (`done`, an abort) pays with a whole barrier before it is written, so that it
+ * never reaches the disk before the job's end; a whole sync pays once; the last
+ * exit line is remembered, with its rest, for a repair of journal.txt.
+ */
+static void an_owed_barrier_is_paid_before_the_next_synced_line(void **state)
+{
+	char path[64];
+	struct bci_journal j;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/bootci-journal.txt", dir);
+	write_text(path, "boot 1 1700000000 6.1\nstart 0\n", 30);
+	assert_int_equal(bci_journal_open(&j, path, 2), 0);
+	assert_int_equal(j.last_end, -1);
+	j.barrier = recording_barrier;
+	barriers[0] = '\0';
+	bci_journal_owe(&j);
+	assert_int_equal(bci_journal_writef(&j, BCI_RUN_JOURNAL_EXIT, 0, "%d %.3f", 0, 0.5), 0);
+	assert_int_equal(j.last_end, 0);
+	assert_string_equal(j.last_end_rest, "0 0.500");
+	assert_string_equal(barriers, "");
+	assert_int_equal(bci_journal_append(&j, BCI_RUN_JOURNAL_DONE, 0, NULL), 0);
+	assert_string_equal(barriers, "fs fd ");
+	assert_false(j.owes_fs);
+	/* Nothing owed: a synced line is one fdatasync; an owed fdatasync-only sync is whole. */
+	barriers[0] = '\0';
+	bci_journal_owe(&j);
+	assert_int_equal(bci_journal_sync(&j, false), 0);
+	assert_int_equal(bci_journal_sync(&j, false), 0);
+	assert_string_equal(barriers, "fs ");
+	bci_journal_owe(&j);
+	barriers[0] = '\0';
+	bci_journal_close(&j);
+	assert_string_equal(barriers, "fs ");
+}
+
 /*
  * A line written without its fdatasync (a job's end) is in the file and the
  * state at once, waits for the next barrier, and the next journal read sees it.
@@ -417,6 +466,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(open_goes_on_past_garbage_and_marks_lost_ends, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(an_owed_barrier_is_paid_before_the_next_synced_line,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(a_line_written_unsynced_waits_for_the_barrier, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(an_incomplete_job_is_not_an_end_lost, setup,
