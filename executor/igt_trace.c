@@ -17,15 +17,26 @@
  * it the script measures what the executor cannot see, from the test's
  * `[IGT] ...: exiting` to the reaping and from the fork to the next test's
  * `[IGT] ...: executing`.
+ *
+ * When the command line also enabled kernel trace events (`trace_event=
+ * sched:sched_process_exec,sched:sched_process_exit`), the kernel's trace
+ * buffer is saved beside it as bootci-ftrace.txt: tests/bench/igt-own-gaps.py
+ * takes from it each runner's own gap, from one test process's exit to the
+ * next one's exec by the kernel's clock, measured the same way for igt_runner
+ * (tests/lab/igt-runner-vm.sh saves its runs' buffers).
  */
 #include "igt.h"
 
 #include "fsutil.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TRACE_STEPS 32
 
@@ -120,6 +131,36 @@ void bci_igt_trace_forked(unsigned next)
 	trace.job = -1;
 }
 
+#define TRACEFS "/sys/kernel/tracing"
+#define FTRACE_MAX (256u << 20)
+
+/* The kernel's trace buffer into bootci-ftrace.txt, when events were enabled; else nothing. */
+static void trace_save_ftrace(const struct bci_executor *ex)
+{
+	char dir[PATH_MAX], path[PATH_MAX], *text = NULL;
+	int ret;
+
+	if (bci_path(ex, dir, TRACEFS) < 0 || bci_path(ex, path, TRACEFS "/set_event") < 0)
+		return;
+	if (access(path, F_OK) < 0 &&
+	    ex->sys->mount("tracefs", dir, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return;		/* no tracefs in this kernel: nothing was traced */
+	if (bci_read_file(path, &text, NULL, 1 << 16) < 0 || !*text) {
+		free(text);	/* no event enabled */
+		return;
+	}
+	free(text);
+	text = NULL;
+	ret = bci_path(ex, path, TRACEFS "/trace");
+	if (ret == 0)
+		ret = bci_read_file(path, &text, NULL, FTRACE_MAX);
+	if (ret < 0)
+		bci_warn("gap trace: cannot read %s: %s", path, strerror(-ret));
+	else if (bci_igt_rundir_write(ex, "bootci-ftrace.txt", text) == 0)
+		bci_say("gap trace: the kernel's trace events are in bootci-ftrace.txt");
+	free(text);
+}
+
 void bci_igt_trace_stop(const struct bci_executor *ex)
 {
 	long long sum = 0;
@@ -143,5 +184,6 @@ void bci_igt_trace_stop(const struct bci_executor *ex)
 	if (text && bci_igt_rundir_write(ex, "bootci-gap-trace.txt", text) < 0)
 		bci_warn("gap trace: cannot write bootci-gap-trace.txt");
 	free(text);
+	trace_save_ftrace(ex);
 	trace.on = false;
 }

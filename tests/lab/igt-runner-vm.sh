@@ -4,6 +4,10 @@
 # that the same VM runs the same tests under bootci and under igt_runner
 # (tests/lab/igt-real.t, tests/bench/igt-vs-runner). For each RUN, in order:
 #   /results/igt-runner/RUN  igt_runner's results folder
+#   /results/igt-runner/RUN.ftrace.txt  the kernel's trace buffer of that run, when
+#                            the command line enabled trace events (trace_event=...):
+#                            tests/bench/igt-own-gaps.py reads it, as it reads the
+#                            executor's bootci-ftrace.txt
 # RUN is words joined by '-': `text` (IGT_RUNNER_DISABLE_SOCKET_COMMUNICATION=1)
 # or `socket` (igt_runner's default), then `single` or `multiple` (-m), then
 # optionally `sync` (--sync). In single mode the testlist's lines naming a whole
@@ -40,6 +44,10 @@ expand() {
 }
 expanded=/tmp/igt-runner-vm.testlist
 expand "$testlist" "$expanded" || exit 1
+tracing=/sys/kernel/tracing
+[ -e $tracing/set_event ] || mount -t tracefs nodev $tracing 2>/dev/null
+traced=""
+grep -q . $tracing/set_event 2>/dev/null && traced=yes # (tracefs files have no size)
 status=0
 for run in "$@"; do
 	opts=""
@@ -55,7 +63,8 @@ for run in "$@"; do
 	case $run in
 	*-sync) opts="$opts --sync" ;;
 	esac
-	rm -rf "/results/igt-runner/$run"
+	rm -rf "/results/igt-runner/$run" "/results/igt-runner/$run.ftrace.txt"
+	[ -z "$traced" ] || : >$tracing/trace
 	echo "igt-runner-vm: $run: igt_runner$opts --test-list $list $tests /results/igt-runner/$run"
 	# shellcheck disable=SC2086 # $opts is a list of words
 	if [ "$proto" = text ]; then
@@ -66,6 +75,7 @@ for run in "$@"; do
 	fi
 	rc=$?
 	echo "igt-runner-vm: $run: igt_runner exited with status $rc"
+	[ -z "$traced" ] || cat $tracing/trace >"/results/igt-runner/$run.ftrace.txt"
 	[ "$rc" = 0 ] || status=$rc
 	sync
 done
