@@ -198,6 +198,7 @@ void bci_igt_progress_report(struct bci_igt_progress *p, const struct bci_igt_jo
 		snprintf(result, sizeof(result), "unjudged");
 	else
 		format_verdict(&v, result, sizeof(result));
+	bci_igt_trace("judge");	/* the gap trace: the judgement apart from the console line */
 	if (v.tests == 1)
 		snprintf(name, sizeof(name), "%s", v.first_name);
 	else
