@@ -15,6 +15,18 @@ item 1), as igt_runner does by default; the known causes:
                whose err for the test holds bytes that are no text: igt_results
                reads a later subtest's err past the end of its buffer (multiple
                mode; lib/resultgen_comms.c), which bootci's generator does not.
+  text-unstarted-dynamic  multiple mode, against a text run: a subtest
+               skipped before it starts (`Subtest X: SKIP`, no `Starting
+               subtest: X`) is a skip under bootci; from igt_runner's text
+               output igt_results gives it every dynamic subtest that started
+               earlier in the binary's output (runner/resultgen.c: with no begin
+               line the dynamic search starts at the first line), and drops X.
+               kms_concurrent's pipe-B..F get pipe-A's Virtual-1 failure.
+  comms-err-shift  multiple mode, against a text run: warn under bootci, pass
+               under igt_runner, and bootci's err for the subtest is another
+               subtest's text: from a `comms` file igt_results cuts a later
+               subtest's err at the previous one's offsets (igt_results gives the
+               same warn on bootci's folder, and on igt_runner's socket runs).
   tcg-hrtimer  dmesg-warn on one side, pass on the other, and the only kernel
                warning of that test is "hrtimer: interrupt took N ns": the
                emulated machine (TCG on a loaded host) missed its timer, in
@@ -63,9 +75,41 @@ def only_hrtimer(test):
     return bool(lines) and all(HRTIMER.match(l) for l in lines)
 
 
+SUBTEST_LINE = re.compile(r'^(?:Starting subtest: (\S+)|Subtest (\S+): )', re.M)
+
+
+def other_subtests_text(name, text):
+    """Whether TEXT holds a start or result line of a subtest other than NAME's."""
+    sub = name.split('@')[2] if name.count('@') == 2 else None
+    return sub is not None and any((m.group(1) or m.group(2)).lower() != sub
+                                   for m in SUBTEST_LINE.finditer(text or ''))
+
+
+def unstarted_skip(parent, tests):
+    """PARENT is a skip in TESTS that never printed its start line, without dynamic subtests."""
+    t = tests.get(parent)
+    sub = parent.split('@')[2]
+    return (t is not None and t['result'] == 'skip'
+            and not any(m.group(1) and m.group(1).lower() == sub
+                        for m in SUBTEST_LINE.finditer(t.get('out') or ''))
+            and not any(n.startswith(parent + '@') for n in tests))
+
+
 def explain(name, ours, theirs, mode, protocol):
     a = ours.get(name)
     b = theirs.get(name)
+    if mode == 'multiple' and protocol == 'text':
+        parts = name.split('@')
+        if len(parts) == 4 and a is None and b is not None:
+            parent = '@'.join(parts[:3])
+            if parent not in theirs and unstarted_skip(parent, ours):
+                return 'text-unstarted-dynamic'
+        if len(parts) == 3 and b is None and unstarted_skip(name, ours) \
+                and any(n.startswith(name + '@') for n in theirs):
+            return 'text-unstarted-dynamic'
+        if a and b and a['result'] == 'warn' and b['result'] == 'pass' \
+                and other_subtests_text(name, a.get('err')):
+            return 'comms-err-shift'
     if a and b:
         if (protocol == 'text' and a['result'] == 'pass' and b['result'] == 'warn'
                 and only_fontconfig(b.get('err'))):
