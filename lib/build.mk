@@ -2,7 +2,7 @@
 # LIB_HOST_ONLY: modules that need a glibc-only library (json-c for the upload
 # manifest); they are in the host, ASan and fuzz archives, not in the musl one.
 LIB_SRCS      := $(wildcard lib/*.c)
-LIB_HOST_ONLY := lib/manifest.c
+LIB_HOST_ONLY := lib/manifest.c lib/manifest_read.c
 LIB_MUSL_SRCS := $(filter-out $(LIB_HOST_ONLY),$(LIB_SRCS))
 
 $(eval $(call archive,musl,bootci,$(LIB_MUSL_SRCS)))

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* lib/manifest.c: the upload's manifest.json, written, read back and refused. */
+/* lib/manifest.c and manifest_read.c: the upload's manifest.json, written, read back and refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
