@@ -21,12 +21,16 @@ item 1), as igt_runner does by default; the known causes:
                output igt_results gives it every dynamic subtest that started
                earlier in the binary's output (runner/resultgen.c: with no begin
                line the dynamic search starts at the first line), and drops X.
-               kms_concurrent's pipe-B..F get pipe-A's Virtual-1 failure.
+               kms_concurrent's pipe-B..F get pipe-A's Virtual-1 failure. Only
+               when each such dynamic subtest is a copy (result and output) of
+               the same dynamic subtest of an earlier subtest.
   comms-err-shift  multiple mode, against a text run: warn under bootci, pass
                under igt_runner, and bootci's err for the subtest is another
                subtest's text: from a `comms` file igt_results cuts a later
                subtest's err at the previous one's offsets (igt_results gives the
                same warn on bootci's folder, and on igt_runner's socket runs).
+               Only when that err is nothing but pieces of start and result
+               lines, one of another subtest: no stray text of the test's own.
   tcg-hrtimer  dmesg-warn on one side, pass on the other, and the only kernel
                warning of that test is "hrtimer: interrupt took N ns": the
                emulated machine (TCG on a loaded host) missed its timer, in
@@ -78,11 +82,17 @@ def only_hrtimer(test):
 SUBTEST_LINE = re.compile(r'^(?:Starting subtest: (\S+)|Subtest (\S+): )', re.M)
 
 
-def other_subtests_text(name, text):
-    """Whether TEXT holds a start or result line of a subtest other than NAME's."""
+def shifted_err(name, text):
+    """TEXT (a subtest's err) is nothing but pieces of start and result lines, one
+    of them another subtest's: the err of a neighbour cut at the wrong offsets,
+    not stray text of the test's own."""
     sub = name.split('@')[2] if name.count('@') == 2 else None
-    return sub is not None and any((m.group(1) or m.group(2)).lower() != sub
-                                   for m in SUBTEST_LINE.finditer(text or ''))
+    lines = [l for l in (text or '').splitlines() if l]
+    markers = [l for l in lines if MARKER.match(l)]
+    return (sub is not None
+            and any((m.group(1) or m.group(2)).lower() != sub
+                    for m in SUBTEST_LINE.finditer(text or ''))
+            and all(l in markers or any(l in k for k in markers) for l in lines))
 
 
 def unstarted_skip(parent, tests):
@@ -95,6 +105,17 @@ def unstarted_skip(parent, tests):
             and not any(n.startswith(parent + '@') for n in tests))
 
 
+def copied_dynamic(name, tests):
+    """NAME (binary@subtest@dynamic) in TESTS is a copy of the same dynamic
+    subtest of another subtest of that binary: same result, same output."""
+    binary, sub, dyn = name.split('@')[1:]
+    t = tests[name]
+    return any(n != name and n.startswith(f'igt@{binary}@') and n.endswith(f'@{dyn}')
+               and n.count('@') == 3 and n.split('@')[2] != sub
+               and o['result'] == t['result'] and o.get('out') == t.get('out')
+               for n, o in tests.items())
+
+
 def explain(name, ours, theirs, mode, protocol):
     a = ours.get(name)
     b = theirs.get(name)
@@ -102,13 +123,15 @@ def explain(name, ours, theirs, mode, protocol):
         parts = name.split('@')
         if len(parts) == 4 and a is None and b is not None:
             parent = '@'.join(parts[:3])
-            if parent not in theirs and unstarted_skip(parent, ours):
+            if parent not in theirs and unstarted_skip(parent, ours) \
+                    and copied_dynamic(name, theirs):
                 return 'text-unstarted-dynamic'
-        if len(parts) == 3 and b is None and unstarted_skip(name, ours) \
-                and any(n.startswith(name + '@') for n in theirs):
+        children = [n for n in theirs if n.startswith(name + '@')]
+        if len(parts) == 3 and b is None and unstarted_skip(name, ours) and children \
+                and all(copied_dynamic(n, theirs) for n in children):
             return 'text-unstarted-dynamic'
         if a and b and a['result'] == 'warn' and b['result'] == 'pass' \
-                and other_subtests_text(name, a.get('err')):
+                and shifted_err(name, a.get('err')):
             return 'comms-err-shift'
     if a and b:
         if (protocol == 'text' and a['result'] == 'pass' and b['result'] == 'warn'
