@@ -18,7 +18,9 @@ IGT_TESTLIST ?= initramfs/testlists/igt-generic.txt
 .PHONY: igt igt-image
 
 ifneq ($(IGT_TARBALL),)
-$(IGT_STAMP): $(IGT_TARBALL) builder/setup/igt.sh builder/setup/igt-deps.sh builder/setup/igt-binaries
+# After the host's packages: both install with apt-get, which takes one lock (make -j).
+$(IGT_STAMP): $(IGT_TARBALL) builder/setup/igt.sh builder/setup/igt-deps.sh builder/setup/igt-binaries \
+		| $(HOST_DEPS_STAMP)
 	@builder/setup/igt.sh $(IGT_TARBALL) $(IGT_DIR)
 	@touch $@
 
