@@ -179,6 +179,15 @@ static inline const struct gen_source *gen_source_of(const struct gen *g)
 	return g->mem ? &gen_mem_source : g->source;
 }
 
+/*
+ * How every file below the directory is opened: no symbolic link on the
+ * way (openat2's rules, GEN_RESOLVE), and a FIFO must not block the open
+ * (O_NONBLOCK; it changes nothing for a regular file). A job folder: GEN_DIR_FLAGS.
+ */
+#define GEN_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+#define GEN_FILE_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+#define GEN_DIR_FLAGS (O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOCTTY)
+
 /* Which step of gen_open_regular() failed. */
 enum { GEN_OPEN_FAILED, GEN_OPEN_STAT_FAILED, GEN_OPEN_NOT_REGULAR };
 /* Opens @rel below @at following no link (openat2, else one component at a time): fd or -errno. */
@@ -190,6 +199,8 @@ int gen_open_below(const struct gen *g, int at, const char *rel, int flags);
  */
 int gen_open_regular(const struct gen *g, int at, const char *rel, bool likely_absent, int *stage,
 		     unsigned long long *size);
+/* The check of an opened @fd that gen_open_regular() makes: 0 and its *@size, or -errno and *@stage. */
+int gen_regular_size(int fd, int *stage, unsigned long long *size);
 /* A job file that most job folders lack (comms, bootci-incomplete.txt): looked for before opened. */
 bool gen_job_file_likely_absent(const char *name);
 /* The message of a failed gen_open_regular() of @rel (none for a plain -ENOENT); returns the error. */

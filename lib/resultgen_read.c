@@ -61,7 +61,7 @@ static int open_beneath(int dirfd, const char *rel, int flags)
 {
 	struct open_how how = {
 		.flags = (unsigned long long)flags,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		.resolve = GEN_RESOLVE,
 	};
 	long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
 
@@ -143,7 +143,7 @@ static int dir_job_enter(struct gen *g, size_t index)
 	int fd;
 
 	(void)index;	/* g->job_dir names it */
-	fd = gen_open_below(g, g->dirfd, g->job_dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOCTTY);
+	fd = gen_open_below(g, g->dirfd, g->job_dir, GEN_DIR_FLAGS);
 	if (fd == -ENOENT || fd == -ENOTDIR)
 		return -ENOENT;	/* no folder (or not one): the job never ran */
 	if (fd < 0)
@@ -169,8 +169,7 @@ static void dir_job_leave(struct gen *g)
 int gen_open_regular(const struct gen *g, int at, const char *rel, bool likely_absent, int *stage,
 		     unsigned long long *size)
 {
-	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, fd, ret;
-	struct stat st;
+	int fd, ret;
 
 	*stage = GEN_OPEN_FAILED;
 	/*
@@ -182,22 +181,29 @@ int gen_open_regular(const struct gen *g, int at, const char *rel, bool likely_a
 	if (likely_absent && !strchr(rel, '/') &&
 	    faccessat(at, rel, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 		return -ENOENT;
-	fd = gen_open_below(g, at, rel, flags);
+	fd = gen_open_below(g, at, rel, GEN_FILE_FLAGS);
 	if (fd < 0)
 		return fd;
-	*stage = GEN_OPEN_STAT_FAILED;
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
+	ret = gen_regular_size(fd, stage, size);
+	if (ret < 0) {
 		close(fd);
 		return ret;
 	}
-	*stage = GEN_OPEN_NOT_REGULAR;
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	*size = (unsigned long long)st.st_size;
 	return fd;
+}
+
+int gen_regular_size(int fd, int *stage, unsigned long long *size)
+{
+	struct stat st;
+
+	*stage = GEN_OPEN_STAT_FAILED;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*stage = GEN_OPEN_NOT_REGULAR;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	*size = (unsigned long long)st.st_size;
+	return 0;
 }
 
 bool gen_job_file_likely_absent(const char *name)

@@ -246,16 +246,26 @@ static void refusals_without_openat2(void **state)
 	unsetenv("BCI_RESULTGEN_NO_OPENAT2");
 }
 
-/* The same refusals whether job folders are read ahead by threads or one at a time. */
+/*
+ * The same refusals whether job folders are read ahead by threads (through
+ * their io_uring, or with a system call each: BCI_RESULTGEN_NO_URING) or
+ * one at a time.
+ */
 static void refusals_read_ahead_and_in_sequence(void **state)
 {
 	static const char *const threads[] = { "0", "1", "2" };
 
-	for (size_t i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
-		setenv("BCI_RESULTGEN_THREADS", threads[i], 1);
-		symlinks_are_refused(state);
-		fifos_are_refused(state);
-		every_test_has_a_result(state);
+	for (int ring = 0; ring < 2; ring++) {
+		if (ring)
+			unsetenv("BCI_RESULTGEN_NO_URING");
+		else
+			setenv("BCI_RESULTGEN_NO_URING", "1", 1);
+		for (size_t i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
+			setenv("BCI_RESULTGEN_THREADS", threads[i], 1);
+			symlinks_are_refused(state);
+			fifos_are_refused(state);
+			every_test_has_a_result(state);
+		}
 	}
 	unsetenv("BCI_RESULTGEN_THREADS");
 }
@@ -287,8 +297,8 @@ static char *generate_whole(struct fakeroot *root, const char *threads, int *ret
 static void read_ahead_gives_the_same_bytes(void **state)
 {
 	struct fakeroot root;
-	char rel[64], path[PATH_MAX + 64], *one, *ahead, *two;
-	int ret_one, ret_ahead, ret_two;
+	char rel[64], path[PATH_MAX + 64], *one, *ahead, *two, *plain;
+	int ret_one, ret_ahead, ret_two, ret_plain;
 	FILE *f;
 
 	(void)state;
@@ -330,15 +340,22 @@ static void read_ahead_gives_the_same_bytes(void **state)
 	one = generate_whole(&root, "0", &ret_one);
 	ahead = generate_whole(&root, "1", &ret_ahead);
 	two = generate_whole(&root, "2", &ret_two);
+	/* The threads with a system call each instead of their io_uring. */
+	setenv("BCI_RESULTGEN_NO_URING", "1", 1);
+	plain = generate_whole(&root, "2", &ret_plain);
+	unsetenv("BCI_RESULTGEN_NO_URING");
 	assert_int_equal(ret_one, 0);
 	assert_int_equal(ret_ahead, 0);
 	assert_int_equal(ret_two, 0);
+	assert_int_equal(ret_plain, 0);
 	assert_non_null(strstr(one, "a line of output"));
 	assert_string_equal(one, ahead);
 	assert_string_equal(one, two);
+	assert_string_equal(one, plain);
 	free(one);
 	free(ahead);
 	free(two);
+	free(plain);
 	fakeroot_remove(&root);
 }
 
