@@ -271,6 +271,8 @@ void job_free(struct job *job);
  */
 int gen_prefetch_start(struct gen *g, size_t jobs);
 void gen_prefetch_stop(struct gen *g);
+/* How many chunks of job folders the threads have read through their io_uring (for tests). */
+unsigned long gen_prefetch_ring_chunks(void);
 
 /* ---- resultgen_judge.c ---- */
 

@@ -77,6 +77,7 @@ struct gen_prefetch {
 	size_t claimed;			/* the next chunk a thread takes */
 	size_t consumed;		/* chunks the walk gave back: their places are free */
 	bool stop;
+	bool failed;			/* a thread's ring failed: the walk reads the rest itself */
 	struct prefetch_chunk chunks[PREFETCH_CHUNKS];
 	size_t next;			/* the job the walk takes next */
 	pthread_t threads[PREFETCH_THREADS_MAX];
@@ -225,6 +226,14 @@ struct prefetch_ring {
 	bool reading[PREFETCH_CHUNK][PREFETCH_FILES];
 };
 
+/* Chunks read through a ring, by every thread of the process: tests ask whether the ring ran. */
+static unsigned long ring_chunks;
+
+unsigned long gen_prefetch_ring_chunks(void)
+{
+	return __atomic_load_n(&ring_chunks, __ATOMIC_RELAXED);
+}
+
 static const struct open_how ring_dir_how = { .flags = GEN_DIR_FLAGS, .resolve = GEN_RESOLVE };
 static const struct open_how ring_file_how = { .flags = GEN_FILE_FLAGS, .resolve = GEN_RESOLVE };
 
@@ -306,47 +315,64 @@ static void ring_queue_reads(struct prefetch_ring *pr, size_t i, struct prefetch
 	}
 }
 
-/* Frees what the chunk's first @jobs slots were given, for the other way to fill them. */
-static void ring_chunk_undo(struct prefetch_chunk *c, size_t jobs)
+/*
+ * Forgets what the chunk's first @jobs slots were given, without freeing
+ * it: after a failed run, reads may still be in flight into those buffers.
+ */
+static void ring_chunk_forget(struct prefetch_chunk *c, size_t jobs)
 {
-	for (size_t i = 0; i < jobs; i++) {
-		for (size_t f = 0; f < PREFETCH_FILES; f++)
-			free(c->jobs[i].files[f].data);
+	for (size_t i = 0; i < jobs; i++)
 		memset(&c->jobs[i], 0, sizeof(c->jobs[i]));
-	}
 }
 
 /*
- * Chunk @number's jobs below @limit into @c through the ring. false when
- * the ring itself failed (nothing kept: the chunk is read the other way;
- * what the kernel had opened before it failed may stay open).
+ * Chunk @number's jobs below @limit into @c through the ring: 1, or 0 when
+ * this file system answers the ring's reads with EAGAIN (FUSE, 9p: the
+ * chunk is kept, and the ring had best not be used again), or -1 when the
+ * ring itself failed (nothing of the chunk kept; what the kernel had opened
+ * or was still reading when it failed is left as it is, in the thread's own
+ * fd table where there is one, and the buffers are not freed).
  */
-static bool prefetch_chunk_ring(struct prefetch_ring *pr, const struct gen *g, size_t number,
-				struct prefetch_chunk *c, size_t limit)
+static int prefetch_chunk_ring(struct prefetch_ring *pr, const struct gen *g, size_t number,
+			       struct prefetch_chunk *c, size_t limit)
 {
 	size_t jobs = 0;
+	bool again = false;
 
 	while (jobs < PREFETCH_CHUNK && number * PREFETCH_CHUNK + jobs < limit) {
 		ring_queue_opens(pr, g, jobs, number * PREFETCH_CHUNK + jobs);
 		jobs++;
 	}
 	if (bci_uring_run(&pr->ring) < 0)
-		return false;
+		return -1;
 	for (size_t i = 0; i < jobs; i++)
 		ring_queue_reads(pr, i, &c->jobs[i]);
 	if (bci_uring_run(&pr->ring) < 0) {
-		ring_chunk_undo(c, jobs);
-		return false;
+		ring_chunk_forget(c, jobs);
+		return -1;
 	}
-	for (size_t i = 0; i < jobs; i++)
-		for (size_t f = 0; f < PREFETCH_FILES; f++)
-			if (pr->reading[i][f])
-				prefetch_read_done(&c->jobs[i].files[f],
-						   bci_uring_result(&pr->ring, RING_FILE(i, f)),
-						   pr->sizes[i][f]);
+	for (size_t i = 0; i < jobs; i++) {
+		for (size_t f = 0; f < PREFETCH_FILES; f++) {
+			struct prefetch_file *pf = &c->jobs[i].files[f];
+			int n = bci_uring_result(&pr->ring, RING_FILE(i, f));
+
+			if (!pr->reading[i][f])
+				continue;
+			/*
+			 * Only the whole file, as fstat gave its size: O_NONBLOCK (for
+			 * the open) lets some kernels and file systems answer a ring's
+			 * read short or with EAGAIN where pread would wait. Anything
+			 * else is left to the walk, which reads it with pread.
+			 */
+			again |= n == -EAGAIN;
+			prefetch_read_done(pf, (unsigned long long)n == pr->sizes[i][f] ? n : -1,
+					   pr->sizes[i][f]);
+		}
+	}
 	for (size_t i = jobs; i < PREFETCH_CHUNK; i++)
 		c->jobs[i].dir_ret = -ENOENT;	/* no such job: never entered */
-	return true;
+	__atomic_add_fetch(&ring_chunks, 1, __ATOMIC_RELAXED);
+	return again ? 0 : 1;
 }
 
 /* Frees what a filled slot holds (an empty one holds nothing). */
@@ -388,6 +414,7 @@ static void *prefetch_thread(void *arg)
 	for (;;) {
 		struct prefetch_chunk *c;
 		size_t number;
+		int ring;
 
 		while (!p->stop && p->claimed >= p->consumed + PREFETCH_CHUNKS)
 			pthread_cond_wait(&p->wake_threads, &p->lock);
@@ -396,16 +423,28 @@ static void *prefetch_thread(void *arg)
 		number = p->claimed++;
 		c = &p->chunks[number % PREFETCH_CHUNKS];
 		pthread_mutex_unlock(&p->lock);
-		if (pr && !prefetch_chunk_ring(pr, p->g, number, c, p->limit)) {
-			prefetch_ring_free(pr);	/* the ring failed: the other way from now on */
+		ring = pr ? prefetch_chunk_ring(pr, p->g, number, c, p->limit) : -1;
+		if (ring < 0 && pr) {
+			/*
+			 * The ring failed with operations perhaps in flight: this
+			 * thread opens nothing more (a late close could meet a new
+			 * fd with the same number), and the walk reads on itself.
+			 */
+			pthread_mutex_lock(&p->lock);
+			p->failed = true;
+			pthread_cond_broadcast(&p->wake_walk);
+			break;
+		}
+		if (ring == 0) {
+			prefetch_ring_free(pr);	/* its reads meet EAGAIN here: the other way on */
 			pr = NULL;
 		}
 		for (size_t i = 0; i < PREFETCH_CHUNK; i++) {
 			size_t index = number * PREFETCH_CHUNK + i;
 
-			if (!pr && index < p->limit)
+			if (ring < 0 && index < p->limit)
 				prefetch_job(p->g, index, &c->jobs[i], own_fds);
-			else if (!pr)
+			else if (ring < 0)
 				c->jobs[i].dir_ret = -ENOENT;	/* no such job: never entered */
 			c->jobs[i].ready = true;
 		}
@@ -466,10 +505,17 @@ static int prefetch_job_enter(struct gen *g, size_t index)
 		return gen_dir_source.job_enter(g, index);
 	}
 	if (index % PREFETCH_CHUNK == 0) {
+		bool ready;
+
 		pthread_mutex_lock(&p->lock);
-		while (!c->ready || c->number != number)
+		while (!(ready = c->ready && c->number == number) && !p->failed)
 			pthread_cond_wait(&p->wake_walk, &p->lock);
 		pthread_mutex_unlock(&p->lock);
+		if (!ready) {
+			/* A thread's ring failed before this chunk: the directory source reads on. */
+			p->fallback = true;
+			return gen_dir_source.job_enter(g, index);
+		}
 	}
 	ret = s->dir_ret;
 	if (ret < 0) {

@@ -24,6 +24,14 @@
 
 #define URING_BUSY_TRIES 1000
 
+/* Kernel headers before 6.1 lack these; a kernel without them refuses them (EINVAL). */
+#ifndef IORING_SETUP_SINGLE_ISSUER
+#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
+#endif
+#ifndef IORING_SETUP_DEFER_TASKRUN
+#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
+#endif
+
 static const unsigned char uring_ops_used[] = { IORING_OP_OPENAT2, IORING_OP_READ, IORING_OP_CLOSE };
 
 static int uring_setup(unsigned entries, struct io_uring_params *p, unsigned flags)
@@ -142,6 +150,7 @@ static struct io_uring_sqe *uring_entry(struct bci_uring *r, unsigned number)
 	sqe = (struct io_uring_sqe *)r->sqes + index;
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->user_data = number;
+	r->results[number] = BCI_URING_PENDING;
 	r->sq_array[index] = index;
 	r->queued++;
 	return sqe;

@@ -15,6 +15,7 @@
 #ifndef BCI_URING_H
 #define BCI_URING_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,7 +63,13 @@ bool bci_uring_close(struct bci_uring *r, unsigned number, int fd);
  */
 int bci_uring_run(struct bci_uring *r);
 
-/* The result of operation @number in the last run: as the system call would return, -errno. */
+/* What an operation queued but not completed (its run failed) reads as. */
+#define BCI_URING_PENDING INT_MIN
+
+/*
+ * The result of operation @number in the last run: as the system call would
+ * return, -errno; BCI_URING_PENDING if it did not complete.
+ */
 static inline int bci_uring_result(const struct bci_uring *r, unsigned number)
 {
 	return r->results[number];

@@ -13,7 +13,10 @@
 
 #include "fakeroot.h"
 #include "resultgen.h"
+#include "resultgen_internal.h"
+#include "uring.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -288,6 +291,30 @@ static char *generate_whole(struct fakeroot *root, const char *threads, int *ret
 	return buf;
 }
 
+/* The process's open fds: the same before and after a results.json. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* Whether this kernel gives the threads an io_uring (else they read with system calls). */
+static bool kernel_has_uring(void)
+{
+	struct bci_uring r;
+
+	if (bci_uring_init(&r, 4) < 0)
+		return false;
+	bci_uring_free(&r);
+	return true;
+}
+
 /*
  * Read ahead or not, the same bytes: 150 jobs (more than the threads'
  * window), some without a folder or with a file for one, a file larger
@@ -298,7 +325,8 @@ static void read_ahead_gives_the_same_bytes(void **state)
 {
 	struct fakeroot root;
 	char rel[64], path[PATH_MAX + 64], *one, *ahead, *two, *plain;
-	int ret_one, ret_ahead, ret_two, ret_plain;
+	int ret_one, ret_ahead, ret_two, ret_plain, fds;
+	unsigned long chunks;
 	FILE *f;
 
 	(void)state;
@@ -337,13 +365,22 @@ static void read_ahead_gives_the_same_bytes(void **state)
 		fputs("a line of output\n", f);
 	fclose(f);
 
+	fds = open_fds();
 	one = generate_whole(&root, "0", &ret_one);
 	ahead = generate_whole(&root, "1", &ret_ahead);
+	chunks = gen_prefetch_ring_chunks();
 	two = generate_whole(&root, "2", &ret_two);
+	/* Where the kernel has io_uring, the threads read through it: 150 jobs, 19 chunks. */
+	if (kernel_has_uring())
+		assert_int_equal(gen_prefetch_ring_chunks() - chunks, 19);
 	/* The threads with a system call each instead of their io_uring. */
 	setenv("BCI_RESULTGEN_NO_URING", "1", 1);
+	chunks = gen_prefetch_ring_chunks();
 	plain = generate_whole(&root, "2", &ret_plain);
+	assert_int_equal(gen_prefetch_ring_chunks(), chunks);
 	unsetenv("BCI_RESULTGEN_NO_URING");
+	/* Every file and folder the threads and the walk opened is closed. */
+	assert_int_equal(open_fds(), fds);
 	assert_int_equal(ret_one, 0);
 	assert_int_equal(ret_ahead, 0);
 	assert_int_equal(ret_two, 0);
