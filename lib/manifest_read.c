@@ -327,6 +327,24 @@ static int outline_expected(struct outline *o, enum json_tokener_error e)
 }
 
 /*
+ * After a member or element: 1 at a ',' (another follows), 0 at @close (the
+ * object or array ends), else json-c's error @e said at this byte.
+ */
+static int outline_after_item(struct outline *o, char close, enum json_tokener_error e)
+{
+	outline_skip_ws(o);
+	if (o->at < o->len && o->text[o->at] == ',') {
+		o->at++;
+		return 1;
+	}
+	if (o->at < o->len && o->text[o->at] == close) {
+		o->at++;
+		return 0;
+	}
+	return outline_expected(o, e);
+}
+
+/*
  * Where the value at the current byte ends: a string to its closing quote, an
  * object or array to its matching bracket (strings skipped), anything else
  * (a number, a literal) to the next separator. json-c judges what is inside.
@@ -527,16 +545,9 @@ static int outline_files(struct outline *o, struct reader *r, struct bci_manifes
 		}
 		json_object_put(f);
 next:
-		outline_skip_ws(o);
-		if (o->at < o->len && o->text[o->at] == ',') {
-			o->at++;
-			continue;
-		}
-		if (o->at < o->len && o->text[o->at] == ']') {
-			o->at++;
-			return 0;
-		}
-		return outline_expected(o, json_tokener_error_parse_array);
+		ret = outline_after_item(o, ']', json_tokener_error_parse_array);
+		if (ret <= 0)
+			return ret;
 	}
 }
 
@@ -586,16 +597,9 @@ static int outline_object(struct outline *o, struct reader *r, struct json_objec
 		json_object_put(key);
 		if (ret < 0)
 			return ret;
-		outline_skip_ws(o);
-		if (o->at < o->len && o->text[o->at] == ',') {
-			o->at++;
-			continue;
-		}
-		if (o->at < o->len && o->text[o->at] == '}') {
-			o->at++;
-			return 0;
-		}
-		return outline_expected(o, json_tokener_error_parse_object_value_sep);
+		ret = outline_after_item(o, '}', json_tokener_error_parse_object_value_sep);
+		if (ret <= 0)
+			return ret;
 	}
 }
 
