@@ -4,6 +4,9 @@
 
 BUILD := build
 SHELL := /bin/bash
+# One job per core unless the command line says otherwise (`make -j1`): the
+# compiles of five flavors (musl, host, ASan, fuzz, IGT's) are most of a fresh build.
+MAKEFLAGS += -j$(shell nproc)
 export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
 include builder/setup/versions

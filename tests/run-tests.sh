@@ -26,6 +26,14 @@
 #   TCG several times). Past it the test's process group gets SIGTERM, then
 #   SIGKILL 10 s later, and the harness moves on even if a stray process still
 #   holds the test's output open.
+#
+# Two lanes at once (TEST_LANES, default 2 on a machine of two or more cores, else
+# 1): the QEMU lab scenarios (tests/lab/), each of which keeps one core busy with
+# TCG, one after another in one lane, and every other test one after another in
+# the other, so no two virtual machines ever run at once. With two lanes each test's
+# output is shown whole when it ends, one test at a time; with one lane, as it
+# comes. Either way each test's output ends with its time, `# NAME: N s`, and the
+# summary counts the tests in the order given.
 set -uo pipefail
 
 : "${BUILD:?}" "${SRC:?}"
@@ -33,6 +41,14 @@ export BUILD SRC
 : "${FUZZ_SECONDS:=5}" "${TEST_TIMEOUT_CMOCKA:=600}" "${TEST_TIMEOUT_TAP:=5400}"
 : "${TEST_TIMEOUT_FUZZ:=$((FUZZ_SECONDS + 600))}"
 export FUZZ_SECONDS
+if [ -z "${TEST_LANES:-}" ]; then
+	TEST_LANES=1
+	[ "$(nproc 2>/dev/null || echo 1)" -lt 2 ] || TEST_LANES=2
+fi
+case $TEST_LANES in
+1 | 2) ;;
+*) echo "run-tests: TEST_LANES must be 1 or 2, not '$TEST_LANES'" >&2; exit 2 ;;
+esac
 passed=0
 failed=0
 skipped=0
@@ -41,12 +57,20 @@ failed_logs=()
 skips=()
 log_dir=$BUILD/tests/logs
 mkdir -p "$log_dir"
+# One record per test (records/N, N its place in the order given), written by the
+# lane that ran it and summed at the end; the lock keeps two tests' output apart.
+state=$(mktemp -d "${TMPDIR:-/tmp}/bootci-run-tests.XXXXXX")
+mkdir "$state/records"
 
-# count NAME LOG STATUS NOTE: adds the TAP lines of LOG to the totals, by the
-# rule above. NOTE, when not empty, is why the test ended abnormally (missing,
-# timed out, killed by a signal): one failure, whatever the test reported.
+# count NAME LOG STATUS NOTE RECORD: counts the TAP lines of LOG by the rule
+# above into RECORD (passed, failed and skipped on its first line, then the
+# failure and the skip to name, or empty lines), and appends the harness's own
+# `not ok` lines to LOG. NOTE, when not empty, is why the test ended abnormally
+# (missing, timed out, killed by a signal): one failure, whatever the test
+# reported.
 count() {
-	local name=$1 log=$2 status=$3 note=$4 results ok not_ok skip planned ran problem=0 reason whole_skip=
+	local name=$1 log=$2 status=$3 note=$4 record=$5 results ok not_ok skip planned ran problem=0 reason whole_skip=
+	local failure= skip_line=
 	results=$(grep -E '^(not )?ok [0-9]+' "$log")
 	skip=$(grep -ciE '^(not )?ok [0-9]+[^#]*# *skip' <<<"$results")
 	not_ok=$(($(grep -cE '^not ok' <<<"$results") - $(grep -ciE '^not ok [0-9]+[^#]*# *skip' <<<"$results")))
@@ -55,63 +79,62 @@ count() {
 	planned=$(sed -nE 's/^1\.\.([0-9]+)([^0-9].*)?$/\1/p' "$log" | awk '{ n += $1; c++ } END { if (c) print n }')
 	if [ -n "$note" ]; then
 		problem=1
-		echo "not ok - $name $note" | tee -a "$log"
+		echo "not ok - $name $note" >>"$log"
 	elif [ "$status" = 0 ] && [ "$ran" = 0 ] && grep -qiE '^1\.\.0 *# *skip' "$log"; then
 		whole_skip=1
 		skip=1
 	else
 		if [ "$status" != 0 ] && [ "$not_ok" = 0 ]; then
 			problem=1
-			echo "not ok - $name exited with status $status" | tee -a "$log"
+			echo "not ok - $name exited with status $status" >>"$log"
 		fi
 		if [ "$ran" = 0 ]; then
 			problem=1
-			echo "not ok - $name reported no test" | tee -a "$log"
+			echo "not ok - $name reported no test" >>"$log"
 		fi
 	fi
 	if [ -z "$note" ] && [ -z "$whole_skip" ]; then
 		if [ -z "$planned" ]; then
 			problem=1
-			echo "not ok - $name printed no plan (1..N)" | tee -a "$log"
+			echo "not ok - $name printed no plan (1..N)" >>"$log"
 		elif [ "$planned" != "$ran" ]; then
 			problem=1
-			echo "not ok - $name planned $planned tests, ran $ran" | tee -a "$log"
+			echo "not ok - $name planned $planned tests, ran $ran" >>"$log"
 		fi
 	fi
 	not_ok=$((not_ok + problem))
-	passed=$((passed + ok))
-	skipped=$((skipped + skip))
-	failed=$((failed + not_ok))
-	[ "$not_ok" = 0 ] || { failures+=("$name (log: $log)"); failed_logs+=("$log"); }
+	[ "$not_ok" = 0 ] || failure="$name (log: $log)"
 	if [ "$skip" -gt 0 ]; then
 		reason=$(grep -iE '^(not )?ok [0-9]+[^#]*# *skip|^1\.\.0 *# *skip' "$log" | head -n1 |
 			sed -E 's/^[^#]*# *[Ss][Kk][Ii][Pp] *//')
-		skips+=("$name: $skip skipped${reason:+ (first: $reason)}")
+		skip_line="$name: $skip skipped${reason:+ (first: $reason)}"
 	fi
+	printf '%s %s %s\n%s\n%s\n%s\n' "$ok" "$not_ok" "$skip" "$failure" "$log" "$skip_line" >"$record.tmp"
+	mv "$record.tmp" "$record"
 }
 
-# run_limited LIMIT LOG COMMAND...: runs COMMAND, its output into LOG and shown as
-# it comes, for at most LIMIT seconds (SIGTERM to its process group, SIGKILL 10 s
-# later). Following the file rather than a pipe lets the harness go on when a
-# stray process of the test keeps the output open. Returns COMMAND's status
-# (124 or 137 when timed out, 128+N when killed by signal N).
+# run_limited LIMIT LOG COMMAND...: runs COMMAND, its output into LOG (and shown
+# as it comes with one lane), for at most LIMIT seconds (SIGTERM to its process
+# group, SIGKILL 10 s later). Following the file rather than a pipe lets the
+# harness go on when a stray process of the test keeps the output open. Returns
+# COMMAND's status (124 or 137 when timed out, 128+N when killed by signal N).
 running=
 run_limited() {
-	local limit=$1 log=$2 status follower
+	local limit=$1 log=$2 status follower=
 	shift 2
 	: >"$log"
 	timeout -k 10 "$limit" "$@" >"$log" 2>&1 </dev/null &
 	running=$!
-	tail -s 0.2 -n +1 -f --pid="$running" "$log" &
-	follower=$!
+	if [ "$TEST_LANES" = 1 ]; then
+		tail -s 0.2 -n +1 -f --pid="$running" "$log" &
+		follower=$!
+	fi
 	wait "$running"
 	status=$?
-	wait "$follower"
+	[ -z "$follower" ] || wait "$follower"
 	running=
 	return "$status"
 }
-# Interrupted (^C, or CI cancelling the job): the test in flight goes too.
-trap '[ -z "$running" ] || kill -TERM "$running" 2>/dev/null; exit 130' INT TERM HUP
 
 run_fuzz() {
 	local bin=$1 name
@@ -147,27 +170,29 @@ run_fuzz() {
 
 export -f run_fuzz
 export log_dir
-for spec in "$@"; do
+
+# run_one INDEX SPEC: runs one test, shows its output and time, writes its record.
+run_one() {
+	local index=$1 spec=$2 kind path name log limit limit_name cmd note status start
 	kind=${spec%%:*}
 	path=${spec#*:}
 	name=${path#"$BUILD"/}
 	name=${name#"$SRC"/}
 	log=$log_dir/$(echo "$name" | tr '/' '_').log
-	echo "# --- $name"
 	case $kind in
 	cmocka) limit=$TEST_TIMEOUT_CMOCKA limit_name=TEST_TIMEOUT_CMOCKA cmd=(env CMOCKA_MESSAGE_OUTPUT=TAP "$path") ;;
 	fuzz) limit=$TEST_TIMEOUT_FUZZ limit_name=TEST_TIMEOUT_FUZZ cmd=(bash -c "run_fuzz \"\$1\"" run_fuzz "$path") ;;
 	tap) limit=$TEST_TIMEOUT_TAP limit_name=TEST_TIMEOUT_TAP cmd=("$path") ;;
-	*) echo "run-tests: unknown test kind '$kind' in '$spec'" >&2; exit 2 ;;
 	esac
+	[ "$TEST_LANES" = 2 ] || echo "# --- $name"
 	note=
 	status=0
+	start=$SECONDS
 	if [ ! -f "$path" ] || [ ! -x "$path" ]; then
 		: >"$log"
 		note="is missing or not executable: not run"
 		status=127
 	else
-		start=$SECONDS
 		run_limited "$limit" "$log" "${cmd[@]}"
 		status=$?
 		if { [ "$status" = 124 ] || [ "$status" = 137 ]; } && [ $((SECONDS - start)) -ge "$limit" ]; then
@@ -176,8 +201,78 @@ for spec in "$@"; do
 			note="killed by signal $((status - 128)) (SIG$(kill -l $((status - 128)) 2>/dev/null || echo '?'))"
 		fi
 	fi
-	count "$name" "$log" "$status" "$note"
+	local size
+	size=$(stat -c %s "$log")
+	count "$name" "$log" "$status" "$note" "$state/records/$index"
+	{
+		flock 9
+		if [ "$TEST_LANES" = 2 ]; then
+			echo "# --- $name"
+			cat "$log"
+		else
+			tail -c +$((size + 1)) "$log"
+		fi
+		echo "# $name: $((SECONDS - start)) s"
+	} 9>"$state/lock"
+}
+
+# run_lane INDEX:SPEC...: the tests one after another. Stopped (^C, CI cancelling
+# the job), the test in flight goes too.
+run_lane() {
+	trap '[ -z "$running" ] || kill -TERM "$running" 2>/dev/null; exit 130' INT TERM HUP
+	local item
+	for item in "$@"; do
+		run_one "${item%%:*}" "${item#*:}"
+	done
+}
+
+lab=()
+rest=()
+index=0
+for spec in "$@"; do
+	index=$((index + 1))
+	case ${spec%%:*} in
+	cmocka | fuzz | tap) ;;
+	*) echo "run-tests: unknown test kind '${spec%%:*}' in '$spec'" >&2; rm -rf "$state"; exit 2 ;;
+	esac
+	case $TEST_LANES:${spec#*:} in
+	2:*/tests/lab/* | 2:tests/lab/*) lab+=("$index:$spec") ;;
+	*) rest+=("$index:$spec") ;;
+	esac
 done
+lanes=()
+trap '[ ${#lanes[@]} = 0 ] || kill -TERM "${lanes[@]}" 2>/dev/null; wait; rm -rf "$state"; exit 130' INT TERM HUP
+if [ ${#lab[@]} -gt 0 ]; then
+	run_lane "${lab[@]}" &
+	lanes+=($!)
+fi
+if [ ${#rest[@]} -gt 0 ]; then
+	run_lane "${rest[@]}" &
+	lanes+=($!)
+fi
+wait "${lanes[@]}"
+lanes=()
+
+for ((i = 1; i <= index; i++)); do
+	record=$state/records/$i
+	if [ ! -f "$record" ]; then
+		failed=$((failed + 1))
+		failures+=("test $i of $index (${!i}): its lane ended without a record")
+		continue
+	fi
+	{
+		read -r ok not_ok skip
+		IFS= read -r failure
+		IFS= read -r log
+		IFS= read -r skip_line
+	} <"$record"
+	passed=$((passed + ok))
+	failed=$((failed + not_ok))
+	skipped=$((skipped + skip))
+	[ -z "$failure" ] || { failures+=("$failure"); failed_logs+=("$log"); }
+	[ -z "$skip_line" ] || skips+=("$skip_line")
+done
+rm -rf "$state"
 
 # The failures again, each `not ok` line with the comments around it, so that
 # the end of the output (all a CI page may show) says what failed and why.

@@ -18,9 +18,18 @@ IGT_TESTLIST ?= initramfs/testlists/igt-generic.txt
 .PHONY: igt igt-image
 
 ifneq ($(IGT_TARBALL),)
-# After the host's packages: both install with apt-get, which takes one lock (make -j).
+# IGT's packages after the host's (both install with apt-get, which takes one lock),
+# and before the other set-up steps that read apt's package lists (the sysroot's
+# apt-get source, the kernel's apt-get download): igt-deps.sh's apt-get update
+# rewrites them. Under make -j these would otherwise run at once.
+IGT_DEPS_STAMP := $(BUILD)/stamps/igt-deps
+$(IGT_DEPS_STAMP): builder/setup/igt-deps.sh | $(HOST_DEPS_STAMP)
+	@builder/setup/igt-deps.sh
+	@mkdir -p $(@D) && touch $@
+$(SYSROOT_STAMP) $(KERNEL_STAMP): | $(IGT_DEPS_STAMP)
+
 $(IGT_STAMP): $(IGT_TARBALL) builder/setup/igt.sh builder/setup/igt-deps.sh builder/setup/igt-binaries \
-		| $(HOST_DEPS_STAMP)
+		| $(IGT_DEPS_STAMP)
 	@builder/setup/igt.sh $(IGT_TARBALL) $(IGT_DIR)
 	@touch $@
 

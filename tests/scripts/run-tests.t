@@ -4,7 +4,9 @@
 # planned), counts a non-zero exit once, and adds up cmocka's per-group plans;
 # its one skip rule (cmocka's `not ok N # SKIP`, `1..0 # SKIP`, a builder
 # script without a kernel); a test killed by a signal, a missing one, and one
-# that hangs past its kind's time limit while a stray process holds its output.
+# that hangs past its kind's time limit while a stray process holds its output;
+# the two lanes (the lab scenarios beside the rest, never two lab ones at once,
+# each test's output whole).
 set -uo pipefail
 : "${SRC:?}"
 # shellcheck source=tests/tap.sh
@@ -44,7 +46,7 @@ harness() {
 	diag <"$work/out"
 }
 
-plan 22
+plan 29
 
 script good 'echo 1..2; echo "ok 1 - a"; echo "ok 2 - b"'
 harness "plan first, all ran" 0 "2 passed, 0 failed" "" "tap:$work/good.t"
@@ -137,3 +139,46 @@ TEST_TIMEOUT_CMOCKA=2 harness "a cmocka binary past TEST_TIMEOUT_CMOCKA fails; t
 
 script slow 'sleep 3; echo 1..1; echo "ok 1 - a"'
 TEST_TIMEOUT_CMOCKA=1 harness "the cmocka limit does not apply to a TAP script" 0 "1 passed, 0 failed" "" "tap:$work/slow.t"
+
+# ---- lanes. A lab scenario (a path under tests/lab/) and another test meet: each waits for
+# the other's mark, which only a run at the same time gives.
+mkdir -p "$work/tests/lab"
+# lab NAME BODY: a fake lab scenario $work/tests/lab/NAME.t running BODY
+lab() {
+	printf '#!/bin/sh\n%s\n' "$2" >"$work/tests/lab/$1.t"
+	chmod +x "$work/tests/lab/$1.t"
+}
+# meet MINE THEIRS: TAP of one test that leaves its mark and waits 10 s for the other's
+meet() {
+	echo "echo 1..1; touch $work/$1.mark; i=0
+while [ ! -e $work/$2.mark ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done
+if [ -e $work/$2.mark ]; then echo 'ok 1 - met'; else echo 'not ok 1 - alone'; fi"
+}
+lab meet "$(meet lab rest)"
+script meet-rest "$(meet rest lab)"
+TEST_LANES=2 harness "two lanes: a lab scenario runs beside another test" 0 "2 passed, 0 failed" "" \
+	"tap:$work/meet-rest.t" "tap:$work/tests/lab/meet.t"
+
+# Two lab scenarios never overlap (one virtual machine at a time), and each test's output is
+# shown whole: its lines are not mixed with the other lane's.
+for n in 1 2; do
+	lab vm$n "echo 1..1; echo vm$n-start
+if mkdir $work/vm 2>/dev/null; then sleep 1; rmdir $work/vm; echo 'ok 1 - alone'; else echo 'not ok 1 - overlap'; fi"
+done
+script chatty 'echo 1..1; echo chatty-start; sleep 1.5; echo chatty-end; echo "ok 1 - a"'
+TEST_LANES=2 harness "two lab scenarios run one after the other" 0 "3 passed, 0 failed" "" \
+	"tap:$work/tests/lab/vm1.t" "tap:$work/chatty.t" "tap:$work/tests/lab/vm2.t"
+# adjacent A B: line B comes right after line A in the output
+adjacent() { awk -v a="$1" -v b="$2" 'prev == a && $0 == b { found = 1 } { prev = $0 } END { exit !found }' "$work/out"; }
+check "... each test's output is whole" eval 'adjacent vm1-start "ok 1 - alone" && adjacent chatty-start chatty-end && adjacent vm2-start "ok 1 - alone"'
+check "... and ends with its time" grep -qE "^# .*/chatty\.t: [0-9]+ s$" "$work/out"
+
+# The order of the summary is the order given, whatever the lanes: the failures in it.
+script fail-a 'echo 1..1; sleep 1; echo "not ok 1 - a"'
+lab fail-b 'echo 1..1; echo "not ok 1 - b"'
+TEST_LANES=2 harness "the summary in the order given" 1 "0 passed, 2 failed" "" \
+	"tap:$work/fail-a.t" "tap:$work/tests/lab/fail-b.t"
+check "... failures named in that order" eval "sed -n '/^# failed:/,\$p' '$work/out' | grep -o 'fail-[ab]\.t (' | tr -d '\n' | grep -qxF 'fail-a.t (fail-b.t ('"
+
+TEST_LANES=3 harness "TEST_LANES other than 1 or 2 is refused" 2 \
+	"run-tests: TEST_LANES must be 1 or 2, not '3'" "" "tap:$work/good.t"
