@@ -18,7 +18,12 @@ void bci_aggregator_usage(FILE *out);
  */
 int bci_aggregator_usage_exit(int opt);
 
-int bci_cmd_results(int argc, char **argv);
+/*
+ * aggregator/results.c: the results command of bootci-aggregator and of
+ * bootci-results. @prog names the program in errors; @usage_exit is its
+ * bci_aggregator_usage_exit().
+ */
+int bci_results_command(const char *prog, int argc, char **argv, int (*usage_exit)(int opt));
 int bci_cmd_ingest(int argc, char **argv);
 int bci_cmd_collect(int argc, char **argv);
 int bci_cmd_serve(int argc, char **argv);

@@ -8,6 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
+static int cmd_results(int argc, char **argv)
+{
+	return bci_results_command("bootci-aggregator", argc, argv, bci_aggregator_usage_exit);
+}
+
 struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
@@ -15,7 +20,7 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "results", bci_cmd_results,
+	{ "results", cmd_results,
 	  "results DIR [-o OUT]\n"
 	  "      write the results.json of the results directory DIR (igt_runner layout)\n"
 	  "      to OUT (replaced atomically), or to standard output\n" },

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * bootci-aggregator results DIR [-o OUT]: writes the results.json (piglit
- * format, as igt_runner makes it) of the results directory DIR to OUT, or to
- * standard output. OUT is replaced atomically: on any error the old OUT (if
- * any) stays and no temporary is left behind.
+ * The results command, of both programs: `bootci-aggregator results` and
+ * bootci-results (results_main.c). DIR [-o OUT]: writes the results.json
+ * (piglit format, as igt_runner makes it) of the results directory DIR to OUT,
+ * or to standard output. OUT is replaced atomically: on any error the old OUT
+ * (if any) stays and no temporary is left behind.
  */
 #include "commands.h"
 #include "fsutil.h"
@@ -28,7 +29,7 @@ static int results_to_file(const char *dir, const char *path, char *err, size_t 
 	return bci_atomic_write_stream(path, 0644, results_stream, dir, err, err_size);
 }
 
-int bci_cmd_results(int argc, char **argv)
+int bci_results_command(const char *prog, int argc, char **argv, int (*usage_exit)(int opt))
 {
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -46,17 +47,17 @@ int bci_cmd_results(int argc, char **argv)
 			out_path = optarg;
 			break;
 		default:
-			return bci_aggregator_usage_exit(opt);
+			return usage_exit(opt);
 		}
 	}
 	if (optind != argc - 1)
-		return bci_aggregator_usage_exit('?');
+		return usage_exit('?');
 	if (out_path)
 		ret = results_to_file(argv[optind], out_path, err, sizeof(err));
 	else
 		ret = bci_resultgen_write(argv[optind], stdout, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator: %s\n", err[0] ? err : strerror(-ret));
+		fprintf(stderr, "%s: %s\n", prog, err[0] ? err : strerror(-ret));
 		return 1;
 	}
 	return 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Bench: the results generator (`bootci-aggregator results`) against IGT's
-# igt_results on the same synthetic igt_runner folders of N jobs
+# Bench: the results generator alone (bootci-results, the same code as
+# `bootci-aggregator results` in a static binary, as igt_results is beside
+# igt_runner) against IGT's igt_results on the same synthetic igt_runner folders of N jobs
 # (tests/bench/igt-synthetic.py), both in the same run: for each N, the median
 # of R runs of each, the two tools' runs taking turns (the machine may be
 # shared: both meet the same load), in wall seconds and in CPU seconds (user +
@@ -9,14 +10,16 @@
 # comparison is the conformance tests' (tests/resultgen/conformance.t).
 #
 # usage: tests/bench/resultgen-vs-igt.sh [BUILD_DIR] [N...]   (default N: 10000 30000)
-#   RUNS=R (default 3); AGGREGATOR=path runs another bootci-aggregator (an older build).
+#   RUNS=R (default 3); RESULTS=path runs another bootci-results, AGGREGATOR=path
+#   `AGGREGATOR results` instead (an older build, or the aggregator's own command).
 set -uo pipefail
 build=$(realpath "${1:-build}")
 shift || true
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 30000)
 src=$(cd "$(dirname "$0")/../.." && pwd)
-aggregator=${AGGREGATOR:-$build/host/bin/bootci-aggregator}
+ours_cmd=("${RESULTS:-$build/host/bin/bootci-results}")
+[ -z "${AGGREGATOR:-}" ] || ours_cmd=("$AGGREGATOR" results)
 igt_results=$build/igt/build/runner/igt_results
 runs=${RUNS:-3}
 if [ ! -x "$igt_results" ]; then
@@ -49,7 +52,8 @@ median() {
 	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-printf 'resultgen-vs-igt: median of %d runs; ratios are igt_results / bootci (higher: bootci better)\n' "$runs"
+printf 'resultgen-vs-igt: %s against igt_results, median of %d runs; ratios are igt_results / bootci (higher: bootci better)\n' \
+	"${ours_cmd[*]##*/}" "$runs"
 printf '%-7s %10s %10s %7s %10s %10s %7s %12s %12s %7s\n' jobs igt_wall_s wall_s ratio \
 	igt_cpu_s cpu_s ratio igt_kib kib ratio
 status=0
@@ -61,7 +65,7 @@ for n in "${sizes[@]}"; do
 		# shellcheck disable=SC2207
 		igt+=($(one_run "$igt_results" "$work/run-$n"))
 		# shellcheck disable=SC2207
-		ours+=($(one_run "$aggregator" results "$work/run-$n" -o "$work/ours-$n.json"))
+		ours+=($(one_run "${ours_cmd[@]}" "$work/run-$n" -o "$work/ours-$n.json"))
 	done
 	# shellcheck disable=SC2046
 	set -- $(column_medians "${igt[@]}") $(column_medians "${ours[@]}")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bootci-aggregator's results generator against igt_runner's own scenario
 # folders: for each, `bootci-aggregator results` must produce JSON equal as
-# data to the folder's reference.json (key order free, numbers by value).
+# data to the folder's reference.json (key order free, numbers by value), and
+# bootci-results (the same generator alone) the same bytes.
 # The references come from igt's json_tests_data and some have trailing
 # commas, which json-c (igt's reader) accepts; the comparer accepts them too.
 # tests/resultgen/scenarios/ adds scenarios igt's data lacks; each README.txt
@@ -9,6 +10,7 @@
 set -uo pipefail
 : "${BUILD:?}" "${SRC:?}"
 aggregator=$BUILD/host/bin/bootci-aggregator
+results_bin=$BUILD/host/bin/bootci-results
 scenarios=$SRC/../shared/conformance/igt-runner-results
 if [ ! -d "$scenarios" ]; then
 	# The conformance data lives beside the repository (shared/); without it nothing is proven.
@@ -96,6 +98,15 @@ for dir in "$scenarios"/*/ "$SRC"/tests/resultgen/scenarios/*/; do
 		echo "ok $n - $name"
 	else
 		echo "not ok $n - $name: differs from reference.json"
+	fi
+	# bootci-results, the same generator alone: the same bytes.
+	n=$((n + 1))
+	if ! "$results_bin" "$dir" >"$work/$name.alone.json" 2>"$work/$name.alone.err"; then
+		echo "not ok $n - $name: bootci-results failed: $(cat "$work/$name.alone.err")"
+	elif cmp -s "$work/$name.json" "$work/$name.alone.json"; then
+		echo "ok $n - $name: bootci-results gives the same bytes"
+	else
+		echo "not ok $n - $name: bootci-results differs from bootci-aggregator results"
 	fi
 done
 echo "1..$n"
