@@ -6,7 +6,10 @@ BUILD := build
 SHELL := /bin/bash
 # One job per core unless the command line says otherwise (`make -j1`): the
 # compiles of five flavors (musl, host, ASan, fuzz, IGT's) are most of a fresh build.
+# Not with a clean asked for (`make clean all`): the clean would run beside the build.
+ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
 MAKEFLAGS += -j$(shell nproc)
+endif
 export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
 include builder/setup/versions

@@ -36,7 +36,7 @@ $(BUILD)/musl/bin/fixtures/%: tests/fixtures/%.c $(wildcard tests/fixtures/*.h) 
 	@mkdir -p $(@D)
 	$(MUSL_CC) $(MUSL_CFLAGS) -static -o $@ $<
 
-$(BUILD)/host/bin/fixtures/%: tests/fixtures/%.c $(wildcard tests/fixtures/*.h)
+$(BUILD)/host/bin/fixtures/%: tests/fixtures/%.c $(wildcard tests/fixtures/*.h) | $(HOST_DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -o $@ $<
 

@@ -185,6 +185,7 @@ run_one() {
 	tap) limit=$TEST_TIMEOUT_TAP limit_name=TEST_TIMEOUT_TAP cmd=("$path") ;;
 	esac
 	[ "$TEST_LANES" = 2 ] || echo "# --- $name"
+	current=$name current_log=$log
 	note=
 	status=0
 	start=$SECONDS
@@ -214,12 +215,36 @@ run_one() {
 		fi
 		echo "# $name: $((SECONDS - start)) s"
 	} 9>"$state/lock"
+	current=
 }
 
-# run_lane INDEX:SPEC...: the tests one after another. Stopped (^C, CI cancelling
-# the job), the test in flight goes too.
+# lane_stop STATUS: a lane stopped (^C, CI cancelling the job): the test in flight
+# goes too (its process group gets SIGTERM, SIGKILL 10 s later), and what it had
+# printed is shown, so the end of the output says which test was running.
+current=
+lane_stop() {
+	if [ -n "$running" ]; then
+		kill -TERM "$running" 2>/dev/null
+		wait "$running" 2>/dev/null
+	fi
+	if [ -n "$current" ] && [ "$TEST_LANES" = 2 ]; then
+		{
+			flock 9
+			echo "# --- $current"
+			cat "$current_log"
+			echo "# $current: interrupted"
+		} 9>"$state/lock"
+	elif [ -n "$current" ]; then
+		echo "# $current: interrupted"
+	fi
+	exit "$1"
+}
+
+# run_lane INDEX:SPEC...: the tests one after another.
 run_lane() {
-	trap '[ -z "$running" ] || kill -TERM "$running" 2>/dev/null; exit 130' INT TERM HUP
+	trap 'lane_stop 130' INT
+	trap 'lane_stop 143' TERM
+	trap 'lane_stop 129' HUP
 	local item
 	for item in "$@"; do
 		run_one "${item%%:*}" "${item#*:}"
@@ -241,7 +266,16 @@ for spec in "$@"; do
 	esac
 done
 lanes=()
-trap '[ ${#lanes[@]} = 0 ] || kill -TERM "${lanes[@]}" 2>/dev/null; wait; rm -rf "$state"; exit 130' INT TERM HUP
+# stop STATUS: the lanes stop their tests and end, then the harness.
+stop() {
+	[ ${#lanes[@]} = 0 ] || kill -TERM "${lanes[@]}" 2>/dev/null
+	wait
+	rm -rf "$state"
+	exit "$1"
+}
+trap 'stop 130' INT
+trap 'stop 143' TERM
+trap 'stop 129' HUP
 if [ ${#lab[@]} -gt 0 ]; then
 	run_lane "${lab[@]}" &
 	lanes+=($!)

@@ -35,7 +35,8 @@ $(IGT_STAMP): $(IGT_TARBALL) builder/setup/igt.sh builder/setup/igt-deps.sh buil
 
 $(IMAGES_DIR)/test-igt.manifest: images/test-igt.conf initramfs/test.spec initramfs/executor-igt.conf \
 		tests/lab/igt-runner-vm.sh $(IGT_TESTLIST) $(wildcard initramfs/testlists/*.txt) \
-		builder/setup/igt.mk $(IGT_STAMP) $(KERNEL_STAMP) $(EXECUTOR_MUSL) $(BOOTCI_BUILDER) $(FIXTURES_MUSL)
+		builder/setup/igt.mk $(IGT_STAMP) $(KERNEL_STAMP) $(EXECUTOR_MUSL) $(BOOTCI_EFI_BIN) $(BOOTCI_BUILDER) \
+		$(FIXTURES_MUSL)
 	@mkdir -p $(@D)
 	@# An absolute --igt: the ELF closure joins $$ORIGIN RUNPATHs to the source path, and
 	@# normalizes only absolute ones (a relative one overruns its buffer: reported).

@@ -5,12 +5,25 @@
 
 # master_free_port: a TCP port free on 127.0.0.1 right now. The master is started after the
 # machine is enrolled (its address is on the machine's disk) and again after a SIGKILL, so the
-# port is chosen once instead of taking whatever port 0 gives each time.
+# port is chosen once instead of taking whatever port 0 gives each time. It is taken below the
+# kernel's ephemeral range (net.ipv4.ip_local_port_range), where no client's connection and no
+# server listening on port 0 (the tests running beside the lab, tests/run-tests.sh) can get it
+# between this choice and serve's bind; only another lab scenario could, and those run one at a time.
 master_free_port() {
-	python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
+	python3 -c 'import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for port in random.sample(range(max(1024, low - 12000), low), 200):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+else:
+    raise SystemExit("master_free_port: no free port below %d" % low)'
 }
 
 # master_token_line MACHINE TOKEN: the serve token file's line for MACHINE (only the digest)

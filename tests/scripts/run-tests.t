@@ -24,29 +24,33 @@ script() {
 
 # harness NAME WANT_STATUS WANT_LAST WANT_LINE SPECS...: run-tests.sh on SPECS
 # exits with WANT_STATUS, its last line is WANT_LAST and one of its lines is
-# WANT_LINE (unless empty). Its output, TAP itself, stays out of this TAP; so do
-# the names of the cases, which say "SKIP" without the "#" of a TAP directive.
+# WANT_LINE (unless empty), with one lane and with two (or with the TEST_LANES
+# the case sets). Its output, TAP itself, stays out of this TAP; so do the names
+# of the cases, which say "SKIP" without the "#" of a TAP directive.
 harness() {
-	local name=$1 want_status=$2 want_last=$3 want_line=$4 status last
+	local name=$1 want_status=$2 want_last=$3 want_line=$4 status last lanes
 	shift 4
-	# The bound only keeps a harness that would hang from hanging this script.
-	timeout -k 5 300 env BUILD="$work/build" SRC="$SRC" "$runner" "$@" >"$work/out" 2>&1
-	status=$?
-	last=$(tail -n 1 "$work/out")
-	if [ "$status" != "$want_status" ]; then
-		not_ok "$name: run-tests.sh exit status $status, wanted $want_status"
-	elif [ "$last" != "$want_last" ]; then
-		not_ok "$name: last line '$last', wanted '$want_last'"
-	elif [ -n "$want_line" ] && ! grep -qxF -- "$want_line" "$work/out"; then
-		not_ok "$name: no line '$want_line'"
-	else
-		ok "$name: $last"
-		return 0
-	fi
-	diag <"$work/out"
+	for lanes in ${TEST_LANES:-1 2}; do
+		# The bound only keeps a harness that would hang from hanging this script.
+		timeout -k 5 300 env TEST_LANES="$lanes" BUILD="$work/build" SRC="$SRC" "$runner" "$@" >"$work/out" 2>&1
+		status=$?
+		last=$(tail -n 1 "$work/out")
+		if [ "$status" != "$want_status" ]; then
+			not_ok "$name: with $lanes lane(s), run-tests.sh exit status $status, wanted $want_status"
+		elif [ "$last" != "$want_last" ]; then
+			not_ok "$name: with $lanes lane(s), last line '$last', wanted '$want_last'"
+		elif [ -n "$want_line" ] && ! grep -qxF -- "$want_line" "$work/out"; then
+			not_ok "$name: with $lanes lane(s), no line '$want_line'"
+		else
+			continue
+		fi
+		diag <"$work/out"
+		return 1
+	done
+	ok "$name: $last"
 }
 
-plan 29
+plan 31
 
 script good 'echo 1..2; echo "ok 1 - a"; echo "ok 2 - b"'
 harness "plan first, all ran" 0 "2 passed, 0 failed" "" "tap:$work/good.t"
@@ -182,3 +186,21 @@ check "... failures named in that order" eval "sed -n '/^# failed:/,\$p' '$work/
 
 TEST_LANES=3 harness "TEST_LANES other than 1 or 2 is refused" 2 \
 	"run-tests: TEST_LANES must be 1 or 2, not '3'" "" "tap:$work/good.t"
+
+# ---- stopped (CI cancelling the job): the test in flight goes, is named, and the harness exits
+# 128 + the signal, with one lane and with two.
+script sleeper "echo 1..1; echo sleeper-started; echo \$\$ >$work/sleeper.pid; sleep 60; echo 'ok 1 - a'"
+for lanes in 1 2; do
+	rm -f "$work/sleeper.pid"
+	env TEST_LANES=$lanes BUILD="$work/build" SRC="$SRC" "$runner" "tap:$work/good.t" "tap:$work/sleeper.t" \
+		>"$work/stopped.out" 2>&1 &
+	harness_pid=$!
+	for ((i = 0; i < 100; i++)); do [ -s "$work/sleeper.pid" ] && break; sleep 0.1; done
+	kill -TERM "$harness_pid"
+	wait "$harness_pid"
+	status=$?
+	check "SIGTERM with $lanes lane(s): exit 143, the test in flight gone, named with its output" \
+		eval "[ $status = 143 ] && gone '$(cat "$work/sleeper.pid" 2>/dev/null)' &&
+			grep -qx '# .*sleeper.t: interrupted' '$work/stopped.out' && grep -qx sleeper-started '$work/stopped.out'" ||
+		diag <"$work/stopped.out"
+done
