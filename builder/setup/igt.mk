@@ -28,8 +28,10 @@ $(IGT_DEPS_STAMP): builder/setup/igt-deps.sh | $(HOST_DEPS_STAMP)
 	@mkdir -p $(@D) && touch $@
 $(SYSROOT_STAMP) $(KERNEL_STAMP): | $(IGT_DEPS_STAMP)
 
+# IGT's build after the sysroot's: the sysroot is on the way to every image (the executor is
+# built with it), and under make -j IGT's ninja would take its cores.
 $(IGT_STAMP): $(IGT_TARBALL) builder/setup/igt.sh builder/setup/igt-deps.sh builder/setup/igt-binaries \
-		| $(IGT_DEPS_STAMP)
+		| $(IGT_DEPS_STAMP) $(SYSROOT_STAMP)
 	@builder/setup/igt.sh $(IGT_TARBALL) $(IGT_DIR)
 	@touch $@
 
