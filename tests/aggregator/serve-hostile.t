@@ -114,8 +114,9 @@ except (ConnectionResetError, socket.timeout) as e:
 for s in held:
     s.close()
 PY
-sleep 0.3
-health=$(curl -s "$base/api/v1/health")
+# served_again: once the server has seen the two go, a new connection is answered.
+served_again() { health=$(curl -s --max-time 5 "$base/api/v1/health"); [ "$health" = '{"status": "ok"}' ]; }
+wait_until served_again
 if grep -q "third: closed" "$work/perip" && [ "$health" = '{"status": "ok"}' ]; then
 	ok "--max-per-ip 2: a third connection from one address is closed, later ones served"
 else

@@ -52,6 +52,21 @@ stop_server() {
 
 run_url() { echo "$base/api/v1/machines/$1/runs/$2"; }
 
+# wait_until COMMAND...: runs COMMAND every 0.1 s until it succeeds, for at most 20 s; its
+# last status. A step that depends on the server having got somewhere waits for that state
+# instead of a fixed time (the tests run beside the QEMU lab, tests/run-tests.sh).
+wait_until() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+
+# part_has MACHINE RUN: the server holds bytes of that upload in incoming/.
+part_has() { [ -s "$work/data/incoming/$1/$2.part" ]; }
+
 # nothing_kept MACHINE RUN: no record, no partial upload, no archive but the $kept ones.
 nothing_kept() {
 	local archives

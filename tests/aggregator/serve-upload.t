@@ -52,7 +52,9 @@ mkdir -p "$work/run2" && cp "$work/noise" "$work/run2/big.bin"
 python3 "$tool" archive good "$work/c.tar.zst" --machine m1 --run run2 --dir "$work/run2" >/dev/null
 sha_c=$(sha256sum "$work/c.tar.zst" | cut -d' ' -f1)
 put run2 "$work/c.tar.zst" --stop-after 100000 >/dev/null
-sleep 0.5
+# partial_run RUN: GET says the run is partial with some bytes (the server saw the cut).
+partial_run() { local a; a=$(get "$1"); [ "$(json "$a" state)" = partial ] && [ "$(json "$a" received)" -gt 0 ] 2>/dev/null; }
+wait_until partial_run run2
 answer=$(get run2)
 received=$(json "$answer" received)
 if [ "${answer%% *}" = 200 ] && [ "$(json "$answer" state)" = partial ] &&
@@ -67,7 +69,7 @@ check "resume from byte 1 while $received are held and 0 is not: 201 (held bytes
 # A resume that skips bytes the server never had is refused.
 python3 "$tool" archive good "$work/d.tar.zst" --machine m1 --run run3 --dir "$work/run2" >/dev/null
 put run3 "$work/d.tar.zst" --stop-after 50000 >/dev/null
-sleep 0.5
+wait_until partial_run run3
 received=$(json "$(get run3)" received)
 answer=$(put run3 "$work/d.tar.zst" --from $((received + 1000)))
 check "resume past what the server holds: 416 ($answer)" test "${answer%% *}" = 416
@@ -84,7 +86,7 @@ mkdir -p "$work/run4" && head -c 300000 /dev/urandom >"$work/run4/big.bin"
 python3 "$tool" archive good "$work/e.tar.zst" --machine m1 --run run4 --dir "$work/run4" >/dev/null
 put run4 "$work/e.tar.zst" --pause-after 100000 --pause 2 >"$work/e.answer" &
 client=$!
-sleep 1
+wait_until part_has m1 run4
 kill -TERM "$server_pid"
 wait "$client"
 wait "$server_pid"
@@ -117,7 +119,7 @@ python3 "$tool" archive good "$work/g.tar.zst" --machine m1 --run run5 --dir "$w
 sha_g=$(sha256sum "$work/g.tar.zst" | cut -d' ' -f1)
 put run5 "$work/g.tar.zst" --pause-after 150000 --pause 3 >"$work/g.answer" 2>&1 &
 client=$!
-sleep 1.5
+wait_until part_has m1 run5
 kill -KILL "$server_pid"
 wait "$server_pid" 2>/dev/null
 server_pid=
