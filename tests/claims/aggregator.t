@@ -99,7 +99,9 @@ results_claims() {
 }
 results_claims bootci-aggregator "bootci-aggregator results" "$aggregator" results
 results_claims bootci-results bootci-results "$results_bin"
+# readelf (binutils, with the toolchain): no program interpreter, no shared library needed.
+readelf -l "$results_bin" >"$work/phdrs" 2>&1 && readelf -d "$results_bin" >"$work/dynamic" 2>&1
 check "bootci-results is static (no dynamic loader, no shared library)" \
-	eval "file -b '$results_bin' | grep -q 'statically linked' && ! readelf -l '$results_bin' | grep -q INTERP"
+	eval "grep -q LOAD '$work/phdrs' && ! grep -q INTERP '$work/phdrs' && ! grep -q NEEDED '$work/dynamic'"
 
 done_testing
