@@ -103,7 +103,8 @@ static int run_one(struct igt_run *run, unsigned j)
 	struct bci_journal *journal = &run->journal;
 	struct bci_igt_selection what;
 	struct bci_igt_job job;
-	const char *stop;
+	const char *stop, *forced;
+	char reason[512];
 	int ret;
 
 	ret = bci_igt_resume_select(run->ex, journal, j, e, &what);
@@ -116,18 +117,22 @@ static int run_one(struct igt_run *run, unsigned j)
 					   what.end_seconds);
 	}
 	stop = stop_reason(run);
-	if (ret == 0 && stop)
+	if (ret == 0 && stop) {
+		bci_igt_progress_flush(&run->progress);
 		ret = bci_igt_abort_check(run->ex, journal, j ? &run->jobs.entries[j - 1] : NULL, stop);
-	else if (ret == 0)
+	} else if (ret == 0) {
 		/* Durable with the job's folder in one barrier, before the test starts (igt_job.c). */
 		ret = bci_journal_writef(journal, BCI_RUN_JOURNAL_START, j, "%s", "");
+	}
 	if (ret != 0 || stop) {
 		bci_igt_selection_release(&what);
 		return ret;
 	}
 	bci_igt_trace("journal_start");
-	ret = bci_igt_job_run(&job, run->ex, journal, j, e, &what);
+	/* The previous job's console line is said once this one's test runs (igt_job.c). */
+	ret = bci_igt_job_run(&job, run->ex, journal, &run->progress, j, e, &what);
 	bci_igt_selection_release(&what);
+	bci_igt_progress_flush(&run->progress);
 	if (ret < 0) {
 		bci_error("job %u could not run: %s", j + 1, strerror(-ret));
 		return ret;
@@ -149,12 +154,15 @@ static int run_one(struct igt_run *run, unsigned j)
 	/* The job's own dynamic line could not be journalled: stopped, and the run with it. */
 	if (job.journal_error)
 		return job.journal_error;
-	bci_igt_progress_report(&run->progress, &job, journal);
-	bci_igt_trace("progress");
-	ret = bci_igt_abort_check(run->ex, journal, e,
-				  job.abort_reason[0] ? job.abort_reason
-				  : job.status == BCI_IGT_EXIT_ABORT ? "Test exited with IGT_EXIT_ABORT"
-								  : NULL);
+	/* Its console line is owed: said once the next test runs, or before an abort. */
+	bci_igt_progress_ended(&run->progress, &job);
+	forced = job.abort_reason[0] ? job.abort_reason
+		 : job.status == BCI_IGT_EXIT_ABORT ? "Test exited with IGT_EXIT_ABORT" : NULL;
+	ret = 0;
+	if (bci_igt_abort_reason(run->ex, forced, reason, sizeof(reason))) {
+		bci_igt_progress_flush(&run->progress);
+		ret = bci_igt_abort(run->ex, journal, e, reason, forced != NULL);
+	}
 	bci_igt_trace("abort_check");
 	return ret;
 }
@@ -234,7 +242,7 @@ static int run_loop(struct igt_run *run)
 	if (run->exists)
 		bci_say("run %s: resuming (boot %u)", bci_config_get(ex->config, "run_id"),
 			run->journal.boots);
-	bci_igt_progress_start(&run->progress, ex, run->jobs.count);
+	bci_igt_progress_start(&run->progress, ex, &run->journal, run->jobs.count);
 	bci_igt_trace_start();
 	bci_watchdog_open(ex);
 	/* As igt_runner: a kernel already tainted before the first test makes no trustworthy run. */
@@ -250,6 +258,8 @@ static int run_loop(struct igt_run *run)
 	for (unsigned j = 0; j < run->jobs.count && ret == 0; j++)
 		if (!run->journal.jobs[j].finished)
 			ret = run_one(run, j);
+	/* The last job's line, before the run's end is said. */
+	bci_igt_progress_flush(&run->progress);
 	return ret;
 }
 

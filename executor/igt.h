@@ -127,6 +127,7 @@ struct bci_igt_selection {
 struct bci_igt_job {
 	struct bci_executor *ex;
 	struct bci_journal *journal;
+	struct bci_igt_progress *progress; /* the previous job's console line, said once this runs */
 	unsigned index;
 	const struct bci_joblist_entry *entry;
 	int fds[BCI_RESULTS_FILE_COUNT];	/* by enum bci_results_job_file */
@@ -163,8 +164,8 @@ struct bci_igt_job {
  * stop), -errno otherwise.
  */
 int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci_journal *journal,
-		    unsigned index, const struct bci_joblist_entry *entry,
-		    const struct bci_igt_selection *what);
+		    struct bci_igt_progress *progress, unsigned index,
+		    const struct bci_joblist_entry *entry, const struct bci_igt_selection *what);
 
 /* A line of the text protocol (without its newline), as if the test had printed it. */
 void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t len);
@@ -237,31 +238,49 @@ unsigned long bci_igt_abort_bad_taints(struct bci_executor *ex, unsigned long *a
  */
 int bci_igt_abort_check(struct bci_executor *ex, struct bci_journal *journal,
 			const struct bci_joblist_entry *after, const char *forced);
+/* The two halves of bci_igt_abort_check(): whether the run must stop (@forced, or a
+ * condition), with why in @reason; then the stop itself. */
+bool bci_igt_abort_reason(struct bci_executor *ex, const char *forced, char *reason, size_t size);
+int bci_igt_abort(struct bci_executor *ex, struct bci_journal *journal,
+		  const struct bci_joblist_entry *after, const char *reason, bool forced);
 
 /* ---- igt_progress.c ---- */
 
 /* Where the run stands, for the console's progress lines; it spans the boots of a resumed run. */
 struct bci_igt_progress {
+	struct bci_executor *ex;
+	const struct bci_journal *journal;
 	size_t total;          /* jobs in the run */
 	unsigned done_total;   /* jobs finished, this boot and earlier ones */
 	unsigned done_now;     /* jobs finished in this boot */
 	long boot_start;       /* this boot's jobs began (ms of CLOCK_BOOTTIME) */
 	time_t run_started_at; /* starttime.txt: the run's first boot */
 	struct bci_results_job_reader *reader; /* owned: the results generator, one job at a time */
+	/* The job that ended last, said once the next one runs (bci_igt_progress_flush). */
+	bool pending;
+	unsigned pending_index;
+	const struct bci_joblist_entry *pending_entry;
+	double pending_seconds;
 };
 
-/* Where the run stands; bci_igt_progress_stop() releases what it holds. */
-void bci_igt_progress_start(struct bci_igt_progress *p, struct bci_executor *ex, size_t total);
+/* Where the run stands (@journal counts the finished jobs); bci_igt_progress_stop() says the
+ * line still owed and releases what it holds. */
+void bci_igt_progress_start(struct bci_igt_progress *p, struct bci_executor *ex,
+			    const struct bci_journal *journal, size_t total);
 void bci_igt_progress_stop(struct bci_igt_progress *p);
 /* Writes job @job's start marker into the kernel log: `[bootci] [12/340] igt@kms_flip@basic`;
  * @what: its selection (NULL: all of it). */
 void bci_igt_progress_mark(const struct bci_igt_job *job, const struct bci_igt_selection *what);
 /*
- * Counts job @job finished and says `[12/340] igt@kms_flip@basic pass 1.2s (elapsed ..., ETA ...)`
- * with the result results.json will give the job (the results generator's judgement of its folder).
+ * Counts job @job finished. Its console line, `[12/340] igt@kms_flip@basic pass 1.2s
+ * (elapsed ..., ETA ...)` with the result results.json will give the job (the results
+ * generator's judgement of its folder), is owed until bci_igt_progress_flush(): the engine
+ * says it once the next test has exec'ed (its judgement is no part of the gap between two
+ * tests), or before anything else it says or does (an abort, a suspend cycle, the run's end).
  */
-void bci_igt_progress_report(struct bci_igt_progress *p, const struct bci_igt_job *job,
-			     const struct bci_journal *journal);
+void bci_igt_progress_ended(struct bci_igt_progress *p, const struct bci_igt_job *job);
+/* Says the line owed, if any (NULL: nothing). */
+void bci_igt_progress_flush(struct bci_igt_progress *p);
 
 /* ---- igt_trace.c ---- */
 

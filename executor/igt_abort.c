@@ -53,23 +53,28 @@ static bool lockdep_off(struct bci_executor *ex)
 	return off;
 }
 
-int bci_igt_abort_check(struct bci_executor *ex, struct bci_journal *journal,
-			const struct bci_joblist_entry *after, const char *forced)
+bool bci_igt_abort_reason(struct bci_executor *ex, const char *forced, char *reason, size_t size)
 {
 	const char *abort_on = bci_config_get(ex->config, "abort_on");
-	char text[1024], reason[512] = "";
 	unsigned long all, bad = bci_igt_abort_bad_taints(ex, &all);
-	int ret;
 
+	reason[0] = '\0';
 	if (forced)
-		snprintf(reason, sizeof(reason), "%s", forced);
+		snprintf(reason, size, "%s", forced);
 	else if (strstr(abort_on, "taint") && bad)
-		snprintf(reason, sizeof(reason), "Kernel badly tainted (%#lx, %#lx) (check dmesg for details)",
+		snprintf(reason, size, "Kernel badly tainted (%#lx, %#lx) (check dmesg for details)",
 			 all, bad);
 	else if (strstr(abort_on, "lockdep") && lockdep_off(ex))
-		snprintf(reason, sizeof(reason), "Lockdep not active (/proc/lockdep_stats: debug_locks 0)");
-	if (!reason[0])
-		return 0;
+		snprintf(reason, size, "Lockdep not active (/proc/lockdep_stats: debug_locks 0)");
+	return reason[0] != '\0';
+}
+
+int bci_igt_abort(struct bci_executor *ex, struct bci_journal *journal,
+		  const struct bci_joblist_entry *after, const char *reason, bool forced)
+{
+	char text[1024];
+	int ret;
+
 	if (after && after->count)
 		snprintf(text, sizeof(text), "Aborted after: %s (%s)\n\n%s\n", after->binary,
 			 after->subtests[0], reason);
@@ -82,4 +87,14 @@ int bci_igt_abort_check(struct bci_executor *ex, struct bci_journal *journal,
 	bci_igt_rundir_write(ex, BCI_RESULTS_ABORTED, text);
 	ret = bci_journal_append(journal, BCI_RUN_JOURNAL_ABORT, 0, forced ? "forced" : "condition");
 	return ret < 0 ? ret : 1;
+}
+
+int bci_igt_abort_check(struct bci_executor *ex, struct bci_journal *journal,
+			const struct bci_joblist_entry *after, const char *forced)
+{
+	char reason[512];
+
+	if (!bci_igt_abort_reason(ex, forced, reason, sizeof(reason)))
+		return 0;
+	return bci_igt_abort(ex, journal, after, reason, forced != NULL);
 }

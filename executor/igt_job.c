@@ -490,6 +490,8 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 	char line[320];
 	int n = snprintf(line, sizeof(line), "%s\n", cycle), status;
 
+	/* The previous job's console line before the machine sleeps. */
+	bci_igt_progress_flush(job->progress);
 	/* The run journal's start and the job's folder, durable before the cycle's line. */
 	status = bci_journal_sync(job->journal, true);
 	if (status < 0)
@@ -541,6 +543,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 		ret = bci_igt_stream_init(&job->err, job->fds[BCI_RESULTS_FILE_ERR], limit - limit / 4,
 					  tail_size);
 	if (ret < 0) {
+		bci_igt_progress_flush(job->progress);
 		bci_error("job %u: no memory for its output tails", job->index + 1);
 		return ret;
 	}
@@ -555,6 +558,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	    (null_fd = open(null_path, O_RDWR | O_CLOEXEC)) < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 ||
 	    pipe2(err_pipe, O_CLOEXEC) < 0) {
 		ret = -errno;
+		bci_igt_progress_flush(job->progress);
 		bci_error("job %u: cannot open /dev/null or its pipes: %s", job->index + 1, strerror(-ret));
 		goto out;
 	}
@@ -592,6 +596,12 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	bci_strv_free(&env);
 	if (ret == 0)
 		bci_igt_trace_forked(job->index);
+	/*
+	 * The test has exec'ed (bci_spawn_start returns then): the previous job's
+	 * console line, whose judgement reads that job's folder, is said while this
+	 * one starts, not between the two.
+	 */
+	bci_igt_progress_flush(job->progress);
 	bci_igt_comms_started(job);
 	if (ret < 0) {
 		bci_error("job %u: cannot start %s: %s", job->index + 1, job->argv_path, strerror(-ret));
@@ -815,8 +825,8 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 }
 
 int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci_journal *journal,
-		    unsigned index, const struct bci_joblist_entry *entry,
-		    const struct bci_igt_selection *what)
+		    struct bci_igt_progress *progress, unsigned index,
+		    const struct bci_joblist_entry *entry, const struct bci_igt_selection *what)
 {
 	char dir[PATH_MAX];
 	int ret;
@@ -824,6 +834,7 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 	memset(job, 0, sizeof(*job));
 	job->ex = ex;
 	job->journal = journal;
+	job->progress = progress;
 	job->index = index;
 	job->entry = entry;
 	job->kmsg_fd = -1;
@@ -838,6 +849,7 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 		ret = open_job_outputs(job, dir);
 	bci_igt_trace("open_outputs");
 	if (ret < 0) {
+		bci_igt_progress_flush(progress);
 		bci_error("job %u: cannot open its output files in %s: %s", index + 1, dir, strerror(-ret));
 		goto out;
 	}
@@ -848,6 +860,7 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 	ret = bci_igt_comms_open(job, dir);
 	bci_igt_trace("comms_open");
 	if (ret < 0) {
+		bci_igt_progress_flush(progress);
 		bci_error("job %u: cannot open its comms or socket in %s: %s", index, dir, strerror(-ret));
 		goto out;
 	}

@@ -180,45 +180,63 @@ void bci_igt_progress_mark(const struct bci_igt_job *job, const struct bci_igt_s
  * `[bootci] [12/340] ...` marker. Elapsed counts from the run's first boot; the
  * ETA is this boot's pace over the jobs the whole run has left.
  */
-void bci_igt_progress_report(struct bci_igt_progress *p, const struct bci_igt_job *job,
-			     const struct bci_journal *journal)
+static void report(struct bci_igt_progress *p, unsigned index,
+		   const struct bci_joblist_entry *entry, double seconds)
 {
-	struct bci_executor *ex = job->ex;
+	struct bci_executor *ex = p->ex;
 	char name[512], elapsed[32], eta[32], result[256];
 	long spent = (bci_clock_ms(ex, CLOCK_BOOTTIME) - p->boot_start) / 1000;
 	long since_start = (long)(bci_clock_ms(ex, CLOCK_REALTIME) / 1000 - p->run_started_at);
 	struct job_verdict v;
 
-	p->done_now++;
-	p->done_total = 0;
-	for (size_t k = 0; k < journal->job_count; k++)
-		p->done_total += journal->jobs[k].finished;
-
-	if (judge_job(p, job->index, &v) < 0)
+	if (judge_job(p, index, &v) < 0)
 		snprintf(result, sizeof(result), "unjudged");
 	else
 		format_verdict(&v, result, sizeof(result));
-	bci_igt_trace("judge");	/* the gap trace: the judgement apart from the console line */
 	if (v.tests == 1)
 		snprintf(name, sizeof(name), "%s", v.first_name);
 	else
-		format_job_name(job->entry, name, sizeof(name));
+		format_job_name(entry, name, sizeof(name));
 	format_duration(since_start > spent ? since_start : spent, elapsed, sizeof(elapsed));
 	if (p->done_now > 0 && p->total > p->done_total)
 		format_eta(spent * (long)(p->total - p->done_total) / (long)p->done_now, eta,
 			   sizeof(eta));
 	else
 		snprintf(eta, sizeof(eta), "0s");
-	bci_say("[%u/%zu] %s %s %.1fs (elapsed %s, ETA %s)", job->index + 1, p->total, name, result,
-		job->seconds, elapsed, eta);
+	bci_say("[%u/%zu] %s %s %.1fs (elapsed %s, ETA %s)", index + 1, p->total, name, result,
+		seconds, elapsed, eta);
 }
 
-void bci_igt_progress_start(struct bci_igt_progress *p, struct bci_executor *ex, size_t total)
+void bci_igt_progress_ended(struct bci_igt_progress *p, const struct bci_igt_job *job)
+{
+	bci_igt_progress_flush(p);
+	p->done_now++;
+	p->done_total = 0;
+	for (size_t k = 0; k < p->journal->job_count; k++)
+		p->done_total += p->journal->jobs[k].finished;
+	p->pending = true;
+	p->pending_index = job->index;
+	p->pending_entry = job->entry;
+	p->pending_seconds = job->seconds;
+}
+
+void bci_igt_progress_flush(struct bci_igt_progress *p)
+{
+	if (!p || !p->pending)
+		return;
+	p->pending = false;
+	report(p, p->pending_index, p->pending_entry, p->pending_seconds);
+}
+
+void bci_igt_progress_start(struct bci_igt_progress *p, struct bci_executor *ex,
+			    const struct bci_journal *journal, size_t total)
 {
 	char err[512];
 	int ret;
 
 	*p = (struct bci_igt_progress){
+		.ex = ex,
+		.journal = journal,
 		.total = total,
 		.boot_start = bci_clock_ms(ex, CLOCK_BOOTTIME),
 		.run_started_at = run_started_at(ex),
@@ -231,6 +249,7 @@ void bci_igt_progress_start(struct bci_igt_progress *p, struct bci_executor *ex,
 
 void bci_igt_progress_stop(struct bci_igt_progress *p)
 {
+	bci_igt_progress_flush(p);
 	bci_results_job_reader_free(p->reader);
 	p->reader = NULL;
 }

@@ -5,9 +5,10 @@
  * builder's tools (builder/tool.c).
  *
  * Everything a child needs is prepared in the parent (argv, the environment,
- * the program's path, the message for a failed exec): between fork and exec
- * the child only makes async-signal-safe calls (restore signals, setpgid,
- * dup2, execve, write, _exit).
+ * the program's path, the message for a failed exec): the child is started
+ * with vfork() and until its exec only makes system calls (restore signals,
+ * setpgid, dup2, execve, write, _exit); the parent goes on once it has
+ * exec'ed (or failed to and exited).
  *
  * Waiting is the caller's: PID 1 reaps every child through its signalfd
  * (executor/signals.c), the builder blocks in bci_spawn_wait(). Stopping a
@@ -32,13 +33,15 @@ struct bci_spawn {
 	int stdin_fd;		/* -1: inherited; the others likewise */
 	int stdout_fd;
 	int stderr_fd;
-	bool process_group;	/* its own process group (set in the child and the parent) */
+	bool process_group;	/* its own process group (set in the child before its exec) */
 	int exec_failed_status;	/* the child's exit status when execve fails (0: 127) */
 };
 
 /*
- * Forks and executes @s. The child starts with an empty signal mask and the
- * default disposition of every signal. 0 with *@pid set, or -errno (fork).
+ * Starts @s (vfork and exec): returns once the child has exec'ed, or exited
+ * with @s->exec_failed_status when it could not. The child starts with an
+ * empty signal mask and the default disposition of every signal. 0 with
+ * *@pid set, or -errno (vfork).
  */
 int bci_spawn_start(const struct bci_spawn *s, pid_t *pid);
 

@@ -663,20 +663,29 @@ static long size_of(const char *rel)
 	return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
-static bool holds(const char *rel, const char *needle)
+/* Whether the file at @path (under barrier_root) holds @needle now. */
+static bool file_holds(const char *path, const char *needle)
 {
-	char path[PATH_MAX + 64], buf[8192];
+	char full[PATH_MAX + 64], buf[16384];
 	size_t n;
 	FILE *in;
 
-	snprintf(path, sizeof(path), "%s/results/runs/t/%s", barrier_root, rel);
-	in = fopen(path, "r");
+	snprintf(full, sizeof(full), "%s/%s", barrier_root, path);
+	in = fopen(full, "r");
 	if (!in)
 		return false;
 	n = fread(buf, 1, sizeof(buf) - 1, in);
 	fclose(in);
 	buf[n] = '\0';
 	return strstr(buf, needle) != NULL;
+}
+
+static bool holds(const char *rel, const char *needle)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "results/runs/t/%s", rel);
+	return file_holds(path, needle);
 }
 
 /* One line a barrier: its kind, whether job 0's ends and job 1's start were written, sizes. */
@@ -736,6 +745,53 @@ static void one_barrier_between_a_job_and_the_next(void **state)
 	/* The barrier before journal.txt's exit was written held the outputs as they end. */
 	snprintf(want, sizeof(want), "out=%ld err=%ld dmesg=%ld", out, err, dmesg);
 	assert_non_null(strstr(last_before_exit, want));
+}
+
+/* One line a barrier: which jobs' starts were written, whether job 1's console line was said. */
+static int console_barrier(int fd, bool whole_fs)
+{
+	size_t used = strlen(barrier_log);
+
+	snprintf(barrier_log + used, sizeof(barrier_log) - used, "start1=%d start2=%d said1=%d\n",
+		 holds("bootci-journal.txt", "start 1\n"), holds("bootci-journal.txt", "start 2\n"),
+		 file_holds("console.log", "[1/4] igt@igt_basic@pass pass "));
+	return bci_sys_barrier(fd, whole_fs);
+}
+
+/*
+ * A job's console line is said once the next test has exec'ed, not in the gap
+ * between the two (its judgement reads the job's folder): it is not on the
+ * console yet when the barrier before the next exec is made, and is by the
+ * next job's end. Owed lines are said before an abort and before the run's end.
+ */
+static void a_jobs_line_is_said_once_the_next_test_runs(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_sys sys;
+	const char *at_start1, *at_start2, *one, *two, *three, *aborting;
+
+	start(f, "igt@igt_basic@pass\nigt@igt_basic@skip\nigt@igt_basic@abort\nigt@igt_basic@fail\n",
+	      "");
+	sys = *f->ex.sys;
+	sys.barrier = console_barrier;
+	f->ex.sys = &sys;
+	snprintf(barrier_root, sizeof(barrier_root), "%s", f->root.dir);
+	barrier_log[0] = '\0';
+	assert_int_equal(run_keeping_console(f), 0);
+	at_start1 = strstr(barrier_log, "start1=1");
+	at_start2 = strstr(barrier_log, "start2=1");
+	assert_non_null(at_start1);
+	assert_non_null(at_start2);
+	if (strncmp(at_start1, "start1=1 start2=0 said1=0\n", 26) != 0 ||
+	    strncmp(at_start2, "start2=1 said1=1\n", 17) != 0)
+		fail_msg("barriers: %s", barrier_log);
+	one = strstr(f->console, "[1/4] igt@igt_basic@pass pass ");
+	two = strstr(f->console, "[2/4] igt@igt_basic@skip skip ");
+	three = strstr(f->console, "[3/4] igt@igt_basic@abort abort ");
+	aborting = strstr(f->console, "error: aborting the run: Test exited with IGT_EXIT_ABORT\n");
+	assert_true(one && two && three && aborting);
+	assert_true(one < two && two < three && three < aborting);
+	assert_null(strstr(f->console, "[4/4]"));
 }
 
 static void resume_runs_remaining_subtests_of_a_multiple_job(void **state)
@@ -1091,6 +1147,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(output_limit_keeps_protocol_and_tail, setup, teardown),
 		cmocka_unit_test(output_limit_keeps_what_the_generator_reads),
 		cmocka_unit_test_setup_teardown(resume_marks_the_job_in_flight_incomplete, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_jobs_line_is_said_once_the_next_test_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_runs_remaining_subtests_of_a_multiple_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_continues_after_started_dynamic_subtests, setup, teardown),
 		cmocka_unit_test_setup_teardown(kernel_crash_is_attributed_to_the_subtest, setup, teardown),

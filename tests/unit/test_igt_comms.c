@@ -264,7 +264,7 @@ static void resume_cuts_a_damaged_comms_tail(void **state)
 	struct bci_journal journal = { 0 };
 	entry.subtests = subs;
 	entry.count = 1;
-	assert_int_equal(bci_igt_job_run(&job, &f->ex, &journal, 0, &entry, &what), 0);
+	assert_int_equal(bci_igt_job_run(&job, &f->ex, &journal, NULL, 0, &entry, &what), 0);
 	assert_string_equal(comms_types(f, 0), "2 8 4 1 5 3 2 8 4 1 5 3");
 }
 

@@ -53,6 +53,45 @@ static void env_is_built_in_the_parent(void **state)
 	bci_strv_free(&env);
 }
 
+/*
+ * bci_spawn_start() returns once the child runs the new program (vfork): its
+ * /proc entry already names that program and its group is its own, whatever
+ * the scheduler did. A child forked without waiting would often still be
+ * this test binary here.
+ */
+static void start_returns_once_the_program_runs(void **state)
+{
+	char *const argv[] = { "/bin/sleep", "10", NULL };
+	struct bci_spawn s = { .path = argv[0], .argv = argv, .stdin_fd = -1, .stdout_fd = -1,
+			       .stderr_fd = -1, .process_group = true };
+	char link[64], exe[4096], comm[64] = "";
+	int status;
+
+	(void)state;
+	for (int i = 0; i < 20; i++) {
+		pid_t pid;
+		ssize_t n;
+		FILE *f;
+
+		assert_int_equal(bci_spawn_start(&s, &pid), 0);
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		snprintf(link, sizeof(link), "/proc/%d/comm", (int)pid);
+		f = fopen(link, "r");
+		if (f && !fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		if (f)
+			fclose(f);
+		assert_int_equal(getpgid(pid), pid);
+		kill(pid, SIGKILL);
+		assert_int_equal(bci_spawn_wait(pid, &status), 0);
+		assert_true(n > 0);
+		exe[n] = '\0';
+		if (!strstr(exe, "sleep") || strcmp(comm, "sleep\n") != 0)
+			fail_msg("start %d: the child runs %s (%s), not sleep", i, exe, comm);
+	}
+}
+
 static void exec_failure_is_said_and_has_its_status(void **state)
 {
 	char *const argv[] = { "/nonexistent/prog", NULL };
@@ -243,6 +282,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(env_is_built_in_the_parent),
+		cmocka_unit_test(start_returns_once_the_program_runs),
 		cmocka_unit_test(exec_failure_is_said_and_has_its_status),
 		cmocka_unit_test(child_starts_with_default_signals),
 		cmocka_unit_test(kill_escalates_term_then_kill),
