@@ -300,6 +300,7 @@ int bci_igt_run(struct bci_executor *ex)
 		bci_error("run %s stopped: the boot ends here", bci_config_get(ex->config, "run_id"));
 	bci_igt_trace_stop(ex);
 	bci_igt_progress_stop(&run.progress);
+	bci_igt_job_release_parked();
 	if (run.journal_open)
 		bci_journal_close(&run.journal);
 	bci_joblist_clear(&run.jobs);

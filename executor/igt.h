@@ -166,6 +166,12 @@ struct bci_igt_job {
 int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci_journal *journal,
 		    struct bci_igt_progress *progress, unsigned index,
 		    const struct bci_joblist_entry *entry, const struct bci_igt_selection *what);
+/*
+ * Releases what the last finished job still holds (its files, sockets and
+ * buffers stay until the next test has exec'ed, out of the gap between the
+ * two): the engine calls it then, and when the run ends.
+ */
+void bci_igt_job_release_parked(void);
 
 /* A line of the text protocol (without its newline), as if the test had printed it. */
 void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t len);

@@ -346,7 +346,10 @@ static void drop_trailing_nuls(int fd)
  */
 static int open_job_outputs(struct bci_igt_job *job, char *dir)
 {
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+	/* A folder made now holds nothing a crash could have torn. */
+	bool fresh = mkdir(dir, 0755) == 0;
+
+	if (!fresh && errno != EEXIST)
 		return -errno;
 	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++) {
 		char path[PATH_MAX + 16];
@@ -355,6 +358,8 @@ static int open_job_outputs(struct bci_igt_job *job, char *dir)
 		job->fds[i] = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (job->fds[i] < 0)
 			return -errno;
+		if (fresh)
+			continue;
 		/*
 		 * A resumed job appends. A crash can leave the end of a file as NUL
 		 * bytes (the size was on disk, the data not): cut them, since parsers
@@ -602,6 +607,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	 * one starts, not between the two.
 	 */
 	bci_igt_progress_flush(job->progress);
+	bci_igt_job_release_parked();
 	bci_igt_comms_started(job);
 	if (ret < 0) {
 		bci_error("job %u: cannot start %s: %s", job->index + 1, job->argv_path, strerror(-ret));
@@ -824,6 +830,53 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 	return 0;
 }
 
+/*
+ * What a finished job still holds (its files, the kernel log reader, its
+ * socket, its output tails), released once the next test has exec'ed
+ * (bci_igt_job_release_parked), not in the gap between two tests: closing
+ * them was most of a millisecond there in the lab. Each fd is close-on-exec,
+ * and what the files hold is made durable by the next barrier whether they are
+ * open or not. One job at a time is parked.
+ */
+static struct {
+	int fds[BCI_RESULTS_FILE_COUNT + 4];
+	size_t fd_count;
+	void *bufs[3];
+} parked;
+
+void bci_igt_job_release_parked(void)
+{
+	for (size_t i = 0; i < parked.fd_count; i++)
+		close(parked.fds[i]);
+	for (size_t i = 0; i < sizeof(parked.bufs) / sizeof(parked.bufs[0]); i++)
+		free(parked.bufs[i]);
+	memset(&parked, 0, sizeof(parked));
+}
+
+static void park_fd(int *fd)
+{
+	if (*fd >= 0)
+		parked.fds[parked.fd_count++] = *fd;
+	*fd = -1;
+}
+
+/* The job's resources into the parking (what an earlier job left there released first). */
+static void park(struct bci_igt_job *job)
+{
+	bci_igt_job_release_parked();
+	park_fd(&job->kmsg_fd);
+	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)
+		park_fd(&job->fds[i]);
+	park_fd(&job->comms.sock_fd);
+	park_fd(&job->comms.child_fd);
+	park_fd(&job->comms.file_fd);
+	parked.bufs[0] = job->out.tail;
+	parked.bufs[1] = job->err.tail;
+	parked.bufs[2] = job->comms.buf;
+	job->out.tail = job->err.tail = NULL;
+	job->comms.buf = NULL;
+}
+
 int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci_journal *journal,
 		    struct bci_igt_progress *progress, unsigned index,
 		    const struct bci_joblist_entry *entry, const struct bci_igt_selection *what)
@@ -869,6 +922,9 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 		goto out;
 	ret = job_collect(job, job_monitor(job));
 out:
+	/* A test that ran and ended: its resources go once the next one runs. */
+	if (ret == 0 && job->reaped)
+		park(job);
 	if (job->kmsg_fd >= 0)
 		close(job->kmsg_fd);
 	for (int i = 0; i < BCI_RESULTS_FILE_COUNT; i++)

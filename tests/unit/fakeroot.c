@@ -10,6 +10,7 @@
 #include "executor.h"
 #include "fsutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,4 +171,16 @@ void fakeroot_executor_release(struct fakeroot *root, struct bci_executor *ex)
 		close(ex->signal_fd);
 	ex->signal_fd = -1;
 	fakeroot_remove(root);
+}
+
+int fakeroot_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
 }

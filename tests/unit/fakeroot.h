@@ -39,4 +39,7 @@ void fakeroot_executor(struct fakeroot *root, struct bci_executor *ex, const cha
 /* Frees what fakeroot_executor() and the test gave @ex, and removes the tree. */
 void fakeroot_executor_release(struct fakeroot *root, struct bci_executor *ex);
 
+/* How many fds this process has open (a test compares before and after). */
+int fakeroot_open_fds(void);
+
 #endif

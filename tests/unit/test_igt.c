@@ -17,6 +17,7 @@
 #include "fsutil.h"
 #include "resultgen.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -769,6 +770,7 @@ static void a_jobs_line_is_said_once_the_next_test_runs(void **state)
 	struct fixture *f = *state;
 	struct bci_sys sys;
 	const char *at_start1, *at_start2, *one, *two, *three, *aborting;
+	int fds;
 
 	start(f, "igt@igt_basic@pass\nigt@igt_basic@skip\nigt@igt_basic@abort\nigt@igt_basic@fail\n",
 	      "");
@@ -777,7 +779,11 @@ static void a_jobs_line_is_said_once_the_next_test_runs(void **state)
 	f->ex.sys = &sys;
 	snprintf(barrier_root, sizeof(barrier_root), "%s", f->root.dir);
 	barrier_log[0] = '\0';
+	bci_igt_job_release_parked();	/* nothing an earlier test's run left counts */
+	fds = fakeroot_open_fds();
 	assert_int_equal(run_keeping_console(f), 0);
+	/* What each job held (released once the next test ran) is released by the run's end. */
+	assert_int_equal(fakeroot_open_fds(), fds);
 	at_start1 = strstr(barrier_log, "start1=1");
 	at_start2 = strstr(barrier_log, "start2=1");
 	assert_non_null(at_start1);

@@ -291,19 +291,6 @@ static char *generate_whole(struct fakeroot *root, const char *threads, int *ret
 	return buf;
 }
 
-/* The process's open fds: the same before and after a results.json. */
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	assert_non_null(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 /* Whether this kernel gives the threads an io_uring (else they read with system calls). */
 static bool kernel_has_uring(void)
 {
@@ -365,7 +352,7 @@ static void read_ahead_gives_the_same_bytes(void **state)
 		fputs("a line of output\n", f);
 	fclose(f);
 
-	fds = open_fds();
+	fds = fakeroot_open_fds();
 	one = generate_whole(&root, "0", &ret_one);
 	ahead = generate_whole(&root, "1", &ret_ahead);
 	chunks = gen_prefetch_ring_chunks();
@@ -380,7 +367,7 @@ static void read_ahead_gives_the_same_bytes(void **state)
 	assert_int_equal(gen_prefetch_ring_chunks(), chunks);
 	unsetenv("BCI_RESULTGEN_NO_URING");
 	/* Every file and folder the threads and the walk opened is closed. */
-	assert_int_equal(open_fds(), fds);
+	assert_int_equal(fakeroot_open_fds(), fds);
 	assert_int_equal(ret_one, 0);
 	assert_int_equal(ret_ahead, 0);
 	assert_int_equal(ret_two, 0);
