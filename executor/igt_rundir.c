@@ -96,22 +96,45 @@ static int write_uname(struct bci_executor *ex)
 	return bci_igt_rundir_write(ex, BCI_RESULTS_UNAME, text);
 }
 
+/*
+ * The boots of the run before this one all ended before its joblist was
+ * written (the joblist comes last): the kernel died or hung while the test
+ * binaries listed their subtests, or the plan failed. After boot_cap of them
+ * the run is not planned again: why, into @why; else "".
+ */
+static void plan_capped(struct bci_executor *ex, char *why, size_t size)
+{
+	unsigned long cap = bci_config_get_number(ex->config, "boot_cap");
+	unsigned before = ex->boot_number > 1 ? ex->boot_number - 1 : 0;
+
+	why[0] = '\0';
+	if (before == 0 || before < cap)
+		return;
+	snprintf(why, size, "%u boots of the run ended before its plan was made (the kernel died or "
+		 "hung while the test binaries listed their subtests, or the plan failed: see the boot "
+		 "records): not planned again (boot_cap %lu)", before, cap);
+}
+
 /* Creates the run: metadata, the joblist (once, before any job), uname, start time. */
 int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs)
 {
-	char *text, unreadable[PATH_MAX + 128] = "", aborted[PATH_MAX + 160];
+	char *text, why[PATH_MAX + 256] = "", aborted[PATH_MAX + 300];
 	size_t len;
-	int ret = bci_igt_plan_build(ex, jobs, unreadable, sizeof(unreadable)), aborted_run;
+	int ret, aborted_run;
 
 	/*
 	 * A testlist that cannot be read (a job initrd that did not arrive) is the
 	 * job's fault, not the machine's: the run is made, aborted at bootup as
 	 * igt_runner says it, so it ends, is uploaded and shows the reason, instead
-	 * of a run folder that stays "in progress" and a job handed out again.
+	 * of a run folder that stays "in progress" and a job handed out again. So is
+	 * a plan that took the machine down boot_cap times: the run ends, and its
+	 * boot records (the crash of each) reach the master with it.
 	 */
-	if (ret < 0 && unreadable[0]) {
+	plan_capped(ex, why, sizeof(why));
+	ret = why[0] ? -ECANCELED : bci_igt_plan_build(ex, jobs, why, sizeof(why));
+	if (ret < 0 && why[0]) {
 		bci_joblist_clear(jobs);
-		snprintf(aborted, sizeof(aborted), "Aborted at bootup\n\n%s\n", unreadable);
+		snprintf(aborted, sizeof(aborted), "Aborted at bootup\n\n%s\n", why);
 		ret = bci_igt_rundir_write(ex, BCI_RESULTS_ABORTED, aborted);
 		if (ret == 0)
 			ret = 1;
@@ -119,8 +142,7 @@ int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs)
 	if (ret < 0)
 		return ret;
 	if (ret == 1)
-		bci_error("run %s aborted at bootup: %s", bci_config_get(ex->config, "run_id"),
-			  unreadable);
+		bci_error("run %s aborted at bootup: %s", bci_config_get(ex->config, "run_id"), why);
 	aborted_run = ret;
 	ret = write_metadata(ex);
 	if (ret == 0)

@@ -389,6 +389,42 @@ static void unreadable_testlist_aborts_the_run(void **state)
 	assert_string_equal(result_of(f, "igt@runner@aborted"), "fail");
 }
 
+/*
+ * Boots of the run that all ended before its joblist (the kernel died while
+ * the binaries listed their subtests): boot_cap of them, and the next boot
+ * aborts the run at bootup instead of planning again; one fewer, it plans.
+ */
+static void a_plan_that_kills_the_machine_is_capped(void **state)
+{
+	struct fixture *f = *state;
+	const char *text;
+
+	start(f, "igt@igt_basic@pass\n", "");
+	f->ex.boot_number = 3;	/* two boots before, each died planning */
+	assert_int_equal(run_keeping_console(f), 0);
+	assert_null(run_file(f, "aborted.txt"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+	fakeroot_executor_release(&f->root, &f->ex);
+
+	start(f, "igt@igt_basic@pass\n", "");
+	f->ex.boot_number = 4;	/* three boots before: boot_cap */
+	assert_int_equal(run_keeping_console(f), 0);
+	assert_string_equal(run_file(f, "aborted.txt"),
+			    "Aborted at bootup\n\n3 boots of the run ended before its plan was made "
+			    "(the kernel died or hung while the test binaries listed their subtests, "
+			    "or the plan failed: see the boot records): not planned again (boot_cap 3)\n");
+	assert_string_equal(run_file(f, "joblist.txt"), "");
+	text = run_file(f, "bootci-journal.txt");
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\nabort"));
+	assert_non_null(strstr(text, "\ndone"));
+	assert_non_null(strstr(f->console, "run t aborted at bootup: 3 boots of the run ended"));
+	generate(f);
+	assert_string_equal(result_of(f, "igt@runner@aborted"), "fail");
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "");
+}
+
 static void missing_binary_is_an_error(void **state)
 {
 	struct fixture *f = *state;
@@ -1146,6 +1182,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bad_suspend_item_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_testlist_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(unreadable_testlist_aborts_the_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_plan_that_kills_the_machine_is_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_binary_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(per_test_timeout_kills, setup, teardown),
 		cmocka_unit_test_setup_teardown(per_test_timeout_escalates_to_sigkill, setup, teardown),
