@@ -363,30 +363,43 @@ static void bad_testlist_is_an_error(void **state)
 	assert_null(run_file(f, "joblist.txt"));
 }
 
-/* A testlist that cannot be read (its job initrd never arrived): the run ends, aborted at bootup with the reason. */
-static void unreadable_testlist_aborts_the_run(void **state)
+/*
+ * The run ended aborted at bootup for @why: aborted.txt says it as igt_runner
+ * does, the joblist is empty, the journal has abort and done, the console
+ * said it, and results.json has igt@runner@aborted.
+ */
+static void aborted_at_bootup(struct fixture *f, const char *why)
 {
-	struct fixture *f = *state;
-	char path[PATH_MAX + 32];
+	char want[1024];
 	const char *text;
 
-	start(f, "igt@igt_basic@pass\n", "");
-	snprintf(path, sizeof(path), "%s/etc/bootci/testlist", f->root.dir);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(run_keeping_console(f), 0);
+	snprintf(want, sizeof(want), "Aborted at bootup\n\n%s\n", why);
 	text = run_file(f, "aborted.txt");
 	assert_non_null(text);
-	assert_string_equal(text, "Aborted at bootup\n\nCannot read the testlist /etc/bootci/testlist: "
-				  "No such file or directory\n");
+	assert_string_equal(text, want);
 	assert_non_null(run_file(f, "joblist.txt"));
 	assert_string_equal(run_file(f, "joblist.txt"), "");
 	text = run_file(f, "bootci-journal.txt");
 	assert_non_null(text);
 	assert_non_null(strstr(text, "\nabort"));
 	assert_non_null(strstr(text, "\ndone"));
-	assert_non_null(strstr(f->console, "run t aborted at bootup: Cannot read the testlist"));
+	snprintf(want, sizeof(want), "run t aborted at bootup: %s", why);
+	assert_non_null(strstr(f->console, want));
 	generate(f);
 	assert_string_equal(result_of(f, "igt@runner@aborted"), "fail");
+}
+
+/* A testlist that cannot be read (its job initrd never arrived): the run ends, aborted at bootup with the reason. */
+static void unreadable_testlist_aborts_the_run(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX + 32];
+
+	start(f, "igt@igt_basic@pass\n", "");
+	snprintf(path, sizeof(path), "%s/etc/bootci/testlist", f->root.dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(run_keeping_console(f), 0);
+	aborted_at_bootup(f, "Cannot read the testlist /etc/bootci/testlist: No such file or directory");
 }
 
 /*
@@ -397,7 +410,6 @@ static void unreadable_testlist_aborts_the_run(void **state)
 static void a_plan_that_kills_the_machine_is_capped(void **state)
 {
 	struct fixture *f = *state;
-	const char *text;
 
 	start(f, "igt@igt_basic@pass\n", "");
 	f->ex.boot_number = 3;	/* two boots before, each died planning */
@@ -410,18 +422,9 @@ static void a_plan_that_kills_the_machine_is_capped(void **state)
 	start(f, "igt@igt_basic@pass\n", "");
 	f->ex.boot_number = 4;	/* three boots before: boot_cap */
 	assert_int_equal(run_keeping_console(f), 0);
-	assert_string_equal(run_file(f, "aborted.txt"),
-			    "Aborted at bootup\n\n3 boots of the run ended before its plan was made "
-			    "(the kernel died or hung while the test binaries listed their subtests, "
-			    "or the plan failed: see the boot records): not planned again (boot_cap 3)\n");
-	assert_string_equal(run_file(f, "joblist.txt"), "");
-	text = run_file(f, "bootci-journal.txt");
-	assert_non_null(text);
-	assert_non_null(strstr(text, "\nabort"));
-	assert_non_null(strstr(text, "\ndone"));
-	assert_non_null(strstr(f->console, "run t aborted at bootup: 3 boots of the run ended"));
-	generate(f);
-	assert_string_equal(result_of(f, "igt@runner@aborted"), "fail");
+	aborted_at_bootup(f, "3 boots of the run ended before its plan was made (the kernel died or "
+			  "hung while the test binaries listed their subtests, or the plan failed: see "
+			  "the boot records): not planned again (boot_cap 3)");
 	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "");
 }
 
