@@ -201,7 +201,7 @@ int bci_results_kv_next(char **cursor, char **key, char **value);
 
 /*
  *   command <the test= value>
- *   state running|done|unkillable
+ *   state running|done|unkillable|interrupted
  *   exit-status <N>          or   signal <N> <name>     (state done)
  *   timeout yes              (the deadline passed and the program was killed)
  *   duration <S.mmm>
@@ -212,6 +212,8 @@ enum bci_test_program_state {
 	BCI_TEST_PROGRAM_RUNNING,	/* the boot ended before the program did */
 	BCI_TEST_PROGRAM_DONE,
 	BCI_TEST_PROGRAM_UNKILLABLE,	/* timed out and could not be killed */
+	BCI_TEST_PROGRAM_INTERRUPTED,	/* the boot ended before the program did, and the next
+					 * boot of the run closed it (not run again) */
 };
 
 struct bci_test_program_result {
