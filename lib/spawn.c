@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,12 +49,13 @@ int bci_spawn_start(const struct bci_spawn *s, pid_t *pid)
 {
 	char failed[512];
 	int n = snprintf(failed, sizeof(failed), "bootci: cannot execute %s\n", s->path);
-	int rtmin = SIGRTMIN;
+	int rtmin = SIGRTMIN, saved_errno;
+	sigset_t all, old;
 	pid_t child;
 
 	if (n < 0 || n >= (int)sizeof(failed))
 		n = (int)strlen(failed);
-	/* Buffered output would be written twice, by the child too. */
+	/* The parent's buffered output first: the child may write where it does. */
 	fflush(NULL);
 	/*
 	 * vfork: the child borrows the parent's memory until its exec, and the
@@ -61,13 +63,19 @@ int bci_spawn_start(const struct bci_spawn *s, pid_t *pid)
 	 * copied on write (PID 1 forks once per test: this was a millisecond of
 	 * the gap between two tests in the lab), and the parent goes on only once
 	 * the test is running. The child changes nothing the parent reads (at most
-	 * errno): system calls, then execve or _exit.
+	 * errno): system calls, then execve or _exit. Every signal is blocked
+	 * meanwhile: no handler of the parent's may run in the child before the
+	 * child has set the defaults.
 	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	child = vfork();
-	if (child < 0)
-		return -errno;
 	if (child == 0)
 		spawn_child(s, failed, (size_t)n, rtmin);
+	saved_errno = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (child < 0)
+		return -saved_errno;
 	/* The child is in its group before it execs; a failed exec is reaped like any end. */
 	*pid = child;
 	return 0;
