@@ -377,88 +377,14 @@ static int test_program_record(struct test_program *t)
 	return ret;
 }
 
-/*
- * The state an earlier boot of the run left in @path ("running", "done"),
- * into @state, and the file's text into *@text (NULL, and "", when there is
- * none: the run's first start).
- */
-static void previous_state(const char *path, char **text, char *state, size_t size)
-{
-	char *copy, *cursor, *key, *value;
-
-	state[0] = '\0';
-	*text = NULL;
-	if (bci_read_file(path, text, NULL, 64 * 1024) < 0 || !(copy = strdup(*text)))
-		return;
-	cursor = copy;
-	while (bci_results_kv_next(&cursor, &key, &value))
-		if (strcmp(key, "state") == 0)
-			snprintf(state, size, "%s", value);
-	free(copy);
-}
-
-/*
- * The program an earlier boot left running is closed: result.txt says
- * `state interrupted` (judged incomplete; the run is over, so it is uploaded),
- * its other lines kept. 0 or -errno.
- */
-static int close_interrupted(const char *path, const char *text)
-{
-	struct bci_str out = { 0 };
-	int ret = 0;
-
-	for (const char *line = text; *line && ret == 0;) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-
-		if (strncmp(line, "state ", 6) == 0)
-			ret = bci_str_append(&out, "state interrupted", 17);
-		else
-			ret = bci_str_append(&out, line, len);
-		if (ret == 0)
-			ret = bci_str_append(&out, "\n", 1);
-		line += len + (nl ? 1 : 0);
-	}
-	if (ret == 0)
-		ret = bci_write_file_atomic(path, out.data, out.len, 0644);
-	bci_str_free(&out);
-	return ret;
-}
-
 int bci_test_program_run(struct bci_executor *ex)
 {
 	struct test_program t = { .ex = ex, .command = bci_config_get(ex->config, "test"),
 				  .files = { -1, -1 }, .pipes = { -1, -1 }, .null_fd = -1 };
-	char state[32], path[PATH_MAX], *text;
 	int ret;
 
 	if (*t.command == '\0') {
 		bci_say("no test program configured");
-		return 0;
-	}
-	if (snprintf(path, sizeof(path), "%s/" BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT,
-		     ex->run_dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	/*
-	 * Started by an earlier boot of the run: the program is not run again, as an
-	 * IGT job in flight is not. Its output so far and result.txt's "state
-	 * running" stay (the aggregator judges it incomplete, with the boot's crash
-	 * record beside it): a second run would write over them, and a pass could
-	 * hide the crash.
-	 */
-	previous_state(path, &text, state, sizeof(state));
-	if (strcmp(state, "running") == 0) {
-		bci_warn("the test program was running when the previous boot of the run ended: "
-			 "not run again (interrupted, its output as that boot left it)");
-		ret = close_interrupted(path, text);
-		if (ret < 0)
-			bci_error("cannot write %s: %s", path, strerror(-ret));
-		free(text);
-		return ret;
-	}
-	free(text);
-	if (state[0]) {
-		bci_say("run %s is already complete", bci_config_get(ex->config, "run_id"));
 		return 0;
 	}
 	ret = test_program_prepare(ex, &t);

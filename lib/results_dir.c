@@ -244,8 +244,6 @@ int bci_test_program_result_parse(char *text, struct bci_test_program_result *re
 				result->state = BCI_TEST_PROGRAM_DONE;
 			else if (!strcmp(value, "unkillable"))
 				result->state = BCI_TEST_PROGRAM_UNKILLABLE;
-			else if (!strcmp(value, "interrupted"))
-				result->state = BCI_TEST_PROGRAM_INTERRUPTED;
 			else
 				goto bad;
 			has_state = true;

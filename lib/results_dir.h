@@ -201,7 +201,7 @@ int bci_results_kv_next(char **cursor, char **key, char **value);
 
 /*
  *   command <the test= value>
- *   state running|done|unkillable|interrupted
+ *   state running|done|unkillable
  *   exit-status <N>          or   signal <N> <name>     (state done)
  *   timeout yes              (the deadline passed and the program was killed)
  *   duration <S.mmm>
@@ -212,8 +212,6 @@ enum bci_test_program_state {
 	BCI_TEST_PROGRAM_RUNNING,	/* the boot ended before the program did */
 	BCI_TEST_PROGRAM_DONE,
 	BCI_TEST_PROGRAM_UNKILLABLE,	/* timed out and could not be killed */
-	BCI_TEST_PROGRAM_INTERRUPTED,	/* the boot ended before the program did, and the next
-					 * boot of the run closed it (not run again) */
 };
 
 struct bci_test_program_result {

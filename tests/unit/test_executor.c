@@ -11,7 +11,6 @@
 #include <cmocka.h>
 
 #include "executor.h"
-#include "results_dir.h"
 #include "fakeroot.h"
 #include "fsutil.h"
 
@@ -222,39 +221,6 @@ static void runner_records_exit_status_and_output(void **state)
 			    "exit-with: stdout line\n");
 	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/test/err.txt"),
 			    "exit-with: stderr line\n");
-}
-
-/*
- * A program that was running when the boot died (result.txt still says
- * "state running") is not run again: its output stays as that boot left it,
- * and result.txt says it was interrupted. A finished one is not run again either.
- */
-static void runner_does_not_run_the_program_again(void **state)
-{
-	struct fixture *f = *state;
-	struct bci_test_program_result result;
-	char cmdline[PATH_MAX + 64], err[256], *text;
-
-	snprintf(cmdline, sizeof(cmdline), "bootci.test=\"%s 3\"", fixture_path("exit-with"));
-	prepare_run(f, cmdline);
-	fakeroot_write(&f->root, "/results/runs/t/test/result.txt", "command x\nstate running\n");
-	fakeroot_write(&f->root, "/results/runs/t/test/out.txt", "before the crash\n");
-	assert_int_equal(bci_test_program_run(&f->ex), 0);
-	text = strdup(fakeroot_read(&f->root, "/results/runs/t/test/result.txt"));
-	assert_string_equal(text, "command x\nstate interrupted\n");
-	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/test/out.txt"),
-			    "before the crash\n");
-	/* The run is over (collect uploads it); the program is judged incomplete. */
-	assert_int_equal(bci_test_program_result_parse(text, &result, err, sizeof(err)), 0);
-	assert_int_equal(result.state, BCI_TEST_PROGRAM_INTERRUPTED);
-	assert_string_equal(bci_test_program_result_name(&result), "incomplete");
-	free(text);
-
-	fakeroot_write(&f->root, "/results/runs/t/test/result.txt",
-		       "command x\nstate done\nexit-status 0\n");
-	assert_int_equal(bci_test_program_run(&f->ex), 0);
-	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/test/out.txt"),
-			    "before the crash\n");
 }
 
 static void runner_records_signal(void **state)
@@ -563,7 +529,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(partition_found_by_partuuid, setup, teardown),
 		cmocka_unit_test_setup_teardown(modules_resolve_dependencies, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_records_exit_status_and_output, setup, teardown),
-		cmocka_unit_test_setup_teardown(runner_does_not_run_the_program_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_records_signal, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_times_out_with_sigterm, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_escalates_to_sigkill, setup, teardown),
