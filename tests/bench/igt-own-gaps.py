@@ -19,9 +19,11 @@ the last N of them, N the job folders of RESULTS_DIR (what came before are
 `--list-subtests` calls while the run was planned). A job whose process was
 killed or whose exit is missing from the buffer has no gap after it.
 
-usage: igt-own-gaps.py FTRACE RESULTS_DIR [TESTS_DIR]
+usage: igt-own-gaps.py [--brief] FTRACE RESULTS_DIR [TESTS_DIR]
    prints `own_gaps G own_ms_mean M own_ms_median D lost L`, L the events the
-   buffer lost (a gap measured across a loss is still right: only its two events count)
+   buffer lost (a gap measured across a loss is still right: only its two events count);
+   with --brief only `M D`, or `- -` when FTRACE is missing or empty or gives no gap, and
+   the events lost said on stderr (the benches' columns)
 """
 import os
 import re
@@ -73,15 +75,28 @@ def own_gaps(events, jobs, tests_dir):
 
 
 def main():
-    if len(sys.argv) not in (3, 4):
+    args = sys.argv[1:]
+    brief = bool(args) and args[0] == '--brief'
+    if brief:
+        args = args[1:]
+    if len(args) not in (2, 3):
         sys.exit(__doc__.split('\n\n')[-1])
-    tests_dir = sys.argv[3] if len(sys.argv) == 4 else '/usr/libexec/igt-gpu-tools'
-    events, lost = read_events(sys.argv[1])
-    jobs = sum(1 for d in os.listdir(sys.argv[2]) if d.isdigit())
+    trace, results = args[0], args[1]
+    tests_dir = args[2] if len(args) == 3 else '/usr/libexec/igt-gpu-tools'
+    if brief and (not os.path.isfile(trace) or os.path.getsize(trace) == 0):
+        print('- -')
+        return
+    events, lost = read_events(trace)
+    jobs = sum(1 for d in os.listdir(results) if d.isdigit())
     gaps = own_gaps(events, jobs, tests_dir)
     mean = statistics.mean(gaps) if gaps else 0.0
     median = statistics.median(gaps) if gaps else 0.0
-    print(f'own_gaps {len(gaps)} own_ms_mean {mean:.2f} own_ms_median {median:.2f} lost {lost}')
+    if not brief:
+        print(f'own_gaps {len(gaps)} own_ms_mean {mean:.2f} own_ms_median {median:.2f} lost {lost}')
+        return
+    if lost:
+        print(f'igt-own-gaps.py: {trace}: the trace buffer lost {lost} events', file=sys.stderr)
+    print(f'{mean:.2f} {median:.2f}' if gaps else '- -')
 
 
 if __name__ == '__main__':
