@@ -18,6 +18,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[PATH_MAX];
 
+/* The summary's folder goes when the fuzzer exits (as the other targets' do). */
+static void remove_dir(void)
+{
+	static const char *const names[] = { "suspend-cycles.txt", "suspend-summary.txt" };
+	char path[PATH_MAX + 32];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		remove(path);
+	}
+	rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bci_testlist_cycle_name name;
@@ -43,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(dir, sizeof(dir), "/tmp/bootci-fuzz-suspend.XXXXXX");
 		if (!mkdtemp(dir))
 			abort();
+		atexit(remove_dir);
 	}
 	snprintf(path, sizeof(path), "%s/suspend-cycles.txt", dir);
 	f = fopen(path, "w");
