@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct igt_run {
@@ -104,7 +105,7 @@ static int run_one(struct igt_run *run, unsigned j)
 	struct bci_igt_selection what;
 	struct bci_igt_job job;
 	const char *stop, *forced;
-	char reason[512];
+	char reason[512], rest[256];
 	int ret;
 
 	ret = bci_igt_resume_select(run->ex, journal, j, e, &what);
@@ -139,15 +140,22 @@ static int run_one(struct igt_run *run, unsigned j)
 	}
 	if (ret == 1)
 		return bci_igt_abort_check(run->ex, journal, e, "Child refuses to die");
+	/* The previous job's journal.txt end was not durable: the run stops before this end. */
+	if (job.end_error)
+		return job.end_error;
 	/*
-	 * Announces nothing: durable with the next line (the next job's start, an
-	 * abort, `done`), in one barrier with the job's journal.txt exit. Lost in a
-	 * crash before that, it is rebuilt from journal.txt's (igt_resume.c); kept
-	 * where journal.txt's was lost, journal.txt gets it (repair_last_end).
+	 * Announces nothing: durable with the job's outputs in the next whole
+	 * barrier (the next job's start, an abort, `done`), before which the
+	 * job's journal.txt exit is not even written. Lost in a crash before that,
+	 * the job was in flight. Kept where journal.txt's was lost, journal.txt
+	 * gets it, once the sizes it says show the outputs whole (repair_last_end).
 	 */
+	struct bci_run_journal_end end = { .status = job.status, .seconds = job.seconds };
+	memcpy(end.bytes, job.end_bytes, sizeof(end.bytes));
+	bci_run_journal_end_format(rest, sizeof(rest), &end);
 	ret = bci_journal_writef(journal,
 				 job.timed_out ? BCI_RUN_JOURNAL_TIMEOUT : BCI_RUN_JOURNAL_EXIT, j,
-				 "%d %.3f", job.status, job.seconds);
+				 "%s", rest);
 	if (ret < 0)
 		return ret;
 	bci_igt_trace("journal_exit");
@@ -189,25 +197,55 @@ static bool job_text_ended(char *text)
 }
 
 /*
- * A job's journal.txt exit and bootci's end of it are written after its
- * outputs' barrier and made durable by one barrier (the next job's start,
- * igt_job.c): a cut before that may keep bootci's end and lose journal.txt's,
- * which results.json reads. Only the last job that ended can be so: its
- * journal.txt gets the end bootci's journal has (its outputs were durable
- * before either line was written). Not for a job bootci's journal says was in
- * flight at a crash (`incomplete` since its last start): its journal.txt has
- * no end on purpose. 0, or -errno when the end cannot be made durable.
+ * Whether job @j's files hold at least the sizes bootci's end of it says
+ * (none said: nothing to check). Shorter, the barrier that was to make them
+ * durable with that end did not complete: said on the console.
+ */
+static bool outputs_whole(struct igt_run *run, long j, const struct bci_run_journal_end *end)
+{
+	char path[PATH_MAX], rel[64];
+	struct stat st;
+
+	for (int i = 0; i < BCI_RUN_JOURNAL_END_FILES; i++) {
+		long long have;
+
+		if (end->bytes[i] < 0)
+			continue;
+		snprintf(rel, sizeof(rel), "%s/%s", BCI_RESULTS_JOB_DIR, bci_run_journal_end_file(i));
+		have = bci_igt_rundir_path(run->ex, path, rel, (unsigned)j) == 0 &&
+				       stat(path, &st) == 0 ? (long long)st.st_size : -1;
+		if (have >= end->bytes[i])
+			continue;
+		bci_warn("job %ld: its %s has %lld of the %lld bytes bootci's journal says it had at "
+			 "its end: the machine died before they were durable; its journal.txt gets no "
+			 "end (incomplete)", j + 1, bci_run_journal_end_file(i), have < 0 ? 0 : have,
+			 end->bytes[i]);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * bootci's end of a job is written before the barrier that makes its outputs
+ * durable (the next job's start, igt_job.c), and journal.txt's exit after it:
+ * a cut may keep bootci's end and lose journal.txt's, which results.json
+ * reads. Only the last job that ended can be so: its journal.txt gets the end
+ * bootci's journal has, when its files are as long as that end says (else the
+ * cut came before they were durable, and the job stays incomplete). Not for a
+ * job bootci's journal says was in flight at a crash (`incomplete` since its
+ * last start): its journal.txt has no end on purpose. 0, or -errno when the
+ * end cannot be made durable.
  */
 static int repair_last_end(struct igt_run *run)
 {
 	struct bci_journal *journal = &run->journal;
 	long j = journal->last_end;
 	char path[PATH_MAX], line[64], *text = NULL;
-	double seconds;
-	int status, fd = -1, n, ret;
+	struct bci_run_journal_end end;
+	int fd = -1, n, ret;
 
 	if (j < 0 || journal->jobs[j].incomplete || !journal->jobs[j].starts ||
-	    sscanf(journal->last_end_rest, "%d %lf", &status, &seconds) != 2 ||
+	    bci_run_journal_end_parse(journal->last_end_rest, &end) < 0 ||
 	    bci_igt_rundir_path(run->ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_JOURNAL,
 				(unsigned)j) < 0)
 		return 0;
@@ -216,12 +254,12 @@ static int repair_last_end(struct igt_run *run)
 		return 0;
 	/* A torn line (or the NUL bytes a cut leaves) would run into the end appended. */
 	ret = bci_cut_torn_line(fd) < 0 ? -EIO : bci_read_file(path, &text, NULL, 1 << 20);
-	if (ret < 0 || job_text_ended(text))
+	if (ret < 0 || job_text_ended(text) || !outputs_whole(run, j, &end))
 		goto out;
 	bci_say("job %ld: bootci's journal has its end, its journal.txt lost it in the cut: "
 		"written again", j + 1);
-	n = bci_job_journal_format_exit(line, sizeof(line), journal->last_end_timeout, status,
-					seconds);
+	n = bci_job_journal_format_exit(line, sizeof(line), journal->last_end_timeout, end.status,
+					end.seconds);
 	ret = bci_write_all(fd, line, (size_t)n);
 	if (ret == 0)
 		ret = bci_journal_barrier(journal, fd, false);

@@ -149,6 +149,9 @@ struct bci_igt_job {
 	char last_result[32];
 	char abort_reason[256];   /* set when the job was stopped for an abort condition */
 	int journal_error;        /* -errno of a bootci journal line that did not become durable */
+	int end_error;            /* -errno of the previous job's journal.txt end (paid at this start) */
+	/* Each file's size when the test's end was taken (BCI_RUN_JOURNAL_END_*, -1: no file). */
+	long long end_bytes[BCI_RUN_JOURNAL_END_FILES];
 	struct bci_spawn_proc leftovers[8]; /* what the test left behind, killed at its end */
 	size_t leftover_count;    /* all of them, the first 8 named */
 	int leftovers_alive;      /* still alive after SIGKILL */
@@ -255,7 +258,7 @@ int bci_igt_abort(struct bci_executor *ex, struct bci_journal *journal,
 /* Where the run stands, for the console's progress lines; it spans the boots of a resumed run. */
 struct bci_igt_progress {
 	struct bci_executor *ex;
-	const struct bci_journal *journal;
+	struct bci_journal *journal; /* pays a job's journal.txt end before judging it */
 	size_t total;          /* jobs in the run */
 	unsigned done_total;   /* jobs finished, this boot and earlier ones */
 	unsigned done_now;     /* jobs finished in this boot */
@@ -272,7 +275,7 @@ struct bci_igt_progress {
 /* Where the run stands (@journal counts the finished jobs); bci_igt_progress_stop() says the
  * line still owed and releases what it holds. */
 void bci_igt_progress_start(struct bci_igt_progress *p, struct bci_executor *ex,
-			    const struct bci_journal *journal, size_t total);
+			    struct bci_journal *journal, size_t total);
 void bci_igt_progress_stop(struct bci_igt_progress *p);
 /* Writes job @job's start marker into the kernel log: `[bootci] [12/340] igt@kms_flip@basic`;
  * @what: its selection (NULL: all of it). */

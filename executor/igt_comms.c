@@ -22,9 +22,9 @@
  * Durability (DESIGN.md): `comms` is what survives a panic, so it is
  * fdatasync'ed at every packet that starts or ends a (dynamic) subtest or
  * overrides a result, before the journal.txt line the same event writes; the
- * exec packet is durable with the job's start and the job's end packets with
- * its outputs (one barrier each, igt_job.c), before the test starts and
- * before journal.txt's exit line. A subtest journal.txt says started is
+ * exec packet is durable with the job's start, and the job's end packets with
+ * its outputs in the next job's start barrier (igt_job.c), before the test
+ * starts and before journal.txt's exit line. A subtest journal.txt says started is
  * always in comms too; one comms has and journal.txt lacks is run again, and
  * both runs are in comms, the later result winning, as after any igt_runner
  * resume. Log

@@ -123,6 +123,19 @@ static void sync_outputs(struct bci_igt_job *job)
 			job->synced[i] = size[i] >= 0 ? size[i] : job->synced[i];
 }
 
+/* Each file's size as the test's end is taken, for bootci's end of the job (-1: no file). */
+static void end_sizes(struct bci_igt_job *job)
+{
+	struct stat st;
+
+	for (int i = 0; i < BCI_RUN_JOURNAL_END_FILES; i++) {
+		int fd = i == BCI_RUN_JOURNAL_END_COMMS ? job->comms.file_fd : job->fds[i];
+
+		job->end_bytes[i] = i != BCI_RESULTS_FILE_JOURNAL && fd >= 0 && fstat(fd, &st) == 0
+					    ? (long long)st.st_size : -1;
+	}
+}
+
 /* After a barrier of the whole partition: every file of the job is durable as it stands. */
 static void note_synced(struct bci_igt_job *job)
 {
@@ -499,6 +512,9 @@ static int run_suspend_job(struct bci_igt_job *job, const char *cycle)
 	bci_igt_progress_flush(job->progress);
 	/* The run journal's start and the job's folder, durable before the cycle's line. */
 	status = bci_journal_sync(job->journal, true);
+	/* The previous job's journal.txt end too, before the machine sleeps. */
+	if (status == 0)
+		status = bci_journal_pay_end(job->journal);
 	if (status < 0)
 		return status;
 	note_synced(job);
@@ -539,7 +555,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	/* The first three quarters of the limit, then the last quarter: a file stays within it
 	 * (plus the protocol lines), which the results generator can always read. */
 	size_t tail_size = (size_t)(limit / 4 > 0 ? limit / 4 : 1);
-	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, null_fd = -1, ret;
+	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, null_fd = -1, ret, barrier_ret = -1;
 	char null_path[PATH_MAX];
 	struct bci_strv env = { 0 };
 
@@ -586,7 +602,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	 * test does not start, and the run stops.
 	 */
 	if (ret == 0)
-		ret = bci_journal_sync(job->journal, true);
+		ret = barrier_ret = bci_journal_sync(job->journal, true);
 	if (ret == 0)
 		note_synced(job);
 	bci_igt_trace("barrier");
@@ -601,6 +617,17 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	bci_strv_free(&env);
 	if (ret == 0)
 		bci_igt_trace_forked(job->index);
+	/*
+	 * The barrier above made the previous job's outputs durable: its
+	 * journal.txt end can be written now, while this test runs.
+	 */
+	if (barrier_ret == 0)
+		job->end_error = bci_journal_pay_end(job->journal);
+	bci_igt_trace("pay_end");
+	/* Not durable (a failing partition): this test is stopped, and the run after it (igt.c). */
+	if (job->end_error < 0 && ret == 0)
+		escalate(job, "the previous job's journal.txt end is not durable",
+			 bci_clock_ms(ex, CLOCK_BOOTTIME));
 	/*
 	 * The test has exec'ed (bci_spawn_start returns then): the previous job's
 	 * console line, whose judgement reads that job's folder, is said while this
@@ -807,26 +834,34 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 		bci_igt_comms_finish(job, bci_clock_ms(job->ex, CLOCK_BOOTTIME));
 	}
 	bci_igt_trace("comms_finish");
-	/*
-	 * The outputs and comms' own end (igt_comms.c): durable before journal.txt's
-	 * exit line is even written, so that an exit on disk always has its outputs.
-	 */
-	sync_outputs(job);
-	bci_igt_trace("sync_outputs");
-	if (!job->reaped)
+	if (!job->reaped) {
+		/* Left running: its outputs durable as they stand before the run stops. */
+		sync_outputs(job);
 		return job->unkillable ? 1 : (monitor_ret < 0 ? monitor_ret : -EIO);
+	}
 	/*
-	 * The exit line announces nothing: it becomes durable in the next job's
-	 * barrier before its exec, with bootci's end of this job and the next
-	 * start (or before the run's last line: bci_journal_owe). Lost in a cut
-	 * before that, it is rebuilt from bootci's end if that reached the disk
-	 * (igt.c), else the job was in flight and is incomplete.
+	 * No barrier here. The outputs and comms' own end (igt_comms.c) become
+	 * durable in the next job's barrier before its exec, with bootci's end of
+	 * this job (which says each file's size now) and the next start: one
+	 * cache flush between two tests, not two. journal.txt's exit is written
+	 * only after that barrier (bci_journal_owe_end), so an exit on disk
+	 * always has its outputs; bootci's end, written before it, is checked
+	 * against the sizes after a cut (igt.c). Lost in a cut before that
+	 * barrier, the job was in flight and is incomplete.
 	 */
+	drain_kmsg(job);
+	end_sizes(job);
+	bci_igt_trace("end_sizes");
 	n = bci_job_journal_format_exit(line, sizeof(line), job->timed_out, job->status,
 					job->seconds);
-	journal_write(job, line, (size_t)n, false);
+	if (job->fds[BCI_RESULTS_FILE_JOURNAL] >= 0) {
+		bci_journal_owe_end(job->journal, job->index, job->fds[BCI_RESULTS_FILE_JOURNAL], line,
+				    (size_t)n);
+		job->fds[BCI_RESULTS_FILE_JOURNAL] = -1;
+	}
+	/* The outputs are owed the whole barrier even without a journal.txt to end. */
 	bci_journal_owe(job->journal);
-	bci_igt_trace("journal_txt_exit");
+	bci_igt_trace("owe_end");
 	return 0;
 }
 
@@ -897,6 +932,8 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 		job->fds[i] = -1;
 		job->synced[i] = -1;
 	}
+	for (int i = 0; i < BCI_RUN_JOURNAL_END_FILES; i++)
+		job->end_bytes[i] = -1;
 	ret = bci_igt_rundir_path(ex, dir, BCI_RESULTS_JOB_DIR, index);
 	if (ret == 0)
 		ret = open_job_outputs(job, dir);

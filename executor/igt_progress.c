@@ -225,11 +225,14 @@ void bci_igt_progress_flush(struct bci_igt_progress *p)
 	if (!p || !p->pending)
 		return;
 	p->pending = false;
+	/* Judged from its folder: its journal.txt end first, once its outputs are durable. */
+	if (p->journal->end_fd >= 0 && p->journal->end_job == p->pending_index)
+		bci_journal_pay_end(p->journal);
 	report(p, p->pending_index, p->pending_entry, p->pending_seconds);
 }
 
 void bci_igt_progress_start(struct bci_igt_progress *p, struct bci_executor *ex,
-			    const struct bci_journal *journal, size_t total)
+			    struct bci_journal *journal, size_t total)
 {
 	char err[512];
 	int ret;

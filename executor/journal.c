@@ -88,6 +88,7 @@ int bci_journal_init(struct bci_journal *journal, size_t job_count)
 {
 	memset(journal, 0, sizeof(*journal));
 	journal->fd = -1;
+	journal->end_fd = -1;
 	journal->in_flight = -1;
 	journal->last_end = -1;
 	journal->job_count = job_count;
@@ -292,6 +293,11 @@ fail:
 void bci_journal_close(struct bci_journal *journal)
 {
 	/* A job's end not made durable by a later line: the run stops here, its end is kept. */
+	if (journal->fd >= 0)
+		bci_journal_pay_end(journal);
+	if (journal->end_fd >= 0)
+		close(journal->end_fd);
+	journal->end_fd = -1;
 	if (journal->fd >= 0 && (journal->unsynced || journal->owes_fs) &&
 	    bci_journal_barrier(journal, journal->fd, journal->owes_fs) < 0)
 		bci_error("the journal's last line cannot be made durable: %s", strerror(errno));
@@ -344,6 +350,12 @@ static int journal_write(struct bci_journal *journal, enum bci_run_journal_kind 
 			return ret;
 		}
 		journal->owes_fs = false;
+	}
+	/* The owed journal.txt end is written before what the line announces begins. */
+	if (sync && journal->end_fd >= 0) {
+		ret = bci_journal_pay_end(journal);
+		if (ret < 0)
+			return ret;
 	}
 	before = lseek(journal->fd, 0, SEEK_END);
 	ret = bci_write_all(journal->fd, text, (size_t)n);
@@ -428,6 +440,41 @@ int bci_journal_sync(struct bci_journal *journal, bool whole_fs)
 void bci_journal_owe(struct bci_journal *journal)
 {
 	journal->owes_fs = true;
+}
+
+void bci_journal_owe_end(struct bci_journal *journal, unsigned long job, int fd, const char *line,
+			 size_t len)
+{
+	/* One at a time: the next job's start pays the previous one before this can come. */
+	bci_journal_pay_end(journal);
+	journal->end_fd = fd;
+	journal->end_job = job;
+	journal->end_len = len < sizeof(journal->end_line) ? len : sizeof(journal->end_line);
+	memcpy(journal->end_line, line, journal->end_len);
+	journal->owes_fs = true;
+}
+
+int bci_journal_pay_end(struct bci_journal *journal)
+{
+	int fd = journal->end_fd, ret = 0;
+
+	if (fd < 0)
+		return 0;
+	if (journal->owes_fs) {
+		ret = bci_journal_barrier(journal, journal->fd, true);
+		if (ret == 0)
+			journal->owes_fs = journal->unsynced = false;
+	}
+	if (ret == 0)
+		ret = bci_write_all(fd, journal->end_line, journal->end_len);
+	if (ret == 0)
+		ret = bci_journal_barrier(journal, fd, false);
+	close(fd);
+	journal->end_fd = -1;
+	if (ret < 0)
+		bci_error("job %lu: its journal.txt end cannot be made durable: %s", journal->end_job + 1,
+			  strerror(-ret));
+	return ret;
 }
 
 int bci_journal_barrier(const struct bci_journal *journal, int fd, bool whole_fs)

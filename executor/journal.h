@@ -47,10 +47,19 @@ struct bci_journal {
 	bool unsynced;          /* a line written without its fdatasync yet (bci_journal_write) */
 	/*
 	 * Other files of the partition written since the last whole barrier that
-	 * the next line must not overtake (a job's journal.txt end, bootci_journal_owe):
+	 * must be durable before something else (a job's outputs, bci_journal_owe):
 	 * the next synced line, bci_journal_sync() and bci_journal_close() pay with syncfs().
 	 */
 	bool owes_fs;
+	/*
+	 * A job's journal.txt end, written only once a whole barrier has made
+	 * the job's outputs durable (bci_journal_owe_end): journal.txt's fd
+	 * (owned), its job and the line. end_fd -1: none owed.
+	 */
+	int end_fd;
+	unsigned long end_job;
+	char end_line[64];
+	size_t end_len;
 	/* The barrier (the executor's system-call table's); NULL: fdatasync and syncfs themselves. */
 	int (*barrier)(int fd, bool whole_fs);
 	/* The last `exit` or `timeout` line replayed or written: its job (-1: none) and rest. */
@@ -100,12 +109,28 @@ int bci_journal_writef(struct bci_journal *journal, enum bci_run_journal_kind ki
  */
 int bci_journal_sync(struct bci_journal *journal, bool whole_fs);
 /*
- * Other files of the journal's partition were written that a later line must
- * not reach the disk before (a job's journal.txt end, before bootci's end of
- * the job): the next whole barrier covers them; a synced line (abort, `done`)
- * or the close pays with one syncfs() first.
+ * Other files of the journal's partition were written that must be durable
+ * before something else (a job's outputs, before its journal.txt end): the
+ * next whole barrier covers them; a synced line (abort, `done`) or the close
+ * pays with one syncfs() first.
  */
 void bci_journal_owe(struct bci_journal *journal);
+/*
+ * Job @job's journal.txt end (@line, @len bytes), to be appended to @fd (the
+ * journal takes it) once a whole barrier has made the job's outputs durable:
+ * an `exit:` on disk always has its outputs. Owes that barrier
+ * (bci_journal_owe). The job's start pays it after its test has exec'ed
+ * (bci_journal_pay_end); a synced line and the close pay it first.
+ */
+void bci_journal_owe_end(struct bci_journal *journal, unsigned long job, int fd, const char *line,
+			 size_t len);
+/*
+ * The owed journal.txt end, if any: the whole barrier first if still owed,
+ * then the line appended and fdatasync'ed, the fd closed. 0, or -errno said
+ * on the console (the end is dropped: bootci's end, when durable, gives it
+ * back at the next boot, igt.c).
+ */
+int bci_journal_pay_end(struct bci_journal *journal);
 /* One barrier on @fd (fdatasync, or syncfs with @whole_fs) through the journal's table. */
 int bci_journal_barrier(const struct bci_journal *journal, int fd, bool whole_fs);
 /*

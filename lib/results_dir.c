@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,80 @@ int bci_run_journal_format_line(char *buf, size_t size, const struct bci_run_jou
 	if (has_job(line->kind))
 		return snprintf(buf, size, "%s %lu%s%s\n", word, line->job, sep, line->rest);
 	return snprintf(buf, size, "%s%s%s\n", word, sep, line->rest);
+}
+
+const char *bci_run_journal_end_file(int i)
+{
+	if (i == BCI_RUN_JOURNAL_END_COMMS)
+		return BCI_RESULTS_JOB_COMMS;
+	return i > BCI_RESULTS_FILE_JOURNAL && i < BCI_RESULTS_FILE_COUNT ? bci_results_job_files[i]
+									  : NULL;
+}
+
+/* The word an end's file @i is said with: its name without ".txt". */
+static size_t end_word(int i, const char **word)
+{
+	*word = bci_run_journal_end_file(i);
+	return *word ? strcspn(*word, ".") : 0;
+}
+
+int bci_run_journal_end_format(char *buf, size_t size, const struct bci_run_journal_end *end)
+{
+	int n = snprintf(buf, size, "%d %.3f", end->status, end->seconds);
+
+	for (int i = 0; i < BCI_RUN_JOURNAL_END_FILES && n >= 0; i++) {
+		const char *word;
+		size_t len = end_word(i, &word);
+		int more;
+
+		if (!len || end->bytes[i] < 0)
+			continue;
+		more = snprintf(buf + ((size_t)n < size ? (size_t)n : size),
+				(size_t)n < size ? size - (size_t)n : 0, " %.*s=%lld", (int)len, word,
+				end->bytes[i]);
+		n = more < 0 ? more : n + more;
+	}
+	return n;
+}
+
+int bci_run_journal_end_parse(const char *rest, struct bci_run_journal_end *end)
+{
+	const char *p = rest;
+	char *stop;
+
+	memset(end, 0, sizeof(*end));
+	for (int i = 0; i < BCI_RUN_JOURNAL_END_FILES; i++)
+		end->bytes[i] = -1;
+	errno = 0;
+	long status = strtol(p, &stop, 10);
+	if (stop == p || *stop != ' ' || errno || status < INT_MIN || status > INT_MAX)
+		return -EINVAL;
+	end->status = (int)status;
+	p = stop + 1;
+	end->seconds = strtod(p, &stop);
+	if (stop == p || (*stop && *stop != ' ') || !(end->seconds >= 0 && end->seconds < 1e9) ||
+	    errno)
+		return -EINVAL;
+	for (p = stop; *p;) {
+		size_t n = next_word(&p), len = 0;
+		const char *word, *eq = memchr(p, '=', n);
+		int i;
+
+		if (!eq)
+			return -EINVAL;
+		for (i = 0; i < BCI_RUN_JOURNAL_END_FILES; i++)
+			if ((len = end_word(i, &word)) > 0 && len == (size_t)(eq - p) &&
+			    !strncmp(p, word, len))
+				break;
+		if (i == BCI_RUN_JOURNAL_END_FILES || end->bytes[i] >= 0 ||
+		    !isdigit((unsigned char)eq[1]))
+			return -EINVAL;
+		end->bytes[i] = strtoll(eq + 1, &stop, 10);
+		if (errno || stop != p + n)
+			return -EINVAL;
+		p = stop;
+	}
+	return 0;
 }
 
 /* ---- "key value" files ---- */

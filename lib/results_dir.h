@@ -180,6 +180,27 @@ struct bci_run_journal_line {
 };
 
 /*
+ * What an `exit` or `timeout` line says after its job: "STATUS SECONDS", then
+ * the size each of the job's files had when the test's end was written
+ * ("out=BYTES err=BYTES dmesg=BYTES comms=BYTES", only the files it had).
+ * That end is made durable by the same barrier as the files (the next job's
+ * start): after a cut a file shorter than its size says the barrier did not
+ * complete, and the end cannot be trusted to have its outputs.
+ */
+enum { BCI_RUN_JOURNAL_END_COMMS = BCI_RESULTS_FILE_COUNT, BCI_RUN_JOURNAL_END_FILES };
+struct bci_run_journal_end {
+	int status;
+	double seconds;
+	long long bytes[BCI_RUN_JOURNAL_END_FILES]; /* by BCI_RESULTS_FILE_*, comms last; -1: not said */
+};
+/* The rest: snprintf's count. */
+int bci_run_journal_end_format(char *buf, size_t size, const struct bci_run_journal_end *end);
+/* 0, or -EINVAL when @rest is not "STATUS SECONDS" followed by known FILE=BYTES words. */
+int bci_run_journal_end_parse(const char *rest, struct bci_run_journal_end *end);
+/* The name of an end's file @i (journal.txt's is never said: its end is written after). */
+const char *bci_run_journal_end_file(int i);
+
+/*
  * Parses one line (without its newline; @line is not modified). 0, or
  * -EINVAL when it is not one of the lines above (the caller quotes the
  * whole line); the job's range is the caller's check.

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fuzz target for lib/results_dir.c's line readers: the input as journal.txt
- * lines, bootci-journal.txt lines, "key value" lines, suspend-cycles.txt (and the summary made from
- * it), test/result.txt; what the writers make of a parsed cycle line parses back the same.
+ * lines, bootci-journal.txt lines (and as an end's rest), "key value" lines,
+ * suspend-cycles.txt (and the summary made from it), test/result.txt; what the
+ * writers make of a parsed journal, end or cycle line parses back the same.
  */
 #include "results_dir.h"
 
@@ -37,6 +38,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			formatted[n - 1] = '\0';
 			if (bci_run_journal_parse_line(formatted, &r2) < 0 || r2.kind != r.kind ||
 			    r2.job != r.job || strcmp(r2.rest, r.rest))
+				abort();
+		}
+		struct bci_run_journal_end end, end2;
+		if (bci_run_journal_end_parse(line, &end) == 0) {
+			int n = bci_run_journal_end_format(formatted, sizeof(formatted), &end);
+
+			if (n <= 0 || (size_t)n >= sizeof(formatted) ||
+			    bci_run_journal_end_parse(formatted, &end2) < 0 ||
+			    end2.status != end.status ||
+			    memcmp(end2.bytes, end.bytes, sizeof(end.bytes)))
 				abort();
 		}
 		bci_job_journal_parse_line(line, false, &j);

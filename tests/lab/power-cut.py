@@ -6,7 +6,9 @@
       still in AFTER (read back after the next boot): bootci-journal.txt's and every
       job's journal.txt's whole lines are a prefix of AFTER's, every test with a
       final verdict in BEFORE/results.json has the same verdict in AFTER/results.json,
-      and AFTER's journals hold only whole, well-formed lines that agree.
+      and AFTER's journals hold only whole, well-formed lines that agree. In BEFORE
+      and AFTER, a job whose journal.txt has its end has every file at least as long
+      as bootci's end of it says (an exit on disk has its outputs).
   power-cut.py final DIR RUN EXPECTED
       The finished run: results.json has every test of EXPECTED ("NAME VERDICT" lines)
       once, with that verdict (or incomplete when the journal says its job was in
@@ -31,7 +33,8 @@ UNSETTLED = {"incomplete", "notrun"}
 INT, SECONDS = r"(-?[0-9]+)", r"[0-9]+(\.[0-9]+)?"
 RUN_JOURNAL_LINE = re.compile("|".join([
     rf"boot {INT} [0-9]+ \S+", rf"start {INT}", rf"dynamic {INT} \S+@\S+",
-    rf"(exit|timeout) {INT} {INT} {SECONDS}", rf"incomplete {INT} {INT}",
+    rf"(exit|timeout) {INT} {INT} {SECONDS}( (out|err|dmesg|comms)=[0-9]+)*",
+    rf"incomplete {INT} {INT}",
     rf"capped {INT} {INT}", r"abort \S+", "done"]))
 JOB_EXIT_LINE = re.compile(rf"(exit|timeout):{INT}( \({SECONDS}s\))?")
 
@@ -101,10 +104,41 @@ def journal_problems(run):
     return problems
 
 
+END_FILES = {"out": "out.txt", "err": "err.txt", "dmesg": "dmesg.txt", "comms": "comms"}
+
+
+def short_ends(run):
+    """(job, line, file, bytes it has, bytes said, whether its journal.txt has its end) for
+    each file of a job shorter than bootci's end of the job says it was then."""
+    short = []
+    for line in whole_lines(os.path.join(run, "bootci-journal.txt")):
+        words = line.split()
+        if not RUN_JOURNAL_LINE.fullmatch(line) or words[0] not in ("exit", "timeout"):
+            continue
+        job_lines = whole_lines(os.path.join(run, words[1], "journal.txt"))
+        ended = any(JOB_EXIT_LINE.fullmatch(j) for j in job_lines)
+        for word in words[4:]:
+            name, _, size = word.partition("=")
+            path = os.path.join(run, words[1], END_FILES[name])
+            have = os.path.getsize(path) if os.path.exists(path) else -1
+            if have < int(size):
+                short.append((words[1], line, END_FILES[name], have, int(size), ended))
+    return short
+
+
+def end_problems(run):
+    """A job whose journal.txt has its end while a file of it is shorter than bootci's end
+    of the job says it was then: an exit on disk must always have its outputs."""
+    return [f"{job}/{name}: {have} bytes, but its journal.txt has its end and {line!r} "
+            f"says {said}" for job, line, name, have, said, ended in short_ends(run) if ended]
+
+
 def kept(before, after, run_id):
-    problems = journal_problems(os.path.join(after, "runs", run_id))
     run_before = os.path.join(before, "runs", run_id)
     run_after = os.path.join(after, "runs", run_id)
+    problems = journal_problems(run_after) + end_problems(run_after)
+    # Right after the cut too, before the next boot repaired anything.
+    problems += end_problems(run_before)
     journals = ["bootci-journal.txt"]
     journals += [os.path.join(str(job), "journal.txt") for job in job_folders(run_before)]
     for journal in journals:
@@ -129,7 +163,7 @@ def kept(before, after, run_id):
 
 def final(folder, run_id, expected_file):
     run = os.path.join(folder, "runs", run_id)
-    problems = journal_problems(run)
+    problems = journal_problems(run) + end_problems(run)
     try:
         got = verdicts(folder)
     except ValueError as error:
@@ -141,11 +175,17 @@ def final(folder, run_id, expected_file):
             expected[name] = verdict
     run_journal = whole_lines(os.path.join(run, "bootci-journal.txt"))
     in_flight = {line.split()[1] for line in run_journal if line.startswith("incomplete ")}
+    # A job whose end reached the disk before its outputs did (a cut inside the barrier that
+    # makes them durable together) is incomplete too: the executor gives it no exit.
+    in_flight |= {job for job, *_ in short_ends(run)}
     ends = collections.Counter(line.split()[1] for line in run_journal
                                if line.split()[0] in ("exit", "timeout"))
     problems += [f"bootci-journal.txt: job {job} ended {count} times"
                  for job, count in sorted(ends.items()) if count > 1]
-    if not run_journal or run_journal[-1] != "done":
+    # A cut after `done` (during the hand-over) boots the finished run once more: its boot line
+    # may follow, nothing else.
+    settled_lines = [line for line in run_journal if not line.startswith("boot ")]
+    if not settled_lines or settled_lines[-1] != "done":
         problems.append("bootci-journal.txt: the run is not done")
     joblist = whole_lines(os.path.join(run, "joblist.txt"))
 

@@ -674,6 +674,42 @@ static void lost_job_journal_exit_is_written_again(void **state)
 	assert_string_equal(result_of(f, "igt@igt_simple"), "pass");
 }
 
+/*
+ * bootci's end of the last job says its outputs' sizes: written before the
+ * barrier that makes them durable, it may survive a cut that they did not.
+ * Then journal.txt gets no end: the job is incomplete, not judged from a
+ * shortened output. As long as they said, journal.txt gets the end.
+ */
+static void an_end_whose_outputs_were_cut_gets_no_exit(void **state)
+{
+	static const char *const outputs[] = {
+		"A test without subtests, passing.\n", /* 34 bytes: short of what the end says */
+		"A test without subtests, passing.\nSUCCESS (0.000s)\n", /* 51: as it says */
+	};
+
+	for (int whole = 0; whole < 2; whole++) {
+		struct fixture *f = *state;
+
+		if (whole) {
+			teardown(state);
+			assert_int_equal(setup(state), 0);
+			f = *state;
+		}
+		start(f, "unused\n", "");
+		died_during_job(f, "igt_basic pass\nigt_simple\n",
+				"boot 1 0 test\nstart 0\nexit 0 0 0.010\nstart 1\n"
+				"exit 1 0 0.020 out=51 err=0 dmesg=0\n", "");
+		fakeroot_write(&f->root, "/results/runs/t/1/out.txt", outputs[whole]);
+		fakeroot_write(&f->root, "/results/runs/t/1/err.txt", "");
+		fakeroot_write(&f->root, "/results/runs/t/1/dmesg.txt", "");
+		assert_int_equal(run_keeping_console(f), 0);
+		assert_int_equal(count_of(run_file(f, "1/journal.txt"), "exit:0 (0.020s)"), whole);
+		assert_int_equal(count_of(f->console, "its out.txt has 34 of the 51 bytes"), !whole);
+		generate(f);
+		assert_string_equal(result_of(f, "igt@igt_simple"), whole ? "pass" : "incomplete");
+	}
+}
+
 /* Not for a job bootci's journal says was in flight at a crash: its journal.txt has no end on purpose. */
 static void incomplete_job_gets_no_end_in_journal_txt(void **state)
 {
@@ -743,17 +779,18 @@ static int recording_barrier(int fd, bool whole_fs)
 
 /*
  * What is durable when job 1 is exec'ed, and in what order job 0's end got
- * there: its outputs by a barrier before its journal.txt exit is written (an
- * exit on disk has its outputs), then no barrier until the whole one that
- * makes job 0's journal.txt exit, bootci's end of it and job 1's start durable
- * together before job 1 starts.
+ * there: no barrier between job 0's end and job 1's start; one whole barrier
+ * makes job 0's outputs as they end, bootci's end of it (which says their
+ * sizes) and job 1's start durable together before job 1 starts; job 0's
+ * journal.txt exit is written only after that barrier (an exit on disk has
+ * its outputs), and made durable by its own fdatasync.
  */
 static void one_barrier_between_a_job_and_the_next(void **state)
 {
 	struct fixture *f = *state;
 	struct bci_sys sys;
-	char *line, *start1 = NULL, *last_before_exit = NULL;
-	unsigned between = 0;
+	char *line, *start1 = NULL, *after = NULL;
+	unsigned ended_before_start = 0;
 	long out, err, dmesg;
 	char want[128];
 
@@ -768,23 +805,29 @@ static void one_barrier_between_a_job_and_the_next(void **state)
 	err = size_of("0/err.txt");
 	dmesg = size_of("0/dmesg.txt");
 	for (line = strtok(barrier_log, "\n"); line; line = strtok(NULL, "\n")) {
-		if (strstr(line, "start1=1")) {
-			start1 = line;
+		if (start1) {
+			after = line;
 			break;
 		}
-		if (strstr(line, "exit0=1"))
-			between++;
-		else
-			last_before_exit = line;
+		if (strstr(line, "start1=1"))
+			start1 = line;
+		else if (strstr(line, "end0=1"))
+			ended_before_start++;
 	}
 	assert_non_null(start1);
-	assert_non_null(last_before_exit);
-	/* Job 1's start, job 0's journal.txt exit and bootci's end of it: one whole barrier. */
-	assert_non_null(strstr(start1, "fs exit0=1 end0=1 start1=1"));
-	assert_int_equal(between, 0);
-	/* The barrier before journal.txt's exit was written held the outputs as they end. */
-	snprintf(want, sizeof(want), "out=%ld err=%ld dmesg=%ld", out, err, dmesg);
-	assert_non_null(strstr(last_before_exit, want));
+	assert_non_null(after);
+	assert_int_equal(ended_before_start, 0);
+	/* Job 0's outputs as they end, bootci's end of it and job 1's start: one whole barrier. */
+	snprintf(want, sizeof(want), "fs exit0=0 end0=1 start1=1 out=%ld err=%ld dmesg=%ld", out,
+		 err, dmesg);
+	assert_string_equal(start1, want);
+	/* Then journal.txt's exit, alone. */
+	assert_true(strncmp(after, "fd exit0=1 ", 11) == 0);
+	/* bootci's end says the sizes the outputs ended with. */
+	snprintf(want, sizeof(want), "exit 0 0 ");
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), want));
+	snprintf(want, sizeof(want), " out=%ld err=%ld dmesg=%ld", out, err, dmesg);
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), want));
 }
 
 /* One line a barrier: which jobs' starts were written, whether job 1's console line was said. */
@@ -1206,6 +1249,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lost_job_journal_exit_is_written_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(incomplete_job_gets_no_end_in_journal_txt, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_barrier_between_a_job_and_the_next, setup, teardown),
+		cmocka_unit_test_setup_teardown(an_end_whose_outputs_were_cut_gets_no_exit, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(journal_not_durable_stops_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(taint_aborts_the_run, setup, teardown),

@@ -261,10 +261,11 @@ static void resume_cuts_a_damaged_comms_tail(void **state)
 	struct bci_joblist_entry entry = { .binary = (char *)"igt_socket" };
 	char *subs[] = { (char *)"quiet-pass", NULL };
 	struct bci_igt_selection what = { .subtests = subs, .count = 1 };
-	struct bci_journal journal = { 0 };
+	struct bci_journal journal = { .end_fd = -1 };
 	entry.subtests = subs;
 	entry.count = 1;
 	assert_int_equal(bci_igt_job_run(&job, &f->ex, &journal, NULL, 0, &entry, &what), 0);
+	assert_int_equal(bci_journal_pay_end(&journal), 0);
 	assert_string_equal(comms_types(f, 0), "2 8 4 1 5 3 2 8 4 1 5 3");
 }
 

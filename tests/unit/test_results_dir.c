@@ -94,6 +94,51 @@ static void run_journal_lines(void **state)
 	assert_string_equal(l.rest, "a@b");
 }
 
+/* An end's rest: status, seconds and the sizes of the files it had, both ways. */
+static void run_journal_ends(void **state)
+{
+	static const char *const good[] = {
+		"0 2.500", "-11 0.010", "98 1.500 out=120 err=0 dmesg=4096 comms=512",
+		"0 0.000 out=7", "3 1.000 comms=16 out=2",
+	};
+	static const char *const bad[] = {
+		"", "0", "x 1.0", "0 x", "0 -1.0", "0 nan", "0 1.0 out", "0 1.0 out=", "0 1.0 out=x",
+		"0 1.0 out=-1", "0 1.0 out=1x", "0 1.0 journal=3", "0 1.0 =3", "0 1.0 out=1 out=2", "0 1.0 size=4",
+		"99999999999 1.0", "0 1.0x",
+	};
+	struct bci_run_journal_end end, again;
+	char rest[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		if (bci_run_journal_end_parse(good[i], &end) < 0)
+			fail_msg("'%s' refused", good[i]);
+		bci_run_journal_end_format(rest, sizeof(rest), &end);
+		assert_int_equal(bci_run_journal_end_parse(rest, &again), 0);
+		assert_memory_equal(&again, &end, sizeof(end));
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (bci_run_journal_end_parse(bad[i], &end) != -EINVAL)
+			fail_msg("'%s' accepted", bad[i]);
+	assert_int_equal(bci_run_journal_end_parse("98 1.500 out=120 err=0 dmesg=4096 comms=512",
+						   &end), 0);
+	assert_int_equal(end.status, 98);
+	assert_true(end.seconds == 1.5);
+	assert_int_equal(end.bytes[BCI_RESULTS_FILE_JOURNAL], -1);
+	assert_int_equal(end.bytes[BCI_RESULTS_FILE_OUT], 120);
+	assert_int_equal(end.bytes[BCI_RESULTS_FILE_ERR], 0);
+	assert_int_equal(end.bytes[BCI_RESULTS_FILE_DMESG], 4096);
+	assert_int_equal(end.bytes[BCI_RUN_JOURNAL_END_COMMS], 512);
+	/* Only the files it had are said, in one order; journal.txt's never is. */
+	end.bytes[BCI_RESULTS_FILE_JOURNAL] = 9;
+	end.bytes[BCI_RESULTS_FILE_ERR] = -1;
+	bci_run_journal_end_format(rest, sizeof(rest), &end);
+	assert_string_equal(rest, "98 1.500 out=120 dmesg=4096 comms=512");
+	/* Cut to the buffer, it counts what it needed, as snprintf. */
+	assert_int_equal(bci_run_journal_end_format(rest, 10, &end), (int)strlen("98 1.500 out=120 dmesg=4096 comms=512"));
+	assert_int_equal(strlen(rest), 9);
+}
+
 static void key_value_lines(void **state)
 {
 	char text[] = "cycles 3\n\nnospace\n value\npass 2 of 3\nlast";
@@ -169,6 +214,7 @@ int main(void)
 		cmocka_unit_test(boot_dirs),
 		cmocka_unit_test(job_journal_lines),
 		cmocka_unit_test(run_journal_lines),
+		cmocka_unit_test(run_journal_ends),
 		cmocka_unit_test(key_value_lines),
 		cmocka_unit_test(suspend_cycle_lines_round_trip),
 		cmocka_unit_test(suspend_summary),
