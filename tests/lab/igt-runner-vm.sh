@@ -10,7 +10,8 @@
 #                            executor's bootci-ftrace.txt
 # RUN is words joined by '-': `text` (IGT_RUNNER_DISABLE_SOCKET_COMMUNICATION=1)
 # or `socket` (igt_runner's default), then `single` or `multiple` (-m), then
-# optionally `sync` (--sync). In single mode the testlist's lines naming a whole
+# optionally `sync` (--sync), then optionally `rN` (a round of a bench: the same
+# run again into its own folder). In single mode the testlist's lines naming a whole
 # binary are first expanded to its subtests (--list-subtests), as bootci's
 # executor does, so that both runners run the same jobs (igt_runner would run
 # such a binary as one job). Busybox sh: no bashisms.
@@ -51,16 +52,17 @@ grep -q . $tracing/set_event 2>/dev/null && traced=yes # (tracefs files have no 
 status=0
 for run in "$@"; do
 	opts=""
-	case $run in
+	kind=${run%-r[0-9]*}
+	case $kind in
 	text-*) proto=text ;;
 	socket-*) proto=socket ;;
 	*) echo "igt-runner-vm: $run: not text-* or socket-*" >&2; exit 2 ;;
 	esac
 	list=$expanded
-	case $run in
+	case $kind in
 	*-multiple*) opts="$opts -m" list=$testlist ;;
 	esac
-	case $run in
+	case $kind in
 	*-sync) opts="$opts --sync" ;;
 	esac
 	rm -rf "/results/igt-runner/$run" "/results/igt-runner/$run.ftrace.txt"
