@@ -46,7 +46,7 @@ static bool journal_started(char *text, const char *name, size_t len)
 /*
  * Did the job's journal.txt (cut into lines in place) record the job's end, an
  * `exit:` or `timeout:` line? Then the job ran to its end and only bootci's
- * journal line saying so was lost (the machine died between the two).
+ * journal line saying so was lost (journal.txt's is written after it is durable).
  */
 static bool journal_ended(char *text, struct bci_job_journal_line *end)
 {
@@ -504,13 +504,15 @@ int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journa
 	if (journal->in_flight < 0)
 		return 0;
 	/*
-	 * Its journal.txt has its end: the job ended and the boot died before
-	 * bootci's journal said so. It was not in flight: no incomplete line, no
-	 * crash laid on it; bootci's journal gets the end journal.txt has.
+	 * Its journal.txt has its end: the job ended, and bootci's journal lost
+	 * the line saying so (skipped by the replay, or the order of an older
+	 * executor, which wrote journal.txt's first). It was not in flight: no
+	 * incomplete line, no crash laid on it; bootci's journal gets the end
+	 * journal.txt has.
 	 */
 	if (job_journal_end(ex, j, &end)) {
-		bci_say("job %u: its journal.txt has its end (the boot died before bootci's "
-			"journal did): not run again", j + 1);
+		bci_say("job %u: its journal.txt has its end and bootci's journal "
+			"lacks it: not run again", j + 1);
 		return bci_journal_appendf(journal, end.kind == BCI_JOB_JOURNAL_TIMEOUT ?
 					   BCI_RUN_JOURNAL_TIMEOUT : BCI_RUN_JOURNAL_EXIT, j,
 					   "%d %.3f", end.code, end.time);
@@ -559,8 +561,8 @@ int bci_igt_resume_select(struct bci_executor *ex, const struct bci_journal *jou
 		what->end_timed_out = end.kind == BCI_JOB_JOURNAL_TIMEOUT;
 		what->end_status = end.code;
 		what->end_seconds = end.time;
-		bci_say("job %u: its journal.txt has its end (the boot died before bootci's "
-			"journal did): not run again", index + 1);
+		bci_say("job %u: its journal.txt has its end and bootci's journal "
+			"lacks it: not run again", index + 1);
 		return 1;
 	}
 	/*
