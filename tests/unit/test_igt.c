@@ -830,6 +830,44 @@ static void one_barrier_between_a_job_and_the_next(void **state)
 	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), want));
 }
 
+/* One line a barrier: whether job 0's journal.txt has its exit, job 1's its suspend cycle. */
+static int suspend_barrier(int fd, bool whole_fs)
+{
+	size_t used = strlen(barrier_log);
+
+	snprintf(barrier_log + used, sizeof(barrier_log) - used, "exit0=%d cycle1=%d\n",
+		 holds("0/journal.txt", "exit:"), holds("1/journal.txt", "mem-0001"));
+	return bci_sys_barrier(fd, whole_fs);
+}
+
+/*
+ * A test's journal.txt exit, owed until the next barrier made its outputs
+ * durable, is durable before a suspend cycle that follows it is even
+ * journalled (the machine may never come back from it): the console's
+ * judgement of the test, said before the cycle, pays it, and so does the
+ * cycle's start.
+ */
+static void a_jobs_exit_is_durable_before_a_suspend_cycle(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_sys sys;
+	const char *cycle, *exit0;
+
+	start(f, "igt@igt_basic@pass\nbootci@suspend@mem@1\n", "");
+	sys = *f->ex.sys;
+	sys.barrier = suspend_barrier;
+	f->ex.sys = &sys;
+	snprintf(barrier_root, sizeof(barrier_root), "%s", f->root.dir);
+	barrier_log[0] = '\0';
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	exit0 = strstr(barrier_log, "exit0=1 cycle1=0\n");
+	cycle = strstr(barrier_log, "cycle1=1");
+	if (!exit0 || !cycle || exit0 > cycle)
+		fail_msg("barriers: %s", barrier_log);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+}
+
 /* One line a barrier: which jobs' starts were written, whether job 1's console line was said. */
 static int console_barrier(int fd, bool whole_fs)
 {
@@ -1250,6 +1288,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(incomplete_job_gets_no_end_in_journal_txt, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_barrier_between_a_job_and_the_next, setup, teardown),
 		cmocka_unit_test_setup_teardown(an_end_whose_outputs_were_cut_gets_no_exit, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(a_jobs_exit_is_durable_before_a_suspend_cycle, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(finished_run_is_not_run_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(journal_not_durable_stops_the_run, setup, teardown),
