@@ -54,6 +54,13 @@ static void previous_end(const struct bci_executor *ex, bool crashed, const char
 {
 	char path[PATH_MAX + 32], *text = NULL, bootstatus[64];
 
+	/* A crash record at a run's first boot is a boot's from before the run (another run's,
+	 * or one that died before its run folder was whole): kept, and said as such. */
+	if (ex->boot_number <= 1 && crashed) {
+		snprintf(buf, size, "none (first boot of the run; a kernel crash of an earlier boot, "
+			 "not of this run: pstore: %s)", crash_names);
+		return;
+	}
 	if (ex->boot_number <= 1) {
 		snprintf(buf, size, "none (first boot of the run)");
 		return;
