@@ -172,6 +172,12 @@ int bci_run_journal_parse_line(const char *line, struct bci_run_journal_line *ou
 	case BCI_RUN_JOURNAL_DYNAMIC:
 		/* SUBTEST@DYNAMIC is one word with its '@'. */
 		return memchr(out->rest, '@', strcspn(out->rest, " ")) ? 0 : -EINVAL;
+	case BCI_RUN_JOURNAL_EXIT:
+	case BCI_RUN_JOURNAL_TIMEOUT: {
+		/* STATUS SECONDS [FILE=BYTES...]: a line whose end cannot be read is not one. */
+		struct bci_run_journal_end end;
+		return bci_run_journal_end_parse(out->rest, &end);
+	}
 	default:
 		return out->rest[0] ? 0 : -EINVAL;
 	}
@@ -236,7 +242,7 @@ int bci_run_journal_end_parse(const char *rest, struct bci_run_journal_end *end)
 	end->status = (int)status;
 	p = stop + 1;
 	end->seconds = strtod(p, &stop);
-	if (stop == p || (*stop && *stop != ' ') || !(end->seconds >= 0 && end->seconds < 1e9) ||
+	if (stop == p || (*stop && *stop != ' ') || !(end->seconds > -1e9 && end->seconds < 1e9) ||
 	    errno)
 		return -EINVAL;
 	for (p = stop; *p;) {

@@ -195,7 +195,8 @@ struct bci_run_journal_end {
 };
 /* The rest: snprintf's count. */
 int bci_run_journal_end_format(char *buf, size_t size, const struct bci_run_journal_end *end);
-/* 0, or -EINVAL when @rest is not "STATUS SECONDS" followed by known FILE=BYTES words. */
+/* 0, or -EINVAL when @rest is not "STATUS SECONDS" followed by known FILE=BYTES words
+ * (bci_run_journal_parse_line refuses such an exit or timeout line). */
 int bci_run_journal_end_parse(const char *rest, struct bci_run_journal_end *end);
 /* The name of an end's file @i (journal.txt's is never said: its end is written after). */
 const char *bci_run_journal_end_file(int i);

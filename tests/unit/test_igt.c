@@ -764,6 +764,16 @@ static bool holds(const char *rel, const char *needle)
 	return file_holds(path, needle);
 }
 
+/* The run's barriers go through @barrier (in @sys, the caller's copy of the table), logged afresh. */
+static void record_barriers(struct fixture *f, struct bci_sys *sys, int (*barrier)(int, bool))
+{
+	*sys = *f->ex.sys;
+	sys->barrier = barrier;
+	f->ex.sys = sys;
+	snprintf(barrier_root, sizeof(barrier_root), "%s", f->root.dir);
+	barrier_log[0] = '\0';
+}
+
 /* One line a barrier: its kind, whether job 0's ends and job 1's start were written, sizes. */
 static int recording_barrier(int fd, bool whole_fs)
 {
@@ -795,11 +805,7 @@ static void one_barrier_between_a_job_and_the_next(void **state)
 	char want[128];
 
 	start(f, "igt@igt_basic@pass\nigt@igt_basic@pass\n", "");
-	sys = *f->ex.sys;
-	sys.barrier = recording_barrier;
-	f->ex.sys = &sys;
-	snprintf(barrier_root, sizeof(barrier_root), "%s", f->root.dir);
-	barrier_log[0] = '\0';
+	record_barriers(f, &sys, recording_barrier);
 	assert_int_equal(bci_igt_run(&f->ex), 0);
 	out = size_of("0/out.txt");
 	err = size_of("0/err.txt");
@@ -854,11 +860,7 @@ static void a_jobs_exit_is_durable_before_a_suspend_cycle(void **state)
 	const char *cycle, *exit0;
 
 	start(f, "igt@igt_basic@pass\nbootci@suspend@mem@1\n", "");
-	sys = *f->ex.sys;
-	sys.barrier = suspend_barrier;
-	f->ex.sys = &sys;
-	snprintf(barrier_root, sizeof(barrier_root), "%s", f->root.dir);
-	barrier_log[0] = '\0';
+	record_barriers(f, &sys, suspend_barrier);
 	assert_int_equal(bci_igt_run(&f->ex), 0);
 	exit0 = strstr(barrier_log, "exit0=1 cycle1=0\n");
 	cycle = strstr(barrier_log, "cycle1=1");
@@ -894,11 +896,7 @@ static void a_jobs_line_is_said_once_the_next_test_runs(void **state)
 
 	start(f, "igt@igt_basic@pass\nigt@igt_basic@skip\nigt@igt_basic@abort\nigt@igt_basic@fail\n",
 	      "");
-	sys = *f->ex.sys;
-	sys.barrier = console_barrier;
-	f->ex.sys = &sys;
-	snprintf(barrier_root, sizeof(barrier_root), "%s", f->root.dir);
-	barrier_log[0] = '\0';
+	record_barriers(f, &sys, console_barrier);
 	bci_igt_job_release_parked();	/* nothing an earlier test's run left counts */
 	fds = fakeroot_open_fds();
 	assert_int_equal(run_keeping_console(f), 0);

@@ -123,7 +123,8 @@ static void replay_keeps_valid_lines_around_garbage(void **state)
 {
 	static const char text[] = "boot 1 1700000000 6.1\nstart 0\nexit 0 0 0.100\n"
 				   "stort 1 0 0.105 written by nobody\nstart 1\n"
-				   "garbage\0with a NUL\nexit 9 0 0.1\ndynamic 1 sub@dyn\nstar";
+				   "garbage\0with a NUL\nexit 9 0 0.1\ndynamic 1 sub@dyn\n"
+				   "exit 1 0 0.2 out=x\nstar";
 	struct bci_journal j;
 
 	(void)state;
@@ -133,15 +134,19 @@ static void replay_keeps_valid_lines_around_garbage(void **state)
 	assert_true(j.jobs[0].finished);
 	assert_int_equal(j.jobs[1].starts, 1);
 	assert_int_equal(j.in_flight, 1);
+	assert_false(j.jobs[1].finished);
 	assert_int_equal(j.jobs[1].dynamic_count, 1);
-	/* Three lines skipped: an unknown word, a NUL byte, a job the run does not have. */
-	assert_int_equal(j.skipped, 3);
+	/* Four lines skipped: an unknown word, a NUL byte, a job the run does not have, an end
+	 * whose file sizes do not read (the job stays in flight). */
+	assert_int_equal(j.skipped, 4);
 	assert_string_equal(j.damage[0], "bootci-journal.txt:4: malformed line "
 					 "'stort 1 0 0.105 written by nobody' (33 bytes) skipped");
 	assert_string_equal(j.damage[1], "bootci-journal.txt:6: malformed line "
 					 "'garbage\\x00with a NUL' (18 bytes) skipped");
 	assert_string_equal(j.damage[2], "bootci-journal.txt:7: malformed line "
 					 "'exit 9 0 0.1' (12 bytes) skipped");
+	assert_string_equal(j.damage[3], "bootci-journal.txt:9: malformed line "
+					 "'exit 1 0 0.2 out=x' (18 bytes) skipped");
 	/* The torn last line is located, not replayed. */
 	assert_int_equal(j.torn_len, 4);
 	assert_memory_equal(text + j.torn_offset, "star", 4);

@@ -67,7 +67,8 @@ static void run_journal_lines(void **state)
 	};
 	static const char *const bad[] = {
 		"", "star", "start", "start x", "start -1", "start 1x", "exit 3", "boot",
-		"dynamic 3 nodyn", "incomplete 2", "capped 4", "reboot 1",
+		"dynamic 3 nodyn", "incomplete 2", "capped 4", "reboot 1", "exit 3 0",
+		"exit 3 0 1.0 out", "timeout 3 x 1.0", "exit 3 0 1.0 size=4",
 	};
 	struct bci_run_journal_line l, again;
 	char line[BCI_RUN_JOURNAL_LINE_MAX + 8];
@@ -99,10 +100,10 @@ static void run_journal_ends(void **state)
 {
 	static const char *const good[] = {
 		"0 2.500", "-11 0.010", "98 1.500 out=120 err=0 dmesg=4096 comms=512",
-		"0 0.000 out=7", "3 1.000 comms=16 out=2",
+		"0 0.000 out=7", "3 1.000 comms=16 out=2", "0 -1.500",
 	};
 	static const char *const bad[] = {
-		"", "0", "x 1.0", "0 x", "0 -1.0", "0 nan", "0 1.0 out", "0 1.0 out=", "0 1.0 out=x",
+		"", "0", "x 1.0", "0 x", "0 nan", "0 1e10", "0 1.0 out", "0 1.0 out=", "0 1.0 out=x",
 		"0 1.0 out=-1", "0 1.0 out=1x", "0 1.0 journal=3", "0 1.0 =3", "0 1.0 out=1 out=2", "0 1.0 size=4",
 		"99999999999 1.0", "0 1.0x",
 	};
