@@ -25,6 +25,15 @@ struct ingest_entry {
 	size_t seq;		/* its place in the archive */
 };
 
+/* One result as the results generator gave it, held until the rows are written. */
+struct ingest_row {
+	size_t name;			/* offset in ingest.names */
+	const char *result;		/* a piglit result name (static) */
+	double duration;		/* seconds; -1: unknown */
+	int job;			/* -1: none */
+	bool dmesg_warnings;
+};
+
 /* What one ingest learns about the run before it writes anything. */
 struct ingest {
 	struct bci_store *store;
@@ -42,6 +51,13 @@ struct ingest {
 	struct bci_results_mem_file *run_files;	/* the same below the root */
 	struct bci_results_mem run;	/* run_files as the generator's source */
 	struct bci_cache_logs *logs;	/* the run's job logs, written as the results stream */
+	/* The results, read before the write transaction begins (ingest.c): */
+	bool has_start, has_end;	/* the run's times, as the generator read them */
+	double start, end;
+	struct ingest_row *rows;
+	size_t row_count, row_cap;
+	char *names;			/* the rows' names, NUL-terminated one after another */
+	size_t names_len, names_cap;
 	struct bci_manifest *manifest;	/* NULL: the archive has none */
 	char machine[BCI_MANIFEST_WORD_MAX + 1];
 	char run_id[BCI_MANIFEST_WORD_MAX + 1];

@@ -14,6 +14,10 @@
 # the bench checks that both sides hold the same results: the count per
 # status in the store equals the count in the results.json piglit reads.
 # Issue 12's load: 40 runs of 10k results (Intel's 400k results a day in 2017).
+# The build's archives are ingested as serve ingests uploads: its --workers
+# (default 2) at a time, each here its own process on the one store; the
+# same archives ingested one after the other (into a copy of the store) are
+# timed beside it.
 #
 # The baseline build (the same machines' runs of the base tree, as many
 # results) is ingested before the clock starts: the timed store holds it, as
@@ -24,7 +28,8 @@
 #        AGGREGATOR=path overrides the aggregator measured (an older build, for a before/after);
 #        BENCH_KEEP=DIR keeps the store and the runs' archives there (for a profiler) instead
 #        of a temporary folder removed at the end; BENCH_SCRATCH=DIR is where each run's folder
-#        is written before it is packed (default /dev/shm, else the work folder).
+#        is written before it is packed (default /dev/shm, else the work folder);
+#        BENCH_INGEST_JOBS=N ingests N archives at a time (default 2, serve's --workers).
 set -euo pipefail
 build=$(realpath "${1:-build}")
 runs=${2:-40}
@@ -90,11 +95,15 @@ done
 new_archives=()
 for f in "$work"/archive.new-*; do new_archives+=("$(cat "$f")"); done
 
-python3 - "$aggregator" "$work" "${#new_archives[@]}" "$results" "${new_archives[@]}" <<'PY'
-import collections, glob, json, os, sqlite3, subprocess, sys, time
+python3 - "$aggregator" "$work" "${#new_archives[@]}" "$results" "${BENCH_INGEST_JOBS:-2}" \
+	"${new_archives[@]}" <<'PY'
+import collections, glob, json, os, shutil, sqlite3, subprocess, sys, time
 aggregator, work, runs, results = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-archives = sys.argv[5:]
+jobs = int(sys.argv[5])
+archives = sys.argv[6:]
 data = os.path.join(work, "data")
+if jobs < 1:
+    sys.exit(f"bench: BENCH_INGEST_JOBS={jobs}: at least 1")
 
 
 def timed(commands):
@@ -110,13 +119,42 @@ def timed(commands):
     return time.monotonic() - start, peak
 
 
+def timed_at_once(commands, n):
+    """Wall time of the commands run n at a time (a new one as soon as one ends), and the
+    largest peak RSS (MiB) among them."""
+    peak = 0
+    running = {}
+    start = time.monotonic()
+    pending = list(commands)
+    while pending or running:
+        while pending and len(running) < n:
+            c = pending.pop(0)
+            running[subprocess.Popen(c, stdout=subprocess.DEVNULL).pid] = c
+        pid, status, usage = os.wait4(-1, 0)
+        c = running.pop(pid, None)
+        if c is None:
+            continue
+        if status != 0:
+            sys.exit(f"bench: {' '.join(c)} failed ({status})")
+        peak = max(peak, usage.ru_maxrss / 1024)
+    return time.monotonic() - start, peak
+
+
 jsons = sorted(glob.glob(os.path.join(work, "json", "*", "results.json")))
 report = [aggregator, "report", "--data", data, "--build", "new", "--date", "1700200000",
           "--mbox", os.path.join(work, "reply.mbox")]
 # An aggregator from before --results-url (AGGREGATOR=, a before/after) has only the pages.
 usage = subprocess.run([aggregator, "report", "--help"], capture_output=True, text=True).stdout
 served = "--results-url" in usage
-ingest = timed([[aggregator, "ingest", "--data", data, "--build", "new", a] for a in archives])
+# One after the other, into a copy of the store as it is before the build's runs.
+data_one = os.path.join(work, "data-one-at-a-time")
+shutil.rmtree(data_one, ignore_errors=True)
+shutil.copytree(data, data_one)
+ingest_one = timed([[aggregator, "ingest", "--data", data_one, "--build", "new", a]
+                    for a in archives])
+shutil.rmtree(data_one)
+ingest = timed_at_once([[aggregator, "ingest", "--data", data, "--build", "new", a]
+                        for a in archives], jobs)
 reply = timed([report])
 matrix = timed([report + ["--html", os.path.join(work, "html-served"),
                           "--results-url", "http://127.0.0.1:8080"]]) if served else None
@@ -149,6 +187,7 @@ if theirs != ours_counts or sum(theirs.values()) != runs * results:
 
 ours = matrix or pages
 total = (ingest[0] + ours[0], max(ingest[1], ours[1]))
+total_one = (ingest_one[0] + ours[0], max(ingest_one[1], ours[1]))
 total_pages = (ingest[0] + pages[0], max(ingest[1], pages[1]))
 print(f"report bench: {runs} runs x {results} results ({runs * results} results), the same on"
       f" both sides: " + ", ".join(f"{k} {v}" for k, v in sorted(theirs.items())))
@@ -159,7 +198,8 @@ def line(what, m):
     print(f"  {what:50} {m[0]:7.2f} s   {m[1]:7.1f} MiB")
 
 
-line(f"bootci ingest ({runs} archives)", ingest)
+line(f"bootci ingest ({runs} archives, {jobs} at a time)", ingest)
+line(f"bootci ingest ({runs} archives, one at a time)", ingest_one)
 line("bootci report: regressions + reply", reply)
 if matrix:
     line("bootci report: + matrix html (results served)", matrix)
@@ -168,12 +208,14 @@ line("piglit summary html", html)
 line("piglit summary console", console)
 print(f"  {'one 2 KiB file per result, alone':50} {floor:7.2f} s   (floor of any page-per-result writer)")
 print()
-what = "ingest + report with the matrix" + (" (results served)" if matrix else " and pages")
+what = f"ingest, {jobs} at a time, + report with the matrix" + (" (results served)" if matrix else " and pages")
 print(f"  issue 12 ({what}):")
 print(f"    bootci {total[0]:7.2f} s {total[1]:7.1f} MiB   piglit summary html {html[0]:7.2f} s"
       f" {html[1]:7.1f} MiB")
 print(f"    piglit html / bootci: {html[0] / total[0]:5.1f} x faster, {html[1] / total[1]:5.1f} x"
       f" less memory   (target 25 x and 5 x)")
+print(f"  ingesting one archive at a time: {html[0] / total_one[0]:5.1f} x faster,"
+      f" {html[1] / total_one[1]:5.1f} x less memory")
 print(f"  with a static page per result too: {html[0] / total_pages[0]:5.1f} x faster,"
       f" {html[1] / total_pages[1]:5.1f} x less memory")
 print(f"  piglit console / bootci: {console[0] / total[0]:5.1f} x faster,"
