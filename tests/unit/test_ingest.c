@@ -713,6 +713,91 @@ static void test_large_job_file(void **state)
 	assert_int_equal(count_entries(f, "tmp"), 0);
 }
 
+/* Bytes @n long, from @seed, that zstd cannot shrink (no run, no repeat). */
+static char *noise(size_t n, unsigned seed)
+{
+	char *p = malloc(n);
+
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (char)(seed >> 16);
+	}
+	return p;
+}
+
+/*
+ * A log up to 512 bytes is stored as it is, in a frame of one raw block;
+ * a longer one compressed. Every size at the edges (1, 255 and 256: the
+ * frame header's two content-size forms, 512, 513) reads back whole through
+ * libzstd's decoder; a raw log's bytes are in the file verbatim, a long
+ * repetitive one's are not.
+ */
+static void test_log_frames(void **state)
+{
+	struct fixture *f = *state;
+	static const size_t sizes[] = { 1, 255, 256, 511, 512, 513, 4096, 200000 };
+	const size_t count = sizeof(sizes) / sizeof(sizes[0]);
+	static const char digest[] =
+		"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+	char path[PATH_MAX * 2], *logs[sizeof(sizes) / sizeof(sizes[0])], *file, *text;
+	struct bci_cache_logs *w;
+	size_t file_len;
+	int fd;
+
+	assert_int_equal(bci_cache_logs_begin(f->data, digest, &w, f->err, sizeof(f->err)), 0);
+	for (size_t i = 0; i < count; i++) {
+		if (sizes[i] <= 512) {
+			logs[i] = noise(sizes[i], (unsigned)i + 1);
+		} else {
+			logs[i] = malloc(sizes[i]);
+			assert_non_null(logs[i]);
+			memset(logs[i], 'a' + (int)i, sizes[i]);
+		}
+		assert_int_equal(bci_cache_logs_add(w, (unsigned)i, "dmesg", logs[i], sizes[i], -1,
+						    f->err, sizeof(f->err)), 0);
+	}
+	assert_int_equal(bci_cache_logs_commit(w, f->err, sizeof(f->err)), 0);
+
+	snprintf(path, sizeof(path), "%s/cache/%s.logs", f->data, digest);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	file = read_fd(fd);
+	close(fd);
+	{
+		struct stat st;
+
+		assert_int_equal(stat(path, &st), 0);
+		file_len = (size_t)st.st_size;
+	}
+	for (size_t i = 0; i < count; i++) {
+		size_t n = sizes[i] < 64 ? sizes[i] : 64;
+
+		fd = bci_cache_logs_open(f->data, digest, (unsigned)i, "dmesg", f->err,
+					 sizeof(f->err));
+		if (fd < 0)
+			fail_msg("log of %zu bytes: %s", sizes[i], f->err);
+		{
+			struct stat st;
+
+			assert_int_equal(fstat(fd, &st), 0);
+			assert_int_equal((size_t)st.st_size, sizes[i]);
+		}
+		text = read_fd(fd);
+		close(fd);
+		assert_memory_equal(text, logs[i], sizes[i]);
+		free(text);
+		/* Raw up to 512 bytes: found as it is; over that, compressed. */
+		if (sizes[i] <= 512)
+			assert_non_null(memmem(file, file_len, logs[i], sizes[i]));
+		else
+			assert_null(memmem(file, file_len, logs[i], n));
+		free(logs[i]);
+	}
+	assert_true(file_len < 512 * 8);
+	free(file);
+}
+
 /* ---- the same run twice, another archive for it ---- */
 
 static void test_idempotent(void **state)
@@ -1047,6 +1132,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_unpacks_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_large_job_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lying_archive_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plain_tar_needs_machine, setup, teardown),
