@@ -41,6 +41,7 @@ enum bci_store_statement {
 	S_BOOT_ADD,
 	S_CRASH_ADD,
 	S_RESULT_ADD,
+	S_DURATION_ADD,
 	S_SUSPEND_ADD,
 	S_BOOTS,
 	S_CRASHES,

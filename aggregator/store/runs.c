@@ -162,11 +162,22 @@ int bci_store_result_add(struct bci_store *store, int64_t run, const struct bci_
 		value_int(result->dmesg_warnings ? 1 : 0),
 	};
 
+	int ret;
+
 	if (!result->name || !result->result) {
 		snprintf(err, err_size, "a result needs a test name and a result");
 		return -EINVAL;
 	}
-	return bci_store_query(store, S_RESULT_ADD, params, 6, NULL, NULL, err, err_size);
+	ret = bci_store_query(store, S_RESULT_ADD, params, 6, NULL, NULL, err, err_size);
+	/* The test's mean duration, for the scheduler's splits (test_durations). */
+	if (ret == 0 && result->duration >= 0) {
+		struct bci_store_value duration[] = {
+			value_text(result->name), value_real(result->duration, 0),
+		};
+
+		ret = bci_store_query(store, S_DURATION_ADD, duration, 2, NULL, NULL, err, err_size);
+	}
+	return ret;
 }
 
 int bci_store_suspend_add(struct bci_store *store, int64_t run, const struct bci_store_suspend *cycle,

@@ -100,8 +100,7 @@ const char *const bci_store_schedule_statements[S_METRICS_FIRST - S_SCHEDULE_FIR
 		"SELECT m.name, s.state, s.last_seen, s.power_cycles, s.last_cycle, s.note"
 		" FROM schedule_machines s JOIN machines m ON m.id = s.machine WHERE m.name = ?",
 	[S_TEST_DURATION - S_SCHEDULE_FIRST] =
-		"SELECT AVG(duration), COUNT(duration) FROM results WHERE name = ?"
-		" AND duration IS NOT NULL",
+		"SELECT total / count, count FROM test_durations WHERE name = ?",
 	[S_LAST_UPLOAD - S_SCHEDULE_FIRST] =
 		"SELECT MAX(r.ingested) FROM runs r JOIN machines m ON m.id = r.machine"
 		" WHERE m.name = ?",

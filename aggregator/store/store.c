@@ -106,6 +106,21 @@ static const char *const migrations[] = {
 	"  PRIMARY KEY (run, cycle));",
 	/* 2: the scheduler's queue, machine states, recorded splits, build files (schedule.c). */
 	bci_store_schedule_migration,
+	/*
+	 * 3: no index of results by test name. Every ingest put each of its
+	 * results somewhere else in it (10k pages written for a 10k-result
+	 * run, half of ingest's time once the store held 800k results). A
+	 * test's history now goes through the runs (results_run), and its mean
+	 * duration, which the scheduler's splits read, is kept per test.
+	 */
+	"DROP INDEX results_name;"
+	"CREATE TABLE test_durations ("
+	"  name TEXT PRIMARY KEY,"
+	"  total DOUBLE PRECISION NOT NULL,"
+	"  count BIGINT NOT NULL);"
+	"INSERT INTO test_durations (name, total, count)"
+	"  SELECT name, SUM(duration), COUNT(duration) FROM results"
+	"  WHERE duration IS NOT NULL GROUP BY name;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,
@@ -122,6 +137,12 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VE
 	" r.archive_path, r.archive_root, r.state, r.started, r.ended, r.ingested, " RESULT_COLUMNS \
 	" FROM runs r JOIN machines m ON m.id = r.machine LEFT JOIN builds b ON b.id = r.build" \
 	" JOIN results res ON res.run = r.id"
+/* RUN_RESULT_COLUMNS' columns, the runs driving: WHERE must join res.run = r.id. */
+#define HISTORY_COLUMNS \
+	"SELECT r.id, m.name, r.run_id, b.name, r.image_id, r.kernel, r.cmdline, r.digest," \
+	" r.archive_path, r.archive_root, r.state, r.started, r.ended, r.ingested, " RESULT_COLUMNS \
+	" FROM runs r CROSS JOIN results res JOIN machines m ON m.id = r.machine" \
+	" LEFT JOIN builds b ON b.id = r.build"
 static const char *const statements[S_COUNT] = {
 	[S_VERSION_TABLE] = "CREATE TABLE IF NOT EXISTS bootci_schema (version INTEGER NOT NULL)",
 	[S_VERSION_GET] = "SELECT version FROM bootci_schema",
@@ -159,6 +180,10 @@ static const char *const statements[S_COUNT] = {
 	[S_CRASH_ADD] = "INSERT INTO crashes (run, boot, source, name, path) VALUES (?, ?, ?, ?, ?)",
 	[S_RESULT_ADD] = "INSERT INTO results (run, job, name, result, duration, dmesg_warnings)"
 			 " VALUES (?, ?, ?, ?, ?, ?)",
+	[S_DURATION_ADD] = "INSERT INTO test_durations (name, total, count) VALUES (?, ?, 1)"
+			   " ON CONFLICT (name) DO UPDATE SET"
+			   " total = test_durations.total + excluded.total,"
+			   " count = test_durations.count + 1",
 	[S_SUSPEND_ADD] = "INSERT INTO suspend_cycles (run, cycle, state, result, wall, suspended,"
 			  " latency, kernel_suspend, kernel_resume, woke)"
 			  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -181,8 +206,14 @@ static const char *const statements[S_COUNT] = {
 		       " kernel_resume, woke FROM suspend_cycles WHERE run = ? ORDER BY cycle",
 	[S_RESULT_GET] = RUN_RESULT_COLUMNS " WHERE m.name = ? AND r.run_id = ? AND res.name = ? ORDER BY res.id LIMIT 1",
 	[S_RUNS_BUILD] = RUN_COLUMNS " WHERE b.name = ? ORDER BY m.name, r.id",
-	[S_HISTORY] = RUN_RESULT_COLUMNS " WHERE res.name = ? ORDER BY r.ingested, r.id, res.id",
-	[S_HISTORY_MACHINE] = RUN_RESULT_COLUMNS " WHERE res.name = ? AND m.name = ?"
+	/*
+	 * A test's results across runs: each run probes results_run (run,
+	 * name). CROSS JOIN keeps SQLite's planner on the runs first (it would
+	 * scan the whole index otherwise); PostgreSQL reads it as a plain join.
+	 */
+	[S_HISTORY] = HISTORY_COLUMNS " WHERE res.run = r.id AND res.name = ?"
+		      " ORDER BY r.ingested, r.id, res.id",
+	[S_HISTORY_MACHINE] = HISTORY_COLUMNS " WHERE res.run = r.id AND res.name = ? AND m.name = ?"
 			      " ORDER BY r.ingested, r.id, res.id",
 };
 

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in store.c). */
-#define BCI_STORE_SCHEMA_VERSION 2
+#define BCI_STORE_SCHEMA_VERSION 3
 
 struct bci_store;
 

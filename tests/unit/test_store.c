@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <libpq-fe.h>
 #include <limits.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -567,6 +568,74 @@ static void test_build_runs_and_history(void **state)
 	assert_string_equal(rows.text, "lab-2/r1/b1:pass;lab-2/r3/-:skip;lab-2/r2/b2:dmesg-warn;");
 }
 
+/* The mean of a test's known durations, -1 when it has none. */
+static double mean_duration(struct fixture *f, const char *test)
+{
+	double seconds = -1;
+	int ret = bci_store_test_duration(f->store, test, &seconds, f->err, sizeof(f->err));
+
+	if (ret < 0)
+		fail_msg("%s: %s", test, f->err);
+	return ret == 1 ? seconds : -1;
+}
+
+/*
+ * Each result with a duration adds to its test's mean (test_durations, kept
+ * as results are added: no index of results by name since schema 3); a
+ * store from before (schema 2: the index, no test_durations) gets the means
+ * of the results it holds when it is opened.
+ */
+static void test_durations_kept_and_migrated(void **state)
+{
+	struct fixture *f = *state;
+	static const struct {
+		const char *name;
+		double duration;
+	} results[] = {
+		{ "igt@a@one", 1.0 }, { "igt@a@one", 3.5 }, { "igt@a@two", 2.0 },
+		{ "igt@a@none", -1 }, { "igt@a@two", -1 },
+	};
+	struct bci_store_run run = run_template;
+	int64_t key;
+	int version = -1;
+
+	if (bci_store_run_add(f->store, &run, &key, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++) {
+		struct bci_store_result res = {
+			.job = (int)i, .name = results[i].name, .result = "pass",
+			.duration = results[i].duration,
+		};
+
+		assert_int_equal(bci_store_result_add(f->store, key, &res, f->err, sizeof(f->err)), 0);
+	}
+	assert_true(fabs(mean_duration(f, "igt@a@one") - 2.25) < 1e-9);
+	assert_true(fabs(mean_duration(f, "igt@a@two") - 2.0) < 1e-9);
+	assert_true(mean_duration(f, "igt@a@none") < 0);
+	assert_true(mean_duration(f, "igt@a@never") < 0);
+
+	/* The same rows in a store of schema 2, opened by this bootci. */
+	bci_store_close(f->store);
+	f->store = NULL;
+	raw_exec(f, "DROP TABLE test_durations; CREATE INDEX results_name ON results(name);"
+		    " UPDATE bootci_schema SET version = 2");
+	reopen(f);
+	assert_int_equal(bci_store_schema_version(f->store, &version, f->err, sizeof(f->err)), 0);
+	assert_int_equal(version, BCI_STORE_SCHEMA_VERSION);
+	assert_true(fabs(mean_duration(f, "igt@a@one") - 2.25) < 1e-9);
+	assert_true(fabs(mean_duration(f, "igt@a@two") - 2.0) < 1e-9);
+	assert_true(mean_duration(f, "igt@a@none") < 0);
+	/* The index is gone (making it again works), and new results still count. */
+	raw_exec(f, "CREATE INDEX results_name ON results(name); DROP INDEX results_name");
+	{
+		struct bci_store_result res = { .job = 9, .name = "igt@a@two", .result = "pass",
+						.duration = 4.0 };
+
+		assert_int_equal(bci_store_result_add(f->store, key, &res, f->err, sizeof(f->err)), 0);
+	}
+	assert_true(fabs(mean_duration(f, "igt@a@two") - 3.0) < 1e-9);
+}
+
 /* ---- transactions ---- */
 
 static void test_transactions(void **state)
@@ -644,6 +713,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_results_interleaved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_result_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_runs_and_history, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_durations_kept_and_migrated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_text_is_data, setup, teardown),
 	};
