@@ -565,22 +565,26 @@ static int results_store(struct ingest *in)
 		.name = "", .has_start = in->has_start, .start = in->start,
 		.has_end = in->has_end, .end = in->end,
 	};
-	int ret = run_store(in, &facts, NULL);
+	struct bci_store_result *rows = calloc(in->row_count ? in->row_count : 1, sizeof(*rows));
+	int ret = rows ? run_store(in, &facts, NULL) : -ENOMEM;
 
 	for (size_t i = 0; ret == 0 && i < in->row_count; i++) {
 		const struct ingest_row *held = &in->rows[i];
-		struct bci_store_result row = {
+
+		rows[i] = (struct bci_store_result){
 			.job = held->job,
 			.name = in->names + held->name,
 			.result = held->result,
 			.duration = held->duration,
 			.dmesg_warnings = held->dmesg_warnings,
 		};
-
-		ret = bci_store_result_add(in->store, in->run_key, &row, in->err, in->err_size);
-		if (ret == 0)
-			in->counts.results++;
 	}
+	if (ret == 0)
+		ret = bci_store_results_add(in->store, in->run_key, rows, in->row_count, in->err,
+					    in->err_size);
+	if (ret == 0)
+		in->counts.results += (long)in->row_count;
+	free(rows);
 	return ret;
 }
 

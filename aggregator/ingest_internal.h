@@ -25,6 +25,13 @@ struct ingest_entry {
 	size_t seq;		/* its place in the archive */
 };
 
+/* A job folder's file held by the scan (ingest_stream.c), its path as the archive has it. */
+struct ingest_held {
+	char *path;
+	char *data;
+	size_t len;
+};
+
 /* One result as the results generator gave it, held until the rows are written. */
 struct ingest_row {
 	size_t name;			/* offset in ingest.names */
@@ -51,6 +58,10 @@ struct ingest {
 	struct bci_results_mem_file *run_files;	/* the same below the root */
 	struct bci_results_mem run;	/* run_files as the generator's source */
 	struct bci_cache_logs *logs;	/* the run's job logs, written as the results stream */
+	/* The job folders' files, held by the scan for the results (no second pass) unless off: */
+	struct ingest_held *held;
+	size_t held_count, held_cap, held_bytes;
+	bool held_off;			/* too much to hold: the results read the archive again */
 	/* The results, read before the write transaction begins (ingest.c): */
 	bool has_start, has_end;	/* the run's times, as the generator read them */
 	double start, end;

@@ -15,9 +15,12 @@
  *
  * Why two: collect writes members in the manifest's sorted order, where the
  * job folders ("0/", "1/", ...) come before joblist.txt and metadata.txt,
- * which every job's judgement needs; holding the folders until then would
- * hold the whole run. The scan also keeps today's promise that a lying
- * archive is refused before any row is written.
+ * which every job's judgement needs. So the scan also holds the job folders'
+ * files (up to HELD_BYTES_MAX in all, each up to JOB_FILE_MEM_MAX), and the
+ * results are walked from memory: the archive is read once. A run with more
+ * than that (its logs are large) lets them go, and the results read the
+ * archive a second time, one folder at a time. Either way a lying archive is
+ * refused before any row is written: the rows are written after both.
  */
 #include "ingest_internal.h"
 
@@ -42,6 +45,8 @@
 #define KEPT_BYTES_MAX ((size_t)64 << 20)
 /* A job's file larger than this goes to a temporary file instead of memory. */
 #define JOB_FILE_MEM_MAX SMALL_FILE_MAX
+/* The job folders' files the scan holds for the results, at most (else a second pass). */
+#define HELD_BYTES_MAX ((size_t)64 << 20)
 /* The archive is read in blocks of this size. */
 #define ARCHIVE_BLOCK (256 * 1024)
 
@@ -315,6 +320,65 @@ static int member_read(struct ingest *in, struct archive *a, const char *path, s
 
 /* ---- the scan ---- */
 
+static bool job_member(const char *rel, size_t *index, const char **name);
+
+/* A job folder's file, the root not known yet: at the top or one folder down. */
+static bool held_wanted(const char *path)
+{
+	const char *slash = strchr(path, '/'), *name;
+	size_t index;
+
+	return job_member(path, &index, &name) || (slash && job_member(slash + 1, &index, &name));
+}
+
+static void held_free(struct ingest *in)
+{
+	for (size_t i = 0; i < in->held_count; i++) {
+		free(in->held[i].path);
+		free(in->held[i].data);
+	}
+	free(in->held);
+	in->held = NULL;
+	in->held_count = in->held_cap = in->held_bytes = 0;
+}
+
+/* Stops holding: what was held goes, and the results will read the archive again. */
+static void held_stop(struct ingest *in)
+{
+	held_free(in);
+	in->held_off = true;
+}
+
+static int held_add(struct ingest *in, const char *path, struct bci_str *buf)
+{
+	struct ingest_held *h;
+
+	if (in->held_bytes + buf->len > HELD_BYTES_MAX) {
+		held_stop(in);
+		return 0;
+	}
+	if (in->held_count == in->held_cap) {
+		size_t cap = in->held_cap ? in->held_cap * 2 : 1024;
+		struct ingest_held *grown = realloc(in->held, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		in->held = grown;
+		in->held_cap = cap;
+	}
+	h = &in->held[in->held_count];
+	*h = (struct ingest_held){ .path = strdup(path), .len = buf->len };
+	h->data = bci_str_steal(buf);
+	if (!h->path || !h->data) {
+		free(h->path);
+		free(h->data);
+		return -ENOMEM;
+	}
+	in->held_bytes += h->len;
+	in->held_count++;
+	return 0;
+}
+
 static int kept_add(struct ingest *in, const char *path, struct bci_str *buf)
 {
 	struct bci_results_mem_file *f;
@@ -341,11 +405,16 @@ static int kept_add(struct ingest *in, const char *path, struct bci_str *buf)
 	return 0;
 }
 
-/* One regular file of the scan: hashed and listed; kept when it is a run file read whole. */
+/*
+ * One regular file of the scan: hashed and listed; kept when it is a run file
+ * read whole, held when it is a job folder's (while holding).
+ */
 static int file_scan(struct ingest *in, struct archive *a, const char *path)
 {
 	struct bci_str buf = { 0 };
-	struct sink s = { .buf = kept_wanted(path) ? &buf : NULL, .limit = SMALL_FILE_MAX, .fd = -1 };
+	bool kept = kept_wanted(path), held = !kept && !in->held_off && held_wanted(path);
+	struct sink s = { .buf = kept || held ? &buf : NULL,
+			  .limit = held ? JOB_FILE_MEM_MAX : SMALL_FILE_MAX, .fd = -1 };
 	unsigned char digest[32];
 	uint64_t size = 0;
 	int ret;
@@ -357,6 +426,14 @@ static int file_scan(struct ingest *in, struct archive *a, const char *path)
 	}
 	ret = member_read(in, a, path, &s, &size);
 	gnutls_hash_deinit(s.hash, digest);
+	if (ret == 0 && held) {
+		/* Too large to hold: every job file will be read from the archive again. */
+		if (s.over)
+			held_stop(in);
+		else
+			ret = held_add(in, path, &buf);
+		s.buf = NULL;
+	}
 	if (ret == 0 && s.buf && s.over) {
 		bci_message(in->err, in->err_size, "%s: %s: larger than %zu bytes", in->archive, path,
 			    SMALL_FILE_MAX);
@@ -492,6 +569,7 @@ void bci_ingest_stream_free(struct ingest *in)
 	}
 	free(in->kept);
 	free(in->run_files);
+	held_free(in);
 }
 
 /* ---- the results, one job folder at a time ---- */
@@ -629,19 +707,21 @@ static int folder_add(struct results_walk *w, struct archive *a, struct archive_
 	return ret;
 }
 
-static int results_member(struct results_walk *w, struct archive *a, struct archive_entry *entry)
+/*
+ * Where the file @path of the archive goes: 1 when it is a job folder's file
+ * the generator reads, the folder it belongs to now open (the one before
+ * walked), *@rel its path below the root; 0 when it is not.
+ */
+static int results_place(struct results_walk *w, const char *path, const char **rel)
 {
 	size_t root_len = strlen(w->in->root), index;
-	const char *rel, *name;
-	char path[PATH_MAX];
+	const char *name;
 	int ret;
 
-	ret = entry_check(w->in, entry, path, sizeof(path));
-	if (ret <= 0 || archive_entry_filetype(entry) == AE_IFDIR)
-		return ret;
-	rel = path + (root_len ? root_len + 1 : 0);
-	if ((root_len && (strncmp(path, w->in->root, root_len) || path[root_len] != '/')) ||
-	    !job_member(rel, &index, &name) || index >= w->jobs)
+	if (root_len && (strncmp(path, w->in->root, root_len) || path[root_len] != '/'))
+		return 0;
+	*rel = path + (root_len ? root_len + 1 : 0);
+	if (!job_member(*rel, &index, &name) || index >= w->jobs)
 		return 0;	/* not a job's file the generator reads */
 	if (!w->folder.open || w->folder.index != index) {
 		ret = folder_walk(w);
@@ -656,7 +736,47 @@ static int results_member(struct results_walk *w, struct archive *a, struct arch
 		w->folder.open = true;
 		w->folder.index = index;
 	}
-	return folder_add(w, a, entry, path, rel);
+	return 1;
+}
+
+/* The second pass's member: a job folder's file read from the archive. */
+static int results_member(struct results_walk *w, struct archive *a, struct archive_entry *entry)
+{
+	const char *rel;
+	char path[PATH_MAX];
+	int ret;
+
+	ret = entry_check(w->in, entry, path, sizeof(path));
+	if (ret <= 0 || archive_entry_filetype(entry) == AE_IFDIR)
+		return ret;
+	ret = results_place(w, path, &rel);
+	return ret <= 0 ? ret : folder_add(w, a, entry, path, rel);
+}
+
+/* A file the scan held: its bytes handed over to the open folder. */
+static int results_held(struct results_walk *w, struct ingest_held *h)
+{
+	struct job_folder *f = &w->folder;
+	const char *rel;
+	int ret = results_place(w, h->path, &rel);
+
+	if (ret <= 0)
+		return ret;
+	if (f->count == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 8;
+		struct bci_results_mem_file *grown = realloc(f->files, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		f->files = grown;
+		f->cap = cap;
+	}
+	f->files[f->count] = (struct bci_results_mem_file){
+		.path = strdup(rel), .data = h->data, .len = h->len, .fd = -1,
+	};
+	h->data = NULL;
+	f->count++;	/* folder_clear() frees it */
+	return f->files[f->count - 1].path ? 0 : -ENOMEM;
 }
 
 int bci_ingest_results_stream(struct ingest *in, const struct bci_resultgen_options *options,
@@ -684,18 +804,28 @@ int bci_ingest_results_stream(struct ingest *in, const struct bci_resultgen_opti
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = archive_open(in, &a);
-	if (ret < 0)
-		goto out;
-	while ((rc = archive_read_next_header(a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-		ret = results_member(w, a, entry);
+	if (!in->held_off) {
+		/* The scan held every job file: walked from memory, in the archive's order. */
+		for (size_t i = 0; i < in->held_count; i++) {
+			ret = results_held(w, &in->held[i]);
+			if (ret < 0)
+				goto out;
+		}
+	} else {
+		ret = archive_open(in, &a);
 		if (ret < 0)
 			goto out;
-	}
-	if (rc != ARCHIVE_EOF) {
-		bci_message(in->err, in->err_size, "%s: %s", in->archive, archive_error_string(a));
-		ret = -EBADMSG;
-		goto out;
+		while ((rc = archive_read_next_header(a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+			ret = results_member(w, a, entry);
+			if (ret < 0)
+				goto out;
+		}
+		if (rc != ARCHIVE_EOF) {
+			bci_message(in->err, in->err_size, "%s: %s", in->archive,
+				    archive_error_string(a));
+			ret = -EBADMSG;
+			goto out;
+		}
 	}
 	ret = folder_walk(w);
 	/* A job without its folder: the generator says "notrun", as for a folder on disk. */

@@ -42,6 +42,7 @@ enum bci_store_statement {
 	S_CRASH_ADD,
 	S_RESULT_ADD,
 	S_DURATION_ADD,
+	S_DURATIONS_ADD_RUN,
 	S_SUSPEND_ADD,
 	S_BOOTS,
 	S_CRASHES,

@@ -153,8 +153,8 @@ int bci_store_crash_add(struct bci_store *store, int64_t run, const struct bci_s
 	return bci_store_query(store, S_CRASH_ADD, params, 5, NULL, NULL, err, err_size);
 }
 
-int bci_store_result_add(struct bci_store *store, int64_t run, const struct bci_store_result *result,
-			 char *err, size_t err_size)
+static int result_insert(struct bci_store *store, int64_t run,
+			 const struct bci_store_result *result, char *err, size_t err_size)
 {
 	struct bci_store_value params[] = {
 		value_int(run), value_int(result->job), value_text(result->name),
@@ -162,13 +162,18 @@ int bci_store_result_add(struct bci_store *store, int64_t run, const struct bci_
 		value_int(result->dmesg_warnings ? 1 : 0),
 	};
 
-	int ret;
-
 	if (!result->name || !result->result) {
 		snprintf(err, err_size, "a result needs a test name and a result");
 		return -EINVAL;
 	}
-	ret = bci_store_query(store, S_RESULT_ADD, params, 6, NULL, NULL, err, err_size);
+	return bci_store_query(store, S_RESULT_ADD, params, 6, NULL, NULL, err, err_size);
+}
+
+int bci_store_result_add(struct bci_store *store, int64_t run, const struct bci_store_result *result,
+			 char *err, size_t err_size)
+{
+	int ret = result_insert(store, run, result, err, err_size);
+
 	/* The test's mean duration, for the scheduler's splits (test_durations). */
 	if (ret == 0 && result->duration >= 0) {
 		struct bci_store_value duration[] = {
@@ -177,6 +182,20 @@ int bci_store_result_add(struct bci_store *store, int64_t run, const struct bci_
 
 		ret = bci_store_query(store, S_DURATION_ADD, duration, 2, NULL, NULL, err, err_size);
 	}
+	return ret;
+}
+
+int bci_store_results_add(struct bci_store *store, int64_t run,
+			  const struct bci_store_result *results, size_t count, char *err,
+			  size_t err_size)
+{
+	struct bci_store_value key = value_int(run);
+	int ret = 0;
+
+	for (size_t i = 0; ret == 0 && i < count; i++)
+		ret = result_insert(store, run, &results[i], err, err_size);
+	if (ret == 0 && count)
+		ret = bci_store_query(store, S_DURATIONS_ADD_RUN, &key, 1, NULL, NULL, err, err_size);
 	return ret;
 }
 

@@ -183,7 +183,14 @@ static const char *const statements[S_COUNT] = {
 	[S_DURATION_ADD] = "INSERT INTO test_durations (name, total, count) VALUES (?, ?, 1)"
 			   " ON CONFLICT (name) DO UPDATE SET"
 			   " total = test_durations.total + excluded.total,"
-			   " count = test_durations.count + 1",
+			   " count = test_durations.count + excluded.count",
+	/* A run's durations at once (its rows are there): summed per test, then upserted. */
+	[S_DURATIONS_ADD_RUN] = "INSERT INTO test_durations (name, total, count)"
+				" SELECT name, SUM(duration), COUNT(duration) FROM results"
+				" WHERE run = ? AND duration IS NOT NULL GROUP BY name"
+				" ON CONFLICT (name) DO UPDATE SET"
+				" total = test_durations.total + excluded.total,"
+				" count = test_durations.count + excluded.count",
 	[S_SUSPEND_ADD] = "INSERT INTO suspend_cycles (run, cycle, state, result, wall, suspended,"
 			  " latency, kernel_suspend, kernel_resume, woke)"
 			  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -634,6 +634,26 @@ static void test_durations_kept_and_migrated(void **state)
 		assert_int_equal(bci_store_result_add(f->store, key, &res, f->err, sizeof(f->err)), 0);
 	}
 	assert_true(fabs(mean_duration(f, "igt@a@two") - 3.0) < 1e-9);
+
+	/* A whole run's rows at once (as ingest stores them) count the same way. */
+	{
+		struct bci_store_result batch[] = {
+			{ .job = 0, .name = "igt@a@two", .result = "pass", .duration = 5.0 },
+			{ .job = 1, .name = "igt@a@none", .result = "pass", .duration = 7.0 },
+			{ .job = 2, .name = "igt@a@one", .result = "fail", .duration = -1 },
+		};
+		struct bci_store_run second = run_template;
+		int64_t other;
+
+		second.run_id = "r-batch";
+		if (bci_store_run_add(f->store, &second, &other, f->err, sizeof(f->err)) < 0)
+			fail_msg("%s", f->err);
+		assert_int_equal(bci_store_results_add(f->store, other, batch, 3, f->err,
+						       sizeof(f->err)), 0);
+	}
+	assert_true(fabs(mean_duration(f, "igt@a@two") - 11.0 / 3) < 1e-9);
+	assert_true(fabs(mean_duration(f, "igt@a@none") - 7.0) < 1e-9);
+	assert_true(fabs(mean_duration(f, "igt@a@one") - 2.25) < 1e-9);
 }
 
 /* ---- transactions ---- */
