@@ -29,7 +29,10 @@
 #        BENCH_KEEP=DIR keeps the store and the runs' archives there (for a profiler) instead
 #        of a temporary folder removed at the end; BENCH_SCRATCH=DIR is where each run's folder
 #        is written before it is packed (default /dev/shm, else the work folder);
-#        BENCH_INGEST_JOBS=N ingests N archives at a time (default 2, serve's --workers).
+#        BENCH_INGEST_JOBS=N ingests N archives at a time (default 2, serve's --workers);
+#        BENCH_RUNS=DIR takes the runs (archives and results.json) an earlier BENCH_KEEP=DIR
+#        kept, with the same RUNS and RESULTS, instead of generating them again (a before/after
+#        on the same runs, without the 15 minutes of generating).
 set -euo pipefail
 build=$(realpath "${1:-build}")
 runs=${2:-40}
@@ -57,13 +60,27 @@ fi
 # 10k job folders on disk take over an hour to write here), packed into an
 # archive as collect uploads it (ingest packs a folder, kept in a scratch
 # data folder), its results.json written for piglit, then removed.
+runs_dir=$work
+if [ -n "${BENCH_RUNS:-}" ]; then
+	runs_dir=$(realpath "$BENCH_RUNS")
+	kept_runs=("$runs_dir"/archive.new-*)
+	kept_json=("$runs_dir"/json/*/results.json)
+	if [ "$runs_dir" = "$work" ] || [ ! -e "${kept_runs[0]}" ] ||
+	   [ "${#kept_runs[@]}" != "$runs" ] || [ "${#kept_json[@]}" != "$runs" ]; then
+		echo "bench: BENCH_RUNS=$BENCH_RUNS does not hold $runs runs of a BENCH_KEEP folder" \
+			"(archive.new-* and json/*/results.json), or is BENCH_KEEP itself" >&2
+		exit 1
+	fi
+	echo "bench: the runs kept in $runs_dir" >&2
+fi
 scratch_parent=${BENCH_SCRATCH:-/dev/shm}
 [ -d "$scratch_parent" ] && [ -w "$scratch_parent" ] || scratch_parent=$work
 scratch=$(mktemp -d "$scratch_parent/bench-runs.XXXXXX")
 trap 'rm -rf "$scratch"; [ -n "${BENCH_KEEP:-}" ] || rm -rf "$work"' EXIT
-echo "bench: generating and packing 2 x $runs runs of $results results" >&2
+[ "$runs_dir" = "$work" ] && echo "bench: generating and packing 2 x $runs runs of $results results" >&2
 mkdir -p "$work/json"
 for prefix in base new; do
+	[ "$runs_dir" = "$work" ] || break
 	changed=0
 	[ "$prefix" = new ] && changed=20
 	for ((i = 0; i < runs; i++)); do
@@ -89,18 +106,19 @@ store=(--data "$data")
 	--registered 1700000000 >/dev/null
 "$aggregator" build add new --tree bench-series --commit 1111111 --tier full --base base \
 	--series-title "bench: the build under test" "${store[@]}" --registered 1700100000 >/dev/null
-for f in "$work"/archive.base-*; do
+for f in "$runs_dir"/archive.base-*; do
 	"$aggregator" ingest "${store[@]}" --build base "$(cat "$f")" >/dev/null
 done
 new_archives=()
-for f in "$work"/archive.new-*; do new_archives+=("$(cat "$f")"); done
+for f in "$runs_dir"/archive.new-*; do new_archives+=("$(cat "$f")"); done
 
 python3 - "$aggregator" "$work" "${#new_archives[@]}" "$results" "${BENCH_INGEST_JOBS:-2}" \
-	"${new_archives[@]}" <<'PY'
+	"$runs_dir" "${new_archives[@]}" <<'PY'
 import collections, glob, json, os, shutil, sqlite3, subprocess, sys, time
 aggregator, work, runs, results = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 jobs = int(sys.argv[5])
-archives = sys.argv[6:]
+runs_dir = sys.argv[6]
+archives = sys.argv[7:]
 data = os.path.join(work, "data")
 if jobs < 1:
     sys.exit(f"bench: BENCH_INGEST_JOBS={jobs}: at least 1")
@@ -140,7 +158,7 @@ def timed_at_once(commands, n):
     return time.monotonic() - start, peak
 
 
-jsons = sorted(glob.glob(os.path.join(work, "json", "*", "results.json")))
+jsons = sorted(glob.glob(os.path.join(runs_dir, "json", "*", "results.json")))
 report = [aggregator, "report", "--data", data, "--build", "new", "--date", "1700200000",
           "--mbox", os.path.join(work, "reply.mbox")]
 # An aggregator from before --results-url (AGGREGATOR=, a before/after) has only the pages.
