@@ -25,13 +25,6 @@ struct ingest_entry {
 	size_t seq;		/* its place in the archive */
 };
 
-/* A job folder's file held by the scan (ingest_stream.c), its path as the archive has it. */
-struct ingest_held {
-	char *path;
-	char *data;
-	size_t len;
-};
-
 /* One result as the results generator gave it, held until the rows are written. */
 struct ingest_row {
 	size_t name;			/* offset in ingest.names */
@@ -59,7 +52,7 @@ struct ingest {
 	struct bci_results_mem run;	/* run_files as the generator's source */
 	struct bci_cache_logs *logs;	/* the run's job logs, written as the results stream */
 	/* The job folders' files, held by the scan for the results (no second pass) unless off: */
-	struct ingest_held *held;
+	struct bci_results_mem_file *held;	/* paths as the archive has them */
 	size_t held_count, held_cap, held_bytes;
 	bool held_off;			/* too much to hold: the results read the archive again */
 	/* The results, read before the write transaction begins (ingest.c): */

@@ -318,6 +318,43 @@ static int member_read(struct ingest *in, struct archive *a, const char *path, s
 	return 0;
 }
 
+/* ---- files held in memory ---- */
+
+/* A slot at the end of *@files (@count used of *@cap, grown by doubling from @first), or NULL. */
+static struct bci_results_mem_file *mem_files_slot(struct bci_results_mem_file **files,
+						   size_t count, size_t *cap, size_t first)
+{
+	if (count == *cap) {
+		size_t more = *cap ? *cap * 2 : first;
+		struct bci_results_mem_file *grown = realloc(*files, more * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		*files = grown;
+		*cap = more;
+	}
+	return &(*files)[count];
+}
+
+/* @buf's bytes (taken) as the file @path at the end of *@files: 0, or -ENOMEM and nothing added. */
+static int mem_files_add(struct bci_results_mem_file **files, size_t *count, size_t *cap,
+			 size_t first, const char *path, struct bci_str *buf)
+{
+	struct bci_results_mem_file *f = mem_files_slot(files, *count, cap, first);
+
+	if (!f)
+		return -ENOMEM;
+	*f = (struct bci_results_mem_file){ .path = strdup(path), .len = buf->len, .fd = -1 };
+	f->data = bci_str_steal(buf);
+	if (!f->path || !f->data) {
+		free((char *)f->path);
+		free((char *)f->data);
+		return -ENOMEM;
+	}
+	(*count)++;
+	return 0;
+}
+
 /* ---- the scan ---- */
 
 static bool job_member(const char *rel, size_t *index, const char **name);
@@ -334,8 +371,8 @@ static bool held_wanted(const char *path)
 static void held_free(struct ingest *in)
 {
 	for (size_t i = 0; i < in->held_count; i++) {
-		free(in->held[i].path);
-		free(in->held[i].data);
+		free((char *)in->held[i].path);
+		free((char *)in->held[i].data);
 	}
 	free(in->held);
 	in->held = NULL;
@@ -351,58 +388,27 @@ static void held_stop(struct ingest *in)
 
 static int held_add(struct ingest *in, const char *path, struct bci_str *buf)
 {
-	struct ingest_held *h;
+	size_t len = buf->len;
+	int ret;
 
-	if (in->held_bytes + buf->len > HELD_BYTES_MAX) {
+	if (in->held_bytes + len > HELD_BYTES_MAX) {
 		held_stop(in);
 		return 0;
 	}
-	if (in->held_count == in->held_cap) {
-		size_t cap = in->held_cap ? in->held_cap * 2 : 1024;
-		struct ingest_held *grown = realloc(in->held, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		in->held = grown;
-		in->held_cap = cap;
-	}
-	h = &in->held[in->held_count];
-	*h = (struct ingest_held){ .path = strdup(path), .len = buf->len };
-	h->data = bci_str_steal(buf);
-	if (!h->path || !h->data) {
-		free(h->path);
-		free(h->data);
-		return -ENOMEM;
-	}
-	in->held_bytes += h->len;
-	in->held_count++;
-	return 0;
+	ret = mem_files_add(&in->held, &in->held_count, &in->held_cap, 1024, path, buf);
+	if (ret == 0)
+		in->held_bytes += len;
+	return ret;
 }
 
 static int kept_add(struct ingest *in, const char *path, struct bci_str *buf)
 {
-	struct bci_results_mem_file *f;
+	size_t len = buf->len;
+	int ret = mem_files_add(&in->kept, &in->kept_count, &in->kept_cap, 32, path, buf);
 
-	if (in->kept_count == in->kept_cap) {
-		size_t cap = in->kept_cap ? in->kept_cap * 2 : 32;
-		struct bci_results_mem_file *grown = realloc(in->kept, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		in->kept = grown;
-		in->kept_cap = cap;
-	}
-	f = &in->kept[in->kept_count];
-	*f = (struct bci_results_mem_file){ .path = strdup(path), .len = buf->len, .fd = -1 };
-	f->data = bci_str_steal(buf);
-	if (!f->path || !f->data) {
-		free((char *)f->path);
-		free((char *)f->data);
-		return -ENOMEM;
-	}
-	in->kept_bytes += f->len;
-	in->kept_count++;
-	return 0;
+	if (ret == 0)
+		in->kept_bytes += len;
+	return ret;
 }
 
 /*
@@ -680,15 +686,8 @@ static int folder_add(struct results_walk *w, struct archive *a, struct archive_
 	uint64_t size = 0;
 	int ret = 0;
 
-	if (f->count == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 8;
-		struct bci_results_mem_file *grown = realloc(f->files, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		f->files = grown;
-		f->cap = cap;
-	}
+	if (!mem_files_slot(&f->files, f->count, &f->cap, 8))
+		return -ENOMEM;
 	if (archive_entry_size_is_set(entry) && archive_entry_size(entry) > (la_int64_t)JOB_FILE_MEM_MAX) {
 		s.buf = NULL;
 		s.fd = spill_open(w, path);
@@ -754,7 +753,7 @@ static int results_member(struct results_walk *w, struct archive *a, struct arch
 }
 
 /* A file the scan held: its bytes handed over to the open folder. */
-static int results_held(struct results_walk *w, struct ingest_held *h)
+static int results_held(struct results_walk *w, struct bci_results_mem_file *h)
 {
 	struct job_folder *f = &w->folder;
 	const char *rel;
@@ -762,15 +761,8 @@ static int results_held(struct results_walk *w, struct ingest_held *h)
 
 	if (ret <= 0)
 		return ret;
-	if (f->count == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 8;
-		struct bci_results_mem_file *grown = realloc(f->files, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		f->files = grown;
-		f->cap = cap;
-	}
+	if (!mem_files_slot(&f->files, f->count, &f->cap, 8))
+		return -ENOMEM;
 	f->files[f->count] = (struct bci_results_mem_file){
 		.path = strdup(rel), .data = h->data, .len = h->len, .fd = -1,
 	};
