@@ -5,6 +5,7 @@
  */
 #include "commands.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,6 +98,14 @@ int bci_aggregator_usage_exit(int opt)
 
 int main(int argc, char **argv)
 {
+	/*
+	 * An ingest allocates and frees a run's worth of small blocks; glibc's
+	 * default of giving the top of the heap back as soon as 128 KiB is free
+	 * (and faulting it in again) was a seventh of an ingest's CPU. Keep up to
+	 * 64 MiB free, grow by 16 MiB (2 MiB more peak memory per ingest).
+	 */
+	mallopt(M_TOP_PAD, 16 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	if (argc < 2) {
 		bci_aggregator_usage(stderr);
 		return 2;
