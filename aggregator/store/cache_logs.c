@@ -253,10 +253,10 @@ int bci_cache_logs_add(struct bci_cache_logs *w, unsigned job, const char *which
 	} else {
 		/* A log spilled to a file: read it a chunk at a time. */
 		char *chunk = malloc(LOG_CHUNK);
-
-		ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
 		ssize_t n;
 		off_t at = 0;
+
+		ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
 
 		if (!chunk)
 			return -ENOMEM;

@@ -63,12 +63,14 @@ fi
 runs_dir=$work
 if [ -n "${BENCH_RUNS:-}" ]; then
 	runs_dir=$(realpath "$BENCH_RUNS")
+	kept_base=("$runs_dir"/archive.base-*)
 	kept_runs=("$runs_dir"/archive.new-*)
 	kept_json=("$runs_dir"/json/*/results.json)
-	if [ "$runs_dir" = "$work" ] || [ ! -e "${kept_runs[0]}" ] ||
-	   [ "${#kept_runs[@]}" != "$runs" ] || [ "${#kept_json[@]}" != "$runs" ]; then
+	if [ "$runs_dir" = "$work" ] || [ ! -e "${kept_runs[0]}" ] || [ ! -e "${kept_base[0]}" ] ||
+	   [ "${#kept_base[@]}" != "$runs" ] || [ "${#kept_runs[@]}" != "$runs" ] ||
+	   [ "${#kept_json[@]}" != "$runs" ]; then
 		echo "bench: BENCH_RUNS=$BENCH_RUNS does not hold $runs runs of a BENCH_KEEP folder" \
-			"(archive.new-* and json/*/results.json), or is BENCH_KEEP itself" >&2
+			"(archive.base-*, archive.new-* and json/*/results.json), or is BENCH_KEEP itself" >&2
 		exit 1
 	fi
 	echo "bench: the runs kept in $runs_dir" >&2
