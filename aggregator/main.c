@@ -27,11 +27,12 @@ static const struct command commands[] = {
 	  "      to OUT (replaced atomically), or to standard output\n" },
 	{ "ingest", bci_cmd_ingest,
 	  "ingest [--store URL] [--data DIR] [--machine NAME] [--run-id ID] [--build NAME]\n"
-	  "       DIR|ARCHIVE\n"
-	  "      store one run (a results directory, or a tar[.zst] run archive with its\n"
+	  "       [--jobs N] DIR|ARCHIVE...\n"
+	  "      store runs (results directories, or tar[.zst] run archives with their\n"
 	  "      manifest.json) in the store: URL sqlite:PATH (default DATA/bootci.sqlite),\n"
 	  "      postgresql://... or a libpq conninfo; DIR's archive is kept in DATA\n"
-	  "      (default $BOOTCI_DATA, else /var/lib/bootci); the same run twice adds nothing\n" },
+	  "      (default $BOOTCI_DATA, else /var/lib/bootci); the same run twice adds nothing;\n"
+	  "      N runs at a time (default 1), as serve's workers; --run-id only with one run\n" },
 	{ "build", bci_cmd_build,
 	  "build add NAME --tree TREE --commit SHA --tier fast|full [--base BUILD]\n"
 	  "      [--series-title TITLE] [--message-id ID] [--registered UNIX] | build show NAME\n"

@@ -16,7 +16,7 @@ scenario=$SRC/../shared/conformance/igt-runner-results/normal-run
 name=$(basename "$scenario")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-plan 11
+plan 17
 
 "$aggregator" ingest >"$work/usage.out" 2>&1
 check "no folder or archive: usage, exit 2" test $? = 2
@@ -52,3 +52,27 @@ check "an unknown store URL: exit 1 naming it" test "$status" = 1 -a -n "$(grep 
 "$aggregator" ingest --data "$work/data" --machine lab-1 "$work/missing" >"$work/missing.out" 2>&1
 status=$?
 check "a path that is not there: exit 1 naming it" test "$status" = 1 -a -n "$(grep "$work/missing" "$work/missing.out")"
+
+# Several runs in one call, two at a time as serve's workers: each its own transaction, a bad one
+# named without losing the others.
+mkdir "$work/two"
+cp -r "$scenario" "$work/two/run-a"
+cp -r "$scenario" "$work/two/run-b"
+printf 'not a tar\n' >"$work/two/bad.tar"
+"$aggregator" ingest --data "$work/data" --machine lab-1 --jobs 2 "$work/two/run-a" \
+	"$work/two/bad.tar" "$work/two/run-b" "$archive" >"$work/two.out" 2>"$work/two.err"
+status=$?
+check "several runs, one of them not an archive: exit 1" test "$status" = 1
+check "... the bad one named" grep -q "$work/two/bad.tar" "$work/two.err"
+runs=$(sqlite3 "$work/data/bootci.sqlite" "SELECT group_concat(run_id, ' ') FROM (SELECT run_id FROM runs ORDER BY run_id)")
+check "... the good ones stored, each with its results ($runs)" test "$runs" = "$name run-a run-b" -a \
+	"$(sqlite3 "$work/data/bootci.sqlite" "SELECT COUNT(*) FROM results JOIN runs ON runs.id = results.run WHERE runs.run_id = 'run-b'")" = "$tests"
+check "... and the one already there said so" grep -q "already stored" "$work/two.out"
+
+"$aggregator" ingest --data "$work/data" --machine lab-1 --run-id x "$work/two/run-a" "$work/two/run-b" >"$work/two-id.out" 2>&1
+status=$?
+check "--run-id with two runs: refused (exit 2), saying why" test "$status" = 2 -a \
+	-n "$(grep -- '--run-id names one run' "$work/two-id.out")"
+"$aggregator" ingest --data "$work/data" --jobs 0 "$archive" >"$work/jobs.out" 2>&1
+status=$?
+check "--jobs 0: refused (exit 2), naming it" test "$status" = 2 -a -n "$(grep -- '--jobs 0' "$work/jobs.out")"

@@ -15,9 +15,9 @@
 # status in the store equals the count in the results.json piglit reads.
 # Issue 12's load: 40 runs of 10k results (Intel's 400k results a day in 2017).
 # The build's archives are ingested as serve ingests uploads: its --workers
-# (default 2) at a time, each here its own process on the one store; the
-# same archives ingested one after the other (into a copy of the store) are
-# timed beside it.
+# (default 2) at a time, threads of one process each with its own store
+# connection (`ingest --jobs`); the same archives ingested one after the
+# other (into a copy of the store) are timed beside it.
 #
 # The baseline build (the same machines' runs of the base tree, as many
 # results) is ingested before the clock starts: the timed store holds it, as
@@ -170,11 +170,21 @@ served = "--results-url" in usage
 data_one = os.path.join(work, "data-one-at-a-time")
 shutil.rmtree(data_one, ignore_errors=True)
 shutil.copytree(data, data_one)
-ingest_one = timed([[aggregator, "ingest", "--data", data_one, "--build", "new", a]
-                    for a in archives])
+# An aggregator from before `ingest --jobs` (a before/after): a process per archive.
+one_process = "--jobs" in subprocess.run([aggregator, "--help"], capture_output=True,
+                                         text=True).stdout
+if one_process:
+    ingest_one = timed([[aggregator, "ingest", "--data", data_one, "--build", "new"] + archives])
+else:
+    ingest_one = timed([[aggregator, "ingest", "--data", data_one, "--build", "new", a]
+                        for a in archives])
 shutil.rmtree(data_one)
-ingest = timed_at_once([[aggregator, "ingest", "--data", data, "--build", "new", a]
-                        for a in archives], jobs)
+if one_process:
+    ingest = timed([[aggregator, "ingest", "--data", data, "--build", "new", "--jobs", str(jobs)]
+                    + archives])
+else:
+    ingest = timed_at_once([[aggregator, "ingest", "--data", data, "--build", "new", a]
+                            for a in archives], jobs)
 reply = timed([report])
 matrix = timed([report + ["--html", os.path.join(work, "html-served"),
                           "--results-url", "http://127.0.0.1:8080"]]) if served else None
