@@ -28,6 +28,7 @@
 #include "message.h"
 #include "results_dir.h"
 #include "resultgen.h"
+#include "sort.h"
 #include "strv.h"
 
 #include <archive.h>
@@ -142,7 +143,7 @@ const struct ingest_entry *bci_ingest_entry_find(const struct ingest *in, const 
 static int entries_check(struct ingest *in)
 {
 	if (in->entry_count)
-		qsort(in->entries, in->entry_count, sizeof(*in->entries), entry_compare);
+		bci_sort(in->entries, in->entry_count, sizeof(*in->entries), entry_compare);
 	for (size_t i = 0; i + 1 < in->entry_count; i++) {
 		const struct ingest_entry *e = &in->entries[i], *next = e + 1;
 		size_t len = strlen(e->path);

@@ -10,6 +10,7 @@
 #include "fsutil.h"
 #include "jsonw.h"
 #include "message.h"
+#include "sort.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -177,14 +178,20 @@ int bci_manifest_add_boot_order(struct bci_manifest *m, unsigned number)
 	return 0;
 }
 
+/* 64 lowercase hex digits (a table: 40k of them per run's manifest). */
 static bool sha256_hex_ok(const char *hex)
 {
+	static const bool digit[256] = {
+		['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
+		['7'] = 1, ['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1,
+		['e'] = 1, ['f'] = 1,
+	};
 	size_t i;
 
-	for (i = 0; hex[i]; i++)
-		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
+	for (i = 0; i < BCI_SHA256_HEX_LEN; i++)
+		if (!digit[(unsigned char)hex[i]])
 			return false;
-	return i == BCI_SHA256_HEX_LEN;
+	return hex[i] == '\0';
 }
 
 int bci_manifest_add_file(struct bci_manifest *m, const char *path, uint64_t size,
@@ -316,7 +323,7 @@ static int file_compare(const void *a, const void *b)
 static int files_sort(struct bci_manifest *m, char *err, size_t err_size)
 {
 	if (m->file_count > 1)
-		qsort(m->files, m->file_count, sizeof(m->files[0]), file_compare);
+		bci_sort(m->files, m->file_count, sizeof(m->files[0]), file_compare);
 	for (size_t i = 1; i < m->file_count; i++)
 		if (!strcmp(m->files[i - 1].path, m->files[i].path)) {
 			bci_message(err, err_size, "files: '%s' listed twice", m->files[i].path);

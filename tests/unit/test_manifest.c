@@ -345,6 +345,42 @@ static int order_parse(const char *entry, int version, const char *more, char *e
 	return ret;
 }
 
+/*
+ * Files listed out of order are sorted on reading (collect writes them in
+ * order, and the reader then skips the sort): each is found, and a path given
+ * twice is refused wherever its second listing is.
+ */
+static void test_files_out_of_order(void **state)
+{
+	static const char *const paths[] = { "a", "a/b", "b", "c", "d/e" };
+	struct bci_manifest *m;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(order_parse(", {\"path\": \"d/e\", \"size\": 0, \"sha256\": \"" HASH_B "\"}"
+				     ", {\"path\": \"b\", \"size\": 0, \"sha256\": \"" HASH_B "\"}"
+				     ", {\"path\": \"c\", \"size\": 0, \"sha256\": \"" HASH_B "\"}"
+				     ", {\"path\": \"a/b\", \"size\": 0, \"sha256\": \"" HASH_B "\"}",
+				     1, "", err, sizeof(err), &m), 0);
+	assert_int_equal(m->file_count, 5);
+	for (size_t i = 0; i < 5; i++) {
+		assert_string_equal(m->files[i].path, paths[i]);
+		assert_ptr_equal(bci_manifest_find(m, paths[i]), &m->files[i]);
+	}
+	assert_null(bci_manifest_find(m, "d"));
+	bci_manifest_free(m);
+	assert_int_equal(order_parse(", {\"path\": \"c\", \"size\": 0, \"sha256\": \"" HASH_B "\"}"
+				     ", {\"path\": \"b\", \"size\": 0, \"sha256\": \"" HASH_B "\"}"
+				     ", {\"path\": \"c\", \"size\": 0, \"sha256\": \"" HASH_B "\"}",
+				     1, "", err, sizeof(err), &m), -EINVAL);
+	assert_non_null(strstr(err, "'c' listed twice"));
+	/* In order but twice (the sort skipped): still refused. */
+	assert_int_equal(order_parse(", {\"path\": \"b\", \"size\": 0, \"sha256\": \"" HASH_B "\"}"
+				     ", {\"path\": \"b\", \"size\": 0, \"sha256\": \"" HASH_B "\"}",
+				     1, "", err, sizeof(err), &m), -EINVAL);
+	assert_non_null(strstr(err, "'b' listed twice"));
+}
+
 static void test_error_order(void **state)
 {
 	struct bci_manifest *m;
@@ -398,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_no_files),
 		cmocka_unit_test(test_writer_refuses),
 		cmocka_unit_test(test_error_order),
+		cmocka_unit_test(test_files_out_of_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
