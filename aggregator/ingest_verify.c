@@ -59,7 +59,7 @@ static int manifest_missing(struct ingest *in)
  */
 int bci_ingest_manifest_verify_unpacked(struct ingest *in)
 {
-	size_t root_len = strlen(in->root), files = 0;
+	size_t root_len = strlen(in->root), files = 0, next = 0;
 
 	for (size_t i = 0; i < in->unpacked.count; i++) {
 		const struct bci_cache_file *got = &in->unpacked.files[i];
@@ -75,7 +75,11 @@ int bci_ingest_manifest_verify_unpacked(struct ingest *in)
 		if (!strcmp(rel, BCI_MANIFEST_NAME))
 			continue;
 		files++;
-		file = bci_manifest_find(in->manifest, rel);
+		/* Both lists are usually in the same order: the entry after the last one found first. */
+		file = next < in->manifest->file_count && !strcmp(in->manifest->files[next].path, rel) ?
+		       &in->manifest->files[next] : bci_manifest_find(in->manifest, rel);
+		if (file)
+			next = (size_t)(file - in->manifest->files) + 1;
 		if (!file) {
 			bci_message(in->err, in->err_size, "%s: %s is not in the manifest", in->archive,
 				    rel);

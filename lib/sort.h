@@ -7,9 +7,14 @@
 #ifndef BCI_SORT_H
 #define BCI_SORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-/* qsort(@base, @count, @size, @compare), unless one pass finds it already in order. */
+/*
+ * qsort(@base, @count, @size, @compare), unless one pass finds it already in
+ * order, or in two ordered parts (an archive's manifest.json comes first),
+ * which are merged.
+ */
 void bci_sort(void *base, size_t count, size_t size, int (*compare)(const void *, const void *));
 
 #endif

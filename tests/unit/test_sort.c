@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/* lib/sort.c: lists in order, in two ordered parts, or in none. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "sort.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int int_compare(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* @values sorted by bci_sort() equals them sorted by qsort(). */
+static void sorts_as_qsort(const int *values, size_t count)
+{
+	int *ours = malloc((count + 1) * sizeof(*ours)), *theirs = malloc((count + 1) * sizeof(*theirs));
+
+	assert_non_null(ours);
+	assert_non_null(theirs);
+	memcpy(ours, values, count * sizeof(*ours));
+	memcpy(theirs, values, count * sizeof(*theirs));
+	bci_sort(ours, count, sizeof(*ours), int_compare);
+	qsort(theirs, count, sizeof(*theirs), int_compare);
+	assert_memory_equal(ours, theirs, count * sizeof(*ours));
+	free(ours);
+	free(theirs);
+}
+
+static void test_in_order_and_tiny(void **state)
+{
+	static const int sorted[] = { 1, 2, 2, 3, 7, 9 };
+
+	(void)state;
+	sorts_as_qsort(sorted, 0);
+	sorts_as_qsort(sorted, 1);
+	sorts_as_qsort(sorted, 6);
+	sorts_as_qsort((const int[]){ 2, 1 }, 2);
+}
+
+/* Two ordered parts of every length, short or long on either side, with equal values. */
+static void test_two_parts(void **state)
+{
+	int values[64];
+
+	(void)state;
+	/* manifest.json first: one large value, then the rest in order. */
+	sorts_as_qsort((const int[]){ 50, 1, 2, 3, 4, 60, 70 }, 7);
+	/* The last one out of place. */
+	sorts_as_qsort((const int[]){ 1, 2, 3, 4, 0 }, 5);
+	srand(12);
+	for (size_t split = 1; split < 64; split++) {
+		for (size_t i = 0; i < 64; i++)
+			values[i] = rand() % 40;
+		qsort(values, split, sizeof(values[0]), int_compare);
+		qsort(values + split, 64 - split, sizeof(values[0]), int_compare);
+		sorts_as_qsort(values, 64);
+	}
+}
+
+/* Three or more parts: sorted all the same (through qsort). */
+static void test_any_order(void **state)
+{
+	int values[200];
+
+	(void)state;
+	sorts_as_qsort((const int[]){ 3, 1, 2, 0 }, 4);
+	srand(7);
+	for (int round = 0; round < 20; round++) {
+		for (size_t i = 0; i < 200; i++)
+			values[i] = rand() % 100;
+		sorts_as_qsort(values, 200);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_in_order_and_tiny),
+		cmocka_unit_test(test_two_parts),
+		cmocka_unit_test(test_any_order),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
