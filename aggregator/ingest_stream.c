@@ -638,13 +638,18 @@ static int folder_walk(struct results_walk *w)
 				       w->in->err, w->in->err_size);
 	/* Its logs into the run's log file, for the result pages. */
 	for (size_t i = 0; i < files.count && ret == 0 && w->in->logs; i++) {
+		static const char *const logs[] = { "out", "err", "dmesg" };
 		const struct bci_results_mem_file *f = &files.files[i];
-		char which[8];
-		size_t n = strcspn(f->path, "/");
+		const char *name = strchr(f->path, '/'), *which = NULL;
 
-		if (sscanf(f->path + n, "/%7[a-z].txt", which) != 1 ||
-		    strcmp(f->path + n + 1 + strlen(which), ".txt") ||
-		    (strcmp(which, "out") && strcmp(which, "err") && strcmp(which, "dmesg")))
+		/* N/out.txt, N/err.txt, N/dmesg.txt. */
+		for (size_t k = 0; name && !which && k < sizeof(logs) / sizeof(logs[0]); k++) {
+			size_t len = strlen(logs[k]);
+
+			if (!strncmp(name + 1, logs[k], len) && !strcmp(name + 1 + len, ".txt"))
+				which = logs[k];
+		}
+		if (!which)
 			continue;
 		ret = bci_cache_logs_add(w->in->logs, (unsigned)w->folder.index, which, f->data, f->len,
 					 f->fd, w->in->err, w->in->err_size);

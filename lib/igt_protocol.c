@@ -225,18 +225,25 @@ static size_t *index_slot(const struct bci_igt_output *out, enum bci_igt_mark_ki
 
 static int build_index(struct bci_igt_output *out)
 {
-	size_t *last, k, cap = 16;
+	size_t small[64], *last, k, cap = 16;
 
 	while (cap < out->mark_count * 2)
 		cap *= 2;
-	out->index = calloc(cap, sizeof(*out->index));
-	out->next_same = calloc(out->mark_count ? out->mark_count : 1, sizeof(*out->next_same));
-	/* The last mark of each chain, to append in order. */
-	last = calloc(cap, sizeof(*last));
-	if (!out->index || !out->next_same || !last) {
-		free(last);
+	/*
+	 * One block (two parses per job, 10k jobs a run): the slots, then
+	 * next_same per mark. The last mark of each chain (to append in order)
+	 * is needed only here: on the stack when small.
+	 */
+	out->index = calloc(cap + out->mark_count, sizeof(*out->index));
+	last = cap <= sizeof(small) / sizeof(small[0]) ? small : calloc(cap, sizeof(*last));
+	if (!out->index || !last) {
+		free(out->index);
+		out->index = NULL;
 		return -ENOMEM;
 	}
+	if (last == small)
+		memset(small, 0, cap * sizeof(*last));
+	out->next_same = out->index + cap;
 	out->index_cap = cap;
 	for (k = 0; k < out->mark_count; k++) {
 		const char *key;
@@ -252,7 +259,8 @@ static int build_index(struct bci_igt_output *out)
 			out->next_same[last[slot - out->index] - 1] = k + 1;
 		last[slot - out->index] = k + 1;
 	}
-	free(last);
+	if (last != small)
+		free(last);
 	return 0;
 }
 
@@ -305,8 +313,7 @@ int bci_igt_output_parse(struct bci_igt_output *out, const char *buf, size_t len
 void bci_igt_output_release(struct bci_igt_output *out)
 {
 	free(out->marks);
-	free(out->index);
-	free(out->next_same);
+	free(out->index);	/* next_same is in the same block */
 	out->index = out->next_same = NULL;
 	out->index_cap = 0;
 	out->marks = NULL;

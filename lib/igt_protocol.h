@@ -138,7 +138,7 @@ struct bci_igt_output {
 	/* Subtest lines by name, so that finding each of N subtests is not N scans. */
 	size_t *index;			/* hash slots: 1 + mark, 0 empty; index_cap of them */
 	size_t index_cap;
-	size_t *next_same;		/* per mark: 1 + the next mark of the same key, or 0 */
+	size_t *next_same;		/* per mark: 1 + the next mark of the same key, or 0 (in index's block) */
 };
 
 /* A test's share of the output and what its result line says. */
