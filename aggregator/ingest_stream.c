@@ -412,6 +412,51 @@ static int kept_add(struct ingest *in, const char *path, struct bci_str *buf)
 	return ret;
 }
 
+/* Room for @count items in *@array (@cap of @size bytes now): 0, or -ENOMEM and nothing changed. */
+static int array_reserve(void *array_ptr, size_t *cap, size_t count, size_t size)
+{
+	void **array = array_ptr, *grown;
+
+	if (count <= *cap)
+		return 0;
+	grown = realloc(*array, count * size);
+	if (!grown)
+		return -ENOMEM;
+	*array = grown;
+	*cap = count;
+	return 0;
+}
+
+/* A hint past which the lists grow as they go (a manifest's text can claim anything). */
+#define SCAN_HINT_MAX ((size_t)1 << 18)
+
+/*
+ * The manifest, the archive's first member as collect writes it, lists every
+ * file: the lists of the scan get room for that many at once, instead of
+ * doubling (and copying) 40k entries' worth as the scan goes. A hint only:
+ * the files are counted as they come, and checked against it afterwards.
+ */
+static int scan_reserve(struct ingest *in, const char *manifest, size_t len)
+{
+	static const char key[] = "\"path\"";
+	const char *at = manifest, *end = manifest + len;
+	size_t files = 0;
+
+	while (files < SCAN_HINT_MAX && (at = memmem(at, (size_t)(end - at), key, sizeof(key) - 1))) {
+		files++;
+		at += sizeof(key) - 1;
+	}
+	/* Each file, and about one folder for every four (a job's four files). */
+	if (array_reserve(&in->entries, &in->entry_cap, files + files / 4 + 16,
+			  sizeof(*in->entries)) < 0 ||
+	    array_reserve(&in->unpacked.files, &in->unpacked.cap, files + 16,
+			  sizeof(*in->unpacked.files)) < 0 ||
+	    (!in->held_off && array_reserve(&in->held, &in->held_cap, files + 16,
+					    sizeof(*in->held)) < 0))
+		return -ENOMEM;
+	return 0;
+}
+
 /*
  * One regular file of the scan: hashed and listed; kept when it is a run file
  * read whole, held when it is a job folder's (while holding).
@@ -450,6 +495,8 @@ static int file_scan(struct ingest *in, struct archive *a, const char *path)
 			    "...) make more than %zu bytes", in->archive, path, KEPT_BYTES_MAX);
 		ret = -EFBIG;
 	}
+	if (ret == 0 && s.buf && in->entry_count == 1 && !strcmp(path, BCI_MANIFEST_NAME))
+		ret = scan_reserve(in, buf.data ? buf.data : "", buf.len);
 	if (ret == 0)
 		ret = bci_cache_files_add(&in->unpacked, path, size, digest);
 	if (ret == 0 && s.buf)
