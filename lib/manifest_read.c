@@ -306,9 +306,15 @@ struct outline {
 	size_t err_size;
 };
 
+/* JSON's whitespace (a 40k-file manifest is megabytes of indentation). */
+static bool json_space(char c)
+{
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
 static void outline_skip_ws(struct outline *o)
 {
-	while (o->at < o->len && strchr(" \t\r\n", o->text[o->at]) && o->text[o->at])
+	while (o->at < o->len && json_space(o->text[o->at]))
 		o->at++;
 }
 
@@ -441,7 +447,7 @@ static bool fast_token(const struct outline *o, size_t *at, const char *token)
 {
 	size_t n = strlen(token);
 
-	while (*at < o->len && strchr(" \t\r\n", o->text[*at]) && o->text[*at])
+	while (*at < o->len && json_space(o->text[*at]))
 		(*at)++;
 	if (o->len - *at < n || memcmp(o->text + *at, token, n))
 		return false;
