@@ -808,6 +808,9 @@ int bci_ingest_archive(struct bci_store *store, const char *data_dir, const char
 			      err, err_size);
 }
 
+/* Folders packed by this process (bci_ingest_dir), for the packs' names. */
+static unsigned long pack_seq;
+
 int bci_ingest_dir(struct bci_store *store, const char *data_dir, const char *dir,
 		   const char *machine, const char *run_id,
 		   const struct bci_ingest_options *options, struct bci_ingest_summary *summary,
@@ -850,7 +853,9 @@ int bci_ingest_dir(struct bci_store *store, const char *data_dir, const char *di
 		bci_message(err, err_size, "%s: %s", tmp_dir, strerror(-ret));
 		return ret;
 	}
-	snprintf(packed, sizeof(packed), "%s/pack-%ld-%s.tar.zst", tmp_dir, (long)getpid(), info.run);
+	/* Its own name: other processes, and other threads of this one (ingest --jobs). */
+	snprintf(packed, sizeof(packed), "%s/pack-%ld-%lu-%s.tar.zst", tmp_dir, (long)getpid(),
+		 __atomic_fetch_add(&pack_seq, 1, __ATOMIC_RELAXED), info.run);
 	ret = bci_collect_archive_write(dir, packed, &info, err, err_size);
 	if (ret < 0)
 		return ret;

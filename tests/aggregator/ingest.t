@@ -16,7 +16,7 @@ scenario=$SRC/../shared/conformance/igt-runner-results/normal-run
 name=$(basename "$scenario")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-plan 17
+plan 19
 
 "$aggregator" ingest >"$work/usage.out" 2>&1
 check "no folder or archive: usage, exit 2" test $? = 2
@@ -76,3 +76,12 @@ check "--run-id with two runs: refused (exit 2), saying why" test "$status" = 2 
 "$aggregator" ingest --data "$work/data" --jobs 0 "$archive" >"$work/jobs.out" 2>&1
 status=$?
 check "--jobs 0: refused (exit 2), naming it" test "$status" = 2 -a -n "$(grep -- '--jobs 0' "$work/jobs.out")"
+
+# The same folder four times, two at a time: each packed under its own name (two threads of one
+# process once packed it under one, and the other found it gone), stored once.
+"$aggregator" ingest --data "$work/same" --machine lab-1 --jobs 2 "$scenario" "$scenario" \
+	"$scenario" "$scenario" >"$work/same.out" 2>"$work/same.err"
+status=$?
+check "one folder given four times, two at a time: exit 0" test "$status" = 0
+check "... stored once, the others already stored" test \
+	"$(grep -c ': stored ' "$work/same.out")/$(grep -c 'already stored' "$work/same.out")/$(sqlite3 "$work/same/bootci.sqlite" 'SELECT COUNT(*) FROM runs')" = 1/3/1
