@@ -30,6 +30,7 @@
 #include "resultgen.h"
 #include "sort.h"
 #include "strv.h"
+#include "tar_read.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -222,23 +223,27 @@ static int archive_open(struct ingest *in, struct archive **out)
  * (store/cache.c, with its messages). 1: a file or folder, its path cleaned
  * into @path; 0: "./" itself; -EINVAL: refused.
  */
-static int entry_check(struct ingest *in, struct archive_entry *entry, char *path, size_t size)
+static int entry_check_raw(struct ingest *in, const char *raw, mode_t type, bool link, char *path,
+			   size_t size)
 {
-	const char *raw = archive_entry_pathname(entry);
-	mode_t type = archive_entry_filetype(entry);
-
 	if (bci_cache_entry_clean(raw, path, size) < 0) {
 		bci_message(in->err, in->err_size, "%s: entry '%s': an absolute path or '..' is refused",
 			    in->archive, raw ? raw : "");
 		return -EINVAL;
 	}
-	if (archive_entry_hardlink(entry) || (type != AE_IFREG && type != AE_IFDIR)) {
+	if (link || (type != AE_IFREG && type != AE_IFDIR)) {
 		bci_message(in->err, in->err_size,
 			    "%s: entry '%s': only regular files and folders are accepted (no links,"
 			    " devices or FIFOs)", in->archive, raw);
 		return -EINVAL;
 	}
 	return *path ? 1 : 0;
+}
+
+static int entry_check(struct ingest *in, struct archive_entry *entry, char *path, size_t size)
+{
+	return entry_check_raw(in, archive_entry_pathname(entry), archive_entry_filetype(entry),
+			       archive_entry_hardlink(entry) != NULL, path, size);
 }
 
 /* Where a member's bytes go: a digest, a buffer (up to @limit), a file. */
@@ -316,6 +321,36 @@ static int member_read(struct ingest *in, struct archive *a, const char *path, s
 		return ret;
 	}
 	*size = (uint64_t)written;
+	return 0;
+}
+
+/* Where the scan reads members: libarchive, or collect's own form read directly (tar_read.h). */
+struct scan_src {
+	struct archive *a;
+	struct bci_tar_read *t;
+};
+
+/* member_read() from the plain reader: -EPROTO (no message) sends the scan to libarchive. */
+static int member_read_plain(struct ingest *in, struct bci_tar_read *t, const char *path,
+			     struct sink *s, uint64_t *size)
+{
+	const void *block;
+	uint64_t written = 0;
+	size_t n;
+	int rc, ret;
+
+	while ((rc = bci_tar_read_data(t, &block, &n)) == 1) {
+		ret = sink_bytes(s, block, n);
+		if (ret < 0) {
+			bci_message(in->err, in->err_size, "%s: entry '%s': %s", in->archive, path,
+				    strerror(-ret));
+			return ret;
+		}
+		written += n;
+	}
+	if (rc < 0)
+		return rc;
+	*size = written;
 	return 0;
 }
 
@@ -461,7 +496,7 @@ static int scan_reserve(struct ingest *in, const char *manifest, size_t len)
  * One regular file of the scan: hashed and listed; kept when it is a run file
  * read whole, held when it is a job folder's (while holding).
  */
-static int file_scan(struct ingest *in, struct archive *a, const char *path)
+static int file_scan(struct ingest *in, const struct scan_src *src, const char *path)
 {
 	struct bci_str buf = { 0 };
 	bool kept = kept_wanted(path), held = !kept && !in->held_off && held_wanted(path);
@@ -476,7 +511,8 @@ static int file_scan(struct ingest *in, struct archive *a, const char *path)
 			    in->archive, path);
 		return -ENOMEM;
 	}
-	ret = member_read(in, a, path, &s, &size);
+	ret = src->t ? member_read_plain(in, src->t, path, &s, &size) :
+		       member_read(in, src->a, path, &s, &size);
 	gnutls_hash_deinit(s.hash, digest);
 	if (ret == 0 && held) {
 		/* Too large to hold: every job file will be read from the archive again. */
@@ -507,50 +543,107 @@ static int file_scan(struct ingest *in, struct archive *a, const char *path)
 	return ret;
 }
 
-int bci_ingest_stream_scan(struct ingest *in)
+/* What the scan gathered, let go, for a second start with libarchive. */
+static void scan_reset(struct ingest *in)
 {
+	for (size_t i = 0; i < in->entry_count; i++)
+		free(in->entries[i].path);
+	in->entry_count = 0;
+	for (size_t i = 0; i < in->kept_count; i++) {
+		free((char *)in->kept[i].path);
+		free((char *)in->kept[i].data);
+	}
+	in->kept_count = in->kept_bytes = 0;
+	held_free(in);
+	in->held_off = false;
+	bci_cache_files_free(&in->unpacked);
+	in->err[0] = '\0';
+}
+
+/* One entry of either reader: checked, listed, and a file read. */
+static int scan_entry(struct ingest *in, const struct scan_src *src, const char *raw, mode_t type,
+		      bool link)
+{
+	char path[PATH_MAX];
+	bool dir = type == AE_IFDIR;
+	int ret = entry_check_raw(in, raw, type, link, path, sizeof(path));
+
+	if (ret <= 0)
+		return ret;
+	ret = entry_add(in, path, dir);
+	if (ret == 0 && !dir)
+		ret = file_scan(in, src, path);
+	return ret;
+}
+
+/* The archive in collect's form: 0, -EPROTO when it is not (for libarchive), or refused. */
+static int scan_plain(struct ingest *in)
+{
+	struct scan_src src = { 0 };
+	const char *raw;
+	uint64_t size;
+	bool dir;
+	int ret;
+
+	if (bci_tar_read_open(in->archive, &src.t) < 0)
+		return -EPROTO;
+	while ((ret = bci_tar_read_next(src.t, &raw, &dir, &size)) == 1) {
+		ret = scan_entry(in, &src, raw, dir ? AE_IFDIR : AE_IFREG, false);
+		if (ret < 0)
+			break;
+	}
+	bci_tar_read_close(src.t);
+	return ret;
+}
+
+static int scan_libarchive(struct ingest *in)
+{
+	struct scan_src src = { 0 };
 	struct archive_entry *entry;
-	struct archive *a;
-	size_t root_len;
 	int ret, rc;
 
-	ret = archive_open(in, &a);
+	ret = archive_open(in, &src.a);
 	if (ret < 0)
 		return ret;
-	while ((rc = archive_read_next_header(a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-		char path[PATH_MAX];
-		bool dir;
-
-		ret = entry_check(in, entry, path, sizeof(path));
-		if (ret == 0)
-			continue;
-		if (ret < 0)
-			goto out;
-		dir = archive_entry_filetype(entry) == AE_IFDIR;
-		ret = entry_add(in, path, dir);
-		if (ret == 0 && !dir)
-			ret = file_scan(in, a, path);
+	while ((rc = archive_read_next_header(src.a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+		ret = scan_entry(in, &src, archive_entry_pathname(entry),
+				 archive_entry_filetype(entry), archive_entry_hardlink(entry) != NULL);
 		if (ret < 0)
 			goto out;
 	}
 	ret = 0;
 	if (rc != ARCHIVE_EOF) {
-		bci_message(in->err, in->err_size, "%s: %s", in->archive, archive_error_string(a));
+		bci_message(in->err, in->err_size, "%s: %s", in->archive, archive_error_string(src.a));
 		ret = -EBADMSG;
-		goto out;
 	}
+out:
+	archive_read_free(src.a);
+	return ret;
+}
+
+int bci_ingest_stream_scan(struct ingest *in)
+{
+	size_t root_len;
+	int ret;
+
+	/* Collect's form read directly; anything else, or anything odd, by libarchive from the start. */
+	ret = scan_plain(in);
+	if (ret == -EPROTO) {
+		scan_reset(in);
+		ret = scan_libarchive(in);
+	}
+	if (ret < 0)
+		return ret;
 	ret = entries_check(in);
 	if (ret == 0)
 		ret = root_find(in);
 	if (ret < 0)
-		goto out;
+		return ret;
 	/* The run's own files as the generator names them: below the root. */
 	root_len = strlen(in->root);
 	in->run_files = calloc(in->kept_count ? in->kept_count : 1, sizeof(*in->run_files));
-	if (!in->run_files) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!in->run_files)
+		return -ENOMEM;
 	for (size_t i = 0; i < in->kept_count; i++) {
 		const char *p = in->kept[i].path;
 
@@ -560,9 +653,7 @@ int bci_ingest_stream_scan(struct ingest *in)
 		in->run_files[in->run.count++].path = p + (root_len ? root_len + 1 : 0);
 	}
 	in->run.files = in->run_files;
-out:
-	archive_read_free(a);
-	return ret;
+	return 0;
 }
 
 const struct bci_results_mem_file *bci_ingest_run_file_find(const struct ingest *in, const char *rel)

@@ -971,6 +971,34 @@ static void test_lying_archive_refused(void **state)
 	/* Job folders are read one at a time: one whose files are apart is refused, not held. */
 	lie_refused(f, good, EDIT_LAST, "0/err.txt", "job folder 0's files do not follow each other");
 
+	/* Cut short (the plain reader hands it to libarchive, which says why): refused, nothing kept. */
+	{
+		char cut[PATH_MAX + 16], *bytes;
+		FILE *in, *out;
+		long size;
+
+		snprintf(cut, sizeof(cut), "%s/cut.tar.zst", f->dir);
+		in = fopen(good, "rb");
+		out = fopen(cut, "wb");
+		assert_non_null(in);
+		assert_non_null(out);
+		assert_int_equal(fseek(in, 0, SEEK_END), 0);
+		size = ftell(in);
+		rewind(in);
+		bytes = malloc((size_t)size);
+		assert_non_null(bytes);
+		assert_int_equal(fread(bytes, 1, (size_t)size, in), (size_t)size);
+		assert_int_equal(fwrite(bytes, 1, (size_t)size / 2, out), (size_t)size / 2);
+		fclose(in);
+		fclose(out);
+		free(bytes);
+		assert_true(bci_ingest_archive(f->store, f->data, cut, NULL, NULL, NULL, NULL, f->err,
+					       sizeof(f->err)) < 0);
+		assert_non_null(strstr(f->err, "Truncated zstd input"));
+		assert_int_equal(count_runs(f), 0);
+		assert_int_equal(count_entries(f, "archives"), 0);
+	}
+
 	/* The honest archive goes in; as another machine's, it is refused. */
 	assert_int_equal(bci_ingest_archive(f->store, f->data, good, "lab-2", NULL, NULL, NULL,
 					    f->err, sizeof(f->err)), -EPERM);

@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The run archive read without libarchive (tar_read.h): zstd's streaming
+ * decoder into one buffer, headers parsed where they lie in it, members'
+ * bytes handed out from it without a copy.
+ *
+ * A header is accepted as libarchive's tar reader accepts it: the checksum
+ * as the unsigned (or signed) sum of its 512 bytes with the checksum field
+ * read as spaces; the path as prefix "/" name (no '/' added when the prefix
+ * ends with one); the end at the first block of zeroes. Paths are ASCII
+ * (others are libarchive's to convert).
+ */
+#include "tar_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define BLOCK 512
+/* Decoded bytes held at once: headers and pax records are read whole from it. */
+#define BUF_SIZE ((size_t)256 << 10)
+/* A pax extended header larger than this is not collect's (a path and a size). */
+#define PAX_MAX ((size_t)64 << 10)
+#define IN_SIZE ZSTD_DStreamInSize()
+
+struct bci_tar_read {
+	int fd;				/* -1: from memory */
+	ZSTD_DStream *z;
+	unsigned char *in;		/* compressed bytes read, [in_pos, in_len) not decoded */
+	size_t in_pos, in_len;
+	bool in_eof;
+	const unsigned char *mem;	/* from memory: the tar itself */
+	size_t mem_len;
+	unsigned char *buf;		/* decoded: [pos, end) not consumed */
+	size_t pos, end;
+	uint64_t remaining;		/* of the current entry's bytes */
+	uint64_t padding;		/* after them, to the next block */
+	char path[PATH_MAX];
+};
+
+static struct bci_tar_read *reader_new(void)
+{
+	struct bci_tar_read *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->fd = -1;
+	t->buf = malloc(BUF_SIZE);
+	if (!t->buf) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int bci_tar_read_open(const char *path, struct bci_tar_read **out)
+{
+	static const unsigned char magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	struct bci_tar_read *t;
+	ssize_t n;
+	int ret;
+
+	*out = NULL;
+	t = reader_new();
+	if (!t)
+		return -ENOMEM;
+	t->in = malloc(IN_SIZE);
+	t->z = ZSTD_createDStream();
+	if (!t->in || !t->z) {
+		bci_tar_read_close(t);
+		return -ENOMEM;
+	}
+	t->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->fd < 0) {
+		ret = -errno;
+		bci_tar_read_close(t);
+		return ret;
+	}
+	do
+		n = read(t->fd, t->in, IN_SIZE);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		ret = -errno;
+		bci_tar_read_close(t);
+		return ret;
+	}
+	t->in_len = (size_t)n;
+	t->in_eof = n == 0;
+	if (t->in_len < sizeof(magic) || memcmp(t->in, magic, sizeof(magic))) {
+		bci_tar_read_close(t);
+		return -EPROTO;
+	}
+	*out = t;
+	return 0;
+}
+
+int bci_tar_read_open_mem(const void *data, size_t len, struct bci_tar_read **out)
+{
+	struct bci_tar_read *t = reader_new();
+
+	*out = t;
+	if (!t)
+		return -ENOMEM;
+	t->mem = data;
+	t->mem_len = len;
+	return 0;
+}
+
+void bci_tar_read_close(struct bci_tar_read *t)
+{
+	if (!t)
+		return;
+	if (t->fd >= 0)
+		close(t->fd);
+	ZSTD_freeDStream(t->z);
+	free(t->in);
+	free(t->buf);
+	free(t);
+}
+
+/* From memory: as much as fits, copied into the buffer. */
+static int fill_mem(struct bci_tar_read *t)
+{
+	size_t n = BUF_SIZE - t->end < t->mem_len ? BUF_SIZE - t->end : t->mem_len;
+
+	if (!n)
+		return -EPROTO;
+	memcpy(t->buf + t->end, t->mem, n);
+	t->mem += n;
+	t->mem_len -= n;
+	t->end += n;
+	return 0;
+}
+
+/* Decodes more: some progress, or -EPROTO (a corrupt or truncated stream, a read error). */
+static int fill_zstd(struct bci_tar_read *t)
+{
+	for (;;) {
+		ZSTD_outBuffer o = { t->buf, BUF_SIZE, t->end };
+		ZSTD_inBuffer i;
+		size_t before_in, rc;
+
+		if (t->in_pos == t->in_len && !t->in_eof) {
+			ssize_t n;
+
+			do
+				n = read(t->fd, t->in, IN_SIZE);
+			while (n < 0 && errno == EINTR);
+			if (n < 0)
+				return -EPROTO;
+			t->in_pos = 0;
+			t->in_len = (size_t)n;
+			t->in_eof = n == 0;
+		}
+		i = (ZSTD_inBuffer){ t->in, t->in_len, t->in_pos };
+		before_in = t->in_pos;
+		rc = ZSTD_decompressStream(t->z, &o, &i);
+		if (ZSTD_isError(rc))
+			return -EPROTO;
+		t->in_pos = i.pos;
+		if (o.pos > t->end) {
+			t->end = o.pos;
+			return 0;
+		}
+		/* Nothing out: more input, unless there is none and none was taken. */
+		if (t->in_eof && t->in_pos == before_in)
+			return -EPROTO;
+	}
+}
+
+/* At least @want (at most BUF_SIZE) decoded bytes at t->buf + t->pos, or -EPROTO. */
+static int fill(struct bci_tar_read *t, size_t want)
+{
+	if (BUF_SIZE - t->pos < want) {
+		memmove(t->buf, t->buf + t->pos, t->end - t->pos);
+		t->end -= t->pos;
+		t->pos = 0;
+	}
+	while (t->end - t->pos < want) {
+		int ret = t->fd >= 0 ? fill_zstd(t) : fill_mem(t);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Passes over @count bytes. */
+static int skip(struct bci_tar_read *t, uint64_t count)
+{
+	while (count) {
+		size_t n;
+
+		if (t->pos == t->end) {
+			t->pos = t->end = 0;
+			if (fill(t, 1) < 0)
+				return -EPROTO;
+		}
+		n = t->end - t->pos < count ? t->end - t->pos : (size_t)count;
+		t->pos += n;
+		count -= n;
+	}
+	return 0;
+}
+
+int bci_tar_read_data(struct bci_tar_read *t, const void **data, size_t *len)
+{
+	size_t n;
+
+	if (!t->remaining)
+		return 0;
+	if (t->pos == t->end) {
+		t->pos = t->end = 0;
+		if (fill(t, 1) < 0)
+			return -EPROTO;
+	}
+	n = t->end - t->pos < t->remaining ? t->end - t->pos : (size_t)t->remaining;
+	*data = t->buf + t->pos;
+	*len = n;
+	t->pos += n;
+	t->remaining -= n;
+	return 1;
+}
+
+/* An octal field as libarchive reads it: spaces, digits, then a NUL or a space (or its end). */
+static bool octal(const unsigned char *field, size_t len, uint64_t *value)
+{
+	size_t i = 0, digits = 0;
+
+	*value = 0;
+	while (i < len && field[i] == ' ')
+		i++;
+	for (; i < len && field[i] >= '0' && field[i] <= '7'; i++, digits++) {
+		if (*value >> 60)
+			return false;
+		*value = *value << 3 | (uint64_t)(field[i] - '0');
+	}
+	return digits && (i == len || field[i] == '\0' || field[i] == ' ');
+}
+
+static bool checksum_ok(const unsigned char *h)
+{
+	uint64_t want;
+	unsigned sum = 8 * ' ';
+	int ssum = 8 * ' ';
+
+	if (!octal(h + 148, 8, &want))
+		return false;
+	/* The whole block (a loop the compiler vectorises), then the field's bytes as spaces. */
+	for (size_t i = 0; i < BLOCK; i++)
+		sum += h[i];
+	for (size_t i = 148; i < 156; i++)
+		sum -= h[i];
+	if (want == sum)
+		return true;
+	/* Old tars summed signed bytes. */
+	for (size_t i = 0; i < BLOCK; i++)
+		ssum += (signed char)h[i];
+	for (size_t i = 148; i < 156; i++)
+		ssum -= (signed char)h[i];
+	return ssum >= 0 && want == (uint64_t)ssum;
+}
+
+/*
+ * Bytes of a path libarchive would hand over unchanged: ASCII (it converts
+ * others to the locale's characters, or warns).
+ */
+static bool ascii(const void *bytes, size_t len)
+{
+	const unsigned char *b = bytes;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i] >= 0x80)
+			return false;
+	return true;
+}
+
+/* A field of up to @len bytes, NUL-terminated or not, appended to @out (@at used of PATH_MAX). */
+static bool field_append(char *out, size_t *at, const unsigned char *field, size_t len)
+{
+	size_t n = strnlen((const char *)field, len);
+
+	if (*at + n >= PATH_MAX || !ascii(field, n))
+		return false;
+	memcpy(out + *at, field, n);
+	*at += n;
+	out[*at] = '\0';
+	return true;
+}
+
+/*
+ * A pax extended header's records ("<length> <key>=<value>\n"): a path or a
+ * size for the next entry; times and owners ignored; anything else refused.
+ */
+static int pax_read(struct bci_tar_read *t, const char *p, size_t len, bool *has_path,
+		    bool *has_size, uint64_t *size)
+{
+	static const char *const ignored[] = { "mtime", "atime", "ctime", "uid", "gid", "uname",
+					       "gname" };
+
+	while (len) {
+		size_t rec = 0, i = 0, key_len;
+		const char *key, *value, *eq;
+		size_t value_len;
+
+		for (; i < len && p[i] >= '0' && p[i] <= '9'; i++) {
+			if (rec > PAX_MAX)
+				return -EPROTO;
+			rec = rec * 10 + (size_t)(p[i] - '0');
+		}
+		if (!i || i >= len || p[i] != ' ' || rec <= i + 1 || rec > len || p[rec - 1] != '\n')
+			return -EPROTO;
+		key = p + i + 1;
+		eq = memchr(key, '=', rec - i - 2);
+		if (!eq)
+			return -EPROTO;
+		key_len = (size_t)(eq - key);
+		value = eq + 1;
+		value_len = (size_t)(p + rec - 1 - value);
+		if (key_len == 4 && !memcmp(key, "path", 4)) {
+			if (!value_len || value_len >= PATH_MAX || memchr(value, '\0', value_len) ||
+			    !ascii(value, value_len))
+				return -EPROTO;
+			memcpy(t->path, value, value_len);
+			t->path[value_len] = '\0';
+			*has_path = true;
+		} else if (key_len == 4 && !memcmp(key, "size", 4)) {
+			*size = 0;
+			if (!value_len || value_len > 15)
+				return -EPROTO;
+			for (size_t k = 0; k < value_len; k++) {
+				if (value[k] < '0' || value[k] > '9')
+					return -EPROTO;
+				*size = *size * 10 + (uint64_t)(value[k] - '0');
+			}
+			*has_size = true;
+		} else {
+			bool known = false;
+
+			for (size_t k = 0; k < sizeof(ignored) / sizeof(ignored[0]) && !known; k++)
+				known = strlen(ignored[k]) == key_len && !memcmp(key, ignored[k], key_len);
+			if (!known)
+				return -EPROTO;
+		}
+		p += rec;
+		len -= rec;
+	}
+	return 0;
+}
+
+int bci_tar_read_next(struct bci_tar_read *t, const char **path, bool *dir, uint64_t *size)
+{
+	bool has_path = false, has_size = false;
+	uint64_t pax_size = 0;
+
+	if (skip(t, t->remaining + t->padding) < 0)
+		return -EPROTO;
+	t->remaining = t->padding = 0;
+	for (;;) {
+		const unsigned char *h;
+		uint64_t field_size;
+		size_t at = 0;
+		char type;
+
+		if (fill(t, BLOCK) < 0)
+			return -EPROTO;
+		h = t->buf + t->pos;
+		t->pos += BLOCK;
+		/* The end: a block of zeroes (libarchive reads no further either). */
+		if (!h[0]) {
+			for (size_t i = 0; i < BLOCK; i++)
+				if (h[i])
+					return -EPROTO;
+			return has_path || has_size ? -EPROTO : 0;
+		}
+		if (!checksum_ok(h) || memcmp(h + 257, "ustar\0" "00", 8) ||
+		    (h[124] & 0x80) || !octal(h + 124, 12, &field_size))
+			return -EPROTO;
+		type = (char)h[156];
+		if (type == 'x') {
+			size_t padded = (size_t)((field_size + BLOCK - 1) / BLOCK * BLOCK);
+			int ret;
+
+			/* One extended header per entry. */
+			if (has_path || has_size || field_size > PAX_MAX || fill(t, padded) < 0)
+				return -EPROTO;
+			ret = pax_read(t, (const char *)t->buf + t->pos, (size_t)field_size, &has_path,
+				       &has_size, &pax_size);
+			if (ret < 0)
+				return ret;
+			t->pos += padded;
+			continue;
+		}
+		if (type != '0' && type != '\0' && type != '5')
+			return -EPROTO;
+		if (!has_path) {
+			/* ustar: prefix "/" name, as libarchive joins them. */
+			t->path[0] = '\0';
+			if (h[345]) {
+				if (!field_append(t->path, &at, h + 345, 155))
+					return -EPROTO;
+				if (t->path[at - 1] != '/' && !field_append(t->path, &at,
+									   (const unsigned char *)"/", 1))
+					return -EPROTO;
+			}
+			if (!field_append(t->path, &at, h, 100))
+				return -EPROTO;
+		}
+		*size = has_size ? pax_size : field_size;
+		*dir = type == '5';
+		/* A folder with bytes, or a file named as a folder: libarchive's to judge. */
+		if (!t->path[0] || (*dir && *size) ||
+		    (!*dir && t->path[strlen(t->path) - 1] == '/'))
+			return -EPROTO;
+		t->remaining = *size;
+		t->padding = (BLOCK - *size % BLOCK) % BLOCK;
+		*path = t->path;
+		return 1;
+	}
+}
