@@ -21,6 +21,11 @@
  * than that (its logs are large) lets them go, and the results read the
  * archive a second time, one folder at a time. Either way a lying archive is
  * refused before any row is written: the rows are written after both.
+ *
+ * The scan reads collect's own form (pax tar, zstd) without libarchive
+ * (tar_read.h); any other archive, or anything odd in one, is scanned again
+ * from the start through libarchive, which says what is wrong with it. The
+ * second pass, rare, is libarchive's.
  */
 #include "ingest_internal.h"
 
