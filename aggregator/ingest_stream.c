@@ -41,7 +41,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gnutls/crypto.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,7 +253,7 @@ static int entry_check(struct ingest *in, struct archive_entry *entry, char *pat
 
 /* Where a member's bytes go: a digest, a buffer (up to @limit), a file. */
 struct sink {
-	gnutls_hash_hd_t hash;
+	struct sha256_ctx *hash;	/* nettle's, on the caller's stack: no allocation per member */
 	struct bci_str *buf;
 	size_t limit;
 	bool over;		/* more than @limit came: the buffer stopped */
@@ -264,8 +264,8 @@ static int sink_bytes(struct sink *s, const void *data, size_t n)
 {
 	int ret = 0;
 
-	if (s->hash && gnutls_hash(s->hash, data, n) < 0)
-		return -EIO;
+	if (s->hash)
+		sha256_update(s->hash, n, data);
 	if (s->buf && !s->over) {
 		if (s->buf->len + n > s->limit)
 			s->over = true;
@@ -507,18 +507,16 @@ static int file_scan(struct ingest *in, const struct scan_src *src, const char *
 	bool kept = kept_wanted(path), held = !kept && !in->held_off && held_wanted(path);
 	struct sink s = { .buf = kept || held ? &buf : NULL,
 			  .limit = held ? JOB_FILE_MEM_MAX : SMALL_FILE_MAX, .fd = -1 };
-	unsigned char digest[32];
+	unsigned char digest[SHA256_DIGEST_SIZE];
+	struct sha256_ctx hash;
 	uint64_t size = 0;
 	int ret;
 
-	if (gnutls_hash_init(&s.hash, GNUTLS_DIG_SHA256) < 0) {
-		bci_message(in->err, in->err_size, "%s: entry '%s': sha256: cannot start a digest",
-			    in->archive, path);
-		return -ENOMEM;
-	}
+	sha256_init(&hash);
+	s.hash = &hash;
 	ret = src->t ? member_read_plain(in, src->t, path, &s, &size) :
 		       member_read(in, src->a, path, &s, &size);
-	gnutls_hash_deinit(s.hash, digest);
+	sha256_digest(&hash, sizeof(digest), digest);
 	if (ret == 0 && held) {
 		/* Too large to hold: every job file will be read from the archive again. */
 		if (s.over)
