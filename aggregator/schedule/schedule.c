@@ -383,6 +383,9 @@ static int queue_tier(struct bci_schedule *s, const char *build, const char *tie
 	}
 	if ((ret = bci_store_begin(s->store, err, err_size)) < 0)
 		goto out;
+	/* The splits below read the tests' mean durations: the runs stored since, counted. */
+	if (full && (ret = bci_store_durations_fold(s->store, err, err_size)) < 0)
+		goto rollback;
 	for (size_t i = 0; i < inv->machine_count; i++) {
 		const struct bci_inventory_machine *m = &inv->machines[i];
 		unsigned n = 0;

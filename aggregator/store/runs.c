@@ -195,7 +195,8 @@ int bci_store_results_add(struct bci_store *store, int64_t run,
 	for (size_t i = 0; ret == 0 && i < count; i++)
 		ret = result_insert(store, run, &results[i], err, err_size);
 	if (ret == 0 && count)
-		ret = bci_store_query(store, S_DURATIONS_ADD_RUN, &key, 1, NULL, NULL, err, err_size);
+		ret = bci_store_query(store, S_DURATIONS_PENDING_ADD, &key, 1, NULL, NULL, err,
+				      err_size);
 	return ret;
 }
 

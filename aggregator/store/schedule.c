@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -386,6 +387,32 @@ static int row_duration(const struct bci_store_value *c, int n, void *ctx)
 	d->mean = column_real(&c[0], -1);
 	d->count = column_int(&c[1], 0);
 	return 0;
+}
+
+int bci_store_durations_fold(struct bci_store *store, char *err, size_t err_size)
+{
+	/* Ingests' inserts (ROW EXCLUSIVE) wait; in-flight ones are waited for. */
+	static const char *const pg_lock =
+		"LOCK TABLE durations_pending IN SHARE ROW EXCLUSIVE MODE";
+	bool own = !store->in_transaction;
+	int ret;
+
+	if (own && (ret = bci_store_begin(store, err, err_size)) < 0)
+		return ret;
+	ret = 0;
+	if (store->backend == &bci_store_postgres_backend)
+		ret = store->backend->exec(store->db, pg_lock, err, err_size);
+	if (ret == 0)
+		ret = bci_store_query(store, S_DURATIONS_FOLD, NULL, 0, NULL, NULL, err, err_size);
+	if (ret == 0)
+		ret = bci_store_query(store, S_DURATIONS_PENDING_CLEAR, NULL, 0, NULL, NULL, err,
+				      err_size);
+	if (own) {
+		if (ret == 0)
+			return bci_store_commit(store, err, err_size);
+		bci_store_rollback(store);
+	}
+	return ret;
 }
 
 int bci_store_test_duration(struct bci_store *store, const char *test, double *seconds,

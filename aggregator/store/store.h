@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in store.c). */
-#define BCI_STORE_SCHEMA_VERSION 3
+#define BCI_STORE_SCHEMA_VERSION 4
 
 struct bci_store;
 
@@ -175,8 +175,8 @@ int bci_store_result_add(struct bci_store *store, int64_t run, const struct bci_
 			 char *err, size_t err_size);
 /*
  * A result is added with its duration counted in its test's mean
- * (test_durations); the rows of a whole run at once count theirs with one
- * statement at the end, which ingest uses (10k upserts from C cost more).
+ * (test_durations). The rows of a whole run at once, as ingest stores them,
+ * leave theirs pending: bci_store_durations_fold() counts them.
  */
 int bci_store_results_add(struct bci_store *store, int64_t run,
 			  const struct bci_store_result *results, size_t count, char *err,
@@ -372,7 +372,17 @@ int bci_store_machine_state_put(struct bci_store *store, const struct bci_store_
 int bci_store_machine_state_get(struct bci_store *store, const char *machine,
 				int (*fn)(const struct bci_store_machine_state *state, void *ctx),
 				void *ctx, char *err, size_t err_size);
-/* The mean duration of @test over every stored result that has one: 1 with *@seconds, 0 if none. */
+/*
+ * Counts the durations of the runs stored since the last fold into their
+ * tests' means, all in one pass. Inside the caller's transaction when one is
+ * open, else in its own. PostgreSQL: ingests that would add a pending run
+ * wait for the transaction to end, so none is dropped uncounted.
+ */
+int bci_store_durations_fold(struct bci_store *store, char *err, size_t err_size);
+/*
+ * The mean duration of @test over every stored result that has one, as of
+ * the last bci_store_durations_fold(): 1 with *@seconds, 0 if none.
+ */
 int bci_store_test_duration(struct bci_store *store, const char *test, double *seconds,
 			    char *err, size_t err_size);
 /* When @machine's last run was ingested (Unix time), 0 when it has none. */

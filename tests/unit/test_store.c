@@ -581,7 +581,8 @@ static double mean_duration(struct fixture *f, const char *test)
 
 /*
  * Each result with a duration adds to its test's mean (test_durations, kept
- * as results are added: no index of results by name since schema 3); a
+ * as results are added: no index of results by name since schema 3; a whole
+ * run's rows, as ingest adds them, count at the next fold, schema 4); a
  * store from before (schema 2: the index, no test_durations) gets the means
  * of the results it holds when it is opened.
  */
@@ -617,7 +618,8 @@ static void test_durations_kept_and_migrated(void **state)
 	/* The same rows in a store of schema 2, opened by this bootci. */
 	bci_store_close(f->store);
 	f->store = NULL;
-	raw_exec(f, "DROP TABLE test_durations; CREATE INDEX results_name ON results(name);"
+	raw_exec(f, "DROP TABLE test_durations; DROP TABLE durations_pending;"
+		    " CREATE INDEX results_name ON results(name);"
 		    " UPDATE bootci_schema SET version = 2");
 	reopen(f);
 	assert_int_equal(bci_store_schema_version(f->store, &version, f->err, sizeof(f->err)), 0);
@@ -650,10 +652,36 @@ static void test_durations_kept_and_migrated(void **state)
 			fail_msg("%s", f->err);
 		assert_int_equal(bci_store_results_add(f->store, other, batch, 3, f->err,
 						       sizeof(f->err)), 0);
+		/* Pending until folded: the means are those of before. */
+		assert_true(fabs(mean_duration(f, "igt@a@two") - 3.0) < 1e-9);
+		assert_true(mean_duration(f, "igt@a@none") < 0);
+		/* A third run, deleted before the fold, never counts. */
+		second.run_id = "r-gone";
+		if (bci_store_run_add(f->store, &second, &other, f->err, sizeof(f->err)) < 0)
+			fail_msg("%s", f->err);
+		assert_int_equal(bci_store_results_add(f->store, other, batch, 1, f->err,
+						       sizeof(f->err)), 0);
+		{
+			char sql[128];
+
+			/* Its results and its pending mark go with it (ON DELETE CASCADE). */
+			snprintf(sql, sizeof(sql), "%sDELETE FROM runs WHERE id = %lld",
+				 strncmp(f->url, "sqlite:", 7) ? "" : "PRAGMA foreign_keys=ON; ",
+				 (long long)other);
+			raw_exec(f, sql);
+		}
 	}
+	/* In its own transaction, then inside the caller's. */
+	assert_int_equal(bci_store_durations_fold(f->store, f->err, sizeof(f->err)), 0);
 	assert_true(fabs(mean_duration(f, "igt@a@two") - 11.0 / 3) < 1e-9);
 	assert_true(fabs(mean_duration(f, "igt@a@none") - 7.0) < 1e-9);
 	assert_true(fabs(mean_duration(f, "igt@a@one") - 2.25) < 1e-9);
+	assert_int_equal(bci_store_begin(f->store, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_durations_fold(f->store, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_commit(f->store, f->err, sizeof(f->err)), 0);
+	/* Folded once: a second fold counts nothing again. */
+	assert_true(fabs(mean_duration(f, "igt@a@two") - 11.0 / 3) < 1e-9);
+	assert_true(fabs(mean_duration(f, "igt@a@none") - 7.0) < 1e-9);
 }
 
 /* ---- transactions ---- */
