@@ -299,10 +299,10 @@ static void matrix_release(struct matrix *m)
  * sorted; the cells are filled from the entries kept meanwhile (a few
  * bytes a result, so 400k results cost megabytes, not a second pass).
  */
-static int matrix_read(struct bci_store *store, const struct bci_report *r, struct matrix *m,
-		       char *err, size_t err_size)
+static int matrix_load(struct bci_store *store, const char *build, struct matrix *m, char *err,
+		       size_t err_size)
 {
-	int ret = bci_store_build_runs_each(store, r->build, run_add, m, err, err_size);
+	int ret = bci_store_build_runs_each(store, build, run_add, m, err, err_size);
 	unsigned *sorted_index = NULL;
 	char **by_seen = NULL;
 
@@ -344,13 +344,6 @@ static int matrix_read(struct bci_store *store, const struct bci_report *r, stru
 		/* A later run of the same machine replaces an earlier one's (as the report reads them). */
 		*c = (struct cell){ .status = e->status, .run = e->run, .change = -1, .job = e->job };
 	}
-	for (size_t i = 0; i < r->n_changes; i++) {
-		long t = test_index(m, r->changes[i].test);
-
-		for (size_t j = 0; t >= 0 && j < m->n_machines; j++)
-			if (!strcmp(m->machines[j], r->changes[i].machine))
-				m->cells[t * m->n_machines + j].change = (int)i;
-	}
 out:
 	free(m->entries);
 	m->entries = NULL;
@@ -358,6 +351,18 @@ out:
 	free(by_seen);
 	free(sorted_index);
 	return ret;
+}
+
+/* Each change of the report marked in its cell. */
+static void matrix_mark(const struct bci_report *r, struct matrix *m)
+{
+	for (size_t i = 0; i < r->n_changes; i++) {
+		long t = test_index(m, r->changes[i].test);
+
+		for (size_t j = 0; t >= 0 && j < m->n_machines; j++)
+			if (!strcmp(m->machines[j], r->changes[i].machine))
+				m->cells[t * m->n_machines + j].change = (int)i;
+	}
 }
 
 /* ---- pages ---- */
@@ -722,7 +727,7 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_vie
 	return view->stream ? matrix_flush(b, view->stream) : 0;
 }
 
-int bci_html_matrix_read(struct bci_store *store, const struct bci_report *report,
+int bci_html_matrix_load(struct bci_store *store, const char *build,
 			 struct bci_html_matrix_view *view, char *err, size_t err_size)
 {
 	struct matrix *m = calloc(1, sizeof(*m));
@@ -731,9 +736,25 @@ int bci_html_matrix_read(struct bci_store *store, const struct bci_report *repor
 	view->matrix = m;
 	if (!m)
 		return -ENOMEM;
-	ret = matrix_read(store, report, m, err, err_size);
+	ret = matrix_load(store, build, m, err, err_size);
 	view->tests = m->n_tests;
 	view->machines = m->n_machines;
+	return ret;
+}
+
+void bci_html_matrix_mark(const struct bci_report *report, struct bci_html_matrix_view *view)
+{
+	if (view->matrix && view->matrix->cells)
+		matrix_mark(report, view->matrix);
+}
+
+int bci_html_matrix_read(struct bci_store *store, const struct bci_report *report,
+			 struct bci_html_matrix_view *view, char *err, size_t err_size)
+{
+	int ret = bci_html_matrix_load(store, report->build, view, err, err_size);
+
+	if (ret >= 0)
+		bci_html_matrix_mark(report, view);
 	return ret;
 }
 
@@ -769,17 +790,29 @@ static int matrix_stream(FILE *out, const void *ctx, char *err, size_t err_size)
 int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *r,
 		   const char *dir, const char *results_url, char *err, size_t err_size)
 {
-	struct bci_html_matrix_view view = { .results_url = results_url };
-	struct matrix *m;
+	struct bci_html_matrix_view view = { 0 };
+	int ret = bci_html_matrix_read(store, r, &view, err, err_size);
+
+	if (ret < 0) {
+		bci_html_matrix_release(&view);
+		return ret;
+	}
+	return bci_html_write_view(data_dir, r, &view, dir, results_url, err, err_size);
+}
+
+int bci_html_write_view(const char *data_dir, const struct bci_report *r,
+			struct bci_html_matrix_view *loaded, const char *dir,
+			const char *results_url, char *err, size_t err_size)
+{
+	struct bci_html_matrix_view view = *loaded;
+	struct matrix *m = view.matrix;
 	char build_dir[PATH_MAX], path[2 * PATH_MAX], name[256];
 	int ret;
 
+	loaded->matrix = NULL;
+	view.results_url = results_url;
 	name_clean(r->build, name, sizeof(name));
 	snprintf(build_dir, sizeof(build_dir), "%s/%s", dir, name);
-	ret = bci_html_matrix_read(store, r, &view, err, err_size);
-	if (ret < 0)
-		goto out;
-	m = view.matrix;
 	ret = bci_mkdir_p(build_dir, 0755);
 	for (size_t j = 0; j < m->n_machines && ret >= 0 && !results_url; j++) {
 		char machine[256];

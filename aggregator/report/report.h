@@ -237,6 +237,18 @@ struct bci_html_matrix_view {
 
 int bci_html_matrix_read(struct bci_store *store, const struct bci_report *report,
 			 struct bci_html_matrix_view *view, char *err, size_t err_size);
+/*
+ * The two halves of bci_html_matrix_read(): the build's runs and results
+ * (no report needed, so it can be read beside the report's own reading, on
+ * another connection), then the report's changes marked in it.
+ */
+int bci_html_matrix_load(struct bci_store *store, const char *build,
+			 struct bci_html_matrix_view *view, char *err, size_t err_size);
+void bci_html_matrix_mark(const struct bci_report *report, struct bci_html_matrix_view *view);
+/* bci_html_write() from a matrix loaded and marked already (taken: released here). */
+int bci_html_write_view(const char *data_dir, const struct bci_report *report,
+			struct bci_html_matrix_view *loaded, const char *dir,
+			const char *results_url, char *err, size_t err_size);
 void bci_html_matrix_release(struct bci_html_matrix_view *view);
 /* The matrix page (with its filters) appended to @b; -ENOMEM. */
 int bci_html_matrix(const struct bci_report *report, const struct bci_html_matrix_view *view,
