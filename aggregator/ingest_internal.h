@@ -6,10 +6,12 @@
 #ifndef BOOTCI_AGGREGATOR_INGEST_INTERNAL_H
 #define BOOTCI_AGGREGATOR_INGEST_INTERNAL_H
 
+#include "arena.h"
 #include "ingest.h"
 #include "store/cache.h"
 #include "manifest.h"
 #include "resultgen.h"
+#include "strv.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -54,6 +56,9 @@ struct ingest {
 	/* The job folders' files, held by the scan for the results (no second pass) unless off: */
 	struct bci_results_mem_file *held;	/* paths as the archive has them */
 	size_t held_count, held_cap, held_bytes;
+	struct bci_arena held_arena;	/* the held files' paths and bytes */
+	struct bci_arena entry_arena;	/* the entries' paths */
+	struct bci_str scan_buf;	/* a file's bytes as the scan reads them, reused */
 	bool held_off;			/* too much to hold: the results read the archive again */
 	/* The results, read before the write transaction begins (ingest.c): */
 	bool has_start, has_end;	/* the run's times, as the generator read them */

@@ -122,7 +122,7 @@ static int entry_add(struct ingest *in, const char *path, bool dir)
 		in->entries = grown;
 		in->entry_cap = cap;
 	}
-	in->entries[in->entry_count].path = strdup(path);
+	in->entries[in->entry_count].path = bci_arena_strdup(&in->entry_arena, path);
 	if (!in->entries[in->entry_count].path)
 		return -ENOMEM;
 	in->entries[in->entry_count].seq = in->entry_count;
@@ -411,10 +411,7 @@ static bool held_wanted(const char *path)
 
 static void held_free(struct ingest *in)
 {
-	for (size_t i = 0; i < in->held_count; i++) {
-		free((char *)in->held[i].path);
-		free((char *)in->held[i].data);
-	}
+	bci_arena_free(&in->held_arena);
 	free(in->held);
 	in->held = NULL;
 	in->held_count = in->held_cap = in->held_bytes = 0;
@@ -427,19 +424,29 @@ static void held_stop(struct ingest *in)
 	in->held_off = true;
 }
 
-static int held_add(struct ingest *in, const char *path, struct bci_str *buf)
+/* @buf's bytes copied into the held arena (the scan reuses @buf). */
+static int held_add(struct ingest *in, const char *path, const struct bci_str *buf)
 {
 	size_t len = buf->len;
-	int ret;
+	struct bci_results_mem_file *f;
 
 	if (in->held_bytes + len > HELD_BYTES_MAX) {
 		held_stop(in);
 		return 0;
 	}
-	ret = mem_files_add(&in->held, &in->held_count, &in->held_cap, 1024, path, buf);
-	if (ret == 0)
-		in->held_bytes += len;
-	return ret;
+	f = mem_files_slot(&in->held, in->held_count, &in->held_cap, 1024);
+	if (!f)
+		return -ENOMEM;
+	*f = (struct bci_results_mem_file){
+		.path = bci_arena_strdup(&in->held_arena, path),
+		.data = bci_arena_memdup0(&in->held_arena, buf->data, len),
+		.len = len, .fd = -1,
+	};
+	if (!f->path || !f->data)
+		return -ENOMEM;
+	in->held_count++;
+	in->held_bytes += len;
+	return 0;
 }
 
 static int kept_add(struct ingest *in, const char *path, struct bci_str *buf)
@@ -503,7 +510,7 @@ static int scan_reserve(struct ingest *in, const char *manifest, size_t len)
  */
 static int file_scan(struct ingest *in, const struct scan_src *src, const char *path)
 {
-	struct bci_str buf = { 0 };
+	struct bci_str buf = in->scan_buf;
 	bool kept = kept_wanted(path), held = !kept && !in->held_off && held_wanted(path);
 	struct sink s = { .buf = kept || held ? &buf : NULL,
 			  .limit = held ? JOB_FILE_MEM_MAX : SMALL_FILE_MAX, .fd = -1 };
@@ -542,15 +549,16 @@ static int file_scan(struct ingest *in, const struct scan_src *src, const char *
 		ret = kept_add(in, path, &buf);
 	if (ret == -ENOMEM)
 		bci_message(in->err, in->err_size, "%s: %s: %s", in->archive, path, strerror(ENOMEM));
-	bci_str_free(&buf);
+	/* The buffer (unless kept took it) serves the next file. */
+	buf.len = 0;
+	in->scan_buf = buf;
 	return ret;
 }
 
 /* What the scan gathered, let go, for a second start with libarchive. */
 static void scan_reset(struct ingest *in)
 {
-	for (size_t i = 0; i < in->entry_count; i++)
-		free(in->entries[i].path);
+	bci_arena_free(&in->entry_arena);
 	in->entry_count = 0;
 	for (size_t i = 0; i < in->kept_count; i++) {
 		free((char *)in->kept[i].path);
@@ -708,8 +716,8 @@ int bci_ingest_run_file(struct ingest *in, const char *rel, char **text, size_t 
 
 void bci_ingest_stream_free(struct ingest *in)
 {
-	for (size_t i = 0; i < in->entry_count; i++)
-		free(in->entries[i].path);
+	bci_arena_free(&in->entry_arena);
+	bci_str_free(&in->scan_buf);
 	free(in->entries);
 	for (size_t i = 0; i < in->kept_count; i++) {
 		free((char *)in->kept[i].path);
@@ -726,13 +734,14 @@ void bci_ingest_stream_free(struct ingest *in)
 struct job_folder {
 	size_t index;
 	bool open;
+	bool borrowed;		/* the files are the scan's held ones: nothing to free */
 	struct bci_results_mem_file *files;
 	size_t count, cap;
 };
 
 static void folder_clear(struct job_folder *f)
 {
-	for (size_t i = 0; i < f->count; i++) {
+	for (size_t i = 0; i < f->count && !f->borrowed; i++) {
 		free((char *)f->files[i].path);
 		free((char *)f->files[i].data);
 		if (f->files[i].fd >= 0)
@@ -910,12 +919,11 @@ static int results_held(struct results_walk *w, struct bci_results_mem_file *h)
 		return ret;
 	if (!mem_files_slot(&f->files, f->count, &f->cap, 8))
 		return -ENOMEM;
-	f->files[f->count] = (struct bci_results_mem_file){
-		.path = strdup(rel), .data = h->data, .len = h->len, .fd = -1,
+	/* Borrowed: the held arena outlives the walk. */
+	f->files[f->count++] = (struct bci_results_mem_file){
+		.path = rel, .data = h->data, .len = h->len, .fd = -1,
 	};
-	h->data = NULL;
-	f->count++;	/* folder_clear() frees it */
-	return f->files[f->count - 1].path ? 0 : -ENOMEM;
+	return 0;
 }
 
 int bci_ingest_results_stream(struct ingest *in, const struct bci_resultgen_options *options,
@@ -945,6 +953,7 @@ int bci_ingest_results_stream(struct ingest *in, const struct bci_resultgen_opti
 	}
 	if (!in->held_off) {
 		/* The scan held every job file: walked from memory, in the archive's order. */
+		w->folder.borrowed = true;
 		for (size_t i = 0; i < in->held_count; i++) {
 			ret = results_held(w, &in->held[i]);
 			if (ret < 0)
