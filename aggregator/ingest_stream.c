@@ -71,8 +71,11 @@ static bool run_file_wanted(const char *rel)
 	char dir[32];
 	unsigned number;
 
+	/* Most files are a job's (N/...): no run file starts with a digit. */
+	if (*rel >= '0' && *rel <= '9')
+		return false;
 	for (size_t i = 0; i < sizeof(run_files_read) / sizeof(run_files_read[0]); i++)
-		if (!strcmp(rel, run_files_read[i]))
+		if (*rel == run_files_read[i][0] && !strcmp(rel, run_files_read[i]))
 			return true;
 	/* boot-NNNN/boot.txt and boot-NNNN/end.txt */
 	if (!slash || strchr(slash + 1, '/') || (size_t)(slash - rel) >= sizeof(dir))

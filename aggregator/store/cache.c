@@ -172,7 +172,7 @@ int bci_cache_files_add(struct bci_cache_files *files, const char *path, uint64_
 		files->cap = cap;
 	}
 	file = &files->files[files->count];
-	file->path = strdup(path);
+	file->path = files->arena ? bci_arena_strdup(files->arena, path) : strdup(path);
 	if (!file->path)
 		return -ENOMEM;
 	file->size = size;
@@ -183,10 +183,12 @@ int bci_cache_files_add(struct bci_cache_files *files, const char *path, uint64_
 
 void bci_cache_files_free(struct bci_cache_files *files)
 {
-	for (size_t i = 0; i < files->count; i++)
+	struct bci_arena *arena = files->arena;
+
+	for (size_t i = 0; i < files->count && !arena; i++)
 		free(files->files[i].path);
 	free(files->files);
-	*files = (struct bci_cache_files){ 0 };
+	*files = (struct bci_cache_files){ .arena = arena };
 }
 
 /* Feeds @count zero bytes (a sparse entry's hole) to @hash. */

@@ -8,6 +8,7 @@
 #ifndef BCI_STORE_CACHE_H
 #define BCI_STORE_CACHE_H
 
+#include "arena.h"
 #include "manifest.h"
 
 #include <stddef.h>
@@ -54,6 +55,8 @@ struct bci_cache_file {
 struct bci_cache_files {
 	struct bci_cache_file *files;
 	size_t count, cap;
+	/* Set by the caller: the paths come from it, and go with it (freeing keeps it set). */
+	struct bci_arena *arena;
 };
 
 /* Appends @path, its @size and its sha256 @digest (hex in the list). 0 or -ENOMEM. */
