@@ -266,16 +266,44 @@ int add_dynamic(struct subtest *sub, const char *name)
 	return 0;
 }
 
-void job_reset(struct gen *g)
+/*
+ * A job's tables are emptied for the next job, their room kept while it is
+ * small: most jobs have a test or two, and 10k jobs allocating and freeing
+ * the same few tables were a sizeable part of an ingest.
+ */
+#define JOB_KEEP 256
+
+static void name_index_clear(struct name_index *ix)
+{
+	if (ix->cap > JOB_KEEP) {
+		name_index_release(ix);
+		return;
+	}
+	if (ix->count)
+		memset(ix->slots, 0, ix->cap * sizeof(*ix->slots));
+	ix->count = 0;
+}
+
+/* *@array (@cap entries) freed when it grew past JOB_KEEP or @all; kept otherwise. */
+static void job_array_clear(void *array_ptr, size_t *cap, bool all)
+{
+	void **array = array_ptr;
+
+	if (all || *cap > JOB_KEEP) {
+		free(*array);
+		*array = NULL;
+		*cap = 0;
+	}
+}
+
+static void job_clear(struct gen *g, bool all)
 {
 	size_t i, k;
 
 	for (i = 0; i < g->test_count; i++)
 		free(g->tests[i]);
-	free(g->tests);
-	g->tests = NULL;
-	g->test_count = g->test_cap = 0;
-	name_index_release(&g->test_index);
+	g->test_count = 0;
+	job_array_clear(&g->tests, &g->test_cap, all);
 	for (i = 0; i < g->sub_count; i++) {
 		for (k = 0; k < g->subs[i].dynamic_count; k++)
 			free(g->subs[i].dynamic[k]);
@@ -283,21 +311,31 @@ void job_reset(struct gen *g)
 		name_index_release(&g->subs[i].dynamic_index);
 		free(g->subs[i].name);
 	}
-	free(g->subs);
-	g->subs = NULL;
-	g->sub_count = g->sub_cap = 0;
-	name_index_release(&g->sub_index);
-	name_index_release(&g->requested_index);
+	g->sub_count = 0;
+	job_array_clear(&g->subs, &g->sub_cap, all);
 	for (i = 0; i < g->blob_count; i++)
 		free(g->blobs[i]);
-	free(g->blobs);
-	g->blobs = NULL;
-	g->blob_count = g->blob_cap = 0;
+	g->blob_count = 0;
+	job_array_clear(&g->blobs, &g->blob_cap, all);
+	/* Built when first needed, which an empty table with room would hide. */
+	name_index_release(&g->requested_index);
+	if (all) {
+		name_index_release(&g->test_index);
+		name_index_release(&g->sub_index);
+	} else {
+		name_index_clear(&g->test_index);
+		name_index_clear(&g->sub_index);
+	}
+}
+
+void job_reset(struct gen *g)
+{
+	job_clear(g, false);
 }
 
 void gen_release(struct gen *g)
 {
-	job_reset(g);
+	job_clear(g, true);
 	free(g->bins);
 	g->bins = NULL;
 	g->bin_count = g->bin_cap = 0;
