@@ -408,7 +408,7 @@ int bci_cmd_report(int argc, char **argv)
 		preload.started = pthread_create(&preload.thread, NULL, matrix_preload_run,
 						 &preload) == 0;
 	struct bci_report_options options = { .data_dir = a.data_dir, .filters = filters,
-					      .window = a.window };
+					      .window = a.window, .threads = 2, .store_url = a.url };
 	ret = bci_report_build(store, a.build, &options, &report, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "bootci-aggregator report: %s\n", err[0] ? err : strerror(-ret));

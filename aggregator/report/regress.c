@@ -14,6 +14,8 @@
 #include "../store/store.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -578,6 +580,103 @@ int bci_report_failed(const struct bci_report *r)
 	return 0;
 }
 
+/* ---- the machines on two threads ---- */
+
+/* One machine's runs: a stretch of the build's runs. */
+struct stretch {
+	size_t first, end;
+};
+
+/*
+ * The second half of the machines, compared on a thread with its own
+ * connection into a report of its own, merged into the whole after.
+ */
+struct half {
+	struct maker m;
+	struct bci_report part;
+	const struct run_list *runs;
+	const struct stretch *stretches;
+	size_t n;
+	size_t failed;		/* the stretch that failed */
+	int ret;
+	char err[1024];
+	pthread_t thread;
+	bool started;
+};
+
+/* The machines of @stretches compared by @m; *@failed: the stretch that failed. */
+static int machines_compare(struct maker *m, const struct run_list *runs,
+			    const struct stretch *stretches, size_t n, size_t *failed)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < n && ret >= 0; i++) {
+		ret = machine_compare(m, runs, stretches[i].first, stretches[i].end);
+		*failed = i;
+	}
+	return ret;
+}
+
+static void *half_run(void *arg)
+{
+	struct half *h = arg;
+	struct bci_store *store = NULL;
+
+	h->ret = bci_store_open(h->m.options->store_url, h->m.options->data_dir, &store, h->err,
+				sizeof(h->err));
+	if (h->ret >= 0) {
+		h->m.store = store;
+		h->ret = machines_compare(&h->m, h->runs, h->stretches, h->n, &h->failed);
+	}
+	bci_store_close(store);
+	return NULL;
+}
+
+/* The half's changes and latencies after the first half's (its machines come after). */
+static int half_merge(struct bci_report *r, struct half *h)
+{
+	struct bci_report *p = &h->part;
+	struct bci_report_change *changes;
+	struct bci_report_suspend *suspend;
+
+	changes = realloc(r->changes, (r->n_changes + p->n_changes + 1) * sizeof(*changes));
+	if (!changes)
+		return -ENOMEM;
+	r->changes = changes;
+	suspend = realloc(r->suspend, (r->n_suspend + p->n_suspend + 1) * sizeof(*suspend));
+	if (!suspend)
+		return -ENOMEM;
+	r->suspend = suspend;
+	memcpy(r->changes + r->n_changes, p->changes, p->n_changes * sizeof(*changes));
+	r->n_changes += p->n_changes;
+	memcpy(r->suspend + r->n_suspend, p->suspend, p->n_suspend * sizeof(*suspend));
+	r->n_suspend += p->n_suspend;
+	free(p->changes);
+	free(p->suspend);
+	p->changes = NULL;
+	p->suspend = NULL;
+	p->n_changes = p->n_suspend = 0;
+	for (size_t i = 0; i < sizeof(r->counts) / sizeof(r->counts[0]); i++)
+		r->counts[i] += p->counts[i];
+	r->results += p->results;
+	return 0;
+}
+
+/* What the half holds that the merge did not take. */
+static void half_release(struct half *h)
+{
+	for (size_t i = 0; i < h->part.n_changes; i++) {
+		free(h->part.changes[i].test);
+		free(h->part.changes[i].machine);
+		free(h->part.changes[i].run_id);
+	}
+	free(h->part.changes);
+	for (size_t i = 0; i < h->part.n_suspend; i++)
+		free(h->part.suspend[i].machine);
+	free(h->part.suspend);
+	table_release(&h->m.cache.builds);
+}
+
 static int base_tree_copy(const struct bci_store_build *build, void *ctx)
 {
 	return dup_or_null(ctx, build->tree);
@@ -589,6 +688,9 @@ int bci_report_build(struct bci_store *store, const char *build,
 {
 	struct maker m = { .store = store, .options = options, .err = err, .err_size = err_size };
 	struct run_list runs = { 0 };
+	struct stretch *stretches = NULL;
+	struct half *half = NULL;
+	size_t n_mine, failed = 0;
 	struct bci_report *r;
 	int ret;
 
@@ -633,19 +735,62 @@ int bci_report_build(struct bci_store *store, const char *build,
 		goto fail;
 	}
 	/* Runs come by machine then age: each machine's runs are one stretch. */
+	stretches = calloc(runs.n, sizeof(*stretches));
+	if (!stretches) {
+		ret = -ENOMEM;
+		goto fail;
+	}
 	for (size_t first = 0, end; first < runs.n; first = end) {
 		for (end = first + 1; end < runs.n && !strcmp(runs.v[end].machine, runs.v[first].machine);
 		     end++)
 			;
-		r->machines++;
-		ret = machine_compare(&m, &runs, first, end);
-		if (ret < 0) {
-			if (ret == -EPROTO)
-				snprintf(err, err_size, "machine %s: a stored result has an unknown status",
-					 runs.v[first].machine);
+		stretches[r->machines++] = (struct stretch){ first, end };
+	}
+	n_mine = (size_t)r->machines;
+	/* The second half of the machines on a thread, when a second connection is allowed. */
+	if (options->threads > 1 && r->machines > 1) {
+		size_t mine = ((size_t)r->machines + 1) / 2;
+
+		half = calloc(1, sizeof(*half));
+		if (!half) {
+			ret = -ENOMEM;
 			goto fail;
 		}
+		*half = (struct half){ .m = m, .runs = &runs, .stretches = stretches + mine,
+				       .n = (size_t)r->machines - mine };
+		half->m.report = &half->part;
+		half->m.cache = (struct build_cache){ 0 };
+		half->m.changes_cap = 0;
+		half->m.err = half->err;
+		half->m.err_size = sizeof(half->err);
+		/* Read only there: the build, its tree, the options. */
+		half->part.base_tree = r->base_tree;
+		half->started = pthread_create(&half->thread, NULL, half_run, half) == 0;
+		if (half->started)
+			n_mine = mine;
 	}
+	ret = machines_compare(&m, &runs, stretches, n_mine, &failed);
+	if (half && half->started) {
+		pthread_join(half->thread, NULL);
+		half->started = false;
+		if (ret >= 0 && half->ret < 0) {
+			ret = half->ret;
+			failed = n_mine + half->failed;
+			snprintf(err, err_size, "%s", half->err);
+		}
+		if (ret >= 0)
+			ret = half_merge(r, half);
+	}
+	if (ret < 0) {
+		if (ret == -EPROTO)
+			snprintf(err, err_size, "machine %s: a stored result has an unknown status",
+				 runs.v[stretches[failed].first].machine);
+		goto fail;
+	}
+	if (half)
+		half_release(half);
+	free(half);
+	free(stretches);
 	qsort(r->changes, r->n_changes, sizeof(*r->changes), change_order);
 	runs_release(&runs);
 	table_release(&m.cache.builds);
@@ -653,6 +798,10 @@ int bci_report_build(struct bci_store *store, const char *build,
 	*report = r;
 	return 0;
 fail:
+	if (half)
+		half_release(half);
+	free(half);
+	free(stretches);
 	runs_release(&runs);
 	table_release(&m.cache.builds);
 	build_release(&m.build);

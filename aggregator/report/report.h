@@ -160,6 +160,13 @@ struct bci_report_options {
 	const char *data_dir;		/* where the run archives are, for the filters' log regexes */
 	const struct bci_filters *filters;	/* may be NULL */
 	int window;			/* the baseline window in runs (>= 1) */
+	/*
+	 * 2: the second half of the machines is compared on a thread with a
+	 * connection of its own, bci_store_open(@store_url, @data_dir); the
+	 * report is the same. 0 or 1: one thread.
+	 */
+	int threads;
+	const char *store_url;
 };
 
 /* The report of the build named @build. -ENOENT if there is no such build or it has no run. */

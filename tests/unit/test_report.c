@@ -366,24 +366,9 @@ static void lab_fill(struct fixture *f)
 	}
 }
 
-static void test_report_build(void **state)
+/* series-1's report with the filter of test_report_build (window 4). */
+static void series_report_check(struct bci_report *r)
 {
-	struct fixture *f = *state;
-	struct bci_filters *filters;
-	struct bci_report *r;
-	static const char known[] = "bootci-known-issues 1\n"
-				    "filter https://bugs.example/118\n"
-				    "test ^igt@gem_exec_whisper@\n"
-				    "tags tgl\n"
-				    "statuses dmesg-warn\n";
-	struct bci_report_options options = { .window = 4 };
-
-	lab_fill(f);
-	assert_int_equal(bci_filters_parse("known", known, sizeof(known) - 1, &filters, f->err,
-					   sizeof(f->err)), 1);
-	options.filters = filters;
-	if (bci_report_build(f->store, "series-1", &options, &r, f->err, sizeof(f->err)) < 0)
-		fail_msg("%s", f->err);
 	assert_string_equal(r->base_tree, "drm-tip");
 	assert_string_equal(r->message_id, "<20261203.1@lists.example>");
 	assert_int_equal(r->machines, 2);
@@ -429,9 +414,37 @@ static void test_report_build(void **state)
 	assert_true(r->suspend[0].median > 1.49 && r->suspend[0].median < 1.51);
 	assert_true(r->suspend[0].baseline_max > 1.19 && r->suspend[0].baseline_max < 1.21);
 	assert_int_equal(r->suspend[0].baseline_cycles, 4 * 3);
+	assert_string_equal(r->suspend[1].machine, "lab-2");
 	assert_false(r->suspend[1].regression);
 	assert_true(bci_report_failed(r));
-	bci_report_free(r);
+}
+
+static void test_report_build(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_filters *filters;
+	struct bci_report *r;
+	static const char known[] = "bootci-known-issues 1\n"
+				    "filter https://bugs.example/118\n"
+				    "test ^igt@gem_exec_whisper@\n"
+				    "tags tgl\n"
+				    "statuses dmesg-warn\n";
+	struct bci_report_options options = { .window = 4 };
+
+	lab_fill(f);
+	assert_int_equal(bci_filters_parse("known", known, sizeof(known) - 1, &filters, f->err,
+					   sizeof(f->err)), 1);
+	options.filters = filters;
+	/* One thread, then lab-2 on a second thread with its own connection: the same report. */
+	for (int threads = 1; threads <= 2; threads++) {
+		options.threads = threads;
+		options.store_url = threads > 1 ? f->url : NULL;
+		if (bci_report_build(f->store, "series-1", &options, &r, f->err, sizeof(f->err)) < 0)
+			fail_msg("%s", f->err);
+		series_report_check(r);
+		bci_report_free(r);
+	}
+	options.threads = 1;
 
 	/* Window 1: only drm-tip-5, where the flaky test passed: now a possible new issue. */
 	options.window = 1;
