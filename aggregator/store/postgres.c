@@ -33,7 +33,7 @@ enum {
 };
 
 /* The most parameters one statement in store.c binds. */
-#define POSTGRES_MAX_PARAMS 24
+#define POSTGRES_MAX_PARAMS 192
 #define POSTGRES_MAX_COLUMNS 24
 
 static void notice_drop(void *ctx, const char *message)
@@ -185,8 +185,11 @@ static int postgres_query(void *handle, int id, const char *sql, const struct bc
 	PGresult *res;
 	int ret = 0;
 
-	if (id < 0 || id >= p->n_statements || n_params > POSTGRES_MAX_PARAMS)
+	if (id < 0 || id >= p->n_statements || n_params > POSTGRES_MAX_PARAMS) {
+		snprintf(err, err_size, "postgresql: statement %d: %d parameters (at most %d)", id,
+			 n_params, POSTGRES_MAX_PARAMS);
 		return -EINVAL;
+	}
 	snprintf(name, sizeof(name), "bci_%d", id);
 	if (!p->prepared[id]) {
 		ret = statement_prepare(p, id, name, sql, err, err_size);

@@ -185,14 +185,38 @@ int bci_store_result_add(struct bci_store *store, int64_t run, const struct bci_
 	return ret;
 }
 
+/* The rows S_RESULTS_ADD_MANY inserts at once (its text has as many). */
+#define RESULTS_PER_INSERT 32
+
 int bci_store_results_add(struct bci_store *store, int64_t run,
 			  const struct bci_store_result *results, size_t count, char *err,
 			  size_t err_size)
 {
-	struct bci_store_value key = value_int(run);
+	struct bci_store_value key = value_int(run), params[RESULTS_PER_INSERT * 6];
+	size_t i = 0;
 	int ret = 0;
 
-	for (size_t i = 0; ret == 0 && i < count; i++)
+	for (size_t k = 0; k < count; k++)
+		if (!results[k].name || !results[k].result) {
+			snprintf(err, err_size, "a result needs a test name and a result");
+			return -EINVAL;
+		}
+	for (; ret == 0 && count - i >= RESULTS_PER_INSERT; i += RESULTS_PER_INSERT) {
+		for (size_t k = 0; k < RESULTS_PER_INSERT; k++) {
+			const struct bci_store_result *r = &results[i + k];
+			struct bci_store_value *p = &params[k * 6];
+
+			p[0] = key;
+			p[1] = value_int(r->job);
+			p[2] = value_text(r->name);
+			p[3] = value_text(r->result);
+			p[4] = value_real(r->duration, 0);
+			p[5] = value_int(r->dmesg_warnings ? 1 : 0);
+		}
+		ret = bci_store_query(store, S_RESULTS_ADD_MANY, params, RESULTS_PER_INSERT * 6, NULL,
+				      NULL, err, err_size);
+	}
+	for (; ret == 0 && i < count; i++)
 		ret = result_insert(store, run, &results[i], err, err_size);
 	if (ret == 0 && count)
 		ret = bci_store_query(store, S_DURATIONS_PENDING_ADD, &key, 1, NULL, NULL, err,

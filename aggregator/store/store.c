@@ -150,6 +150,12 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VE
 	" r.archive_path, r.archive_root, r.state, r.started, r.ended, r.ingested, " RESULT_COLUMNS \
 	" FROM runs r CROSS JOIN results res JOIN machines m ON m.id = r.machine" \
 	" LEFT JOIN builds b ON b.id = r.build"
+/* The value rows of S_RESULTS_ADD_MANY. */
+#define RESULT_ROW "(?, ?, ?, ?, ?, ?)"
+#define RESULT_ROWS_4 RESULT_ROW ", " RESULT_ROW ", " RESULT_ROW ", " RESULT_ROW
+#define RESULT_ROWS_16 RESULT_ROWS_4 ", " RESULT_ROWS_4 ", " RESULT_ROWS_4 ", " RESULT_ROWS_4
+#define RESULT_ROWS_32 RESULT_ROWS_16 ", " RESULT_ROWS_16
+
 static const char *const statements[S_COUNT] = {
 	[S_VERSION_TABLE] = "CREATE TABLE IF NOT EXISTS bootci_schema (version INTEGER NOT NULL)",
 	[S_VERSION_GET] = "SELECT version FROM bootci_schema",
@@ -185,6 +191,9 @@ static const char *const statements[S_COUNT] = {
 	[S_BOOT_ADD] = "INSERT INTO boots (run, boot, started, kernel, cmdline, previous, ending)"
 		       " VALUES (?, ?, ?, ?, ?, ?, ?)",
 	[S_CRASH_ADD] = "INSERT INTO crashes (run, boot, source, name, path) VALUES (?, ?, ?, ?, ?)",
+	/* RESULTS_PER_INSERT (runs.c) rows in one statement: ingest's 10k rows in a few hundred steps. */
+	[S_RESULTS_ADD_MANY] = "INSERT INTO results (run, job, name, result, duration, dmesg_warnings)"
+			       " VALUES " RESULT_ROWS_32,
 	[S_RESULT_ADD] = "INSERT INTO results (run, job, name, result, duration, dmesg_warnings)"
 			 " VALUES (?, ?, ?, ?, ?, ?)",
 	[S_DURATION_ADD] = "INSERT INTO test_durations (name, total, count) VALUES (?, ?, 1)"

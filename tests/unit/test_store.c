@@ -684,6 +684,59 @@ static void test_durations_kept_and_migrated(void **state)
 	assert_true(fabs(mean_duration(f, "igt@a@none") - 7.0) < 1e-9);
 }
 
+/* ---- a run's results at once ---- */
+
+struct batch_read {
+	int seen, wrong;
+};
+
+static int batch_row(const struct bci_store_result *r, void *ctx)
+{
+	struct batch_read *b = ctx;
+	char name[32];
+	int i = b->seen++;
+
+	snprintf(name, sizeof(name), "igt@batch@%03d", 69 - i);
+	if (r->job != i || strcmp(r->name, name) || strcmp(r->result, i % 2 ? "fail" : "pass") ||
+	    (i % 5 ? fabs(r->duration - i * 0.5) > 1e-9 : r->duration >= 0) ||
+	    r->dmesg_warnings != (i % 3 == 0))
+		b->wrong++;
+	return 0;
+}
+
+/*
+ * 70 results in one call (as ingest stores a run: several rows a statement,
+ * then the rest one by one) read back in their order, each as it was given;
+ * one without a name refuses them all before any is written.
+ */
+static void test_results_batch(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_store_result rows[70];
+	char names[70][32];
+	struct batch_read b = { 0 };
+	int64_t run = run_add(f, "batch"), other = run_add(f, "batch-refused");
+
+	for (int i = 0; i < 70; i++) {
+		snprintf(names[i], sizeof(names[i]), "igt@batch@%03d", 69 - i);
+		rows[i] = (struct bci_store_result){
+			.job = i, .name = names[i], .result = i % 2 ? "fail" : "pass",
+			.duration = i % 5 ? i * 0.5 : -1, .dmesg_warnings = i % 3 == 0,
+		};
+	}
+	if (bci_store_results_add(f->store, run, rows, 70, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	assert_int_equal(bci_store_results_each(f->store, run, batch_row, &b, f->err, sizeof(f->err)),
+			 70);
+	assert_int_equal(b.seen, 70);
+	assert_int_equal(b.wrong, 0);
+	rows[40].name = NULL;
+	assert_int_equal(bci_store_results_add(f->store, other, rows, 70, f->err, sizeof(f->err)),
+			 -EINVAL);
+	assert_int_equal(bci_store_results_each(f->store, other, NULL, NULL, f->err,
+						sizeof(f->err)), 0);
+}
+
 /* ---- transactions ---- */
 
 static void test_transactions(void **state)
@@ -762,6 +815,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_result_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_runs_and_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_durations_kept_and_migrated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_results_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_text_is_data, setup, teardown),
 	};
