@@ -69,8 +69,7 @@ void bci_manifest_free(struct bci_manifest *m)
 		free(m->efi_entries[i].device_path);
 	}
 	free(m->efi_entries);
-	for (size_t i = 0; i < m->file_count; i++)
-		free(m->files[i].path);
+	bci_arena_free(&m->paths);
 	free(m->files);
 	free(m);
 }
@@ -206,10 +205,9 @@ int bci_manifest_add_file(struct bci_manifest *m, const char *path, uint64_t siz
 		bci_message(err, err_size, "%s: sha256 is not 64 lowercase hex digits", path);
 		return -EINVAL;
 	}
-	copy = strdup(path);
+	copy = bci_arena_strdup(&m->paths, path);
 	file = copy ? bci_manifest_array_grow(&m->files, &m->file_count, sizeof(*file)) : NULL;
 	if (!file) {
-		free(copy);
 		bci_message(err, err_size, "%s: out of memory", path);
 		return -ENOMEM;
 	}

@@ -45,6 +45,8 @@
 #ifndef BCI_MANIFEST_H
 #define BCI_MANIFEST_H
 
+#include "arena.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -100,6 +102,7 @@ struct bci_manifest {
 	size_t efi_entry_count;
 	struct bci_manifest_file *files;	/* sorted by path once read or written */
 	size_t file_count;
+	struct bci_arena paths;		/* the files' paths (a run has 40k): freed with it */
 };
 
 /* An empty manifest of the current version (every string ""), or NULL on ENOMEM. */

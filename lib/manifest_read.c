@@ -215,6 +215,7 @@ static int read_file_entry(struct reader *r, struct json_object *f, size_t i,
 			   struct bci_manifest *m)
 {
 	static const char *const members[] = { "path", "size", "sha256", NULL };
+	char *path = NULL;
 	struct json_object *hash;
 	struct bci_manifest_file *file;
 	char where[64];
@@ -239,7 +240,12 @@ static int read_file_entry(struct reader *r, struct json_object *f, size_t i,
 		return -ENOMEM;
 	file->size = (uint64_t)size;
 	memcpy(file->sha256, json_object_get_string(hash), sizeof(file->sha256));
-	return get_string(r, f, where, "path", &file->path);
+	ret = get_string(r, f, where, "path", &path);
+	if (ret < 0)
+		return ret;
+	file->path = bci_arena_strdup(&m->paths, path);
+	free(path);
+	return file->path ? 0 : -ENOMEM;
 }
 
 static int read_manifest(struct reader *r, struct json_object *root, struct bci_manifest *m)
@@ -498,7 +504,7 @@ static int entry_fast(struct outline *o, struct bci_manifest *m)
 	file = bci_manifest_array_grow(&m->files, &m->file_count, sizeof(*file));
 	if (!file)
 		return -ENOMEM;
-	file->path = strndup(o->text + path, path_len);
+	file->path = bci_arena_memdup0(&m->paths, o->text + path, path_len);
 	if (!file->path)
 		return -ENOMEM;
 	file->size = size;
@@ -516,8 +522,7 @@ static int outline_files(struct outline *o, struct reader *r, struct bci_manifes
 	int ret;
 
 	/* A second "files" member replaces the first, as a JSON object's keys do. */
-	for (size_t k = 0; k < m->file_count; k++)
-		free(m->files[k].path);
+	/* (Their paths stay in the arena until the manifest goes: bounded by the text.) */
 	free(m->files);
 	m->files = NULL;
 	m->file_count = 0;
