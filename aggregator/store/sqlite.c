@@ -187,7 +187,13 @@ int bci_store_sqlite_open(const char *path, int n_statements, void **db, char *e
 	static const char *const setup =
 		"PRAGMA journal_mode=WAL;"
 		"PRAGMA synchronous=FULL;"
-		"PRAGMA foreign_keys=ON;";
+		"PRAGMA foreign_keys=ON;"
+		/*
+		 * Statement journals (a statement of many rows inside a
+		 * transaction, as ingest's inserts) and sorts in memory, not in
+		 * temporary files: 40k writes a run otherwise.
+		 */
+		"PRAGMA temp_store=MEMORY;";
 	struct sqlite_db *s;
 	int rc, ret;
 
