@@ -10,6 +10,7 @@
  * Memory: one machine at a time. A machine's build results and baseline
  * are two hash tables of test names (10k tests: well under a few MiB).
  */
+#include "arena.h"
 #include "report.h"
 #include "../store/store.h"
 
@@ -36,6 +37,7 @@ struct test_slot {
 struct test_table {
 	struct test_slot *slots;
 	size_t cap, n;
+	struct bci_arena names;	/* the slots' names, freed at once */
 };
 
 static uint64_t name_hash(const char *s)
@@ -49,10 +51,29 @@ static uint64_t name_hash(const char *s)
 
 static void table_release(struct test_table *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->slots[i].name);
+	bci_arena_free(&t->names);
 	free(t->slots);
 	memset(t, 0, sizeof(*t));
+}
+
+/* Room for @n names at most half full, so that a table filled to a known size never grows. */
+static int table_reserve(struct test_table *t, size_t n)
+{
+	size_t cap = 1024;
+
+	while (cap < 2 * n + 2)
+		cap *= 2;
+	if (t->cap >= cap)
+		return 0;
+	free(t->slots);
+	t->slots = calloc(cap, sizeof(*t->slots));
+	if (!t->slots) {
+		t->cap = t->n = 0;
+		return -ENOMEM;
+	}
+	t->cap = cap;
+	t->n = 0;
+	return 0;
 }
 
 static int table_grow(struct test_table *t)
@@ -73,6 +94,7 @@ static int table_grow(struct test_table *t)
 		bigger.slots[j] = t->slots[i];
 	}
 	bigger.n = t->n;
+	bigger.names = t->names;
 	free(t->slots);
 	*t = bigger;
 	return 0;
@@ -92,7 +114,7 @@ static struct test_slot *table_get(struct test_table *t, const char *name, int a
 			return &t->slots[i];
 	if (!add)
 		return NULL;
-	t->slots[i].name = strdup(name);
+	t->slots[i].name = bci_arena_strdup(&t->names, name);
 	if (!t->slots[i].name)
 		return NULL;
 	t->slots[i].status = -1;
@@ -197,6 +219,7 @@ struct maker {
 	char *err;
 	size_t err_size;
 	size_t changes_cap;
+	size_t tests_hint;	/* the last machine's tests: the next one's tables start that large */
 };
 
 static int change_add(struct maker *m, const char *test, const struct run_ref *run,
@@ -447,6 +470,8 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 	struct baseline_ctx bctx = { .m = m, .runs = &baseline };
 	int ret = 0;
 
+	if (table_reserve(&now, m->tests_hint) < 0 || table_reserve(&before, m->tests_hint) < 0)
+		ret = -ENOMEM;
 	for (size_t i = first; i < end && ret >= 0; i++) {
 		struct build_results_ctx c = { .table = &now, .run = (int)i };
 
@@ -531,6 +556,7 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 	free(tag_names);
 	runs_release(&tags);
 	runs_release(&baseline);
+	m->tests_hint = now.n > before.n ? now.n : before.n;
 	table_release(&now);
 	table_release(&before);
 	return ret;
