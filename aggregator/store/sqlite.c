@@ -9,12 +9,16 @@
 #include "backend.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct sqlite_db {
 	sqlite3 *db;
+	bool writing;		/* holds write_lock for its write transaction */
 	int n_statements;
 	sqlite3_stmt *statements[];
 };
@@ -55,13 +59,49 @@ static int sqlite_errno(int code)
 	}
 }
 
+/*
+ * One write transaction at a time among this process's connections, waited
+ * for on a mutex: SQLite's busy handler sleeps in steps of up to 100 ms,
+ * long after the other thread's commit (two ingest workers spent much of
+ * their time so). Other processes still meet the busy timeout. A thread
+ * that holds it already (a second connection of its own) does not wait on
+ * itself.
+ */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread bool write_lock_mine;
+
+static void write_lock_take(struct sqlite_db *s)
+{
+	if (write_lock_mine)
+		return;
+	pthread_mutex_lock(&write_lock);
+	write_lock_mine = true;
+	s->writing = true;
+}
+
+static void write_lock_give(struct sqlite_db *s)
+{
+	if (!s->writing)
+		return;
+	s->writing = false;
+	write_lock_mine = false;
+	pthread_mutex_unlock(&write_lock);
+}
+
 static int sqlite_exec(void *handle, const char *sql, char *err, size_t err_size)
 {
 	struct sqlite_db *s = handle;
+	bool begin = !strcmp(sql, bci_store_sqlite_backend.begin_sql);
 	char *message = NULL;
 	int rc;
 
+	if (begin)
+		write_lock_take(s);
 	rc = sqlite3_exec(s->db, sql, NULL, NULL, &message);
+	/* The transaction is over (or never began): the next writer may go. */
+	if ((begin && rc != SQLITE_OK) || (!strcmp(sql, "COMMIT") && rc == SQLITE_OK) ||
+	    !strcmp(sql, "ROLLBACK"))
+		write_lock_give(s);
 	if (rc != SQLITE_OK) {
 		snprintf(err, err_size, "sqlite: %s", message ? message : sqlite3_errstr(rc));
 		sqlite3_free(message);
@@ -179,6 +219,7 @@ static void sqlite_close(void *handle)
 	for (int i = 0; i < s->n_statements; i++)
 		sqlite3_finalize(s->statements[i]);
 	sqlite3_close(s->db);
+	write_lock_give(s);
 	free(s);
 }
 
