@@ -727,6 +727,66 @@ static char *noise(size_t n, unsigned seed)
 }
 
 /*
+ * Logs added in the archive's order (jobs 0, 1, 10, 11, 2 ...; dmesg before
+ * out and err), then one job far beyond the others: each found again by its
+ * job and name, whichever way the index was ordered.
+ */
+static void test_log_order(void **state)
+{
+	struct fixture *f = *state;
+	static const char digest[] =
+		"ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+	static const char *const which[] = { "dmesg", "out", "err" };
+	static const unsigned jobs[] = { 0, 1, 10, 11, 12, 2, 3, 4, 5, 6, 7, 8, 9 };
+	struct bci_cache_logs *w;
+	char text[64];
+
+	for (int sparse = 0; sparse <= 1; sparse++) {
+		assert_int_equal(bci_cache_logs_begin(f->data, digest, &w, f->err, sizeof(f->err)),
+				 0);
+		for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++)
+			for (int k = 0; k < 3; k++) {
+				int n = snprintf(text, sizeof(text), "job %u %s", jobs[i], which[k]);
+
+				assert_int_equal(bci_cache_logs_add(w, jobs[i], which[k], text,
+								    (size_t)n, -1, f->err,
+								    sizeof(f->err)), 0);
+			}
+		if (sparse)
+			assert_int_equal(bci_cache_logs_add(w, 5000000, "out", "far", 3, -1, f->err,
+							    sizeof(f->err)), 0);
+		assert_int_equal(bci_cache_logs_commit(w, f->err, sizeof(f->err)), 0);
+		for (unsigned job = 0; job <= 12; job++)
+			for (int k = 0; k < 3; k++) {
+				int fd = bci_cache_logs_open(f->data, digest, job, which[k], f->err,
+							     sizeof(f->err));
+				char *got;
+
+				if (fd < 0)
+					fail_msg("job %u %s: %s", job, which[k], f->err);
+				got = read_fd(fd);
+				close(fd);
+				snprintf(text, sizeof(text), "job %u %s", job, which[k]);
+				assert_string_equal(got, text);
+				free(got);
+			}
+		if (sparse) {
+			int fd = bci_cache_logs_open(f->data, digest, 5000000, "out", f->err,
+						     sizeof(f->err));
+			char *got;
+
+			assert_true(fd >= 0);
+			got = read_fd(fd);
+			close(fd);
+			assert_string_equal(got, "far");
+			free(got);
+		}
+		assert_true(bci_cache_logs_open(f->data, digest, 13, "out", f->err,
+						sizeof(f->err)) < 0);
+	}
+}
+
+/*
  * A log up to 512 bytes is stored as it is, in a frame of one raw block;
  * a longer one compressed. Every size at the edges (1, 255 and 256: the
  * frame header's two content-size forms, 512, 513) reads back whole through
@@ -1161,6 +1221,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_log_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_large_job_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_frames, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lying_archive_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plain_tar_needs_machine, setup, teardown),
