@@ -776,6 +776,17 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 		ret = results_read(in);
 	if (ret != 0)
 		goto out;
+	/* The log file's writes go to the disk while the rows are written. */
+	if (in->logs) {
+		char why[512];
+
+		if (bci_cache_logs_finish(in->logs, why, sizeof(why)) < 0) {
+			if (in->options && in->options->warnings)
+				fprintf(in->options->warnings, "warning: %s: the run's log file: %s\n",
+					in->archive, why);
+			in->logs = NULL;
+		}
+	}
 	ret = rows_write(in);
 	/* Another ingest of the same run committed first: same digest, nothing to do. */
 	if (ret == 1)

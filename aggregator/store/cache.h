@@ -97,6 +97,12 @@ int bci_cache_logs_begin(const char *data_dir, const char *digest, struct bci_ca
 			 char *err, size_t err_size);
 int bci_cache_logs_add(struct bci_cache_logs *w, unsigned job, const char *which, const char *data,
 		       size_t len, int fd, char *err, size_t err_size);
+/*
+ * The file made whole (its index written) and its writeback started, so that
+ * commit's fsync finds little left; on failure @w is freed. Commit does it
+ * when it was not done.
+ */
+int bci_cache_logs_finish(struct bci_cache_logs *w, char *err, size_t err_size);
 int bci_cache_logs_commit(struct bci_cache_logs *w, char *err, size_t err_size);
 void bci_cache_logs_abort(struct bci_cache_logs *w);
 

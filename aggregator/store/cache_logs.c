@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,7 @@ struct bci_cache_logs {
 	size_t out_len;
 	struct log_record *records;
 	size_t count, cap;
+	bool finished;			/* whole on disk, its writeback started */
 };
 
 static void put_le(unsigned char *p, uint64_t v, int bytes)
@@ -326,18 +328,22 @@ static int records_order(struct bci_cache_logs *w)
 	return 0;
 }
 
-int bci_cache_logs_commit(struct bci_cache_logs *w, char *err, size_t err_size)
+int bci_cache_logs_finish(struct bci_cache_logs *w, char *err, size_t err_size)
 {
 	unsigned char *index, *p;
 	size_t bytes = w->count * LOG_RECORD + LOG_TRAILER;
 	int ret;
 
+	if (w->finished)
+		return 0;
 	if (w->count && records_order(w) < 0) {
+		snprintf(err, err_size, "%s: %s", w->tmp, strerror(ENOMEM));
 		bci_cache_logs_abort(w);
 		return -ENOMEM;
 	}
 	index = malloc(bytes);
 	if (!index) {
+		snprintf(err, err_size, "%s: %s", w->tmp, strerror(ENOMEM));
 		bci_cache_logs_abort(w);
 		return -ENOMEM;
 	}
@@ -356,8 +362,25 @@ int bci_cache_logs_commit(struct bci_cache_logs *w, char *err, size_t err_size)
 	if (ret == 0)
 		ret = bci_write_all(w->fd, index, bytes);
 	free(index);
+	if (ret < 0) {
+		snprintf(err, err_size, "%s: %s", w->tmp, strerror(-ret));
+		bci_cache_logs_abort(w);
+		return ret;
+	}
+	/* The disk starts on it now; commit's fsync waits for what is left. */
+	sync_file_range(w->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	w->finished = true;
+	return 0;
+}
+
+int bci_cache_logs_commit(struct bci_cache_logs *w, char *err, size_t err_size)
+{
+	int ret = bci_cache_logs_finish(w, err, err_size);
+
+	if (ret < 0)
+		return ret;
 	/* Durable before it is named: a crash leaves the old name or none, never half a file. */
-	if (ret == 0 && fsync(w->fd) < 0)
+	if (fsync(w->fd) < 0)
 		ret = -errno;
 	if (ret == 0 && rename(w->tmp, w->path) < 0)
 		ret = -errno;
