@@ -606,17 +606,17 @@ bool bci_igt_err_has_warnings(const char *buf, size_t len)
 
 static size_t lowercase_word(const char *s, char *dst, size_t room)
 {
-	size_t n = 0;
+	size_t n;
 
-	while (s[n] && !is_space(s[n])) {
-		if (n < room) {
-			char c = s[n];
+	/* What fits is all that is kept: the rest of a longer word is not looked at. */
+	for (n = 0; n < room; n++) {
+		unsigned char c = (unsigned char)s[n];
 
-			dst[n] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-		}
-		n++;
+		if (!c || c == ' ' || (unsigned)(c - '\t') <= '\r' - '\t')
+			break;
+		dst[n] = (char)(c + ((unsigned)(c - 'A') < 26 ? 'a' - 'A' : 0));
 	}
-	return n < room ? n : room;
+	return n;
 }
 
 /*

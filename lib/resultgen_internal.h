@@ -125,7 +125,16 @@ extern const struct gen_source gen_mem_source;
 
 struct gen_prefetch;
 
+/* piglit_name()'s last answers: a job asks for its few names again and again. */
+struct name_cache {
+	const char *binary;		/* NULL: empty */
+	bool whole;			/* the binary's own name (no subtest) */
+	char subtest[NAME_SIZE];
+	char name[NAME_SIZE];
+};
+
 struct gen {
+	struct name_cache names[2];	/* the newest first; emptied with each job */
 	const char *dir;
 	int dirfd;
 	int jobfd;		/* gen_dir_source: the entered job folder, or -1 */
@@ -283,6 +292,8 @@ int str_to_text(struct gen *g, struct bci_str *b, struct bci_results_text *t);
 /* The job keeps @blob (freed with the job), or frees it on -ENOMEM. */
 int keep_blob(struct gen *g, char *blob);
 void piglit_name(struct gen *g, const char *subtest, char name[NAME_SIZE]);
+/* bci_igt_piglit_name() of @binary, through the cache when it is the job's. */
+void piglit_name_of(struct gen *g, const char *binary, const char *subtest, char name[NAME_SIZE]);
 void job_reset(struct gen *g);
 void gen_release(struct gen *g);
 int add_subtest(struct gen *g, const char *name);

@@ -300,6 +300,8 @@ static void job_clear(struct gen *g, bool all)
 {
 	size_t i, k;
 
+	/* The next job's binary may be at the same address. */
+	g->names[0].binary = g->names[1].binary = NULL;
 	for (i = 0; i < g->test_count; i++)
 		free(g->tests[i]);
 	g->test_count = 0;
@@ -347,9 +349,31 @@ void gen_release(struct gen *g)
 	g->has_filter = false;
 }
 
+void piglit_name_of(struct gen *g, const char *binary, const char *subtest, char name[NAME_SIZE])
+{
+	size_t sub_len = subtest ? strlen(subtest) : 0;
+	struct name_cache *c = g->names;
+
+	for (int i = 0; i < 2; i++)
+		if (c[i].binary == binary && c[i].whole == !subtest &&
+		    (!subtest || !strcmp(c[i].subtest, subtest))) {
+			memcpy(name, c[i].name, strlen(c[i].name) + 1);
+			return;
+		}
+	bci_igt_piglit_name(binary, subtest, name, NAME_SIZE);
+	/* Only the job's binary (its pointer is the job's until job_reset) and names that fit. */
+	if (!g->job || binary != g->job->binary || sub_len >= NAME_SIZE)
+		return;
+	c[1] = c[0];
+	c[0].binary = binary;
+	c[0].whole = !subtest;
+	memcpy(c[0].subtest, subtest ? subtest : "", sub_len + 1);
+	memcpy(c[0].name, name, strlen(name) + 1);
+}
+
 void piglit_name(struct gen *g, const char *subtest, char name[NAME_SIZE])
 {
-	bci_igt_piglit_name(g->job->binary, subtest, name, NAME_SIZE);
+	piglit_name_of(g, g->job->binary, subtest, name);
 }
 
 /* ---- per-binary counters for "totals" and "runtimes" ---- */
@@ -453,7 +477,7 @@ int add_to_totals(struct gen *g, const char *binary)
 	struct test *t;
 	size_t i, k;
 
-	bci_igt_piglit_name(binary, NULL, name, NAME_SIZE);
+	piglit_name_of(g, binary, NULL, name);
 	b = get_binary(g, name);
 	if (!b)
 		return -ENOMEM;
@@ -468,7 +492,7 @@ int add_to_totals(struct gen *g, const char *binary)
 		return 0;
 	}
 	for (i = 0; i < g->sub_count; i++) {
-		bci_igt_piglit_name(binary, g->subs[i].name, name, NAME_SIZE);
+		piglit_name_of(g, binary, g->subs[i].name, name);
 		if (count_test(g, b, name))
 			return 0;
 		for (k = 0; k < g->subs[i].dynamic_count; k++) {
