@@ -449,28 +449,37 @@ static int outline_value(struct outline *o, struct json_tokener *tok, struct jso
  * another order, a fraction, anything wrong) goes to json-c and the checks.
  * 1 and the entry appended to @m, 0 when the text is not of that shape.
  */
-static bool fast_token(const struct outline *o, size_t *at, const char *token)
-{
-	size_t n = strlen(token);
+/* @token, a literal (its length known where it is inlined), after any JSON whitespace. */
+#define fast_token(o, at, token) fast_literal((o), (at), (token), sizeof(token) - 1)
 
-	while (*at < o->len && json_space(o->text[*at]))
-		(*at)++;
-	if (o->len - *at < n || memcmp(o->text + *at, token, n))
+static inline bool fast_literal(const struct outline *o, size_t *at, const char *token, size_t n)
+{
+	const char *t = o->text;
+	size_t i = *at;
+
+	while (i < o->len && json_space(t[i]))
+		i++;
+	if (o->len - i < n || memcmp(t + i, token, n))
 		return false;
-	*at += n;
+	*at = i + n;
 	return true;
 }
 
-static bool fast_string(const struct outline *o, size_t *at, size_t *start, size_t *len)
+/* Bytes a fast string may hold: printable ASCII but the quote and the backslash. */
+static const unsigned char fast_plain[256] = {
+	[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7e] = 1,
+};
+
+static inline bool fast_string(const struct outline *o, size_t *at, size_t *start, size_t *len)
 {
+	const char *t = o->text;
 	size_t i;
 
 	if (!fast_token(o, at, "\""))
 		return false;
-	for (i = *at; i < o->len && o->text[i] != '"'; i++)
-		if (o->text[i] < 0x20 || o->text[i] > 0x7e || o->text[i] == '\\')
-			return false;
-	if (i == o->len)
+	for (i = *at; i < o->len && fast_plain[(unsigned char)t[i]]; i++)
+		;
+	if (i == o->len || t[i] != '"')
 		return false;
 	*start = *at;
 	*len = i - *at;
