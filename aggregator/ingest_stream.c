@@ -488,13 +488,13 @@ static int array_reserve(void *array_ptr, size_t *cap, size_t count, size_t size
  */
 static int scan_reserve(struct ingest *in, const char *manifest, size_t len)
 {
-	static const char key[] = "\"path\"";
 	const char *at = manifest, *end = manifest + len;
 	size_t files = 0;
 
-	while (files < SCAN_HINT_MAX && (at = memmem(at, (size_t)(end - at), key, sizeof(key) - 1))) {
+	/* Each file is an object: its '{' counted (a few other objects count too). */
+	while (files < SCAN_HINT_MAX && (at = memchr(at, '{', (size_t)(end - at)))) {
 		files++;
-		at += sizeof(key) - 1;
+		at++;
 	}
 	/* Each file, and about one folder for every four (a job's four files). */
 	if (array_reserve(&in->entries, &in->entry_cap, files + files / 4 + 16,
@@ -768,7 +768,9 @@ static bool job_member(const char *rel, size_t *index, const char **name)
 	if (!digits || digits > 9 || rel[digits] != '/' || (rel[0] == '0' && digits > 1) ||
 	    strchr(rel + digits + 1, '/'))
 		return false;
-	*index = (size_t)strtoul(rel, NULL, 10);
+	*index = 0;
+	for (size_t i = 0; i < digits; i++)
+		*index = *index * 10 + (size_t)(rel[i] - '0');
 	*name = rel + digits + 1;
 	return true;
 }
