@@ -255,6 +255,24 @@ static void test_damage_handed_back(void **state)
 	copy[1024] ^= 0x01;
 	assert_int_equal(read_mem(copy, len, &entries), -EPROTO);
 	assert_int_equal(entries, 1);
+	/*
+	 * A byte above 0x7f in a field the reader passes over (b.txt's owner
+	 * name), the checksum made again as tar sums: unsigned bytes. Read
+	 * whole (the signed sum, old tars', would differ).
+	 */
+	memcpy(copy, buf, len);
+	copy[1024 + 265] = 0xe9;
+	{
+		unsigned sum = 0;
+
+		memset(copy + 1024 + 148, ' ', 8);
+		for (size_t i = 0; i < 512; i++)
+			sum += copy[1024 + i];
+		snprintf((char *)copy + 1024 + 148, 8, "%06o", sum);
+		copy[1024 + 155] = ' ';
+	}
+	assert_int_equal(read_mem(copy, len, &entries), 0);
+	assert_int_equal(entries, 3);
 	/* Cut in b.txt's bytes, then in c.txt's header. */
 	assert_int_equal(read_mem(buf, 1536 + 1000, &entries), -EPROTO);
 	assert_int_equal(entries, 2);
