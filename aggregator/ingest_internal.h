@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * What ingest.c and ingest_verify.c share: one ingest's state, and the
- * manifest checks (an archive's files against what its manifest promises).
+ * What ingest.c, ingest_verify.c, ingest_stream.c and ingest_results.c share:
+ * one ingest's state, the archive's readers, and the manifest checks (an
+ * archive's files against what its manifest promises).
  */
 #ifndef BOOTCI_AGGREGATOR_INGEST_INTERNAL_H
 #define BOOTCI_AGGREGATOR_INGEST_INTERNAL_H
@@ -13,12 +14,17 @@
 #include "resultgen.h"
 #include "strv.h"
 
+#include <nettle/sha2.h>
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 /* The largest small file read whole (manifest, boot records, suspend cycles). */
 #define SMALL_FILE_MAX ((size_t)16 << 20)
+
+struct archive;
+struct archive_entry;
 
 /* One entry of the archive, its path cleaned (no "./", no repeated slash). */
 struct ingest_entry {
@@ -97,6 +103,34 @@ const struct bci_results_mem_file *bci_ingest_run_file_find(const struct ingest 
 void bci_ingest_run_file_drop(struct ingest *in, const char *rel);
 /* A kept run file, copied NUL-terminated into *@text (NULL when the run has none), its length in *@len (may be NULL). */
 int bci_ingest_run_file(struct ingest *in, const char *rel, char **text, size_t *len);
+/* libarchive on the archive, any compression, tar formats: 0 or -errno with in->err. */
+int bci_ingest_archive_open(struct ingest *in, struct archive **out);
+/* The checks every entry passes (bci_cache_entry_clean, its type): 1 and @path, 0 to skip, or -errno. */
+int bci_ingest_entry_check(struct ingest *in, struct archive_entry *entry, char *path, size_t size);
+
+/* A job's file larger than this goes to a temporary file instead of memory. */
+#define JOB_FILE_MEM_MAX SMALL_FILE_MAX
+
+/* Where a member's bytes go: a digest, a buffer (up to @limit), a file. */
+struct ingest_sink {
+	struct sha256_ctx *hash;	/* nettle's, on the caller's stack: no allocation per member */
+	struct bci_str *buf;
+	size_t limit;
+	bool over;		/* more than @limit came: the buffer stopped */
+	int fd;
+};
+
+/* libarchive's current entry's bytes into @s; *@size: how many. 0 or -errno, the entry named. */
+int bci_ingest_member_read(struct ingest *in, struct archive *a, const char *path,
+			   struct ingest_sink *s, uint64_t *size);
+/* A slot at the end of *@files (@count used of *@cap, grown by doubling from @first), or NULL. */
+struct bci_results_mem_file *bci_ingest_mem_files_slot(struct bci_results_mem_file **files,
+						       size_t count, size_t *cap, size_t first);
+/* "N/name" with N as the generator writes a job folder (no leading zero): N and name. */
+bool bci_ingest_job_member(const char *rel, size_t *index, const char **name);
+
+/* ---- ingest_results.c: the results, one job folder at a time ---- */
+
 /* The results generator over the archive, one job folder at a time in archive order. */
 int bci_ingest_results_stream(struct ingest *in, const struct bci_resultgen_options *options,
 			      bci_results_walk_fn *fn, void *ctx);

@@ -9,9 +9,10 @@
  *   every file hashed and listed for the manifest check, and the run's own
  *   small files (metadata, joblist, boot records...) kept in memory;
  *
- *   the results: each job folder's files gathered in memory (a member over
- *   JOB_FILE_MEM_MAX spilled to an unnamed temporary file) and handed to the
- *   results generator's memory source, one folder at a time.
+ *   the results (ingest_results.c): each job folder's files gathered in
+ *   memory (a member over JOB_FILE_MEM_MAX spilled to an unnamed temporary
+ *   file) and handed to the results generator's memory source, one folder at
+ *   a time.
  *
  * Why two: collect writes members in the manifest's sorted order, where the
  * job folders ("0/", "1/", ...) come before joblist.txt and metadata.txt,
@@ -50,8 +51,6 @@
 
 /* All of the run's own files held at once (a hostile archive could list many). */
 #define KEPT_BYTES_MAX ((size_t)64 << 20)
-/* A job's file larger than this goes to a temporary file instead of memory. */
-#define JOB_FILE_MEM_MAX SMALL_FILE_MAX
 /* The job folders' files the scan holds for the results, at most (else a second pass). */
 #define HELD_BYTES_MAX ((size_t)64 << 20)
 /* The archive is read in blocks of this size. */
@@ -208,7 +207,7 @@ refused:
 
 /* ---- reading members ---- */
 
-static int archive_open(struct ingest *in, struct archive **out)
+int bci_ingest_archive_open(struct ingest *in, struct archive **out)
 {
 	struct archive *a = archive_read_new();
 
@@ -248,22 +247,13 @@ static int entry_check_raw(struct ingest *in, const char *raw, mode_t type, bool
 	return *path ? 1 : 0;
 }
 
-static int entry_check(struct ingest *in, struct archive_entry *entry, char *path, size_t size)
+int bci_ingest_entry_check(struct ingest *in, struct archive_entry *entry, char *path, size_t size)
 {
 	return entry_check_raw(in, archive_entry_pathname(entry), archive_entry_filetype(entry),
 			       archive_entry_hardlink(entry) != NULL, path, size);
 }
 
-/* Where a member's bytes go: a digest, a buffer (up to @limit), a file. */
-struct sink {
-	struct sha256_ctx *hash;	/* nettle's, on the caller's stack: no allocation per member */
-	struct bci_str *buf;
-	size_t limit;
-	bool over;		/* more than @limit came: the buffer stopped */
-	int fd;
-};
-
-static int sink_bytes(struct sink *s, const void *data, size_t n)
+static int sink_bytes(struct ingest_sink *s, const void *data, size_t n)
 {
 	int ret = 0;
 
@@ -281,7 +271,7 @@ static int sink_bytes(struct sink *s, const void *data, size_t n)
 }
 
 /* A sparse entry's hole reads back as zeroes. */
-static int sink_zeros(struct sink *s, unsigned long long count)
+static int sink_zeros(struct ingest_sink *s, unsigned long long count)
 {
 	static const char zeros[4096];
 	int ret = 0;
@@ -296,7 +286,8 @@ static int sink_zeros(struct sink *s, unsigned long long count)
 }
 
 /* The current entry's bytes into @s; *@size: how many. 0 or -errno, the entry named. */
-static int member_read(struct ingest *in, struct archive *a, const char *path, struct sink *s,
+int bci_ingest_member_read(struct ingest *in, struct archive *a, const char *path,
+			   struct ingest_sink *s,
 		       uint64_t *size)
 {
 	const void *block;
@@ -338,9 +329,9 @@ struct scan_src {
 	struct bci_tar_read *t;
 };
 
-/* member_read() from the plain reader: -EPROTO (no message) sends the scan to libarchive. */
+/* bci_ingest_member_read() from the plain reader: -EPROTO (no message) sends the scan to libarchive. */
 static int member_read_plain(struct ingest *in, struct bci_tar_read *t, const char *path,
-			     struct sink *s, uint64_t *size)
+			     struct ingest_sink *s, uint64_t *size)
 {
 	const void *block;
 	uint64_t written = 0;
@@ -365,7 +356,7 @@ static int member_read_plain(struct ingest *in, struct bci_tar_read *t, const ch
 /* ---- files held in memory ---- */
 
 /* A slot at the end of *@files (@count used of *@cap, grown by doubling from @first), or NULL. */
-static struct bci_results_mem_file *mem_files_slot(struct bci_results_mem_file **files,
+struct bci_results_mem_file *bci_ingest_mem_files_slot(struct bci_results_mem_file **files,
 						   size_t count, size_t *cap, size_t first)
 {
 	if (count == *cap) {
@@ -384,7 +375,7 @@ static struct bci_results_mem_file *mem_files_slot(struct bci_results_mem_file *
 static int mem_files_add(struct bci_results_mem_file **files, size_t *count, size_t *cap,
 			 size_t first, const char *path, struct bci_str *buf)
 {
-	struct bci_results_mem_file *f = mem_files_slot(files, *count, cap, first);
+	struct bci_results_mem_file *f = bci_ingest_mem_files_slot(files, *count, cap, first);
 
 	if (!f)
 		return -ENOMEM;
@@ -401,7 +392,7 @@ static int mem_files_add(struct bci_results_mem_file **files, size_t *count, siz
 
 /* ---- the scan ---- */
 
-static bool job_member(const char *rel, size_t *index, const char **name);
+bool bci_ingest_job_member(const char *rel, size_t *index, const char **name);
 
 /* A job folder's file, the root not known yet: at the top or one folder down. */
 static bool held_wanted(const char *path)
@@ -409,7 +400,7 @@ static bool held_wanted(const char *path)
 	const char *slash = strchr(path, '/'), *name;
 	size_t index;
 
-	return job_member(path, &index, &name) || (slash && job_member(slash + 1, &index, &name));
+	return bci_ingest_job_member(path, &index, &name) || (slash && bci_ingest_job_member(slash + 1, &index, &name));
 }
 
 static void held_free(struct ingest *in)
@@ -437,7 +428,7 @@ static int held_add(struct ingest *in, const char *path, const struct bci_str *b
 		held_stop(in);
 		return 0;
 	}
-	f = mem_files_slot(&in->held, in->held_count, &in->held_cap, 1024);
+	f = bci_ingest_mem_files_slot(&in->held, in->held_count, &in->held_cap, 1024);
 	if (!f)
 		return -ENOMEM;
 	*f = (struct bci_results_mem_file){
@@ -515,7 +506,7 @@ static int file_scan(struct ingest *in, const struct scan_src *src, const char *
 {
 	struct bci_str buf = in->scan_buf;
 	bool kept = kept_wanted(path), held = !kept && !in->held_off && held_wanted(path);
-	struct sink s = { .buf = kept || held ? &buf : NULL,
+	struct ingest_sink s = { .buf = kept || held ? &buf : NULL,
 			  .limit = held ? JOB_FILE_MEM_MAX : SMALL_FILE_MAX, .fd = -1 };
 	unsigned char digest[SHA256_DIGEST_SIZE] = { 0 };
 	struct sha256_ctx hash;
@@ -530,7 +521,7 @@ static int file_scan(struct ingest *in, const struct scan_src *src, const char *
 	sha256_init(&hash);
 	s.hash = hashed ? &hash : NULL;
 	ret = src->t ? member_read_plain(in, src->t, path, &s, &size) :
-		       member_read(in, src->a, path, &s, &size);
+		       bci_ingest_member_read(in, src->a, path, &s, &size);
 	if (hashed)
 		sha256_digest(&hash, sizeof(digest), digest);
 	if (ret == 0 && held) {
@@ -622,7 +613,7 @@ static int scan_libarchive(struct ingest *in)
 	struct archive_entry *entry;
 	int ret, rc;
 
-	ret = archive_open(in, &src.a);
+	ret = bci_ingest_archive_open(in, &src.a);
 	if (ret < 0)
 		return ret;
 	while ((rc = archive_read_next_header(src.a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
@@ -737,31 +728,8 @@ void bci_ingest_stream_free(struct ingest *in)
 	held_free(in);
 }
 
-/* ---- the results, one job folder at a time ---- */
-
-/* The job folder being gathered: its files in memory (or spilled). */
-struct job_folder {
-	size_t index;
-	bool open;
-	bool borrowed;		/* the files are the scan's held ones: nothing to free */
-	struct bci_results_mem_file *files;
-	size_t count, cap;
-};
-
-static void folder_clear(struct job_folder *f)
-{
-	for (size_t i = 0; i < f->count && !f->borrowed; i++) {
-		free((char *)f->files[i].path);
-		free((char *)f->files[i].data);
-		if (f->files[i].fd >= 0)
-			close(f->files[i].fd);
-	}
-	f->count = 0;
-	f->open = false;
-}
-
 /* "N/name" with N as the generator writes a job folder (no leading zero): N and name. */
-static bool job_member(const char *rel, size_t *index, const char **name)
+bool bci_ingest_job_member(const char *rel, size_t *index, const char **name)
 {
 	size_t digits = strspn(rel, "0123456789");
 
@@ -773,234 +741,4 @@ static bool job_member(const char *rel, size_t *index, const char **name)
 		*index = *index * 10 + (size_t)(rel[i] - '0');
 	*name = rel + digits + 1;
 	return true;
-}
-
-struct results_walk {
-	struct ingest *in;
-	struct bci_results_job_reader *reader;
-	bci_results_walk_fn *fn;
-	void *ctx;
-	char name[PATH_MAX * 2];	/* the run folder in messages */
-	char tmp_dir[PATH_MAX];
-	bool *walked;
-	size_t jobs;
-	struct job_folder folder;
-};
-
-static int folder_walk(struct results_walk *w)
-{
-	struct bci_results_mem files = { w->folder.files, w->folder.count };
-	int ret;
-
-	if (!w->folder.open)
-		return 0;
-	w->walked[w->folder.index] = true;
-	ret = bci_results_job_walk_mem(w->reader, w->folder.index, &files, NULL, w->fn, w->ctx,
-				       w->in->err, w->in->err_size);
-	/* Its logs into the run's log file, for the result pages. */
-	for (size_t i = 0; i < files.count && ret == 0 && w->in->logs; i++) {
-		static const char *const logs[] = { "out", "err", "dmesg" };
-		const struct bci_results_mem_file *f = &files.files[i];
-		const char *name = strchr(f->path, '/'), *which = NULL;
-
-		/* N/out.txt, N/err.txt, N/dmesg.txt. */
-		for (size_t k = 0; name && !which && k < sizeof(logs) / sizeof(logs[0]); k++) {
-			size_t len = strlen(logs[k]);
-
-			if (!strncmp(name + 1, logs[k], len) && !strcmp(name + 1 + len, ".txt"))
-				which = logs[k];
-		}
-		if (!which)
-			continue;
-		ret = bci_cache_logs_add(w->in->logs, (unsigned)w->folder.index, which, f->data, f->len,
-					 f->fd, w->in->err, w->in->err_size);
-	}
-	folder_clear(&w->folder);
-	return ret;
-}
-
-/* A job file too large to hold: an unnamed file in DATA/tmp, gone when closed. */
-static int spill_open(struct results_walk *w, const char *path)
-{
-	int fd, ret;
-
-	if (!w->tmp_dir[0]) {
-		snprintf(w->tmp_dir, sizeof(w->tmp_dir), "%s/tmp", w->in->data_dir);
-		ret = bci_mkdir_p(w->tmp_dir, 0755);
-		if (ret < 0) {
-			bci_message(w->in->err, w->in->err_size, "%s: %s", w->tmp_dir, strerror(-ret));
-			w->tmp_dir[0] = '\0';
-			return ret;
-		}
-	}
-	fd = open(w->tmp_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		ret = -errno;
-		bci_message(w->in->err, w->in->err_size, "%s: a temporary file for %s: %s", w->tmp_dir,
-			    path, strerror(errno));
-		return ret;
-	}
-	return fd;
-}
-
-static int folder_add(struct results_walk *w, struct archive *a, struct archive_entry *entry,
-		      const char *path, const char *rel)
-{
-	struct job_folder *f = &w->folder;
-	struct bci_results_mem_file *file;
-	struct bci_str buf = { 0 };
-	struct sink s = { .buf = &buf, .limit = (size_t)-1, .fd = -1 };
-	uint64_t size = 0;
-	int ret = 0;
-
-	if (!mem_files_slot(&f->files, f->count, &f->cap, 8))
-		return -ENOMEM;
-	if (archive_entry_size_is_set(entry) && archive_entry_size(entry) > (la_int64_t)JOB_FILE_MEM_MAX) {
-		s.buf = NULL;
-		s.fd = spill_open(w, path);
-		if (s.fd < 0)
-			return s.fd;
-	}
-	ret = member_read(w->in, a, path, &s, &size);
-	file = &f->files[f->count];
-	*file = (struct bci_results_mem_file){ .path = strdup(rel), .len = buf.len, .fd = s.fd };
-	if (s.buf)
-		file->data = bci_str_steal(&buf);
-	if (ret == 0 && (!file->path || (s.buf && !file->data)))
-		ret = -ENOMEM;
-	f->count++;	/* folder_clear() frees it, whole or not */
-	bci_str_free(&buf);
-	return ret;
-}
-
-/*
- * Where the file @path of the archive goes: 1 when it is a job folder's file
- * the generator reads, the folder it belongs to now open (the one before
- * walked), *@rel its path below the root; 0 when it is not.
- */
-static int results_place(struct results_walk *w, const char *path, const char **rel)
-{
-	size_t root_len = strlen(w->in->root), index;
-	const char *name;
-	int ret;
-
-	if (root_len && (strncmp(path, w->in->root, root_len) || path[root_len] != '/'))
-		return 0;
-	*rel = path + (root_len ? root_len + 1 : 0);
-	if (!job_member(*rel, &index, &name) || index >= w->jobs)
-		return 0;	/* not a job's file the generator reads */
-	if (!w->folder.open || w->folder.index != index) {
-		ret = folder_walk(w);
-		if (ret < 0)
-			return ret;
-		if (w->walked[index]) {
-			bci_message(w->in->err, w->in->err_size,
-				    "%s: %s: job folder %zu's files do not follow each other in the"
-				    " archive (read one folder at a time)", w->in->archive, path, index);
-			return -EINVAL;
-		}
-		w->folder.open = true;
-		w->folder.index = index;
-	}
-	return 1;
-}
-
-/* The second pass's member: a job folder's file read from the archive. */
-static int results_member(struct results_walk *w, struct archive *a, struct archive_entry *entry)
-{
-	const char *rel;
-	char path[PATH_MAX];
-	int ret;
-
-	ret = entry_check(w->in, entry, path, sizeof(path));
-	if (ret <= 0 || archive_entry_filetype(entry) == AE_IFDIR)
-		return ret;
-	ret = results_place(w, path, &rel);
-	return ret <= 0 ? ret : folder_add(w, a, entry, path, rel);
-}
-
-/* A file the scan held: its bytes handed over to the open folder. */
-static int results_held(struct results_walk *w, struct bci_results_mem_file *h)
-{
-	struct job_folder *f = &w->folder;
-	const char *rel;
-	int ret = results_place(w, h->path, &rel);
-
-	if (ret <= 0)
-		return ret;
-	if (!mem_files_slot(&f->files, f->count, &f->cap, 8))
-		return -ENOMEM;
-	/* Borrowed: the held arena outlives the walk. */
-	f->files[f->count++] = (struct bci_results_mem_file){
-		.path = rel, .data = h->data, .len = h->len, .fd = -1,
-	};
-	return 0;
-}
-
-int bci_ingest_results_stream(struct ingest *in, const struct bci_resultgen_options *options,
-			      bci_results_walk_fn *fn, void *ctx)
-{
-	struct results_walk *w = calloc(1, sizeof(*w));
-	struct archive_entry *entry;
-	struct archive *a = NULL;
-	int ret, rc;
-
-	if (!w)
-		return -ENOMEM;
-	*w = (struct results_walk){ .in = in, .fn = fn, .ctx = ctx };
-	snprintf(w->name, sizeof(w->name), "%s%s%s", in->archive, *in->root ? "/" : "", in->root);
-	ret = bci_results_job_reader_new_mem(w->name, &in->run, options, &w->reader, in->err,
-					     in->err_size);
-	if (ret < 0)
-		goto out;
-	ret = fn(BCI_RESULTS_RUN_BEGIN, bci_results_job_reader_run(w->reader), NULL, ctx);
-	if (ret < 0)
-		goto out;
-	w->jobs = bci_results_job_reader_count(w->reader);
-	w->walked = calloc(w->jobs ? w->jobs : 1, sizeof(*w->walked));
-	if (!w->walked) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	if (!in->held_off) {
-		/* The scan held every job file: walked from memory, in the archive's order. */
-		w->folder.borrowed = true;
-		for (size_t i = 0; i < in->held_count; i++) {
-			ret = results_held(w, &in->held[i]);
-			if (ret < 0)
-				goto out;
-		}
-	} else {
-		ret = archive_open(in, &a);
-		if (ret < 0)
-			goto out;
-		while ((rc = archive_read_next_header(a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-			ret = results_member(w, a, entry);
-			if (ret < 0)
-				goto out;
-		}
-		if (rc != ARCHIVE_EOF) {
-			bci_message(in->err, in->err_size, "%s: %s", in->archive,
-				    archive_error_string(a));
-			ret = -EBADMSG;
-			goto out;
-		}
-	}
-	ret = folder_walk(w);
-	/* A job without its folder: the generator says "notrun", as for a folder on disk. */
-	for (size_t j = 0; j < w->jobs && ret == 0; j++)
-		if (!w->walked[j])
-			ret = bci_results_job_walk_mem(w->reader, j, NULL, NULL, fn, ctx, in->err,
-						       in->err_size);
-	if (ret == 0)
-		ret = bci_results_aborted_walk_mem(w->reader, &in->run, fn, ctx, in->err, in->err_size);
-out:
-	folder_clear(&w->folder);
-	free(w->folder.files);
-	if (a)
-		archive_read_free(a);
-	bci_results_job_reader_free(w->reader);
-	free(w->walked);
-	free(w);
-	return ret;
 }
