@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,45 +335,6 @@ static int mbox_save(const char *path, const struct bci_report *report,
 	return bci_atomic_write_stream(path, 0644, mbox_stream, &job, err, err_size);
 }
 
-/*
- * The matrix's reading of the build's results, on its own connection in a
- * thread beside the report's reading of the same results and the baseline's:
- * each is half of the command's time, and they need nothing of each other
- * until the report's changes are marked in the matrix.
- */
-struct matrix_preload {
-	const char *url, *data_dir, *build;
-	struct bci_html_matrix_view view;
-	pthread_t thread;
-	bool started;
-	int ret;
-	char err[PATH_MAX + 1024];
-};
-
-static void *matrix_preload_run(void *arg)
-{
-	struct matrix_preload *p = arg;
-	struct bci_store *store = NULL;
-
-	p->ret = bci_store_open(p->url, p->data_dir, &store, p->err, sizeof(p->err));
-	if (p->ret >= 0)
-		p->ret = bci_html_matrix_load(store, p->build, &p->view, p->err, sizeof(p->err));
-	bci_store_close(store);
-	return NULL;
-}
-
-/* Waits for the matrix: 0, or -errno with its message in @err. */
-static int matrix_preload_join(struct matrix_preload *p, char *err, size_t err_size)
-{
-	if (!p->started)
-		return 0;
-	pthread_join(p->thread, NULL);
-	p->started = false;
-	if (p->ret < 0)
-		snprintf(err, err_size, "%s", p->err[0] ? p->err : strerror(-p->ret));
-	return p->ret < 0 ? p->ret : 0;
-}
-
 int bci_cmd_report(int argc, char **argv)
 {
 	struct report_args a = { .url = getenv("BOOTCI_STORE"), .data_dir = getenv("BOOTCI_DATA"),
@@ -383,7 +343,7 @@ int bci_cmd_report(int argc, char **argv)
 	struct bci_filters *filters = NULL;
 	struct bci_report *report = NULL;
 	struct bci_store *store = NULL;
-	struct matrix_preload preload = { 0 };
+	struct bci_html_matrix_view view = { 0 };
 	int ret, status = 1;
 
 	ret = report_args_parse(argc, argv, &a);
@@ -401,14 +361,19 @@ int bci_cmd_report(int argc, char **argv)
 	}
 	if (store_open(a.url, a.data_dir, "report", &store) < 0)
 		goto out;
-	/* After this connection's opening, which migrates the schema if it must. */
-	preload = (struct matrix_preload){ .url = a.url, .data_dir = a.data_dir,
-					   .build = a.build };
-	if (a.html)
-		preload.started = pthread_create(&preload.thread, NULL, matrix_preload_run,
-						 &preload) == 0;
 	struct bci_report_options options = { .data_dir = a.data_dir, .filters = filters,
 					      .window = a.window, .threads = 2, .store_url = a.url };
+	/* The matrix takes each machine's results from the report's reading of them. */
+	if (a.html) {
+		ret = bci_html_matrix_begin(store, a.build, &view, err, sizeof(err));
+		if (ret < 0) {
+			fprintf(stderr, "bootci-aggregator report: html: %s\n",
+				err[0] ? err : strerror(-ret));
+			goto out;
+		}
+		options.seen = bci_html_matrix_seen;
+		options.seen_ctx = &view;
+	}
 	ret = bci_report_build(store, a.build, &options, &report, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "bootci-aggregator report: %s\n", err[0] ? err : strerror(-ret));
@@ -431,16 +396,10 @@ int bci_cmd_report(int argc, char **argv)
 		close(fd);
 	}
 	if (a.html) {
-		/* Read here, after all, when no thread could be started. */
-		if (!preload.started)
-			ret = bci_html_matrix_load(store, a.build, &preload.view, err, sizeof(err));
-		else
-			ret = matrix_preload_join(&preload, err, sizeof(err));
-		if (ret >= 0) {
-			bci_html_matrix_mark(report, &preload.view);
-			ret = bci_html_write_view(a.data_dir, report, &preload.view, a.html,
-						  a.results_url, err, sizeof(err));
-		}
+		ret = bci_html_matrix_end(report, &view, err, sizeof(err));
+		if (ret >= 0)
+			ret = bci_html_write_view(a.data_dir, report, &view, a.html, a.results_url,
+						  err, sizeof(err));
 		if (ret < 0) {
 			fprintf(stderr, "bootci-aggregator report: html: %s\n",
 				err[0] ? err : strerror(-ret));
@@ -470,8 +429,7 @@ int bci_cmd_report(int argc, char **argv)
 	       report->results, report->machines);
 	status = 0;
 out:
-	matrix_preload_join(&preload, err, sizeof(err));
-	bci_html_matrix_release(&preload.view);
+	bci_html_matrix_release(&view);
 	if (send_path[0])
 		unlink(send_path);
 	bci_report_free(report);

@@ -27,6 +27,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +143,10 @@ struct matrix {
 	size_t n_slots;
 	struct matrix_entry *entries;
 	size_t n_entries, cap_entries;
+	/* Results handed by the report's threads (bci_html_matrix_seen) are added under it. */
+	pthread_mutex_t lock;
+	bool has_lock;
+	char *build;
 };
 
 static int text_copy(char **to, const char *from)
@@ -237,11 +243,10 @@ struct read_ctx {
 	int run;
 };
 
-static int entry_add(const struct bci_store_result *result, void *ctx)
+/* The result of test @name in run @run (an index into m->runs) kept until the tests are sorted. */
+static int entry_put(struct matrix *m, const char *name, int run, int status, int job)
 {
-	struct read_ctx *r = ctx;
-	struct matrix *m = r->m;
-	long t = test_intern(m, result->name);
+	long t = test_intern(m, name);
 
 	if (t < 0)
 		return (int)t;
@@ -255,10 +260,17 @@ static int entry_add(const struct bci_store_result *result, void *ctx)
 		m->cap_entries = cap;
 	}
 	m->entries[m->n_entries++] = (struct matrix_entry){
-		.test = (unsigned)t, .run = r->run, .status = bci_status_parse(result->result),
-		.job = result->job,
+		.test = (unsigned)t, .run = run, .status = status, .job = job,
 	};
 	return 0;
+}
+
+static int entry_add(const struct bci_store_result *result, void *ctx)
+{
+	struct read_ctx *r = ctx;
+
+	return entry_put(r->m, result->name, r->run, bci_status_parse(result->result),
+			 result->job);
 }
 
 static int name_order(const void *a, const void *b)
@@ -292,27 +304,22 @@ static void matrix_release(struct matrix *m)
 	free(m->cells);
 	free(m->slots);
 	free(m->entries);
+	free(m->build);
+	if (m->has_lock)
+		pthread_mutex_destroy(&m->lock);
 }
 
 /*
- * Each run's results are read once: names interned as they come, then
- * sorted; the cells are filled from the entries kept meanwhile (a few
- * bytes a result, so 400k results cost megabytes, not a second pass).
+ * The cells, once every result is an entry: the names interned as they
+ * came are sorted, and the cells filled from the entries (a few bytes a
+ * result, so 400k results cost megabytes, not a second pass).
  */
-static int matrix_load(struct bci_store *store, const char *build, struct matrix *m, char *err,
-		       size_t err_size)
+static int matrix_cells(struct matrix *m, char *err, size_t err_size)
 {
-	int ret = bci_store_build_runs_each(store, build, run_add, m, err, err_size);
 	unsigned *sorted_index = NULL;
 	char **by_seen = NULL;
+	int ret = 0;
 
-	for (size_t i = 0; i < m->n_runs && ret >= 0; i++) {
-		struct read_ctx c = { .m = m, .run = (int)i };
-
-		ret = bci_store_results_each(store, m->runs[i].key, entry_add, &c, err, err_size);
-	}
-	if (ret < 0)
-		return ret;
 	free(m->slots);
 	m->slots = NULL;
 	m->n_slots = 0;
@@ -351,6 +358,20 @@ out:
 	free(by_seen);
 	free(sorted_index);
 	return ret;
+}
+
+/* Each run's results read once, then the cells. */
+static int matrix_load(struct bci_store *store, const char *build, struct matrix *m, char *err,
+		       size_t err_size)
+{
+	int ret = bci_store_build_runs_each(store, build, run_add, m, err, err_size);
+
+	for (size_t i = 0; i < m->n_runs && ret >= 0; i++) {
+		struct read_ctx c = { .m = m, .run = (int)i };
+
+		ret = bci_store_results_each(store, m->runs[i].key, entry_add, &c, err, err_size);
+	}
+	return ret < 0 ? ret : matrix_cells(m, err, err_size);
 }
 
 /* Each change of the report marked in its cell. */
@@ -739,6 +760,71 @@ int bci_html_matrix_load(struct bci_store *store, const char *build,
 	ret = matrix_load(store, build, m, err, err_size);
 	view->tests = m->n_tests;
 	view->machines = m->n_machines;
+	return ret;
+}
+
+int bci_html_matrix_begin(struct bci_store *store, const char *build,
+			  struct bci_html_matrix_view *view, char *err, size_t err_size)
+{
+	struct matrix *m = calloc(1, sizeof(*m));
+	int ret;
+
+	view->matrix = m;
+	if (!m)
+		return -ENOMEM;
+	m->build = strdup(build);
+	if (!m->build)
+		return -ENOMEM;
+	if (pthread_mutex_init(&m->lock, NULL))
+		return -ENOMEM;
+	m->has_lock = true;
+	ret = bci_store_build_runs_each(store, build, run_add, m, err, err_size);
+	return ret < 0 ? ret : 0;
+}
+
+/* The index in m->runs of the run keyed @key, @hint first; -1 if the matrix has no such run. */
+static int run_index(const struct matrix *m, int64_t key, int hint)
+{
+	if (hint >= 0 && (size_t)hint < m->n_runs && m->runs[hint].key == key)
+		return hint;
+	for (size_t i = 0; i < m->n_runs; i++)
+		if (m->runs[i].key == key)
+			return (int)i;
+	return -1;
+}
+
+int bci_html_matrix_seen(void *ctx, const struct bci_report_seen *rows, size_t n, char *err,
+			 size_t err_size)
+{
+	struct bci_html_matrix_view *view = ctx;
+	struct matrix *m = view->matrix;
+	int run = -1, ret = 0;
+
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < n && ret >= 0; i++) {
+		run = run_index(m, rows[i].run, run);
+		if (run < 0) {
+			snprintf(err, err_size, "build %s: a run was stored while its report was"
+				 " made: make it again", m->build);
+			ret = -EAGAIN;
+			break;
+		}
+		ret = entry_put(m, rows[i].test, run, rows[i].status, rows[i].job);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return ret;
+}
+
+int bci_html_matrix_end(const struct bci_report *report, struct bci_html_matrix_view *view,
+			char *err, size_t err_size)
+{
+	struct matrix *m = view->matrix;
+	int ret = matrix_cells(m, err, err_size);
+
+	view->tests = m->n_tests;
+	view->machines = m->n_machines;
+	if (ret >= 0)
+		matrix_mark(report, m);
 	return ret;
 }
 

@@ -32,6 +32,7 @@ struct test_slot {
 	int status;		/* build: its status; baseline: the latest status it ran with */
 	unsigned seen;		/* baseline: bit per status seen in the window (notrun aside) */
 	int run;		/* build: index of the run that holds it */
+	int job;		/* build: the result's job */
 };
 
 struct test_table {
@@ -265,7 +266,32 @@ static int build_result(const struct bci_store_result *result, void *ctx)
 		return -EPROTO;
 	slot->status = status;
 	slot->run = c->run;
+	slot->job = result->job;
 	return 0;
+}
+
+/* The machine's results in the build (@now), handed to options->seen. */
+static int seen_give(struct maker *m, const struct run_list *build_runs,
+		     const struct test_table *now)
+{
+	struct bci_report_seen *rows = malloc((now->n + 1) * sizeof(*rows));
+	size_t n = 0;
+	int ret;
+
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < now->cap; i++) {
+		const struct test_slot *t = &now->slots[i];
+
+		if (t->name)
+			rows[n++] = (struct bci_report_seen){
+				.run = build_runs->v[t->run].key, .test = t->name,
+				.status = t->status, .job = t->job,
+			};
+	}
+	ret = m->options->seen(m->options->seen_ctx, rows, n, m->err, m->err_size);
+	free(rows);
+	return ret;
 }
 
 static int baseline_result(const struct bci_store_result *result, void *ctx)
@@ -551,6 +577,8 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 		}
 		ret = change_add(m, t->name, run, from, t->status, change, verdict, bug);
 	}
+	if (ret >= 0 && m->options->seen)
+		ret = seen_give(m, build_runs, &now);
 	if (ret >= 0)
 		ret = suspend_compare(m, machine, build_runs, first, end, &baseline);
 	free(tag_names);

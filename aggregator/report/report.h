@@ -156,6 +156,14 @@ struct bci_report {
 	size_t n_suspend;
 };
 
+/* One result of the build as the report compared it (bci_report_options.seen). */
+struct bci_report_seen {
+	int64_t run;			/* the run's store key */
+	const char *test;
+	int status;			/* enum bci_status */
+	int job;
+};
+
 struct bci_report_options {
 	const char *data_dir;		/* where the run archives are, for the filters' log regexes */
 	const struct bci_filters *filters;	/* may be NULL */
@@ -167,6 +175,18 @@ struct bci_report_options {
 	 */
 	int threads;
 	const char *store_url;
+	/*
+	 * When set, each machine's results in the build, as the report
+	 * compared them (a later run of the machine replacing an earlier
+	 * one's), are handed to @seen once the machine is compared: a matrix
+	 * is then made without reading the build's results a second time. It
+	 * is called from the report's threads, one machine at a time each:
+	 * @seen serializes what it shares. Its rows live for the call only; a
+	 * negative return (-errno, its message in @err) stops the report.
+	 */
+	int (*seen)(void *ctx, const struct bci_report_seen *rows, size_t n, char *err,
+		    size_t err_size);
+	void *seen_ctx;
 };
 
 /* The report of the build named @build. -ENOENT if there is no such build or it has no run. */
@@ -252,6 +272,18 @@ int bci_html_matrix_read(struct bci_store *store, const struct bci_report *repor
 int bci_html_matrix_load(struct bci_store *store, const char *build,
 			 struct bci_html_matrix_view *view, char *err, size_t err_size);
 void bci_html_matrix_mark(const struct bci_report *report, struct bci_html_matrix_view *view);
+/*
+ * The matrix from the report's own reading of the build's results, which
+ * then are read once: begin reads the build's runs; bci_html_matrix_seen
+ * is the report's bci_report_options.seen (its ctx: the view); end, after
+ * the report, makes the cells and marks the report's changes in them.
+ */
+int bci_html_matrix_begin(struct bci_store *store, const char *build,
+			  struct bci_html_matrix_view *view, char *err, size_t err_size);
+int bci_html_matrix_seen(void *ctx, const struct bci_report_seen *rows, size_t n, char *err,
+			 size_t err_size);
+int bci_html_matrix_end(const struct bci_report *report, struct bci_html_matrix_view *view,
+			char *err, size_t err_size);
 /* bci_html_write() from a matrix loaded and marked already (taken: released here). */
 int bci_html_write_view(const char *data_dir, const struct bci_report *report,
 			struct bci_html_matrix_view *loaded, const char *dir,

@@ -561,8 +561,49 @@ static void test_matrix(void **state)
 		free(streamed);
 		bci_str_free(&rest);
 	}
-	bci_str_free(&b);
 	bci_html_matrix_release(&view);
+
+	/*
+	 * Made from the report's own reading (report --html, serve's page):
+	 * the same page, with one thread and with lab-2 compared on a second.
+	 */
+	for (int threads = 1; threads <= 2; threads++) {
+		struct bci_html_matrix_view seen = { .results_url = "http://master:8080" };
+		struct bci_report_options with_matrix = {
+			.window = 4, .threads = threads, .store_url = threads > 1 ? f->url : NULL,
+			.seen = bci_html_matrix_seen, .seen_ctx = &seen,
+		};
+		struct bci_report *again;
+		struct bci_str page = { 0 };
+
+		if (bci_html_matrix_begin(f->store, "series-1", &seen, f->err, sizeof(f->err)) < 0 ||
+		    bci_report_build(f->store, "series-1", &with_matrix, &again, f->err,
+				     sizeof(f->err)) < 0 ||
+		    bci_html_matrix_end(again, &seen, f->err, sizeof(f->err)) < 0)
+			fail_msg("threads %d: %s", threads, f->err);
+		assert_int_equal(seen.tests, 12);
+		assert_int_equal(seen.machines, 2);
+		assert_int_equal(bci_html_matrix(again, &seen, BCI_HTML_STATIC, &page), 0);
+		assert_int_equal(page.len, b.len);
+		assert_memory_equal(page.data, b.data, b.len);
+		bci_str_free(&page);
+		bci_html_matrix_release(&seen);
+		bci_report_free(again);
+	}
+
+	/* A run the matrix does not know (stored after its runs were read) is refused. */
+	{
+		struct bci_html_matrix_view seen = { 0 };
+		struct bci_report_seen unknown = { .run = 1 << 30, .test = "igt@gem@stable" };
+
+		assert_int_equal(bci_html_matrix_begin(f->store, "series-1", &seen, f->err,
+						       sizeof(f->err)), 0);
+		assert_int_equal(bci_html_matrix_seen(&seen, &unknown, 1, f->err, sizeof(f->err)),
+				 -EAGAIN);
+		assert_non_null(strstr(f->err, "build series-1: a run was stored while"));
+		bci_html_matrix_release(&seen);
+	}
+	bci_str_free(&b);
 	bci_report_free(r);
 }
 
