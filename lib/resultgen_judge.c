@@ -9,6 +9,7 @@
  */
 #include "resultgen_internal.h"
 
+#include "hash.h"
 #include "results_dir.h"
 
 #include <errno.h>
@@ -23,11 +24,7 @@ static const char NO_OUTPUT_TEXT[] =
 
 static size_t name_hash(const char *name)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
-	return (size_t)h;
+	return (size_t)bci_hash_str(name);
 }
 
 static struct name_slot *slot_for(const struct name_index *ix, const char *name, size_t hash,

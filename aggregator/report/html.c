@@ -22,6 +22,7 @@
 #include "report.h"
 #include "../store/store.h"
 #include "fsutil.h"
+#include "hash.h"
 #include "strv.h"
 
 #include <errno.h>
@@ -183,15 +184,6 @@ static int run_add(const struct bci_store_run *run, void *ctx)
 	return 0;
 }
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static int slots_grow(struct matrix *m)
 {
 	size_t n = m->n_slots ? m->n_slots * 2 : 4096;
@@ -200,7 +192,7 @@ static int slots_grow(struct matrix *m)
 	if (!slots)
 		return -ENOMEM;
 	for (size_t t = 0; t < m->n_tests; t++) {
-		size_t i = name_hash(m->tests[t]) & (n - 1);
+		size_t i = bci_hash_str(m->tests[t]) & (n - 1);
 
 		while (slots[i])
 			i = (i + 1) & (n - 1);
@@ -219,7 +211,7 @@ static long test_intern(struct matrix *m, const char *name)
 
 	if ((m->n_tests + 1) * 2 > m->n_slots && slots_grow(m) < 0)
 		return -ENOMEM;
-	for (i = name_hash(name) & (m->n_slots - 1); m->slots[i]; i = (i + 1) & (m->n_slots - 1))
+	for (i = bci_hash_str(name) & (m->n_slots - 1); m->slots[i]; i = (i + 1) & (m->n_slots - 1))
 		if (!strcmp(m->tests[m->slots[i] - 1], name))
 			return m->slots[i] - 1;
 	if (m->n_tests == m->cap_tests) {

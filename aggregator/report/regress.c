@@ -11,6 +11,7 @@
  * are two hash tables of test names (10k tests: well under a few MiB).
  */
 #include "arena.h"
+#include "hash.h"
 #include "report.h"
 #include "../store/store.h"
 
@@ -40,15 +41,6 @@ struct test_table {
 	size_t cap, n;
 	struct bci_arena names;	/* the slots' names, freed at once */
 };
-
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
 
 static void table_release(struct test_table *t)
 {
@@ -89,7 +81,7 @@ static int table_grow(struct test_table *t)
 
 		if (!t->slots[i].name)
 			continue;
-		for (j = name_hash(t->slots[i].name) & (bigger.cap - 1); bigger.slots[j].name;
+		for (j = bci_hash_str(t->slots[i].name) & (bigger.cap - 1); bigger.slots[j].name;
 		     j = (j + 1) & (bigger.cap - 1))
 			;
 		bigger.slots[j] = t->slots[i];
@@ -110,7 +102,7 @@ static struct test_slot *table_get(struct test_table *t, const char *name, int a
 		return NULL;
 	if (!t->cap)
 		return NULL;
-	for (i = name_hash(name) & (t->cap - 1); t->slots[i].name; i = (i + 1) & (t->cap - 1))
+	for (i = bci_hash_str(name) & (t->cap - 1); t->slots[i].name; i = (i + 1) & (t->cap - 1))
 		if (!strcmp(t->slots[i].name, name))
 			return &t->slots[i];
 	if (!add)
