@@ -129,12 +129,11 @@ static int mark_incomplete(struct gen *g)
 /* The text protocol's files: journal.txt, then out.txt and err.txt. */
 static int judge_text(struct gen *g, struct job_files *f)
 {
-	char path[PATH_MAX], empty[1] = "";
+	char empty[1] = "";
 	char *journal = f->texts[BCI_RESULTS_FILE_JOURNAL];
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/%s", g->dir, f->rel[BCI_RESULTS_FILE_JOURNAL]);
-	ret = fill_from_journal(g, path, journal ? journal : empty,
+	ret = fill_from_journal(g, f->rel[BCI_RESULTS_FILE_JOURNAL], journal ? journal : empty,
 				journal ? f->lens[BCI_RESULTS_FILE_JOURNAL] : 0);
 	if (ret == 0)
 		ret = fill_from_output(g, f->texts[BCI_RESULTS_FILE_OUT], f->lens[BCI_RESULTS_FILE_OUT],

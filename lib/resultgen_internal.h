@@ -165,6 +165,9 @@ struct gen {
 	size_t job_number;		/* joblist line, or BCI_RESULTS_NO_JOB */
 	struct test **tests;
 	size_t test_count, test_cap;
+	/* Tests of earlier jobs kept for the next ones (a job has a few; a run 10k). */
+	struct test *spare[16];
+	size_t spare_count;
 	struct name_index test_index;
 	struct subtest *subs;
 	size_t sub_count, sub_cap;
@@ -304,7 +307,8 @@ int add_binary_runtime(struct gen *g, double time);
 /* Lists the job's binary under "runtimes" even if no time comes (igt_results' {} entry). */
 int list_binary_runtime(struct gen *g);
 
-int fill_from_journal(struct gen *g, const char *path, char *text, size_t len);
+/* @rel: the journal's path in the run folder (g->dir), for messages. */
+int fill_from_journal(struct gen *g, const char *rel, char *text, size_t len);
 int fill_from_output(struct gen *g, const char *buf, size_t len, bool is_out);
 int override_results(struct gen *g);
 void prune_subtests(struct gen *g);

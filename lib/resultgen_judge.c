@@ -124,6 +124,7 @@ struct test *find_test(struct gen *g, const char *name)
 struct test *get_test(struct gen *g, const char *name)
 {
 	struct test *t = find_test(g, name);
+	size_t len;
 
 	if (t)
 		return t;
@@ -136,10 +137,17 @@ struct test *get_test(struct gen *g, const char *name)
 		g->tests = tests;
 		g->test_cap = cap;
 	}
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	snprintf(t->name, sizeof(t->name), "%s", name);
+	if (g->spare_count) {
+		t = g->spare[--g->spare_count];
+		*t = (struct test){ .result = NULL };
+	} else {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL;
+	}
+	len = strnlen(name, sizeof(t->name) - 1);
+	memcpy(t->name, name, len);
+	t->name[len] = '\0';
 	g->tests[g->test_count] = t;
 	/* A pruned test of the same name stays in the table, out of the index. */
 	if (name_index_put(&g->test_index, t->name, g->test_count, test_key, g->tests) < 0) {
@@ -299,9 +307,17 @@ static void job_clear(struct gen *g, bool all)
 
 	/* The next job's binary may be at the same address. */
 	g->names[0].binary = g->names[1].binary = NULL;
-	for (i = 0; i < g->test_count; i++)
-		free(g->tests[i]);
+	for (i = 0; i < g->test_count; i++) {
+		if (!all && g->spare_count < sizeof(g->spare) / sizeof(g->spare[0]))
+			g->spare[g->spare_count++] = g->tests[i];
+		else
+			free(g->tests[i]);
+	}
 	g->test_count = 0;
+	for (i = 0; all && i < g->spare_count; i++)
+		free(g->spare[i]);
+	if (all)
+		g->spare_count = 0;
 	job_array_clear(&g->tests, &g->test_cap, all);
 	for (i = 0; i < g->sub_count; i++) {
 		for (k = 0; k < g->subs[i].dynamic_count; k++)
@@ -577,7 +593,7 @@ static int journal_verdict(struct gen *g, int exitcode, bool has_timeout)
 }
 
 /* @text (absent journal: empty) is cut into lines in place. */
-int fill_from_journal(struct gen *g, const char *path, char *text, size_t len)
+int fill_from_journal(struct gen *g, const char *rel, char *text, size_t len)
 {
 	int exitcode = BCI_RESULTS_EXIT_INCOMPLETE;
 	bool has_timeout = false;
@@ -595,10 +611,10 @@ int fill_from_journal(struct gen *g, const char *path, char *text, size_t len)
 			nl = end;
 		*nl = '\0';
 		if (strlen(line) != (size_t)(nl - line))
-			return gen_error(g, -EINVAL, "%s:%zu: NUL byte in line", path, lineno);
+			return gen_error(g, -EINVAL, "%s/%s:%zu: NUL byte in line", g->dir, rel, lineno);
 		ret = bci_job_journal_parse_line(line, terminated, &entry);
 		if (ret < 0)
-			return gen_error(g, -EINVAL, "%s:%zu: malformed %s line '%s'", path, lineno,
+			return gen_error(g, -EINVAL, "%s/%s:%zu: malformed %s line '%s'", g->dir, rel, lineno,
 					 entry.kind == BCI_JOB_JOURNAL_EXIT ? "exit" : "timeout", line);
 		switch (entry.kind) {
 		case BCI_JOB_JOURNAL_EXIT:
@@ -611,7 +627,7 @@ int fill_from_journal(struct gen *g, const char *path, char *text, size_t len)
 			break;
 		case BCI_JOB_JOURNAL_EMPTY:
 			if (terminated)
-				return gen_error(g, -EINVAL, "%s:%zu: empty line", path, lineno);
+				return gen_error(g, -EINVAL, "%s/%s:%zu: empty line", g->dir, rel, lineno);
 			break;
 		case BCI_JOB_JOURNAL_SUBTEST:
 			ret = add_subtest(g, line);
