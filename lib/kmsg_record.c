@@ -147,9 +147,14 @@ int bci_kmsg_record_format_readable(struct bci_str *out, const struct bci_kmsg_r
 	bci_str_reset(out);
 	ret = bci_str_append(out, prefix, format_prefix(prefix, rec->prio, rec->usec));
 	for (i = 0; i < len && ret == 0; i++) {
+		/* Only a backslash starts an escape: the bytes up to the next one are plain. */
+		const char *backslash = memchr(text + i, '\\', len - i);
 		int c;
 
-		if (i + 4 < len && text[i] == '\\' && text[i + 1] == 'x' &&
+		if (!backslash)
+			break;
+		i = (size_t)(backslash - text);
+		if (i + 4 < len && text[i + 1] == 'x' &&
 		    escaped_char(text + i + 2, end, &c) && printable_or_space(c)) {
 			char ch = (char)c;
 
