@@ -141,16 +141,16 @@ static void output_marks_follow_the_classifier(void **state)
 	bci_igt_output_release(&o);
 }
 
-/* Found through the subtest index as a scan of every line finds them. */
-static void subtests_found_by_name(void **state)
+/*
+ * The lookups of subtests_found_by_name() in @out, whose last line (mark
+ * @last) is cut short.
+ */
+static void subtest_lookups(const char *out, long last)
 {
-	static const char out[] = "Starting subtest: a\nSubtest a: b: FAIL (1.0s)\n"
-				  "Starting subtest: a\nSubtest a: SUCCESS (2.0s)\nStarting subtest: lon";
 	struct bci_igt_output o;
 	struct bci_igt_span s;
 
-	(void)state;
-	assert_int_equal(bci_igt_output_parse(&o, out, sizeof(out) - 1), 0);
+	assert_int_equal(bci_igt_output_parse(&o, out, strlen(out)), 0);
 	/* The first of two starts; a result naming "a: b" is that name's. */
 	bci_igt_output_subtest(&o, "a", &s);
 	assert_int_equal(s.start_mark, 0);
@@ -160,11 +160,34 @@ static void subtests_found_by_name(void **state)
 	assert_string_equal(s.result, "fail");
 	/* The last line, cut short, matches any name it is the beginning of. */
 	bci_igt_output_subtest(&o, "longer", &s);
-	assert_int_equal(s.start_mark, 4);
+	assert_int_equal(s.start_mark, last);
 	assert_int_equal(s.result_mark, -1);
 	bci_igt_output_subtest(&o, "other", &s);
 	assert_int_equal(s.start_mark, -1);
 	bci_igt_output_release(&o);
+}
+
+/*
+ * Found through the subtest index (an output with many protocol lines) as a
+ * scan of every line finds them (an output with a few, which is not indexed).
+ */
+static void subtests_found_by_name(void **state)
+{
+	static const char head[] = "Starting subtest: a\nSubtest a: b: FAIL (1.0s)\n"
+				   "Starting subtest: a\nSubtest a: SUCCESS (2.0s)\n";
+	static const char cut[] = "Starting subtest: lon";
+	char out[4096];
+	size_t len;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s%s", head, cut);
+	subtest_lookups(out, 4);
+	len = (size_t)snprintf(out, sizeof(out), "%s", head);
+	for (int i = 0; i < 10; i++)
+		len += (size_t)snprintf(out + len, sizeof(out) - len,
+					"Starting subtest: x%d\nSubtest x%d: SUCCESS (0.1s)\n", i, i);
+	snprintf(out + len, sizeof(out) - len, "%s", cut);
+	subtest_lookups(out, 24);
 }
 
 int main(void)
