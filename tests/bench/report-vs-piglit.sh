@@ -10,9 +10,11 @@
 # RSS of any one process, as getrusage gives it) of each, and both ratios.
 # Also measured, not in the ratio: the report writing a static page per
 # result as piglit html does (`report --html` without --results-url), beside
-# the floor of any such writer (that many 2 KiB files). Before the numbers,
-# the bench checks that both sides hold the same results: the count per
-# status in the store equals the count in the results.json piglit reads.
+# the floor of any such writer (that many 2 KiB files). The ratio's parts
+# are timed three times each, taking turns, every step after a sync, and
+# their medians compared. Before the numbers, the bench checks that both
+# sides hold the same results: the count per status in the store equals the
+# count in the results.json piglit reads.
 # Issue 12's load: 40 runs of 10k results (Intel's 400k results a day in 2017).
 # The build's archives are ingested as serve ingests uploads: its --workers
 # (default 2) at a time, threads of one process each with its own store
@@ -30,6 +32,8 @@
 #        of a temporary folder removed at the end; BENCH_SCRATCH=DIR is where each run's folder
 #        is written before it is packed (default /dev/shm, else the work folder);
 #        BENCH_INGEST_JOBS=N ingests N archives at a time (default 2, serve's --workers);
+#        BENCH_REPEAT=N times the ratio's parts (ingest N at a time, report with the matrix,
+#        piglit summary html) N times each in turn and compares their medians (default 3);
 #        BENCH_RUNS=DIR takes the runs (archives and results.json) an earlier BENCH_KEEP=DIR
 #        kept, with the same RUNS and RESULTS, instead of generating them again (a before/after
 #        on the same runs, without the 15 minutes of generating).
@@ -179,18 +183,56 @@ else:
     ingest_one = timed([[aggregator, "ingest", "--data", data_one, "--build", "new", a]
                         for a in archives])
 shutil.rmtree(data_one)
-if one_process:
-    ingest = timed([[aggregator, "ingest", "--data", data, "--build", "new", "--jobs", str(jobs)]
-                    + archives])
-else:
-    ingest = timed_at_once([[aggregator, "ingest", "--data", data, "--build", "new", a]
-                            for a in archives], jobs)
+
+
+def ingest_build():
+    if one_process:
+        return timed([[aggregator, "ingest", "--data", data, "--build", "new", "--jobs",
+                       str(jobs)] + archives])
+    return timed_at_once([[aggregator, "ingest", "--data", data, "--build", "new", a]
+                          for a in archives], jobs)
+
+
+def median(samples):
+    """The sample of median wall time, with the largest peak RSS of them all."""
+    by_wall = sorted(samples)
+    return by_wall[len(by_wall) // 2][0], max(m[1] for m in samples)
+
+
+# The ratio's parts (our ingest 2 at a time and report with the matrix, piglit's html) are
+# timed BENCH_REPEAT times in turn, each from a copy of the store as it was before the build's
+# runs, and their medians compared: a single run of each moved by a quarter with the host.
+# Every timed step starts with the page cache written back (sync), so that no step pays for
+# the one before.
+repeat = max(1, int(os.environ.get("BENCH_REPEAT", "3")))
+data_before = os.path.join(work, "data-before")
+shutil.rmtree(data_before, ignore_errors=True)
+shutil.copytree(data, data_before)
+served_html = [report + ["--html", os.path.join(work, "html-served"),
+                         "--results-url", "http://127.0.0.1:8080"]]
+piglit_html = [["piglit", "summary", "html", "--overwrite", os.path.join(work, "piglit-html")]
+               + jsons]
+samples = collections.defaultdict(list)
+for r in range(repeat):
+    if r:
+        shutil.rmtree(data)
+        shutil.copytree(data_before, data)
+    os.sync()
+    samples["ingest"].append(ingest_build())
+    if served:
+        os.sync()
+        samples["matrix"].append(timed(served_html))
+    os.sync()
+    samples["html"].append(timed(piglit_html))
+shutil.rmtree(data_before)
+ingest = median(samples["ingest"])
+matrix = median(samples["matrix"]) if served else None
+html = median(samples["html"])
+os.sync()
 reply = timed([report])
-matrix = timed([report + ["--html", os.path.join(work, "html-served"),
-                          "--results-url", "http://127.0.0.1:8080"]]) if served else None
+os.sync()
 pages = timed([report + ["--html", os.path.join(work, "html")]])
-html = timed([["piglit", "summary", "html", "--overwrite", os.path.join(work, "piglit-html")]
-              + jsons])
+os.sync()
 console = timed([["piglit", "summary", "console"] + jsons])
 # The floor of any writer of a page per result on this file system: that many 2 KiB files.
 floor_dir = os.path.join(work, "floor")
@@ -224,17 +266,22 @@ print(f"report bench: {runs} runs x {results} results ({runs * results} results)
 print(f"  {'':50} {'wall':>9}   {'peak RSS':>11}")
 
 
-def line(what, m):
-    print(f"  {what:50} {m[0]:7.2f} s   {m[1]:7.1f} MiB")
+def spread(what):
+    walls = sorted(m[0] for m in samples[what])
+    return f"median of {len(walls)}: {walls[0]:.2f} to {walls[-1]:.2f} s" if len(walls) > 1 else ""
 
 
-line(f"bootci ingest ({runs} archives, {jobs} at a time)", ingest)
+def line(what, m, note=""):
+    print(f"  {what:50} {m[0]:7.2f} s   {m[1]:7.1f} MiB   {note}".rstrip())
+
+
+line(f"bootci ingest ({runs} archives, {jobs} at a time)", ingest, spread("ingest"))
 line(f"bootci ingest ({runs} archives, one at a time)", ingest_one)
 line("bootci report: regressions + reply", reply)
 if matrix:
-    line("bootci report: + matrix html (results served)", matrix)
+    line("bootci report: + matrix html (results served)", matrix, spread("matrix"))
 line("bootci report: + matrix html + a page per result", pages)
-line("piglit summary html", html)
+line("piglit summary html", html, spread("html"))
 line("piglit summary console", console)
 print(f"  {'one 2 KiB file per result, alone':50} {floor:7.2f} s   (floor of any page-per-result writer)")
 print()
