@@ -222,6 +222,8 @@ for r in range(repeat):
     if served:
         os.sync()
         samples["matrix"].append(timed(served_html))
+    # The last run's pages go first, untimed: --overwrite would remove its 400k files.
+    shutil.rmtree(os.path.join(work, "piglit-html"), ignore_errors=True)
     os.sync()
     samples["html"].append(timed(piglit_html))
 shutil.rmtree(data_before)
