@@ -740,13 +740,19 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_vie
 	return view->stream ? matrix_flush(b, view->stream) : 0;
 }
 
+/* The view's new, empty matrix (the view owns it, even when a later step fails); NULL: -ENOMEM. */
+static struct matrix *view_matrix_new(struct bci_html_matrix_view *view)
+{
+	view->matrix = calloc(1, sizeof(*view->matrix));
+	return view->matrix;
+}
+
 int bci_html_matrix_load(struct bci_store *store, const char *build,
 			 struct bci_html_matrix_view *view, char *err, size_t err_size)
 {
-	struct matrix *m = calloc(1, sizeof(*m));
+	struct matrix *m = view_matrix_new(view);
 	int ret;
 
-	view->matrix = m;
 	if (!m)
 		return -ENOMEM;
 	ret = matrix_load(store, build, m, err, err_size);
@@ -758,14 +764,10 @@ int bci_html_matrix_load(struct bci_store *store, const char *build,
 int bci_html_matrix_begin(struct bci_store *store, const char *build,
 			  struct bci_html_matrix_view *view, char *err, size_t err_size)
 {
-	struct matrix *m = calloc(1, sizeof(*m));
+	struct matrix *m = view_matrix_new(view);
 	int ret;
 
-	view->matrix = m;
-	if (!m)
-		return -ENOMEM;
-	m->build = strdup(build);
-	if (!m->build)
+	if (!m || !(m->build = strdup(build)))
 		return -ENOMEM;
 	if (pthread_mutex_init(&m->lock, NULL))
 		return -ENOMEM;
