@@ -363,18 +363,12 @@ int bci_cmd_report(int argc, char **argv)
 		goto out;
 	struct bci_report_options options = { .data_dir = a.data_dir, .filters = filters,
 					      .window = a.window, .threads = 2, .store_url = a.url };
-	/* The matrix takes each machine's results from the report's reading of them. */
-	if (a.html) {
-		ret = bci_html_matrix_begin(store, a.build, &view, err, sizeof(err));
-		if (ret < 0) {
-			fprintf(stderr, "bootci-aggregator report: html: %s\n",
-				err[0] ? err : strerror(-ret));
-			goto out;
-		}
-		options.seen = bci_html_matrix_seen;
-		options.seen_ctx = &view;
-	}
-	ret = bci_report_build(store, a.build, &options, &report, err, sizeof(err));
+	/* With --html the matrix takes each machine's results from the report's reading of them. */
+	if (a.html)
+		ret = bci_html_matrix_report(store, a.build, &options, &report, &view, err,
+					     sizeof(err));
+	else
+		ret = bci_report_build(store, a.build, &options, &report, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "bootci-aggregator report: %s\n", err[0] ? err : strerror(-ret));
 		goto out;
@@ -396,10 +390,8 @@ int bci_cmd_report(int argc, char **argv)
 		close(fd);
 	}
 	if (a.html) {
-		ret = bci_html_matrix_end(report, &view, err, sizeof(err));
-		if (ret >= 0)
-			ret = bci_html_write_view(a.data_dir, report, &view, a.html, a.results_url,
-						  err, sizeof(err));
+		ret = bci_html_write_view(a.data_dir, report, &view, a.html, a.results_url, err,
+					  sizeof(err));
 		if (ret < 0) {
 			fprintf(stderr, "bootci-aggregator report: html: %s\n",
 				err[0] ? err : strerror(-ret));

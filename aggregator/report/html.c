@@ -822,6 +822,32 @@ int bci_html_matrix_end(const struct bci_report *report, struct bci_html_matrix_
 	return ret;
 }
 
+/* Tries of bci_html_matrix_report() when runs are stored while it reads. */
+#define MATRIX_REPORT_TRIES 3
+
+int bci_html_matrix_report(struct bci_store *store, const char *build,
+			   const struct bci_report_options *options, struct bci_report **report,
+			   struct bci_html_matrix_view *view, char *err, size_t err_size)
+{
+	struct bci_report_options with_matrix = *options;
+	int ret = -EAGAIN;
+
+	with_matrix.seen = bci_html_matrix_seen;
+	with_matrix.seen_ctx = view;
+	/* serve ingests while it renders: a run stored between the two readings is read again. */
+	for (int i = 0; i < MATRIX_REPORT_TRIES && ret == -EAGAIN; i++) {
+		bci_html_matrix_release(view);
+		bci_report_free(*report);
+		*report = NULL;
+		ret = bci_html_matrix_begin(store, build, view, err, err_size);
+		if (ret >= 0)
+			ret = bci_report_build(store, build, &with_matrix, report, err, err_size);
+		if (ret >= 0)
+			ret = bci_html_matrix_end(*report, view, err, err_size);
+	}
+	return ret;
+}
+
 void bci_html_matrix_mark(const struct bci_report *report, struct bci_html_matrix_view *view)
 {
 	if (view->matrix && view->matrix->cells)

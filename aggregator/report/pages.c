@@ -105,18 +105,11 @@ int bci_pages_matrix(struct bci_store *store, const char *build,
 		     size_t err_size)
 {
 	struct bci_html_matrix_view view = { 0 };
-	struct bci_report_options with_matrix = *options;
 	struct bci_report *report = NULL;
 	int ret;
 
 	/* The matrix takes each machine's results from the report's reading of them. */
-	with_matrix.seen = bci_html_matrix_seen;
-	with_matrix.seen_ctx = &view;
-	ret = bci_html_matrix_begin(store, build, &view, err, err_size);
-	if (ret >= 0)
-		ret = bci_report_build(store, build, &with_matrix, &report, err, err_size);
-	if (ret >= 0)
-		ret = bci_html_matrix_end(report, &view, err, err_size);
+	ret = bci_html_matrix_report(store, build, options, &report, &view, err, err_size);
 	if (ret >= 0)
 		ret = bci_html_matrix(report, &view, BCI_HTML_SERVED, b);
 	bci_html_matrix_release(&view);

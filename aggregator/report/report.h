@@ -284,6 +284,15 @@ int bci_html_matrix_seen(void *ctx, const struct bci_report_seen *rows, size_t n
 			 size_t err_size);
 int bci_html_matrix_end(const struct bci_report *report, struct bci_html_matrix_view *view,
 			char *err, size_t err_size);
+/*
+ * The three above: the report of @build with @options (its seen hook set
+ * here) into *@report and its matrix into @view, read again (up to three
+ * times) when a run is stored meanwhile. *@report is NULL or a report the
+ * caller frees; @view is released by the caller either way.
+ */
+int bci_html_matrix_report(struct bci_store *store, const char *build,
+			   const struct bci_report_options *options, struct bci_report **report,
+			   struct bci_html_matrix_view *view, char *err, size_t err_size);
 /* bci_html_write() from a matrix loaded and marked already (taken: released here). */
 int bci_html_write_view(const char *data_dir, const struct bci_report *report,
 			struct bci_html_matrix_view *loaded, const char *dir,

@@ -571,16 +571,15 @@ static void test_matrix(void **state)
 		struct bci_html_matrix_view seen = { .results_url = "http://master:8080" };
 		struct bci_report_options with_matrix = {
 			.window = 4, .threads = threads, .store_url = threads > 1 ? f->url : NULL,
-			.seen = bci_html_matrix_seen, .seen_ctx = &seen,
 		};
-		struct bci_report *again;
+		struct bci_report *again = NULL;
 		struct bci_str page = { 0 };
 
-		if (bci_html_matrix_begin(f->store, "series-1", &seen, f->err, sizeof(f->err)) < 0 ||
-		    bci_report_build(f->store, "series-1", &with_matrix, &again, f->err,
-				     sizeof(f->err)) < 0 ||
-		    bci_html_matrix_end(again, &seen, f->err, sizeof(f->err)) < 0)
+		if (bci_html_matrix_report(f->store, "series-1", &with_matrix, &again, &seen, f->err,
+					   sizeof(f->err)) < 0)
 			fail_msg("threads %d: %s", threads, f->err);
+		/* The caller's options are left as they were. */
+		assert_null(with_matrix.seen);
 		assert_int_equal(seen.tests, 12);
 		assert_int_equal(seen.machines, 2);
 		assert_int_equal(bci_html_matrix(again, &seen, BCI_HTML_STATIC, &page), 0);
