@@ -206,7 +206,10 @@ def median(samples):
 # them: on this disk (mounted with discard) the removal of piglit's 400k pages slowed the next
 # run of anything. Every timed step starts with the page cache written back (sync), so that
 # no step pays for the one before.
-repeat = max(1, int(os.environ.get("BENCH_REPEAT", "3")))
+repeat_text = os.environ.get("BENCH_REPEAT", "3")
+if not repeat_text.isdigit() or not 1 <= int(repeat_text) <= 20:
+    sys.exit(f"bench: BENCH_REPEAT={repeat_text}: not a number from 1 to 20")
+repeat = int(repeat_text)
 data_before = os.path.join(work, "data-before")
 shutil.rmtree(data_before, ignore_errors=True)
 shutil.copytree(data, data_before)
