@@ -90,15 +90,21 @@ static bool sysfs_offers(const char *list, const char *word)
 	return false;
 }
 
-/* The selected word of a sysfs choice list: the one in brackets. */
+/* The selected word of a sysfs choice list (the one in brackets), cut to fit @size (> 0). */
 static void sysfs_selected(const char *list, char *buf, size_t size)
 {
 	const char *open = strchr(list, '['), *close_ = open ? strchr(open, ']') : NULL;
+	const char *word = list;
+	size_t len = strlen(list);
 
-	if (open && close_)
-		snprintf(buf, size, "%.*s", (int)(close_ - open - 1), open + 1);
-	else
-		snprintf(buf, size, "%s", list);
+	if (open && close_) {
+		word = open + 1;
+		len = (size_t)(close_ - word);
+	}
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, word, len);
+	buf[len] = '\0';
 }
 
 void bci_suspend_stats_read(const struct bci_executor *ex, struct bci_suspend_stats *stats)

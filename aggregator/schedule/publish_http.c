@@ -81,7 +81,8 @@ static void answer_json_error(struct bci_schedule_answer *a, int status, const c
 	a->len = a->body ? strlen(a->body) : 0;
 	a->status = status;
 	a->content_type = "application/json";
-	snprintf(a->note, sizeof(a->note), "%s", message);
+	/* The log's note: the message's start when it is longer. */
+	snprintf(a->note, sizeof(a->note), "%.*s", (int)sizeof(a->note) - 1, message);
 }
 
 void bci_schedule_put_free(struct bci_schedule_put *put)
