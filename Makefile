@@ -30,6 +30,11 @@ HOST_INCLUDES := -I/usr/include/postgresql -I/usr/include/json-c -I/usr/include/
 
 HOST_CC      := gcc
 HOST_CFLAGS  := $(CSTD) $(WARN) -O2 -g $(INCLUDES) $(HOST_INCLUDES)
+# The host programs' own objects (the archives and each program's main) at -O3: 4% fewer
+# instructions for a 10k-result ingest (callgrind). The unit tests' drivers and the fixtures,
+# compiled where they link, keep -O2: -O3's inlining makes GCC's format-truncation and
+# dangling-pointer checks fire on their path buffers, which -Werror refuses.
+HOST_OBJ_OPT := -O3
 ASAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_CFLAGS  := $(CSTD) $(WARN) -O1 -g $(ASAN_FLAGS) $(INCLUDES) $(HOST_INCLUDES)
 HOST_LIBS    := -lkmod -lblkid -larchive
@@ -70,7 +75,7 @@ $(BUILD)/musl/obj/%.o: %.c | $(SYSROOT_STAMP)
 
 $(BUILD)/host/obj/%.o: %.c | $(HOST_DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_OBJ_OPT) -MMD -MP -c $< -o $@
 
 $(BUILD)/asan/obj/%.o: %.c | $(HOST_DEPS_STAMP)
 	@mkdir -p $(@D)
