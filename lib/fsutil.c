@@ -316,9 +316,44 @@ out_in:
 	return ret;
 }
 
+/*
+ * The stream of bci_atomic_write_stream(): each full buffer written to the
+ * temporary file, and the disk started on every WRITEBACK_CHUNK of it as the
+ * writer goes, so that the commit's fsync waits for the last chunk only (a
+ * report's 51 MB matrix page: 54 to 72 ms of fsync, all after the last byte).
+ */
+#define STREAM_BUFFER ((size_t)256 << 10)
+#define WRITEBACK_CHUNK ((off_t)4 << 20)
+
+struct writeback_stream {
+	int fd;
+	off_t written, started;		/* bytes written; of them, writeback started */
+};
+
+static ssize_t writeback_write(void *cookie, const char *buf, size_t size)
+{
+	struct writeback_stream *w = cookie;
+	int ret = bci_write_all(w->fd, buf, size);
+
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	w->written += (off_t)size;
+	if (w->written - w->started >= WRITEBACK_CHUNK) {
+		/* Only a head start: the commit's fsync is what makes it durable. */
+		sync_file_range(w->fd, w->started, w->written - w->started,
+				SYNC_FILE_RANGE_WRITE);
+		w->started = w->written;
+	}
+	return (ssize_t)size;
+}
+
 int bci_atomic_write_stream(const char *path, mode_t mode, bci_stream_writer write,
 			    const void *ctx, char *err, size_t err_size)
 {
+	static const cookie_io_functions_t io = { .write = writeback_write };
+	struct writeback_stream stream;
 	char tmp[PATH_MAX];
 	FILE *out;
 	int fd, ret;
@@ -328,11 +363,15 @@ int bci_atomic_write_stream(const char *path, mode_t mode, bci_stream_writer wri
 		snprintf(err, err_size, "%s: cannot create: %s", path, strerror(-fd));
 		return fd;
 	}
-	/* The stream gets its own descriptor, so @fd stays open for the commit's fsync. */
-	out = fdopen(dup(fd), "w");
-	if (!out) {
-		ret = -errno;
-		snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
+	/* The stream writes through @fd and leaves it open for the commit's fsync. */
+	stream = (struct writeback_stream){ .fd = fd };
+	errno = 0;
+	out = fopencookie(&stream, "w", io);
+	if (!out || setvbuf(out, NULL, _IOFBF, STREAM_BUFFER) != 0) {
+		ret = -(errno ? errno : ENOMEM);
+		snprintf(err, err_size, "%s: %s", tmp, strerror(-ret));
+		if (out)
+			fclose(out);
 		bci_atomic_abort(fd, tmp);
 		return ret;
 	}
