@@ -44,6 +44,20 @@ results=${3:-10000}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 aggregator=${AGGREGATOR:-$build/host/bin/bootci-aggregator}
 
+# The numbers given, checked before anything is installed or generated (minutes of work).
+check_number() { # NAME VALUE MIN MAX
+	case $2 in
+	'' | *[!0-9]* | 0?* | ??????????*) ;;
+	*) if [ "$2" -ge "$3" ] && [ "$2" -le "$4" ]; then return 0; fi ;;
+	esac
+	echo "bench: $1=$2: not a number from $3 to $4" >&2
+	exit 2
+}
+check_number RUNS "$runs" 1 1000
+check_number RESULTS "$results" 1 1000000
+check_number BENCH_INGEST_JOBS "${BENCH_INGEST_JOBS:-2}" 1 64
+check_number BENCH_REPEAT "${BENCH_REPEAT:-3}" 1 20
+
 if ! command -v piglit >/dev/null 2>&1; then
 	echo "bench: installing piglit (apt-get)" >&2
 	sudo_cmd=()
@@ -126,8 +140,6 @@ jobs = int(sys.argv[5])
 runs_dir = sys.argv[6]
 archives = sys.argv[7:]
 data = os.path.join(work, "data")
-if jobs < 1:
-    sys.exit(f"bench: BENCH_INGEST_JOBS={jobs}: at least 1")
 
 
 def timed(commands):
@@ -206,10 +218,7 @@ def median(samples):
 # them: on this disk (mounted with discard) the removal of piglit's 400k pages slowed the next
 # run of anything. Every timed step starts with the page cache written back (sync), so that
 # no step pays for the one before.
-repeat_text = os.environ.get("BENCH_REPEAT", "3")
-if not repeat_text.isdigit() or not 1 <= int(repeat_text) <= 20:
-    sys.exit(f"bench: BENCH_REPEAT={repeat_text}: not a number from 1 to 20")
-repeat = int(repeat_text)
+repeat = int(os.environ.get("BENCH_REPEAT") or "3")  # checked at the start, as "${BENCH_REPEAT:-3}"
 data_before = os.path.join(work, "data-before")
 shutil.rmtree(data_before, ignore_errors=True)
 shutil.copytree(data, data_before)
