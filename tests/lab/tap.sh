@@ -128,6 +128,30 @@ print(tests.get(sys.argv[2], {}).get("result", "(absent)"))' "$1/results.json" "
 	return 1
 }
 
+# result_is_or_hpet MACHINE TEST EXPECTED: result_is, except that a pass may also be a
+# dmesg-warn whose only warnings are "hpet: Lost N RTC interrupts": QEMU's HPET under TCG
+# misses RTC interrupts when the host is loaded (README.md, "what the lab did"; the lab
+# loop's master filters the same line, tests/lab/loop/known-issues.txt). Any other warning,
+# or any other result, still fails; the forgiven lines go to the TAP log.
+result_is_or_hpet() {
+	local out got noise
+	out=$(python3 -c 'import json, re, sys
+test = json.load(open(sys.argv[1]))["tests"].get(sys.argv[2], {})
+lines = test.get("dmesg-warnings", "").splitlines()
+hpet = re.compile(r"^<[0-7]> \[ *[0-9.]+\] hpet: Lost [0-9]+ RTC interrupts$")
+noise = bool(lines) and all(hpet.match(line) for line in lines)
+print(test.get("result", "(absent)"), "hpet-only" if noise else "-")' "$1/results.json" "$2" 2>&1)
+	got=${out% *}
+	noise=${out##* }
+	[ "$got" = "$3" ] && return 0
+	if [ "$3" = pass ] && [ "$got" = dmesg-warn ] && [ "$noise" = hpet-only ]; then
+		echo "$2: dmesg-warn from the lab's HPET noise only, taken as pass" | diag
+		return 0
+	fi
+	echo "$2: result '$got', expected '$3'" | diag
+	return 1
+}
+
 # boots_of MACHINE: how many boots the run's journal recorded
 boots_of() {
 	grep -c '^boot ' "$1"/results/runs/*/bootci-journal.txt
