@@ -7,8 +7,9 @@
  * (nothing explains them), and each machine's suspend+resume latency
  * against the baseline's spread.
  *
- * Memory: one machine at a time. A machine's build results and baseline
- * are two hash tables of test names (10k tests: well under a few MiB).
+ * Memory: one machine at a time. Each test name is given a number once per
+ * thread (struct name_dir); a machine's build results and baseline are two
+ * arrays by that number (10k tests: well under a few MiB).
  */
 #include "arena.h"
 #include "hash.h"
@@ -30,10 +31,8 @@
 
 struct test_slot {
 	char *name;
-	int status;		/* build: its status; baseline: the latest status it ran with */
-	unsigned seen;		/* baseline: bit per status seen in the window (notrun aside) */
-	int run;		/* build: index of the run that holds it */
-	int job;		/* build: the result's job */
+	int status;		/* -1 when just added; what it means is the table's user's */
+	int job;		/* the name directory's: the test's number */
 };
 
 struct test_table {
@@ -47,26 +46,6 @@ static void table_release(struct test_table *t)
 	bci_arena_free(&t->names);
 	free(t->slots);
 	memset(t, 0, sizeof(*t));
-}
-
-/* Room for @n names at most half full, so that a table filled to a known size never grows. */
-static int table_reserve(struct test_table *t, size_t n)
-{
-	size_t cap = 1024;
-
-	while (cap < 2 * n + 2)
-		cap *= 2;
-	if (t->cap >= cap)
-		return 0;
-	free(t->slots);
-	t->slots = calloc(cap, sizeof(*t->slots));
-	if (!t->slots) {
-		t->cap = t->n = 0;
-		return -ENOMEM;
-	}
-	t->cap = cap;
-	t->n = 0;
-	return 0;
 }
 
 static int table_grow(struct test_table *t)
@@ -113,6 +92,124 @@ static struct test_slot *table_get(struct test_table *t, const char *name, int a
 	t->slots[i].status = -1;
 	t->n++;
 	return &t->slots[i];
+}
+
+/*
+ * ---- test names, numbered ----
+ *
+ * Every run of a build and of its baseline lists the same tests in the same
+ * order (the job list's), so the name a stream gives at row k is the one the
+ * last stream gave at row k nearly always: it is checked there first (one
+ * strcmp), and looked up in the table only when it is not. The report's
+ * 800k rows were 800k hash lookups and copies into per-machine tables (a
+ * sixth of its CPU).
+ */
+struct name_dir {
+	struct test_table index;	/* name -> its number (the slot's job) */
+	const char **names;		/* by number: the index's copies */
+	size_t n, cap;
+	long *order;			/* the numbers of the last stream, row by row */
+	size_t order_cap;
+};
+
+static void name_dir_release(struct name_dir *d)
+{
+	table_release(&d->index);
+	free(d->names);
+	free(d->order);
+	memset(d, 0, sizeof(*d));
+}
+
+/* A stream of names (one run's results) being numbered: row @k next. */
+struct name_cursor {
+	struct name_dir *dir;
+	size_t k;
+};
+
+/* The number of the cursor's next name @name, given when new: >= 0, or -ENOMEM. */
+static long name_number(struct name_cursor *c, const char *name)
+{
+	struct name_dir *d = c->dir;
+	size_t k = c->k++;
+	struct test_slot *slot;
+	long id;
+
+	if (k < d->order_cap && d->order[k] >= 0 && !strcmp(d->names[d->order[k]], name))
+		return d->order[k];
+	slot = table_get(&d->index, name, 1);
+	if (!slot)
+		return -ENOMEM;
+	if (slot->status < 0) {
+		if (d->n == d->cap) {
+			size_t cap = d->cap ? d->cap * 2 : 1024;
+			const char **grown = realloc(d->names, cap * sizeof(*grown));
+
+			if (!grown)
+				return -ENOMEM;
+			d->names = grown;
+			d->cap = cap;
+		}
+		slot->status = 0;
+		slot->job = (int)d->n;
+		d->names[d->n++] = slot->name;
+	}
+	id = slot->job;
+	if (k >= d->order_cap) {
+		size_t cap = d->order_cap ? d->order_cap * 2 : 1024;
+		long *grown;
+
+		while (cap <= k)
+			cap *= 2;
+		grown = realloc(d->order, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		for (size_t i = d->order_cap; i < cap; i++)
+			grown[i] = -1;
+		d->order = grown;
+		d->order_cap = cap;
+	}
+	d->order[k] = id;
+	return id;
+}
+
+/* A machine's tests by number: status -1 where it has none. */
+struct test_cell {
+	int status;		/* build: its status; baseline: the latest status it ran with */
+	unsigned seen;		/* baseline: bit per status seen in the window (notrun aside) */
+	int run;		/* build: index of the run that holds it */
+	int job;		/* build: the result's job */
+};
+
+struct test_cells {
+	struct test_cell *v;
+	size_t n;
+};
+
+/* The cell of test number @id, the array grown (new cells empty) to hold it; NULL: no memory. */
+static struct test_cell *cell_at(struct test_cells *c, long id)
+{
+	if ((size_t)id >= c->n) {
+		size_t n = c->n ? c->n : 1024;
+		struct test_cell *grown;
+
+		while (n <= (size_t)id)
+			n *= 2;
+		grown = realloc(c->v, n * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		for (size_t i = c->n; i < n; i++)
+			grown[i] = (struct test_cell){ .status = -1 };
+		c->v = grown;
+		c->n = n;
+	}
+	return &c->v[id];
+}
+
+/* Every cell empty again, for the next machine. */
+static void cells_clear(struct test_cells *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		c->v[i] = (struct test_cell){ .status = -1 };
 }
 
 /* ---- runs and builds read from the store ---- */
@@ -212,8 +309,18 @@ struct maker {
 	char *err;
 	size_t err_size;
 	size_t changes_cap;
-	size_t tests_hint;	/* the last machine's tests: the next one's tables start that large */
+	struct name_dir names;	/* this thread's test numbers */
+	struct test_cells now, before;	/* the machine being compared: build, baseline */
 };
+
+/* The maker's numbered names and machine arrays, let go. */
+static void maker_tables_release(struct maker *m)
+{
+	name_dir_release(&m->names);
+	free(m->now.v);
+	free(m->before.v);
+	m->now = m->before = (struct test_cells){ 0 };
+}
 
 static int change_add(struct maker *m, const char *test, const struct run_ref *run,
 		      enum bci_status from, enum bci_status to, enum bci_change change,
@@ -240,17 +347,19 @@ static int change_add(struct maker *m, const char *test, const struct run_ref *r
 	return c->test && c->machine && c->run_id ? 0 : -ENOMEM;
 }
 
-/* A build's result into the table; a later run of the same machine replaces an earlier one's. */
-struct build_results_ctx {
-	struct test_table *table;
+/* One run's results into @cells: a build's (a later run of the same machine replaces an earlier one's) or a baseline's. */
+struct results_ctx {
+	struct name_cursor names;
+	struct test_cells *cells;
 	int run;
 };
 
 static int build_result(const struct bci_store_result *result, void *ctx)
 {
-	struct build_results_ctx *c = ctx;
-	struct test_slot *slot = table_get(c->table, result->name, 1);
+	struct results_ctx *c = ctx;
+	long id = name_number(&c->names, result->name);
 	int status = bci_status_parse(result->result);
+	struct test_cell *slot = id < 0 ? NULL : cell_at(c->cells, id);
 
 	if (!slot)
 		return -ENOMEM;
@@ -262,22 +371,22 @@ static int build_result(const struct bci_store_result *result, void *ctx)
 	return 0;
 }
 
-/* The machine's results in the build (@now), handed to options->seen. */
-static int seen_give(struct maker *m, const struct run_list *build_runs,
-		     const struct test_table *now)
+/* The machine's results in the build (m->now), handed to options->seen. */
+static int seen_give(struct maker *m, const struct run_list *build_runs)
 {
+	const struct test_cells *now = &m->now;
 	struct bci_report_seen *rows = malloc((now->n + 1) * sizeof(*rows));
 	size_t n = 0;
 	int ret;
 
 	if (!rows)
 		return -ENOMEM;
-	for (size_t i = 0; i < now->cap; i++) {
-		const struct test_slot *t = &now->slots[i];
+	for (size_t i = 0; i < now->n; i++) {
+		const struct test_cell *t = &now->v[i];
 
-		if (t->name)
+		if (t->status >= 0)
 			rows[n++] = (struct bci_report_seen){
-				.run = build_runs->v[t->run].key, .test = t->name,
+				.run = build_runs->v[t->run].key, .test = m->names.names[i],
 				.status = t->status, .job = t->job,
 			};
 	}
@@ -288,8 +397,10 @@ static int seen_give(struct maker *m, const struct run_list *build_runs,
 
 static int baseline_result(const struct bci_store_result *result, void *ctx)
 {
-	struct test_slot *slot = table_get(ctx, result->name, 1);
+	struct results_ctx *c = ctx;
+	long id = name_number(&c->names, result->name);
 	int status = bci_status_parse(result->result);
+	struct test_cell *slot = id < 0 ? NULL : cell_at(c->cells, id);
 
 	if (!slot)
 		return -ENOMEM;
@@ -482,16 +593,15 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 			   size_t end)
 {
 	const char *machine = build_runs->v[first].machine;
-	struct test_table now = { 0 }, before = { 0 };
 	struct run_list baseline = { 0 }, tags = { 0 };
 	const char **tag_names = NULL;
 	struct baseline_ctx bctx = { .m = m, .runs = &baseline };
 	int ret = 0;
 
-	if (table_reserve(&now, m->tests_hint) < 0 || table_reserve(&before, m->tests_hint) < 0)
-		ret = -ENOMEM;
+	cells_clear(&m->now);
+	cells_clear(&m->before);
 	for (size_t i = first; i < end && ret >= 0; i++) {
-		struct build_results_ctx c = { .table = &now, .run = (int)i };
+		struct results_ctx c = { .names = { &m->names }, .cells = &m->now, .run = (int)i };
 
 		ret = bci_store_results_each(m->store, build_runs->v[i].key, build_result, &c,
 					     m->err, m->err_size);
@@ -508,9 +618,12 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 		memmove(baseline.v, baseline.v + drop, m->options->window * sizeof(*baseline.v));
 		baseline.n = m->options->window;
 	}
-	for (size_t i = 0; i < baseline.n && ret >= 0; i++)
-		ret = bci_store_results_each(m->store, baseline.v[i].key, baseline_result, &before,
+	for (size_t i = 0; i < baseline.n && ret >= 0; i++) {
+		struct results_ctx c = { .names = { &m->names }, .cells = &m->before };
+
+		ret = bci_store_results_each(m->store, baseline.v[i].key, baseline_result, &c,
 					     m->err, m->err_size);
+	}
 	if (ret >= 0)
 		ret = bci_store_machine_tags(m->store, machine, tag_collect, &tags, m->err,
 					     m->err_size);
@@ -521,27 +634,28 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 		for (size_t i = 0; tag_names && i < tags.n; i++)
 			tag_names[i] = tags.v[i].machine;
 	}
-	for (size_t i = 0; i < now.cap && ret >= 0; i++) {
-		const struct test_slot *t = &now.slots[i], *b;
+	for (size_t i = 0; i < m->now.n && ret >= 0; i++) {
+		const struct test_cell *t = &m->now.v[i];
+		const struct test_cell *b = i < m->before.n ? &m->before.v[i] : NULL;
+		const char *name = m->names.names[i];
 		const struct run_ref *run;
 		enum bci_status from;
 		enum bci_change change;
 		enum bci_verdict verdict;
 		const char *bug = NULL;
 
-		if (!t->name)
+		if (t->status < 0)
 			continue;
 		m->report->results++;
-		b = table_get(&before, t->name, 0);
 		from = b && b->status >= 0 ? (enum bci_status)b->status : BCI_STATUS_NOTRUN;
 		change = bci_status_change(from, t->status);
 		run = &build_runs->v[t->run];
 		if (change == BCI_CHANGE_UNCHANGED)
 			continue;
 		if (change == BCI_CHANGE_REGRESSION || change == BCI_CHANGE_WARNING) {
-			struct log_ctx logs = { .m = m, .run = run, .test = t->name };
+			struct log_ctx logs = { .m = m, .run = run, .test = name };
 			struct bci_filter_subject subject = {
-				.test = t->name, .machine = machine, .tags = tag_names,
+				.test = name, .machine = machine, .tags = tag_names,
 				.status = t->status, .log = log_read, .log_ctx = &logs,
 			};
 
@@ -567,18 +681,15 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 			verdict = BCI_VERDICT_NOT_RUN;
 			break;
 		}
-		ret = change_add(m, t->name, run, from, t->status, change, verdict, bug);
+		ret = change_add(m, name, run, from, t->status, change, verdict, bug);
 	}
 	if (ret >= 0 && m->options->seen)
-		ret = seen_give(m, build_runs, &now);
+		ret = seen_give(m, build_runs);
 	if (ret >= 0)
 		ret = suspend_compare(m, machine, build_runs, first, end, &baseline);
 	free(tag_names);
 	runs_release(&tags);
 	runs_release(&baseline);
-	m->tests_hint = now.n > before.n ? now.n : before.n;
-	table_release(&now);
-	table_release(&before);
 	return ret;
 }
 
@@ -721,6 +832,7 @@ static void half_release(struct half *h)
 		free(h->part.suspend[i].machine);
 	free(h->part.suspend);
 	table_release(&h->m.cache.builds);
+	maker_tables_release(&h->m);
 }
 
 static int base_tree_copy(const struct bci_store_build *build, void *ctx)
@@ -806,6 +918,8 @@ int bci_report_build(struct bci_store *store, const char *build,
 				       .n = (size_t)r->machines - mine };
 		half->m.report = &half->part;
 		half->m.cache = (struct build_cache){ 0 };
+		half->m.names = (struct name_dir){ 0 };
+		half->m.now = half->m.before = (struct test_cells){ 0 };
 		half->m.changes_cap = 0;
 		half->m.err = half->err;
 		half->m.err_size = sizeof(half->err);
@@ -840,6 +954,7 @@ int bci_report_build(struct bci_store *store, const char *build,
 	qsort(r->changes, r->n_changes, sizeof(*r->changes), change_order);
 	runs_release(&runs);
 	table_release(&m.cache.builds);
+	maker_tables_release(&m);
 	build_release(&m.build);
 	*report = r;
 	return 0;
@@ -850,6 +965,7 @@ fail:
 	free(stretches);
 	runs_release(&runs);
 	table_release(&m.cache.builds);
+	maker_tables_release(&m);
 	build_release(&m.build);
 	bci_report_free(r);
 	return ret;
