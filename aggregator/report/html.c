@@ -142,6 +142,13 @@ struct matrix {
 	/* While reading: test names interned (open addressing, slots hold index + 1). */
 	unsigned *slots;
 	size_t n_slots;
+	/*
+	 * The test of each row of the last run read (index + 1, 0: none):
+	 * every run lists the same tests in the same order, so a row's name
+	 * is checked there before it is hashed.
+	 */
+	unsigned *order;
+	size_t order_cap;
 	struct matrix_entry *entries;
 	size_t n_entries, cap_entries;
 	/* Results handed by the report's threads (bci_html_matrix_seen) are added under it. */
@@ -204,8 +211,37 @@ static int slots_grow(struct matrix *m)
 	return 0;
 }
 
+static long test_intern_hashed(struct matrix *m, const char *name);
+
+/* The first-seen index of test @name, row @row of a run: the last run's test there first. */
+static long test_intern(struct matrix *m, const char *name, size_t row)
+{
+	long t;
+
+	if (row < m->order_cap && m->order[row] && !strcmp(m->tests[m->order[row] - 1], name))
+		return (long)m->order[row] - 1;
+	t = test_intern_hashed(m, name);
+	if (t < 0)
+		return t;
+	if (row >= m->order_cap) {
+		size_t cap = m->order_cap ? m->order_cap * 2 : 1024;
+		unsigned *grown;
+
+		while (cap <= row)
+			cap *= 2;
+		grown = realloc(m->order, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + m->order_cap, 0, (cap - m->order_cap) * sizeof(*grown));
+		m->order = grown;
+		m->order_cap = cap;
+	}
+	m->order[row] = (unsigned)t + 1;
+	return t;
+}
+
 /* The first-seen index of test @name, added when new: every run holds the same names. */
-static long test_intern(struct matrix *m, const char *name)
+static long test_intern_hashed(struct matrix *m, const char *name)
 {
 	size_t i;
 
@@ -233,12 +269,16 @@ static long test_intern(struct matrix *m, const char *name)
 struct read_ctx {
 	struct matrix *m;
 	int run;
+	size_t row;
 };
 
-/* The result of test @name in run @run (an index into m->runs) kept until the tests are sorted. */
-static int entry_put(struct matrix *m, const char *name, int run, int status, int job)
+/*
+ * The result of test @name, row @row of run @run (an index into m->runs),
+ * kept until the tests are sorted.
+ */
+static int entry_put(struct matrix *m, const char *name, size_t row, int run, int status, int job)
 {
-	long t = test_intern(m, name);
+	long t = test_intern(m, name, row);
 
 	if (t < 0)
 		return (int)t;
@@ -261,7 +301,7 @@ static int entry_add(const struct bci_store_result *result, void *ctx)
 {
 	struct read_ctx *r = ctx;
 
-	return entry_put(r->m, result->name, r->run, bci_status_parse(result->result),
+	return entry_put(r->m, result->name, r->row++, r->run, bci_status_parse(result->result),
 			 result->job);
 }
 
@@ -295,6 +335,7 @@ static void matrix_release(struct matrix *m)
 	free(m->runs);
 	free(m->cells);
 	free(m->slots);
+	free(m->order);
 	free(m->entries);
 	free(m->build);
 	if (m->has_lock)
@@ -315,6 +356,10 @@ static int matrix_cells(struct matrix *m, char *err, size_t err_size)
 	free(m->slots);
 	m->slots = NULL;
 	m->n_slots = 0;
+	/* The tests are renumbered below: the rows' guesses would name others. */
+	free(m->order);
+	m->order = NULL;
+	m->order_cap = 0;
 	by_seen = malloc((m->n_tests + 1) * sizeof(*by_seen));
 	sorted_index = malloc((m->n_tests + 1) * sizeof(*sorted_index));
 	m->cells = malloc((m->n_tests * m->n_machines + 1) * sizeof(*m->cells));
@@ -803,7 +848,7 @@ int bci_html_matrix_seen(void *ctx, const struct bci_report_seen *rows, size_t n
 			ret = -EAGAIN;
 			break;
 		}
-		ret = entry_put(m, rows[i].test, run, rows[i].status, rows[i].job);
+		ret = entry_put(m, rows[i].test, i, run, rows[i].status, rows[i].job);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return ret;
