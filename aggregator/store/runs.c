@@ -169,10 +169,41 @@ static int result_insert(struct bci_store *store, int64_t run,
 	return bci_store_query(store, S_RESULT_ADD, params, 6, NULL, NULL, err, err_size);
 }
 
+/* The largest result id now, into *@id: every row stored after it has a larger one. */
+static int results_max_id(struct bci_store *store, int64_t *id, char *err, size_t err_size)
+{
+	*id = 0;
+	return bci_store_query(store, S_RESULTS_MAX_ID, NULL, 0, bci_store_row_first_int, id, err,
+			       err_size);
+}
+
+/*
+ * The run's stretch of result ids (schema 5, read by S_RESULTS) grown to
+ * hold the rows just stored: every id past @before, up to the largest now.
+ */
+static int results_range_extend(struct bci_store *store, int64_t run, int64_t before, char *err,
+				size_t err_size)
+{
+	struct bci_store_value params[3] = { value_int(run), value_int(before + 1) };
+	int64_t after;
+	int ret = results_max_id(store, &after, err, err_size);
+
+	if (ret < 0)
+		return ret;
+	params[2] = value_int(after);
+	return bci_store_query(store, S_RUN_RESULTS_RANGE, params, 3, NULL, NULL, err, err_size);
+}
+
 int bci_store_result_add(struct bci_store *store, int64_t run, const struct bci_store_result *result,
 			 char *err, size_t err_size)
 {
-	int ret = result_insert(store, run, result, err, err_size);
+	int64_t before;
+	int ret = results_max_id(store, &before, err, err_size);
+
+	if (ret == 0)
+		ret = result_insert(store, run, result, err, err_size);
+	if (ret == 0)
+		ret = results_range_extend(store, run, before, err, err_size);
 
 	/* The test's mean duration, for the scheduler's splits (test_durations). */
 	if (ret == 0 && result->duration >= 0) {
@@ -193,6 +224,7 @@ int bci_store_results_add(struct bci_store *store, int64_t run,
 			  size_t err_size)
 {
 	struct bci_store_value key = value_int(run), params[RESULTS_PER_INSERT * 6];
+	int64_t before = 0;
 	size_t i = 0;
 	int ret = 0;
 
@@ -201,6 +233,8 @@ int bci_store_results_add(struct bci_store *store, int64_t run,
 			snprintf(err, err_size, "a result needs a test name and a result");
 			return -EINVAL;
 		}
+	if (count)
+		ret = results_max_id(store, &before, err, err_size);
 	for (; ret == 0 && count - i >= RESULTS_PER_INSERT; i += RESULTS_PER_INSERT) {
 		for (size_t k = 0; k < RESULTS_PER_INSERT; k++) {
 			const struct bci_store_result *r = &results[i + k];
@@ -218,6 +252,8 @@ int bci_store_results_add(struct bci_store *store, int64_t run,
 	}
 	for (; ret == 0 && i < count; i++)
 		ret = result_insert(store, run, &results[i], err, err_size);
+	if (ret == 0 && count)
+		ret = results_range_extend(store, run, before, err, err_size);
 	if (ret == 0 && count)
 		ret = bci_store_query(store, S_DURATIONS_PENDING_ADD, &key, 1, NULL, NULL, err,
 				      err_size);

@@ -128,6 +128,16 @@ static const char *const migrations[] = {
 	 */
 	"CREATE TABLE durations_pending ("
 	"  run BIGINT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE);",
+	/*
+	 * 5: the stretch of result ids that holds each run's results, kept as
+	 * they are stored (bci_store_results_add): reading a run found it with
+	 * min(id) and max(id) over the run's index entries, which are ordered
+	 * by name, so each took a walk of all of them (a third of the report's
+	 * reading of 800k results). Runs stored before have none (NULL): they
+	 * are read as before.
+	 */
+	"ALTER TABLE runs ADD COLUMN results_first BIGINT;"
+	"ALTER TABLE runs ADD COLUMN results_last BIGINT;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,
@@ -196,6 +206,14 @@ static const char *const statements[S_COUNT] = {
 			       " VALUES " RESULT_ROWS_32,
 	[S_RESULT_ADD] = "INSERT INTO results (run, job, name, result, duration, dmesg_warnings)"
 			 " VALUES (?, ?, ?, ?, ?, ?)",
+	/* The largest result id (0: none): a run's new rows come after it. */
+	[S_RESULTS_MAX_ID] = "SELECT COALESCE(max(id), 0) FROM results",
+	/* The run's stretch of result ids (S_RESULTS) grown to hold ?2 to ?3. */
+	[S_RUN_RESULTS_RANGE] = "UPDATE runs SET"
+				" results_first = CASE WHEN results_first IS NULL OR results_first > ?2"
+				" THEN ?2 ELSE results_first END,"
+				" results_last = CASE WHEN results_last IS NULL OR results_last < ?3"
+				" THEN ?3 ELSE results_last END WHERE id = ?1",
 	[S_DURATION_ADD] = "INSERT INTO test_durations (name, total, count) VALUES (?, ?, 1)"
 			   " ON CONFLICT (name) DO UPDATE SET"
 			   " total = test_durations.total + excluded.total,"
@@ -223,11 +241,16 @@ static const char *const statements[S_COUNT] = {
 	 * that stretch of the table in key order costs half the index walk,
 	 * row lookups and sort that "WHERE run = ? ORDER BY id" takes (the
 	 * unary + keeps the planner off the index); rows of other runs inside
-	 * the stretch, if writers ever interleave, are filtered out.
+	 * the stretch, if writers ever interleave, are filtered out. The
+	 * stretch is the one the run keeps (S_RUN_RESULTS_RANGE), or for a run
+	 * stored before schema 5 the one its index entries give (each bound a
+	 * walk of them all: COALESCE takes it only then).
 	 */
 	[S_RESULTS] = "SELECT " RESULT_COLUMNS " FROM results res"
-		      " WHERE res.id BETWEEN (SELECT min(id) FROM results WHERE run = ?1)"
-		      " AND (SELECT max(id) FROM results WHERE run = ?1) AND +res.run = ?1"
+		      " WHERE res.id BETWEEN COALESCE((SELECT results_first FROM runs WHERE id = ?1),"
+		      " (SELECT min(id) FROM results WHERE run = ?1))"
+		      " AND COALESCE((SELECT results_last FROM runs WHERE id = ?1),"
+		      " (SELECT max(id) FROM results WHERE run = ?1)) AND +res.run = ?1"
 		      " ORDER BY res.id",
 	[S_SUSPENDS] = "SELECT cycle, state, result, wall, suspended, latency, kernel_suspend,"
 		       " kernel_resume, woke FROM suspend_cycles WHERE run = ? ORDER BY cycle",

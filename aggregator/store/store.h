@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in store.c). */
-#define BCI_STORE_SCHEMA_VERSION 4
+#define BCI_STORE_SCHEMA_VERSION 5
 
 struct bci_store;
 

@@ -471,6 +471,58 @@ static void test_results_interleaved(void **state)
 						sizeof(f->err)), 0);
 }
 
+static int result_count(const struct bci_store_result *result, void *ctx)
+{
+	struct rows *r = ctx;
+	size_t len = strlen(r->text);
+
+	/* Each row's job, as a letter: the order and the set read. */
+	if (len + 1 < sizeof(r->text))
+		r->text[len] = (char)('0' + result->job % 75), r->text[len + 1] = '\0';
+	return 0;
+}
+
+/*
+ * A run's results are read from the stretch of result ids the run keeps
+ * (schema 5): a run stored in several calls, with another run's rows
+ * between them, is read whole and in order; a run stored before schema 5
+ * (no stretch kept) is read through its index as before.
+ */
+static void test_results_range(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = run_add(f, "range-a"), b = run_add(f, "range-b");
+	struct bci_store_result rows[40];
+	struct rows text_a = { "" }, text_b = { "" }, again = { "" };
+	char names[43][32], expect[64] = "";
+
+	for (int i = 0; i < 43; i++) {
+		snprintf(names[i], sizeof(names[i]), "igt@range@%02d", 42 - i);
+		if (i < 40)
+			rows[i] = (struct bci_store_result){ .job = i, .name = names[i], .result = "pass",
+							     .duration = 1 };
+		expect[i] = (char)('0' + i);
+	}
+	/* 40 rows (32 in one statement, 8 one by one), then b's, then 3 more of a's. */
+	assert_int_equal(bci_store_results_add(f->store, a, rows, 40, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_results_add(f->store, b, rows, 1, f->err, sizeof(f->err)), 0);
+	for (int i = 40; i < 43; i++) {
+		rows[0] = (struct bci_store_result){ .job = i, .name = names[i], .result = "fail" };
+		assert_int_equal(bci_store_result_add(f->store, a, rows, f->err, sizeof(f->err)), 0);
+	}
+	assert_int_equal(bci_store_results_each(f->store, a, result_count, &text_a, f->err,
+						sizeof(f->err)), 43);
+	assert_string_equal(text_a.text, expect);
+	assert_int_equal(bci_store_results_each(f->store, b, result_count, &text_b, f->err,
+						sizeof(f->err)), 1);
+	assert_string_equal(text_b.text, "0");
+	/* As a run stored before schema 5 is: the same rows. */
+	raw_exec(f, "UPDATE runs SET results_first = NULL, results_last = NULL");
+	assert_int_equal(bci_store_results_each(f->store, a, result_count, &again, f->err,
+						sizeof(f->err)), 43);
+	assert_string_equal(again.text, expect);
+}
+
 static int result_job(const struct bci_store_run *run, const struct bci_store_result *result, void *ctx)
 {
 	snprintf(ctx, 256, "%s %s %d %s", run->run_id, result->name, result->job, result->result);
@@ -620,6 +672,8 @@ static void test_durations_kept_and_migrated(void **state)
 	f->store = NULL;
 	raw_exec(f, "DROP TABLE test_durations; DROP TABLE durations_pending;"
 		    " CREATE INDEX results_name ON results(name);"
+		    " ALTER TABLE runs DROP COLUMN results_first;"
+		    " ALTER TABLE runs DROP COLUMN results_last;"
 		    " UPDATE bootci_schema SET version = 2");
 	reopen(f);
 	assert_int_equal(bci_store_schema_version(f->store, &version, f->err, sizeof(f->err)), 0);
@@ -812,6 +866,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_contents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_results_interleaved, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_results_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_result_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_runs_and_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_durations_kept_and_migrated, setup, teardown),
