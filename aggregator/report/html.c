@@ -406,7 +406,8 @@ static int matrix_load(struct bci_store *store, const char *build, struct matrix
 	for (size_t i = 0; i < m->n_runs && ret >= 0; i++) {
 		struct read_ctx c = { .m = m, .run = (int)i };
 
-		ret = bci_store_results_each(store, m->runs[i].key, entry_add, &c, err, err_size);
+		ret = bci_store_results_each_brief(store, m->runs[i].key, entry_add, &c, err,
+						   err_size);
 	}
 	return ret < 0 ? ret : matrix_cells(m, err, err_size);
 }

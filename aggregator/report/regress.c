@@ -603,8 +603,8 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 	for (size_t i = first; i < end && ret >= 0; i++) {
 		struct results_ctx c = { .names = { &m->names }, .cells = &m->now, .run = (int)i };
 
-		ret = bci_store_results_each(m->store, build_runs->v[i].key, build_result, &c,
-					     m->err, m->err_size);
+		ret = bci_store_results_each_brief(m->store, build_runs->v[i].key, build_result, &c,
+						   m->err, m->err_size);
 	}
 	if (ret >= 0)
 		ret = bci_store_runs_each(m->store, machine, baseline_run, &bctx, m->err, m->err_size);
@@ -621,8 +621,8 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 	for (size_t i = 0; i < baseline.n && ret >= 0; i++) {
 		struct results_ctx c = { .names = { &m->names }, .cells = &m->before };
 
-		ret = bci_store_results_each(m->store, baseline.v[i].key, baseline_result, &c,
-					     m->err, m->err_size);
+		ret = bci_store_results_each_brief(m->store, baseline.v[i].key, baseline_result, &c,
+						   m->err, m->err_size);
 	}
 	if (ret >= 0)
 		ret = bci_store_machine_tags(m->store, machine, tag_collect, &tags, m->err,

@@ -52,6 +52,7 @@ enum bci_store_statement {
 	S_BOOTS,
 	S_CRASHES,
 	S_RESULTS,
+	S_RESULTS_BRIEF,
 	S_SUSPENDS,
 	S_RESULT_GET,
 	S_RUNS_BUILD,

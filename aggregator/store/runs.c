@@ -350,6 +350,22 @@ static int row_result(const struct bci_store_value *c, int n, void *ctx)
 	return fn ? fn(&result, e->ctx) : 0;
 }
 
+static int row_result_brief(const struct bci_store_value *c, int n, void *ctx)
+{
+	struct each *e = ctx;
+	int (*fn)(const struct bci_store_result *, void *) = e->fn;
+	struct bci_store_result result;
+
+	if (n < 3)
+		return -EPROTO;
+	result = (struct bci_store_result){
+		.job = (int)column_int(&c[0], -1), .name = column_text(&c[1]),
+		.result = column_text(&c[2]), .duration = -1,
+	};
+	e->count++;
+	return fn ? fn(&result, e->ctx) : 0;
+}
+
 static int row_suspend(const struct bci_store_value *c, int n, void *ctx)
 {
 	struct each *e = ctx;
@@ -403,6 +419,14 @@ int bci_store_results_each(struct bci_store *store, int64_t run,
 			   char *err, size_t err_size)
 {
 	return run_each(store, S_RESULTS, run, row_result, (void *)fn, ctx, err, err_size);
+}
+
+int bci_store_results_each_brief(struct bci_store *store, int64_t run,
+				 int (*fn)(const struct bci_store_result *result, void *ctx),
+				 void *ctx, char *err, size_t err_size)
+{
+	return run_each(store, S_RESULTS_BRIEF, run, row_result_brief, (void *)fn, ctx, err,
+			err_size);
 }
 
 int bci_store_suspends_each(struct bci_store *store, int64_t run,

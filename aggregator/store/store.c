@@ -160,6 +160,12 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VE
 	" r.archive_path, r.archive_root, r.state, r.started, r.ended, r.ingested, " RESULT_COLUMNS \
 	" FROM runs r CROSS JOIN results res JOIN machines m ON m.id = r.machine" \
 	" LEFT JOIN builds b ON b.id = r.build"
+/* Run ?1's results (S_RESULTS): the stretch of ids that holds them, rows of other runs out. */
+#define RUN_STRETCH \
+	"res.id BETWEEN COALESCE((SELECT results_first FROM runs WHERE id = ?1)," \
+	" (SELECT min(id) FROM results WHERE run = ?1))" \
+	" AND COALESCE((SELECT results_last FROM runs WHERE id = ?1)," \
+	" (SELECT max(id) FROM results WHERE run = ?1)) AND +res.run = ?1"
 /* The value rows of S_RESULTS_ADD_MANY. */
 #define RESULT_ROW "(?, ?, ?, ?, ?, ?)"
 #define RESULT_ROWS_4 RESULT_ROW ", " RESULT_ROW ", " RESULT_ROW ", " RESULT_ROW
@@ -246,12 +252,10 @@ static const char *const statements[S_COUNT] = {
 	 * stored before schema 5 the one its index entries give (each bound a
 	 * walk of them all: COALESCE takes it only then).
 	 */
-	[S_RESULTS] = "SELECT " RESULT_COLUMNS " FROM results res"
-		      " WHERE res.id BETWEEN COALESCE((SELECT results_first FROM runs WHERE id = ?1),"
-		      " (SELECT min(id) FROM results WHERE run = ?1))"
-		      " AND COALESCE((SELECT results_last FROM runs WHERE id = ?1),"
-		      " (SELECT max(id) FROM results WHERE run = ?1)) AND +res.run = ?1"
-		      " ORDER BY res.id",
+	[S_RESULTS] = "SELECT " RESULT_COLUMNS " FROM results res WHERE " RUN_STRETCH " ORDER BY res.id",
+	/* The same rows, only what a comparison reads (each column is a step of every row). */
+	[S_RESULTS_BRIEF] = "SELECT res.job, res.name, res.result FROM results res WHERE " RUN_STRETCH
+			    " ORDER BY res.id",
 	[S_SUSPENDS] = "SELECT cycle, state, result, wall, suspended, latency, kernel_suspend,"
 		       " kernel_resume, woke FROM suspend_cycles WHERE run = ? ORDER BY cycle",
 	[S_RESULT_GET] = RUN_RESULT_COLUMNS " WHERE m.name = ? AND r.run_id = ? AND res.name = ? ORDER BY res.id LIMIT 1",

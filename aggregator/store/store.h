@@ -194,6 +194,10 @@ int bci_store_crashes_each(struct bci_store *store, int64_t run,
 int bci_store_results_each(struct bci_store *store, int64_t run,
 			   int (*fn)(const struct bci_store_result *result, void *ctx), void *ctx,
 			   char *err, size_t err_size);
+/* The same, each result's job, name and result only (duration -1, no dmesg warnings). */
+int bci_store_results_each_brief(struct bci_store *store, int64_t run,
+				 int (*fn)(const struct bci_store_result *result, void *ctx),
+				 void *ctx, char *err, size_t err_size);
 int bci_store_suspends_each(struct bci_store *store, int64_t run,
 			    int (*fn)(const struct bci_store_suspend *cycle, void *ctx), void *ctx,
 			    char *err, size_t err_size);

@@ -440,6 +440,16 @@ static void test_run_contents(void **state)
  * own, even when another run's rows were stored between them (the query
  * reads the stretch of ids a run's rows span, store.c).
  */
+static int result_brief_print(const struct bci_store_result *r, void *ctx)
+{
+	struct rows *rows = ctx;
+	size_t len = strlen(rows->text);
+
+	snprintf(rows->text + len, sizeof(rows->text) - len, "%d %s %s %.0f;", r->job, r->name,
+		 r->result, r->duration);
+	return 0;
+}
+
 static void test_results_interleaved(void **state)
 {
 	struct fixture *f = *state;
@@ -465,6 +475,17 @@ static void test_results_interleaved(void **state)
 						sizeof(f->err)), 3);
 	assert_string_equal(rows.text, "0 igt@b@0 fail 0.000 0;1 igt@b@1 fail 1.000 0;"
 				       "2 igt@b@2 fail 2.000 0;");
+	/* The brief reading gives the same rows, their job, name and result only. */
+	rows.text[0] = '\0';
+	assert_int_equal(bci_store_results_each_brief(f->store, a, result_brief_print, &rows, f->err,
+						      sizeof(f->err)), 3);
+	assert_string_equal(rows.text, "0 igt@a@2 pass -1;1 igt@a@1 pass -1;2 igt@a@0 pass -1;");
+	rows.text[0] = '\0';
+	assert_int_equal(bci_store_results_each_brief(f->store, b, result_brief_print, &rows, f->err,
+						      sizeof(f->err)), 3);
+	assert_string_equal(rows.text, "0 igt@b@0 fail -1;1 igt@b@1 fail -1;2 igt@b@2 fail -1;");
+	assert_int_equal(bci_store_results_each_brief(f->store, c, NULL, NULL, f->err,
+						      sizeof(f->err)), 0);
 	/* A run without results, and one that does not exist: none. */
 	assert_int_equal(bci_store_results_each(f->store, c, NULL, NULL, f->err, sizeof(f->err)), 0);
 	assert_int_equal(bci_store_results_each(f->store, 999999, NULL, NULL, f->err,
@@ -520,6 +541,10 @@ static void test_results_range(void **state)
 	raw_exec(f, "UPDATE runs SET results_first = NULL, results_last = NULL");
 	assert_int_equal(bci_store_results_each(f->store, a, result_count, &again, f->err,
 						sizeof(f->err)), 43);
+	assert_string_equal(again.text, expect);
+	again.text[0] = '\0';
+	assert_int_equal(bci_store_results_each_brief(f->store, a, result_count, &again, f->err,
+						      sizeof(f->err)), 43);
 	assert_string_equal(again.text, expect);
 }
 
