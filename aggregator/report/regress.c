@@ -601,7 +601,7 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 	cells_clear(&m->now);
 	cells_clear(&m->before);
 	for (size_t i = first; i < end && ret >= 0; i++) {
-		struct results_ctx c = { .names = { &m->names }, .cells = &m->now, .run = (int)i };
+		struct results_ctx c = { .names = { .dir = &m->names }, .cells = &m->now, .run = (int)i };
 
 		ret = bci_store_results_each_brief(m->store, build_runs->v[i].key, build_result, &c,
 						   m->err, m->err_size);
@@ -619,7 +619,7 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 		baseline.n = m->options->window;
 	}
 	for (size_t i = 0; i < baseline.n && ret >= 0; i++) {
-		struct results_ctx c = { .names = { &m->names }, .cells = &m->before };
+		struct results_ctx c = { .names = { .dir = &m->names }, .cells = &m->before };
 
 		ret = bci_store_results_each_brief(m->store, baseline.v[i].key, baseline_result, &c,
 						   m->err, m->err_size);
