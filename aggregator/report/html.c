@@ -20,6 +20,7 @@
  * (bci_html_matrix() with BCI_HTML_SERVED links; pages.c has the others).
  */
 #include "report.h"
+#include "row_guess.h"
 #include "../store/store.h"
 #include "fsutil.h"
 #include "hash.h"
@@ -142,13 +143,7 @@ struct matrix {
 	/* While reading: test names interned (open addressing, slots hold index + 1). */
 	unsigned *slots;
 	size_t n_slots;
-	/*
-	 * The test of each row of the last run read (index + 1, 0: none):
-	 * every run lists the same tests in the same order, so a row's name
-	 * is checked there before it is hashed.
-	 */
-	unsigned *order;
-	size_t order_cap;
+	struct bci_row_guess guess;	/* the test of each row of the last run read */
 	struct matrix_entry *entries;
 	size_t n_entries, cap_entries;
 	/* Results handed by the report's threads (bci_html_matrix_seen) are added under it. */
@@ -216,27 +211,13 @@ static long test_intern_hashed(struct matrix *m, const char *name);
 /* The first-seen index of test @name, row @row of a run: the last run's test there first. */
 static long test_intern(struct matrix *m, const char *name, size_t row)
 {
-	long t;
+	long t = bci_row_guess_get(&m->guess, row);
 
-	if (row < m->order_cap && m->order[row] && !strcmp(m->tests[m->order[row] - 1], name))
-		return (long)m->order[row] - 1;
-	t = test_intern_hashed(m, name);
-	if (t < 0)
+	if (t >= 0 && !strcmp(m->tests[t], name))
 		return t;
-	if (row >= m->order_cap) {
-		size_t cap = m->order_cap ? m->order_cap * 2 : 1024;
-		unsigned *grown;
-
-		while (cap <= row)
-			cap *= 2;
-		grown = realloc(m->order, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		memset(grown + m->order_cap, 0, (cap - m->order_cap) * sizeof(*grown));
-		m->order = grown;
-		m->order_cap = cap;
-	}
-	m->order[row] = (unsigned)t + 1;
+	t = test_intern_hashed(m, name);
+	if (t >= 0 && bci_row_guess_set(&m->guess, row, t) < 0)
+		return -ENOMEM;
 	return t;
 }
 
@@ -335,7 +316,7 @@ static void matrix_release(struct matrix *m)
 	free(m->runs);
 	free(m->cells);
 	free(m->slots);
-	free(m->order);
+	bci_row_guess_release(&m->guess);
 	free(m->entries);
 	free(m->build);
 	if (m->has_lock)
@@ -357,9 +338,7 @@ static int matrix_cells(struct matrix *m, char *err, size_t err_size)
 	m->slots = NULL;
 	m->n_slots = 0;
 	/* The tests are renumbered below: the rows' guesses would name others. */
-	free(m->order);
-	m->order = NULL;
-	m->order_cap = 0;
+	bci_row_guess_release(&m->guess);
 	by_seen = malloc((m->n_tests + 1) * sizeof(*by_seen));
 	sorted_index = malloc((m->n_tests + 1) * sizeof(*sorted_index));
 	m->cells = malloc((m->n_tests * m->n_machines + 1) * sizeof(*m->cells));

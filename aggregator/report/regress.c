@@ -14,6 +14,7 @@
 #include "arena.h"
 #include "hash.h"
 #include "report.h"
+#include "row_guess.h"
 #include "../store/store.h"
 
 #include <errno.h>
@@ -97,26 +98,22 @@ static struct test_slot *table_get(struct test_table *t, const char *name, int a
 /*
  * ---- test names, numbered ----
  *
- * Every run of a build and of its baseline lists the same tests in the same
- * order (the job list's), so the name a stream gives at row k is the one the
- * last stream gave at row k nearly always: it is checked there first (one
- * strcmp), and looked up in the table only when it is not. The report's
- * 800k rows were 800k hash lookups and copies into per-machine tables (a
- * sixth of its CPU).
+ * Once per thread, a row's name guessed from the last run read (row_guess.h):
+ * a machine's results are then arrays by number, not per-machine hash tables
+ * of copied names (a sixth of the report's CPU).
  */
 struct name_dir {
 	struct test_table index;	/* name -> its number (the slot's job) */
 	const char **names;		/* by number: the index's copies */
 	size_t n, cap;
-	long *order;			/* the numbers of the last stream, row by row */
-	size_t order_cap;
+	struct bci_row_guess guess;	/* the numbers of the last stream, row by row */
 };
 
 static void name_dir_release(struct name_dir *d)
 {
 	table_release(&d->index);
 	free(d->names);
-	free(d->order);
+	bci_row_guess_release(&d->guess);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -132,10 +129,10 @@ static long name_number(struct name_cursor *c, const char *name)
 	struct name_dir *d = c->dir;
 	size_t k = c->k++;
 	struct test_slot *slot;
-	long id;
+	long id = bci_row_guess_get(&d->guess, k);
 
-	if (k < d->order_cap && d->order[k] >= 0 && !strcmp(d->names[d->order[k]], name))
-		return d->order[k];
+	if (id >= 0 && !strcmp(d->names[id], name))
+		return id;
 	slot = table_get(&d->index, name, 1);
 	if (!slot)
 		return -ENOMEM;
@@ -154,22 +151,7 @@ static long name_number(struct name_cursor *c, const char *name)
 		d->names[d->n++] = slot->name;
 	}
 	id = slot->job;
-	if (k >= d->order_cap) {
-		size_t cap = d->order_cap ? d->order_cap * 2 : 1024;
-		long *grown;
-
-		while (cap <= k)
-			cap *= 2;
-		grown = realloc(d->order, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		for (size_t i = d->order_cap; i < cap; i++)
-			grown[i] = -1;
-		d->order = grown;
-		d->order_cap = cap;
-	}
-	d->order[k] = id;
-	return id;
+	return bci_row_guess_set(&d->guess, k, id) < 0 ? -ENOMEM : id;
 }
 
 /* A machine's tests by number: status -1 where it has none. */
