@@ -17,6 +17,7 @@
 #include "resultgen.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +64,7 @@ static void make_entry(const char *dir, const char *entry, size_t len)
 	size_t head = nl ? (size_t)(nl - entry) : len;
 	char line[256], name[128], target[128], path[PATH_MAX];
 	FILE *f;
+	int fd;
 
 	if (head < 3 || head >= sizeof(line) || entry[1] != ' ')
 		return;
@@ -75,9 +77,19 @@ static void make_entry(const char *dir, const char *entry, size_t len)
 	make_parents(path);
 	switch (entry[0]) {
 	case 'f':
-		f = fopen(path, "w");
-		if (!f)
+		/*
+		 * Not through an entry made before: a FIFO would block the
+		 * open (no reader), a link would write outside the folder.
+		 */
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+			  0644);
+		if (fd < 0)
 			return;
+		f = fdopen(fd, "w");
+		if (!f) {
+			close(fd);
+			return;
+		}
 		if (nl)
 			fwrite(nl + 1, 1, len - head - 1, f);
 		fclose(f);
