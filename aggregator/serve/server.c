@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +27,31 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+/*
+ * One worker per CPU this process may run on, plus one: a worker's ingest
+ * waits for the disk (the archive's and the log file's fsyncs, the store's
+ * commit) about a fifth of its time, and the extra one keeps the CPUs busy
+ * meanwhile (README, "Performance"). At most 16: past a few, workers only
+ * take turns on the store's write lock.
+ */
+unsigned bci_serve_default_workers(void)
+{
+	cpu_set_t set;
+	long cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+
+	if (cpus < 1)
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 1)
+		cpus = 1;
+	return cpus + 1 > 16 ? 16 : (unsigned)cpus + 1;
+}
+
 void bci_serve_config_default(struct bci_serve_config *config)
 {
 	memset(config, 0, sizeof(*config));
 	config->listen = "127.0.0.1:8080";
 	config->threads = 4;
-	config->workers = 2;
+	config->workers = bci_serve_default_workers();
 	config->max_connections = 256;
 	config->idle_timeout = 60;
 	config->request_timeout = 3600;

@@ -39,6 +39,8 @@ struct bci_serve_config {
 	FILE *log;			/* one line per request */
 };
 
+/* --workers' default: the CPUs this process may run on, plus one (at most 16). */
+unsigned bci_serve_default_workers(void);
 void bci_serve_config_default(struct bci_serve_config *config);
 
 struct bci_server;

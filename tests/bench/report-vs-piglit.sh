@@ -17,9 +17,10 @@
 # count in the results.json piglit reads.
 # Issue 12's load: 40 runs of 10k results (Intel's 400k results a day in 2017).
 # The build's archives are ingested as serve ingests uploads: its --workers
-# (default 2) at a time, threads of one process each with its own store
-# connection (`ingest --jobs`); the same archives ingested one after the
-# other (into a copy of the store) are timed beside it.
+# (default: the CPUs this process may run on, plus one, as serve's
+# bci_serve_default_workers()) at a time, threads of one process each with
+# its own store connection (`ingest --jobs`); the same archives ingested one
+# after the other (into a copy of the store) are timed beside it.
 #
 # The baseline build (the same machines' runs of the base tree, as many
 # results) is ingested before the clock starts: the timed store holds it, as
@@ -31,7 +32,8 @@
 #        BENCH_KEEP=DIR keeps the store and the runs' archives there (for a profiler) instead
 #        of a temporary folder removed at the end; BENCH_SCRATCH=DIR is where each run's folder
 #        is written before it is packed (default /dev/shm, else the work folder);
-#        BENCH_INGEST_JOBS=N ingests N archives at a time (default 2, serve's --workers);
+#        BENCH_INGEST_JOBS=N ingests N archives at a time (default serve's --workers: the
+#        CPUs plus one, at most 16);
 #        BENCH_REPEAT=N times the ratio's parts (ingest N at a time, report with the matrix,
 #        piglit summary html) N times each in turn and compares their medians (default 3);
 #        BENCH_RUNS=DIR takes the runs (archives and results.json) an earlier BENCH_KEEP=DIR
@@ -55,7 +57,11 @@ check_number() { # NAME VALUE MIN MAX
 }
 check_number RUNS "$runs" 1 1000
 check_number RESULTS "$results" 1 1000000
-check_number BENCH_INGEST_JOBS "${BENCH_INGEST_JOBS:-2}" 1 64
+# serve's default --workers (aggregator/serve/server.c): the CPUs plus one, at most 16.
+serve_workers=$(($(nproc) + 1))
+[ "$serve_workers" -le 16 ] || serve_workers=16
+ingest_jobs=${BENCH_INGEST_JOBS:-$serve_workers}
+check_number BENCH_INGEST_JOBS "$ingest_jobs" 1 64
 check_number BENCH_REPEAT "${BENCH_REPEAT:-3}" 1 20
 
 if ! command -v piglit >/dev/null 2>&1; then
@@ -132,7 +138,7 @@ done
 new_archives=()
 for f in "$runs_dir"/archive.new-*; do new_archives+=("$(cat "$f")"); done
 
-python3 - "$aggregator" "$work" "${#new_archives[@]}" "$results" "${BENCH_INGEST_JOBS:-2}" \
+python3 - "$aggregator" "$work" "${#new_archives[@]}" "$results" "$ingest_jobs" \
 	"$runs_dir" "${new_archives[@]}" <<'PY'
 import collections, glob, json, os, shutil, sqlite3, subprocess, sys, time
 aggregator, work, runs, results = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])

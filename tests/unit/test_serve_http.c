@@ -8,11 +8,13 @@
 
 #include "../../aggregator/serve/auth.h"
 #include "../../aggregator/serve/http.h"
+#include "../../aggregator/serve/server.h"
 #include "../../aggregator/serve/validate.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,6 +311,29 @@ static void test_validate(void **state)
 						     sizeof(err)), -EINVAL);
 }
 
+/* serve's default workers follow the CPUs the process may run on: one more than them. */
+static void test_default_workers(void **state)
+{
+	struct bci_serve_config config;
+	cpu_set_t all, one;
+	int first = -1;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	bci_serve_config_default(&config);
+	assert_int_equal(config.workers, CPU_COUNT(&all) + 1 > 16 ? 16 : CPU_COUNT(&all) + 1);
+	/* Held to one CPU (a cpuset, taskset): two workers. */
+	for (int i = 0; i < CPU_SETSIZE && first < 0; i++)
+		if (CPU_ISSET(i, &all))
+			first = i;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_int_equal(bci_serve_default_workers(), 2);
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	assert_int_equal(bci_serve_default_workers(), CPU_COUNT(&all) + 1 > 16 ? 16 : CPU_COUNT(&all) + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_default_workers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
