@@ -32,8 +32,10 @@ enum {
 	OID_NUMERIC = 1700,
 };
 
-/* The most parameters one statement in store.c binds. */
-#define POSTGRES_MAX_PARAMS 192
+/* The most parameters one statement in store.c binds (512 results of 6). */
+#define POSTGRES_MAX_PARAMS 3072
+/* Parameters formatted on the stack; a statement with more takes them from the heap. */
+#define POSTGRES_STACK_PARAMS 192
 #define POSTGRES_MAX_COLUMNS 24
 
 static void notice_drop(void *ctx, const char *message)
@@ -178,8 +180,8 @@ static int postgres_query(void *handle, int id, const char *sql, const struct bc
 			  int n_params, bci_store_row_fn row, void *ctx, char *err, size_t err_size)
 {
 	struct postgres_db *p = handle;
-	char buffers[POSTGRES_MAX_PARAMS][32];
-	const char *values[POSTGRES_MAX_PARAMS];
+	char stack_buffers[POSTGRES_STACK_PARAMS][32], (*buffers)[32] = stack_buffers;
+	const char *stack_values[POSTGRES_STACK_PARAMS], **values = stack_values;
 	struct bci_store_value columns[POSTGRES_MAX_COLUMNS];
 	char name[32];
 	PGresult *res;
@@ -195,6 +197,18 @@ static int postgres_query(void *handle, int id, const char *sql, const struct bc
 		ret = statement_prepare(p, id, name, sql, err, err_size);
 		if (ret < 0)
 			return ret;
+	}
+	if (n_params > POSTGRES_STACK_PARAMS) {
+		buffers = malloc((size_t)n_params * sizeof(*buffers));
+		values = malloc((size_t)n_params * sizeof(*values));
+		if (!buffers || !values) {
+			if (buffers != stack_buffers)
+				free(buffers);
+			if (values != stack_values)
+				free(values);
+			snprintf(err, err_size, "postgresql: statement %d: %s", id, strerror(ENOMEM));
+			return -ENOMEM;
+		}
 	}
 	for (int i = 0; i < n_params; i++) {
 		switch (params[i].type) {
@@ -216,6 +230,10 @@ static int postgres_query(void *handle, int id, const char *sql, const struct bc
 		}
 	}
 	res = PQexecPrepared(p->conn, name, n_params, values, NULL, NULL, 0);
+	if (buffers != stack_buffers) {
+		free(buffers);
+		free(values);
+	}
 	switch (PQresultStatus(res)) {
 	case PGRES_COMMAND_OK:
 		break;

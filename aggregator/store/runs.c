@@ -217,13 +217,13 @@ int bci_store_result_add(struct bci_store *store, int64_t run, const struct bci_
 }
 
 /* The rows S_RESULTS_ADD_MANY inserts at once (its text has as many). */
-#define RESULTS_PER_INSERT 32
+#define RESULTS_PER_INSERT 512
 
 int bci_store_results_add(struct bci_store *store, int64_t run,
 			  const struct bci_store_result *results, size_t count, char *err,
 			  size_t err_size)
 {
-	struct bci_store_value key = value_int(run), params[RESULTS_PER_INSERT * 6];
+	struct bci_store_value key = value_int(run), *params = NULL;
 	int64_t before = 0;
 	size_t i = 0;
 	int ret = 0;
@@ -233,6 +233,13 @@ int bci_store_results_add(struct bci_store *store, int64_t run,
 			snprintf(err, err_size, "a result needs a test name and a result");
 			return -EINVAL;
 		}
+	if (count >= RESULTS_PER_INSERT) {
+		params = malloc(RESULTS_PER_INSERT * 6 * sizeof(*params));
+		if (!params) {
+			snprintf(err, err_size, "%s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+	}
 	if (count)
 		ret = results_max_id(store, &before, err, err_size);
 	for (; ret == 0 && count - i >= RESULTS_PER_INSERT; i += RESULTS_PER_INSERT) {
@@ -257,6 +264,7 @@ int bci_store_results_add(struct bci_store *store, int64_t run,
 	if (ret == 0 && count)
 		ret = bci_store_query(store, S_DURATIONS_PENDING_ADD, &key, 1, NULL, NULL, err,
 				      err_size);
+	free(params);
 	return ret;
 }
 

@@ -171,6 +171,8 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VE
 #define RESULT_ROWS_4 RESULT_ROW ", " RESULT_ROW ", " RESULT_ROW ", " RESULT_ROW
 #define RESULT_ROWS_16 RESULT_ROWS_4 ", " RESULT_ROWS_4 ", " RESULT_ROWS_4 ", " RESULT_ROWS_4
 #define RESULT_ROWS_32 RESULT_ROWS_16 ", " RESULT_ROWS_16
+#define RESULT_ROWS_128 RESULT_ROWS_32 ", " RESULT_ROWS_32 ", " RESULT_ROWS_32 ", " RESULT_ROWS_32
+#define RESULT_ROWS_512 RESULT_ROWS_128 ", " RESULT_ROWS_128 ", " RESULT_ROWS_128 ", " RESULT_ROWS_128
 
 static const char *const statements[S_COUNT] = {
 	[S_VERSION_TABLE] = "CREATE TABLE IF NOT EXISTS bootci_schema (version INTEGER NOT NULL)",
@@ -209,7 +211,7 @@ static const char *const statements[S_COUNT] = {
 	[S_CRASH_ADD] = "INSERT INTO crashes (run, boot, source, name, path) VALUES (?, ?, ?, ?, ?)",
 	/* RESULTS_PER_INSERT (runs.c) rows in one statement: ingest's 10k rows in a few hundred steps. */
 	[S_RESULTS_ADD_MANY] = "INSERT INTO results (run, job, name, result, duration, dmesg_warnings)"
-			       " VALUES " RESULT_ROWS_32,
+			       " VALUES " RESULT_ROWS_512,
 	[S_RESULT_ADD] = "INSERT INTO results (run, job, name, result, duration, dmesg_warnings)"
 			 " VALUES (?, ?, ?, ?, ?, ?)",
 	/* The largest result id (0: none): a run's new rows come after it. */

@@ -513,26 +513,26 @@ static void test_results_range(void **state)
 {
 	struct fixture *f = *state;
 	int64_t a = run_add(f, "range-a"), b = run_add(f, "range-b");
-	struct bci_store_result rows[40];
-	struct rows text_a = { "" }, text_b = { "" }, again = { "" };
-	char names[43][32], expect[64] = "";
+	static struct bci_store_result rows[520];
+	static struct rows text_a, text_b, again;
+	static char names[523][32], expect[524];
 
-	for (int i = 0; i < 43; i++) {
-		snprintf(names[i], sizeof(names[i]), "igt@range@%02d", 42 - i);
-		if (i < 40)
+	for (int i = 0; i < 523; i++) {
+		snprintf(names[i], sizeof(names[i]), "igt@range@%03d", 522 - i);
+		if (i < 520)
 			rows[i] = (struct bci_store_result){ .job = i, .name = names[i], .result = "pass",
 							     .duration = 1 };
-		expect[i] = (char)('0' + i);
+		expect[i] = (char)('0' + i % 75);
 	}
-	/* 40 rows (32 in one statement, 8 one by one), then b's, then 3 more of a's. */
-	assert_int_equal(bci_store_results_add(f->store, a, rows, 40, f->err, sizeof(f->err)), 0);
+	/* 520 rows (512 in one statement, 8 one by one), then b's, then 3 more of a's. */
+	assert_int_equal(bci_store_results_add(f->store, a, rows, 520, f->err, sizeof(f->err)), 0);
 	assert_int_equal(bci_store_results_add(f->store, b, rows, 1, f->err, sizeof(f->err)), 0);
-	for (int i = 40; i < 43; i++) {
+	for (int i = 520; i < 523; i++) {
 		rows[0] = (struct bci_store_result){ .job = i, .name = names[i], .result = "fail" };
 		assert_int_equal(bci_store_result_add(f->store, a, rows, f->err, sizeof(f->err)), 0);
 	}
 	assert_int_equal(bci_store_results_each(f->store, a, result_count, &text_a, f->err,
-						sizeof(f->err)), 43);
+						sizeof(f->err)), 523);
 	assert_string_equal(text_a.text, expect);
 	assert_int_equal(bci_store_results_each(f->store, b, result_count, &text_b, f->err,
 						sizeof(f->err)), 1);
@@ -540,11 +540,11 @@ static void test_results_range(void **state)
 	/* As a run stored before schema 5 is: the same rows. */
 	raw_exec(f, "UPDATE runs SET results_first = NULL, results_last = NULL");
 	assert_int_equal(bci_store_results_each(f->store, a, result_count, &again, f->err,
-						sizeof(f->err)), 43);
+						sizeof(f->err)), 523);
 	assert_string_equal(again.text, expect);
 	again.text[0] = '\0';
 	assert_int_equal(bci_store_results_each_brief(f->store, a, result_count, &again, f->err,
-						      sizeof(f->err)), 43);
+						      sizeof(f->err)), 523);
 	assert_string_equal(again.text, expect);
 }
 
@@ -765,6 +765,9 @@ static void test_durations_kept_and_migrated(void **state)
 
 /* ---- a run's results at once ---- */
 
+/* Two statements of 512 rows (runs.c) and 76 rows one by one. */
+#define BATCH_ROWS 1100
+
 struct batch_read {
 	int seen, wrong;
 };
@@ -775,7 +778,7 @@ static int batch_row(const struct bci_store_result *r, void *ctx)
 	char name[32];
 	int i = b->seen++;
 
-	snprintf(name, sizeof(name), "igt@batch@%03d", 69 - i);
+	snprintf(name, sizeof(name), "igt@batch@%04d", BATCH_ROWS - 1 - i);
 	if (r->job != i || strcmp(r->name, name) || strcmp(r->result, i % 2 ? "fail" : "pass") ||
 	    (i % 5 ? fabs(r->duration - i * 0.5) > 1e-9 : r->duration >= 0) ||
 	    r->dmesg_warnings != (i % 3 == 0))
@@ -784,34 +787,34 @@ static int batch_row(const struct bci_store_result *r, void *ctx)
 }
 
 /*
- * 70 results in one call (as ingest stores a run: several rows a statement,
+ * 1100 results in one call (as ingest stores a run: 512 rows a statement,
  * then the rest one by one) read back in their order, each as it was given;
  * one without a name refuses them all before any is written.
  */
 static void test_results_batch(void **state)
 {
 	struct fixture *f = *state;
-	struct bci_store_result rows[70];
-	char names[70][32];
+	static struct bci_store_result rows[BATCH_ROWS];
+	static char names[BATCH_ROWS][32];
 	struct batch_read b = { 0 };
 	int64_t run = run_add(f, "batch"), other = run_add(f, "batch-refused");
 
-	for (int i = 0; i < 70; i++) {
-		snprintf(names[i], sizeof(names[i]), "igt@batch@%03d", 69 - i);
+	for (int i = 0; i < BATCH_ROWS; i++) {
+		snprintf(names[i], sizeof(names[i]), "igt@batch@%04d", BATCH_ROWS - 1 - i);
 		rows[i] = (struct bci_store_result){
 			.job = i, .name = names[i], .result = i % 2 ? "fail" : "pass",
 			.duration = i % 5 ? i * 0.5 : -1, .dmesg_warnings = i % 3 == 0,
 		};
 	}
-	if (bci_store_results_add(f->store, run, rows, 70, f->err, sizeof(f->err)) < 0)
+	if (bci_store_results_add(f->store, run, rows, BATCH_ROWS, f->err, sizeof(f->err)) < 0)
 		fail_msg("%s", f->err);
 	assert_int_equal(bci_store_results_each(f->store, run, batch_row, &b, f->err, sizeof(f->err)),
-			 70);
-	assert_int_equal(b.seen, 70);
+			 BATCH_ROWS);
+	assert_int_equal(b.seen, BATCH_ROWS);
 	assert_int_equal(b.wrong, 0);
-	rows[40].name = NULL;
-	assert_int_equal(bci_store_results_add(f->store, other, rows, 70, f->err, sizeof(f->err)),
-			 -EINVAL);
+	rows[1040].name = NULL;
+	assert_int_equal(bci_store_results_add(f->store, other, rows, BATCH_ROWS, f->err,
+					       sizeof(f->err)), -EINVAL);
 	assert_int_equal(bci_store_results_each(f->store, other, NULL, NULL, f->err,
 						sizeof(f->err)), 0);
 }
