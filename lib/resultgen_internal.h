@@ -139,6 +139,7 @@ struct gen {
 	int dirfd;
 	int jobfd;		/* gen_dir_source: the entered job folder, or -1 */
 	bool no_openat2;	/* BCI_RESULTGEN_NO_OPENAT2 set: O_NOFOLLOW per component */
+	bool no_totals;		/* a job reader: "totals" and "runtimes" are never handed out */
 	char job_dir[24];	/* the job folder's name, "N", while a job is read */
 	size_t job_dir_len;
 	const struct gen_source *source;
