@@ -1,8 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * The run archive read without libarchive (tar_read.h): zstd's streaming
- * decoder into one buffer, headers parsed where they lie in it, members'
- * bytes handed out from it without a copy.
+ * The run archive read without libarchive (tar_read.h): zstd decoded block
+ * by block straight into one ring buffer, headers parsed where they lie in
+ * it, members' bytes handed out from it without a copy.
+ *
+ * zstd's streaming decoder (ZSTD_decompressStream) decodes into a window of
+ * its own and copies every byte out again: 41 MB a run for 40k members of
+ * a 10k-job run. Its buffer-less functions (zstd.h's static-linking section,
+ * the ones the streaming decoder is built on) decode a block where they are
+ * told, as long as the last window's bytes stay where they were: the ring
+ * holds the window, the largest block, and the largest record the reader
+ * must see whole (a pax header), so that when the decoder goes back to its
+ * start, what it and the reader still need is intact (ring_wrap()).
  *
  * A header is accepted as libarchive's tar reader accepts it: the checksum
  * as the unsigned (or signed) sum of its 512 bytes with the checksum field
@@ -18,58 +27,88 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY	/* the buffer-less decoder */
 #include <zstd.h>
 
 #define BLOCK 512
-/* Decoded bytes held at once: headers and pax records are read whole from it. */
+/* From memory: bytes held at once; headers and pax records are read whole from it. */
 #define BUF_SIZE ((size_t)256 << 10)
 /* A pax extended header larger than this is not collect's (a path and a size). */
 #define PAX_MAX ((size_t)64 << 10)
-#define IN_SIZE ZSTD_DStreamInSize()
+/* Compressed bytes read at once: a whole block's, at least. */
+#define IN_SIZE ((size_t)256 << 10)
+/* A frame asking for a larger window is libarchive's (collect's level asks for 2 MiB). */
+#define WINDOW_MAX ((size_t)64 << 20)
 
 struct bci_tar_read {
 	int fd;				/* -1: from memory */
-	ZSTD_DStream *z;
+	ZSTD_DCtx *z;
 	unsigned char *in;		/* compressed bytes read, [in_pos, in_len) not decoded */
 	size_t in_pos, in_len;
 	bool in_eof;
 	const unsigned char *mem;	/* from memory: the tar itself */
 	size_t mem_len;
-	unsigned char *buf;		/* decoded: [pos, end) not consumed */
+	unsigned char *buf;		/* decoded: [pos, end) not consumed; the ring from a file */
+	size_t size;			/* of buf */
+	size_t block_max;		/* the most bytes a block of the frame decodes to */
 	size_t pos, end;
 	uint64_t remaining;		/* of the current entry's bytes */
 	uint64_t padding;		/* after them, to the next block */
 	char path[PATH_MAX];
 };
 
-static struct bci_tar_read *reader_new(void)
+static struct bci_tar_read *reader_new(size_t size)
 {
 	struct bci_tar_read *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
 	t->fd = -1;
-	t->buf = malloc(BUF_SIZE);
-	if (!t->buf) {
+	t->size = size;
+	t->buf = size ? malloc(size) : NULL;
+	if (size && !t->buf) {
 		free(t);
 		return NULL;
 	}
 	return t;
 }
 
+/* At least @n compressed bytes at t->in + t->in_pos: 0, or -EPROTO (the file ends, cannot be read). */
+static int input_ensure(struct bci_tar_read *t, size_t n)
+{
+	if (t->in_len - t->in_pos >= n)
+		return 0;
+	if (n > IN_SIZE)
+		return -EPROTO;
+	memmove(t->in, t->in + t->in_pos, t->in_len - t->in_pos);
+	t->in_len -= t->in_pos;
+	t->in_pos = 0;
+	while (t->in_len < n && !t->in_eof) {
+		ssize_t got = read(t->fd, t->in + t->in_len, IN_SIZE - t->in_len);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -EPROTO;
+		t->in_len += (size_t)got;
+		t->in_eof = got == 0;
+	}
+	return t->in_len >= n ? 0 : -EPROTO;
+}
+
 int bci_tar_read_open(const char *path, struct bci_tar_read **out)
 {
 	static const unsigned char magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	ZSTD_frameHeader frame;
 	struct bci_tar_read *t;
-	ssize_t n;
 	int ret;
 
 	*out = NULL;
-	t = reader_new();
+	t = reader_new(0);
 	if (!t)
 		return -ENOMEM;
 	t->in = malloc(IN_SIZE);
-	t->z = ZSTD_createDStream();
+	t->z = ZSTD_createDCtx();
 	if (!t->in || !t->z) {
 		bci_tar_read_close(t);
 		return -ENOMEM;
@@ -80,19 +119,37 @@ int bci_tar_read_open(const char *path, struct bci_tar_read **out)
 		bci_tar_read_close(t);
 		return ret;
 	}
-	do
-		n = read(t->fd, t->in, IN_SIZE);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		ret = -errno;
-		bci_tar_read_close(t);
-		return ret;
+	/* The frame's header, whole, after zstd's magic (anything else: libarchive's). */
+	while (t->in_len < ZSTD_FRAMEHEADERSIZE_MAX && !t->in_eof) {
+		ssize_t n = read(t->fd, t->in + t->in_len, IN_SIZE - t->in_len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			bci_tar_read_close(t);
+			return ret;
+		}
+		t->in_len += (size_t)n;
+		t->in_eof = n == 0;
 	}
-	t->in_len = (size_t)n;
-	t->in_eof = n == 0;
-	if (t->in_len < sizeof(magic) || memcmp(t->in, magic, sizeof(magic))) {
+	if (t->in_len < sizeof(magic) || memcmp(t->in, magic, sizeof(magic)) ||
+	    ZSTD_getFrameHeader(&frame, t->in, t->in_len) != 0 || frame.frameType != ZSTD_frame ||
+	    frame.windowSize > WINDOW_MAX || ZSTD_isError(ZSTD_decompressBegin(t->z))) {
 		bci_tar_read_close(t);
 		return -EPROTO;
+	}
+	/*
+	 * The ring (ring_wrap()): the window, a block being decoded past it, the
+	 * largest record read whole (a pax header and its own header) carried
+	 * to the start, and a block of slack.
+	 */
+	t->block_max = frame.blockSizeMax;
+	t->size = (size_t)frame.windowSize + 2 * t->block_max + PAX_MAX + 4 * BLOCK;
+	t->buf = malloc(t->size);
+	if (!t->buf) {
+		bci_tar_read_close(t);
+		return -ENOMEM;
 	}
 	*out = t;
 	return 0;
@@ -100,7 +157,7 @@ int bci_tar_read_open(const char *path, struct bci_tar_read **out)
 
 int bci_tar_read_open_mem(const void *data, size_t len, struct bci_tar_read **out)
 {
-	struct bci_tar_read *t = reader_new();
+	struct bci_tar_read *t = reader_new(BUF_SIZE);
 
 	*out = t;
 	if (!t)
@@ -116,7 +173,7 @@ void bci_tar_read_close(struct bci_tar_read *t)
 		return;
 	if (t->fd >= 0)
 		close(t->fd);
-	ZSTD_freeDStream(t->z);
+	ZSTD_freeDCtx(t->z);
 	free(t->in);
 	free(t->buf);
 	free(t);
@@ -125,7 +182,7 @@ void bci_tar_read_close(struct bci_tar_read *t)
 /* From memory: as much as fits, copied into the buffer. */
 static int fill_mem(struct bci_tar_read *t)
 {
-	size_t n = BUF_SIZE - t->end < t->mem_len ? BUF_SIZE - t->end : t->mem_len;
+	size_t n = t->size - t->end < t->mem_len ? t->size - t->end : t->mem_len;
 
 	if (!n)
 		return -EPROTO;
@@ -136,53 +193,80 @@ static int fill_mem(struct bci_tar_read *t)
 	return 0;
 }
 
-/* Decodes more: some progress, or -EPROTO (a corrupt or truncated stream, a read error). */
+/*
+ * The decoder back at the ring's start, the @tail bytes not consumed yet
+ * (less than a record the reader wants whole) carried there. Safe: the ring
+ * is full but for less than a block, so the bytes overwritten, at its start,
+ * were decoded more than a window and a block ago, and the decoder never
+ * reaches back further (zstd takes the bytes before its jump as the older
+ * part of its window); it overwrites the ring's old bytes ahead of it only
+ * as fast as they fall out of the window.
+ */
+static void ring_wrap(struct bci_tar_read *t)
+{
+	size_t tail = t->end - t->pos;
+
+	memmove(t->buf, t->buf + t->pos, tail);
+	t->pos = 0;
+	t->end = tail;
+}
+
+/* Decodes the next block at the ring's end: 0 (some bytes), 1 (the frame is over), -EPROTO. */
 static int fill_zstd(struct bci_tar_read *t)
 {
 	for (;;) {
-		ZSTD_outBuffer o = { t->buf, BUF_SIZE, t->end };
-		ZSTD_inBuffer i;
-		size_t before_in, rc;
+		size_t n = ZSTD_nextSrcSizeToDecompress(t->z), out;
 
-		if (t->in_pos == t->in_len && !t->in_eof) {
-			ssize_t n;
-
-			do
-				n = read(t->fd, t->in, IN_SIZE);
-			while (n < 0 && errno == EINTR);
-			if (n < 0)
-				return -EPROTO;
-			t->in_pos = 0;
-			t->in_len = (size_t)n;
-			t->in_eof = n == 0;
-		}
-		i = (ZSTD_inBuffer){ t->in, t->in_len, t->in_pos };
-		before_in = t->in_pos;
-		rc = ZSTD_decompressStream(t->z, &o, &i);
-		if (ZSTD_isError(rc))
+		if (!n)
+			return 1;
+		if (input_ensure(t, n) < 0)
 			return -EPROTO;
-		t->in_pos = i.pos;
-		if (o.pos > t->end) {
-			t->end = o.pos;
+		out = ZSTD_decompressContinue(t->z, t->buf + t->end, t->size - t->end, t->in + t->in_pos,
+					      n);
+		if (ZSTD_isError(out))
+			return -EPROTO;
+		t->in_pos += n;
+		if (out) {
+			t->end += out;
 			return 0;
 		}
-		/* Nothing out: more input, unless there is none and none was taken. */
-		if (t->in_eof && t->in_pos == before_in)
-			return -EPROTO;
 	}
 }
 
-/* At least @want (at most BUF_SIZE) decoded bytes at t->buf + t->pos, or -EPROTO. */
+/* The rest of the frame decoded (the tar's padding), its checksum checked: 0 or -EPROTO. */
+static int drain_zstd(struct bci_tar_read *t)
+{
+	int ret;
+
+	do {
+		if (t->size - t->end < t->block_max) {
+			t->pos = t->end;
+			ring_wrap(t);
+		}
+		ret = fill_zstd(t);
+	} while (ret == 0);
+	return ret < 0 ? ret : 0;
+}
+
+/* At least @want (at most a pax record and its header) decoded bytes at t->buf + t->pos, or -EPROTO. */
 static int fill(struct bci_tar_read *t, size_t want)
 {
-	if (BUF_SIZE - t->pos < want) {
-		memmove(t->buf, t->buf + t->pos, t->end - t->pos);
-		t->end -= t->pos;
-		t->pos = 0;
-	}
 	while (t->end - t->pos < want) {
-		int ret = t->fd >= 0 ? fill_zstd(t) : fill_mem(t);
+		int ret;
 
+		if (t->fd < 0) {
+			if (t->size - t->pos < want) {
+				memmove(t->buf, t->buf + t->pos, t->end - t->pos);
+				t->end -= t->pos;
+				t->pos = 0;
+			}
+			ret = fill_mem(t);
+		} else {
+			if (t->size - t->end < t->block_max)
+				ring_wrap(t);
+			/* The frame over before the tar: more frames are libarchive's. */
+			ret = fill_zstd(t) ? -EPROTO : 0;
+		}
 		if (ret < 0)
 			return ret;
 	}
@@ -195,11 +279,8 @@ static int skip(struct bci_tar_read *t, uint64_t count)
 	while (count) {
 		size_t n;
 
-		if (t->pos == t->end) {
-			t->pos = t->end = 0;
-			if (fill(t, 1) < 0)
-				return -EPROTO;
-		}
+		if (t->pos == t->end && fill(t, 1) < 0)
+			return -EPROTO;
 		n = t->end - t->pos < count ? t->end - t->pos : (size_t)count;
 		t->pos += n;
 		count -= n;
@@ -213,11 +294,8 @@ int bci_tar_read_data(struct bci_tar_read *t, const void **data, size_t *len)
 
 	if (!t->remaining)
 		return 0;
-	if (t->pos == t->end) {
-		t->pos = t->end = 0;
-		if (fill(t, 1) < 0)
-			return -EPROTO;
-	}
+	if (t->pos == t->end && fill(t, 1) < 0)
+		return -EPROTO;
 	n = t->end - t->pos < t->remaining ? t->end - t->pos : (size_t)t->remaining;
 	*data = t->buf + t->pos;
 	*len = n;
@@ -389,7 +467,9 @@ int bci_tar_read_next(struct bci_tar_read *t, const char **path, bool *dir, uint
 			for (size_t i = 0; i < BLOCK; i++)
 				if (h[i])
 					return -EPROTO;
-			return has_path || has_size ? -EPROTO : 0;
+			if (has_path || has_size || (t->fd >= 0 && drain_zstd(t) < 0))
+				return -EPROTO;
+			return 0;
 		}
 		if (!checksum_ok(h) || memcmp(h + 257, "ustar\0" "00", 8) ||
 		    (h[124] & 0x80) || !octal(h + 124, 12, &field_size))

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #define ARCHIVE_MAX ((size_t)8 << 20)
 
@@ -30,11 +31,21 @@ struct member {
 	size_t size;
 };
 
-/* Deterministic bytes, different for each member. */
+/*
+ * Deterministic bytes, different for each of 64 members in a row: no short
+ * period (the 65th member repeats the first, a match a long way back).
+ */
 static void member_bytes(unsigned char *out, size_t size, size_t seed)
 {
-	for (size_t i = 0; i < size; i++)
-		out[i] = (unsigned char)((i * 31 + seed * 7) % 251);
+	uint64_t x = 0x9e3779b97f4a7c15ull * (seed % 64 + 1);
+
+	for (size_t i = 0; i < size; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* Text-like: 16 letters, so zstd finds matches but no period. */
+		out[i] = (unsigned char)('a' + (x >> 60));
+	}
 }
 
 /* @members as a tar in the format @format (a libarchive archive_write_set_format_* function). */
@@ -171,6 +182,68 @@ static void test_collect_form(void **state)
 	free(buf);
 }
 
+/* @tar compressed as one zstd frame with a window of 2^@window_log bytes, into @out. */
+static size_t zstd_with_window(const unsigned char *tar, size_t len, int window_log,
+			       unsigned char *out, size_t cap)
+{
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	size_t n;
+
+	assert_non_null(c);
+	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3)));
+	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, window_log)));
+	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)));
+	/* No content size in the header: the window is the one asked for, not the whole tar. */
+	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0)));
+	n = ZSTD_compress2(c, out, cap, tar, len);
+	assert_false(ZSTD_isError(n));
+	ZSTD_freeCCtx(c);
+	return n;
+}
+
+/*
+ * Megabytes of members through windows much smaller than the archive: the
+ * reader's ring goes back to its start many times, with headers, pax records
+ * and members' bytes cut at its end, and reads as libarchive does.
+ */
+static void test_ring_wraps(void **state)
+{
+	enum { COUNT = 2600 };
+	static struct member members[COUNT];
+	static char paths[COUNT][700];
+	unsigned char *tar = malloc(ARCHIVE_MAX), *packed = malloc(ARCHIVE_MAX);
+	static const int window_logs[] = { 10, 14, 17 };
+	char path[64];
+	size_t len;
+
+	(void)state;
+	assert_non_null(tar);
+	assert_non_null(packed);
+	for (size_t i = 0; i < COUNT; i++) {
+		/*
+		 * Every third a pax path (one long component) of two blocks, which
+		 * the reader wants whole; sizes of every remainder of 512.
+		 */
+		if (i % 3 == 1)
+			snprintf(paths[i], sizeof(paths[i]), "%zu/%0590zu.txt", i % 50, i);
+		else
+			snprintf(paths[i], sizeof(paths[i]), "%zu/out-%zu.txt", i % 50, i);
+		members[i] = (struct member){ paths[i], 'f', (i * 131) % 2900 };
+	}
+	members[COUNT / 2].size = 300000;
+	len = write_tar(members, COUNT, false, archive_write_set_format_pax_restricted, tar);
+	assert_true(len > (size_t)4 << 20);
+	for (size_t w = 0; w < sizeof(window_logs) / sizeof(window_logs[0]); w++) {
+		size_t packed_len = zstd_with_window(tar, len, window_logs[w], packed, ARCHIVE_MAX);
+
+		to_file(packed, packed_len, path);
+		reads_as_libarchive(path, COUNT);
+		unlink(path);
+	}
+	free(tar);
+	free(packed);
+}
+
 /* The first bci_tar_read_next() result that is not 1, reading every entry's bytes. */
 static int read_all(struct bci_tar_read *t, size_t *entries)
 {
@@ -305,6 +378,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_collect_form),
+		cmocka_unit_test(test_ring_wraps),
 		cmocka_unit_test(test_other_forms_handed_back),
 		cmocka_unit_test(test_damage_handed_back),
 	};
