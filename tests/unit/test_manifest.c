@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,6 +382,57 @@ static void test_files_out_of_order(void **state)
 	assert_non_null(strstr(err, "'b' listed twice"));
 }
 
+/*
+ * A path with an escape or an odd byte past its first sixteen bytes (where
+ * the fast path scans sixteen at a time): read as json-c decodes it, or
+ * refused, never taken as its raw text.
+ */
+static void test_fast_strings(void **state)
+{
+	static const char *const odd[] = {
+		"\\\\", "\\\"", "\\u00e9", "\\u0041", "\\/", "\\n", "\xc3\xa9", "\x7f", "\x1f", "\t",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		for (size_t lead = 14; lead <= 40; lead += 13) {
+			struct bci_manifest *m = sample(), *back = NULL;
+			char err[256] = "", *text, *at, *edited, *quoted;
+			struct json_object *decoded;
+			int ret;
+
+			text = write_to_string(m, err, sizeof(err), &ret);
+			assert_int_equal(ret, 0);
+			at = strstr(text, "\"path\": \"a.txt\"");
+			assert_non_null(at);
+			/* "0/ppp...<odd>q.txt": the odd part at byte @lead of the string. */
+			assert_int_not_equal(asprintf(&quoted, "\"0/%0*dq%sq.txt\"", (int)lead - 3, 0,
+						      odd[i]), -1);
+			assert_int_not_equal(asprintf(&edited, "%.*s\"path\": %s%s", (int)(at - text),
+						      text, quoted, at + strlen("\"path\": \"a.txt\"")),
+					     -1);
+			decoded = json_tokener_parse(quoted);
+			ret = bci_manifest_parse(edited, strlen(edited), &back, err, sizeof(err));
+			if (ret == 0) {
+				bool found = false;
+
+				assert_non_null(decoded);
+				for (size_t f = 0; f < back->file_count; f++)
+					found |= !strcmp(back->files[f].path,
+							 json_object_get_string(decoded));
+				if (!found)
+					fail_msg("%s: not read as json-c decodes it", quoted);
+			}
+			json_object_put(decoded);
+			bci_manifest_free(back);
+			free(quoted);
+			free(edited);
+			free(text);
+			bci_manifest_free(m);
+		}
+	}
+}
+
 static void test_error_order(void **state)
 {
 	struct bci_manifest *m;
@@ -435,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_writer_refuses),
 		cmocka_unit_test(test_error_order),
 		cmocka_unit_test(test_files_out_of_order),
+		cmocka_unit_test(test_fast_strings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
