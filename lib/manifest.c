@@ -21,6 +21,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 struct bci_manifest *bci_manifest_new(void)
 {
@@ -193,6 +196,27 @@ static bool sha256_hex_ok(const char *hex)
 	return hex[i] == '\0';
 }
 
+/* sha256_hex_ok() of a manifest entry's field: all 65 bytes are there, sixteen checked at a time. */
+static bool sha256_field_ok(const char hex[BCI_SHA256_HEX_LEN + 1])
+{
+#ifdef __SSE2__
+	const __m128i before_0 = _mm_set1_epi8('0' - 1), after_9 = _mm_set1_epi8('9' + 1);
+	const __m128i before_a = _mm_set1_epi8('a' - 1), after_f = _mm_set1_epi8('f' + 1);
+	int all = 0xffff;
+
+	for (size_t i = 0; i < BCI_SHA256_HEX_LEN; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(hex + i));
+		__m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, before_0), _mm_cmplt_epi8(v, after_9));
+		__m128i letter = _mm_and_si128(_mm_cmpgt_epi8(v, before_a), _mm_cmplt_epi8(v, after_f));
+
+		all &= _mm_movemask_epi8(_mm_or_si128(digit, letter));
+	}
+	return all == 0xffff && hex[BCI_SHA256_HEX_LEN] == '\0';
+#else
+	return sha256_hex_ok(hex);
+#endif
+}
+
 int bci_manifest_add_file(struct bci_manifest *m, const char *path, uint64_t size,
 			  const char *sha256_hex, char *err, size_t err_size)
 {
@@ -217,6 +241,7 @@ int bci_manifest_add_file(struct bci_manifest *m, const char *path, uint64_t siz
 	return 0;
 }
 
+#ifndef __SSE2__
 /* Every byte's two hex digits, for ingest's 40k digests a run. */
 static const char hex_pairs[256][2] = {
 #define P(x) { "0123456789abcdef"[(x) >> 4], "0123456789abcdef"[(x) & 15] }
@@ -229,11 +254,28 @@ static const char hex_pairs[256][2] = {
 #undef P4
 #undef P
 };
+#endif
 
 void bci_sha256_hex(const unsigned char digest[32], char hex[BCI_SHA256_HEX_LEN + 1])
 {
+#ifdef __SSE2__
+	/* Sixteen bytes at a time: each nibble plus '0', plus 39 more past 9, high nibble first. */
+	const __m128i low = _mm_set1_epi8(0x0f), nine = _mm_set1_epi8(9);
+	const __m128i zero = _mm_set1_epi8('0'), gap = _mm_set1_epi8('a' - '0' - 10);
+
+	for (int i = 0; i < 32; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(digest + i));
+		__m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), low), lo = _mm_and_si128(v, low);
+
+		hi = _mm_add_epi8(_mm_add_epi8(hi, zero), _mm_and_si128(_mm_cmpgt_epi8(hi, nine), gap));
+		lo = _mm_add_epi8(_mm_add_epi8(lo, zero), _mm_and_si128(_mm_cmpgt_epi8(lo, nine), gap));
+		_mm_storeu_si128((__m128i *)(hex + 2 * i), _mm_unpacklo_epi8(hi, lo));
+		_mm_storeu_si128((__m128i *)(hex + 2 * i + 16), _mm_unpackhi_epi8(hi, lo));
+	}
+#else
 	for (int i = 0; i < 32; i++)
 		memcpy(hex + 2 * i, hex_pairs[digest[i]], 2);
+#endif
 	hex[BCI_SHA256_HEX_LEN] = '\0';
 }
 
@@ -491,7 +533,7 @@ int bci_manifest_check(struct bci_manifest *m, char *err, size_t err_size)
 			bci_message(err, err_size, "files[%zu].path: the manifest cannot list itself", i);
 			return -EINVAL;
 		}
-		if (!sha256_hex_ok(f->sha256)) {
+		if (!sha256_field_ok(f->sha256)) {
 			bci_message(err, err_size, "files[%zu].sha256: not 64 lowercase hex digits", i);
 			return -EINVAL;
 		}

@@ -433,6 +433,46 @@ static void test_fast_strings(void **state)
 	}
 }
 
+/*
+ * A digest's hex, every byte value (the writer's and ingest's), and a
+ * listed sha256 with each byte value in it: taken only when it is a
+ * lowercase hex digit.
+ */
+static void test_hex(void **state)
+{
+	unsigned char digest[32];
+	char hex[BCI_SHA256_HEX_LEN + 1], expect[BCI_SHA256_HEX_LEN + 1], err[256];
+
+	(void)state;
+	for (int round = 0; round < 8; round++) {
+		for (int i = 0; i < 32; i++) {
+			digest[i] = (unsigned char)(round * 32 + i);
+			snprintf(expect + 2 * i, 3, "%02x", digest[i]);
+		}
+		memset(hex, 'x', sizeof(hex));
+		bci_sha256_hex(digest, hex);
+		assert_string_equal(hex, expect);
+	}
+	for (int c = 1; c < 256; c++) {
+		char entry[256];
+		struct bci_manifest *m;
+		bool digit = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+		int ret;
+
+		if (c == '"' || c == '\\')
+			continue;
+		snprintf(entry, sizeof(entry), ", {\"path\": \"b\", \"size\": 0, \"sha256\": \"%.37s%c%s\"}",
+			 HASH_B, c, HASH_B + 38);
+		ret = order_parse(entry, 1, "", err, sizeof(err), &m);
+		if (digit) {
+			assert_int_equal(ret, 0);
+			bci_manifest_free(m);
+		} else if (ret == 0) {
+			fail_msg("sha256 with byte 0x%02x taken", c);
+		}
+	}
+}
+
 static void test_error_order(void **state)
 {
 	struct bci_manifest *m;
@@ -488,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_error_order),
 		cmocka_unit_test(test_files_out_of_order),
 		cmocka_unit_test(test_fast_strings),
+		cmocka_unit_test(test_hex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
