@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "igt_protocol.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -481,7 +482,7 @@ const char *bci_igt_result_from_word(const char *text, size_t len, double *time)
 			n = sizeof(number) - 1;
 		memcpy(number, text + word + 1, n);
 		number[n] = '\0';
-		*time = strtod(number, NULL);
+		*time = bci_strtod(number, NULL);
 	}
 	return result;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The results directory's names and line formats: see results_dir.h. */
 #include "results_dir.h"
+#include "strv.h"
 
 #include "igt_protocol.h"
 
@@ -47,7 +48,7 @@ static int parse_exit(const char *rest, bool strict, int *code, double *time)
 	if (!strict) {
 		*code = atoi(rest);
 		if (paren)
-			*time = strtod(paren + 1, NULL);
+			*time = bci_strtod(paren + 1, NULL);
 		return 0;
 	}
 	errno = 0;
@@ -60,7 +61,7 @@ static int parse_exit(const char *rest, bool strict, int *code, double *time)
 	if (end[0] != ' ' || end[1] != '(')
 		return -EINVAL;
 	rest = end + 2;
-	*time = strtod(rest, &end);
+	*time = bci_strtod(rest, &end);
 	if (end == rest || strcmp(end, "s)") != 0)
 		return -EINVAL;
 	return 0;
@@ -241,7 +242,7 @@ int bci_run_journal_end_parse(const char *rest, struct bci_run_journal_end *end)
 		return -EINVAL;
 	end->status = (int)status;
 	p = stop + 1;
-	end->seconds = strtod(p, &stop);
+	end->seconds = bci_strtod(p, &stop);
 	if (stop == p || (*stop && *stop != ' ') || !(end->seconds > -1e9 && end->seconds < 1e9) ||
 	    errno)
 		return -EINVAL;
@@ -341,7 +342,7 @@ int bci_test_program_result_parse(char *text, struct bci_test_program_result *re
 			result->output_incomplete = true;
 		} else if (!strcmp(key, "duration")) {
 			errno = 0;
-			result->duration = strtod(value, &end);
+			result->duration = bci_strtod(value, &end);
 			if (errno || end == value || *end || result->duration < 0)
 				goto bad;
 		}

@@ -241,6 +241,31 @@ int bci_expand_vars(const char *in, bci_lookup_fn lookup, void *data, char **out
 	return ret;
 }
 
+double bci_strtod(const char *s, char **end)
+{
+	static const double powers[] = {
+		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+		1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+	};
+	const char *p = s;
+	uint64_t mantissa = 0;
+	int digits = 0, fraction = 0;
+
+	for (; *p >= '0' && *p <= '9' && digits < 19; p++, digits++)
+		mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9' && digits < 19; p++, digits++, fraction++)
+			mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+	/* More digits than counted, an exponent, "0x...": strtod's; so is no number at all. */
+	if (!digits || (*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' ||
+	    *p == 'x' || *p == 'X' || *p == 'p' || *p == 'P' || mantissa > (1ull << 53) ||
+	    fraction > 22)
+		return strtod(s, end);
+	if (end)
+		*end = (char *)p;
+	return (double)mantissa / powers[fraction];
+}
+
 int bci_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')

@@ -57,6 +57,16 @@ void bci_strv_free(struct bci_strv *v);
 /* The value of one hexadecimal digit (either case), or -1 for any other character. */
 int bci_hex_digit(char c);
 
+/*
+ * strtod() in the C locale, the same value and *@end (NULL: not wanted) for
+ * any text: a plain decimal ("12", "0.031", ".5") small enough to be exact
+ * as a 53-bit integer over a power of ten up to 10^22 is divided directly
+ * (one correctly rounded division, as strtod rounds); anything else
+ * (signs, spaces, exponents, hex, inf, long digit runs) is strtod's.
+ * IGT's times ("(0.123s)"), thousands a run, took strtod's general path.
+ */
+double bci_strtod(const char *s, char **end);
+
 typedef const char *(*bci_lookup_fn)(const char *name, void *data);
 int bci_expand_vars(const char *in, bci_lookup_fn lookup, void *data, char **out, char *err,
 		    size_t err_size);

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 static void str_grows_and_hands_over(void **state)
@@ -159,6 +160,50 @@ static void expand_replaces_names_and_names_mistakes(void **state)
 	}
 }
 
+/* bci_strtod() against strtod(): the same bits and the same end, text by text. */
+static void same_as_strtod(const char *text)
+{
+	char *ours_end = NULL, *their_end = NULL;
+	double ours = bci_strtod(text, &ours_end), theirs = strtod(text, &their_end);
+
+	if (memcmp(&ours, &theirs, sizeof(ours)) || ours_end != their_end)
+		fail_msg("'%s': %.17g (end +%td), strtod %.17g (end +%td)", text, ours,
+			 ours_end - text, theirs, their_end - text);
+}
+
+static void strtod_as_libc(void **state)
+{
+	static const char *const texts[] = {
+		"0", "0.0", "1", "0.1", "0.123s)", "1.5s)", ".5", "5.", ".", "", "x", " 1.5", "-1.5",
+		"+2", "1e3", "1.5e-3", "1.5E3", "0x1p3", "0x10", "inf", "nan", "1.2.3", "5.e3",
+		"9007199254740992", "9007199254740993", "9007199254740993.5",
+		"1234567890123456789", "12345678901234567890", "0.0000000000000000000001",
+		"0.00000000000000000000001", "3.141592653589793238", "123456.789012",
+		"4503599627370495.5", "0.30000000000000004", "1.7976931348623157", "00000.5",
+		"18446744073709551615", "99999999999999999999.9",
+	};
+	char text[64];
+	uint64_t x = 88172645463325252ull;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		same_as_strtod(texts[i]);
+	/* IGT's times and more: up to 19 digits either side of the point, then a suffix. */
+	for (int i = 0; i < 200000; i++) {
+		int whole, fraction;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		whole = (int)(x % 12);
+		fraction = (int)((x >> 8) % 14);
+		snprintf(text, sizeof(text), "%.*llu%s%.*llus)", whole,
+			 (unsigned long long)(x >> 16) % 1000000000000ull, fraction ? "." : "",
+			 fraction, (unsigned long long)(x >> 4));
+		same_as_strtod(text);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +212,7 @@ int main(void)
 		cmocka_unit_test(strv_is_an_argv),
 		cmocka_unit_test(expand_replaces_names_and_names_mistakes),
 		cmocka_unit_test(hex_digit_either_case),
+		cmocka_unit_test(strtod_as_libc),
 		cmocka_unit_test(message_at_names_the_line),
 	};
 
