@@ -365,9 +365,13 @@ static int read_dmesg(struct gen *g, struct dmesg_state *st, const struct gen_fi
 		gen_warn(g, "%s/%s: %llu bytes, over the %zu-byte limit: results.json keeps the kernel "
 			 "log of its first and last %zu bytes, and warnings from all of it",
 			 g->dir, st->path, st->size, g->max_file, half);
-	ret = line_reader_init(&reader, f, 0, st->size, DMESG_LINE_MAX);
-	if (ret < 0)
-		return ret;
+	/* One buffer for every job's kernel log: 64 KiB allocated and freed a job cost more than its lines. */
+	if (!g->dmesg_line_buf) {
+		g->dmesg_line_buf = malloc(DMESG_LINE_MAX + 1);
+		if (!g->dmesg_line_buf)
+			return -ENOMEM;
+	}
+	line_reader_init_with(&reader, f, 0, st->size, g->dmesg_line_buf, DMESG_LINE_MAX + 1);
 	/* Lines keep their newline, as getline() hands them to igt. */
 	while ((ret = line_reader_next(&reader, &line)) > 0) {
 		bool embed = !over || line.offset < half || line.offset >= st->size - half;

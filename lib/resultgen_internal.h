@@ -140,6 +140,7 @@ struct gen {
 	int jobfd;		/* gen_dir_source: the entered job folder, or -1 */
 	bool no_openat2;	/* BCI_RESULTGEN_NO_OPENAT2 set: O_NOFOLLOW per component */
 	bool no_totals;		/* a job reader: "totals" and "runtimes" are never handed out */
+	char *dmesg_line_buf;	/* read_dmesg()'s line buffer, kept from job to job */
 	char job_dir[24];	/* the job folder's name, "N", while a job is read */
 	size_t job_dir_len;
 	const struct gen_source *source;
@@ -252,6 +253,7 @@ struct line_reader {
 	char *buf;
 	size_t cap, start, len;		/* buf[start, len) not handed out yet */
 	bool skip;			/* inside the rest of a cut line */
+	bool borrowed;			/* buf is the caller's: release leaves it */
 	char *saved_at, saved;
 };
 
@@ -264,6 +266,9 @@ struct line {
 
 int line_reader_init(struct line_reader *r, const struct gen_file *file, unsigned long long begin,
 		     unsigned long long end, size_t longest);
+/* The same over @buf, @cap bytes the caller keeps (one line at most @cap - 1 bytes). */
+void line_reader_init_with(struct line_reader *r, const struct gen_file *file,
+			   unsigned long long begin, unsigned long long end, char *buf, size_t cap);
 void line_reader_release(struct line_reader *r);
 /* 1 and the next line in @line, 0 at the end, or -errno. */
 int line_reader_next(struct line_reader *r, struct line *line);

@@ -360,6 +360,8 @@ void gen_release(struct gen *g)
 	if (g->has_filter)
 		regfree(&g->dmesg_filter);
 	g->has_filter = false;
+	free(g->dmesg_line_buf);
+	g->dmesg_line_buf = NULL;
 }
 
 void piglit_name_of(struct gen *g, const char *binary, const char *subtest, char name[NAME_SIZE])

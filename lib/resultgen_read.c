@@ -436,21 +436,30 @@ int gen_read_small(struct gen *g, const char *rel, bool in_job, size_t max, char
 
 /* ---- the line reader ---- */
 
-int line_reader_init(struct line_reader *r, const struct gen_file *file, unsigned long long begin,
-		     unsigned long long end, size_t longest)
+void line_reader_init_with(struct line_reader *r, const struct gen_file *file,
+			   unsigned long long begin, unsigned long long end, char *buf, size_t cap)
 {
 	memset(r, 0, sizeof(*r));
 	r->file = file;
 	r->pos = begin;
 	r->end = end;
-	r->cap = longest + 1;
-	r->buf = malloc(r->cap);
+	r->cap = cap;
+	r->buf = buf;
+	r->borrowed = true;
+}
+
+int line_reader_init(struct line_reader *r, const struct gen_file *file, unsigned long long begin,
+		     unsigned long long end, size_t longest)
+{
+	line_reader_init_with(r, file, begin, end, malloc(longest + 1), longest + 1);
+	r->borrowed = false;
 	return r->buf ? 0 : -ENOMEM;
 }
 
 void line_reader_release(struct line_reader *r)
 {
-	free(r->buf);
+	if (!r->borrowed)
+		free(r->buf);
 	r->buf = NULL;
 }
 
