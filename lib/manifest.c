@@ -15,8 +15,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gnutls/crypto.h>
 #include <limits.h>
+#include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -281,13 +281,12 @@ void bci_sha256_hex(const unsigned char digest[32], char hex[BCI_SHA256_HEX_LEN 
 
 int bci_sha256_fd(int fd, char hex[BCI_SHA256_HEX_LEN + 1], uint64_t *size)
 {
-	unsigned char buf[65536], digest[32];
-	gnutls_hash_hd_t hash;
+	unsigned char buf[65536], digest[SHA256_DIGEST_SIZE];
+	struct sha256_ctx hash;
 	uint64_t total = 0;
 	int ret = 0;
 
-	if (gnutls_hash_init(&hash, GNUTLS_DIG_SHA256) < 0)
-		return -ENOMEM;
+	sha256_init(&hash);
 	for (;;) {
 		ssize_t n = bci_read_retry(fd, buf, sizeof(buf));
 
@@ -295,10 +294,10 @@ int bci_sha256_fd(int fd, char hex[BCI_SHA256_HEX_LEN + 1], uint64_t *size)
 			ret = (int)n;
 			break;
 		}
-		gnutls_hash(hash, buf, n);
+		sha256_update(&hash, (size_t)n, buf);
 		total += n;
 	}
-	gnutls_hash_deinit(hash, digest);
+	sha256_digest(&hash, sizeof(digest), digest);
 	if (ret == 0) {
 		bci_sha256_hex(digest, hex);
 		if (size)

@@ -7,7 +7,7 @@
 #include "strv.h"
 
 #include <errno.h>
-#include <gnutls/crypto.h>
+#include <nettle/sha2.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,11 +169,13 @@ size_t bci_tokens_count(const struct bci_tokens *tokens)
 
 const char *bci_tokens_machine(const struct bci_tokens *tokens, const char *token)
 {
-	unsigned char digest[32];
+	unsigned char digest[SHA256_DIGEST_SIZE];
 	const char *found = NULL;
+	struct sha256_ctx hash;
 
-	if (gnutls_hash_fast(GNUTLS_DIG_SHA256, token, strlen(token), digest) < 0)
-		return NULL;
+	sha256_init(&hash);
+	sha256_update(&hash, strlen(token), (const uint8_t *)token);
+	sha256_digest(&hash, sizeof(digest), digest);
 	/* Every entry is compared in full, whatever matched before. */
 	for (size_t i = 0; i < tokens->count; i++) {
 		unsigned char diff = 0;

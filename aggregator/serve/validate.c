@@ -6,7 +6,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
-#include <gnutls/crypto.h>
+#include <nettle/sha2.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,9 +134,9 @@ static int read_manifest(struct archive *a, struct check *c, int64_t size, const
 static int check_file(struct archive *a, struct check *c, const char *path)
 {
 	const struct bci_manifest_file *file = bci_manifest_find(c->manifest, path);
-	unsigned char buf[65536], digest[32];
+	unsigned char buf[65536], digest[SHA256_DIGEST_SIZE];
 	char hex[BCI_SHA256_HEX_LEN + 1];
-	gnutls_hash_hd_t hash;
+	struct sha256_ctx hash;
 	uint64_t size = 0;
 	int ret = 0;
 
@@ -149,8 +149,7 @@ static int check_file(struct archive *a, struct check *c, const char *path)
 		return -EINVAL;
 	}
 	c->seen[file - c->manifest->files] = true;
-	if (gnutls_hash_init(&hash, GNUTLS_DIG_SHA256) < 0)
-		return -ENOMEM;
+	sha256_init(&hash);
 	for (;;) {
 		la_ssize_t n = archive_read_data(a, buf, sizeof(buf));
 
@@ -161,7 +160,7 @@ static int check_file(struct archive *a, struct check *c, const char *path)
 		}
 		if (n == 0)
 			break;
-		gnutls_hash(hash, buf, n);
+		sha256_update(&hash, (size_t)n, buf);
 		size += n;
 		ret = count_unpacked(c, n);
 		if (ret < 0)
@@ -174,7 +173,7 @@ static int check_file(struct archive *a, struct check *c, const char *path)
 			break;
 		}
 	}
-	gnutls_hash_deinit(hash, digest);
+	sha256_digest(&hash, sizeof(digest), digest);
 	if (ret < 0)
 		return ret;
 	if (size != file->size) {

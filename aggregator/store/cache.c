@@ -15,9 +15,9 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
-#include <gnutls/crypto.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,18 +192,16 @@ void bci_cache_files_free(struct bci_cache_files *files)
 }
 
 /* Feeds @count zero bytes (a sparse entry's hole) to @hash. */
-static int hash_zeros(gnutls_hash_hd_t hash, unsigned long long count)
+static void hash_zeros(struct sha256_ctx *hash, unsigned long long count)
 {
-	static const char zeros[4096];
+	static const uint8_t zeros[4096];
 
 	while (count) {
 		size_t n = count < sizeof(zeros) ? (size_t)count : sizeof(zeros);
 
-		if (gnutls_hash(hash, zeros, n) < 0)
-			return -EIO;
+		sha256_update(hash, n, zeros);
 		count -= n;
 	}
-	return 0;
 }
 
 /*
@@ -214,23 +212,21 @@ static int hash_zeros(gnutls_hash_hd_t hash, unsigned long long count)
 static int entry_write(struct archive *a, int parent, const char *name, const char *path,
 		       const char *shown, struct unpack *u, char *err, size_t err_size)
 {
-	gnutls_hash_hd_t hash = NULL;
-	unsigned char digest[32];
+	struct sha256_ctx sha256, *hash = u->files ? &sha256 : NULL;
+	unsigned char digest[SHA256_DIGEST_SIZE];
 	const void *block;
 	size_t size;
 	la_int64_t offset = 0, written = 0;
 	int fd, ret = 0, rc;
 
-	if (u->files && gnutls_hash_init(&hash, GNUTLS_DIG_SHA256) < 0) {
-		snprintf(err, err_size, "%s: sha256: cannot start a digest", shown);
-		return -ENOMEM;
-	}
+	if (hash)
+		sha256_init(hash);
 	fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		ret = -errno;
 		snprintf(err, err_size, "%s: %s%s", shown, strerror(errno),
 			 errno == EEXIST ? " (the archive holds it twice)" : "");
-		goto out_hash;
+		return ret;
 	}
 	while ((rc = archive_read_data_block(a, &block, &size, &offset)) == ARCHIVE_OK) {
 		u->used += size;
@@ -246,11 +242,10 @@ static int entry_write(struct archive *a, int parent, const char *name, const ch
 			break;
 		}
 		if (hash && offset > written)
-			ret = hash_zeros(hash, (unsigned long long)(offset - written));
-		if (ret == 0)
-			ret = bci_write_all(fd, block, size);
-		if (ret == 0 && hash && gnutls_hash(hash, block, size) < 0)
-			ret = -EIO;
+			hash_zeros(hash, (unsigned long long)(offset - written));
+		ret = bci_write_all(fd, block, size);
+		if (ret == 0 && hash)
+			sha256_update(hash, size, block);
 		if (ret < 0)
 			break;
 		written = offset + (la_int64_t)size;
@@ -266,22 +261,18 @@ static int entry_write(struct archive *a, int parent, const char *name, const ch
 			ret = -errno;
 			snprintf(err, err_size, "%s: %s", shown, strerror(errno));
 		} else if (hash) {
-			ret = hash_zeros(hash, (unsigned long long)(offset - written));
+			hash_zeros(hash, (unsigned long long)(offset - written));
 			written = offset;
 		}
 	}
 	if (ret == 0 && hash) {
-		gnutls_hash_deinit(hash, digest);
-		hash = NULL;
+		sha256_digest(hash, sizeof(digest), digest);
 		ret = bci_cache_files_add(u->files, path, (uint64_t)written, digest);
 		if (ret < 0)
 			snprintf(err, err_size, "%s: %s", shown, strerror(-ret));
 	}
 out_fd:
 	close(fd);
-out_hash:
-	if (hash)
-		gnutls_hash_deinit(hash, NULL);
 	return ret;
 }
 
