@@ -10,6 +10,6 @@ TEST_ARCHIVES += builder
 
 $(BUILD)/host/bin/bootci-builder: $(call objs,host,builder/main.c) $(BUILD)/host/libbuilder.a $(BUILD)/host/libbootci.a
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -o $@ $(filter %.o %.a,$^) $(HOST_LIBS)
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ $(filter %.o %.a,$^) $(HOST_LIBS) -ljson-c
 
 all: $(BUILD)/host/bin/bootci-builder
