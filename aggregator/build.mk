@@ -5,7 +5,7 @@
 AGGREGATOR_BIN  := $(BUILD)/host/bin/bootci-aggregator
 AGGREGATOR_SRCS := $(filter-out aggregator/main.c aggregator/results_main.c,$(wildcard aggregator/*.c aggregator/*/*.c))
 # The glibc libraries the aggregator links (Debian's packages, host-deps.sh).
-AGGREGATOR_LIBS := -lmicrohttpd -lgnutls -lnettle -lcurl -lsqlite3 -lpq -ljson-c -lefiboot -lefivar -lzstd -lpthread -lm
+AGGREGATOR_LIBS := -lnettle -lsqlite3 -ljson-c -lefiboot -lefivar -lzstd -lpthread -lm
 
 $(eval $(call archive,host,aggregator,$(AGGREGATOR_SRCS)))
 $(eval $(call archive,asan,aggregator,$(AGGREGATOR_SRCS)))
