@@ -619,10 +619,26 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_vie
 	const struct matrix *m = view->matrix;
 	struct bci_str *prefixes, test_link = { 0 };
 	int served, ret = 0;
+	bool based;
 
+	/*
+	 * A static page whose cells link to serve: its 400k links are relative to
+	 * serve's address, said once (the page is a sixth smaller for a 21-byte one).
+	 */
+	based = view->results_url && links != BCI_HTML_SERVED;
 	bci_str_appendf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
 	bci_html_escape_str(b, r->build);
-	bci_str_appendf(b, "</title>\n%s</head><body>\n", bci_html_style);
+	bci_str_appendf(b, "</title>\n");
+	if (based) {
+		size_t url_len = strlen(view->results_url);
+
+		STR_LITERAL(b, "<base href=\"");
+		bci_html_escape_str(b, view->results_url);
+		if (!url_len || view->results_url[url_len - 1] != '/')
+			STR_LITERAL(b, "/");
+		STR_LITERAL(b, "\">\n");
+	}
+	bci_str_appendf(b, "%s</head><body>\n", bci_html_style);
 	if (links == BCI_HTML_SERVED)
 		bci_str_appendf(b, "<p><a href=\"/\">builds</a> · <a href=\"/metrics\">metrics</a></p>\n");
 	bci_str_appendf(b, "<h1>");
@@ -686,9 +702,12 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_html_matrix_vie
 		return -ENOMEM;
 	for (size_t i = 0; i < m->n_runs; i++) {
 		if (served) {
-			if (view->results_url)
+			if (based)
+				STR_LITERAL(&prefixes[i], "machines/");
+			else if (view->results_url)
 				bci_html_escape_str(&prefixes[i], view->results_url);
-			STR_LITERAL(&prefixes[i], "/machines/");
+			if (!based)
+				STR_LITERAL(&prefixes[i], "/machines/");
 			bci_html_url_escape(&prefixes[i], m->runs[i].machine);
 			STR_LITERAL(&prefixes[i], "/runs/");
 			bci_html_url_escape(&prefixes[i], m->runs[i].run_id);

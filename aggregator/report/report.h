@@ -225,7 +225,8 @@ int bci_mbox_encode_header(const char *name, const char *text, char **out);
  * store (@data_dir). Folder names keep [A-Za-z0-9.+=_-] of the names.
  * With @results_url (serve's address, e.g. http://master:8080), no result
  * page is written: each cell links to serve's page of that result,
- * @results_url/machines/M/runs/R/results/T.
+ * @results_url/machines/M/runs/R/results/T (the page's <base> is
+ * @results_url/, its links machines/M/runs/R/results/T).
  */
 int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *report,
 		   const char *dir, const char *results_url, char *err, size_t err_size);

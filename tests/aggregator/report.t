@@ -17,7 +17,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 data=$work/data
 export BOOTCI_DATA=$data
-plan 35
+plan 36
 
 agg() { "$aggregator" "$@" >>"$work/log" 2>&1; }
 
@@ -242,7 +242,9 @@ check "... the fixed test's page exists" test -f "$work/html/series-3/lab-1/0.ht
 "$aggregator" report --build series-3 --html "$work/html-served" \
 	--results-url 'http://master:8080' >"$work/served.out" 2>&1
 check "report --html --results-url: exit 0" test $? = 0
+check "... the page's links are relative to serve's address" \
+	grep -q '^<base href="http://master:8080/">$' "$work/html-served/series-3/index.html"
 check "... the cell links to serve's page of that result" \
-	grep -q 'href="http://master:8080/machines/lab-1/runs/lab-1-series-3/results/igt@kms_flip@basic"' \
+	grep -q 'href="machines/lab-1/runs/lab-1-series-3/results/igt@kms_flip@basic"' \
 	"$work/html-served/series-3/index.html"
 check "... no page per result written, only the matrix" test "$(ls "$work/html-served/series-3")" = index.html

@@ -533,15 +533,27 @@ static void test_matrix(void **state)
 	assert_null(strstr(b.data, "/machines/"));
 	bci_str_free(&b);
 
+	/* Links relative to serve's address, the page's <base> (a '/' added when it has none). */
+	view.results_url = "http://master:8080/ci";
+	assert_int_equal(bci_html_matrix(r, &view, BCI_HTML_STATIC, &b), 0);
+	assert_non_null(strstr(b.data, "<head><meta charset=\"utf-8\"><title>series-1</title>\n"
+				       "<base href=\"http://master:8080/ci/\">\n"));
+	assert_null(strstr(strstr(b.data, "<base ") + 1, "<base ")); /* one, in the head */
+	cell_get(b.data, "igt@gem@stable", 1, class, sizeof(class), href, sizeof(href));
+	assert_string_equal(href, "machines/lab-2/runs/run-17/results/igt@gem@stable");
+	cell_get(b.data, "igt@gem@fixed", 1, class, sizeof(class), href, sizeof(href));
+	assert_string_equal(href, "machines/lab-2/runs/run-15/results/igt@gem@fixed");
+	cell_get(b.data, "igt@kms_flip@basic", 0, class, sizeof(class), href, sizeof(href));
+	assert_string_equal(href, "machines/lab-1/runs/run-7/results/igt@kms_flip@basic");
+	assert_non_null(strstr(class, "dmesg-warn new"));
+	bci_str_free(&b);
+	view.results_url = "http://master:8080/";
+	assert_int_equal(bci_html_matrix(r, &view, BCI_HTML_STATIC, &b), 0);
+	assert_non_null(strstr(b.data, "<base href=\"http://master:8080/\">\n"));
+	bci_str_free(&b);
 	view.results_url = "http://master:8080";
 	assert_int_equal(bci_html_matrix(r, &view, BCI_HTML_STATIC, &b), 0);
-	cell_get(b.data, "igt@gem@stable", 1, class, sizeof(class), href, sizeof(href));
-	assert_string_equal(href, "http://master:8080/machines/lab-2/runs/run-17/results/igt@gem@stable");
-	cell_get(b.data, "igt@gem@fixed", 1, class, sizeof(class), href, sizeof(href));
-	assert_string_equal(href, "http://master:8080/machines/lab-2/runs/run-15/results/igt@gem@fixed");
-	cell_get(b.data, "igt@kms_flip@basic", 0, class, sizeof(class), href, sizeof(href));
-	assert_string_equal(href, "http://master:8080/machines/lab-1/runs/run-7/results/igt@kms_flip@basic");
-	assert_non_null(strstr(class, "dmesg-warn new"));
+	assert_non_null(strstr(b.data, "<base href=\"http://master:8080/\">\n"));
 
 	/* Streamed (as report --html writes it): the same bytes, the string left empty. */
 	{
