@@ -69,12 +69,4 @@ BCI_DLOPEN_NOTE(dlopen_note, "[{\"soname\":[\"" SONAME "\"],\"feature\":\"archiv
 	VOID(archive_entry_set_mtime, (struct archive_entry *entry, time_t sec, long nsec), \
 	     (entry, sec, nsec))
 
-#define DEFINE_FN(ret, name, params, args) BCI_LAZY_FN(lib, ret, name, params, args)
-#define DEFINE_VOID(name, params, args) BCI_LAZY_VOID(lib, name, params, args)
-ARCHIVE_FUNCTIONS(DEFINE_FN, DEFINE_VOID)
-
-#define NAME_FN(ret, name, params, args) #name,
-#define NAME_VOID(name, params, args) #name,
-static const char *const names[] = { ARCHIVE_FUNCTIONS(NAME_FN, NAME_VOID) };
-
-const struct bci_lazy_table bci_lazy_archive = { &lib, names, sizeof(names) / sizeof(names[0]) };
+BCI_LAZY_SHIMS(bci_lazy_archive, ARCHIVE_FUNCTIONS);

@@ -25,9 +25,7 @@ BCI_DLOPEN_NOTE(dlopen_note, "[{\"soname\":[\"" SONAME "\"],\"feature\":\"upload
 	   (list, data))                                                                   \
 	VOID(curl_slist_free_all, (struct curl_slist *list), (list))
 
-#define DEFINE_FN(ret, name, params, args) BCI_LAZY_FN(lib, ret, name, params, args)
-#define DEFINE_VOID(name, params, args) BCI_LAZY_VOID(lib, name, params, args)
-CURL_FUNCTIONS(DEFINE_FN, DEFINE_VOID)
+BCI_LAZY_SHIMS(bci_lazy_curl, CURL_FUNCTIONS, "curl_easy_setopt", "curl_easy_getinfo");
 
 /*
  * The two variadic ones take one argument after the option. Its type is the
@@ -39,15 +37,10 @@ typedef CURLcode (*getinfo_fn)(CURL *, CURLINFO, ...);
 
 CURLcode(curl_easy_setopt)(CURL *curl, CURLoption option, ...)
 {
-	static setopt_fn kept;
-	setopt_fn fn = __atomic_load_n(&kept, __ATOMIC_ACQUIRE);
+	setopt_fn fn = BCI_LAZY_RESOLVE(lib, setopt_fn, "curl_easy_setopt");
 	CURLcode ret;
 	va_list ap;
 
-	if (!fn) {
-		fn = (setopt_fn)bci_lazy_sym(&lib, "curl_easy_setopt");
-		__atomic_store_n(&kept, fn, __ATOMIC_RELEASE);
-	}
 	va_start(ap, option);
 	if (option < CURLOPTTYPE_OBJECTPOINT)
 		ret = fn(curl, option, va_arg(ap, long));
@@ -65,24 +58,13 @@ CURLcode(curl_easy_setopt)(CURL *curl, CURLoption option, ...)
 
 CURLcode(curl_easy_getinfo)(CURL *curl, CURLINFO info, ...)
 {
-	static getinfo_fn kept;
-	getinfo_fn fn = __atomic_load_n(&kept, __ATOMIC_ACQUIRE);
+	getinfo_fn fn = BCI_LAZY_RESOLVE(lib, getinfo_fn, "curl_easy_getinfo");
 	CURLcode ret;
 	va_list ap;
 
-	if (!fn) {
-		fn = (getinfo_fn)bci_lazy_sym(&lib, "curl_easy_getinfo");
-		__atomic_store_n(&kept, fn, __ATOMIC_RELEASE);
-	}
 	va_start(ap, info);
 	ret = fn(curl, info, va_arg(ap, void *));
 	va_end(ap);
 	return ret;
 }
 
-#define NAME_FN(ret, name, params, args) #name,
-#define NAME_VOID(name, params, args) #name,
-static const char *const names[] = { CURL_FUNCTIONS(NAME_FN, NAME_VOID) "curl_easy_setopt",
-				     "curl_easy_getinfo" };
-
-const struct bci_lazy_table bci_lazy_curl = { &lib, names, sizeof(names) / sizeof(names[0]) };

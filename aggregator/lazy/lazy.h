@@ -51,30 +51,53 @@ void *bci_lazy_find(struct bci_lazy_lib *lib, const char *name, char *err, size_
 void *bci_lazy_sym(struct bci_lazy_lib *lib, const char *name);
 
 /*
+ * The function @name of @lib as a pointer of @type, resolved on the first
+ * call through this place and kept (a GNU statement expression).
+ */
+#define BCI_LAZY_RESOLVE(lib, type, name)                                              \
+	({                                                                             \
+		static type lazy_kept;                                                 \
+		type lazy_fn = __atomic_load_n(&lazy_kept, __ATOMIC_ACQUIRE);          \
+		if (!lazy_fn) {                                                        \
+			lazy_fn = (type)bci_lazy_sym(&(lib), (name));                  \
+			__atomic_store_n(&lazy_kept, lazy_fn, __ATOMIC_RELEASE);       \
+		}                                                                      \
+		lazy_fn;                                                               \
+	})
+
+/*
  * The shim of a function returning a value, and of one returning void:
  * @params with the types, @args the same names bare.
  */
-#define BCI_LAZY_FN(lib, ret, name, params, args)                                     \
-	ret(name) params                                                                  \
-	{                                                                                 \
-		static ret(*kept) params;                                                 \
-		ret(*fn) params = __atomic_load_n(&kept, __ATOMIC_ACQUIRE);               \
-		if (!fn) {                                                                \
-			fn = (ret(*) params)bci_lazy_sym(&(lib), #name);                  \
-			__atomic_store_n(&kept, fn, __ATOMIC_RELEASE);                    \
-		}                                                                         \
-		return fn args;                                                           \
+#define BCI_LAZY_FN(lib, ret, name, params, args)                                      \
+	ret(name) params                                                               \
+	{                                                                              \
+		typedef ret(*fn_type) params;                                          \
+		return BCI_LAZY_RESOLVE(lib, fn_type, #name) args;                     \
 	}
-#define BCI_LAZY_VOID(lib, name, params, args)                                        \
-	void(name) params                                                                 \
-	{                                                                                 \
-		static void(*kept) params;                                                \
-		void(*fn) params = __atomic_load_n(&kept, __ATOMIC_ACQUIRE);              \
-		if (!fn) {                                                                \
-			fn = (void(*) params)bci_lazy_sym(&(lib), #name);                 \
-			__atomic_store_n(&kept, fn, __ATOMIC_RELEASE);                    \
-		}                                                                         \
-		fn args;                                                                  \
+#define BCI_LAZY_VOID(lib, name, params, args)                                         \
+	void(name) params                                                              \
+	{                                                                              \
+		typedef void(*fn_type) params;                                         \
+		BCI_LAZY_RESOLVE(lib, fn_type, #name) args;                            \
 	}
+
+/*
+ * A shim file's functions and table: @LIST(FN, VOID) names each function as
+ * FN(ret, name, params, args) or VOID(name, params, args); the file's library
+ * is its `static struct bci_lazy_lib lib`; @... are the names of the shims
+ * it writes by hand (variadic ones), for the table.
+ */
+#define BCI_LAZY_DEFINE_FN(ret, name, params, args) BCI_LAZY_FN(lib, ret, name, params, args)
+#define BCI_LAZY_DEFINE_VOID(name, params, args) BCI_LAZY_VOID(lib, name, params, args)
+#define BCI_LAZY_NAME_FN(ret, name, params, args) #name,
+#define BCI_LAZY_NAME_VOID(name, params, args) #name,
+#define BCI_LAZY_SHIMS(table, LIST, ...)                                               \
+	LIST(BCI_LAZY_DEFINE_FN, BCI_LAZY_DEFINE_VOID)                                 \
+	static const char *const table##_names[] = {                                   \
+		LIST(BCI_LAZY_NAME_FN, BCI_LAZY_NAME_VOID) __VA_ARGS__                 \
+	};                                                                             \
+	const struct bci_lazy_table table = { &lib, table##_names,                     \
+					      sizeof(table##_names) / sizeof(table##_names[0]) }
 
 #endif

@@ -42,9 +42,7 @@ BCI_DLOPEN_NOTE(dlopen_note, "[{\"soname\":[\"" SONAME "\"],\"feature\":\"serve\
 	VOID(MHD_suspend_connection, (struct MHD_Connection *connection), (connection))    \
 	VOID(MHD_resume_connection, (struct MHD_Connection *connection), (connection))
 
-#define DEFINE_FN(ret, name, params, args) BCI_LAZY_FN(lib, ret, name, params, args)
-#define DEFINE_VOID(name, params, args) BCI_LAZY_VOID(lib, name, params, args)
-MHD_FUNCTIONS(DEFINE_FN, DEFINE_VOID)
+BCI_LAZY_SHIMS(bci_lazy_mhd, MHD_FUNCTIONS, "MHD_get_connection_info", "MHD_get_daemon_info");
 
 /* The option list goes on as the library's own va_list form takes it. */
 struct MHD_Daemon *(MHD_start_daemon)(unsigned int flags, uint16_t port,
@@ -73,32 +71,13 @@ typedef const union MHD_DaemonInfo *(*daemon_info_fn)(struct MHD_Daemon *,
 const union MHD_ConnectionInfo *(MHD_get_connection_info)(struct MHD_Connection *connection,
 							    enum MHD_ConnectionInfoType info_type, ...)
 {
-	static connection_info_fn kept;
-	connection_info_fn fn = __atomic_load_n(&kept, __ATOMIC_ACQUIRE);
-
-	if (!fn) {
-		fn = (connection_info_fn)bci_lazy_sym(&lib, "MHD_get_connection_info");
-		__atomic_store_n(&kept, fn, __ATOMIC_RELEASE);
-	}
-	return fn(connection, info_type);
+	return BCI_LAZY_RESOLVE(lib, connection_info_fn, "MHD_get_connection_info")(connection,
+										info_type);
 }
 
 const union MHD_DaemonInfo *(MHD_get_daemon_info)(struct MHD_Daemon *daemon,
 						    enum MHD_DaemonInfoType info_type, ...)
 {
-	static daemon_info_fn kept;
-	daemon_info_fn fn = __atomic_load_n(&kept, __ATOMIC_ACQUIRE);
-
-	if (!fn) {
-		fn = (daemon_info_fn)bci_lazy_sym(&lib, "MHD_get_daemon_info");
-		__atomic_store_n(&kept, fn, __ATOMIC_RELEASE);
-	}
-	return fn(daemon, info_type);
+	return BCI_LAZY_RESOLVE(lib, daemon_info_fn, "MHD_get_daemon_info")(daemon, info_type);
 }
 
-#define NAME_FN(ret, name, params, args) #name,
-#define NAME_VOID(name, params, args) #name,
-static const char *const names[] = { MHD_FUNCTIONS(NAME_FN, NAME_VOID) "MHD_get_connection_info",
-				     "MHD_get_daemon_info" };
-
-const struct bci_lazy_table bci_lazy_mhd = { &lib, names, sizeof(names) / sizeof(names[0]) };

@@ -41,12 +41,5 @@ BCI_DLOPEN_NOTE(dlopen_note, "[{\"soname\":[\"" SONAME "\"],\"feature\":\"postgr
 	   (res, tup_num, field_num))                                                       \
 	VOID(PQclear, (PGresult *res), (res))
 
-#define DEFINE_FN(ret, name, params, args) BCI_LAZY_FN(lib, ret, name, params, args)
-#define DEFINE_VOID(name, params, args) BCI_LAZY_VOID(lib, name, params, args)
-PQ_FUNCTIONS(DEFINE_FN, DEFINE_VOID)
+BCI_LAZY_SHIMS(bci_lazy_pq, PQ_FUNCTIONS);
 
-#define NAME_FN(ret, name, params, args) #name,
-#define NAME_VOID(name, params, args) #name,
-static const char *const names[] = { PQ_FUNCTIONS(NAME_FN, NAME_VOID) };
-
-const struct bci_lazy_table bci_lazy_pq = { &lib, names, sizeof(names) / sizeof(names[0]) };
