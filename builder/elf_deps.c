@@ -3,9 +3,9 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

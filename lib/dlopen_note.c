@@ -88,15 +88,20 @@ int bci_dlopen_note_parse(const char *desc, size_t len, struct bci_dlopen_librar
 	if (!tok)
 		return -ENOMEM;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	if (text_len <= INT32_MAX)
-		top = json_tokener_parse_ex(tok, desc, (int)text_len);
-	if (!top || json_tokener_get_parse_end(tok) != text_len) {
+	if (text_len < INT32_MAX)
+		top = json_tokener_parse_ex(tok, desc, (int)text_len + 1); /* its NUL ends the text */
+	if (!top && json_tokener_get_error(tok) != json_tokener_success) {
 		bci_message(err, err_size, "not JSON: %s",
-			    top ? "text after the value" :
 			    json_tokener_error_desc(json_tokener_get_error(tok)));
 		ret = -EINVAL;
 		goto out;
 	}
+	if (json_tokener_get_parse_end(tok) != text_len) {
+		bci_message(err, err_size, "not JSON: text after the value");
+		ret = -EINVAL;
+		goto out;
+	}
+	/* json-c's null is no object at all. */
 	if (!json_object_is_type(top, json_type_array)) {
 		bci_message(err, err_size, "not a JSON array");
 		ret = -EINVAL;

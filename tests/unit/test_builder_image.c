@@ -242,6 +242,9 @@ static void test_dlopen_note(void **state)
 		{ "[{\"soname\":[\"liba.so\"],\"priority\":\"optional\"}]",
 		  "priority 'optional' is none of" },
 		{ "[7]", "entry 0: not an object" },
+		{ "", "not JSON: unexpected end of data" },
+		{ "null", "not a JSON array" },
+		{ "[{\"soname\":[\"liba.so\"]}", "not JSON: unexpected end of data" },
 	};
 	struct bci_dlopen_library *libs = NULL;
 	size_t count = 0;
