@@ -31,6 +31,17 @@ struct bci_store_value {
 	};
 };
 
+/*
+ * Results go in RESULTS_PER_INSERT rows a statement (store.c's
+ * S_RESULTS_ADD_MANY), the rest RESULTS_PER_SMALL_INSERT a statement
+ * (S_RESULTS_ADD_SOME), the last few one by one: the most parameters any
+ * statement binds is BCI_STORE_MAX_PARAMS.
+ */
+#define BCI_STORE_RESULT_VALUES 6
+#define BCI_STORE_RESULTS_PER_INSERT 512
+#define BCI_STORE_RESULTS_PER_SMALL_INSERT 32
+#define BCI_STORE_MAX_PARAMS (BCI_STORE_RESULTS_PER_INSERT * BCI_STORE_RESULT_VALUES)
+
 /* Called once per row with @n columns; a non-zero return stops the query and is returned by it. */
 typedef int (*bci_store_row_fn)(const struct bci_store_value *columns, int n, void *ctx);
 

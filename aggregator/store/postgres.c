@@ -32,8 +32,6 @@ enum {
 	OID_NUMERIC = 1700,
 };
 
-/* The most parameters one statement in store.c binds (512 results of 6). */
-#define POSTGRES_MAX_PARAMS 3072
 /* Parameters formatted on the stack; a statement with more takes them from the heap. */
 #define POSTGRES_STACK_PARAMS 192
 #define POSTGRES_MAX_COLUMNS 24
@@ -187,9 +185,9 @@ static int postgres_query(void *handle, int id, const char *sql, const struct bc
 	PGresult *res;
 	int ret = 0;
 
-	if (id < 0 || id >= p->n_statements || n_params > POSTGRES_MAX_PARAMS) {
+	if (id < 0 || id >= p->n_statements || n_params > BCI_STORE_MAX_PARAMS) {
 		snprintf(err, err_size, "postgresql: statement %d: %d parameters (at most %d)", id,
-			 n_params, POSTGRES_MAX_PARAMS);
+			 n_params, BCI_STORE_MAX_PARAMS);
 		return -EINVAL;
 	}
 	snprintf(name, sizeof(name), "bci_%d", id);

@@ -216,8 +216,26 @@ int bci_store_result_add(struct bci_store *store, int64_t run, const struct bci_
 	return ret;
 }
 
-/* The rows S_RESULTS_ADD_MANY inserts at once (its text has as many). */
-#define RESULTS_PER_INSERT 512
+/* Rows @results[0..@rows) in one statement @id, @params room for them. */
+static int results_insert_rows(struct bci_store *store, enum bci_store_statement id,
+			       struct bci_store_value key, const struct bci_store_result *results,
+			       size_t rows, struct bci_store_value *params, char *err,
+			       size_t err_size)
+{
+	for (size_t k = 0; k < rows; k++) {
+		const struct bci_store_result *r = &results[k];
+		struct bci_store_value *p = &params[k * BCI_STORE_RESULT_VALUES];
+
+		p[0] = key;
+		p[1] = value_int(r->job);
+		p[2] = value_text(r->name);
+		p[3] = value_text(r->result);
+		p[4] = value_real(r->duration, 0);
+		p[5] = value_int(r->dmesg_warnings ? 1 : 0);
+	}
+	return bci_store_query(store, id, params, (int)(rows * BCI_STORE_RESULT_VALUES), NULL, NULL,
+			       err, err_size);
+}
 
 int bci_store_results_add(struct bci_store *store, int64_t run,
 			  const struct bci_store_result *results, size_t count, char *err,
@@ -233,8 +251,11 @@ int bci_store_results_add(struct bci_store *store, int64_t run,
 			snprintf(err, err_size, "a result needs a test name and a result");
 			return -EINVAL;
 		}
-	if (count >= RESULTS_PER_INSERT) {
-		params = malloc(RESULTS_PER_INSERT * 6 * sizeof(*params));
+	if (count >= BCI_STORE_RESULTS_PER_SMALL_INSERT) {
+		size_t rows = count >= BCI_STORE_RESULTS_PER_INSERT ? BCI_STORE_RESULTS_PER_INSERT :
+								      BCI_STORE_RESULTS_PER_SMALL_INSERT;
+
+		params = malloc(rows * BCI_STORE_RESULT_VALUES * sizeof(*params));
 		if (!params) {
 			snprintf(err, err_size, "%s", strerror(ENOMEM));
 			return -ENOMEM;
@@ -242,21 +263,13 @@ int bci_store_results_add(struct bci_store *store, int64_t run,
 	}
 	if (count)
 		ret = results_max_id(store, &before, err, err_size);
-	for (; ret == 0 && count - i >= RESULTS_PER_INSERT; i += RESULTS_PER_INSERT) {
-		for (size_t k = 0; k < RESULTS_PER_INSERT; k++) {
-			const struct bci_store_result *r = &results[i + k];
-			struct bci_store_value *p = &params[k * 6];
-
-			p[0] = key;
-			p[1] = value_int(r->job);
-			p[2] = value_text(r->name);
-			p[3] = value_text(r->result);
-			p[4] = value_real(r->duration, 0);
-			p[5] = value_int(r->dmesg_warnings ? 1 : 0);
-		}
-		ret = bci_store_query(store, S_RESULTS_ADD_MANY, params, RESULTS_PER_INSERT * 6, NULL,
-				      NULL, err, err_size);
-	}
+	for (; ret == 0 && count - i >= BCI_STORE_RESULTS_PER_INSERT; i += BCI_STORE_RESULTS_PER_INSERT)
+		ret = results_insert_rows(store, S_RESULTS_ADD_MANY, key, &results[i],
+					  BCI_STORE_RESULTS_PER_INSERT, params, err, err_size);
+	for (; ret == 0 && count - i >= BCI_STORE_RESULTS_PER_SMALL_INSERT;
+	     i += BCI_STORE_RESULTS_PER_SMALL_INSERT)
+		ret = results_insert_rows(store, S_RESULTS_ADD_SOME, key, &results[i],
+					  BCI_STORE_RESULTS_PER_SMALL_INSERT, params, err, err_size);
 	for (; ret == 0 && i < count; i++)
 		ret = result_insert(store, run, &results[i], err, err_size);
 	if (ret == 0 && count)

@@ -166,13 +166,21 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VE
 	" (SELECT min(id) FROM results WHERE run = ?1))" \
 	" AND COALESCE((SELECT results_last FROM runs WHERE id = ?1)," \
 	" (SELECT max(id) FROM results WHERE run = ?1)) AND +res.run = ?1"
-/* The value rows of S_RESULTS_ADD_MANY. */
+/* The value rows of S_RESULTS_ADD_MANY and S_RESULTS_ADD_SOME. */
 #define RESULT_ROW "(?, ?, ?, ?, ?, ?)"
 #define RESULT_ROWS_4 RESULT_ROW ", " RESULT_ROW ", " RESULT_ROW ", " RESULT_ROW
 #define RESULT_ROWS_16 RESULT_ROWS_4 ", " RESULT_ROWS_4 ", " RESULT_ROWS_4 ", " RESULT_ROWS_4
 #define RESULT_ROWS_32 RESULT_ROWS_16 ", " RESULT_ROWS_16
 #define RESULT_ROWS_128 RESULT_ROWS_32 ", " RESULT_ROWS_32 ", " RESULT_ROWS_32 ", " RESULT_ROWS_32
 #define RESULT_ROWS_512 RESULT_ROWS_128 ", " RESULT_ROWS_128 ", " RESULT_ROWS_128 ", " RESULT_ROWS_128
+/* Each text holds as many rows as backend.h says its statement inserts. */
+#define RESULT_ROWS_TEXT_SIZE(rows) ((rows) * (sizeof(RESULT_ROW) - 1) + ((rows) - 1) * 2 + 1)
+_Static_assert(sizeof(RESULT_ROWS_512) == RESULT_ROWS_TEXT_SIZE(BCI_STORE_RESULTS_PER_INSERT),
+	       "S_RESULTS_ADD_MANY's rows are BCI_STORE_RESULTS_PER_INSERT");
+_Static_assert(sizeof(RESULT_ROWS_32) == RESULT_ROWS_TEXT_SIZE(BCI_STORE_RESULTS_PER_SMALL_INSERT),
+	       "S_RESULTS_ADD_SOME's rows are BCI_STORE_RESULTS_PER_SMALL_INSERT");
+_Static_assert(sizeof(RESULT_ROW) == BCI_STORE_RESULT_VALUES + 2 * (BCI_STORE_RESULT_VALUES - 1) + 2 + 1,
+	       "a result row binds BCI_STORE_RESULT_VALUES values");
 
 static const char *const statements[S_COUNT] = {
 	[S_VERSION_TABLE] = "CREATE TABLE IF NOT EXISTS bootci_schema (version INTEGER NOT NULL)",
@@ -209,9 +217,12 @@ static const char *const statements[S_COUNT] = {
 	[S_BOOT_ADD] = "INSERT INTO boots (run, boot, started, kernel, cmdline, previous, ending)"
 		       " VALUES (?, ?, ?, ?, ?, ?, ?)",
 	[S_CRASH_ADD] = "INSERT INTO crashes (run, boot, source, name, path) VALUES (?, ?, ?, ?, ?)",
-	/* RESULTS_PER_INSERT (runs.c) rows in one statement: ingest's 10k rows in a few hundred steps. */
+	/* BCI_STORE_RESULTS_PER_INSERT rows a statement: ingest's 10k rows in about twenty. */
 	[S_RESULTS_ADD_MANY] = "INSERT INTO results (run, job, name, result, duration, dmesg_warnings)"
 			       " VALUES " RESULT_ROWS_512,
+	/* What is left, BCI_STORE_RESULTS_PER_SMALL_INSERT rows a statement. */
+	[S_RESULTS_ADD_SOME] = "INSERT INTO results (run, job, name, result, duration, dmesg_warnings)"
+			       " VALUES " RESULT_ROWS_32,
 	[S_RESULT_ADD] = "INSERT INTO results (run, job, name, result, duration, dmesg_warnings)"
 			 " VALUES (?, ?, ?, ?, ?, ?)",
 	/* The largest result id (0: none): a run's new rows come after it. */

@@ -765,7 +765,7 @@ static void test_durations_kept_and_migrated(void **state)
 
 /* ---- a run's results at once ---- */
 
-/* Two statements of 512 rows (runs.c) and 76 rows one by one. */
+/* Two statements of 512 rows, two of 32 and 12 rows one by one (runs.c). */
 #define BATCH_ROWS 1100
 
 struct batch_read {
@@ -788,7 +788,7 @@ static int batch_row(const struct bci_store_result *r, void *ctx)
 
 /*
  * 1100 results in one call (as ingest stores a run: 512 rows a statement,
- * then the rest one by one) read back in their order, each as it was given;
+ * then 32, then the rest one by one) read back in their order, each as it was given;
  * one without a name refuses them all before any is written.
  */
 static void test_results_batch(void **state)
