@@ -76,6 +76,22 @@ static struct bci_tar_read *reader_new(size_t size)
 	return t;
 }
 
+/* Reads the file until t->in holds @n bytes or the file ends: 0, or -errno. */
+static int input_read(struct bci_tar_read *t, size_t n)
+{
+	while (t->in_len < n && !t->in_eof) {
+		ssize_t got = read(t->fd, t->in + t->in_len, IN_SIZE - t->in_len);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		t->in_len += (size_t)got;
+		t->in_eof = got == 0;
+	}
+	return 0;
+}
+
 /* At least @n compressed bytes at t->in + t->in_pos: 0, or -EPROTO (the file ends, cannot be read). */
 static int input_ensure(struct bci_tar_read *t, size_t n)
 {
@@ -86,17 +102,7 @@ static int input_ensure(struct bci_tar_read *t, size_t n)
 	memmove(t->in, t->in + t->in_pos, t->in_len - t->in_pos);
 	t->in_len -= t->in_pos;
 	t->in_pos = 0;
-	while (t->in_len < n && !t->in_eof) {
-		ssize_t got = read(t->fd, t->in + t->in_len, IN_SIZE - t->in_len);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return -EPROTO;
-		t->in_len += (size_t)got;
-		t->in_eof = got == 0;
-	}
-	return t->in_len >= n ? 0 : -EPROTO;
+	return input_read(t, n) == 0 && t->in_len >= n ? 0 : -EPROTO;
 }
 
 int bci_tar_read_open(const char *path, struct bci_tar_read **out)
@@ -123,18 +129,10 @@ int bci_tar_read_open(const char *path, struct bci_tar_read **out)
 		return ret;
 	}
 	/* The frame's header, whole, after zstd's magic (anything else: libarchive's). */
-	while (t->in_len < ZSTD_FRAMEHEADERSIZE_MAX && !t->in_eof) {
-		ssize_t n = read(t->fd, t->in + t->in_len, IN_SIZE - t->in_len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			bci_tar_read_close(t);
-			return ret;
-		}
-		t->in_len += (size_t)n;
-		t->in_eof = n == 0;
+	ret = input_read(t, ZSTD_FRAMEHEADERSIZE_MAX);
+	if (ret < 0) {
+		bci_tar_read_close(t);
+		return ret;
 	}
 	if (t->in_len < sizeof(magic) || memcmp(t->in, magic, sizeof(magic)) ||
 	    ZSTD_getFrameHeader(&frame, t->in, t->in_len) != 0 || frame.frameType != ZSTD_frame ||
@@ -214,6 +212,13 @@ static void ring_wrap(struct bci_tar_read *t)
 	t->end = tail;
 }
 
+/* ring_wrap() when less than a block of room is left at the ring's end. */
+static void ring_make_room(struct bci_tar_read *t)
+{
+	if (t->size - t->end < t->block_max)
+		ring_wrap(t);
+}
+
 /* Decodes the next block at the ring's end: 0 (some bytes), 1 (the frame is over), -EPROTO. */
 static int fill_zstd(struct bci_tar_read *t)
 {
@@ -242,10 +247,8 @@ static int drain_zstd(struct bci_tar_read *t)
 	int ret;
 
 	do {
-		if (t->size - t->end < t->block_max) {
-			t->pos = t->end;
-			ring_wrap(t);
-		}
+		t->pos = t->end; /* the padding is not read: nothing to carry */
+		ring_make_room(t);
 		ret = fill_zstd(t);
 	} while (ret == 0);
 	return ret < 0 ? ret : 0;
@@ -258,15 +261,12 @@ static int fill(struct bci_tar_read *t, size_t want)
 		int ret;
 
 		if (t->fd < 0) {
-			if (t->size - t->pos < want) {
-				memmove(t->buf, t->buf + t->pos, t->end - t->pos);
-				t->end -= t->pos;
-				t->pos = 0;
-			}
+			/* The same move as the ring's: the record's start to the buffer's. */
+			if (t->size - t->pos < want)
+				ring_wrap(t);
 			ret = fill_mem(t);
 		} else {
-			if (t->size - t->end < t->block_max)
-				ring_wrap(t);
+			ring_make_room(t);
 			/* The frame over before the tar: more frames are libarchive's. */
 			ret = fill_zstd(t) ? -EPROTO : 0;
 		}
