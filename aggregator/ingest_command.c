@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * bootci-aggregator ingest [--store URL] [--data DIR] [--machine NAME]
- * [--run-id ID] [--build NAME] [--jobs N] DIR|ARCHIVE...: runs from disk
+ * [--run-id ID] [--build NAME] [--jobs N|auto] DIR|ARCHIVE...: runs from disk
  * into the store, through the same code serve uses (ingest.h). Several at
  * once as serve's workers ingest uploads: N threads of one process, each
  * with its own store connection, each run its own transaction. Apart from
@@ -9,6 +9,7 @@
  */
 #include "commands.h"
 #include "ingest.h"
+#include "serve/server.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -136,12 +137,17 @@ int bci_cmd_ingest(int argc, char **argv)
 			b.options.build = optarg;
 			break;
 		case 'j':
+			/* serve's: the CPUs this process may run on, plus one (at most 16). */
+			if (!strcmp(optarg, "auto")) {
+				jobs = bci_serve_default_workers();
+				break;
+			}
 			errno = 0;
 			jobs = strtoul(optarg, &end, 10);
 			if (errno || end == optarg || *end || optarg[0] == '-' || jobs < 1 ||
 			    jobs > INGEST_JOBS_MAX) {
 				fprintf(stderr, "bootci-aggregator ingest: --jobs %s: not a number from 1"
-					" to %d\n", optarg, INGEST_JOBS_MAX);
+					" to %d, nor auto\n", optarg, INGEST_JOBS_MAX);
 				return 2;
 			}
 			break;

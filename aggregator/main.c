@@ -27,7 +27,7 @@ static const struct command commands[] = {
 	  "      to OUT (replaced atomically), or to standard output\n" },
 	{ "ingest", bci_cmd_ingest,
 	  "ingest [--store URL] [--data DIR] [--machine NAME] [--run-id ID] [--build NAME]\n"
-	  "       [--jobs N] DIR|ARCHIVE...\n"
+	  "       [--jobs N|auto] DIR|ARCHIVE...\n"
 	  "      store runs (results directories, or tar[.zst] run archives with their\n"
 	  "      manifest.json) in the store: URL sqlite:PATH (default DATA/bootci.sqlite),\n"
 	  "      postgresql://... or a libpq conninfo; DIR's archive is kept in DATA\n"

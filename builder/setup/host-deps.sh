@@ -20,6 +20,8 @@ packages=(
 	fdisk dosfstools mtools e2fsprogs xz-utils zstd cpio
 	# test scripts (JSON comparisons; KCIDB's schema checked by jsonschema; the reply read by git mailinfo)
 	python3 python3-jsonschema git
+	# ingest.t counts the threads ingest --jobs auto starts
+	strace
 	# the pages served by the master, checked in a real browser (tests/aggregator/pages-browser.t)
 	chromium
 	# make bench: wall, CPU and peak memory of each side (GNU time's -f)

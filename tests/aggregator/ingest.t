@@ -16,7 +16,7 @@ scenario=$SRC/../shared/conformance/igt-runner-results/normal-run
 name=$(basename "$scenario")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-plan 19
+plan 22
 
 "$aggregator" ingest >"$work/usage.out" 2>&1
 check "no folder or archive: usage, exit 2" test $? = 2
@@ -76,6 +76,20 @@ check "--run-id with two runs: refused (exit 2), saying why" test "$status" = 2 
 "$aggregator" ingest --data "$work/data" --jobs 0 "$archive" >"$work/jobs.out" 2>&1
 status=$?
 check "--jobs 0: refused (exit 2), naming it" test "$status" = 2 -a -n "$(grep -- '--jobs 0' "$work/jobs.out")"
+"$aggregator" ingest --data "$work/data" --jobs many "$archive" >"$work/jobs.out" 2>&1
+status=$?
+check "--jobs many: refused (exit 2), saying what is taken" test "$status" = 2 -a \
+	-n "$(grep -- '--jobs many: not a number from 1 to 64, nor auto' "$work/jobs.out")"
+# auto: serve's default workers (the CPUs plus one); on one CPU that is two, as strace shows.
+mkdir "$work/auto"
+for r in a b c; do cp -r "$scenario" "$work/auto/run-$r"; done
+taskset -c 0 strace -f -e trace=clone,clone3 -o "$work/auto.trace" "$aggregator" ingest \
+	--data "$work/auto-data" --machine lab-1 --jobs auto "$work/auto"/run-* >"$work/auto.out" 2>&1
+status=$?
+check "--jobs auto on one CPU: exit 0, three runs stored" test "$status" = 0 -a \
+	"$(sqlite3 "$work/auto-data/bootci.sqlite" 'SELECT COUNT(*) FROM runs')" = 3
+check "... in two threads of one process (one started beside the main one)" \
+	test "$(grep -cE 'clone3?\(' "$work/auto.trace")" = 1
 
 # The same folder four times, two at a time: each packed under its own name (two threads of one
 # process once packed it under one, and the other found it gone), stored once.

@@ -16,9 +16,9 @@
 # sides hold the same results: the count per status in the store equals the
 # count in the results.json piglit reads.
 # Issue 12's load: 40 runs of 10k results (Intel's 400k results a day in 2017).
-# The build's archives are ingested as serve ingests uploads: its --workers
-# (default: the CPUs this process may run on, plus one, as serve's
-# bci_serve_default_workers()) at a time, threads of one process each with
+# The build's archives are ingested as serve ingests uploads: its default
+# --workers at a time (`ingest --jobs auto`: the CPUs this process may run on,
+# plus one, serve's bci_serve_default_workers()), threads of one process each with
 # its own store connection (`ingest --jobs`); the same archives ingested one
 # after the other (into a copy of the store) are timed beside it.
 #
@@ -32,8 +32,8 @@
 #        BENCH_KEEP=DIR keeps the store and the runs' archives there (for a profiler) instead
 #        of a temporary folder removed at the end; BENCH_SCRATCH=DIR is where each run's folder
 #        is written before it is packed (default /dev/shm, else the work folder);
-#        BENCH_INGEST_JOBS=N ingests N archives at a time (default serve's --workers: the
-#        CPUs plus one, at most 16);
+#        BENCH_INGEST_JOBS=N ingests N archives at a time (default auto: `ingest --jobs
+#        auto`, serve's default --workers, the CPUs plus one, at most 16);
 #        BENCH_REPEAT=N times the ratio's parts (ingest N at a time, report with the matrix,
 #        piglit summary html) N times each in turn and compares their medians (default 3);
 #        BENCH_RUNS=DIR takes the runs (archives and results.json) an earlier BENCH_KEEP=DIR
@@ -57,11 +57,9 @@ check_number() { # NAME VALUE MIN MAX
 }
 check_number RUNS "$runs" 1 1000
 check_number RESULTS "$results" 1 1000000
-# serve's default --workers (aggregator/serve/server.c): the CPUs plus one, at most 16.
-serve_workers=$(($(nproc) + 1))
-[ "$serve_workers" -le 16 ] || serve_workers=16
-ingest_jobs=${BENCH_INGEST_JOBS:-$serve_workers}
-check_number BENCH_INGEST_JOBS "$ingest_jobs" 1 64
+# auto: serve's default --workers, which `ingest --jobs auto` works out itself.
+ingest_jobs=${BENCH_INGEST_JOBS:-auto}
+[ "$ingest_jobs" = auto ] || check_number BENCH_INGEST_JOBS "$ingest_jobs" 1 64
 check_number BENCH_REPEAT "${BENCH_REPEAT:-3}" 1 20
 
 if ! command -v piglit >/dev/null 2>&1; then
@@ -142,7 +140,7 @@ python3 - "$aggregator" "$work" "${#new_archives[@]}" "$results" "$ingest_jobs" 
 	"$runs_dir" "${new_archives[@]}" <<'PY'
 import collections, glob, json, os, shutil, sqlite3, subprocess, sys, time
 aggregator, work, runs, results = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-jobs = int(sys.argv[5])
+jobs = sys.argv[5]  # a number, or auto (serve's workers)
 runs_dir = sys.argv[6]
 archives = sys.argv[7:]
 data = os.path.join(work, "data")
@@ -193,8 +191,10 @@ data_one = os.path.join(work, "data-one-at-a-time")
 shutil.rmtree(data_one, ignore_errors=True)
 shutil.copytree(data, data_one)
 # An aggregator from before `ingest --jobs` (a before/after): a process per archive.
-one_process = "--jobs" in subprocess.run([aggregator, "--help"], capture_output=True,
-                                         text=True).stdout
+help_text = subprocess.run([aggregator, "--help"], capture_output=True, text=True).stdout
+one_process = "--jobs" in help_text
+if jobs == "auto" and "--jobs N|auto" not in help_text:
+    sys.exit("bench: this aggregator has no `ingest --jobs auto` (an older build): set BENCH_INGEST_JOBS=N")
 if one_process:
     ingest_one = timed([[aggregator, "ingest", "--data", data_one, "--build", "new"] + archives])
 else:
@@ -208,7 +208,7 @@ def ingest_build():
         return timed([[aggregator, "ingest", "--data", data, "--build", "new", "--jobs",
                        str(jobs)] + archives])
     return timed_at_once([[aggregator, "ingest", "--data", data, "--build", "new", a]
-                          for a in archives], jobs)
+                          for a in archives], int(jobs))
 
 
 def median(samples):
@@ -295,7 +295,8 @@ def line(what, m, note=""):
     print(f"  {what:50} {m[0]:7.2f} s   {m[1]:7.1f} MiB   {note}".rstrip())
 
 
-line(f"bootci ingest ({runs} archives, {jobs} at a time)", ingest, spread("ingest"))
+at_a_time = "serve's workers" if jobs == "auto" else jobs
+line(f"bootci ingest ({runs} archives, {at_a_time} at a time)", ingest, spread("ingest"))
 line(f"bootci ingest ({runs} archives, one at a time)", ingest_one)
 line("bootci report: regressions + reply", reply)
 if matrix:
@@ -305,7 +306,7 @@ line("piglit summary html", html, spread("html"))
 line("piglit summary console", console)
 print(f"  {'one 2 KiB file per result, alone':50} {floor:7.2f} s   (floor of any page-per-result writer)")
 print()
-what = f"ingest, {jobs} at a time, + report with the matrix" + (" (results served)" if matrix else " and pages")
+what = f"ingest, {at_a_time} at a time, + report with the matrix" + (" (results served)" if matrix else " and pages")
 print(f"  issue 12 ({what}):")
 print(f"    bootci {total[0]:7.2f} s {total[1]:7.1f} MiB   piglit summary html {html[0]:7.2f} s"
       f" {html[1]:7.1f} MiB")
