@@ -751,8 +751,9 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 		.store = store, .data_dir = data_dir, .options = options, .err = err,
 		.err_size = err_size, .run_key = -1,
 	};
-	/* The hashed files' paths live as long as the entries' (the scan lists both). */
+	/* The hashed files' paths are the entries' (the scan lists both). */
 	in->unpacked.arena = &in->entry_arena;
+	in->unpacked.arena_paths = true;
 	ret = archive_digest(in, archive_path);
 	if (ret == 0)
 		ret = archive_keep(in, archive_path, move);

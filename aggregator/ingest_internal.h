@@ -115,6 +115,8 @@ int bci_ingest_entry_check(struct ingest *in, struct archive_entry *entry, char 
 struct ingest_sink {
 	struct sha256_ctx *hash;	/* nettle's, on the caller's stack: no allocation per member */
 	struct bci_str *buf;
+	char *into;		/* or memory of @limit bytes the caller placed (into_len used) */
+	size_t into_len;
 	size_t limit;
 	bool over;		/* more than @limit came: the buffer stopped */
 	int fd;

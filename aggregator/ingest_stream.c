@@ -113,7 +113,8 @@ static int entry_compare(const void *a, const void *b)
 			    ((const struct ingest_entry *)b)->path);
 }
 
-static int entry_add(struct ingest *in, const char *path, bool dir)
+/* @path listed; *@kept: its copy in the entry arena, which the file's other lists share. */
+static int entry_add(struct ingest *in, const char *path, bool dir, const char **kept)
 {
 	if (in->entry_count == in->entry_cap) {
 		size_t cap = in->entry_cap ? in->entry_cap * 2 : 256;
@@ -127,6 +128,7 @@ static int entry_add(struct ingest *in, const char *path, bool dir)
 	in->entries[in->entry_count].path = bci_arena_strdup(&in->entry_arena, path);
 	if (!in->entries[in->entry_count].path)
 		return -ENOMEM;
+	*kept = in->entries[in->entry_count].path;
 	in->entries[in->entry_count].seq = in->entry_count;
 	in->entries[in->entry_count++].dir = dir;
 	return 0;
@@ -259,6 +261,14 @@ static int sink_bytes(struct ingest_sink *s, const void *data, size_t n)
 
 	if (s->hash)
 		sha256_update(s->hash, n, data);
+	if (s->into && !s->over) {
+		if (n > s->limit - s->into_len) {
+			s->over = true;
+		} else {
+			memcpy(s->into + s->into_len, data, n);
+			s->into_len += n;
+		}
+	}
 	if (s->buf && !s->over) {
 		if (s->buf->len + n > s->limit)
 			s->over = true;
@@ -418,10 +428,13 @@ static void held_stop(struct ingest *in)
 	in->held_off = true;
 }
 
-/* @buf's bytes copied into the held arena (the scan reuses @buf). */
-static int held_add(struct ingest *in, const char *path, const struct bci_str *buf)
+/*
+ * Held: @len bytes at @data, already in the held arena (@placed) or copied
+ * there from the scan's buffer. @path is the entry's (the entry arena
+ * outlives the held files).
+ */
+static int held_add(struct ingest *in, const char *path, const char *data, size_t len, bool placed)
 {
-	size_t len = buf->len;
 	struct bci_results_mem_file *f;
 
 	if (in->held_bytes + len > HELD_BYTES_MAX) {
@@ -432,15 +445,27 @@ static int held_add(struct ingest *in, const char *path, const struct bci_str *b
 	if (!f)
 		return -ENOMEM;
 	*f = (struct bci_results_mem_file){
-		.path = bci_arena_strdup(&in->held_arena, path),
-		.data = bci_arena_memdup0(&in->held_arena, buf->data, len),
+		.path = path,
+		.data = placed ? data : bci_arena_memdup0(&in->held_arena, data, len),
 		.len = len, .fd = -1,
 	};
-	if (!f->path || !f->data)
+	if (!f->data)
 		return -ENOMEM;
 	in->held_count++;
 	in->held_bytes += len;
 	return 0;
+}
+
+/*
+ * Room in the held arena for a job file of @size bytes (the tar header's)
+ * and its NUL, for the member to be read straight there; NULL when it is
+ * not to be held that way (size unknown, too large: the usual way decides).
+ */
+static char *held_place(struct ingest *in, uint64_t size)
+{
+	if (size > JOB_FILE_MEM_MAX || in->held_bytes + size > HELD_BYTES_MAX)
+		return NULL;
+	return bci_arena_alloc(&in->held_arena, (size_t)size + 1);
 }
 
 static int kept_add(struct ingest *in, const char *path, struct bci_str *buf)
@@ -500,13 +525,18 @@ static int scan_reserve(struct ingest *in, const char *manifest, size_t len)
 
 /*
  * One regular file of the scan: hashed and listed; kept when it is a run file
- * read whole, held when it is a job folder's (while holding).
+ * read whole, held when it is a job folder's (while holding). @size: the
+ * size its header gives, or UINT64_MAX when the reader does not say before
+ * the bytes come; a known size is read straight into memory of that size
+ * (one allocation, no copy), the bytes still counted as they come.
  */
-static int file_scan(struct ingest *in, const struct scan_src *src, const char *path)
+static int file_scan(struct ingest *in, const struct scan_src *src, const char *path,
+		     uint64_t size)
 {
 	struct bci_str buf = in->scan_buf;
 	bool kept = kept_wanted(path), held = !kept && !in->held_off && held_wanted(path);
-	struct ingest_sink s = { .buf = kept || held ? &buf : NULL,
+	char *placed = held ? held_place(in, size) : NULL;
+	struct ingest_sink s = { .buf = (kept || held) && !placed ? &buf : NULL,
 			  .limit = held ? JOB_FILE_MEM_MAX : SMALL_FILE_MAX, .fd = -1 };
 	unsigned char digest[SHA256_DIGEST_SIZE] = { 0 };
 	struct sha256_ctx hash;
@@ -515,21 +545,35 @@ static int file_scan(struct ingest *in, const struct scan_src *src, const char *
 	 * the check passes over it (a run's is megabytes, half of all hashing).
 	 */
 	bool hashed = strcmp(path, BCI_MANIFEST_NAME) != 0;
-	uint64_t size = 0;
-	int ret;
+	int ret = 0;
 
+	if (placed) {
+		s.into = placed;
+		s.limit = (size_t)size;
+	} else if (kept && size <= SMALL_FILE_MAX) {
+		ret = bci_str_reserve(&buf, (size_t)size);
+	}
 	sha256_init(&hash);
 	s.hash = hashed ? &hash : NULL;
-	ret = src->t ? member_read_plain(in, src->t, path, &s, &size) :
-		       bci_ingest_member_read(in, src->a, path, &s, &size);
+	if (ret == 0)
+		ret = src->t ? member_read_plain(in, src->t, path, &s, &size) :
+			       bci_ingest_member_read(in, src->a, path, &s, &size);
 	if (hashed)
 		sha256_digest(&hash, sizeof(digest), digest);
-	if (ret == 0 && held) {
+	if (ret == 0 && placed && s.over) {
+		/* More bytes than the header said (the plain reader never gives them). */
+		bci_message(in->err, in->err_size, "%s: entry '%s': more bytes than its header's %zu",
+			    in->archive, path, s.limit);
+		ret = -EBADMSG;
+	} else if (ret == 0 && placed) {
+		placed[s.into_len] = '\0';
+		ret = held_add(in, path, placed, s.into_len, true);
+	} else if (ret == 0 && held) {
 		/* Too large to hold: every job file will be read from the archive again. */
 		if (s.over)
 			held_stop(in);
 		else
-			ret = held_add(in, path, &buf);
+			ret = held_add(in, path, buf.data, buf.len, false);
 		s.buf = NULL;
 	}
 	if (ret == 0 && s.buf && s.over) {
@@ -573,17 +617,18 @@ static void scan_reset(struct ingest *in)
 
 /* One entry of either reader: checked, listed, and a file read. */
 static int scan_entry(struct ingest *in, const struct scan_src *src, const char *raw, mode_t type,
-		      bool link)
+		      bool link, uint64_t size)
 {
 	char path[PATH_MAX];
+	const char *kept;
 	bool dir = type == AE_IFDIR;
 	int ret = entry_check_raw(in, raw, type, link, path, sizeof(path));
 
 	if (ret <= 0)
 		return ret;
-	ret = entry_add(in, path, dir);
+	ret = entry_add(in, path, dir, &kept);
 	if (ret == 0 && !dir)
-		ret = file_scan(in, src, path);
+		ret = file_scan(in, src, kept, size);
 	return ret;
 }
 
@@ -599,7 +644,7 @@ static int scan_plain(struct ingest *in)
 	if (bci_tar_read_open(in->archive, &src.t) < 0)
 		return -EPROTO;
 	while ((ret = bci_tar_read_next(src.t, &raw, &dir, &size)) == 1) {
-		ret = scan_entry(in, &src, raw, dir ? AE_IFDIR : AE_IFREG, false);
+		ret = scan_entry(in, &src, raw, dir ? AE_IFDIR : AE_IFREG, false, size);
 		if (ret < 0)
 			break;
 	}
@@ -618,7 +663,8 @@ static int scan_libarchive(struct ingest *in)
 		return ret;
 	while ((rc = archive_read_next_header(src.a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
 		ret = scan_entry(in, &src, archive_entry_pathname(entry),
-				 archive_entry_filetype(entry), archive_entry_hardlink(entry) != NULL);
+				 archive_entry_filetype(entry), archive_entry_hardlink(entry) != NULL,
+				 UINT64_MAX);
 		if (ret < 0)
 			goto out;
 	}

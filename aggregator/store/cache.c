@@ -172,7 +172,10 @@ int bci_cache_files_add(struct bci_cache_files *files, const char *path, uint64_
 		files->cap = cap;
 	}
 	file = &files->files[files->count];
-	file->path = files->arena ? bci_arena_strdup(files->arena, path) : strdup(path);
+	if (files->arena && files->arena_paths)
+		file->path = (char *)path;
+	else
+		file->path = files->arena ? bci_arena_strdup(files->arena, path) : strdup(path);
 	if (!file->path)
 		return -ENOMEM;
 	file->size = size;
@@ -188,7 +191,7 @@ void bci_cache_files_free(struct bci_cache_files *files)
 	for (size_t i = 0; i < files->count && !arena; i++)
 		free(files->files[i].path);
 	free(files->files);
-	*files = (struct bci_cache_files){ .arena = arena };
+	*files = (struct bci_cache_files){ .arena = arena, .arena_paths = files->arena_paths };
 }
 
 /* Feeds @count zero bytes (a sparse entry's hole) to @hash. */

@@ -11,6 +11,7 @@
 #include "arena.h"
 #include "manifest.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,8 @@ struct bci_cache_files {
 	size_t count, cap;
 	/* Set by the caller: the paths come from it, and go with it (freeing keeps it set). */
 	struct bci_arena *arena;
+	/* Set by the caller too: the paths given live in @arena already, kept as given. */
+	bool arena_paths;
 };
 
 /* Appends @path, its @size and its sha256 @digest (hex in the list). 0 or -ENOMEM. */
