@@ -116,6 +116,49 @@ static void test_schema_current_after_open(void **state)
 	assert_int_equal(bci_store_machines_each(f->store, NULL, NULL, NULL, f->err, sizeof(f->err)), 1);
 }
 
+/* PRAGMA page_size of the SQLite file @path, read by SQLite itself. */
+static int sqlite_page_size(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *stmt;
+	int size;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &stmt, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+	size = sqlite3_column_int(stmt, 0);
+	sqlite3_finalize(stmt);
+	sqlite3_close(db);
+	return size;
+}
+
+/* A new SQLite store has 16 KiB pages; one made with other pages keeps them and works. */
+static void test_sqlite_page_size(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX + 32];
+	sqlite3 *db;
+	int version = -1;
+
+	if (strncmp(f->url, "sqlite:", 7))
+		skip();
+	assert_int_equal(sqlite_page_size(f->url + 7), 16384);
+	/* A store made by an older bootci (SQLite's default 4 KiB), opened by this one. */
+	snprintf(path, sizeof(path), "%s/old.sqlite", f->dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA page_size=4096; PRAGMA journal_mode=WAL;"
+					  " CREATE TABLE t (x)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	bci_store_close(f->store);
+	f->store = NULL;
+	snprintf(f->url, sizeof(f->url), "sqlite:%s", path);
+	reopen(f);
+	assert_int_equal(bci_store_schema_version(f->store, &version, f->err, sizeof(f->err)), 0);
+	assert_int_equal(version, BCI_STORE_SCHEMA_VERSION);
+	assert_int_equal(bci_store_machine_ensure(f->store, "lab-1", NULL, f->err, sizeof(f->err)), 0);
+	assert_int_equal(sqlite_page_size(path), 4096);
+}
+
 static int name_copy(const char *name, void *ctx)
 {
 	char *out = ctx;
@@ -888,6 +931,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_schema_current_after_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema_single_version_row, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema_newer_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sqlite_page_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_url_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_machines_and_tags, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_builds, setup, teardown),
