@@ -62,8 +62,8 @@ struct ingest {
 	/* The job folders' files, held by the scan for the results (no second pass) unless off: */
 	struct bci_results_mem_file *held;	/* paths as the archive has them */
 	size_t held_count, held_cap, held_bytes;
-	struct bci_arena held_arena;	/* the held files' paths and bytes */
-	struct bci_arena entry_arena;	/* the entries' paths */
+	struct bci_arena held_arena;	/* the held files' bytes (their paths are the entries') */
+	struct bci_arena entry_arena;	/* the entries' paths, shared by held[] and unpacked */
 	struct bci_str scan_buf;	/* a file's bytes as the scan reads them, reused */
 	bool held_off;			/* too much to hold: the results read the archive again */
 	/* The results, read before the write transaction begins (ingest.c): */

@@ -5,11 +5,13 @@
  */
 #include "commands.h"
 
+#include <limits.h>
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 static int cmd_results(int argc, char **argv)
@@ -127,6 +129,9 @@ static bool huge_pages_on_request(void)
 	return on_request;
 }
 
+/* Set for the program executed again (and removed by it): it is not executed a third time. */
+#define HUGE_PAGES_MARK "BOOTCI_HUGE_PAGES_EXEC"
+
 /*
  * The program again, with malloc asking for transparent huge pages: glibc
  * reads its tunables only as a program starts, so a command that benefits
@@ -135,30 +140,45 @@ static bool huge_pages_on_request(void)
  * every 4 KiB page first touched and every TLB miss is dear: 2 MiB pages made
  * an ingest of 40 runs of 10k results 7% cheaper in CPU and the report of
  * them a quarter (`make bench`). Nothing happens when the tunable is set
- * already (by this, or by a user who chose a value), when the kernel gives
- * huge pages to all memory or to none, or when /proc/self/exe cannot be
- * executed: the same program goes on with small pages.
+ * already (a user's choice), when the kernel gives huge pages to all memory
+ * or to none, in a privileged process (glibc drops the tunable there), under
+ * valgrind (whose /proc/self/exe is its own), or when the program's file
+ * cannot be executed: the same program goes on with small pages. The file is
+ * executed by its path, so that the process keeps its name (ps, pgrep).
  */
 static void huge_pages_exec(char **argv)
 {
-	const char *tunables = getenv("GLIBC_TUNABLES");
-	char *before = tunables ? strdup(tunables) : NULL;
-	char value[4096];
+	const char *tunables = getenv("GLIBC_TUNABLES"), *preload = getenv("LD_PRELOAD");
+	char *before = NULL, value[4096], self[PATH_MAX];
+	ssize_t len;
 	int n;
 
-	if ((tunables && (!before || strstr(tunables, HUGETLB_TUNABLE))) || !huge_pages_on_request())
-		goto out;
+	if (getenv(HUGE_PAGES_MARK)) {
+		unsetenv(HUGE_PAGES_MARK);
+		return;
+	}
+	if ((tunables && strstr(tunables, HUGETLB_TUNABLE)) || getauxval(AT_SECURE) ||
+	    (preload && strstr(preload, "vgpreload")) || !huge_pages_on_request())
+		return;
+	len = readlink("/proc/self/exe", self, sizeof(self));
+	if (len <= 0 || (size_t)len >= sizeof(self))
+		return;
+	self[len] = '\0';
+	if (self[0] != '/' || strstr(self, " (deleted)"))
+		return;
+	if (tunables && !(before = strdup(tunables)))
+		return;
 	n = snprintf(value, sizeof(value), "%s%s" HUGETLB_TUNABLE "=1", before ? before : "",
 		     before && *before ? ":" : "");
-	if (n < 0 || (size_t)n >= sizeof(value) || setenv("GLIBC_TUNABLES", value, 1) < 0)
-		goto out;
-	execv("/proc/self/exe", argv);
+	if (n > 0 && (size_t)n < sizeof(value) && setenv("GLIBC_TUNABLES", value, 1) == 0 &&
+	    setenv(HUGE_PAGES_MARK, "1", 1) == 0)
+		execv(self, argv);
 	/* Still here: the environment as it was. */
+	unsetenv(HUGE_PAGES_MARK);
 	if (before)
 		setenv("GLIBC_TUNABLES", before, 1);
 	else
 		unsetenv("GLIBC_TUNABLES");
-out:
 	free(before);
 }
 
