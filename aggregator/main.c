@@ -39,7 +39,8 @@ static const struct command commands[] = {
 	  "      manifest.json) in the store: URL sqlite:PATH (default DATA/bootci.sqlite),\n"
 	  "      postgresql://... or a libpq conninfo; DIR's archive is kept in DATA\n"
 	  "      (default $BOOTCI_DATA, else /var/lib/bootci); the same run twice adds nothing;\n"
-	  "      N runs at a time (default 1), as serve's workers; --run-id only with one run\n",
+	  "      N runs at a time (default 1; auto: serve's default --workers), as serve's\n"
+	  "      workers; --run-id only with one run\n",
 	  true },
 	{ "build", bci_cmd_build,
 	  "build add NAME --tree TREE --commit SHA --tier fast|full [--base BUILD]\n"
