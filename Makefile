@@ -44,6 +44,8 @@ FUZZ_CFLAGS  := $(CSTD) $(WARN) -O1 -g -fsanitize=fuzzer-no-link,address,undefin
 
 # objs FLAVOR, SOURCES
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
+# srcs DIR: every C source under DIR, at any depth (a component's folders by role)
+srcs = $(sort $(shell find $(1) -name '*.c'))
 
 .PHONY: all check demo bench clean distclean setup sysroot kernel
 .DEFAULT_GOAL := all

@@ -1,31 +1,41 @@
-# aggregator/: bootci-aggregator, the CI master's tool (ingest, serve, report)
-# and the known-good image's collector (collect). main.c only dispatches the
-# subcommands; each command lives in its folder (collect/, serve/, store/, ...)
-# and libaggregator.a holds all of them, so unit tests and fuzzers link it.
-AGGREGATOR_BIN  := $(BUILD)/host/bin/bootci-aggregator
-AGGREGATOR_SRCS := $(filter-out aggregator/main.c aggregator/results_main.c,$(wildcard aggregator/*.c aggregator/*/*.c))
-# The glibc libraries the aggregator links (Debian's packages, host-deps.sh).
-AGGREGATOR_LIBS := -lnettle -lsqlite3 -ljson-c -lefiboot -lefivar -lzstd -lpthread -lm
+# aggregator/: two programs for two machines, and the results generator alone.
+#
+#   collect/  bootci-collect: the known-good image's uploader (every test machine)
+#   master/   bootci-aggregator: the CI master (serve, ingest, report, schedule, ...)
+#   results/  bootci-results: `bootci-aggregator results` alone, static, libc only
+#
+# Each program's folder but its main.c is an archive (libcollect.a,
+# libmaster.a), so unit tests and fuzzers link it; each program links exactly
+# the libraries it uses.
 
-$(eval $(call archive,host,aggregator,$(AGGREGATOR_SRCS)))
-$(eval $(call archive,asan,aggregator,$(AGGREGATOR_SRCS)))
-$(eval $(call archive,fuzz,aggregator,$(AGGREGATOR_SRCS)))
+COLLECT_BIN  := $(BUILD)/host/bin/bootci-collect
+COLLECT_SRCS := $(filter-out aggregator/collect/main.c,$(call srcs,aggregator/collect))
+COLLECT_LIBS := -larchive -lcurl -ljson-c -lefiboot -lefivar -lnettle -lm
 
-TEST_ARCHIVES += aggregator
-TEST_EXTRA_LIBS += $(AGGREGATOR_LIBS)
+MASTER_BIN   := $(BUILD)/host/bin/bootci-aggregator
+MASTER_SRCS  := $(filter-out aggregator/master/main.c,$(call srcs,aggregator/master)) \
+	aggregator/results/results.c
+MASTER_LIBS  := -lmicrohttpd -lpq -lcurl -larchive -lnettle -lsqlite3 -ljson-c -lzstd -lpthread -lm
 
-$(AGGREGATOR_BIN): $(call objs,host,aggregator/main.c) $(BUILD)/host/libaggregator.a $(BUILD)/host/libbootci.a
+RESULTS_BIN  := $(BUILD)/host/bin/bootci-results
+
+$(foreach f,host asan fuzz,$(eval $(call archive,$(f),collect,$(COLLECT_SRCS))))
+$(foreach f,host asan fuzz,$(eval $(call archive,$(f),master,$(MASTER_SRCS))))
+
+TEST_ARCHIVES += master collect
+TEST_EXTRA_LIBS += $(MASTER_LIBS) $(COLLECT_LIBS)
+
+$(COLLECT_BIN): $(call objs,host,aggregator/collect/main.c) $(BUILD)/host/libcollect.a $(BUILD)/host/libbootci.a
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -o $@ $(filter %.o %.a,$^) $(HOST_LIBS) $(AGGREGATOR_LIBS)
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ $^ $(COLLECT_LIBS)
 
-all: $(AGGREGATOR_BIN)
-
-# bootci-results: `bootci-aggregator results` alone, static, with libc only
-# (aggregator/results_main.c). The archives give it only results.o and the
-# results generator of lib/.
-RESULTS_BIN := $(BUILD)/host/bin/bootci-results
-$(RESULTS_BIN): $(call objs,host,aggregator/results_main.c) $(BUILD)/host/libaggregator.a $(BUILD)/host/libbootci.a
+$(MASTER_BIN): $(call objs,host,aggregator/master/main.c) $(BUILD)/host/libmaster.a $(BUILD)/host/libbootci.a
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -static -o $@ $(filter %.o %.a,$^) -lpthread -lm
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ $^ $(MASTER_LIBS)
 
-all: $(RESULTS_BIN)
+# The archives give it only results.o and the results generator of lib/.
+$(RESULTS_BIN): $(call objs,host,aggregator/results/main.c) $(BUILD)/host/libmaster.a $(BUILD)/host/libbootci.a
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -static -o $@ $^ -lpthread -lm
+
+all: $(COLLECT_BIN) $(MASTER_BIN) $(RESULTS_BIN)

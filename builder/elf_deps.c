@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +26,6 @@ void builder_elf_info_clear(struct builder_elf_info *info)
 	free(info->interp);
 	free(info->rpath);
 	free(info->runpath);
-	bci_dlopen_libraries_free(info->dlopen, info->dlopen_count);
 	memset(info, 0, sizeof(*info));
 }
 
@@ -72,50 +70,6 @@ static int elf_vaddr_to_offset(const Elf64_Phdr *ph, size_t phnum, uint64_t vadd
 
 #define ELF_BAD(...) do { bci_message(err, err_size, __VA_ARGS__); ret = -EINVAL; goto out; } while (0)
 
-/*
- * The ELF dlopen notes (lib/dlopen_note.h) among the notes of the PT_NOTE
- * segment @ph: each note is its header, its owner's name and its descriptor,
- * the last two padded to the segment's alignment (4, or 8 for a segment
- * aligned so). Other notes (build id, ABI tag, GNU properties) are passed over.
- */
-static int elf_dlopen_notes(const uint8_t *buf, const Elf64_Phdr *ph, const char *name,
-			    struct builder_elf_info *info, char *err, size_t err_size)
-{
-	const uint64_t align = ph->p_align == 8 ? 8 : 4, end = ph->p_filesz;
-	const uint8_t *segment = buf + ph->p_offset;
-	uint64_t at = 0;
-	char why[256];
-
-	/* Offsets from the segment's start, which is aligned as its notes are. */
-	while (end - at >= sizeof(Elf64_Nhdr)) {
-		uint64_t owner_at = at + sizeof(Elf64_Nhdr), desc_at, next;
-		Elf64_Nhdr nh;
-		int ret;
-
-		memcpy(&nh, segment + at, sizeof(nh));
-		desc_at = (owner_at + nh.n_namesz + align - 1) & ~(align - 1);
-		next = (desc_at + nh.n_descsz + align - 1) & ~(align - 1);
-		if (desc_at > end || nh.n_descsz > end - desc_at) {
-			bci_message(err, err_size, "%s: a note runs past its PT_NOTE segment", name);
-			return -EINVAL;
-		}
-		if (nh.n_type == BCI_DLOPEN_NOTE_TYPE && nh.n_namesz == sizeof(BCI_DLOPEN_NOTE_OWNER) &&
-		    !memcmp(segment + owner_at, BCI_DLOPEN_NOTE_OWNER, sizeof(BCI_DLOPEN_NOTE_OWNER))) {
-			ret = bci_dlopen_note_parse((const char *)segment + desc_at, nh.n_descsz,
-						    &info->dlopen, &info->dlopen_count, why, sizeof(why));
-			if (ret < 0) {
-				if (ret == -EINVAL)
-					bci_message(err, err_size, "%s: bad ELF dlopen note: %s", name, why);
-				return ret;
-			}
-		}
-		if (next > end)
-			break;
-		at = next;
-	}
-	return 0;
-}
-
 int builder_elf_parse(const uint8_t *buf, size_t len, const char *name,
 		      struct builder_elf_info *info, char *err, size_t err_size)
 {
@@ -158,12 +112,6 @@ int builder_elf_parse(const uint8_t *buf, size_t len, const char *name,
 			info->interp = elf_string(buf, ph[i].p_offset, ph[i].p_offset + ph[i].p_filesz);
 			if (!info->interp || info->interp[0] != '/')
 				ELF_BAD("%s: bad PT_INTERP", name);
-		} else if (ph[i].p_type == PT_NOTE) {
-			if (!elf_in_bounds(ph[i].p_offset, ph[i].p_filesz, len))
-				ELF_BAD("%s: bad PT_NOTE", name);
-			ret = elf_dlopen_notes(buf, &ph[i], name, info, err, err_size);
-			if (ret < 0)
-				goto out;
 		} else if (ph[i].p_type == PT_DYNAMIC) {
 			if (info->dynamic || !elf_in_bounds(ph[i].p_offset, ph[i].p_filesz, len))
 				ELF_BAD("%s: bad PT_DYNAMIC", name);
@@ -591,13 +539,8 @@ static int closure_search(struct builder_elf_closure *c, char *const *dirs, size
 	return 0;
 }
 
-/*
- * Finds the library @name that @o needs and visits it. Not found: -ENOENT
- * naming both, or, when @missing is given, 0 with *@missing set (the caller
- * has another name to try).
- */
 static int closure_resolve(struct builder_elf_closure *c, const struct closure_object *o,
-			   const char *name, struct bci_strv *rpath_chain, bool *missing,
+			   const char *name, struct bci_strv *rpath_chain,
 			   char *err, size_t err_size)
 {
 	struct bci_strv runpath = { 0 };
@@ -647,42 +590,17 @@ static int closure_resolve(struct builder_elf_closure *c, const struct closure_o
 		if (found < 0)
 			ret = found;
 	}
-	if (!ret && !found && missing) {
-		*missing = true;
-	} else if (!ret && !found) {
+	if (!ret && !found) {
 		bci_message(err, err_size, "unresolved library '%s' needed by %s (%s)", name,
 			    o->image_path, o->source);
 		ret = -ENOENT;
 	}
-	if (!ret && found > 0 && !closure_has(c, image))
+	if (!ret && !closure_has(c, image))
 		ret = closure_visit(c, source, image, o->image_path, rpath_chain->items,
 				    rpath_chain->count, err, err_size);
 	bci_strv_free(&runpath);
 	free(source);
 	free(image);
-	return ret;
-}
-
-/* A library @o loads with dlopen(): the first of its names found, unless it is only suggested. */
-static int closure_resolve_dlopen(struct builder_elf_closure *c, const struct closure_object *o,
-				  const struct bci_dlopen_library *lib, struct bci_strv *rpath_chain,
-				  char *err, size_t err_size)
-{
-	bool missing = true;
-	int ret = 0;
-
-	if (lib->priority == BCI_DLOPEN_SUGGESTED)
-		return 0;
-	for (size_t i = 0; i < lib->count && missing && !ret; i++) {
-		missing = false;
-		ret = closure_resolve(c, o, lib->sonames[i], rpath_chain, &missing, err, err_size);
-	}
-	if (!ret && missing) {
-		bci_message(err, err_size, "unresolved library '%s' that %s (%s) loads with dlopen "
-			    "(its ELF dlopen note, priority %s)", lib->sonames[0], o->image_path,
-			    o->source, lib->priority == BCI_DLOPEN_REQUIRED ? "required" : "recommended");
-		ret = -ENOENT;
-	}
 	return ret;
 }
 
@@ -793,9 +711,7 @@ static int closure_visit(struct builder_elf_closure *c, const char *source, cons
 	for (size_t i = 0; !ret && i < inherited_count; i++)
 		ret = bci_strv_add(&chain, inherited[i]);
 	for (size_t i = 0; !ret && i < info.needed_count; i++)
-		ret = closure_resolve(c, &o, info.needed[i], &chain, NULL, err, err_size);
-	for (size_t i = 0; !ret && i < info.dlopen_count; i++)
-		ret = closure_resolve_dlopen(c, &o, &info.dlopen[i], &chain, err, err_size);
+		ret = closure_resolve(c, &o, info.needed[i], &chain, err, err_size);
 out:
 	bci_strv_free(&chain);
 	builder_elf_info_clear(&info);

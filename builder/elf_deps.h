@@ -24,7 +24,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dlopen_note.h"
 #include "message.h"
 #include "strv.h"
 
@@ -35,9 +34,6 @@ struct builder_elf_info {
 	char **needed;		/* DT_NEEDED in file order */
 	size_t needed_count;
 	char *rpath, *runpath;	/* raw strings, or NULL */
-	/* What it loads with dlopen(), from its ELF dlopen notes (lib/dlopen_note.h). */
-	struct bci_dlopen_library *dlopen;
-	size_t dlopen_count;
 };
 
 void builder_elf_info_clear(struct builder_elf_info *info);
@@ -83,10 +79,6 @@ void builder_elf_closure_free(struct builder_elf_closure *closure);
  * Adds the program at host path @source as @image_path, and everything it
  * needs. An interpreter that is a symlink in the sysroot (Debian's
  * /lib64/ld-linux-x86-64.so.2) is one in the image too, beside its target.
- * The libraries an ELF dlopen note of the program or of a library it needs
- * names with priority "required" or "recommended" come too, found as a
- * DT_NEEDED library of that object would be (the first of a note's
- * alternatives that is found); "suggested" ones do not.
  * A script's "#!" interpreter is noted in its entry, for the image to provide
  * (it may come from a spec, as a busybox /bin/sh does); one that is not an
  * absolute path is -EINVAL naming it. A file that is not ELF (a script) is added alone; a static program

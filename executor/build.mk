@@ -1,6 +1,6 @@
 # executor/: bootci-executor, PID 1 of the test initramfs: static musl for the
 # image, and the same sources (less main.c) as libexecutor.a for host tests.
-EXECUTOR_SRCS := $(filter-out executor/main.c,$(wildcard executor/*.c))
+EXECUTOR_SRCS := $(filter-out executor/main.c executor/efi-tool/main.c,$(call srcs,executor))
 EXECUTOR_BIN  := $(BUILD)/musl/bin/bootci-executor
 TEST_ARCHIVES += executor
 # environment.c reads /proc/config.gz through zlib (MUSL_LIBS has it already).

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The known-good image's test program (known-good-executor.conf `test=`): the
-# network, then bootci-aggregator collect with the arguments given here.
+# network, then bootci-collect with the arguments given here.
 # Glue only: the NIC driver is loaded by the executor (modules=), the address
 # comes from DHCP (busybox udhcpc; Debian's kernel has no ip= autoconfiguration),
 # and collect does the rest. No network: collect still runs, finds the master
@@ -37,4 +37,4 @@ else
 	fi
 fi
 
-exec /usr/bin/bootci-aggregator collect "$@"
+exec /usr/bin/bootci-collect "$@"

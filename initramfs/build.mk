@@ -23,7 +23,7 @@ IMAGE_ENV := EXECUTOR=$(abspath $(EXECUTOR_MUSL)) BUSYBOX=$(INITRAMFS_BUSYBOX) \
 	KNOWN_GOOD_CONF=$(CURDIR)/images/known-good-executor.conf \
 	FIXTURES=$(abspath $(BUILD)/musl/bin/fixtures) \
 	BOOTCI_EFI=$(abspath $(BUILD)/musl/bin/bootci-efi) \
-	AGGREGATOR=$(abspath $(BUILD)/host/bin/bootci-aggregator)
+	COLLECT=$(abspath $(COLLECT_BIN))
 IMAGE_KERNEL = --vmlinuz $(BUILD)/kernel/vmlinuz --modules $(BUILD)/kernel/root
 
 # The manifest is written last, after the image folder is in place: it stands for both.
@@ -36,7 +36,7 @@ $(IMAGES_DIR)/test.manifest: images/test-image.conf initramfs/test.spec initramf
 $(IMAGES_DIR)/known-good.manifest: images/known-good.conf images/known-good.spec \
 		images/known-good-executor.conf images/known-good-collect.sh images/known-good-collect.conf \
 		images/known-good-udhcpc.script initramfs/build.mk $(KERNEL_STAMP) $(EXECUTOR_MUSL) \
-		$(BOOTCI_BUILDER) $(BUILD)/host/bin/bootci-aggregator
+		$(BOOTCI_BUILDER) $(COLLECT_BIN)
 	@mkdir -p $(@D)
 	$(IMAGE_ENV) $(BOOTCI_BUILDER) known-good --recipe images/known-good.conf $(IMAGE_KERNEL) \
 		--manifest $@ --out $(IMAGES_DIR)/known-good

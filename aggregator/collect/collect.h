@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bootci-aggregator collect: the known-good image's half of getting every
+ * bootci-collect: the known-good image's half of getting every
  * byte home. For each run on the results partition that is over (finished,
  * capped or superseded) and not yet uploaded: one tar.zst archive of the run
  * folder with its manifest.json, uploaded to the CI master with the machine's
@@ -36,8 +36,6 @@
 #define BCI_COLLECT_UPLOADED_FILE "bootci-uploaded.txt"
 #define BCI_COLLECT_OUTGOING_DIR "outgoing"
 #define BCI_SHA256_HEX 65
-/* What the manifest says of bootci itself. */
-#define BCI_COLLECT_BOOTCI_VERSION "0.1"
 
 #include "config.h"
 
@@ -102,24 +100,6 @@ struct bci_manifest;
  */
 int bci_collect_efi_read(struct bci_manifest *m);
 
-/* ---- archive.c: one run folder as tar.zst with manifest.json ---- */
-
-struct bci_collect_archive_info {
-	const char *machine;
-	const char *run;
-	const char *bootci_version;
-	bool efi; /* read the EFI boot entries into the manifest */
-};
-
-/*
- * Writes @run_dir's files (relative names under "<run>/") and manifest.json
- * as a tar (pax, zstd) at @path, atomically. The file list is sorted and the
- * metadata normalised, so the same folder gives the same archive.
- */
-int bci_collect_archive_write(const char *run_dir, const char *path,
-			      const struct bci_collect_archive_info *info, char *err,
-			      size_t err_size);
-
 /* ---- upload.c: HTTP(S) with resume, backoff and progress ---- */
 
 struct bci_collect_upload {
@@ -158,6 +138,14 @@ enum bci_collect_master_state bci_collect_master_state_parse(const char *body, s
 							     const char *sha256, uint64_t size,
 							     uint64_t *received, char *err,
 							     size_t err_size);
+
+/*
+ * command.c: the whole program (main.c only calls it). Settings, then every
+ * run that is over archived and uploaded. Exit status: 0 every run that is
+ * over is uploaded (or there was none), 1 some stay on the partition
+ * (message on the console), 2 usage.
+ */
+int bci_collect_command(int argc, char **argv);
 
 /* Monotonic seconds (the deadline's clock). */
 long long bci_collect_now(void);

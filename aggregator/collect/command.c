@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * bootci-aggregator collect: what the known-good image runs (the executor's
+ * bootci-collect: what the known-good image runs (the executor's
  * `test` program there). Every run on the results partition that is over and
  * not yet uploaded goes to the master as one archive; a run leaves the
  * partition only once the master confirmed its exact bytes, and only as the
@@ -15,10 +15,11 @@
 
 #include "message.h"
 
-#include "../commands.h"
 #include "config.h"
 #include "fsutil.h"
 #include "manifest.h"
+#include "run_archive.h"
+#include "version.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -50,7 +51,7 @@ struct collect {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bootci-aggregator collect [--config FILE] [--cmdline FILE] [--results DIR]\n"
+		"usage: bootci-collect [--config FILE] [--cmdline FILE] [--results DIR]\n"
 		"         [--master URL] [--ca-file FILE] [--machine-file FILE] [--keep N] [--deadline DURATION]\n"
 		"         [--exclude RUN,...] [--max-rate BYTES] [--console PATH] [--no-efi]\n"
 		"Settings: %s, then " CMDLINE_PREFIX "<key>=<value> in %s, then the options.\n",
@@ -116,11 +117,11 @@ static int outgoing_prepare(struct collect *c, const char *run, char *archive, c
 			    uint64_t *size, char *err, size_t err_size)
 {
 	char run_dir[PATH_MAX], digest_path[PATH_MAX], *text = NULL, line[128];
-	struct bci_collect_archive_info info = {
+	struct bci_run_archive_info info = {
 		.machine = c->machine.name,
 		.run = run,
-		.bootci_version = BCI_COLLECT_BOOTCI_VERSION,
-		.efi = strcmp(bci_config_get(c->config, "efi"), "yes") == 0,
+		.bootci_version = BCI_VERSION,
+		.efi_read = strcmp(bci_config_get(c->config, "efi"), "yes") == 0 ? bci_collect_efi_read : NULL,
 	};
 	int ret;
 
@@ -150,7 +151,7 @@ static int outgoing_prepare(struct collect *c, const char *run, char *archive, c
 		bci_message(err, err_size, "%s: %s", c->outgoing, strerror(-ret));
 		return ret;
 	}
-	ret = bci_collect_archive_write(run_dir, archive, &info, err, err_size);
+	ret = bci_run_archive_write(run_dir, archive, &info, err, err_size);
 	if (ret < 0)
 		return ret;
 	ret = file_sha256(archive, digest, size);
@@ -320,7 +321,7 @@ static int set_option(struct collect *c, const char *key, const char *value, con
 	char err[512];
 
 	if (bci_config_set(c->config, key, value, option, err, sizeof(err)) < 0) {
-		fprintf(stderr, "bootci-aggregator collect: %s\n", err);
+		fprintf(stderr, "bootci-collect: %s\n", err);
 		return -EINVAL;
 	}
 	return 0;
@@ -376,7 +377,7 @@ static int parse_options(int argc, char **argv, struct option_value *values, siz
 		values[(*count)++] = (struct option_value){ key, optarg, argv[optind - 1] };
 	}
 	if (optind != argc) {
-		fprintf(stderr, "bootci-aggregator collect: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "bootci-collect: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
 		return -EINVAL;
 	}
@@ -393,7 +394,7 @@ static int setup(struct collect *c, int argc, char **argv)
 	int ret;
 
 	if (argc > (int)(sizeof(values) / sizeof(values[0]))) {
-		fprintf(stderr, "bootci-aggregator collect: too many options\n");
+		fprintf(stderr, "bootci-collect: too many options\n");
 		return 2;
 	}
 	ret = parse_options(argc, argv, values, &count, &config_path, &config_given, &cmdline_path);
@@ -403,7 +404,7 @@ static int setup(struct collect *c, int argc, char **argv)
 		return 1;
 	ret = load_settings(c, config_path, config_given, cmdline_path, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator collect: %s\n", err);
+		fprintf(stderr, "bootci-collect: %s\n", err);
 		return 2;
 	}
 	for (size_t i = 0; i < count; i++)
@@ -414,7 +415,7 @@ static int setup(struct collect *c, int argc, char **argv)
 	if (*path) {
 		c->console = fopen(path, "a");
 		if (!c->console) {
-			fprintf(stderr, "bootci-aggregator collect: %s: %s\n", path, strerror(errno));
+			fprintf(stderr, "bootci-collect: %s: %s\n", path, strerror(errno));
 			c->console = stderr;
 		}
 	}
@@ -423,7 +424,7 @@ static int setup(struct collect *c, int argc, char **argv)
 	if (bci_collect_path(c->runs, sizeof(c->runs), "%s/runs", c->results) < 0 ||
 	    bci_collect_path(c->outgoing, sizeof(c->outgoing), "%s/" BCI_COLLECT_OUTGOING_DIR,
 			     c->results) < 0) {
-		fprintf(stderr, "bootci-aggregator collect: results: path too long\n");
+		fprintf(stderr, "bootci-collect: results: path too long\n");
 		return 2;
 	}
 	if (bci_config_get_list(c->config, "exclude", &c->exclude_storage, &c->exclude,
@@ -463,7 +464,7 @@ static int apply_machine_settings(struct collect *c, const char *path)
 	return 0;
 }
 
-int bci_cmd_collect(int argc, char **argv)
+int bci_collect_command(int argc, char **argv)
 {
 	struct collect c = { 0 };
 	char path[PATH_MAX * 2], err[1024];

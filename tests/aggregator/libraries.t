@@ -1,27 +1,38 @@
 #!/usr/bin/env bash
-# The libraries bootci-aggregator loads at start: only those every command
-# needs. libcurl, libpq, libmicrohttpd and libarchive (and GnuTLS, OpenSSL,
-# Kerberos, LDAP and ICU behind them) are loaded on first use
-# (aggregator/lazy/); tests/unit/test_lazy.c checks the shims themselves.
+# One program per machine, each linking exactly the libraries it uses:
+# bootci-collect (the known-good image's uploader) needs none of the master's
+# libraries, bootci-aggregator (the CI master) none of collect's, and neither
+# names a library it does not use (ldd -u: unused direct dependencies).
 set -uo pipefail
 : "${BUILD:?}" "${SRC:?}"
 # shellcheck source=tests/tap.sh
 . "$SRC/tests/tap.sh"
 export LC_ALL=C
 
-aggregator=$BUILD/host/bin/bootci-aggregator
+collect=$BUILD/host/bin/bootci-collect
+master=$BUILD/host/bin/bootci-aggregator
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-plan 4
 
-readelf -dW "$aggregator" >"$work/dynamic" 2>&1
-grep -o 'Shared library: \[[^]]*\]' "$work/dynamic" | sed 's/.*\[\(.*\)\]/\1/' >"$work/needed"
-check "the aggregator names the libraries it needs (readelf)" grep -q '^libsqlite3\.so' "$work/needed"
-check "none of the libraries loaded on first use is needed at start: $(tr '\n' ' ' <"$work/needed")" \
-	bash -c '! grep -qE "^lib(curl|pq|microhttpd|archive|gnutls)\.so" "$1"' _ "$work/needed"
+needed() { # PROGRAM: its DT_NEEDED entries, one a line
+	readelf -dW "$1" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'
+}
+needed "$collect" >"$work/collect"
+needed "$master" >"$work/master"
 
-# A command that needs none of them does not load them (the loader's own list of what it mapped).
-LD_DEBUG=files "$aggregator" --help >/dev/null 2>"$work/loaded"
-check "--help ran with the loader's trace" grep -q 'file=libsqlite3.so' "$work/loaded"
-check "--help loaded none of the libraries loaded on first use" \
-	bash -c '! grep -qE "file=lib(curl|pq|microhttpd|archive|gnutls)\.so" "$1"' _ "$work/loaded"
+check "bootci-collect needs libcurl and libarchive" \
+	bash -c 'grep -q "^libcurl\.so" "$1" && grep -q "^libarchive\.so" "$1"' _ "$work/collect"
+check "bootci-collect needs none of the master's libraries: $(tr '\n' ' ' <"$work/collect")" \
+	bash -c '! grep -qE "^lib(pq|microhttpd|sqlite3)\.so" "$1"' _ "$work/collect"
+check "bootci-aggregator needs SQLite, libpq and libmicrohttpd" \
+	bash -c 'grep -q "^libsqlite3\.so" "$1" && grep -q "^libpq\.so" "$1" && grep -q "^libmicrohttpd\.so" "$1"' \
+	_ "$work/master"
+check "bootci-aggregator needs none of collect's EFI libraries: $(tr '\n' ' ' <"$work/master")" \
+	bash -c '! grep -qE "^libefi(boot|var)\.so" "$1"' _ "$work/master"
+for program in "$collect" "$master"; do
+	ldd -u "$program" >"$work/unused" 2>&1
+	check "$(basename "$program") has no unused direct dependency" \
+		bash -c '! grep -q "^[[:space:]]*/" "$1"' _ "$work/unused" || diag <"$work/unused"
+done
+check "bootci-results is static" bash -c '! readelf -lW "$1" | grep -q INTERP' _ "$BUILD/host/bin/bootci-results"
+done_testing

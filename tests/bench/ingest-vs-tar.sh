@@ -2,7 +2,7 @@
 # Bench: `bootci-aggregator ingest` against merely reading the same run
 # archives (tar to /dev/null) and against unpacking them (tar -x into a
 # folder, which ingest no longer does: it streams each archive twice, see
-# aggregator/ingest_stream.c, so tar to /dev/null is its floor), side by side on the
+# aggregator/master/ingest/stream.c, so tar to /dev/null is its floor), side by side on the
 # same machine, as ratios; with the ingest's peak memory. Issue 11's load: RUNS runs of RESULTS
 # results each (Intel's 400k results a day: 40 x 10k), synthetic igt_runner
 # folders (tests/bench/bench-runs.py: 100 binaries, each job one subtest, mostly passes), packed as collect

@@ -12,7 +12,7 @@ export EXECUTOR=$BUILD/musl/bin/bootci-executor BUSYBOX=/bin/busybox
 export EXECUTOR_CONF=$SRC/initramfs/executor.conf FIXTURES=$BUILD/musl/bin/fixtures
 export BOOTCI_EFI=$BUILD/musl/bin/bootci-efi
 export KNOWN_GOOD_CONF=$SRC/images/known-good-executor.conf
-export AGGREGATOR=$BUILD/host/bin/bootci-aggregator
+export COLLECT=$BUILD/host/bin/bootci-collect
 
 names() { zstd -dc "$1" | cpio -it --quiet; }
 
@@ -132,31 +132,6 @@ check "build folder tests land in /usr/libexec/igt-gpu-tools" \
 check "build folder data (meson copies it to data/) lands in /usr/share/igt-gpu-tools" \
 	grep -qx usr/share/igt-gpu-tools/pass.png <(names "$work/igt-build-out/initrd.img")
 
-# ---- ELF dlopen notes (lib/dlopen_note.h): a program's required and recommended libraries come
-# with it, found as its DT_NEEDED ones would be (here through its RUNPATH), the first of a
-# note's alternatives that exists; a suggested one does not; one that is nowhere stops the build.
-cat >"$work/dl.c" <<'C'
-#include "dlopen_note.h"
-BCI_DLOPEN_NOTE(needed, "[{\"soname\":[\"libbootci-absent.so.9\",\"libbootcitest.so\"],\"priority\":\"required\"},"
-		"{\"soname\":[\"libz.so.1\"],\"feature\":\"gzip\",\"priority\":\"suggested\"}]");
-int main(void) { return 0; }
-C
-gcc -I"$SRC/lib" -o "$work/dl_user" "$work/dl.c" -Wl,--enable-new-dtags,-rpath,"$prefix/lib"
-printf 'image = test\nspec = small.spec\nprogram = %s /usr/bin/dl_user\nuki = no\n' "$work/dl_user" >"$work/dl.conf"
-"$builder" test-image --recipe "$work/dl.conf" --vmlinuz "$BUILD/kernel/vmlinuz" --modules "$mods" \
-	--out "$work/dl-out" >"$work/dl.log" 2>&1
-check "test image with a program carrying ELF dlopen notes" test $? = 0 || cat "$work/dl.log"
-list=$(names "$work/dl-out/initrd.img")
-check "its required library (the second alternative, through its RUNPATH) is in the image" \
-	grep -qx "${prefix#/}/lib/libbootcitest.so" <<<"$list"
-check "its suggested library is not" bash -c '! grep -q libz.so <<<"$1"' _ "$list"
-sed 's/libbootcitest.so/libbootci-nowhere.so.1/; s/required/recommended/' "$work/dl.c" >"$work/dl2.c"
-gcc -I"$SRC/lib" -o "$work/dl_user" "$work/dl2.c"
-"$builder" test-image --recipe "$work/dl.conf" --vmlinuz "$BUILD/kernel/vmlinuz" --modules "$mods" \
-	--out "$work/dl-out2" >"$work/dl2.log" 2>&1
-check "a recommended library found nowhere stops the build" test $? != 0
-check "... naming it, the program and its note" grep -q "unresolved library 'libbootci-absent.so.9' that /usr/bin/dl_user .* loads with dlopen (its ELF dlopen note, priority recommended)" "$work/dl2.log"
-
 # ---- the image runs the testlist it holds: its executor.conf says so (the last value of a key wins)
 unpack_one() { # IMAGE PATH: prints the file PATH of IMAGE's initramfs
 	rm -rf "$work/unpacked" && mkdir "$work/unpacked" &&
@@ -199,14 +174,14 @@ build_all() { # OUTDIR
 mkdir -p "$work/one" "$work/two/sub"
 build_all "$work/one"
 check "first build of both recipes" test $? = 0
-# The aggregator links neither libcurl nor libarchive: its ELF dlopen notes bring them, for collect;
-# the master's libpq and libmicrohttpd (notes of priority "suggested") stay out.
+# bootci-collect's closure follows its DT_NEEDED entries: libcurl and libarchive come with it;
+# the master's libraries (libpq, libmicrohttpd, SQLite) never do.
 kg_list=$(names "$work/one/kg/initrd.img")
 for lib in libcurl.so.4 libarchive.so.13; do
-	check "the known-good image holds $lib (the aggregator's dlopen note)" grep -q "/$lib\$" <<<"$kg_list"
+	check "the known-good image holds $lib (bootci-collect needs it)" grep -q "/$lib\$" <<<"$kg_list"
 done
-for lib in libpq.so.5 libmicrohttpd.so.12; do
-	check "the known-good image does without $lib" bash -c '! grep -q "/$1\$" <<<"$2"' _ "$lib" "$kg_list"
+for lib in libpq.so.5 libmicrohttpd.so.12 libsqlite3.so.0; do
+	check "the known-good image does without $lib (the master's)" bash -c '! grep -q "/$1\$" <<<"$2"' _ "$lib" "$kg_list"
 done
 sleep 1.1
 cp "$EXECUTOR" "$work/executor" && touch "$work/executor"

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target for the store's archive unpacker (aggregator/store/cache.c),
+ * Fuzz target for the store's archive unpacker (aggregator/master/store/cache.c),
  * which reads run archives from uploads and from disk: any input is
  * unpacked into a scratch folder (16 MiB at most); whatever it accepts must
  * hold only regular files and folders, all inside that folder, and a
  * refused input must leave nothing behind.
  */
-#include "../../aggregator/store/cache.h"
+#include "../../aggregator/master/store/cache.h"
 
 #include <dirent.h>
 #include <fcntl.h>

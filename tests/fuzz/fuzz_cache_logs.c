@@ -6,7 +6,7 @@
  * answer is a readable fd, -ENOENT or -ENXIO (the caller then unpacks the
  * archive), never a crash, a hang or a read outside the file.
  */
-#include "../../aggregator/store/cache.h"
+#include "../../aggregator/master/store/cache.h"
 
 #include "fsutil.h"
 

@@ -6,8 +6,8 @@
  * Content-Length), and the whole input is read as a token file. What is
  * accepted must keep the promises the server relies on.
  */
-#include "../../aggregator/serve/auth.h"
-#include "../../aggregator/serve/http.h"
+#include "../../aggregator/master/serve/auth.h"
+#include "../../aggregator/master/serve/http.h"
 
 #include <stdint.h>
 #include <stdlib.h>

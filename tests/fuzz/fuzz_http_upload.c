@@ -4,7 +4,7 @@
  * uploaded archive of machine m1's run r1. An accepted archive's manifest
  * must name that run and hold only safe paths.
  */
-#include "../../aggregator/serve/validate.h"
+#include "../../aggregator/master/serve/validate.h"
 
 #include <stdint.h>
 #include <stdlib.h>

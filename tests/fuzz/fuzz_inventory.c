@@ -5,7 +5,7 @@
  * MACs, absolute power commands), and every machine must be found again by
  * its MAC and name.
  */
-#include "../../aggregator/schedule/inventory.h"
+#include "../../aggregator/master/schedule/inventory.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target for the known-issue filter file (aggregator/report/filters.c),
+ * Fuzz target for the known-issue filter file (aggregator/master/report/filters.c),
  * which the lab's people edit by hand: any input is parsed; a refusal names
  * its line, and what is accepted is matched against a few subjects (with
  * logs) so the compiled regexes run too.
  */
-#include "../../aggregator/report/report.h"
+#include "../../aggregator/master/report/report.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -8,8 +8,8 @@
  * routed name is also escaped (HTML and URL): neither may leave a byte that
  * could open a tag or an attribute.
  */
-#include "../../aggregator/report/report.h"
-#include "../../aggregator/serve/pages.h"
+#include "../../aggregator/master/report/report.h"
+#include "../../aggregator/master/serve/pages.h"
 #include "manifest.h"
 #include "strv.h"
 

@@ -4,7 +4,7 @@
  * gives has a plain file name, 64 lowercase hex digits and a size; a refusal
  * always says why.
  */
-#include "../../aggregator/publish.h"
+#include "../../aggregator/master/publish/publish.h"
 
 #include <ctype.h>
 #include <stdint.h>

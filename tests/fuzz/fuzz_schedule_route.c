@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target for the scheduler's paths (aggregator/schedule/route.c): a path
+ * Fuzz target for the scheduler's paths (aggregator/master/schedule/route.c): a path
  * it accepts is one serve hands it, its names are words (never '/', "." or
  * ".."), and the MAC of a boot path holds no '/'.
  */
-#include "../../aggregator/schedule/serve_hook.h"
+#include "../../aggregator/master/schedule/serve_hook.h"
 
 #include <stdint.h>
 #include <stdlib.h>

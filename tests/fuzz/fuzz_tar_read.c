@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target for ingest's plain reader of run archives (aggregator/tar_read.c):
+ * Fuzz target for ingest's plain reader of run archives (aggregator/master/ingest/tar_read.c):
  * the input is an uncompressed tar, as a damaged or hostile upload could
  * decode to. Every entry and every byte of it is read: the reader says 1, 0
  * or -EPROTO, gives paths that are NUL-terminated ASCII under PATH_MAX and
@@ -12,7 +12,7 @@
  * going back to its start every few hundred KiB) must say exactly what the
  * reader from memory said, entry for entry and byte for byte.
  */
-#include "../../aggregator/tar_read.h"
+#include "../../aggregator/master/ingest/tar_read.h"
 
 #include <errno.h>
 #include <limits.h>

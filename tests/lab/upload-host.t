@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# collect against a real master without the VM: `bootci-aggregator collect` on the host, on
+# collect against a real master without the VM: `bootci-collect` on the host, on
 # a results folder made here, uploading to `bootci-aggregator serve` on 127.0.0.1. The
 # guest's side of the same story is upload.t and upload-kill.t; this one is quick and
 # covers what they cannot afford: a wrong token, retention, a master SIGKILLed twice.
@@ -29,7 +29,7 @@ make_run() {
 }
 
 collect() {
-	"$AGGREGATOR" collect --cmdline /dev/null --config /dev/null --results "$results" \
+	"$BUILD/host/bin/bootci-collect" --cmdline /dev/null --config /dev/null --results "$results" \
 		--master "http://127.0.0.1:$port" --no-efi "$@" >>"$work/collect.log" 2>&1
 }
 
@@ -145,7 +145,7 @@ make_run t1 'state done'
 printf 'machine = host-1\ntoken = %s\n' "$token" >"$results/bootci-machine.conf"
 chmod 0600 "$results/bootci-machine.conf"
 collect_tls() {
-	"$AGGREGATOR" collect --cmdline /dev/null --config /dev/null --results "$results" \
+	"$BUILD/host/bin/bootci-collect" --cmdline /dev/null --config /dev/null --results "$results" \
 		--master "https://127.0.0.1:$tls_port" --no-efi "$@" >>"$tls/collect.log" 2>&1
 }
 collect_tls --deadline 3

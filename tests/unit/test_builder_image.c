@@ -17,7 +17,6 @@
 
 #include <cmocka.h>
 
-#include "dlopen_note.h"
 #include "elf_deps.h"
 #include "recipe.h"
 #include "sha256.h"
@@ -221,59 +220,6 @@ static void test_elf_damaged(void **state)
 	assert_non_null(strstr(err, "bad PT_INTERP"));
 }
 
-/* ELF dlopen notes' descriptors (lib/dlopen_note.c), as the builder reads them from a program. */
-static void test_dlopen_note(void **state)
-{
-	static const char good[] =
-		"[{\"soname\":[\"libcurl.so.4\"],\"feature\":\"upload\",\"description\":\"x\"},"
-		"{\"soname\":[\"libfoo.so.2\",\"libfoo.so.1\"],\"priority\":\"required\"},"
-		"{\"soname\":[\"libpq.so.5\"],\"priority\":\"suggested\"}]\0\0";
-	static const struct { const char *desc, *why; } bad[] = {
-		{ "[{\"soname\":[\"liba.so\"]}]", "does not end with a NUL" },
-		{ "{\"soname\":[\"liba.so\"]}", "not a JSON array" },
-		{ "[{\"soname\":[\"liba.so\"]}] x", "not JSON" },
-		{ "[{\"soname\":[\"liba.so\"]},", "not JSON" },
-		{ "[{\"feature\":\"x\"}]", "entry 0: no \"soname\" array" },
-		{ "[{\"soname\":[]}]", "entry 0: no \"soname\" array" },
-		{ "[{\"soname\":\"liba.so\"}]", "entry 0: no \"soname\" array" },
-		{ "[{\"soname\":[\"liba.so\"]},{\"soname\":[\"\"]}]", "entry 1: soname 0 is not" },
-		{ "[{\"soname\":[\"liba.so\",\"../lib/b.so\"]}]", "entry 0: soname 1 is not" },
-		{ "[{\"soname\":[\"liba.so\",7]}]", "entry 0: soname 1 is not" },
-		{ "[{\"soname\":[\"liba.so\"],\"priority\":\"optional\"}]",
-		  "priority 'optional' is none of" },
-		{ "[7]", "entry 0: not an object" },
-		{ "", "not JSON: unexpected end of data" },
-		{ "null", "not a JSON array" },
-		{ "[{\"soname\":[\"liba.so\"]}", "not JSON: unexpected end of data" },
-	};
-	struct bci_dlopen_library *libs = NULL;
-	size_t count = 0;
-	char err[256];
-	(void)state;
-
-	assert_int_equal(bci_dlopen_note_parse(good, sizeof(good) - 1, &libs, &count, err, sizeof(err)), 0);
-	assert_int_equal(count, 3);
-	assert_int_equal(libs[0].count, 1);
-	assert_string_equal(libs[0].sonames[0], "libcurl.so.4");
-	assert_int_equal(libs[0].priority, BCI_DLOPEN_RECOMMENDED);
-	assert_int_equal(libs[1].count, 2);
-	assert_string_equal(libs[1].sonames[1], "libfoo.so.1");
-	assert_int_equal(libs[1].priority, BCI_DLOPEN_REQUIRED);
-	assert_int_equal(libs[2].priority, BCI_DLOPEN_SUGGESTED);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		/* The first has no NUL within its length; the others end with theirs. */
-		size_t len = strlen(bad[i].desc) + (i > 0);
-
-		err[0] = '\0';
-		assert_int_equal(bci_dlopen_note_parse(bad[i].desc, len, &libs, &count, err, sizeof(err)),
-				 -EINVAL);
-		if (!strstr(err, bad[i].why))
-			fail_msg("%s: '%s', not '%s'", bad[i].desc, err, bad[i].why);
-		assert_int_equal(count, 3); /* nothing appended */
-	}
-	bci_dlopen_libraries_free(libs, count);
-}
-
 static void test_sha256_vectors(void **state)
 {
 	static const struct { const char *in, *hex; } vectors[] = {
@@ -337,7 +283,6 @@ int main(void)
 		cmocka_unit_test(test_recipe_full),
 		cmocka_unit_test(test_recipe_errors),
 		cmocka_unit_test(test_elf_parse),
-		cmocka_unit_test(test_dlopen_note),
 		cmocka_unit_test(test_elf_damaged),
 		cmocka_unit_test(test_sha256_vectors),
 		cmocka_unit_test(test_pe_timestamp),

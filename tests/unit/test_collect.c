@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "../../aggregator/collect/collect.h"
+#include "run_archive.h"
 #include "fsutil.h"
 #include "manifest.h"
 
@@ -258,8 +259,8 @@ static void check_archive(const char *path, const char *run_dir)
 static void test_archive(void **state)
 {
 	struct fixture *f = *state;
-	struct bci_collect_archive_info info = {
-		.machine = "lab-01", .run = "r1", .bootci_version = "0.1", .efi = false,
+	struct bci_run_archive_info info = {
+		.machine = "lab-01", .run = "r1", .bootci_version = "0.1",
 	};
 	char run_dir[PATH_MAX], first[PATH_MAX], second[PATH_MAX], err[512];
 	char *a = NULL, *b = NULL;
@@ -275,10 +276,10 @@ static void test_archive(void **state)
 	PATHF(first, "%s/one.tar.zst", f->root);
 	PATHF(second, "%s/two.tar.zst", f->root);
 
-	assert_int_equal(bci_collect_archive_write(run_dir, first, &info, err, sizeof(err)), 0);
+	assert_int_equal(bci_run_archive_write(run_dir, first, &info, err, sizeof(err)), 0);
 	check_archive(first, run_dir);
 	/* The same folder gives the same bytes: a resumed upload sends the rest of the same archive. */
-	assert_int_equal(bci_collect_archive_write(run_dir, second, &info, err, sizeof(err)), 0);
+	assert_int_equal(bci_run_archive_write(run_dir, second, &info, err, sizeof(err)), 0);
 	assert_int_equal(bci_read_file(first, &a, &a_len, 1 << 24), 0);
 	assert_int_equal(bci_read_file(second, &b, &b_len, 1 << 24), 0);
 	assert_int_equal(a_len, b_len);
@@ -290,7 +291,7 @@ static void test_archive(void **state)
 static void test_archive_refuses_symlink(void **state)
 {
 	struct fixture *f = *state;
-	struct bci_collect_archive_info info = { .machine = "m", .run = "r2", .bootci_version = "0.1" };
+	struct bci_run_archive_info info = { .machine = "m", .run = "r2", .bootci_version = "0.1" };
 	char run_dir[PATH_MAX], link[PATH_MAX], out[PATH_MAX], err[512];
 
 	put(f, "runs/r2/x.txt", "x");
@@ -298,7 +299,7 @@ static void test_archive_refuses_symlink(void **state)
 	PATHF(link, "%s/escape", run_dir);
 	assert_int_equal(symlink("/etc/passwd", link), 0);
 	PATHF(out, "%s/r2.tar.zst", f->root);
-	assert_true(bci_collect_archive_write(run_dir, out, &info, err, sizeof(err)) < 0);
+	assert_true(bci_run_archive_write(run_dir, out, &info, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "escape"));
 	/* Nothing half-written is left. */
 	assert_int_equal(access(out, F_OK), -1);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Ingest (aggregator/ingest.c) into a real store: SQLite in a temporary
+ * Ingest (aggregator/master/ingest/ingest.c) into a real store: SQLite in a temporary
  * folder, or the database in BOOTCI_TEST_STORE_URL (store-postgres.t runs
  * this suite against its own PostgreSQL server).
  *
@@ -25,9 +25,10 @@
 #include <cmocka.h>
 
 #include "../../aggregator/collect/collect.h"
-#include "../../aggregator/ingest.h"
-#include "../../aggregator/store/cache.h"
-#include "../../aggregator/store/store.h"
+#include "run_archive.h"
+#include "../../aggregator/master/ingest/ingest.h"
+#include "../../aggregator/master/store/cache.h"
+#include "../../aggregator/master/store/store.h"
 #include "results_dir.h"
 
 #include <archive.h>
@@ -1010,7 +1011,7 @@ static void lie_refused(struct fixture *f, const char *good, enum edit edit, con
 static void test_lying_archive_refused(void **state)
 {
 	struct fixture *f = *state;
-	struct bci_collect_archive_info info = {
+	struct bci_run_archive_info info = {
 		.machine = "lab-1", .run = "run-lies", .bootci_version = "test",
 	};
 	char dir[PATH_MAX + 16], good[PATH_MAX + 16];
@@ -1018,7 +1019,7 @@ static void test_lying_archive_refused(void **state)
 	snprintf(dir, sizeof(dir), "%s/run-lies", f->dir);
 	snprintf(good, sizeof(good), "%s/good.tar.zst", f->dir);
 	run_folder_make(dir);
-	assert_int_equal(bci_collect_archive_write(dir, good, &info, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_run_archive_write(dir, good, &info, f->err, sizeof(f->err)), 0);
 
 	lie_refused(f, good, EDIT_CHANGE, "0/out.txt", "0/out.txt does not match the manifest");
 	lie_refused(f, good, EDIT_DROP, "1/journal.txt", "1/journal.txt is in the manifest but not in the archive");
@@ -1177,7 +1178,7 @@ static void *racer_run(void *arg)
 static void test_concurrent_same_run(void **state)
 {
 	struct fixture *f = *state;
-	struct bci_collect_archive_info info = {
+	struct bci_run_archive_info info = {
 		.machine = "lab-1", .run = "run-race", .bootci_version = "test",
 	};
 	char dir[PATH_MAX + 16], archive[PATH_MAX + 16];
@@ -1188,7 +1189,7 @@ static void test_concurrent_same_run(void **state)
 	snprintf(dir, sizeof(dir), "%s/run-race", f->dir);
 	snprintf(archive, sizeof(archive), "%s/race.tar.zst", f->dir);
 	run_folder_make(dir);
-	assert_int_equal(bci_collect_archive_write(dir, archive, &info, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_run_archive_write(dir, archive, &info, f->err, sizeof(f->err)), 0);
 	/* Each thread has its own store connection, as serve's threads would. */
 	for (int i = 0; i < 4; i++) {
 		racers[i] = (struct racer){ .f = f, .archive = archive };

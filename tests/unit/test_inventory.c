@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* aggregator/schedule/inventory.c: the lab's machines.conf, read and refused line by line. */
+/* aggregator/master/schedule/inventory.c: the lab's machines.conf, read and refused line by line. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../aggregator/schedule/inventory.h"
+#include "../../aggregator/master/schedule/inventory.h"
 
 #include <errno.h>
 #include <string.h>

@@ -17,9 +17,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../aggregator/report/report.h"
-#include "../../aggregator/serve/pages.h"
-#include "../../aggregator/store/store.h"
+#include "../../aggregator/master/report/report.h"
+#include "../../aggregator/master/serve/pages.h"
+#include "../../aggregator/master/store/store.h"
 #include "strv.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Reports (aggregator/report/): the transition table (all 121 cells), the
+ * Reports (aggregator/master/report/): the transition table (all 121 cells), the
  * known-issue filter file (every key, every refusal with its line), and a
  * build's report on a real SQLite store (or the PostgreSQL database in
  * BOOTCI_TEST_STORE_URL) filled through the store's interface: baseline
@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../aggregator/report/report.h"
-#include "../../aggregator/store/store.h"
+#include "../../aggregator/master/report/report.h"
+#include "../../aggregator/master/store/store.h"
 #include "strv.h"
 
 #include <errno.h>

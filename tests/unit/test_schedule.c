@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * aggregator/schedule/: the master's scheduling against a real SQLite store
+ * aggregator/master/schedule/: the master's scheduling against a real SQLite store
  * in a temporary data folder: the iPXE answers, shards split by duration,
  * the fast tier gating the full tier, power cycles and taking a machine out.
  */
@@ -10,13 +10,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../aggregator/schedule/deploy.h"
-#include "../../aggregator/schedule/job_initrd.h"
-#include "../../aggregator/schedule/judge.h"
-#include "../../aggregator/schedule/schedule.h"
-#include "../../aggregator/schedule/serve_hook.h"
-#include "../../aggregator/schedule/split.h"
-#include "../../aggregator/store/store.h"
+#include "../../aggregator/master/schedule/deploy.h"
+#include "../../aggregator/master/schedule/job_initrd.h"
+#include "../../aggregator/master/schedule/judge.h"
+#include "../../aggregator/master/schedule/schedule.h"
+#include "../../aggregator/master/schedule/serve_hook.h"
+#include "../../aggregator/master/schedule/split.h"
+#include "../../aggregator/master/store/store.h"
 #include "fsutil.h"
 #include "manifest.h"
 

@@ -6,10 +6,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../aggregator/serve/auth.h"
-#include "../../aggregator/serve/http.h"
-#include "../../aggregator/serve/server.h"
-#include "../../aggregator/serve/validate.h"
+#include "../../aggregator/master/serve/auth.h"
+#include "../../aggregator/master/serve/http.h"
+#include "../../aggregator/master/serve/server.h"
+#include "../../aggregator/master/serve/validate.h"
 
 #include <archive.h>
 #include <archive_entry.h>

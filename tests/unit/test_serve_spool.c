@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* aggregator/serve/spool.c: the data folder's states, resumes and crash leftovers. */
+/* aggregator/master/serve/spool.c: the data folder's states, resumes and crash leftovers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../aggregator/serve/spool.h"
+#include "../../aggregator/master/serve/spool.h"
 #include "fsutil.h"
 
 #include <errno.h>

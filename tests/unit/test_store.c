@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The store (aggregator/store/) through its interface only, so the same
+ * The store (aggregator/master/store/) through its interface only, so the same
  * suite runs against every backend: SQLite in a temporary folder by default,
  * or the database named by BOOTCI_TEST_STORE_URL (tests/aggregator/
  * store-postgres.t starts a PostgreSQL server of its own and sets it to a
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../aggregator/store/store.h"
+#include "../../aggregator/master/store/store.h"
 
 #include <errno.h>
 #include <libpq-fe.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * aggregator/tar_read.c: collect's form of a run archive (pax tar, zstd) read
+ * aggregator/master/ingest/tar_read.c: collect's form of a run archive (pax tar, zstd) read
  * as libarchive reads it, entry for entry and byte for byte; everything else
  * (another compression, GNU headers, links, a bad checksum, a cut stream)
  * handed back as -EPROTO, never misread.
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../aggregator/tar_read.h"
+#include "../../aggregator/master/ingest/tar_read.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bootci-aggregator schedule: the scheduler's state for the people who run
+ * the lab, read from and written to the store serve's scheduler uses (so it
+ * works while serve runs: SQLite in WAL mode, or PostgreSQL).
+ *
+ *   schedule machines         each machine of the inventory: state, power cycles, note
+ *   schedule jobs [BUILD]     every job (of BUILD): machine, run id, tier, shard, state, boots
+ *   schedule return MACHINE   a machine taken out is back in (schedule.h)
+ *   schedule redeploy MACHINE its disk is re-deployed at its next boot (deploy.h)
+ */
+#include "../commands.h"
+#include "../ingest/ingest.h"
+#include "../store/store.h"
+#include "deploy.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int job_print(const struct bci_store_job *job, void *ctx)
+{
+	(void)ctx;
+	printf("%-16s %-32s %-24s %-4s %d/%d %-9s %d\n", job->machine, job->run_id, job->build,
+	       job->tier, job->shard + 1, job->shards, job->state, job->boots);
+	return 0;
+}
+
+static int machines_print(struct bci_schedule *s, char *err, size_t err_size)
+{
+	for (size_t i = 0; i < s->inventory->machine_count; i++) {
+		const struct bci_inventory_machine *m = &s->inventory->machines[i];
+		struct bci_schedule_state state = { .state = "ready" };
+		int ret = bci_schedule_state_read(s, m->name, &state, err, err_size);
+
+		if (ret < 0)
+			return ret;
+		printf("%-16s %-17s %-5s %d power cycle(s)%s%s\n", m->name, m->mac,
+		       ret ? state.state : "new", state.power_cycles, state.note[0] ? ": " : "",
+		       state.note);
+		char note[512];
+		int disk = bci_schedule_deploy_state(s, m->name, note, sizeof(note), err, err_size);
+
+		if (disk < 0)
+			return disk;
+		if (disk != BCI_DEPLOY_NONE)
+			printf("%-16s disk %s: %s\n", m->name,
+			       disk == BCI_DEPLOY_DAMAGED ? "damaged, re-deployed at its next boot"
+							  : "being re-deployed with known-good",
+			       note);
+	}
+	return 0;
+}
+
+static int jobs_print(struct bci_schedule *s, const char *build, char *err, size_t err_size)
+{
+	int ret = 0;
+
+	if (build)
+		return bci_store_jobs_each(s->store, build, NULL, job_print, NULL, err, err_size);
+	for (size_t i = 0; i < s->inventory->machine_count && ret >= 0; i++)
+		ret = bci_store_machine_jobs_each(s->store, s->inventory->machines[i].name, job_print,
+						  NULL, err, err_size);
+	return ret;
+}
+
+int bci_cmd_schedule(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "store", required_argument, NULL, 's' },
+		{ "data", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA"), *verb;
+	struct bci_inventory *inventory = NULL;
+	struct bci_store *store = NULL;
+	char err[PATH_MAX + 1024] = "", path[PATH_MAX];
+	int opt, ret, operands;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "s:d:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 's': url = optarg; break;
+		case 'd': data_dir = optarg; break;
+		default: return bci_aggregator_usage_exit(opt);
+		}
+	}
+	operands = argc - optind;
+	verb = operands ? argv[optind] : "";
+	if (!((!strcmp(verb, "machines") && operands == 1) ||
+	      (!strcmp(verb, "jobs") && operands <= 2) ||
+	      (!strcmp(verb, "return") && operands == 2) ||
+	      (!strcmp(verb, "redeploy") && operands == 2))) {
+		fprintf(stderr, "bootci-aggregator schedule: '%.64s'%s: expected machines, jobs [BUILD], "
+			"return MACHINE or redeploy MACHINE\n", verb,
+			operands > 2 ? " with too many operands" : "");
+		return bci_aggregator_usage_exit('?');
+	}
+	if (!data_dir || !*data_dir)
+		data_dir = BCI_INGEST_DEFAULT_DATA;
+	snprintf(path, sizeof(path), "%s/%s", data_dir, BCI_INVENTORY_FILE);
+	if ((ret = bci_inventory_load(path, &inventory, err, sizeof(err))) < 0) {
+		fprintf(stderr, "bootci-aggregator schedule: %s\n", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	if ((ret = bci_store_open(url, data_dir, &store, err, sizeof(err))) < 0) {
+		fprintf(stderr, "bootci-aggregator schedule: store: %s\n", err);
+		bci_inventory_free(inventory);
+		return 1;
+	}
+	struct bci_schedule s = { .store = store, .inventory = inventory, .data_dir = data_dir,
+				  .log = stdout };
+	if (!strcmp(verb, "machines"))
+		ret = machines_print(&s, err, sizeof(err));
+	else if (!strcmp(verb, "jobs"))
+		ret = jobs_print(&s, operands == 2 ? argv[optind + 1] : NULL, err, sizeof(err));
+	else if (!strcmp(verb, "redeploy"))
+		ret = bci_schedule_redeploy(&s, argv[optind + 1], "asked for by a person", err,
+					    sizeof(err));
+	else
+		ret = bci_schedule_return(&s, argv[optind + 1], (double)time(NULL), err, sizeof(err));
+	bci_store_close(store);
+	bci_inventory_free(inventory);
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator schedule: %s\n", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
