@@ -127,9 +127,20 @@ build_libarchive() {
 	make install-libLTLIBRARIES install-includeHEADERS install-pkgconfigDATA
 }
 
+build_nettle() {
+	# libnettle alone (SHA-256 for lib/sha256.h): no hogweed, so no GMP; the fat
+	# build picks SHA-NI or plain code at run time, as Debian's does.
+	./configure --prefix="$prefix" --libdir="$prefix/lib" --disable-shared --enable-static \
+		--disable-public-key --disable-documentation --disable-openssl --enable-fat
+	make -j"$jobs" libnettle.a
+	make install-static install-headers
+	install -m 0644 nettle.pc "$prefix/lib/pkgconfig/"
+}
+
 step zlib "$SYSROOT_ZLIB" build_zlib
 step libzstd "$SYSROOT_LIBZSTD" build_libzstd
 step xz-utils "$SYSROOT_XZ_UTILS" build_xz
 step kmod "$SYSROOT_KMOD" build_kmod
 step util-linux "$SYSROOT_UTIL_LINUX" build_util_linux
 step libarchive "$SYSROOT_LIBARCHIVE" build_libarchive
+step nettle "$SYSROOT_NETTLE" build_nettle
