@@ -41,7 +41,7 @@ static void read_line(const struct bci_executor *ex, const char *path, char *buf
 	char full[PATH_MAX], *text = NULL;
 
 	snprintf(buf, size, "%s", fallback);
-	if (bci_path(ex, full, "%s", path) < 0 || bci_read_file(full, &text, NULL, 1 << 16) < 0)
+	if (bci_path(ex->root, full, "%s", path) < 0 || bci_read_file(full, &text, NULL, 1 << 16) < 0)
 		return;
 	text[strcspn(text, "\n")] = '\0';
 	snprintf(buf, size, "%s", text);

@@ -92,7 +92,7 @@ static bool module_live(const struct bci_executor *ex, const char *name)
 	for (i = 0; name[i] && i < sizeof(normalized) - 1; i++)
 		normalized[i] = name[i] == '-' ? '_' : name[i];
 	normalized[i] = '\0';
-	return bci_path(ex, path, "/sys/module/%s", normalized) == 0 && stat(path, &st) == 0;
+	return bci_path(ex->root, path, "/sys/module/%s", normalized) == 0 && stat(path, &st) == 0;
 }
 
 /* @name is in the libkmod list @list. */
@@ -202,7 +202,7 @@ int bci_coldplug_plan(struct bci_executor *ex, const struct bci_coldplug_plan *s
 	ret = bci_config_get_list(ex->config, "coldplug_deny", &storage, &w.deny, &w.deny_count);
 	if (ret < 0)
 		return ret;
-	ret = bci_path(ex, devices, "/sys/devices");
+	ret = bci_path(ex->root, devices, "/sys/devices");
 	if (ret == 0)
 		walk_dir(&w, devices, 0);
 	plan->denied = w.denied.count;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Console messages for people, and the root prefix every path goes through. */
+/* Console messages for people. */
 #include "executor.h"
 
 #include <errno.h>
@@ -86,7 +86,7 @@ void bci_console_attach(const struct bci_executor *ex)
 	console_sys = ex->sys;
 	console_ex = ex;
 	/* Under PID 1 without /dev/console in the image, fds 0-2 are closed until /dev exists. */
-	if (fcntl(2, F_GETFD) >= 0 || bci_path(ex, path, "/dev/console") < 0)
+	if (fcntl(2, F_GETFD) >= 0 || bci_path(ex->root, path, "/dev/console") < 0)
 		return;
 	fd = open(path, O_RDWR | O_NOCTTY);
 	if (fd < 0)
@@ -96,27 +96,6 @@ void bci_console_attach(const struct bci_executor *ex)
 			dup2(fd, i);
 	if (fd > 2)
 		close(fd);
-}
-
-int bci_vpath(char *buf, const char *prefix, const char *fmt, va_list ap)
-{
-	int n = snprintf(buf, PATH_MAX, "%s", prefix), m;
-
-	if (n < 0 || n >= PATH_MAX)
-		return -ENAMETOOLONG;
-	m = vsnprintf(buf + n, (size_t)(PATH_MAX - n), fmt, ap);
-	return m < 0 || m >= PATH_MAX - n ? -ENAMETOOLONG : 0;
-}
-
-int bci_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
-{
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = bci_vpath(buf, ex->root, fmt, ap);
-	va_end(ap);
-	return ret;
 }
 
 /* `[   12.345678] bootci: ...`: the kernel's clock and format, microseconds included. */

@@ -88,7 +88,7 @@ static unsigned long long disk_size(const struct bci_executor *ex, const char *n
 	char path[PATH_MAX], *text = NULL;
 	unsigned long long sectors = 0;
 
-	if (bci_path(ex, path, "/sys/block/%s/size", name) == 0 &&
+	if (bci_path(ex->root, path, "/sys/block/%s/size", name) == 0 &&
 	    bci_read_file(path, &text, NULL, 64) == 0) {
 		sectors = strtoull(text, NULL, 10);
 		free(text);
@@ -101,7 +101,7 @@ static bool disk_removable(const struct bci_executor *ex, const char *name)
 	char path[PATH_MAX], *text = NULL;
 	bool removable = false;
 
-	if (bci_path(ex, path, "/sys/block/%s/removable", name) == 0 &&
+	if (bci_path(ex->root, path, "/sys/block/%s/removable", name) == 0 &&
 	    bci_read_file(path, &text, NULL, 64) == 0) {
 		removable = text[0] == '1';
 		free(text);
@@ -121,8 +121,8 @@ static int disk_pick(struct bci_executor *ex, const struct bci_deploy_plan *plan
 	char dir[PATH_MAX], found[PATH_MAX], names[256];
 
 	if (plan->disk[0])
-		return bci_path(ex, disk, "%s", plan->disk) < 0 ? -ENAMETOOLONG : 0;
-	if (bci_path(ex, dir, "/sys/block") < 0)
+		return bci_path(ex->root, disk, "%s", plan->disk) < 0 ? -ENAMETOOLONG : 0;
+	if (bci_path(ex->root, dir, "/sys/block") < 0)
 		return -ENAMETOOLONG;
 	for (;;) {
 		struct dirent **entries;
@@ -146,7 +146,7 @@ static int disk_pick(struct bci_executor *ex, const struct bci_deploy_plan *plan
 		}
 		free(n >= 0 ? entries : NULL);
 		if (count == 1)
-			return bci_path(ex, disk, "/dev/%s", found) < 0 ? -ENAMETOOLONG : 0;
+			return bci_path(ex->root, disk, "/dev/%s", found) < 0 ? -ENAMETOOLONG : 0;
 		if (count > 1) {
 			bci_error("deploy: several disks could take the image (%s): the plan must name "
 				  "one (disk=)", names);
@@ -222,7 +222,7 @@ static int loop_attach(const struct bci_executor *ex, const char *disk, unsigned
 	char control[PATH_MAX];
 	int control_fd, backing_fd, loop_fd, number, ret;
 
-	if (bci_path(ex, control, "/dev/loop-control") < 0)
+	if (bci_path(ex->root, control, "/dev/loop-control") < 0)
 		return -ENAMETOOLONG;
 	control_fd = open(control, O_RDWR | O_CLOEXEC);
 	if (control_fd < 0)
@@ -232,7 +232,7 @@ static int loop_attach(const struct bci_executor *ex, const char *disk, unsigned
 	close(control_fd);
 	if (ret < 0)
 		return ret;
-	if (bci_path(ex, loop, "/dev/loop%d", number) < 0)
+	if (bci_path(ex->root, loop, "/dev/loop%d", number) < 0)
 		return -ENAMETOOLONG;
 	backing_fd = open(disk, O_RDWR | O_CLOEXEC);
 	if (backing_fd < 0)
@@ -410,7 +410,7 @@ static void salvage_old(struct bci_executor *ex, const char *disk, int image_fd,
 	struct sysinfo info;
 	int loop_fd = -1, disk_fd, ret;
 
-	if (bci_path(ex, s->dir, SALVAGE_DIR) < 0 || bci_path(ex, mount_point, OLD_MOUNT) < 0)
+	if (bci_path(ex->root, s->dir, SALVAGE_DIR) < 0 || bci_path(ex->root, mount_point, OLD_MOUNT) < 0)
 		return;
 	/* Half of the free RAM at most: the salvage must not starve the write. */
 	s->budget = sysinfo(&info) == 0 ? (unsigned long long)info.freeram * info.mem_unit / 2 : 0;
@@ -632,7 +632,7 @@ static int plan_load(struct bci_executor *ex, struct bci_deploy_plan *plan)
 	size_t len;
 	int ret;
 
-	if (bci_path(ex, path, "%s", name) < 0)
+	if (bci_path(ex->root, path, "%s", name) < 0)
 		return -ENAMETOOLONG;
 	ret = bci_read_file(path, &text, &len, BCI_DEPLOY_PLAN_TEXT_MAX + 1);
 	if (ret < 0) {
@@ -652,7 +652,7 @@ static int image_open(struct bci_executor *ex, const struct bci_deploy_plan *pla
 	struct stat st;
 	int fd;
 
-	if (bci_path(ex, path, "%s", plan->image) < 0)
+	if (bci_path(ex->root, path, "%s", plan->image) < 0)
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -814,7 +814,7 @@ int bci_deploy_run(struct bci_executor *ex)
 	close(disk_fd);
 	close(image_fd);
 	/* The image's RAM is the salvage's and the results' now. */
-	if (bci_path(ex, image_path, "%s", plan.image) == 0)
+	if (bci_path(ex->root, image_path, "%s", plan.image) == 0)
 		unlink(image_path);
 	if ((ret = entry_register(ex, &plan, disk)) < 0)
 		return ret;

@@ -161,7 +161,7 @@ int bci_efi_boot_entries(const struct bci_executor *ex, uint16_t **numbers, size
 	DIR *dir;
 	int ret;
 
-	ret = bci_path(ex, path, BCI_EFIVARS_DIR);
+	ret = bci_path(ex->root, path, BCI_EFIVARS_DIR);
 	if (ret < 0)
 		return ret;
 	dir = opendir(path);
@@ -419,7 +419,7 @@ static int entry_device_path(const struct bci_executor *ex, const char *disk, un
 	char disk_path[PATH_MAX];
 	int ret;
 
-	if (bci_path(ex, disk_path, "%s", disk) < 0) {
+	if (bci_path(ex->root, disk_path, "%s", disk) < 0) {
 		bci_message(err, err_size, "%s: %s", disk, strerror(ENAMETOOLONG));
 		return -ENAMETOOLONG;
 	}

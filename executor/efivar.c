@@ -28,7 +28,7 @@ static int variable_path(const struct bci_executor *ex, const char *name, const 
 	/* A name with '/' would leave the folder; efivarfs would refuse it anyway. */
 	if (!*name || strchr(name, '/') || strchr(guid, '/'))
 		return -EINVAL;
-	return bci_path(ex, path, BCI_EFIVARS_DIR "/%s-%s", name, guid);
+	return bci_path(ex->root, path, BCI_EFIVARS_DIR "/%s-%s", name, guid);
 }
 
 int bci_efivar_available(const struct bci_executor *ex)
@@ -39,9 +39,9 @@ int bci_efivar_available(const struct bci_executor *ex)
 	int ret = -ENOMEDIUM;
 	DIR *dir;
 
-	if (bci_path(ex, path, "/sys/firmware/efi") < 0 || stat(path, &st) < 0)
+	if (bci_path(ex->root, path, "/sys/firmware/efi") < 0 || stat(path, &st) < 0)
 		return -ENODEV;
-	if (bci_path(ex, path, BCI_EFIVARS_DIR) < 0)
+	if (bci_path(ex->root, path, BCI_EFIVARS_DIR) < 0)
 		return -ENAMETOOLONG;
 	dir = opendir(path);
 	if (!dir)

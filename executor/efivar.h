@@ -5,7 +5,7 @@
  * BootCurrent; UEFI 2.x, 3.1.3 "Load Options").
  *
  * A variable is the file ROOT/sys/firmware/efi/efivars/NAME-GUID (through
- * bci_path(), so a test tree works): 4 bytes of attributes, little endian,
+ * bci_path() of lib/path.h, so a test tree works): 4 bytes of attributes, little endian,
  * then the data. efivarfs takes a write as one whole variable, so a write is
  * always a single write(2) of attributes + data; its files are immutable
  * (FS_IMMUTABLE_FL) until the flag is cleared.

@@ -45,7 +45,7 @@ static const struct {
 static int read_rooted(const struct bci_executor *ex, const char *path, char **text, size_t max)
 {
 	char full[PATH_MAX];
-	int ret = bci_path(ex, full, "%s", path);
+	int ret = bci_path(ex->root, full, "%s", path);
 
 	return ret < 0 ? ret : bci_read_file(full, text, NULL, max);
 }
@@ -162,7 +162,7 @@ static void pci_driver(const struct bci_executor *ex, const char *slot, char *dr
 	ssize_t n;
 
 	driver[0] = '\0';
-	if (bci_path(ex, path, "/sys/bus/pci/devices/%s/driver", slot) < 0)
+	if (bci_path(ex->root, path, "/sys/bus/pci/devices/%s/driver", slot) < 0)
 		return;
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n <= 0)
@@ -179,7 +179,7 @@ static int collect_pci(const struct bci_executor *ex, struct bci_machine_env *en
 	struct dirent **names;
 	int n, ret = 0;
 
-	if (bci_path(ex, dir, "/sys/bus/pci/devices") < 0)
+	if (bci_path(ex->root, dir, "/sys/bus/pci/devices") < 0)
 		return 0;
 	n = scandir(dir, &names, NULL, alphasort);
 	if (n < 0)
@@ -274,7 +274,7 @@ static int collect_firmware(const struct bci_executor *ex, struct bci_machine_en
 	size_t have = 0, total = 0;
 	int fd, ret = 0;
 
-	if (bci_path(ex, path, "/dev/kmsg") < 0)
+	if (bci_path(ex->root, path, "/dev/kmsg") < 0)
 		return 0;
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -311,7 +311,7 @@ static int read_config(const struct bci_executor *ex, char **config, size_t *len
 
 	*config = NULL;
 	*len = 0;
-	if (bci_path(ex, path, "/proc/config.gz") < 0)
+	if (bci_path(ex->root, path, "/proc/config.gz") < 0)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

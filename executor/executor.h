@@ -3,9 +3,10 @@
  * bootci-executor: PID 1 of the test initramfs. The executor is a library of
  * modules driven by executor.c; main.c only parses arguments and ends the boot.
  *
- * Every path the executor touches goes through bci_path() and so through one
- * root prefix (`--root DIR`), and every system call without a path goes through
- * the bci_sys table, so the same code runs unprivileged against a fake tree.
+ * Every path the executor touches goes through bci_path() (lib/path.h) and so
+ * through one root prefix (`--root DIR`), and every system call without a path
+ * goes through the bci_sys table, so the same code runs unprivileged against a
+ * fake tree.
  */
 #ifndef BCI_EXECUTOR_H
 #define BCI_EXECUTOR_H
@@ -18,6 +19,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "path.h"
 
 struct bci_executor;
 struct kmod_ctx;
@@ -115,13 +117,6 @@ struct bci_executor {
 	int reserve;                /* reserve.c: 1 held, 0 none, -1 released */
 	char results_full[256];     /* why the results partition counts as full; "" while not */
 };
-
-/* Writes @prefix + formatted path into @buf (PATH_MAX); 0 or -ENAMETOOLONG. */
-int bci_vpath(char *buf, const char *prefix, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
-/* Writes root + formatted path into @buf (PATH_MAX). */
-int bci_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /* Console messages for people: "[   12.345678] bootci: ..." on stderr (the console under
  * PID 1), stamped on the kernel's printk clock (console.c says how) by @ex's clock table;

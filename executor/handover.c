@@ -149,7 +149,7 @@ int bci_boot_record(struct bci_executor *ex, char *buf, size_t size)
 		release = uname(&names) == 0 ? names.release : "unknown";
 	if (ex->sys->clock(CLOCK_REALTIME, &now) < 0)
 		now = (struct timespec){ 0 };
-	if (bci_path(ex, path, "/proc/cmdline") == 0 &&
+	if (bci_path(ex->root, path, "/proc/cmdline") == 0 &&
 	    bci_read_file(path, &cmdline, NULL, 1 << 16) == 0) {
 		/* One line: the newline the kernel ends it with, and any other, become spaces. */
 		for (char *c = cmdline; *c; c++)

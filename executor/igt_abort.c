@@ -29,7 +29,7 @@ unsigned long bci_igt_abort_bad_taints(struct bci_executor *ex, unsigned long *a
 	char path[PATH_MAX], *text = NULL;
 	unsigned long taints = 0;
 
-	if (bci_path(ex, path, "/proc/sys/kernel/tainted") == 0 &&
+	if (bci_path(ex->root, path, "/proc/sys/kernel/tainted") == 0 &&
 	    bci_read_file(path, &text, NULL, 64) == 0) {
 		taints = strtoul(text, NULL, 10);
 		free(text);
@@ -44,7 +44,7 @@ static bool lockdep_off(struct bci_executor *ex)
 	char path[PATH_MAX], *text = NULL, *p;
 	bool off = false;
 
-	if (bci_path(ex, path, "/proc/lockdep_stats") < 0 ||
+	if (bci_path(ex->root, path, "/proc/lockdep_stats") < 0 ||
 	    bci_read_file(path, &text, NULL, 1 << 16) < 0)
 		return false; /* no lockdep in this kernel */
 	p = strstr(text, " debug_locks:");

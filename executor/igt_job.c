@@ -407,7 +407,7 @@ static void build_argv(struct bci_igt_job *job, const struct bci_igt_selection *
 	char *path = job->argv_path, *subs = job->argv_subtests, *dynamic = job->argv_dynamic;
 	int argc = 0;
 
-	bci_path(ex, path, "%s/%s", bci_config_get(ex->config, "test_dir"), e->binary);
+	bci_path(ex->root, path, "%s/%s", bci_config_get(ex->config, "test_dir"), e->binary);
 	argv[argc++] = path;
 	if (count > 0) {
 		size_t used = 0;
@@ -575,7 +575,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 		.keep_level = bci_settings_dmesg_warn_level(ex->config),
 	};
 	build_argv(job, what);
-	if (bci_path(ex, null_path, "/dev/null") < 0 ||
+	if (bci_path(ex->root, null_path, "/dev/null") < 0 ||
 	    (null_fd = open(null_path, O_RDWR | O_CLOEXEC)) < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 ||
 	    pipe2(err_pipe, O_CLOEXEC) < 0) {
 		ret = -errno;

@@ -242,8 +242,8 @@ int bci_igt_plan_build(struct bci_executor *ex, struct bci_joblist *jobs, char *
 	int ret;
 
 	p.multiple = strcmp(bci_config_get(ex->config, "multiple_mode"), "yes") == 0;
-	if (bci_path(ex, p.test_dir, "%s", bci_config_get(ex->config, "test_dir")) < 0 ||
-	    bci_path(ex, path, "%s", testlist) < 0) {
+	if (bci_path(ex->root, p.test_dir, "%s", bci_config_get(ex->config, "test_dir")) < 0 ||
+	    bci_path(ex->root, path, "%s", testlist) < 0) {
 		bci_error("test_dir or testlist: path too long under %s", ex->root);
 		return -ENAMETOOLONG;
 	}

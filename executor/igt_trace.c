@@ -140,7 +140,7 @@ static void trace_save_ftrace(const struct bci_executor *ex)
 	char dir[PATH_MAX], path[PATH_MAX], *text = NULL;
 	int ret;
 
-	if (bci_path(ex, dir, TRACEFS) < 0 || bci_path(ex, path, TRACEFS "/set_event") < 0)
+	if (bci_path(ex->root, dir, TRACEFS) < 0 || bci_path(ex->root, path, TRACEFS "/set_event") < 0)
 		return;
 	if (access(path, F_OK) < 0 &&
 	    ex->sys->mount("tracefs", dir, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
@@ -151,7 +151,7 @@ static void trace_save_ftrace(const struct bci_executor *ex)
 	}
 	free(text);
 	text = NULL;
-	ret = bci_path(ex, path, TRACEFS "/trace");
+	ret = bci_path(ex->root, path, TRACEFS "/trace");
 	if (ret == 0)
 		ret = bci_read_file(path, &text, NULL, FTRACE_MAX);
 	if (ret < 0)

@@ -22,7 +22,7 @@ int bci_kmsg_open(const struct bci_executor *ex)
 	char path[PATH_MAX];
 	int fd;
 
-	if (bci_path(ex, path, "/dev/kmsg") < 0)
+	if (bci_path(ex->root, path, "/dev/kmsg") < 0)
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -100,7 +100,7 @@ void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ..
 	va_list ap;
 	int fd, reader, n;
 
-	if (bci_path(ex, path, "/dev/kmsg") < 0)
+	if (bci_path(ex->root, path, "/dev/kmsg") < 0)
 		return;
 	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
@@ -126,7 +126,7 @@ void bci_sysrq(const struct bci_executor *ex, char command)
 	char path[PATH_MAX];
 	int fd;
 
-	if (bci_path(ex, path, "/proc/sysrq-trigger") < 0)
+	if (bci_path(ex->root, path, "/proc/sysrq-trigger") < 0)
 		return;
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -15,7 +15,7 @@
 static int read_release(struct bci_executor *ex)
 {
 	char path[PATH_MAX], *text = NULL;
-	int ret = bci_path(ex, path, "/proc/sys/kernel/osrelease");
+	int ret = bci_path(ex->root, path, "/proc/sys/kernel/osrelease");
 
 	if (ret == 0)
 		ret = bci_read_file(path, &text, NULL, 1024);
@@ -43,7 +43,7 @@ static void log_firmware_requests(const struct bci_executor *ex)
 	char path[PATH_MAX];
 	int fd;
 
-	if (bci_path(ex, path, "/proc/dynamic_debug/control") < 0)
+	if (bci_path(ex->root, path, "/proc/dynamic_debug/control") < 0)
 		return;
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -64,9 +64,9 @@ int bci_modules_init(struct bci_executor *ex)
 		bci_error("cannot read the kernel release: %s", strerror(-ret));
 		return ret;
 	}
-	if (bci_path(ex, dir, "/lib/modules/%s", ex->release) < 0 ||
-	    bci_path(ex, modprobe_d, "/etc/modprobe.d") < 0 ||
-	    bci_path(ex, lib_modprobe_d, "/lib/modprobe.d") < 0)
+	if (bci_path(ex->root, dir, "/lib/modules/%s", ex->release) < 0 ||
+	    bci_path(ex->root, modprobe_d, "/etc/modprobe.d") < 0 ||
+	    bci_path(ex->root, lib_modprobe_d, "/lib/modprobe.d") < 0)
 		return -ENAMETOOLONG;
 	ex->kmod = kmod_new(dir, config_paths);
 	if (!ex->kmod) {

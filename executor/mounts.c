@@ -29,7 +29,7 @@ static const struct early_mount early_mounts[] = {
 static int mount_one(struct bci_executor *ex, const struct early_mount *m)
 {
 	char target[PATH_MAX];
-	int ret = bci_path(ex, target, "%s", m->target);
+	int ret = bci_path(ex->root, target, "%s", m->target);
 
 	if (ret < 0)
 		return ret;
@@ -59,7 +59,7 @@ bool bci_filesystem_known(const struct bci_executor *ex, const char *fstype)
 	char path[PATH_MAX], *text = NULL;
 	bool found = false;
 
-	if (bci_path(ex, path, "/proc/filesystems") < 0 ||
+	if (bci_path(ex->root, path, "/proc/filesystems") < 0 ||
 	    bci_read_file(path, &text, NULL, 1 << 16) < 0)
 		return false;
 	/* Lines are "nodev\tNAME" or "\tNAME". */
@@ -93,7 +93,7 @@ int bci_mounts_firmware(struct bci_executor *ex)
 	int ret;
 
 	/* Neither is fatal: a BIOS machine has no EFI, a kernel may lack pstore. */
-	if (bci_path(ex, path, "/sys/firmware/efi") == 0 && stat(path, &st) == 0) {
+	if (bci_path(ex->root, path, "/sys/firmware/efi") == 0 && stat(path, &st) == 0) {
 		ret = mount_firmware_fs(ex, "efivarfs", "/sys/firmware/efi/efivars");
 		if (ret < 0)
 			bci_warn("efivarfs not mounted: %s", strerror(-ret));

@@ -63,7 +63,7 @@ static int partition_name(const struct bci_executor *ex, const char *disk, int p
 	DIR *d;
 	int ret = -ENOENT;
 
-	if (bci_path(ex, dir, "/sys/block/%s", disk) < 0 || !(d = opendir(dir)))
+	if (bci_path(ex->root, dir, "/sys/block/%s", disk) < 0 || !(d = opendir(dir)))
 		return -ENOENT;
 	while ((entry = readdir(d)) && ret < 0) {
 		char path[PATH_MAX], *text = NULL;
@@ -90,7 +90,7 @@ static void find_partuuid_on_disk(const struct bci_executor *ex, const char *dis
 	blkid_probe probe;
 	blkid_partlist parts;
 
-	if (bci_path(ex, device, "/dev/%s", disk) < 0)
+	if (bci_path(ex->root, device, "/dev/%s", disk) < 0)
 		return;
 	probe = blkid_new_probe_from_filename(device);
 	if (!probe)
@@ -106,7 +106,7 @@ static void find_partuuid_on_disk(const struct bci_executor *ex, const char *dis
 			continue;
 		if (partition_name(ex, disk, blkid_partition_get_partno(part), name,
 				   sizeof(name)) == 0 &&
-		    bci_path(ex, device, "/dev/%s", name) == 0)
+		    bci_path(ex->root, device, "/dev/%s", name) == 0)
 			add_match(m, device);
 	}
 	blkid_free_probe(probe);
@@ -119,9 +119,9 @@ static void find_label_on_disk(const struct bci_executor *ex, const char *disk, 
 	struct dirent *entry;
 	DIR *d;
 
-	if (bci_path(ex, device, "/dev/%s", disk) == 0 && has_label(device, label))
+	if (bci_path(ex->root, device, "/dev/%s", disk) == 0 && has_label(device, label))
 		add_match(m, device);
-	if (bci_path(ex, dir, "/sys/block/%s", disk) < 0 || !(d = opendir(dir)))
+	if (bci_path(ex->root, dir, "/sys/block/%s", disk) < 0 || !(d = opendir(dir)))
 		return;
 	while ((entry = readdir(d))) {
 		char path[PATH_MAX];
@@ -131,7 +131,7 @@ static void find_label_on_disk(const struct bci_executor *ex, const char *disk, 
 			    (int)sizeof(path) ||
 		    stat(path, &st) < 0)
 			continue;
-		if (bci_path(ex, device, "/dev/%s", entry->d_name) == 0 &&
+		if (bci_path(ex->root, device, "/dev/%s", entry->d_name) == 0 &&
 		    has_label(device, label))
 			add_match(m, device);
 	}
@@ -146,7 +146,7 @@ int bci_partition_find(const struct bci_executor *ex, const char *label, const c
 	struct dirent **disks;
 	int n;
 
-	if (bci_path(ex, dir, "/sys/block") < 0)
+	if (bci_path(ex->root, dir, "/sys/block") < 0)
 		return -ENAMETOOLONG;
 	/* Sorted, so that messages and choices do not depend on readdir order. */
 	n = scandir(dir, &disks, NULL, alphasort);
@@ -207,7 +207,7 @@ int bci_partition_mount_results(struct bci_executor *ex)
 		bci_error("looking for results partition %s: %s", what, strerror(-ret));
 		return ret;
 	}
-	ret = bci_path(ex, ex->results_mount, "/results");
+	ret = bci_path(ex->root, ex->results_mount, "/results");
 	if (ret < 0)
 		return ret;
 	if (mkdir(ex->results_mount, 0755) < 0 && errno != EEXIST) {

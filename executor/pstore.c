@@ -183,8 +183,8 @@ int bci_pstore_collect(struct bci_executor *ex, struct bci_pstore_saved *saved)
 	bool crashed = false, crashed_pstore;
 
 	memset(saved, 0, sizeof(*saved));
-	if (bci_path(ex, pstore, "/sys/fs/pstore") < 0 ||
-	    bci_path(ex, efivars, "/sys/firmware/efi/efivars") < 0)
+	if (bci_path(ex->root, pstore, "/sys/fs/pstore") < 0 ||
+	    bci_path(ex->root, efivars, "/sys/firmware/efi/efivars") < 0)
 		return -ENAMETOOLONG;
 	snprintf(dest, sizeof(dest), "%s/pstore", ex->boot_dir);
 	saved->pstore = save_and_erase(ex, pstore, dest, NULL, NULL, false, &crashed,

@@ -44,7 +44,7 @@ static void first_line(const struct bci_executor *ex, const char *rel, char *buf
 	char path[PATH_MAX], *text = NULL;
 
 	snprintf(buf, size, "-");
-	if (bci_path(ex, path, "%s", rel) < 0 || bci_read_file(path, &text, NULL, 4096) < 0)
+	if (bci_path(ex->root, path, "%s", rel) < 0 || bci_read_file(path, &text, NULL, 4096) < 0)
 		return;
 	text[strcspn(text, "\n")] = '\0';
 	if (text[0])
@@ -65,7 +65,7 @@ static int identity(const struct bci_executor *ex, char *buf, size_t size)
 	if (testlist[0]) {
 		char path[PATH_MAX], *text = NULL;
 		size_t len = 0;
-		if (bci_path(ex, path, "%s", testlist) == 0 &&
+		if (bci_path(ex->root, path, "%s", testlist) == 0 &&
 		    bci_read_file(path, &text, &len, 64 << 20) == 0)
 			snprintf(plan, sizeof(plan), "%016llx", (unsigned long long)fnv1a(text, len));
 		free(text);

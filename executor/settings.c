@@ -67,7 +67,7 @@ static int read_optional(struct bci_executor *ex, const char *file, size_t max, 
 			 size_t *len)
 {
 	char path[PATH_MAX];
-	int ret = bci_path(ex, path, "%s", file);
+	int ret = bci_path(ex->root, path, "%s", file);
 
 	if (ret == 0)
 		ret = bci_read_file(path, text, len, max);

@@ -42,7 +42,7 @@ static int sysfs_read(const struct bci_executor *ex, const char *rel, char *buf,
 	int fd;
 
 	buf[0] = '\0';
-	if (bci_path(ex, path, "%s", rel) < 0)
+	if (bci_path(ex->root, path, "%s", rel) < 0)
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -61,7 +61,7 @@ static int sysfs_write(const struct bci_executor *ex, const char *rel, const cha
 	char path[PATH_MAX];
 	int fd, ret = 0;
 
-	if (bci_path(ex, path, "%s", rel) < 0)
+	if (bci_path(ex->root, path, "%s", rel) < 0)
 		return -ENAMETOOLONG;
 	/* O_TRUNC as a shell's `echo >` does: sysfs ignores it, a fake tree needs it. */
 	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
@@ -278,7 +278,7 @@ static int arm_alarm(struct cycle *c, unsigned long seconds)
 		say(c, c->out_fd, "bootci-suspend: cannot enable %s for wakeup: %s\n", c->rtc,
 		    strerror(-ret));
 
-	if (bci_path(c->ex, path, "/dev/%s", c->rtc) < 0)
+	if (bci_path(c->ex->root, path, "/dev/%s", c->rtc) < 0)
 		return -ENAMETOOLONG;
 	c->rtc_fd = open(path, O_RDONLY | O_CLOEXEC);
 	ret = c->rtc_fd < 0 ? -errno : c->ex->sys->rtc_read_time(c->rtc_fd, &now_rtc);
@@ -676,7 +676,7 @@ static void cycle_sleep(struct cycle *c, unsigned long wake_after)
 		bci_say("suspend %s: %s for %lus", record->cycle, c->name.state, wake_after);
 	bci_kmsg_mark(ex, 6, "suspend cycle %s: writing %s to /sys/power/state\n", record->cycle,
 		      c->name.state);
-	if (bci_path(ex, path, "/sys/power/state") < 0 ||
+	if (bci_path(ex->root, path, "/sys/power/state") < 0 ||
 	    (state_fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) {
 		record->error = state_fd < 0 ? -errno : -ENAMETOOLONG;
 		snprintf(record->why, sizeof(record->why), "cannot open /sys/power/state: %s",

@@ -262,7 +262,7 @@ static int test_program_prepare(struct bci_executor *ex, struct test_program *t)
 	if (snprintf(t->dir, sizeof(t->dir), "%s/test", ex->run_dir) >= (int)sizeof(t->dir) ||
 	    snprintf(t->result_path, sizeof(t->result_path), "%s/" BCI_RESULTS_TEST_RESULT, t->dir) >=
 		    (int)sizeof(t->result_path) ||
-	    bci_path(ex, null_path, "/dev/null") < 0)
+	    bci_path(ex->root, null_path, "/dev/null") < 0)
 		return -ENAMETOOLONG;
 	ret = bci_mkdir_p(t->dir, 0755);
 	if (ret < 0) {

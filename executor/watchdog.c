@@ -27,7 +27,7 @@ int bci_watchdog_open(struct bci_executor *ex)
 	if (timeout == 0)
 		return 0;
 	for (int i = 0; i < 8 && fd < 0; i++) {
-		if (bci_path(ex, path, "/dev/watchdog%d", i) < 0)
+		if (bci_path(ex->root, path, "/dev/watchdog%d", i) < 0)
 			return -ENAMETOOLONG;
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 	}
