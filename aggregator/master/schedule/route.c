@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The scheduler's paths (serve_hook.h), parsed without touching anything else. */
-#include "serve_hook.h"
-
-#include "manifest.h"
+/* The scheduler's paths (route.h). */
+#include "route.h"
 
 #include <string.h>
 
