@@ -343,7 +343,7 @@ int bci_cmd_report(int argc, char **argv)
 	struct bci_filters *filters = NULL;
 	struct bci_report *report = NULL;
 	struct bci_store *store = NULL;
-	struct bci_html_matrix_view view = { 0 };
+	struct bci_matrix_view view = { 0 };
 	int ret, status = 1;
 
 	ret = report_args_parse(argc, argv, &a);
@@ -365,8 +365,8 @@ int bci_cmd_report(int argc, char **argv)
 					      .window = a.window, .threads = 2, .store_url = a.url };
 	/* With --html the matrix takes each machine's results from the report's reading of them. */
 	if (a.html)
-		ret = bci_html_matrix_report(store, a.build, &options, &report, &view, err,
-					     sizeof(err));
+		ret = bci_matrix_report(store, a.build, &options, &report, &view, err,
+					sizeof(err));
 	else
 		ret = bci_report_build(store, a.build, &options, &report, err, sizeof(err));
 	if (ret < 0) {
@@ -421,7 +421,7 @@ int bci_cmd_report(int argc, char **argv)
 	       report->results, report->machines);
 	status = 0;
 out:
-	bci_html_matrix_release(&view);
+	bci_matrix_release(&view);
 	if (send_path[0])
 		unlink(send_path);
 	bci_report_free(report);
