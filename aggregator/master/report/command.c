@@ -11,6 +11,7 @@
  * Runs are attached to a build when they are ingested (`ingest --build`).
  */
 #include "../commands.h"
+#include "../names.h"
 #include "fsutil.h"
 #include "../ingest/ingest.h"
 #include "report.h"
@@ -115,6 +116,11 @@ int bci_cmd_build(int argc, char **argv)
 	build.name = argv[optind + 1];
 	if (!strcmp(argv[optind], "add") && (!build.tree || !build.commit || !build.tier)) {
 		fprintf(stderr, "bootci-aggregator build add: --tree, --commit and --tier are required\n");
+		return 2;
+	}
+	if (!strcmp(argv[optind], "add") && !bci_name_build_ok(build.name)) {
+		fprintf(stderr, "bootci-aggregator build add: '%s' is not a build name (no '/', no"
+			" control character, not . or ..)\n", build.name);
 		return 2;
 	}
 	if (store_open(url, data_default(data_dir), "build", &store) < 0)

@@ -20,6 +20,7 @@
  * cannot hold become '?'.
  */
 #include "report.h"
+#include "../names.h"
 #include "../store/store.h"
 #include "jsonw.h"
 
@@ -53,16 +54,6 @@ const char *bci_export_kcidb_status(const char *result)
 	int s = bci_status_parse(result);
 
 	return s < 0 ? NULL : kcidb_status(s);
-}
-
-static int origin_valid(const char *origin)
-{
-	if (!*origin)
-		return 0;
-	for (; *origin; origin++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789_", *origin))
-			return 0;
-	return 1;
 }
 
 static int sha1_hex(const char *s)
@@ -223,7 +214,7 @@ int bci_export_kcidb(struct bci_store *store, const char *build, const char *ori
 	char when[64];
 	int ret;
 
-	if (!origin_valid(origin)) {
+	if (!bci_name_kcidb_origin_ok(origin)) {
 		snprintf(err, err_size, "origin '%s': KCIDB wants [a-z0-9_]+", origin);
 		return -EINVAL;
 	}

@@ -2,6 +2,7 @@
 /* Re-deploy of a damaged disk (deploy.h): the marks, the deploy job's answer and initrd. */
 #include "deploy.h"
 
+#include "../names.h"
 #include "../store/store.h"
 #include "deploy_plan.h"
 #include "fsutil.h"
@@ -23,7 +24,7 @@
 static int mark_path(struct bci_schedule *s, const char *which, const char *machine, char *path,
 		     size_t size)
 {
-	if (!bci_manifest_word_ok(machine))
+	if (!bci_name_machine_ok(machine))
 		return -EINVAL;
 	if ((size_t)snprintf(path, size, "%s/schedule/%s/%s", s->data_dir, which, machine) >= size)
 		return -ENAMETOOLONG;

@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "split.h"
 
+#include "../names.h"
 #include "../store/store.h"
 #include "manifest.h"
 #include "message.h"
@@ -90,7 +91,7 @@ static int run_id_make(char *run_id, size_t size, const char *build, const char 
 	int n = shards > 1 ? snprintf(run_id, size, "%s-%s-%uof%u", build, tier, shard + 1, shards)
 			   : snprintf(run_id, size, "%s-%s", build, tier);
 
-	if (n < 0 || (size_t)n >= size || !bci_manifest_word_ok(run_id))
+	if (n < 0 || (size_t)n >= size || !bci_name_run_id_ok(run_id))
 		return -ENAMETOOLONG;
 	return 0;
 }
