@@ -10,10 +10,10 @@
  *
  * Runs are attached to a build when they are ingested (`ingest --build`).
  */
+#include "../command.h"
 #include "../commands.h"
 #include "../names.h"
 #include "fsutil.h"
-#include "../ingest/ingest.h"
 #include "report.h"
 #include "../store/store.h"
 
@@ -27,23 +27,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static int store_open(const char *url, const char *data_dir, const char *who,
-		      struct bci_store **store)
-{
-	char err[PATH_MAX + 1024] = "";
-
-	if (bci_store_open(url, data_dir, store, err, sizeof(err)) < 0) {
-		fprintf(stderr, "bootci-aggregator %s: store: %s\n", who, err);
-		return -1;
-	}
-	return 0;
-}
-
-static const char *data_default(const char *data_dir)
-{
-	return data_dir && *data_dir ? data_dir : BCI_INGEST_DEFAULT_DATA;
-}
 
 /* ---- build ---- */
 
@@ -64,8 +47,7 @@ static int build_print(const struct bci_store_build *b, void *ctx)
 int bci_cmd_build(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
+		BCI_COMMAND_STORE_OPTIONS,
 		{ "tree", required_argument, NULL, 't' },
 		{ "commit", required_argument, NULL, 'c' },
 		{ "tier", required_argument, NULL, 'T' },
@@ -76,17 +58,18 @@ int bci_cmd_build(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA");
 	struct bci_store_build build = { 0 };
+	struct bci_command_store cs;
 	struct bci_store *store;
 	char err[PATH_MAX + 1024] = "", *end;
 	int opt, ret;
 
+	bci_command_store_init(&cs, "build");
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "s:d:t:c:T:b:S:M:r:h", options, NULL)) != -1) {
+		if (bci_command_store_option(&cs, opt, optarg))
+			continue;
 		switch (opt) {
-		case 's': url = optarg; break;
-		case 'd': data_dir = optarg; break;
 		case 't': build.tree = optarg; break;
 		case 'c': build.commit = optarg; break;
 		case 'T': build.tier = optarg; break;
@@ -101,18 +84,12 @@ int bci_cmd_build(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'h':
-			bci_aggregator_usage(stdout);
-			return 0;
 		default:
-			bci_aggregator_usage(stderr);
-			return 2;
+			return bci_command_usage_exit(opt);
 		}
 	}
-	if (optind + 2 != argc || (strcmp(argv[optind], "add") && strcmp(argv[optind], "show"))) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
+	if (optind + 2 != argc || (strcmp(argv[optind], "add") && strcmp(argv[optind], "show")))
+		return bci_command_usage_exit('?');
 	build.name = argv[optind + 1];
 	if (!strcmp(argv[optind], "add") && (!build.tree || !build.commit || !build.tier)) {
 		fprintf(stderr, "bootci-aggregator build add: --tree, --commit and --tier are required\n");
@@ -123,7 +100,7 @@ int bci_cmd_build(int argc, char **argv)
 			" control character, not . or ..)\n", build.name);
 		return 2;
 	}
-	if (store_open(url, data_default(data_dir), "build", &store) < 0)
+	if (bci_command_store_open(&cs, &store))
 		return 1;
 	if (!strcmp(argv[optind], "show"))
 		ret = bci_store_build_get(store, build.name, build_print, NULL, err, sizeof(err));
@@ -149,42 +126,29 @@ static int tag_print(const char *tag, void *ctx)
 int bci_cmd_machine(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
+		BCI_COMMAND_STORE_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA");
+	struct bci_command_store cs;
 	struct bci_store *store;
 	char err[PATH_MAX + 1024] = "";
 	const char *verb, *machine;
 	int opt, ret = 0;
 
+	bci_command_store_init(&cs, "machine");
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 's': url = optarg; break;
-		case 'd': data_dir = optarg; break;
-		case 'h':
-			bci_aggregator_usage(stdout);
-			return 0;
-		default:
-			bci_aggregator_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc - optind < 2) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
+	while ((opt = getopt_long(argc, argv, "s:d:h", options, NULL)) != -1)
+		if (!bci_command_store_option(&cs, opt, optarg))
+			return bci_command_usage_exit(opt);
+	if (argc - optind < 2)
+		return bci_command_usage_exit('?');
 	verb = argv[optind];
 	machine = argv[optind + 1];
 	if ((strcmp(verb, "tag") && strcmp(verb, "untag") && strcmp(verb, "tags")) ||
-	    (!strcmp(verb, "tags") ? argc - optind != 2 : argc - optind < 3)) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
-	if (store_open(url, data_default(data_dir), "machine", &store) < 0)
+	    (!strcmp(verb, "tags") ? argc - optind != 2 : argc - optind < 3))
+		return bci_command_usage_exit('?');
+	if (bci_command_store_open(&cs, &store))
 		return 1;
 	if (!strcmp(verb, "tags")) {
 		ret = bci_store_machine_tags(store, machine, tag_print, NULL, err, sizeof(err));
@@ -232,7 +196,8 @@ static int mail_send(const char *path)
 }
 
 struct report_args {
-	const char *url, *data_dir, *build, *filters, *mbox, *from, *to, *matrix_url, *html;
+	struct bci_command_store store;
+	const char *build, *filters, *mbox, *from, *to, *matrix_url, *html;
 	const char *results_url;
 	int window, fold_after, send;
 	time_t date;
@@ -250,8 +215,7 @@ static int number_parse(const char *s, long min, long *out)
 static int report_args_parse(int argc, char **argv, struct report_args *a)
 {
 	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
+		BCI_COMMAND_STORE_OPTIONS,
 		{ "build", required_argument, NULL, 'b' },
 		{ "filters", required_argument, NULL, 'f' },
 		{ "window", required_argument, NULL, 'w' },
@@ -272,9 +236,9 @@ static int report_args_parse(int argc, char **argv, struct report_args *a)
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "s:d:b:f:w:o:SF:t:u:n:D:H:R:h", options, NULL)) != -1) {
+		if (bci_command_store_option(&a->store, opt, optarg))
+			continue;
 		switch (opt) {
-		case 's': a->url = optarg; break;
-		case 'd': a->data_dir = optarg; break;
 		case 'b': a->build = optarg; break;
 		case 'f': a->filters = optarg; break;
 		case 'o': a->mbox = optarg; break;
@@ -299,18 +263,12 @@ static int report_args_parse(int argc, char **argv, struct report_args *a)
 			else
 				a->date = (time_t)n;
 			break;
-		case 'h':
-			bci_aggregator_usage(stdout);
-			return 0;
 		default:
-			bci_aggregator_usage(stderr);
-			return 2;
+			return bci_command_usage_exit(opt);
 		}
 	}
-	if (optind != argc || !a->build) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
+	if (optind != argc || !a->build)
+		return bci_command_usage_exit('?');
 	if (a->send && !a->to) {
 		fprintf(stderr, "bootci-aggregator report: --send needs --to (sendmail -t reads the recipients from the headers)\n");
 		return 2;
@@ -343,32 +301,34 @@ static int mbox_save(const char *path, const struct bci_report *report,
 
 int bci_cmd_report(int argc, char **argv)
 {
-	struct report_args a = { .url = getenv("BOOTCI_STORE"), .data_dir = getenv("BOOTCI_DATA"),
-				 .window = 5, .fold_after = 1, .date = time(NULL) };
+	struct report_args a = { .window = 5, .fold_after = 1, .date = time(NULL) };
 	char err[PATH_MAX + 1024] = "", filters_path[PATH_MAX], send_path[PATH_MAX] = "";
 	struct bci_filters *filters = NULL;
 	struct bci_report *report = NULL;
 	struct bci_store *store = NULL;
 	struct bci_matrix_view view = { 0 };
+	const char *data_dir;
 	int ret, status = 1;
 
+	bci_command_store_init(&a.store, "report");
 	ret = report_args_parse(argc, argv, &a);
 	if (ret >= 0)
 		return ret;
-	a.data_dir = data_default(a.data_dir);
+	data_dir = bci_command_data_dir(&a.store);
 	/* The data folder's filter file is optional; one named on the command line is not. */
 	snprintf(filters_path, sizeof(filters_path), "%s", a.filters ? a.filters : "");
 	if (!a.filters)
-		snprintf(filters_path, sizeof(filters_path), "%s/known-issues.txt", a.data_dir);
+		snprintf(filters_path, sizeof(filters_path), "%s/known-issues.txt", data_dir);
 	ret = bci_filters_load(filters_path, &filters, err, sizeof(err));
 	if (ret < 0 && !(ret == -ENOENT && !a.filters)) {
 		fprintf(stderr, "bootci-aggregator report: filters: %s\n", err);
 		return 1;
 	}
-	if (store_open(a.url, a.data_dir, "report", &store) < 0)
+	if (bci_command_store_open(&a.store, &store))
 		goto out;
-	struct bci_report_options options = { .data_dir = a.data_dir, .filters = filters,
-					      .window = a.window, .threads = 2, .store_url = a.url };
+	struct bci_report_options options = { .data_dir = data_dir, .filters = filters,
+					      .window = a.window, .threads = 2,
+					      .store_url = a.store.url };
 	/* With --html the matrix takes each machine's results from the report's reading of them. */
 	if (a.html)
 		ret = bci_matrix_report(store, a.build, &options, &report, &view, err,
@@ -396,7 +356,7 @@ int bci_cmd_report(int argc, char **argv)
 		close(fd);
 	}
 	if (a.html) {
-		ret = bci_html_write_view(a.data_dir, report, &view, a.html, a.results_url, err,
+		ret = bci_html_write_view(data_dir, report, &view, a.html, a.results_url, err,
 					  sizeof(err));
 		if (ret < 0) {
 			fprintf(stderr, "bootci-aggregator report: html: %s\n",
@@ -466,8 +426,7 @@ static int export_save(const char *path, const struct export_args *a, char *err,
 int bci_cmd_export(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
+		BCI_COMMAND_STORE_OPTIONS,
 		{ "build", required_argument, NULL, 'b' },
 		{ "origin", required_argument, NULL, 'O' },
 		{ "machine", required_argument, NULL, 'm' },
@@ -476,40 +435,36 @@ int bci_cmd_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA"), *output = NULL;
 	struct export_args a = { .origin = "bootci" };
 	char err[PATH_MAX + 1024] = "";
+	struct bci_command_store cs;
+	const char *output = NULL;
 	int opt, ret;
 
+	bci_command_store_init(&cs, "export");
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "s:d:b:O:m:r:o:h", options, NULL)) != -1) {
+		if (bci_command_store_option(&cs, opt, optarg))
+			continue;
 		switch (opt) {
-		case 's': url = optarg; break;
-		case 'd': data_dir = optarg; break;
 		case 'b': a.build = optarg; break;
 		case 'O': a.origin = optarg; break;
 		case 'm': a.machine = optarg; break;
 		case 'r': a.run_id = optarg; break;
 		case 'o': output = optarg; break;
-		case 'h':
-			bci_aggregator_usage(stdout);
-			return 0;
 		default:
-			bci_aggregator_usage(stderr);
-			return 2;
+			return bci_command_usage_exit(opt);
 		}
 	}
-	if (optind != argc - 1) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return bci_command_usage_exit('?');
 	a.kind = argv[optind];
 	if (!(!strcmp(a.kind, "kcidb") && a.build) &&
 	    !(!strcmp(a.kind, "junit") && a.machine && a.run_id)) {
 		fprintf(stderr, "bootci-aggregator export: 'kcidb --build NAME' or 'junit --machine NAME --run-id ID'\n");
 		return 2;
 	}
-	if (store_open(url, data_default(data_dir), "export", &a.store) < 0)
+	if (bci_command_store_open(&cs, &a.store))
 		return 1;
 	ret = export_save(output, &a, err, sizeof(err));
 	bci_store_close(a.store);
