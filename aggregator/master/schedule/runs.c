@@ -69,58 +69,18 @@ static int run_job_match(const struct bci_store_job *job, void *ctx)
 	return 0;
 }
 
-struct build_copy {
-	char *name, *tree, *commit, *base, *series_title, *message_id;
-	char tier[8];
-	double registered;
-	bool oom;
-};
-
-static char *dup_or_null(const char *text, bool *oom)
-{
-	char *copy = text ? strdup(text) : NULL;
-
-	if (text && !copy)
-		*oom = true;
-	return copy;
-}
-
-static int build_copy_row(const struct bci_store_build *build, void *ctx)
-{
-	struct build_copy *c = ctx;
-
-	c->name = dup_or_null(build->name, &c->oom);
-	c->tree = dup_or_null(build->tree, &c->oom);
-	c->commit = dup_or_null(build->commit, &c->oom);
-	c->base = dup_or_null(build->base, &c->oom);
-	c->series_title = dup_or_null(build->series_title, &c->oom);
-	c->message_id = dup_or_null(build->message_id, &c->oom);
-	snprintf(c->tier, sizeof(c->tier), "%s", build->tier ? build->tier : "");
-	c->registered = build->registered;
-	return c->oom ? -ENOMEM : 0;
-}
-
 /* The build's tier becomes full: its results now include the full tier's. */
 static int build_tier_full(struct bci_store *store, const char *build, char *err, size_t err_size)
 {
-	struct build_copy c = { 0 };
-	int ret = bci_store_build_get(store, build, build_copy_row, &c, err, err_size);
+	struct bci_store_build *b;
+	int ret = bci_store_build_read(store, build, &b, err, err_size);
 
-	if (ret >= 0 && strcmp(c.tier, "full")) {
-		struct bci_store_build put = {
-			.name = c.name, .tree = c.tree, .commit = c.commit, .tier = "full",
-			.base = c.base, .series_title = c.series_title, .message_id = c.message_id,
-			.registered = c.registered,
-		};
-
-		ret = bci_store_build_put(store, &put, err, err_size);
+	if (ret >= 0 && strcmp(b->tier, "full")) {
+		b->tier = "full";
+		ret = bci_store_build_put(store, b, err, err_size);
 	}
-	free(c.name);
-	free(c.tree);
-	free(c.commit);
-	free(c.base);
-	free(c.series_title);
-	free(c.message_id);
+	if (ret >= 0)
+		free(b);
 	return ret < 0 ? ret : 0;
 }
 

@@ -98,6 +98,13 @@ int bci_store_build_put(struct bci_store *store, const struct bci_store_build *b
 int bci_store_build_get(struct bci_store *store, const char *name,
 			int (*fn)(const struct bci_store_build *build, void *ctx), void *ctx,
 			char *err, size_t err_size);
+/*
+ * A copy of the build named @name in *@build: one allocation holding the
+ * struct and its strings, which the caller frees with free(). -ENOENT if
+ * there is none.
+ */
+int bci_store_build_read(struct bci_store *store, const char *name,
+			 struct bci_store_build **build, char *err, size_t err_size);
 
 /* ---- runs ---- */
 
