@@ -306,17 +306,27 @@ struct results_ctx {
 	int run;
 };
 
+/* The cell of @result's test in @c->cells and the result's status: 0, -ENOMEM or -EPROTO. */
+static int result_cell(struct results_ctx *c, const struct bci_store_result *result,
+		       struct test_cell **slot, int *status)
+{
+	long id = name_number(&c->names, result->name);
+
+	*slot = id < 0 ? NULL : cell_at(c->cells, id);
+	*status = bci_status_parse(result->result);
+	if (!*slot)
+		return -ENOMEM;
+	return *status < 0 ? -EPROTO : 0;
+}
+
 static int build_result(const struct bci_store_result *result, void *ctx)
 {
 	struct results_ctx *c = ctx;
-	long id = name_number(&c->names, result->name);
-	int status = bci_status_parse(result->result);
-	struct test_cell *slot = id < 0 ? NULL : cell_at(c->cells, id);
+	struct test_cell *slot;
+	int status, ret = result_cell(c, result, &slot, &status);
 
-	if (!slot)
-		return -ENOMEM;
-	if (status < 0)
-		return -EPROTO;
+	if (ret < 0)
+		return ret;
 	slot->status = status;
 	slot->run = c->run;
 	slot->job = result->job;
@@ -350,14 +360,11 @@ static int seen_give(struct maker *m, const struct run_list *build_runs)
 static int baseline_result(const struct bci_store_result *result, void *ctx)
 {
 	struct results_ctx *c = ctx;
-	long id = name_number(&c->names, result->name);
-	int status = bci_status_parse(result->result);
-	struct test_cell *slot = id < 0 ? NULL : cell_at(c->cells, id);
+	struct test_cell *slot;
+	int status, ret = result_cell(c, result, &slot, &status);
 
-	if (!slot)
-		return -ENOMEM;
-	if (status < 0)
-		return -EPROTO;
+	if (ret < 0)
+		return ret;
 	if (status == BCI_STATUS_NOTRUN) {
 		if (slot->status < 0)
 			slot->status = status;
