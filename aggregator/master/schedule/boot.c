@@ -191,40 +191,29 @@ int bci_schedule_boot(struct bci_schedule *s, const char *mac, const char *base_
 
 /* ---- the job initrd ---- */
 
-struct job_find {
-	const char *run_id;
-	char *testlist;
-	bool found;
-};
-
-static int job_match(const struct bci_store_job *job, void *ctx)
+static int testlist_copy(const struct bci_store_job *job, void *ctx)
 {
-	struct job_find *f = ctx;
-
-	if (f->found || strcmp(job->run_id, f->run_id))
-		return 0;
-	f->found = true;
-	f->testlist = strdup(job->testlist);
-	return f->testlist ? 0 : -ENOMEM;
+	*(char **)ctx = strdup(job->testlist);
+	return *(char **)ctx ? 0 : -ENOMEM;
 }
 
 int bci_schedule_job_initrd(struct bci_schedule *s, const char *machine, const char *run_id,
 			    char **data, size_t *len, char *err, size_t err_size)
 {
-	struct job_find find = { .run_id = run_id };
+	char *testlist = NULL;
 	int ret;
 
-	ret = bci_store_machine_jobs_each(s->store, machine, job_match, &find, err, err_size);
+	ret = bci_store_machine_job_get(s->store, machine, run_id, testlist_copy, &testlist, err,
+					err_size);
 	if (ret < 0)
 		goto out;
-	if (!find.found) {
+	if (!ret) {
 		bci_message(err, err_size, "machine %s has no job %s", machine, run_id);
 		ret = -ENOENT;
 		goto out;
 	}
-	ret = bci_job_initrd_make(BCI_SCHEDULE_TESTLIST_PATH, find.testlist, strlen(find.testlist),
-				  data, len);
+	ret = bci_job_initrd_make(BCI_SCHEDULE_TESTLIST_PATH, testlist, strlen(testlist), data, len);
 out:
-	free(find.testlist);
+	free(testlist);
 	return ret;
 }

@@ -96,20 +96,6 @@ static int run_id_make(char *run_id, size_t size, const char *build, const char 
 	return 0;
 }
 
-struct run_id_taken {
-	const char *run_id;
-	bool taken;
-};
-
-static int run_id_match(const struct bci_store_job *job, void *ctx)
-{
-	struct run_id_taken *t = ctx;
-
-	if (!strcmp(job->run_id, t->run_id))
-		t->taken = true;
-	return 0;
-}
-
 static int job_queue(struct bci_schedule *s, const char *machine, const char *build,
 		     const char *tier, unsigned shard, unsigned shards, const char *testlist,
 		     char *err, size_t err_size)
@@ -119,7 +105,6 @@ static int job_queue(struct bci_schedule *s, const char *machine, const char *bu
 		.machine = machine, .build = build, .tier = tier, .shard = (int)shard,
 		.shards = (int)shards, .testlist = testlist, .run_id = run_id,
 	};
-	struct run_id_taken taken = { .run_id = run_id };
 	int ret;
 
 	if (run_id_make(base, sizeof(base), build, tier, shard, shards) < 0) {
@@ -139,12 +124,10 @@ static int job_queue(struct bci_schedule *s, const char *machine, const char *bu
 			bci_message(err, err_size, "build name %s is too long for a run id", build);
 			return -ENAMETOOLONG;
 		}
-		taken.taken = false;
-		ret = bci_store_machine_jobs_each(s->store, machine, run_id_match, &taken, err,
-						  err_size);
+		ret = bci_store_machine_job_get(s->store, machine, run_id, NULL, NULL, err, err_size);
 		if (ret < 0)
 			return ret;
-		if (!taken.taken)
+		if (!ret)
 			return bci_store_job_add(s->store, &job, NULL, err, err_size);
 	}
 	bci_message(err, err_size, "%s already ran %d times on %s", base, BCI_SCHEDULE_MAX_RERUNS + 1,

@@ -16,50 +16,40 @@
 #include <string.h>
 
 struct run_build {
-	const char *run_id;
 	char *build;
 	size_t size;
-	bool found;
 };
 
-static int run_build_match(const struct bci_store_job *job, void *ctx)
+static int run_build_copy(const struct bci_store_job *job, void *ctx)
 {
 	struct run_build *r = ctx;
 
-	if (!r->found && !strcmp(job->run_id, r->run_id)) {
-		snprintf(r->build, r->size, "%s", job->build);
-		r->found = true;
-	}
+	snprintf(r->build, r->size, "%s", job->build);
 	return 0;
 }
 
 int bci_schedule_run_build(struct bci_store *store, const char *machine, const char *run_id,
 			   char *build, size_t size, char *err, size_t err_size)
 {
-	struct run_build r = { .run_id = run_id, .build = build, .size = size };
-	int ret = bci_store_machine_jobs_each(store, machine, run_build_match, &r, err, err_size);
+	struct run_build r = { .build = build, .size = size };
 
-	return ret < 0 ? ret : r.found;
+	return bci_store_machine_job_get(store, machine, run_id, run_build_copy, &r, err, err_size);
 }
 
 /* ---- a run in the store ---- */
 
 struct run_job {
-	const char *run_id;
 	int64_t key;
 	char build[256], tier[8];
 	int boots;
 	double booted;
-	bool found, done;
+	bool done;
 };
 
-static int run_job_match(const struct bci_store_job *job, void *ctx)
+static int run_job_copy(const struct bci_store_job *job, void *ctx)
 {
 	struct run_job *r = ctx;
 
-	if (r->found || strcmp(job->run_id, r->run_id))
-		return 0;
-	r->found = true;
 	r->key = job->key;
 	snprintf(r->build, sizeof(r->build), "%s", job->build);
 	snprintf(r->tier, sizeof(r->tier), "%s", job->tier);
@@ -87,11 +77,11 @@ static int build_tier_full(struct bci_store *store, const char *build, char *err
 int bci_schedule_run_ingested(struct bci_store *store, const char *machine, const char *run_id,
 			      char *err, size_t err_size)
 {
-	struct run_job r = { .run_id = run_id };
-	int ret = bci_store_machine_jobs_each(store, machine, run_job_match, &r, err, err_size);
+	struct run_job r = { 0 };
+	int ret = bci_store_machine_job_get(store, machine, run_id, run_job_copy, &r, err, err_size);
 
-	if (ret < 0 || !r.found)
-		return ret < 0 ? ret : 0;
+	if (ret <= 0)
+		return ret;
 	if (!r.done && (ret = bci_store_job_update(store, r.key, "done", r.boots, r.booted, err,
 						   err_size)) < 0)
 		return ret;

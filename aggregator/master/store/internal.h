@@ -69,6 +69,7 @@ enum bci_store_statement {
 	S_JOBS_BUILD,
 	S_JOBS_BUILD_TIER,
 	S_JOBS_MACHINE,
+	S_JOB_GET,
 	S_SPLIT_ADD,
 	S_SPLITS,
 	S_MACHINE_STATE_PUT,

@@ -30,6 +30,7 @@ static const char *const statements[S_METRICS_FIRST - S_SCHEDULE_FIRST] = {
 	[S_JOBS_BUILD_TIER - S_SCHEDULE_FIRST] =
 		JOB_COLUMNS " WHERE b.name = ? AND j.tier = ? ORDER BY m.name, j.id",
 	[S_JOBS_MACHINE - S_SCHEDULE_FIRST] = JOB_COLUMNS " WHERE m.name = ? ORDER BY j.id",
+	[S_JOB_GET - S_SCHEDULE_FIRST] = JOB_COLUMNS " WHERE m.name = ? AND j.run_id = ?",
 	[S_SPLIT_ADD - S_SCHEDULE_FIRST] =
 		"INSERT INTO schedule_splits (build, tier, shard_group, shard, shards, machine,"
 		" testlist) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -110,7 +111,7 @@ int bci_store_job_add(struct bci_store *store, const struct bci_store_job *job, 
 		value_real(job->queued > 0 ? job->queued : bci_store_now(), 0),
 	};
 	ret = query(store, S_JOB_ADD, params, 8, bci_store_row_first_int, &id, err,
-			      err_size);
+		    err_size);
 	if (ret == -EEXIST)
 		snprintf(err, err_size, "machine %s already has a job of run id %s", job->machine,
 			 job->run_id);
@@ -149,7 +150,7 @@ static int row_job(const struct bci_store_value *c, int n, void *ctx)
 		.booted = column_real(&c[11], 0),
 	};
 	walk->count++;
-	return walk->fn(&job, walk->ctx);
+	return walk->fn ? walk->fn(&job, walk->ctx) : 0;
 }
 
 int bci_store_job_next(struct bci_store *store, const char *machine,
@@ -183,7 +184,7 @@ int bci_store_jobs_each(struct bci_store *store, const char *build, const char *
 	int ret;
 
 	ret = query(store, tier ? S_JOBS_BUILD_TIER : S_JOBS_BUILD, params, tier ? 2 : 1,
-			      row_job, &walk, err, err_size);
+		    row_job, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }
 
@@ -196,6 +197,18 @@ int bci_store_machine_jobs_each(struct bci_store *store, const char *machine,
 	int ret;
 
 	ret = query(store, S_JOBS_MACHINE, &param, 1, row_job, &walk, err, err_size);
+	return ret ? ret : walk.count;
+}
+
+int bci_store_machine_job_get(struct bci_store *store, const char *machine, const char *run_id,
+			      int (*fn)(const struct bci_store_job *job, void *ctx), void *ctx,
+			      char *err, size_t err_size)
+{
+	struct bci_store_value params[] = { value_text(machine), value_text(run_id) };
+	struct job_walk walk = { fn, ctx, 0 };
+	int ret;
+
+	ret = query(store, S_JOB_GET, params, 2, row_job, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }
 
@@ -316,7 +329,7 @@ int bci_store_machine_state_get(struct bci_store *store, const char *machine,
 	int ret;
 
 	ret = query(store, S_MACHINE_STATE_GET, &param, 1, row_state, &walk, err,
-			      err_size);
+		    err_size);
 	if (ret)
 		return ret;
 	if (!walk.count) {
@@ -511,7 +524,7 @@ int bci_store_known_good_file_add(struct bci_store *store, const char *version,
 	int ret;
 
 	ret = query(store, S_KNOWN_GOOD_ENSURE, ensure, 2, bci_store_row_first_int, &key,
-			      err, err_size);
+		    err, err_size);
 	if (ret < 0)
 		return ret;
 	struct bci_store_value params[] = {
