@@ -2,8 +2,8 @@
 /*
  * The pages `serve` renders from the store on request (serve/pages.c routes
  * them and caches them until the next ingest): the list of builds, a
- * build's matrix (html.c), a result with its out/err/dmesg and the crash
- * records of its run, a test's history across builds, and a machine's
+ * build's matrix (matrix_html.c), a result with its out/err/dmesg and the
+ * crash records of its run, a test's history across builds, and a machine's
  * suspend/resume latency across builds as an inline SVG plot.
  *
  * Every name and every byte of output goes through bci_html_escape(); names
