@@ -29,7 +29,7 @@ int bci_schedule_object_path(const char *data_dir, const char *sha256, char *pat
 
 struct file_find {
 	const char *path;
-	char sha256[BCI_SHA256_HEX_LEN + 1];
+	struct bci_schedule_file *file;
 	bool found;
 };
 
@@ -39,26 +39,40 @@ static int file_match(const struct bci_store_build_file *file, void *ctx)
 
 	if (strcmp(file->path, find->path))
 		return 0;
-	snprintf(find->sha256, sizeof(find->sha256), "%s", file->sha256);
+	snprintf(find->file->sha256, sizeof(find->file->sha256), "%s", file->sha256);
+	find->file->size = file->size;
 	find->found = true;
 	return 0;
+}
+
+int bci_schedule_file_find(struct bci_store *store, bool known_good, const char *owner,
+			   const char *name, struct bci_schedule_file *file, char *err,
+			   size_t err_size)
+{
+	struct file_find find = { .path = name, .file = file };
+	int ret = known_good ? bci_store_known_good_files_each(store, owner, file_match, &find, err,
+							       err_size)
+			     : bci_store_build_files_each(store, owner, file_match, &find, err,
+							  err_size);
+
+	return ret < 0 ? ret : find.found;
 }
 
 int bci_schedule_build_file_read(struct bci_schedule *s, const char *build, const char *name,
 				 char **text, size_t *len, char *err, size_t err_size)
 {
-	struct file_find find = { .path = name };
+	struct bci_schedule_file file;
 	char path[4096];
 	int ret;
 
-	ret = bci_store_build_files_each(s->store, build, file_match, &find, err, err_size);
+	ret = bci_schedule_file_find(s->store, false, build, name, &file, err, err_size);
 	if (ret < 0)
 		return ret;
-	if (!find.found) {
+	if (!ret) {
 		bci_message(err, err_size, "build %s has no file %s", build, name);
 		return -ENOENT;
 	}
-	if ((ret = bci_schedule_object_path(s->data_dir, find.sha256, path, sizeof(path))) < 0 ||
+	if ((ret = bci_schedule_object_path(s->data_dir, file.sha256, path, sizeof(path))) < 0 ||
 	    (ret = bci_read_file(path, text, len, BUILD_FILE_MAX)) < 0) {
 		bci_message(err, err_size, "build %s: %s (%s): %s", build, name, path, strerror(-ret));
 		return ret;

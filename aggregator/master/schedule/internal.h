@@ -9,7 +9,10 @@
 
 #include "schedule.h"
 
+#include "manifest.h"
+
 #include <stdbool.h>
+#include <stdint.h>
 
 /* ---- log.c ---- */
 
@@ -37,6 +40,20 @@ int bci_schedule_run_uploaded(struct bci_schedule *s, const char *machine, const
 			      char *err, size_t err_size);
 
 /* ---- build_files.c ---- */
+
+/* A published file (of a build or a known-good image): its object. */
+struct bci_schedule_file {
+	char sha256[BCI_SHA256_HEX_LEN + 1];	/* its name in DATA/builds/objects/ */
+	uint64_t size;
+};
+
+/*
+ * The file @name of build @owner, or of known-good image @owner when
+ * @known_good: 1 with @file filled, 0 when it has no such file, -errno.
+ */
+int bci_schedule_file_find(struct bci_store *store, bool known_good, const char *owner,
+			   const char *name, struct bci_schedule_file *file, char *err,
+			   size_t err_size);
 
 /* Reads @build's published file @name (malloc'ed): 0, -ENOENT when the build has none. */
 int bci_schedule_build_file_read(struct bci_schedule *s, const char *build, const char *name,
