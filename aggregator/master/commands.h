@@ -11,7 +11,7 @@
 int bci_cmd_ingest(int argc, char **argv);
 int bci_cmd_serve(int argc, char **argv);
 int bci_cmd_publish(int argc, char **argv);
-/* report/command.c, report/metrics_command.c */
+/* report/build_command.c, command.c, export_command.c, metrics_command.c */
 int bci_cmd_build(int argc, char **argv);
 int bci_cmd_machine(int argc, char **argv);
 int bci_cmd_report(int argc, char **argv);

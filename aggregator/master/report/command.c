@@ -1,18 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The CI master's commands around reports:
- *
- *   build add NAME --tree T --commit C --tier fast|full [--base B]
- *             [--series-title TITLE] [--message-id ID] [--registered UNIX]
- *   build show NAME
- *   machine tag|untag NAME TAG...    machine tags NAME
- *   report --build NAME [--mbox FILE] [--send] ...
- *
- * Runs are attached to a build when they are ingested (`ingest --build`).
+ * report --build NAME [--mbox FILE|-] [--send --to ADDR] [--html DIR] ...:
+ * a build's report (regress.c) as a reply to its series (mbox.c), mailed
+ * through `sendmail -t`, and as static pages (html_write.c).
  */
 #include "../command.h"
 #include "../commands.h"
-#include "../names.h"
 #include "fsutil.h"
 #include "report.h"
 #include "../store/store.h"
@@ -20,158 +13,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-/* ---- build ---- */
-
-static int build_print(const struct bci_store_build *b, void *ctx)
-{
-	(void)ctx;
-	printf("name %s\ntree %s\ncommit %s\ntier %s\n", b->name, b->tree, b->commit, b->tier);
-	if (b->base)
-		printf("base %s\n", b->base);
-	if (b->series_title)
-		printf("series-title %s\n", b->series_title);
-	if (b->message_id)
-		printf("message-id %s\n", b->message_id);
-	printf("registered %.0f\n", b->registered);
-	return 0;
-}
-
-int bci_cmd_build(int argc, char **argv)
-{
-	static const struct option options[] = {
-		BCI_COMMAND_STORE_OPTIONS,
-		{ "tree", required_argument, NULL, 't' },
-		{ "commit", required_argument, NULL, 'c' },
-		{ "tier", required_argument, NULL, 'T' },
-		{ "base", required_argument, NULL, 'b' },
-		{ "series-title", required_argument, NULL, 'S' },
-		{ "message-id", required_argument, NULL, 'M' },
-		{ "registered", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct bci_store_build build = { 0 };
-	struct bci_command_store cs;
-	struct bci_store *store;
-	char err[PATH_MAX + 1024] = "", *end;
-	int opt, ret;
-
-	bci_command_store_init(&cs, "build");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:t:c:T:b:S:M:r:h", options, NULL)) != -1) {
-		if (bci_command_store_option(&cs, opt, optarg))
-			continue;
-		switch (opt) {
-		case 't': build.tree = optarg; break;
-		case 'c': build.commit = optarg; break;
-		case 'T': build.tier = optarg; break;
-		case 'b': build.base = optarg; break;
-		case 'S': build.series_title = optarg; break;
-		case 'M': build.message_id = optarg; break;
-		case 'r':
-			build.registered = strtod(optarg, &end);
-			if (end == optarg || *end || build.registered <= 0) {
-				fprintf(stderr, "bootci-aggregator build: --registered '%s': not a Unix time\n",
-					optarg);
-				return 2;
-			}
-			break;
-		default:
-			return bci_command_usage_exit(opt);
-		}
-	}
-	if (optind + 2 != argc || (strcmp(argv[optind], "add") && strcmp(argv[optind], "show")))
-		return bci_command_usage_exit('?');
-	build.name = argv[optind + 1];
-	if (!strcmp(argv[optind], "add") && (!build.tree || !build.commit || !build.tier)) {
-		fprintf(stderr, "bootci-aggregator build add: --tree, --commit and --tier are required\n");
-		return 2;
-	}
-	if (!strcmp(argv[optind], "add") && !bci_name_build_ok(build.name)) {
-		fprintf(stderr, "bootci-aggregator build add: '%s' is not a build name (no '/', no"
-			" control character, not . or ..)\n", build.name);
-		return 2;
-	}
-	if (bci_command_store_open(&cs, &store))
-		return 1;
-	if (!strcmp(argv[optind], "show"))
-		ret = bci_store_build_get(store, build.name, build_print, NULL, err, sizeof(err));
-	else
-		ret = bci_store_build_put(store, &build, err, sizeof(err));
-	bci_store_close(store);
-	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator build: %s\n", err[0] ? err : strerror(-ret));
-		return 1;
-	}
-	return 0;
-}
-
-/* ---- machine ---- */
-
-static int tag_print(const char *tag, void *ctx)
-{
-	(void)ctx;
-	printf("%s\n", tag);
-	return 0;
-}
-
-int bci_cmd_machine(int argc, char **argv)
-{
-	static const struct option options[] = {
-		BCI_COMMAND_STORE_OPTIONS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct bci_command_store cs;
-	struct bci_store *store;
-	char err[PATH_MAX + 1024] = "";
-	const char *verb, *machine;
-	int opt, ret = 0;
-
-	bci_command_store_init(&cs, "machine");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:h", options, NULL)) != -1)
-		if (!bci_command_store_option(&cs, opt, optarg))
-			return bci_command_usage_exit(opt);
-	if (argc - optind < 2)
-		return bci_command_usage_exit('?');
-	verb = argv[optind];
-	machine = argv[optind + 1];
-	if ((strcmp(verb, "tag") && strcmp(verb, "untag") && strcmp(verb, "tags")) ||
-	    (!strcmp(verb, "tags") ? argc - optind != 2 : argc - optind < 3))
-		return bci_command_usage_exit('?');
-	if (bci_command_store_open(&cs, &store))
-		return 1;
-	if (!strcmp(verb, "tags")) {
-		ret = bci_store_machine_tags(store, machine, tag_print, NULL, err, sizeof(err));
-	} else {
-		ret = bci_store_begin(store, err, sizeof(err));
-		for (int i = optind + 2; i < argc && ret >= 0; i++)
-			ret = verb[0] == 't' ?
-				bci_store_machine_tag(store, machine, argv[i], err, sizeof(err)) :
-				bci_store_machine_untag(store, machine, argv[i], err, sizeof(err));
-		if (ret >= 0)
-			ret = bci_store_commit(store, err, sizeof(err));
-		else
-			bci_store_rollback(store);
-	}
-	bci_store_close(store);
-	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator machine: %s\n", err[0] ? err : strerror(-ret));
-		return 1;
-	}
-	return 0;
-}
-
-/* ---- report ---- */
 
 /* Pipes the file @path to `sendmail -t` (found in PATH), which takes the recipients from its headers. */
 static int mail_send(const char *path)
@@ -394,83 +241,4 @@ out:
 	bci_filters_free(filters);
 	bci_store_close(store);
 	return status;
-}
-
-/* ---- export ---- */
-
-struct export_args {
-	struct bci_store *store;
-	const char *kind, *build, *origin, *machine, *run_id;
-};
-
-static int export_write(FILE *out, const struct export_args *a, char *err, size_t err_size)
-{
-	if (!strcmp(a->kind, "kcidb"))
-		return bci_export_kcidb(a->store, a->build, a->origin, out, err, err_size);
-	return bci_export_junit(a->store, a->machine, a->run_id, out, err, err_size);
-}
-
-static int export_stream(FILE *out, const void *ctx, char *err, size_t err_size)
-{
-	return export_write(out, ctx, err, err_size);
-}
-
-/* To @path (replaced atomically) or standard output ("-" or NULL). */
-static int export_save(const char *path, const struct export_args *a, char *err, size_t err_size)
-{
-	if (!path || !strcmp(path, "-"))
-		return export_write(stdout, a, err, err_size);
-	return bci_atomic_write_stream(path, 0644, export_stream, a, err, err_size);
-}
-
-int bci_cmd_export(int argc, char **argv)
-{
-	static const struct option options[] = {
-		BCI_COMMAND_STORE_OPTIONS,
-		{ "build", required_argument, NULL, 'b' },
-		{ "origin", required_argument, NULL, 'O' },
-		{ "machine", required_argument, NULL, 'm' },
-		{ "run-id", required_argument, NULL, 'r' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct export_args a = { .origin = "bootci" };
-	char err[PATH_MAX + 1024] = "";
-	struct bci_command_store cs;
-	const char *output = NULL;
-	int opt, ret;
-
-	bci_command_store_init(&cs, "export");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:b:O:m:r:o:h", options, NULL)) != -1) {
-		if (bci_command_store_option(&cs, opt, optarg))
-			continue;
-		switch (opt) {
-		case 'b': a.build = optarg; break;
-		case 'O': a.origin = optarg; break;
-		case 'm': a.machine = optarg; break;
-		case 'r': a.run_id = optarg; break;
-		case 'o': output = optarg; break;
-		default:
-			return bci_command_usage_exit(opt);
-		}
-	}
-	if (optind != argc - 1)
-		return bci_command_usage_exit('?');
-	a.kind = argv[optind];
-	if (!(!strcmp(a.kind, "kcidb") && a.build) &&
-	    !(!strcmp(a.kind, "junit") && a.machine && a.run_id)) {
-		fprintf(stderr, "bootci-aggregator export: 'kcidb --build NAME' or 'junit --machine NAME --run-id ID'\n");
-		return 2;
-	}
-	if (bci_command_store_open(&cs, &a.store))
-		return 1;
-	ret = export_save(output, &a, err, sizeof(err));
-	bci_store_close(a.store);
-	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator export: %s\n", err[0] ? err : strerror(-ret));
-		return 1;
-	}
-	return 0;
 }

@@ -4,18 +4,22 @@
  * compared with its baseline, each change classified, noise kept apart from
  * what may be new, and the reply mailed to the patch series.
  *
- *   status.c   the piglit statuses and the table of every transition
- *   filters.c  known-issue filters (the file DATA/known-issues.txt)
- *   regress.c  baseline, flaky detection, filters, suspend latency
- *   mbox.c         the reply, one RFC 5322 / MIME message in an mbox
- *   export.c       JUnit XML of a run, KCIDB v4.2 JSON of a build
- *   html.c         what every page shares: the escaper, the style, a log
- *   matrix.c       a build's results as tests x machines (matrix.h)
- *   matrix_html.c  the matrix page
- *   html_write.c   a build's static pages: the matrix and a page per result
- *   pages.c        the pages serve renders on request
- *   metrics.c      the CI's metrics over a time window
- *   command.c      `bootci-aggregator report`, `build`, `machine`, `export`
+ *   status.c           the piglit statuses, every transition, the verdicts' names
+ *   filters.c          known-issue filters (the file DATA/known-issues.txt)
+ *   regress.c          baseline, flaky detection, filters, suspend latency
+ *   row_guess.c        the test a row of the next run holds, guessed from the last
+ *   mbox.c             the reply, one RFC 5322 / MIME message in an mbox
+ *   export.c           JUnit XML of a run, KCIDB v4.2 JSON of a build
+ *   html.c             what every page shares: the escaper, the style, a log
+ *   matrix.c           a build's results as tests x machines (matrix.h)
+ *   matrix_html.c      the matrix page
+ *   html_write.c       a build's static pages: the matrix and a page per result
+ *   pages.c            the pages serve renders on request
+ *   metrics.c          the CI's metrics over a time window
+ *   command.c          `bootci-aggregator report`
+ *   build_command.c    `build`, `machine`: what a person registers
+ *   export_command.c   `export`
+ *   metrics_command.c  `metrics`
  *
  * The baseline of a build B on machine M: the runs on M of builds whose tree
  * is B's base tree (the tree of B's base build; B's own tree when B has no
