@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
+/*
+ * builder_image_build() (image.h): one build in its order. The kernel, the
+ * recipe's specs, the modules with their firmware, the programs and files
+ * with their ELF closures (image_spec.c says them as spec lines; IGT comes
+ * from image_igt.c), the check of what the executor will read
+ * (image_check.c), the outputs (image_outputs.c), then the commit to OUT.
+ */
 #include "image_build.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,15 +19,7 @@
 
 #include "cpio_spec.h"
 #include "cpio_writer.h"
-#include "disk_image.h"
-#include "elf_deps.h"
-#include "executor_keys.h"
 #include "fsutil.h"
-#include "module_stage.h"
-#include "sha256.h"
-#include "spec_from_dir.h"
-#include "testlist.h"
-#include "uki.h"
 
 #define DEFAULT_FIRMWARE_DIR "/lib/firmware"
 
@@ -33,79 +30,6 @@ static int image_copy_file(const char *from, const char *to, mode_t mode, char *
 
 	if (ret < 0)
 		bci_message(err, err_size, "%s: %s", failed, strerror(-ret));
-	return ret;
-}
-
-/* spec syntax separates fields by white space: a path holding some cannot be said. */
-int image_spec_safe(struct image_build *b, const char *what, const char *path)
-{
-	for (const char *p = path; *p; p++) {
-		if ((unsigned char)*p <= ' ' || *p == 0x7f) {
-			bci_message(b->err, b->err_size, "%s '%s': white space or control characters in the path",
-				    what, path);
-			return -EINVAL;
-		}
-	}
-	if (strstr(path, "${")) {
-		bci_message(b->err, b->err_size, "%s '%s': '${' in the path", what, path);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int image_parse_text(struct image_build *b, const char *name, const char *text, size_t len)
-{
-	return builder_spec_parse(b->spec, name, text, len, b->err, b->err_size);
-}
-
-/* Adds a whole host folder at @dest. */
-int image_add_dir(struct image_build *b, const char *name, const char *source, const char *dest)
-{
-	char *text;
-	size_t len;
-	int ret = builder_spec_from_dir(source, dest, &text, &len, b->err, b->err_size);
-
-	if (ret < 0)
-		return ret;
-	ret = image_parse_text(b, name, text, len);
-	free(text);
-	return ret;
-}
-
-/* Adds one host file at @dest with its own permission bits. */
-int image_add_file(struct image_build *b, const char *name, const char *source, const char *dest)
-{
-	struct stat st;
-	char *line;
-	int ret;
-
-	if (stat(source, &st) < 0) {
-		ret = -errno;
-		bci_message(b->err, b->err_size, "%s: %s: %s", name, source, strerror(-ret));
-		return ret;
-	}
-	if ((ret = image_spec_safe(b, name, source)) < 0 || (ret = image_spec_safe(b, name, dest)) < 0)
-		return ret;
-	if (S_ISDIR(st.st_mode))
-		return image_add_dir(b, name, source, dest);
-	if (asprintf(&line, "file %s %s %04o 0 0\n", dest, source, (unsigned int)(st.st_mode & 07777)) < 0)
-		return -ENOMEM;
-	ret = image_parse_text(b, name, line, strlen(line));
-	free(line);
-	return ret;
-}
-
-static int image_add_symlink(struct image_build *b, const char *name, const char *path, const char *target)
-{
-	char *line;
-	int ret;
-
-	if ((ret = image_spec_safe(b, name, path)) < 0 || (ret = image_spec_safe(b, name, target)) < 0)
-		return ret;
-	if (asprintf(&line, "slink %s %s 0777 0 0\n", path, target) < 0)
-		return -ENOMEM;
-	ret = image_parse_text(b, name, line, strlen(line));
-	free(line);
 	return ret;
 }
 
@@ -198,26 +122,6 @@ static int image_add_firmware(struct image_build *b)
 	return ret;
 }
 
-int image_closure_add(struct image_build *b, const char *source, const char *dest)
-{
-	if (!b->closure_ready) {
-		int ret = builder_elf_closure_init(&b->closure, b->o->sysroot, b->err, b->err_size);
-
-		if (ret < 0)
-			return ret;
-		b->closure_ready = 1;
-	}
-	return builder_elf_closure_add(&b->closure, source, dest, b->err, b->err_size);
-}
-
-static int image_spec_has(const struct image_build *b, const char *path)
-{
-	for (size_t i = 0; i < b->spec->count; i++)
-		if (!strcmp(b->spec->entries[i].path, path + strspn(path, "/")))
-			return 1;
-	return 0;
-}
-
 /*
  * The interpreter of the script closure file @index: the image's own (a spec's
  * /bin/sh -> busybox, or a program already in), else the sysroot's with its
@@ -229,7 +133,7 @@ static int image_add_script_interpreter(struct image_build *b, size_t index)
 	char *host;
 	int ret;
 
-	if (image_spec_has(b, interp))
+	if (image_spec_entry(b, interp))
 		return 0;
 	if (asprintf(&host, "%s%s", b->o->sysroot && strcmp(b->o->sysroot, "/") ? b->o->sysroot : "", interp) < 0)
 		return -ENOMEM;

@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Inside builder_image_build() (image.h): the state of one build, shared by
- * its modules: image.c (the spec: modules, firmware, programs; then the
- * build's order and its commit), image_igt.c (IGT, the testlist and the
- * executor.conf that runs it, checked with the executor's own rules) and
- * image_outputs.c (initrd, UKI, disk image, manifest). Not for other callers.
+ * its modules. Not for other callers.
+ *
+ *   image.c          the build's order (kernel, specs, modules, firmware,
+ *                    programs, outputs) and its commit to OUT
+ *   image_spec.c     spec lines for host files, folders, links, programs
+ *   image_igt.c      IGT, the testlist and the executor.conf that runs it
+ *   image_check.c    that executor.conf and testlist, checked with the
+ *                    executor's own rules
+ *   image_outputs.c  initrd, UKI, disk image, manifest
+ *
+ * image.c calls the others; image_igt.c and image_check.c call only
+ * image_spec.c, which calls none of them.
  */
 #ifndef BUILDER_IMAGE_BUILD_H
 #define BUILDER_IMAGE_BUILD_H
@@ -36,16 +44,32 @@ struct image_build {
 	char *executor_conf_origin;	/* the file it completed, NULL when it made it whole */
 };
 
-int image_add_file(struct image_build *b, const char *name, const char *source, const char *dest);
-int image_add_dir(struct image_build *b, const char *name, const char *source, const char *dest);
+/* ---- the spec (image_spec.c): a leaf the others call, calling none of them ---- */
+
+/* -EINVAL (@b->err names @what) when @path cannot be said in a spec line. */
 int image_spec_safe(struct image_build *b, const char *what, const char *path);
+/* Spec lines @text (@len bytes) added; @name names them in messages. */
 int image_parse_text(struct image_build *b, const char *name, const char *text, size_t len);
+/* A host folder, whole, at @dest. */
+int image_add_dir(struct image_build *b, const char *name, const char *source, const char *dest);
+/* A host file at @dest with its own permission bits (a folder: image_add_dir()). */
+int image_add_file(struct image_build *b, const char *name, const char *source, const char *dest);
+int image_add_symlink(struct image_build *b, const char *name, const char *path, const char *target);
+/* A program at @dest with its ELF closure (the closure is made at the first). */
 int image_closure_add(struct image_build *b, const char *source, const char *dest);
-int image_check_executor_files(struct image_build *b);
+/* The spec's entry at @path (leading '/' or not), or NULL. */
+const struct builder_entry *image_spec_entry(const struct image_build *b, const char *path);
+
+/* ---- IGT (image_igt.c): tests, data, testlist, the executor.conf running it ---- */
 int image_add_igt(struct image_build *b);
+
+/* ---- the check (image_check.c): executor.conf and testlist as the executor reads them ---- */
+int image_check_executor_files(struct image_build *b);
+
+/* ---- the outputs (image_outputs.c) ---- */
+int image_outputs_test(struct image_build *b, const char *initrd);
 int image_outputs_known_good(struct image_build *b, const char *initrd);
 int image_manifest(struct image_build *b, char **text);
-int image_outputs_test(struct image_build *b, const char *initrd);
 int image_path(struct image_build *b, char **out, const char *dir, const char *name);
 
 #endif

@@ -6,29 +6,17 @@
  */
 #include "image_build.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cpio_spec.h"
-#include "cpio_writer.h"
 #include "disk_image.h"
-#include "elf_deps.h"
-#include "executor_keys.h"
 #include "fsutil.h"
-#include "module_stage.h"
 #include "sha256.h"
-#include "spec_from_dir.h"
-#include "testlist.h"
 #include "uki.h"
-
 
 int image_path(struct image_build *b, char **out, const char *dir, const char *name)
 {

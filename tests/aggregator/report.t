@@ -17,7 +17,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 data=$work/data
 export BOOTCI_DATA=$data
-plan 36
+plan 38
 
 agg() { "$aggregator" "$@" >>"$work/log" 2>&1; }
 
@@ -26,6 +26,10 @@ check "build add without --tier: exit 2" test $? = 2
 "$aggregator" build add drm-tip-1 --tree drm-tip --commit aaa --tier medium >"$work/tier.out" 2>&1
 status=$?
 check "build add with tier 'medium': refused (exit 1)" test "$status" = 1
+"$aggregator" build add drm/tip --tree drm-tip --commit aaa --tier fast >"$work/name.out" 2>&1
+status=$?
+check "build add of a name holding '/': refused (exit 2)" test "$status" = 2
+check "... saying it is not a build name" grep -q "'drm/tip' is not a build name" "$work/name.out"
 
 title='drm/i915: fix the flip — v2 ✓'
 for i in 1 2 3; do

@@ -500,7 +500,7 @@ static void test_matrix(void **state)
 {
 	struct fixture *f = *state;
 	struct bci_report_options options = { .window = 4 };
-	struct bci_html_matrix_view view = { 0 };
+	struct bci_matrix_view view = { 0 };
 	struct bci_str b = { 0 };
 	struct bci_report *r;
 	char class[128], href[512];
@@ -510,7 +510,7 @@ static void test_matrix(void **state)
 	run_add(f, "lab-2", "series-1", "igt@gem@stable=fail igt@kms_flip@basic=pass", NULL);
 	if (bci_report_build(f->store, "series-1", &options, &r, f->err, sizeof(f->err)) < 0)
 		fail_msg("%s", f->err);
-	if (bci_html_matrix_read(f->store, r, &view, f->err, sizeof(f->err)) < 0)
+	if (bci_matrix_read(f->store, r, &view, f->err, sizeof(f->err)) < 0)
 		fail_msg("%s", f->err);
 	assert_int_equal(view.tests, 12);
 	assert_int_equal(view.machines, 2);
@@ -573,22 +573,22 @@ static void test_matrix(void **state)
 		free(streamed);
 		bci_str_free(&rest);
 	}
-	bci_html_matrix_release(&view);
+	bci_matrix_release(&view);
 
 	/*
 	 * Made from the report's own reading (report --html, serve's page):
 	 * the same page, with one thread and with lab-2 compared on a second.
 	 */
 	for (int threads = 1; threads <= 2; threads++) {
-		struct bci_html_matrix_view seen = { .results_url = "http://master:8080" };
+		struct bci_matrix_view seen = { .results_url = "http://master:8080" };
 		struct bci_report_options with_matrix = {
 			.window = 4, .threads = threads, .store_url = threads > 1 ? f->url : NULL,
 		};
 		struct bci_report *again = NULL;
 		struct bci_str page = { 0 };
 
-		if (bci_html_matrix_report(f->store, "series-1", &with_matrix, &again, &seen, f->err,
-					   sizeof(f->err)) < 0)
+		if (bci_matrix_report(f->store, "series-1", &with_matrix, &again, &seen, f->err,
+				      sizeof(f->err)) < 0)
 			fail_msg("threads %d: %s", threads, f->err);
 		/* The caller's options are left as they were. */
 		assert_null(with_matrix.seen);
@@ -598,21 +598,21 @@ static void test_matrix(void **state)
 		assert_int_equal(page.len, b.len);
 		assert_memory_equal(page.data, b.data, b.len);
 		bci_str_free(&page);
-		bci_html_matrix_release(&seen);
+		bci_matrix_release(&seen);
 		bci_report_free(again);
 	}
 
 	/* A run the matrix does not know (stored after its runs were read) is refused. */
 	{
-		struct bci_html_matrix_view seen = { 0 };
+		struct bci_matrix_view seen = { 0 };
 		struct bci_report_seen unknown = { .run = 1 << 30, .test = "igt@gem@stable" };
 
-		assert_int_equal(bci_html_matrix_begin(f->store, "series-1", &seen, f->err,
-						       sizeof(f->err)), 0);
-		assert_int_equal(bci_html_matrix_seen(&seen, &unknown, 1, f->err, sizeof(f->err)),
+		assert_int_equal(bci_matrix_begin(f->store, "series-1", &seen, f->err,
+						  sizeof(f->err)), 0);
+		assert_int_equal(bci_matrix_seen(&seen, &unknown, 1, f->err, sizeof(f->err)),
 				 -EAGAIN);
 		assert_non_null(strstr(f->err, "build series-1: a run was stored while"));
-		bci_html_matrix_release(&seen);
+		bci_matrix_release(&seen);
 	}
 	bci_str_free(&b);
 	bci_report_free(r);

@@ -907,6 +907,17 @@ static void test_run_ingested(void **state)
 	assert_string_equal(build_tier(f, "b2"), "fast");
 	assert_int_equal(bci_schedule_run_ingested(f->store, "solo", "no-such-run", f->err,
 						   sizeof(f->err)), 0);
+	/* A job is a machine's: its run id on another machine is no job of that one. */
+	char build[64] = "";
+	assert_int_equal(bci_schedule_run_build(f->store, "solo", "b2-fast", build, sizeof(build),
+						f->err, sizeof(f->err)), 1);
+	assert_string_equal(build, "b2");
+	assert_int_equal(bci_schedule_run_build(f->store, "solo", "no-such-run", build,
+						sizeof(build), f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_machine_job_get(f->store, "grp-a", "b2-fast", NULL, NULL, f->err,
+						   sizeof(f->err)), 1);
+	assert_int_equal(bci_store_machine_job_get(f->store, "no-such-machine", "b2-fast", NULL,
+						   NULL, f->err, sizeof(f->err)), 0);
 	assert_int_equal(bci_schedule_queue(&f->s, "b2", "full", f->err, sizeof(f->err)), 3);
 	upload(f, "grp-a", "b2-full-1of2", NULL, 0);
 	assert_int_equal(bci_schedule_run_ingested(f->store, "grp-a", "b2-full-1of2", f->err,

@@ -293,6 +293,21 @@ static void test_builds(void **state)
 					     sizeof(f->err)), 0);
 	assert_string_equal(copy.text, "Patchwork_42v1|drm-tip|4567ef01|full|drm-tip-100|-|"
 				       "<20260101.123@lists.example>|1");
+	/* A copy the caller owns: one block, the missing title still NULL. */
+	{
+		struct bci_store_build *read = NULL;
+
+		assert_int_equal(bci_store_build_read(f->store, "Patchwork_42v1", &read, f->err,
+						      sizeof(f->err)), 0);
+		build_print(read, &copy);
+		free(read);
+		assert_string_equal(copy.text, "Patchwork_42v1|drm-tip|4567ef01|full|drm-tip-100|-|"
+					       "<20260101.123@lists.example>|1");
+		read = (struct bci_store_build *)&patch;
+		assert_int_equal(bci_store_build_read(f->store, "nope", &read, f->err,
+						      sizeof(f->err)), -ENOENT);
+		assert_null(read);
+	}
 
 	patch.tier = "slow";
 	assert_int_equal(bci_store_build_put(f->store, &patch, f->err, sizeof(f->err)), -EINVAL);

@@ -4,9 +4,10 @@
  * [--run-id ID] [--build NAME] [--jobs N|auto] DIR|ARCHIVE...: runs from disk
  * into the store, through the same code serve uses (ingest.h). Several at
  * once as serve's workers ingest uploads: N threads of one process, each
- * with its own store connection, each run its own transaction. Apart from
- * ingest.c because only the program links main.c's usage text.
+ * with its own store connection, each run its own transaction: the command
+ * line over ingest.c (what every command shares: command.h).
  */
+#include "../command.h"
 #include "../commands.h"
 #include "ingest.h"
 #include "../serve/server.h"
@@ -25,7 +26,8 @@
 #define INGEST_JOBS_MAX 64
 
 struct ingest_batch {
-	const char *url, *data_dir, *machine, *run_id;
+	struct bci_command_store store;
+	const char *data_dir, *machine, *run_id;
 	struct bci_ingest_options options;
 	char *const *sources;
 	size_t count;
@@ -96,8 +98,7 @@ static void *ingest_worker(void *arg)
 int bci_cmd_ingest(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
+		BCI_COMMAND_STORE_OPTIONS,
 		{ "machine", required_argument, NULL, 'm' },
 		{ "run-id", required_argument, NULL, 'r' },
 		{ "build", required_argument, NULL, 'b' },
@@ -106,27 +107,21 @@ int bci_cmd_ingest(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ingest_batch b = {
-		.url = getenv("BOOTCI_STORE"),
-		.data_dir = getenv("BOOTCI_DATA"),
 		.options = { .warnings = stderr },
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 	};
 	struct ingest_worker workers[INGEST_JOBS_MAX];
-	char err[PATH_MAX + 1024] = "";
 	unsigned long jobs = 1;
 	size_t started = 0, opened = 0;
 	char *end;
 	int opt, ret;
 
+	bci_command_store_init(&b.store, "ingest");
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "s:d:m:r:b:j:h", options, NULL)) != -1) {
+		if (bci_command_store_option(&b.store, opt, optarg))
+			continue;
 		switch (opt) {
-		case 's':
-			b.url = optarg;
-			break;
-		case 'd':
-			b.data_dir = optarg;
-			break;
 		case 'm':
 			b.machine = optarg;
 			break;
@@ -152,11 +147,11 @@ int bci_cmd_ingest(int argc, char **argv)
 			}
 			break;
 		default:
-			return bci_aggregator_usage_exit(opt);
+			return bci_command_usage_exit(opt);
 		}
 	}
 	if (optind >= argc)
-		return bci_aggregator_usage_exit('?');
+		return bci_command_usage_exit('?');
 	b.sources = argv + optind;
 	b.count = (size_t)(argc - optind);
 	/* A run id names one run (a machine may have sent them all). */
@@ -165,16 +160,13 @@ int bci_cmd_ingest(int argc, char **argv)
 			b.count);
 		return 2;
 	}
-	if (!b.data_dir || !*b.data_dir)
-		b.data_dir = BCI_INGEST_DEFAULT_DATA;
+	b.data_dir = bci_command_data_dir(&b.store);
 	if (jobs > b.count)
 		jobs = b.count;
 	/* The stores one after the other (the first may create or migrate the database). */
 	for (; opened < jobs; opened++) {
 		workers[opened].batch = &b;
-		if (bci_store_open(b.url, b.data_dir, &workers[opened].store, err,
-				   sizeof(err)) < 0) {
-			fprintf(stderr, "bootci-aggregator ingest: store: %s\n", err);
+		if (bci_command_store_open(&b.store, &workers[opened].store)) {
 			for (; opened; opened--)
 				bci_store_close(workers[opened - 1].store);
 			return 1;

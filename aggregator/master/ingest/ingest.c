@@ -14,6 +14,7 @@
 #include "run_archive.h"
 #include "version.h"
 #include "../store/cache.h"
+#include "../names.h"
 #include "../store/store.h"
 
 #include "fsutil.h"
@@ -155,14 +156,14 @@ static int identity_decide(struct ingest *in, const char *machine, const char *r
 	machine = machine ? machine : m_machine;
 	if (!run_id)
 		run_id = m_run ? m_run : (in->root[0] ? in->root : NULL);
-	if (!machine || !bci_manifest_word_ok(machine)) {
+	if (!machine || !bci_name_machine_ok(machine)) {
 		bci_message(in->err, in->err_size,
 			    machine ? "machine name '%s' is not a word ([A-Za-z0-9._-], 1 to 128)"
 				    : "%s: no machine: the archive has no manifest, give one",
 			    machine ? machine : in->archive);
 		return -EINVAL;
 	}
-	if (!run_id || !bci_manifest_word_ok(run_id)) {
+	if (!run_id || !bci_name_run_id_ok(run_id)) {
 		bci_message(in->err, in->err_size, "run id '%s' is not a word ([A-Za-z0-9._-], 1 to 128)",
 			    run_id ? run_id : "");
 		return -EINVAL;
@@ -851,12 +852,12 @@ int bci_ingest_dir(struct bci_store *store, const char *data_dir, const char *di
 		snprintf(name, sizeof(name), "%.*s", (int)(dir + len - start), start);
 	}
 	info.run = run_id ? run_id : name;
-	if (!machine || !bci_manifest_word_ok(machine)) {
+	if (!machine || !bci_name_machine_ok(machine)) {
 		bci_message(err, err_size, "%s: a results folder does not name its machine: give a"
 			    " machine name ([A-Za-z0-9._-], 1 to 128)", dir);
 		return -EINVAL;
 	}
-	if (!bci_manifest_word_ok(info.run)) {
+	if (!bci_name_run_id_ok(info.run)) {
 		bci_message(err, err_size, "run id '%s' is not a word ([A-Za-z0-9._-], 1 to 128)",
 			    info.run);
 		return -EINVAL;

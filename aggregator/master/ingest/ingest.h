@@ -31,9 +31,6 @@
 
 struct bci_store;
 
-/* The data folder when neither --data nor BOOTCI_DATA names one. */
-#define BCI_INGEST_DEFAULT_DATA "/var/lib/bootci"
-
 enum bci_ingest_outcome {
 	BCI_INGEST_STORED = 0,		/* the run is new and now stored */
 	BCI_INGEST_ALREADY = 1,		/* the same run and digest were already stored */

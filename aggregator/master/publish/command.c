@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* bootci-aggregator publish: the command line over bci_publish_dir() (publish.h). */
+#include "../command.h"
 #include "../commands.h"
-#include "../ingest/ingest.h"
 #include "publish.h"
 #include "../store/store.h"
 #include "fsutil.h"
@@ -47,22 +47,22 @@ static int publish_remote(const char *master, const char *token_file, const char
 	return 0;
 }
 
-/* --known-good VERSION, on the master. */
-static int publish_known_good(const char *url, const char *data_dir, const char *version,
-			      const char *image_dir, const char *manifest)
+/* On the master: the build @p, or with @known_good that image's version. */
+static int publish_local(const struct bci_command_store *cs, const char *known_good,
+			 const struct bci_publish *p)
 {
+	const char *data_dir = bci_command_data_dir(cs);
 	char err[PATH_MAX + 1024] = "";
 	struct bci_store *store = NULL;
 	int ret;
 
-	if (!data_dir || !*data_dir)
-		data_dir = BCI_INGEST_DEFAULT_DATA;
-	if ((ret = bci_store_open(url, data_dir, &store, err, sizeof(err))) < 0) {
-		fprintf(stderr, "bootci-aggregator publish: store: %s\n", err);
+	if (bci_command_store_open(cs, &store))
 		return 1;
-	}
-	ret = bci_publish_known_good(store, data_dir, version, image_dir, manifest, stdout, err,
-				     sizeof(err));
+	if (known_good)
+		ret = bci_publish_known_good(store, data_dir, known_good, p->image_dir, p->manifest,
+					     stdout, err, sizeof(err));
+	else
+		ret = bci_publish_dir(store, data_dir, p, err, sizeof(err));
 	bci_store_close(store);
 	if (ret < 0) {
 		fprintf(stderr, "bootci-aggregator publish: %s\n", err[0] ? err : strerror(-ret));
@@ -74,8 +74,7 @@ static int publish_known_good(const char *url, const char *data_dir, const char 
 int bci_cmd_publish(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
+		BCI_COMMAND_STORE_OPTIONS,
 		{ "build", required_argument, NULL, 'b' },
 		{ "tree", required_argument, NULL, 't' },
 		{ "commit", required_argument, NULL, 'c' },
@@ -90,18 +89,17 @@ int bci_cmd_publish(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA");
 	const char *master = NULL, *token_file = NULL, *known_good = NULL;
 	struct bci_publish p = { .log = stdout };
-	struct bci_store *store = NULL;
-	char err[PATH_MAX + 1024] = "";
-	int opt, ret;
+	struct bci_command_store cs;
+	int opt;
 
+	bci_command_store_init(&cs, "publish");
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "s:d:b:t:c:T:B:S:M:m:u:k:K:h", options, NULL)) != -1) {
+		if (bci_command_store_option(&cs, opt, optarg))
+			continue;
 		switch (opt) {
-		case 's': url = optarg; break;
-		case 'd': data_dir = optarg; break;
 		case 'b': p.build = optarg; break;
 		case 't': p.tree = optarg; break;
 		case 'c': p.commit = optarg; break;
@@ -113,25 +111,20 @@ int bci_cmd_publish(int argc, char **argv)
 		case 'u': master = optarg; break;
 		case 'k': token_file = optarg; break;
 		case 'K': known_good = optarg; break;
-		case 'h':
-			bci_aggregator_usage(stdout);
-			return 0;
 		default:
-			bci_aggregator_usage(stderr);
-			return 2;
+			return bci_command_usage_exit(opt);
 		}
 	}
 	if (known_good && optind == argc - 1 && !p.build && !p.tree && !p.commit && !p.tier) {
 		p.image_dir = argv[optind];
 		if (master)
 			return publish_remote(master, token_file, known_good, &p);
-		return publish_known_good(url, data_dir, known_good, argv[optind], p.manifest);
+		return publish_local(&cs, known_good, &p);
 	}
 	if (optind != argc - 1 || !p.build || !p.tree || !p.commit || !p.tier) {
 		fprintf(stderr, "bootci-aggregator publish: --build, --tree, --commit, --tier and"
 				" IMAGE_DIR are required\n");
-		bci_aggregator_usage(stderr);
-		return 2;
+		return bci_command_usage_exit('?');
 	}
 	if (!!p.series_title != !!p.message_id) {
 		fprintf(stderr, "bootci-aggregator publish: --series-title and --message-id go together\n");
@@ -140,17 +133,5 @@ int bci_cmd_publish(int argc, char **argv)
 	p.image_dir = argv[optind];
 	if (master)
 		return publish_remote(master, token_file, NULL, &p);
-	if (!data_dir || !*data_dir)
-		data_dir = BCI_INGEST_DEFAULT_DATA;
-	if ((ret = bci_store_open(url, data_dir, &store, err, sizeof(err))) < 0) {
-		fprintf(stderr, "bootci-aggregator publish: store: %s\n", err);
-		return 1;
-	}
-	ret = bci_publish_dir(store, data_dir, &p, err, sizeof(err));
-	bci_store_close(store);
-	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator publish: %s\n", err[0] ? err : strerror(-ret));
-		return 1;
-	}
-	return 0;
+	return publish_local(&cs, NULL, &p);
 }

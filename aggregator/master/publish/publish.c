@@ -4,6 +4,7 @@
 
 #include "../schedule/inventory.h"
 #include "../schedule/schedule.h"
+#include "../names.h"
 #include "../store/store.h"
 #include "fsutil.h"
 #include "message.h"
@@ -103,7 +104,7 @@ int bci_publish_manifest_parse(const char *origin, const char *text, size_t len,
 				return -EINVAL;
 			}
 		}
-		if (!bci_manifest_word_ok(entry.path)) {
+		if (!bci_name_build_file_ok(entry.path)) {
 			bci_message(err, err_size, "%s:%u: output '%s' is not a plain file name", origin,
 				    number, entry.path);
 			return -EINVAL;
@@ -331,7 +332,7 @@ int bci_publish_dir(struct bci_store *store, const char *data_dir, const struct 
 	struct bci_publish_entry manifest_kept;
 	int ret;
 
-	if (!bci_manifest_word_ok(p->build)) {
+	if (!bci_name_published_build_ok(p->build)) {
 		bci_message(err, err_size, "build name '%s' is not a word (letters, digits, . _ -)",
 			    p->build);
 		return -EINVAL;
@@ -384,7 +385,7 @@ int bci_publish_known_good(struct bci_store *store, const char *data_dir, const 
 	struct bci_publish_entry manifest_kept;
 	int ret;
 
-	if (!bci_manifest_word_ok(version)) {
+	if (!bci_name_known_good_ok(version)) {
 		bci_message(err, err_size, "version '%s' is not a word (letters, digits, . _ -)",
 			    version);
 		return -EINVAL;

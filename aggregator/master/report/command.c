@@ -1,207 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * The CI master's commands around reports:
- *
- *   build add NAME --tree T --commit C --tier fast|full [--base B]
- *             [--series-title TITLE] [--message-id ID] [--registered UNIX]
- *   build show NAME
- *   machine tag|untag NAME TAG...    machine tags NAME
- *   report --build NAME [--mbox FILE] [--send] ...
- *
- * Runs are attached to a build when they are ingested (`ingest --build`).
+ * report --build NAME [--mbox FILE|-] [--send --to ADDR] [--html DIR] ...:
+ * a build's report (regress.c) as a reply to its series (mbox.c), mailed
+ * through `sendmail -t`, and as static pages (html_write.c).
  */
+#include "../command.h"
 #include "../commands.h"
 #include "fsutil.h"
-#include "../ingest/ingest.h"
 #include "report.h"
 #include "../store/store.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static int store_open(const char *url, const char *data_dir, const char *who,
-		      struct bci_store **store)
-{
-	char err[PATH_MAX + 1024] = "";
-
-	if (bci_store_open(url, data_dir, store, err, sizeof(err)) < 0) {
-		fprintf(stderr, "bootci-aggregator %s: store: %s\n", who, err);
-		return -1;
-	}
-	return 0;
-}
-
-static const char *data_default(const char *data_dir)
-{
-	return data_dir && *data_dir ? data_dir : BCI_INGEST_DEFAULT_DATA;
-}
-
-/* ---- build ---- */
-
-static int build_print(const struct bci_store_build *b, void *ctx)
-{
-	(void)ctx;
-	printf("name %s\ntree %s\ncommit %s\ntier %s\n", b->name, b->tree, b->commit, b->tier);
-	if (b->base)
-		printf("base %s\n", b->base);
-	if (b->series_title)
-		printf("series-title %s\n", b->series_title);
-	if (b->message_id)
-		printf("message-id %s\n", b->message_id);
-	printf("registered %.0f\n", b->registered);
-	return 0;
-}
-
-int bci_cmd_build(int argc, char **argv)
-{
-	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
-		{ "tree", required_argument, NULL, 't' },
-		{ "commit", required_argument, NULL, 'c' },
-		{ "tier", required_argument, NULL, 'T' },
-		{ "base", required_argument, NULL, 'b' },
-		{ "series-title", required_argument, NULL, 'S' },
-		{ "message-id", required_argument, NULL, 'M' },
-		{ "registered", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA");
-	struct bci_store_build build = { 0 };
-	struct bci_store *store;
-	char err[PATH_MAX + 1024] = "", *end;
-	int opt, ret;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:t:c:T:b:S:M:r:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 's': url = optarg; break;
-		case 'd': data_dir = optarg; break;
-		case 't': build.tree = optarg; break;
-		case 'c': build.commit = optarg; break;
-		case 'T': build.tier = optarg; break;
-		case 'b': build.base = optarg; break;
-		case 'S': build.series_title = optarg; break;
-		case 'M': build.message_id = optarg; break;
-		case 'r':
-			build.registered = strtod(optarg, &end);
-			if (end == optarg || *end || build.registered <= 0) {
-				fprintf(stderr, "bootci-aggregator build: --registered '%s': not a Unix time\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			bci_aggregator_usage(stdout);
-			return 0;
-		default:
-			bci_aggregator_usage(stderr);
-			return 2;
-		}
-	}
-	if (optind + 2 != argc || (strcmp(argv[optind], "add") && strcmp(argv[optind], "show"))) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
-	build.name = argv[optind + 1];
-	if (!strcmp(argv[optind], "add") && (!build.tree || !build.commit || !build.tier)) {
-		fprintf(stderr, "bootci-aggregator build add: --tree, --commit and --tier are required\n");
-		return 2;
-	}
-	if (store_open(url, data_default(data_dir), "build", &store) < 0)
-		return 1;
-	if (!strcmp(argv[optind], "show"))
-		ret = bci_store_build_get(store, build.name, build_print, NULL, err, sizeof(err));
-	else
-		ret = bci_store_build_put(store, &build, err, sizeof(err));
-	bci_store_close(store);
-	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator build: %s\n", err[0] ? err : strerror(-ret));
-		return 1;
-	}
-	return 0;
-}
-
-/* ---- machine ---- */
-
-static int tag_print(const char *tag, void *ctx)
-{
-	(void)ctx;
-	printf("%s\n", tag);
-	return 0;
-}
-
-int bci_cmd_machine(int argc, char **argv)
-{
-	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA");
-	struct bci_store *store;
-	char err[PATH_MAX + 1024] = "";
-	const char *verb, *machine;
-	int opt, ret = 0;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 's': url = optarg; break;
-		case 'd': data_dir = optarg; break;
-		case 'h':
-			bci_aggregator_usage(stdout);
-			return 0;
-		default:
-			bci_aggregator_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc - optind < 2) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
-	verb = argv[optind];
-	machine = argv[optind + 1];
-	if ((strcmp(verb, "tag") && strcmp(verb, "untag") && strcmp(verb, "tags")) ||
-	    (!strcmp(verb, "tags") ? argc - optind != 2 : argc - optind < 3)) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
-	if (store_open(url, data_default(data_dir), "machine", &store) < 0)
-		return 1;
-	if (!strcmp(verb, "tags")) {
-		ret = bci_store_machine_tags(store, machine, tag_print, NULL, err, sizeof(err));
-	} else {
-		ret = bci_store_begin(store, err, sizeof(err));
-		for (int i = optind + 2; i < argc && ret >= 0; i++)
-			ret = verb[0] == 't' ?
-				bci_store_machine_tag(store, machine, argv[i], err, sizeof(err)) :
-				bci_store_machine_untag(store, machine, argv[i], err, sizeof(err));
-		if (ret >= 0)
-			ret = bci_store_commit(store, err, sizeof(err));
-		else
-			bci_store_rollback(store);
-	}
-	bci_store_close(store);
-	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator machine: %s\n", err[0] ? err : strerror(-ret));
-		return 1;
-	}
-	return 0;
-}
-
-/* ---- report ---- */
 
 /* Pipes the file @path to `sendmail -t` (found in PATH), which takes the recipients from its headers. */
 static int mail_send(const char *path)
@@ -226,7 +43,8 @@ static int mail_send(const char *path)
 }
 
 struct report_args {
-	const char *url, *data_dir, *build, *filters, *mbox, *from, *to, *matrix_url, *html;
+	struct bci_command_store store;
+	const char *build, *filters, *mbox, *from, *to, *matrix_url, *html;
 	const char *results_url;
 	int window, fold_after, send;
 	time_t date;
@@ -244,8 +62,7 @@ static int number_parse(const char *s, long min, long *out)
 static int report_args_parse(int argc, char **argv, struct report_args *a)
 {
 	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
+		BCI_COMMAND_STORE_OPTIONS,
 		{ "build", required_argument, NULL, 'b' },
 		{ "filters", required_argument, NULL, 'f' },
 		{ "window", required_argument, NULL, 'w' },
@@ -266,9 +83,9 @@ static int report_args_parse(int argc, char **argv, struct report_args *a)
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "s:d:b:f:w:o:SF:t:u:n:D:H:R:h", options, NULL)) != -1) {
+		if (bci_command_store_option(&a->store, opt, optarg))
+			continue;
 		switch (opt) {
-		case 's': a->url = optarg; break;
-		case 'd': a->data_dir = optarg; break;
 		case 'b': a->build = optarg; break;
 		case 'f': a->filters = optarg; break;
 		case 'o': a->mbox = optarg; break;
@@ -293,18 +110,12 @@ static int report_args_parse(int argc, char **argv, struct report_args *a)
 			else
 				a->date = (time_t)n;
 			break;
-		case 'h':
-			bci_aggregator_usage(stdout);
-			return 0;
 		default:
-			bci_aggregator_usage(stderr);
-			return 2;
+			return bci_command_usage_exit(opt);
 		}
 	}
-	if (optind != argc || !a->build) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
+	if (optind != argc || !a->build)
+		return bci_command_usage_exit('?');
 	if (a->send && !a->to) {
 		fprintf(stderr, "bootci-aggregator report: --send needs --to (sendmail -t reads the recipients from the headers)\n");
 		return 2;
@@ -337,36 +148,38 @@ static int mbox_save(const char *path, const struct bci_report *report,
 
 int bci_cmd_report(int argc, char **argv)
 {
-	struct report_args a = { .url = getenv("BOOTCI_STORE"), .data_dir = getenv("BOOTCI_DATA"),
-				 .window = 5, .fold_after = 1, .date = time(NULL) };
+	struct report_args a = { .window = 5, .fold_after = 1, .date = time(NULL) };
 	char err[PATH_MAX + 1024] = "", filters_path[PATH_MAX], send_path[PATH_MAX] = "";
 	struct bci_filters *filters = NULL;
 	struct bci_report *report = NULL;
 	struct bci_store *store = NULL;
-	struct bci_html_matrix_view view = { 0 };
+	struct bci_matrix_view view = { 0 };
+	const char *data_dir;
 	int ret, status = 1;
 
+	bci_command_store_init(&a.store, "report");
 	ret = report_args_parse(argc, argv, &a);
 	if (ret >= 0)
 		return ret;
-	a.data_dir = data_default(a.data_dir);
+	data_dir = bci_command_data_dir(&a.store);
 	/* The data folder's filter file is optional; one named on the command line is not. */
 	snprintf(filters_path, sizeof(filters_path), "%s", a.filters ? a.filters : "");
 	if (!a.filters)
-		snprintf(filters_path, sizeof(filters_path), "%s/known-issues.txt", a.data_dir);
+		snprintf(filters_path, sizeof(filters_path), "%s/known-issues.txt", data_dir);
 	ret = bci_filters_load(filters_path, &filters, err, sizeof(err));
 	if (ret < 0 && !(ret == -ENOENT && !a.filters)) {
 		fprintf(stderr, "bootci-aggregator report: filters: %s\n", err);
 		return 1;
 	}
-	if (store_open(a.url, a.data_dir, "report", &store) < 0)
+	if (bci_command_store_open(&a.store, &store))
 		goto out;
-	struct bci_report_options options = { .data_dir = a.data_dir, .filters = filters,
-					      .window = a.window, .threads = 2, .store_url = a.url };
+	struct bci_report_options options = { .data_dir = data_dir, .filters = filters,
+					      .window = a.window, .threads = 2,
+					      .store_url = a.store.url };
 	/* With --html the matrix takes each machine's results from the report's reading of them. */
 	if (a.html)
-		ret = bci_html_matrix_report(store, a.build, &options, &report, &view, err,
-					     sizeof(err));
+		ret = bci_matrix_report(store, a.build, &options, &report, &view, err,
+					sizeof(err));
 	else
 		ret = bci_report_build(store, a.build, &options, &report, err, sizeof(err));
 	if (ret < 0) {
@@ -390,7 +203,7 @@ int bci_cmd_report(int argc, char **argv)
 		close(fd);
 	}
 	if (a.html) {
-		ret = bci_html_write_view(a.data_dir, report, &view, a.html, a.results_url, err,
+		ret = bci_html_write_view(data_dir, report, &view, a.html, a.results_url, err,
 					  sizeof(err));
 		if (ret < 0) {
 			fprintf(stderr, "bootci-aggregator report: html: %s\n",
@@ -421,95 +234,11 @@ int bci_cmd_report(int argc, char **argv)
 	       report->results, report->machines);
 	status = 0;
 out:
-	bci_html_matrix_release(&view);
+	bci_matrix_release(&view);
 	if (send_path[0])
 		unlink(send_path);
 	bci_report_free(report);
 	bci_filters_free(filters);
 	bci_store_close(store);
 	return status;
-}
-
-/* ---- export ---- */
-
-struct export_args {
-	struct bci_store *store;
-	const char *kind, *build, *origin, *machine, *run_id;
-};
-
-static int export_write(FILE *out, const struct export_args *a, char *err, size_t err_size)
-{
-	if (!strcmp(a->kind, "kcidb"))
-		return bci_export_kcidb(a->store, a->build, a->origin, out, err, err_size);
-	return bci_export_junit(a->store, a->machine, a->run_id, out, err, err_size);
-}
-
-static int export_stream(FILE *out, const void *ctx, char *err, size_t err_size)
-{
-	return export_write(out, ctx, err, err_size);
-}
-
-/* To @path (replaced atomically) or standard output ("-" or NULL). */
-static int export_save(const char *path, const struct export_args *a, char *err, size_t err_size)
-{
-	if (!path || !strcmp(path, "-"))
-		return export_write(stdout, a, err, err_size);
-	return bci_atomic_write_stream(path, 0644, export_stream, a, err, err_size);
-}
-
-int bci_cmd_export(int argc, char **argv)
-{
-	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
-		{ "build", required_argument, NULL, 'b' },
-		{ "origin", required_argument, NULL, 'O' },
-		{ "machine", required_argument, NULL, 'm' },
-		{ "run-id", required_argument, NULL, 'r' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA"), *output = NULL;
-	struct export_args a = { .origin = "bootci" };
-	char err[PATH_MAX + 1024] = "";
-	int opt, ret;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:b:O:m:r:o:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 's': url = optarg; break;
-		case 'd': data_dir = optarg; break;
-		case 'b': a.build = optarg; break;
-		case 'O': a.origin = optarg; break;
-		case 'm': a.machine = optarg; break;
-		case 'r': a.run_id = optarg; break;
-		case 'o': output = optarg; break;
-		case 'h':
-			bci_aggregator_usage(stdout);
-			return 0;
-		default:
-			bci_aggregator_usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc - 1) {
-		bci_aggregator_usage(stderr);
-		return 2;
-	}
-	a.kind = argv[optind];
-	if (!(!strcmp(a.kind, "kcidb") && a.build) &&
-	    !(!strcmp(a.kind, "junit") && a.machine && a.run_id)) {
-		fprintf(stderr, "bootci-aggregator export: 'kcidb --build NAME' or 'junit --machine NAME --run-id ID'\n");
-		return 2;
-	}
-	if (store_open(url, data_default(data_dir), "export", &a.store) < 0)
-		return 1;
-	ret = export_save(output, &a, err, sizeof(err));
-	bci_store_close(a.store);
-	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator export: %s\n", err[0] ? err : strerror(-ret));
-		return 1;
-	}
-	return 0;
 }

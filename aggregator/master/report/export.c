@@ -20,6 +20,7 @@
  * cannot hold become '?'.
  */
 #include "report.h"
+#include "../names.h"
 #include "../store/store.h"
 #include "jsonw.h"
 
@@ -53,16 +54,6 @@ const char *bci_export_kcidb_status(const char *result)
 	int s = bci_status_parse(result);
 
 	return s < 0 ? NULL : kcidb_status(s);
-}
-
-static int origin_valid(const char *origin)
-{
-	if (!*origin)
-		return 0;
-	for (; *origin; origin++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789_", *origin))
-			return 0;
-	return 1;
 }
 
 static int sha1_hex(const char *s)
@@ -185,49 +176,20 @@ static int kcidb_test(const struct bci_store_result *result, void *ctx)
 	return bci_jsonw_object_end(w);
 }
 
-struct build_copy {
-	char *tree, *commit, *tier, *base, *series_title, *message_id;
-	double registered;
-	int oom;
-};
-
-static char *dup_maybe(const char *s, int *oom)
-{
-	char *d = s ? strdup(s) : NULL;
-
-	if (s && !d)
-		*oom = 1;
-	return d;
-}
-
-static int build_keep(const struct bci_store_build *b, void *ctx)
-{
-	struct build_copy *c = ctx;
-
-	c->tree = dup_maybe(b->tree, &c->oom);
-	c->commit = dup_maybe(b->commit, &c->oom);
-	c->tier = dup_maybe(b->tier, &c->oom);
-	c->base = dup_maybe(b->base, &c->oom);
-	c->series_title = dup_maybe(b->series_title, &c->oom);
-	c->message_id = dup_maybe(b->message_id, &c->oom);
-	c->registered = b->registered;
-	return c->oom ? -ENOMEM : 0;
-}
-
 int bci_export_kcidb(struct bci_store *store, const char *build, const char *origin, FILE *out,
 		     char *err, size_t err_size)
 {
-	struct build_copy b = { 0 };
+	struct bci_store_build *b = NULL;
 	struct run_keys runs = { 0 };
 	struct bci_jsonw w;
 	char when[64];
 	int ret;
 
-	if (!origin_valid(origin)) {
+	if (!bci_name_kcidb_origin_ok(origin)) {
 		snprintf(err, err_size, "origin '%s': KCIDB wants [a-z0-9_]+", origin);
 		return -EINVAL;
 	}
-	ret = bci_store_build_get(store, build, build_keep, &b, err, err_size);
+	ret = bci_store_build_read(store, build, &b, err, err_size);
 	if (ret >= 0)
 		ret = bci_store_build_runs_each(store, build, run_keep, &runs, err, err_size);
 	if (ret < 0)
@@ -250,25 +212,25 @@ int bci_export_kcidb(struct bci_store *store, const char *build, const char *ori
 	bci_jsonw_key(&w, "origin");
 	bci_jsonw_string(&w, origin);
 	bci_jsonw_key(&w, "tree_name");
-	bci_jsonw_string(&w, b.tree);
-	if (sha1_hex(b.commit)) {
+	bci_jsonw_string(&w, b->tree);
+	if (sha1_hex(b->commit)) {
 		bci_jsonw_key(&w, "git_commit_hash");
-		bci_jsonw_string(&w, b.commit);
+		bci_jsonw_string(&w, b->commit);
 	}
-	if (b.message_id) {
+	if (b->message_id) {
 		/* KCIDB wants the address form, without the angle brackets. */
-		size_t skip = b.message_id[0] == '<', len = strlen(b.message_id) - skip;
+		size_t skip = b->message_id[0] == '<', len = strlen(b->message_id) - skip;
 
-		if (len && b.message_id[skip + len - 1] == '>')
+		if (len && b->message_id[skip + len - 1] == '>')
 			len--;
 		bci_jsonw_key(&w, "message_id");
-		bci_jsonw_string_n(&w, b.message_id + skip, len, BCI_JSONW_UTF8);
+		bci_jsonw_string_n(&w, b->message_id + skip, len, BCI_JSONW_UTF8);
 	}
-	if (b.series_title) {
+	if (b->series_title) {
 		bci_jsonw_key(&w, "comment");
-		bci_jsonw_string(&w, b.series_title);
+		bci_jsonw_string(&w, b->series_title);
 	}
-	rfc3339(b.registered, when, sizeof(when));
+	rfc3339(b->registered, when, sizeof(when));
 	bci_jsonw_key(&w, "start_time");
 	bci_jsonw_string(&w, when);
 	bci_jsonw_key(&w, "valid");
@@ -276,12 +238,12 @@ int bci_export_kcidb(struct bci_store *store, const char *build, const char *ori
 	bci_jsonw_key(&w, "misc");
 	bci_jsonw_object_begin(&w);
 	bci_jsonw_key(&w, "commit");
-	bci_jsonw_string(&w, b.commit);
+	bci_jsonw_string(&w, b->commit);
 	bci_jsonw_key(&w, "tier");
-	bci_jsonw_string(&w, b.tier);
-	if (b.base) {
+	bci_jsonw_string(&w, b->tier);
+	if (b->base) {
 		bci_jsonw_key(&w, "base_build");
-		bci_jsonw_string(&w, b.base);
+		bci_jsonw_string(&w, b->base);
 	}
 	bci_jsonw_object_end(&w);
 	bci_jsonw_object_end(&w);
@@ -303,7 +265,7 @@ int bci_export_kcidb(struct bci_store *store, const char *build, const char *ori
 	bci_jsonw_key(&w, "misc");
 	bci_jsonw_object_begin(&w);
 	bci_jsonw_key(&w, "tier");
-	bci_jsonw_string(&w, b.tier);
+	bci_jsonw_string(&w, b->tier);
 	bci_jsonw_object_end(&w);
 	bci_jsonw_object_end(&w);
 	bci_jsonw_array_end(&w);
@@ -331,12 +293,7 @@ out:
 		free(runs.v[i].kernel);
 	}
 	free(runs.v);
-	free(b.tree);
-	free(b.commit);
-	free(b.tier);
-	free(b.base);
-	free(b.series_title);
-	free(b.message_id);
+	free(b);
 	return ret < 0 ? ret : 0;
 }
 

@@ -16,6 +16,7 @@
  * machine folded into "+N similar issues", and the links to the matrix.
  */
 #include "report.h"
+#include "../names.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -131,15 +132,16 @@ static int message_id_clean(const char *in, char *out, size_t size)
 	return strchr(out, '@') ? 0 : -EINVAL;
 }
 
-/* What a dot-atom keeps of @in: letters, digits and a few signs; anything else becomes '-'. */
+/*
+ * What a dot-atom keeps of @in: the characters bci_name_clean() keeps, its
+ * dots too unless one would start or end the atom or follow another.
+ */
 static void atom_clean(const char *in, char *out, size_t size)
 {
 	size_t i;
 
-	for (i = 0; in[i] && i + 1 < size; i++)
-		out[i] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_+=",
-				in[i]) ? in[i] : '-';
-	out[i] = '\0';
+	bci_name_clean(in, out, size);
+	i = strlen(out);
 	if (!i || out[0] == '.' || out[i - 1] == '.' || strstr(out, ".."))
 		for (size_t j = 0; j < i; j++)
 			if (out[j] == '.')

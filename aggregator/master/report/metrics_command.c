@@ -4,9 +4,9 @@
  * metrics of a time window (metrics.c) as JSON on stdout, or as the page
  * serve shows at /metrics written to FILE.
  */
+#include "../command.h"
 #include "../commands.h"
 #include "fsutil.h"
-#include "../ingest/ingest.h"
 #include "report.h"
 #include "../store/store.h"
 #include "strv.h"
@@ -20,15 +20,15 @@
 #include <time.h>
 
 struct metrics_args {
-	const char *url, *data_dir, *from, *to, *html, *now;
+	struct bci_command_store store;
+	const char *from, *to, *html, *now;
 	int window;
 };
 
 static int metrics_args_parse(int argc, char **argv, struct metrics_args *a)
 {
 	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
+		BCI_COMMAND_STORE_OPTIONS,
 		{ "from", required_argument, NULL, 'F' },
 		{ "to", required_argument, NULL, 't' },
 		{ "now", required_argument, NULL, 'n' },
@@ -41,9 +41,9 @@ static int metrics_args_parse(int argc, char **argv, struct metrics_args *a)
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		if (bci_command_store_option(&a->store, opt, optarg))
+			continue;
 		switch (opt) {
-		case 's': a->url = optarg; break;
-		case 'd': a->data_dir = optarg; break;
 		case 'F': a->from = optarg; break;
 		case 't': a->to = optarg; break;
 		case 'n': a->now = optarg; break;
@@ -79,8 +79,7 @@ static int metrics_args_parse(int argc, char **argv, struct metrics_args *a)
 
 int bci_cmd_metrics(int argc, char **argv)
 {
-	struct metrics_args a = { .url = getenv("BOOTCI_STORE"), .data_dir = getenv("BOOTCI_DATA"),
-				  .window = 5 };
+	struct metrics_args a = { .window = 5 };
 	char err[PATH_MAX + 1024] = "", filters_path[PATH_MAX];
 	struct bci_metrics_options options = { 0 };
 	struct bci_filters *filters = NULL;
@@ -88,13 +87,14 @@ int bci_cmd_metrics(int argc, char **argv)
 	struct bci_store *store = NULL;
 	struct bci_str page = { 0 };
 	double now = (double)time(NULL);
+	const char *data_dir;
 	int ret, status = 1;
 
+	bci_command_store_init(&a.store, "metrics");
 	ret = metrics_args_parse(argc, argv, &a);
 	if (ret >= 0)
 		return ret;
-	if (!a.data_dir || !*a.data_dir)
-		a.data_dir = BCI_INGEST_DEFAULT_DATA;
+	data_dir = bci_command_data_dir(&a.store);
 	if (a.now && bci_metrics_window_parse(a.now, a.now, 0, &now, &now, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bootci-aggregator metrics: --now: %s\n", err);
 		return 2;
@@ -105,18 +105,16 @@ int bci_cmd_metrics(int argc, char **argv)
 		return 2;
 	}
 	options.now = now;
-	snprintf(filters_path, sizeof(filters_path), "%s/known-issues.txt", a.data_dir);
+	snprintf(filters_path, sizeof(filters_path), "%s/known-issues.txt", data_dir);
 	ret = bci_filters_load(filters_path, &filters, err, sizeof(err));
 	if (ret < 0 && ret != -ENOENT) {
 		fprintf(stderr, "bootci-aggregator metrics: filters: %s\n", err);
 		return 1;
 	}
-	options.report = (struct bci_report_options){ .data_dir = a.data_dir, .filters = filters,
+	options.report = (struct bci_report_options){ .data_dir = data_dir, .filters = filters,
 						      .window = a.window };
-	if (bci_store_open(a.url, a.data_dir, &store, err, sizeof(err)) < 0) {
-		fprintf(stderr, "bootci-aggregator metrics: store: %s\n", err);
+	if (bci_command_store_open(&a.store, &store))
 		goto out;
-	}
 	ret = bci_metrics_compute(store, &options, &m, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "bootci-aggregator metrics: %s\n", err[0] ? err : strerror(-ret));

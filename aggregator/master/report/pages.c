@@ -2,8 +2,8 @@
 /*
  * The pages `serve` renders from the store on request (serve/pages.c routes
  * them and caches them until the next ingest): the list of builds, a
- * build's matrix (html.c), a result with its out/err/dmesg and the crash
- * records of its run, a test's history across builds, and a machine's
+ * build's matrix (matrix_html.c), a result with its out/err/dmesg and the
+ * crash records of its run, a test's history across builds, and a machine's
  * suspend/resume latency across builds as an inline SVG plot.
  *
  * Every name and every byte of output goes through bci_html_escape(); names
@@ -104,15 +104,15 @@ int bci_pages_matrix(struct bci_store *store, const char *build,
 		     const struct bci_report_options *options, struct bci_str *b, char *err,
 		     size_t err_size)
 {
-	struct bci_html_matrix_view view = { 0 };
+	struct bci_matrix_view view = { 0 };
 	struct bci_report *report = NULL;
 	int ret;
 
 	/* The matrix takes each machine's results from the report's reading of them. */
-	ret = bci_html_matrix_report(store, build, options, &report, &view, err, err_size);
+	ret = bci_matrix_report(store, build, options, &report, &view, err, err_size);
 	if (ret >= 0)
 		ret = bci_html_matrix(report, &view, BCI_HTML_SERVED, b);
-	bci_html_matrix_release(&view);
+	bci_matrix_release(&view);
 	bci_report_free(report);
 	return ret;
 }

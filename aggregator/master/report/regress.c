@@ -239,40 +239,10 @@ static int run_collect(const struct bci_store_run *run, void *ctx)
 	return runs_push(ctx, run);
 }
 
-struct build_info {
-	char *name, *tree, *commit, *tier, *base, *series_title, *message_id;
-	double registered;
-};
-
-static void build_release(struct build_info *b)
-{
-	free(b->name);
-	free(b->tree);
-	free(b->commit);
-	free(b->tier);
-	free(b->base);
-	free(b->series_title);
-	free(b->message_id);
-	memset(b, 0, sizeof(*b));
-}
-
 static int dup_or_null(char **to, const char *from)
 {
 	*to = from ? strdup(from) : NULL;
 	return from && !*to ? -ENOMEM : 0;
-}
-
-static int build_copy(const struct bci_store_build *build, void *ctx)
-{
-	struct build_info *b = ctx;
-
-	b->registered = build->registered;
-	if (dup_or_null(&b->name, build->name) || dup_or_null(&b->tree, build->tree) ||
-	    dup_or_null(&b->commit, build->commit) || dup_or_null(&b->tier, build->tier) ||
-	    dup_or_null(&b->base, build->base) || dup_or_null(&b->series_title, build->series_title) ||
-	    dup_or_null(&b->message_id, build->message_id))
-		return -ENOMEM;
-	return 0;
 }
 
 /* Which builds are on the base tree, asked once per build name. */
@@ -286,7 +256,7 @@ struct maker {
 	struct bci_store *store;
 	const struct bci_report_options *options;
 	struct bci_report *report;
-	struct build_info build;
+	struct bci_store_build *build;	/* the build reported on */
 	struct build_cache cache;
 	char *err;
 	size_t err_size;
@@ -336,17 +306,27 @@ struct results_ctx {
 	int run;
 };
 
+/* The cell of @result's test in @c->cells and the result's status: 0, -ENOMEM or -EPROTO. */
+static int result_cell(struct results_ctx *c, const struct bci_store_result *result,
+		       struct test_cell **slot, int *status)
+{
+	long id = name_number(&c->names, result->name);
+
+	*slot = id < 0 ? NULL : cell_at(c->cells, id);
+	*status = bci_status_parse(result->result);
+	if (!*slot)
+		return -ENOMEM;
+	return *status < 0 ? -EPROTO : 0;
+}
+
 static int build_result(const struct bci_store_result *result, void *ctx)
 {
 	struct results_ctx *c = ctx;
-	long id = name_number(&c->names, result->name);
-	int status = bci_status_parse(result->result);
-	struct test_cell *slot = id < 0 ? NULL : cell_at(c->cells, id);
+	struct test_cell *slot;
+	int status, ret = result_cell(c, result, &slot, &status);
 
-	if (!slot)
-		return -ENOMEM;
-	if (status < 0)
-		return -EPROTO;
+	if (ret < 0)
+		return ret;
 	slot->status = status;
 	slot->run = c->run;
 	slot->job = result->job;
@@ -380,14 +360,11 @@ static int seen_give(struct maker *m, const struct run_list *build_runs)
 static int baseline_result(const struct bci_store_result *result, void *ctx)
 {
 	struct results_ctx *c = ctx;
-	long id = name_number(&c->names, result->name);
-	int status = bci_status_parse(result->result);
-	struct test_cell *slot = id < 0 ? NULL : cell_at(c->cells, id);
+	struct test_cell *slot;
+	int status, ret = result_cell(c, result, &slot, &status);
 
-	if (!slot)
-		return -ENOMEM;
-	if (status < 0)
-		return -EPROTO;
+	if (ret < 0)
+		return ret;
 	if (status == BCI_STATUS_NOTRUN) {
 		if (slot->status < 0)
 			slot->status = status;
@@ -405,7 +382,7 @@ static int build_on_base(const struct bci_store_build *build, void *ctx)
 	const char *base_tree = m->report->base_tree;
 
 	return build->tree && !strcmp(build->tree, base_tree) &&
-	       build->registered <= m->build.registered ? 1 : 2;
+	       build->registered <= m->build->registered ? 1 : 2;
 }
 
 struct baseline_ctx {
@@ -421,7 +398,7 @@ static int baseline_run(const struct bci_store_run *run, void *ctx)
 	struct test_slot *slot;
 	int ret;
 
-	if (!run->build || !strcmp(run->build, m->build.name))
+	if (!run->build || !strcmp(run->build, m->build->name))
 		return 0;
 	slot = table_get(&m->cache.builds, run->build, 1);
 	if (!slot)
@@ -843,22 +820,22 @@ int bci_report_build(struct bci_store *store, const char *build,
 		return -ENOMEM;
 	m.report = r;
 	r->window = options->window;
-	ret = bci_store_build_get(store, build, build_copy, &m.build, err, err_size);
+	ret = bci_store_build_read(store, build, &m.build, err, err_size);
 	if (ret < 0)
 		goto fail;
-	if (dup_or_null(&r->build, m.build.name) || dup_or_null(&r->tree, m.build.tree) ||
-	    dup_or_null(&r->commit, m.build.commit) || dup_or_null(&r->tier, m.build.tier) ||
-	    dup_or_null(&r->base, m.build.base) ||
-	    dup_or_null(&r->series_title, m.build.series_title) ||
-	    dup_or_null(&r->message_id, m.build.message_id)) {
+	if (dup_or_null(&r->build, m.build->name) || dup_or_null(&r->tree, m.build->tree) ||
+	    dup_or_null(&r->commit, m.build->commit) || dup_or_null(&r->tier, m.build->tier) ||
+	    dup_or_null(&r->base, m.build->base) ||
+	    dup_or_null(&r->series_title, m.build->series_title) ||
+	    dup_or_null(&r->message_id, m.build->message_id)) {
 		ret = -ENOMEM;
 		goto fail;
 	}
-	if (m.build.base)
-		ret = bci_store_build_get(store, m.build.base, base_tree_copy, &r->base_tree, err,
+	if (m.build->base)
+		ret = bci_store_build_get(store, m.build->base, base_tree_copy, &r->base_tree, err,
 					  err_size);
 	else
-		ret = dup_or_null(&r->base_tree, m.build.tree);
+		ret = dup_or_null(&r->base_tree, m.build->tree);
 	if (ret < 0)
 		goto fail;
 	if (!r->base_tree) {
@@ -937,7 +914,7 @@ int bci_report_build(struct bci_store *store, const char *build,
 	runs_release(&runs);
 	table_release(&m.cache.builds);
 	maker_tables_release(&m);
-	build_release(&m.build);
+	free(m.build);
 	*report = r;
 	return 0;
 fail:
@@ -948,7 +925,7 @@ fail:
 	runs_release(&runs);
 	table_release(&m.cache.builds);
 	maker_tables_release(&m);
-	build_release(&m.build);
+	free(m.build);
 	bci_report_free(r);
 	return ret;
 }

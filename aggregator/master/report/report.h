@@ -4,13 +4,22 @@
  * compared with its baseline, each change classified, noise kept apart from
  * what may be new, and the reply mailed to the patch series.
  *
- *   status.c   the piglit statuses and the table of every transition
- *   filters.c  known-issue filters (the file DATA/known-issues.txt)
- *   regress.c  baseline, flaky detection, filters, suspend latency
- *   mbox.c     the reply, one RFC 5322 / MIME message in an mbox
- *   export.c   JUnit XML of a run, KCIDB v4.2 JSON of a build
- *   html.c     the static test matrix and result pages
- *   command.c  `bootci-aggregator report`, `build`, `machine`
+ *   status.c           the piglit statuses, every transition, the verdicts' names
+ *   filters.c          known-issue filters (the file DATA/known-issues.txt)
+ *   regress.c          baseline, flaky detection, filters, suspend latency
+ *   row_guess.c        the test a row of the next run holds, guessed from the last
+ *   mbox.c             the reply, one RFC 5322 / MIME message in an mbox
+ *   export.c           JUnit XML of a run, KCIDB v4.2 JSON of a build
+ *   html.c             what every page shares: the escaper, the style, a log
+ *   matrix.c           a build's results as tests x machines (matrix.h)
+ *   matrix_html.c      the matrix page
+ *   html_write.c       a build's static pages: the matrix and a page per result
+ *   pages.c            the pages serve renders on request
+ *   metrics.c          the CI's metrics over a time window
+ *   command.c          `bootci-aggregator report`
+ *   build_command.c    `build`, `machine`: what a person registers
+ *   export_command.c   `export`
+ *   metrics_command.c  `metrics`
  *
  * The baseline of a build B on machine M: the runs on M of builds whose tree
  * is B's base tree (the tree of B's base build; B's own tree when B has no
@@ -189,6 +198,9 @@ struct bci_report_options {
 	void *seen_ctx;
 };
 
+/* "possible new issue", "known issue" ...: as the pages name a verdict (status.c). */
+const char *bci_verdict_name(enum bci_verdict verdict);
+
 /* The report of the build named @build. -ENOENT if there is no such build or it has no run. */
 int bci_report_build(struct bci_store *store, const char *build,
 		     const struct bci_report_options *options, struct bci_report **report,
@@ -217,19 +229,7 @@ int bci_mbox_write(FILE *out, const struct bci_report *report, const struct bci_
 /* RFC 2047 encodes @text (UTF-8) as the value of header @name, folded; appended to @out. */
 int bci_mbox_encode_header(const char *name, const char *text, char **out);
 
-/* ---- the static test matrix (html.c) ---- */
-
-/*
- * Writes @dir/BUILD/index.html (the matrix of @report's build) and a page
- * per result, @dir/BUILD/MACHINE/N.html, with its logs read through the
- * store (@data_dir). Folder names keep [A-Za-z0-9.+=_-] of the names.
- * With @results_url (serve's address, e.g. http://master:8080), no result
- * page is written: each cell links to serve's page of that result,
- * @results_url/machines/M/runs/R/results/T (the page's <base> is
- * @results_url/, its links machines/M/runs/R/results/T).
- */
-int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *report,
-		   const char *dir, const char *results_url, char *err, size_t err_size);
+/* ---- what every page shares (html.c) ---- */
 
 struct bci_str;
 
@@ -243,16 +243,19 @@ void bci_html_escape_str(struct bci_str *b, const char *s);
 void bci_html_url_escape(struct bci_str *b, const char *s);
 /* The pages' <style> element. */
 extern const char bci_html_style[];
+/* A section titled @title holding the text of @fd (closed here), or "not available: @why" when @fd < 0. */
+void bci_html_file_section(struct bci_str *b, const char *title, int fd, const char *why);
+/* The section of a result's out, err or dmesg (@which). */
+void bci_html_log_section(struct bci_str *b, struct bci_store *store, const char *data_dir,
+			  const char *machine, const char *run_id, const char *test, const char *which);
 
-/* Where a matrix's links go: the static files, or serve's routes. */
-enum bci_html_links {
-	BCI_HTML_STATIC,	/* MACHINE/N.html */
-	BCI_HTML_SERVED,	/* /machines/M/runs/R/results/T, /tests/T, /machines/M/suspend */
-};
+/* ---- a build's matrix (matrix.c) ---- */
+
+struct bci_matrix;
 
 /* A build's results as a matrix, read once from the store (the view owns it). */
-struct bci_html_matrix_view {
-	struct matrix *matrix;
+struct bci_matrix_view {
+	struct bci_matrix *matrix;
 	size_t tests, machines;
 	/* Set by the caller: result cells link to serve's pages under this URL (any links mode). */
 	const char *results_url;
@@ -263,50 +266,68 @@ struct bci_html_matrix_view {
 	FILE *stream;
 };
 
-int bci_html_matrix_read(struct bci_store *store, const struct bci_report *report,
-			 struct bci_html_matrix_view *view, char *err, size_t err_size);
+int bci_matrix_read(struct bci_store *store, const struct bci_report *report,
+		    struct bci_matrix_view *view, char *err, size_t err_size);
 /*
- * The two halves of bci_html_matrix_read(): the build's runs and results
- * (no report needed, so it can be read beside the report's own reading, on
+ * The two halves of bci_matrix_read(): the build's runs and results (no
+ * report needed, so it can be read beside the report's own reading, on
  * another connection), then the report's changes marked in it.
  */
-int bci_html_matrix_load(struct bci_store *store, const char *build,
-			 struct bci_html_matrix_view *view, char *err, size_t err_size);
-void bci_html_matrix_mark(const struct bci_report *report, struct bci_html_matrix_view *view);
+int bci_matrix_load(struct bci_store *store, const char *build, struct bci_matrix_view *view,
+		    char *err, size_t err_size);
+void bci_matrix_mark(const struct bci_report *report, struct bci_matrix_view *view);
 /*
  * The matrix from the report's own reading of the build's results, which
- * then are read once: begin reads the build's runs; bci_html_matrix_seen
- * is the report's bci_report_options.seen (its ctx: the view); end, after
- * the report, makes the cells and marks the report's changes in them.
+ * then are read once: begin reads the build's runs; bci_matrix_seen is the
+ * report's bci_report_options.seen (its ctx: the view); end, after the
+ * report, makes the cells and marks the report's changes in them.
  */
-int bci_html_matrix_begin(struct bci_store *store, const char *build,
-			  struct bci_html_matrix_view *view, char *err, size_t err_size);
-int bci_html_matrix_seen(void *ctx, const struct bci_report_seen *rows, size_t n, char *err,
-			 size_t err_size);
-int bci_html_matrix_end(const struct bci_report *report, struct bci_html_matrix_view *view,
-			char *err, size_t err_size);
+int bci_matrix_begin(struct bci_store *store, const char *build, struct bci_matrix_view *view,
+		     char *err, size_t err_size);
+int bci_matrix_seen(void *ctx, const struct bci_report_seen *rows, size_t n, char *err,
+		    size_t err_size);
+int bci_matrix_end(const struct bci_report *report, struct bci_matrix_view *view, char *err,
+		   size_t err_size);
 /*
  * The three above: the report of @build with @options (its seen hook set
  * here) into *@report and its matrix into @view, read again (up to three
  * times) when a run is stored meanwhile. *@report is NULL or a report the
  * caller frees; @view is released by the caller either way.
  */
-int bci_html_matrix_report(struct bci_store *store, const char *build,
-			   const struct bci_report_options *options, struct bci_report **report,
-			   struct bci_html_matrix_view *view, char *err, size_t err_size);
+int bci_matrix_report(struct bci_store *store, const char *build,
+		      const struct bci_report_options *options, struct bci_report **report,
+		      struct bci_matrix_view *view, char *err, size_t err_size);
+void bci_matrix_release(struct bci_matrix_view *view);
+
+/* ---- the matrix page (matrix_html.c) ---- */
+
+/* Where a matrix's links go: the static files, or serve's routes. */
+enum bci_html_links {
+	BCI_HTML_STATIC,	/* MACHINE/N.html */
+	BCI_HTML_SERVED,	/* /machines/M/runs/R/results/T, /tests/T, /machines/M/suspend */
+};
+
+/* The matrix page (with its filters) appended to @b; -ENOMEM. */
+int bci_html_matrix(const struct bci_report *report, const struct bci_matrix_view *view,
+		    enum bci_html_links links, struct bci_str *b);
+
+/* ---- the static pages (html_write.c) ---- */
+
+/*
+ * Writes @dir/BUILD/index.html (the matrix of @report's build) and a page
+ * per result, @dir/BUILD/MACHINE/N.html, with its logs read through the
+ * store (@data_dir). Folder names are the names' bci_name_folder() (names.h).
+ * With @results_url (serve's address, e.g. http://master:8080), no result
+ * page is written: each cell links to serve's page of that result,
+ * @results_url/machines/M/runs/R/results/T (the page's <base> is
+ * @results_url/, its links machines/M/runs/R/results/T).
+ */
+int bci_html_write(struct bci_store *store, const char *data_dir, const struct bci_report *report,
+		   const char *dir, const char *results_url, char *err, size_t err_size);
 /* bci_html_write() from a matrix loaded and marked already (taken: released here). */
 int bci_html_write_view(const char *data_dir, const struct bci_report *report,
-			struct bci_html_matrix_view *loaded, const char *dir,
+			struct bci_matrix_view *loaded, const char *dir,
 			const char *results_url, char *err, size_t err_size);
-void bci_html_matrix_release(struct bci_html_matrix_view *view);
-/* The matrix page (with its filters) appended to @b; -ENOMEM. */
-int bci_html_matrix(const struct bci_report *report, const struct bci_html_matrix_view *view,
-		    enum bci_html_links links, struct bci_str *b);
-/* A section titled @title holding the text of @fd (closed here), or "not available: @why" when @fd < 0. */
-void bci_html_file_section(struct bci_str *b, const char *title, int fd, const char *why);
-/* The section of a result's out, err or dmesg (@which). */
-void bci_html_log_section(struct bci_str *b, struct bci_store *store, const char *data_dir,
-			  const char *machine, const char *run_id, const char *test, const char *which);
 
 /* ---- the pages serve renders (pages.c) ---- */
 

@@ -2,7 +2,8 @@
 /*
  * The piglit statuses a result can have and what every transition between
  * two of them means (report.h says the rules; the table below is them,
- * written out so that each of the 121 cells can be read and is tested).
+ * written out so that each of the 121 cells can be read and is tested); and
+ * the name of each verdict a change gets, as the pages say it.
  */
 #include "report.h"
 
@@ -91,4 +92,16 @@ enum bci_change bci_status_change(enum bci_status from, enum bci_status to)
 const char *bci_change_name(enum bci_change change)
 {
 	return (unsigned)change < BCI_CHANGE_COUNT ? changes[change] : "?";
+}
+
+const char *bci_verdict_name(enum bci_verdict verdict)
+{
+	static const char *const names[] = {
+		[BCI_VERDICT_NEW] = "possible new issue", [BCI_VERDICT_KNOWN] = "known issue",
+		[BCI_VERDICT_FLAKY] = "flaky", [BCI_VERDICT_FIXED] = "fixed",
+		[BCI_VERDICT_WARNING] = "warning", [BCI_VERDICT_NEW_TEST] = "new test",
+		[BCI_VERDICT_NOT_RUN] = "not run",
+	};
+
+	return (unsigned)verdict < sizeof(names) / sizeof(names[0]) ? names[verdict] : "?";
 }

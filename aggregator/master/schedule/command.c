@@ -9,8 +9,8 @@
  *   schedule return MACHINE   a machine taken out is back in (schedule.h)
  *   schedule redeploy MACHINE its disk is re-deployed at its next boot (deploy.h)
  */
+#include "../command.h"
 #include "../commands.h"
-#include "../ingest/ingest.h"
 #include "../store/store.h"
 #include "deploy.h"
 #include "internal.h"
@@ -19,7 +19,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -72,25 +71,22 @@ static int jobs_print(struct bci_schedule *s, const char *build, char *err, size
 int bci_cmd_schedule(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "data", required_argument, NULL, 'd' },
+		BCI_COMMAND_STORE_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("BOOTCI_STORE"), *data_dir = getenv("BOOTCI_DATA"), *verb;
 	struct bci_inventory *inventory = NULL;
+	struct bci_command_store cs;
+	const char *data_dir, *verb;
 	struct bci_store *store = NULL;
 	char err[PATH_MAX + 1024] = "", path[PATH_MAX];
 	int opt, ret, operands;
 
+	bci_command_store_init(&cs, "schedule");
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 's': url = optarg; break;
-		case 'd': data_dir = optarg; break;
-		default: return bci_aggregator_usage_exit(opt);
-		}
-	}
+	while ((opt = getopt_long(argc, argv, "s:d:h", options, NULL)) != -1)
+		if (!bci_command_store_option(&cs, opt, optarg))
+			return bci_command_usage_exit(opt);
 	operands = argc - optind;
 	verb = operands ? argv[optind] : "";
 	if (!((!strcmp(verb, "machines") && operands == 1) ||
@@ -100,17 +96,15 @@ int bci_cmd_schedule(int argc, char **argv)
 		fprintf(stderr, "bootci-aggregator schedule: '%.64s'%s: expected machines, jobs [BUILD], "
 			"return MACHINE or redeploy MACHINE\n", verb,
 			operands > 2 ? " with too many operands" : "");
-		return bci_aggregator_usage_exit('?');
+		return bci_command_usage_exit('?');
 	}
-	if (!data_dir || !*data_dir)
-		data_dir = BCI_INGEST_DEFAULT_DATA;
+	data_dir = bci_command_data_dir(&cs);
 	snprintf(path, sizeof(path), "%s/%s", data_dir, BCI_INVENTORY_FILE);
 	if ((ret = bci_inventory_load(path, &inventory, err, sizeof(err))) < 0) {
 		fprintf(stderr, "bootci-aggregator schedule: %s\n", err[0] ? err : strerror(-ret));
 		return 1;
 	}
-	if ((ret = bci_store_open(url, data_dir, &store, err, sizeof(err))) < 0) {
-		fprintf(stderr, "bootci-aggregator schedule: store: %s\n", err);
+	if (bci_command_store_open(&cs, &store)) {
 		bci_inventory_free(inventory);
 		return 1;
 	}

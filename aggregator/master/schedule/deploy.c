@@ -2,6 +2,7 @@
 /* Re-deploy of a damaged disk (deploy.h): the marks, the deploy job's answer and initrd. */
 #include "deploy.h"
 
+#include "../names.h"
 #include "../store/store.h"
 #include "deploy_plan.h"
 #include "fsutil.h"
@@ -23,7 +24,7 @@
 static int mark_path(struct bci_schedule *s, const char *which, const char *machine, char *path,
 		     size_t size)
 {
-	if (!bci_manifest_word_ok(machine))
+	if (!bci_name_machine_ok(machine))
 		return -EINVAL;
 	if ((size_t)snprintf(path, size, "%s/schedule/%s/%s", s->data_dir, which, machine) >= size)
 		return -ENAMETOOLONG;
@@ -147,42 +148,24 @@ static int build_copy(const struct bci_store_job *job, void *ctx)
 	return 0;
 }
 
-struct image_find {
-	char sha256[65];
-	size_t size;
-	bool found;
-};
-
-static int image_match(const struct bci_store_build_file *file, void *ctx)
+/* Known-good image @version's disk image, one a deploy initrd can carry. */
+static int image_find(struct bci_schedule *s, const char *version, struct bci_schedule_file *f,
+		      char *err, size_t err_size)
 {
-	struct image_find *f = ctx;
+	int ret = bci_schedule_file_find(s->store, true, version, BCI_DEPLOY_IMAGE_FILE, f, err,
+					 err_size);
 
-	if (strcmp(file->path, BCI_DEPLOY_IMAGE_FILE))
-		return 0;
-	snprintf(f->sha256, sizeof(f->sha256), "%s", file->sha256);
-	f->size = file->size;
-	f->found = true;
-	return 0;
-}
-
-static int image_find(struct bci_schedule *s, const char *version, struct image_find *f, char *err,
-		      size_t err_size)
-{
-	int ret;
-
-	memset(f, 0, sizeof(*f));
-	ret = bci_store_known_good_files_each(s->store, version, image_match, f, err, err_size);
 	if (ret < 0)
 		return ret;
-	if (!f->found) {
+	if (!ret) {
 		bci_message(err, err_size, "known-good image %s has no %s", version,
 			    BCI_DEPLOY_IMAGE_FILE);
 		return -ENOENT;
 	}
 	if (f->size > BCI_DEPLOY_IMAGE_MAX) {
-		bci_message(err, err_size, "known-good image %s: %s is %zu bytes, more than the"
-			    " %lu a deploy initrd carries", version, BCI_DEPLOY_IMAGE_FILE, f->size,
-			    BCI_DEPLOY_IMAGE_MAX);
+		bci_message(err, err_size, "known-good image %s: %s is %llu bytes, more than the"
+			    " %lu a deploy initrd carries", version, BCI_DEPLOY_IMAGE_FILE,
+			    (unsigned long long)f->size, BCI_DEPLOY_IMAGE_MAX);
 		return -EFBIG;
 	}
 	return 0;
@@ -193,7 +176,7 @@ int bci_schedule_deploy_boot(struct bci_schedule *s, const char *machine, const 
 {
 	char note[MARK_NOTE_MAX], version[BCI_MANIFEST_WORD_MAX + 1] = "";
 	char build[BCI_MANIFEST_WORD_MAX + 1] = "", cmdline[2048], text[MARK_NOTE_MAX + 128];
-	struct image_find image;
+	struct bci_schedule_file image;
 	int state, ret;
 
 	state = bci_schedule_deploy_state(s, machine, note, sizeof(note), err, err_size);
@@ -229,8 +212,8 @@ int bci_schedule_deploy_boot(struct bci_schedule *s, const char *machine, const 
 	if ((ret = mark_write(s, "deploying", machine, text, err, err_size)) < 0 ||
 	    (ret = mark_remove(s, "damaged", machine, err, err_size)) < 0)
 		return ret;
-	bci_schedule_say(s, "boot: %s: re-deployed with known-good %s (%zu bytes) by build %s's"
-			 " kernel", machine, version, image.size, build);
+	bci_schedule_say(s, "boot: %s: re-deployed with known-good %s (%llu bytes) by build %s's"
+			 " kernel", machine, version, (unsigned long long)image.size, build);
 	/* The deploy archive first, as a job's: the kernel stops unpacking after a zstd one. */
 	if (asprintf(script,
 		     "#!ipxe\n"
@@ -261,7 +244,7 @@ int bci_schedule_deploy_initrd(struct bci_schedule *s, const char *machine, cons
 	char note[MARK_NOTE_MAX], path[4096], *text = NULL, *plan_archive = NULL, *head = NULL;
 	size_t plan_len = 0, head_len = 0, want = strlen(version);
 	struct bci_deploy_plan plan = { .esp_partition = 1 };
-	struct image_find image;
+	struct bci_schedule_file image;
 	struct stat st;
 	int ret;
 
@@ -288,8 +271,8 @@ int bci_schedule_deploy_initrd(struct bci_schedule *s, const char *machine, cons
 		goto fail;
 	}
 	if ((uint64_t)st.st_size != image.size) {
-		bci_message(err, err_size, "known-good %s: %s is %lld bytes, registered as %zu",
-			    version, path, (long long)st.st_size, image.size);
+		bci_message(err, err_size, "known-good %s: %s is %lld bytes, registered as %llu",
+			    version, path, (long long)st.st_size, (unsigned long long)image.size);
 		ret = -EIO;
 		goto fail;
 	}
@@ -305,7 +288,7 @@ int bci_schedule_deploy_initrd(struct bci_schedule *s, const char *machine, cons
 		goto fail;
 	if ((ret = bci_job_initrd_make(BCI_DEPLOY_PLAN_PATH, text, strlen(text), &plan_archive,
 				       &plan_len)) < 0 ||
-	    (ret = bci_job_initrd_frame(BCI_DEPLOY_IMAGE_PATH, image.size, &head, &head_len,
+	    (ret = bci_job_initrd_frame(BCI_DEPLOY_IMAGE_PATH, (size_t)image.size, &head, &head_len,
 					&out->tail, &out->tail_len)) < 0) {
 		bci_message(err, err_size, "deploy initrd of %s: %s", machine, strerror(-ret));
 		goto fail;

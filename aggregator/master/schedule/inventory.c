@@ -6,9 +6,10 @@
  */
 #include "inventory.h"
 
+#include "../names.h"
+
 #include "config.h"
 #include "fsutil.h"
-#include "manifest.h"
 #include "message.h"
 
 #include <ctype.h>
@@ -104,7 +105,7 @@ int bci_inventory_mac_normalize(const char *text, char out[18])
 
 /*
  * Splits @value on @separators into a NULL-terminated vector of words;
- * each must pass bci_manifest_word_ok() unless @any_word.
+ * each must be a tag (bci_name_tag_ok()) unless @any_word.
  */
 static int split_words(struct parser *p, const char *key, const char *value, const char *separators,
 		       bool any_word, char ***out)
@@ -126,7 +127,7 @@ static int split_words(struct parser *p, const char *key, const char *value, con
 			word++;
 		for (char *end = word + strlen(word); end > word && (end[-1] == ' ' || end[-1] == '\t');)
 			*--end = '\0';
-		if (!any_word && !bci_manifest_word_ok(word)) {
+		if (!any_word && !bci_name_tag_ok(word)) {
 			ret = fail(p, "%s: '%s' is not a word (letters, digits, '.', '_', '-')", key, word);
 			goto out;
 		}
@@ -177,7 +178,7 @@ static int parse_header(struct parser *p, char *line)
 	if (!name)
 		return fail(p, "unknown section [%s]%s", line, "");
 	*name++ = '\0';
-	if (!bci_manifest_word_ok(name))
+	if (!strcmp(line, "machine") ? !bci_name_machine_ok(name) : !bci_name_tree_ok(name))
 		return fail(p, "'%s' is not a word (letters, digits, '.', '_', '-')", name, "");
 	if (!strcmp(line, "machine")) {
 		struct bci_inventory_machine *grown, *m;
@@ -255,7 +256,7 @@ static int parse_machine_key(struct parser *p, const char *key, const char *valu
 	if (!strcmp(key, "shard-group")) {
 		if ((ret = once(p, 2, key)) < 0)
 			return ret;
-		if (!bci_manifest_word_ok(value))
+		if (!bci_name_tag_ok(value))
 			return fail(p, "shard-group: '%s' is not a word%s", value, "");
 		return (m->shard_group = strdup(value)) ? 0 : -ENOMEM;
 	}

@@ -212,6 +212,27 @@ static const char *json_text(struct json_object *o, const char *key)
 }
 
 /* The known-good image's PUT: metadata {} (nothing but the version, which is the path's). */
+/*
+ * The answer once publishing @what (a build, a known-good image) of @put
+ * returned @ret: 201, its staging folder gone; or the error @err, 422 when
+ * the files sent were wrong, 500 when the master failed.
+ */
+static void published_answer(struct bci_schedule_answer *a, struct bci_schedule_put *put, int ret,
+			     const char *err, const char *what)
+{
+	if (ret < 0) {
+		answer_json_error(a, ret == -ENOENT || ret == -EINVAL || ret == -EBADMSG ? 422 : 500,
+				  err);
+		return;
+	}
+	bci_remove_tree(put->staging);
+	a->status = 201;
+	a->content_type = "application/json";
+	a->body = strdup("{\"status\": \"published\"}\n");
+	a->len = a->body ? strlen(a->body) : 0;
+	snprintf(a->note, sizeof(a->note), "%s %s published", what, put->build);
+}
+
 static void known_good_register(struct bci_schedule_server *s, struct bci_schedule_put *put,
 				struct bci_schedule_answer *a)
 {
@@ -229,17 +250,7 @@ static void known_good_register(struct bci_schedule_server *s, struct bci_schedu
 	ret = bci_publish_known_good(bci_schedule_server_store(s), bci_schedule_server_data_dir(s),
 				     put->build, put->staging, manifest, bci_schedule_server_log(s),
 				     err, sizeof(err));
-	if (ret < 0) {
-		answer_json_error(a, ret == -ENOENT || ret == -EINVAL || ret == -EBADMSG ? 422 : 500,
-				  err);
-		goto out;
-	}
-	bci_remove_tree(put->staging);
-	a->status = 201;
-	a->content_type = "application/json";
-	a->body = strdup("{\"status\": \"published\"}\n");
-	a->len = a->body ? strlen(a->body) : 0;
-	snprintf(a->note, sizeof(a->note), "known-good image %s published", put->build);
+	published_answer(a, put, ret, err, "known-good image");
 out:
 	json_object_put(o);
 }
@@ -284,17 +295,7 @@ static void build_register(struct bci_schedule_server *s, struct bci_schedule_pu
 	p.log = bci_schedule_server_log(s);
 	ret = bci_publish_dir(bci_schedule_server_store(s), bci_schedule_server_data_dir(s), &p, err,
 			      sizeof(err));
-	if (ret < 0) {
-		answer_json_error(a, ret == -ENOENT || ret == -EINVAL || ret == -EBADMSG ? 422 : 500,
-				  err);
-		goto out;
-	}
-	bci_remove_tree(put->staging);
-	a->status = 201;
-	a->content_type = "application/json";
-	a->body = strdup("{\"status\": \"published\"}\n");
-	a->len = a->body ? strlen(a->body) : 0;
-	snprintf(a->note, sizeof(a->note), "build %s published", put->build);
+	published_answer(a, put, ret, err, "build");
 out:
 	json_object_put(o);
 }

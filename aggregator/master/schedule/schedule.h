@@ -26,6 +26,24 @@
  * not bring it back; bci_schedule_return() puts it back.
  *
  * One struct bci_schedule is used by one thread at a time (its store is).
+ *
+ * The files, by role (each calls only those below it; internal.h is what
+ * they share):
+ *
+ *   tick.c           one turn of the loop: gate.c, then recovery.c
+ *   gate.c           the full tier's gate (the judge: judge.h)
+ *   boot.c           the netboot answer and the job's initrd (job_initrd.h)
+ *   deploy.c         re-deploying a damaged disk (deploy.h)
+ *   queue.c          queueing a tier, its shards (split.h)
+ *   recovery.c       power cycling the silent, taking out the dead
+ *   runs.c           a run that came in: its job's build, its job done
+ *   tags.c           the inventory's tags onto the store's machines
+ *   build_files.c    a published build's files, boot.ipxe's command line
+ *   machine_state.c  a machine's stored state, whether its run came in
+ *   log.c            the decision log
+ *   command.c        `bootci-aggregator schedule`
+ *   serve_hook.c     the routes and the loop inside serve (serve_hook.h;
+ *                    route.c parses the paths, publish_http.c takes builds)
  */
 #ifndef BCI_SCHEDULE_H
 #define BCI_SCHEDULE_H

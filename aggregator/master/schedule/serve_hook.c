@@ -239,45 +239,23 @@ static void boot_answer(struct bci_schedule_server *s, const char *mac, const ch
 	answer_text(a, 200, "text/plain; charset=utf-8", script);
 }
 
-struct file_find {
-	const char *path;
-	char sha256[BCI_SHA256_HEX_LEN + 1];
-	uint64_t size;
-	bool found;
-};
-
-static int file_match(const struct bci_store_build_file *file, void *ctx)
-{
-	struct file_find *f = ctx;
-
-	if (!strcmp(file->path, f->path)) {
-		snprintf(f->sha256, sizeof(f->sha256), "%s", file->sha256);
-		f->size = file->size;
-		f->found = true;
-	}
-	return 0;
-}
-
 static void file_answer(struct bci_schedule_server *s, const struct bci_schedule_route *route,
 			struct bci_schedule_answer *a)
 {
 	const char *build = route->first, *name = route->second;
-	struct file_find find = { .path = name };
+	bool known_good = route->kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE;
+	struct bci_schedule_file find;
 	char err[512], path[PATH_MAX];
 	struct stat st;
+	int ret = bci_schedule_file_find(s->store, known_good, build, name, &find, err, sizeof(err));
 
-	if ((route->kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE
-		     ? bci_store_known_good_files_each(s->store, build, file_match, &find, err,
-						       sizeof(err))
-		     : bci_store_build_files_each(s->store, build, file_match, &find, err,
-						  sizeof(err))) < 0) {
+	if (ret < 0) {
 		answer_error(a, 500, "%s", err);
 		return;
 	}
-	if (!find.found) {
-		answer_error(a, 404, "%s %s has no file %s",
-			     route->kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE ? "known-good image"
-									 : "build", build, name);
+	if (!ret) {
+		answer_error(a, 404, "%s %s has no file %s", known_good ? "known-good image" : "build",
+			     build, name);
 		return;
 	}
 	bci_schedule_object_path(s->data_dir, find.sha256, path, sizeof(path));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* serve's upload tokens (auth.h): a file of digests, compared in constant time. */
 #include "auth.h"
+#include "../names.h"
 #include "fsutil.h"
 #include "manifest.h"
 #include "message.h"
@@ -43,7 +44,7 @@ static int parse_line(const char *line, size_t len, struct token_entry *entry, c
 	}
 	memcpy(entry->machine, word, n);
 	entry->machine[n] = '\0';
-	if (!bci_manifest_word_ok(entry->machine)) {
+	if (!bci_name_machine_ok(entry->machine)) {
 		bci_message(why, why_size, "machine '%s' is not a word ([A-Za-z0-9._-])", entry->machine);
 		return -EINVAL;
 	}

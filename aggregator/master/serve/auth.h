@@ -6,9 +6,10 @@
  *   <machine> sha256:<64 hex digits of sha256(token)>
  *
  * Only the tokens' digests are stored, so the file gives nobody a token. A
- * machine name is a word (bci_manifest_word_ok) and appears once. A presented
- * token is hashed and compared with every entry in constant time: how long a
- * check takes says nothing about how much of a digest matched, nor which entry.
+ * machine's name is a word (names.h, bci_name_machine_ok()) and appears once.
+ * A presented token is hashed and compared with every entry in constant
+ * time: how long a check takes says nothing about how much of a digest
+ * matched, nor which entry.
  *
  * Make a line with: printf %s "$TOKEN" | sha256sum, then "lab-01 sha256:" before the digest.
  */

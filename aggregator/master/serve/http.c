@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* serve's routing and header parsing (http.h): pure, no allocation. */
 #include "http.h"
+#include "../names.h"
 #include "message.h"
 
 #include <errno.h>
@@ -20,16 +21,6 @@ static bool copy_part(char *out, size_t size, const char *s, size_t len)
 	return true;
 }
 
-static bool test_name_ok(const char *name)
-{
-	size_t i;
-
-	for (i = 0; name[i]; i++)
-		if ((unsigned char)name[i] <= 0x20 || (unsigned char)name[i] >= 0x7f || name[i] == '/')
-			return false;
-	return i > 0 && strcmp(name, ".") && strcmp(name, "..");
-}
-
 /* The part of the path after ".../runs/<run-id>": "" or "/results/<test>/<stream>". */
 static int route_result(const char *tail, struct bci_route *route, char *err, size_t err_size)
 {
@@ -41,7 +32,7 @@ static int route_result(const char *tail, struct bci_route *route, char *err, si
 		return 404;
 	}
 	if (!copy_part(route->test, sizeof(route->test), test, slash - test) ||
-	    !test_name_ok(route->test)) {
+	    !bci_name_test_ok(route->test)) {
 		bci_message(err, err_size, "'%.*s' is not a test name", (int)(slash - test) > 80 ? 80 :
 			    (int)(slash - test), test);
 		return 400;
@@ -83,7 +74,7 @@ int bci_http_route(const char *method, const char *url, struct bci_route *route,
 		return 404;
 	}
 	if (!copy_part(route->machine, sizeof(route->machine), machine, slash - machine) ||
-	    !bci_manifest_word_ok(route->machine)) {
+	    !bci_name_machine_ok(route->machine)) {
 		bci_message(err, err_size, "machine '%.*s' is not a word ([A-Za-z0-9._-], 1 to %d)",
 			    (int)(slash - machine) > 80 ? 80 : (int)(slash - machine), machine,
 			    BCI_MANIFEST_WORD_MAX);
@@ -94,7 +85,7 @@ int bci_http_route(const char *method, const char *url, struct bci_route *route,
 	tail = strstr(run, "/results/");
 	run_len = tail ? (size_t)(tail - run) : strlen(run);
 	if (!copy_part(route->run_id, sizeof(route->run_id), run, run_len) ||
-	    !bci_manifest_word_ok(route->run_id)) {
+	    !bci_name_run_id_ok(route->run_id)) {
 		bci_message(err, err_size, "run id '%.*s' is not a word ([A-Za-z0-9._-], 1 to %d, not . or ..)",
 			    run_len > 80 ? 80 : (int)run_len, run, BCI_MANIFEST_WORD_MAX);
 		return 400;

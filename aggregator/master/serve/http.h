@@ -9,8 +9,8 @@
  *   PUT  /api/v1/machines/<machine>/runs/<run-id>     upload (tar.zst)
  *   GET  /api/v1/machines/<machine>/runs/<run-id>     the run's state
  *   GET  /api/v1/machines/<machine>/runs/<run-id>/results/<test>/{out,err,dmesg}
- * <machine> and <run-id> are words (bci_manifest_word_ok); <test> is an IGT
- * test name (igt@binary@subtest...: printable, no '/', not "." or "..").
+ * <machine> and <run-id> are words, <test> an IGT test name (names.h:
+ * bci_name_machine_ok(), bci_name_run_id_ok(), bci_name_test_ok()).
  */
 #ifndef BCI_SERVE_HTTP_H
 #define BCI_SERVE_HTTP_H

@@ -2,10 +2,10 @@
 /* serve's pages (pages.h): routes, rendering through the store, the cache. */
 #include "pages.h"
 #include "ingest_call.h"
+#include "../names.h"
 #include "../report/report.h"
 #include "../store/store.h"
 #include "jsonw.h"
-#include "manifest.h"
 #include "strv.h"
 
 #include <errno.h>
@@ -29,28 +29,6 @@ bool bci_serve_pages_owns(const char *url)
 	return !strcmp(url, "/") || !strcmp(url, "/metrics") || !strcmp(url, "/api/v1/metrics") ||
 	       !strncmp(url, "/builds/", 8) || !strncmp(url, "/tests/", 7) ||
 	       !strncmp(url, "/machines/", 10);
-}
-
-/* A build's name: free text, but no control byte or '/', and not "." or "..". */
-static bool build_name_ok(const char *name)
-{
-	size_t i;
-
-	for (i = 0; name[i]; i++)
-		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f || name[i] == '/')
-			return false;
-	return i > 0 && strcmp(name, ".") && strcmp(name, "..");
-}
-
-/* An IGT test name: visible ASCII without '/' (as the log API takes them). */
-static bool test_name_ok(const char *name)
-{
-	size_t i;
-
-	for (i = 0; name[i]; i++)
-		if ((unsigned char)name[i] <= 0x20 || (unsigned char)name[i] >= 0x7f || name[i] == '/')
-			return false;
-	return i > 0 && strcmp(name, ".") && strcmp(name, "..");
 }
 
 /* Copies the segment of @p up to the next '/' (or the end) into @out; returns past it. */
@@ -88,7 +66,7 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 	if (!strncmp(url, "/builds/", 8)) {
 		route->kind = BCI_PAGE_BUILD;
 		p = segment(url + 8, route->build, sizeof(route->build), &too_long);
-		if (too_long || *p || !build_name_ok(route->build)) {
+		if (too_long || *p || !bci_name_build_ok(route->build)) {
 			snprintf(err, err_size, "not a build name (no '/', no control character, 1 to %d"
 				 " bytes)", BCI_PAGE_NAME_MAX);
 			return 400;
@@ -98,7 +76,7 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 	if (!strncmp(url, "/tests/", 7)) {
 		route->kind = BCI_PAGE_HISTORY;
 		p = segment(url + 7, route->test, sizeof(route->test), &too_long);
-		if (too_long || *p || !test_name_ok(route->test)) {
+		if (too_long || *p || !bci_name_test_ok(route->test)) {
 			snprintf(err, err_size, "not a test name (visible ASCII without '/')");
 			return 400;
 		}
@@ -109,7 +87,7 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 		return 404;
 	}
 	p = segment(url + 10, route->machine, sizeof(route->machine), &too_long);
-	if (too_long || !bci_manifest_word_ok(route->machine)) {
+	if (too_long || !bci_name_machine_ok(route->machine)) {
 		snprintf(err, err_size, "not a machine name");
 		return 400;
 	}
@@ -122,7 +100,7 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 		return 404;
 	}
 	p = segment(p + 6, route->run_id, sizeof(route->run_id), &too_long);
-	if (too_long || !bci_manifest_word_ok(route->run_id)) {
+	if (too_long || !bci_name_run_id_ok(route->run_id)) {
 		snprintf(err, err_size, "not a run id");
 		return 400;
 	}
@@ -132,7 +110,7 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 	}
 	route->kind = BCI_PAGE_RESULT;
 	p = segment(p + 9, route->test, sizeof(route->test), &too_long);
-	if (too_long || *p || !test_name_ok(route->test)) {
+	if (too_long || *p || !bci_name_test_ok(route->test)) {
 		snprintf(err, err_size, "not a test name (visible ASCII without '/')");
 		return 400;
 	}

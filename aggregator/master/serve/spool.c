@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* serve's data folder (spool.h): incoming uploads, archives, run records. */
 #include "spool.h"
+#include "../names.h"
 #include "fsutil.h"
 #include "message.h"
 
@@ -298,7 +299,7 @@ int bci_spool_each_pending(const struct bci_spool *spool,
 		struct dirent *r;
 		DIR *machine;
 
-		if (!bci_manifest_word_ok(m->d_name) || !strcmp(m->d_name, ".") || !strcmp(m->d_name, ".."))
+		if (!bci_name_machine_ok(m->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/runs/%s", spool->root, m->d_name);
 		machine = opendir(path);
@@ -313,7 +314,7 @@ int bci_spool_each_pending(const struct bci_spool *spool,
 				continue;
 			memcpy(run_id, r->d_name, len - 5);
 			run_id[len - 5] = '\0';
-			if (!bci_manifest_word_ok(run_id))
+			if (!bci_name_run_id_ok(run_id))
 				continue;
 			record_path(spool, m->d_name, run_id, path);
 			if (record_read(path, &status, err, err_size) < 0 || status.ingested)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a store backend provides (sqlite.c, postgres.c). store.c holds every
- * SQL statement and the schema; a backend only runs them: parameters are
+ * What a store backend provides (sqlite.c, postgres.c). store.c holds the
+ * schema and runs every SQL statement (schedule.c and metrics.c keep their
+ * own texts); a backend only runs them: parameters are
  * always bound (never spliced into the text), rows come back as typed
  * values. Statements are written once with '?' placeholders; a backend that
  * numbers them ($1, $2 ...) rewrites the constant text when it prepares it.

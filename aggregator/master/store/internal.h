@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the store's modules share (store.c: schema, statements, opening,
- * transactions; machines.c: machines, tags, builds; runs.c: runs and what
- * they hold). Not for use outside aggregator/store/.
+ * What the store's modules share (store.c: the schema, the core statements,
+ * running any statement, opening, transactions; machines.c: machines, tags,
+ * builds; runs.c: runs and what they hold; schedule.c and metrics.c: their
+ * parts, each with its own statements; logs.c: a result's logs). Each calls
+ * store.c, which calls none of them. Not for use outside aggregator/master/store/.
  */
 #ifndef BCI_STORE_INTERNAL_H
 #define BCI_STORE_INTERNAL_H
@@ -67,6 +69,7 @@ enum bci_store_statement {
 	S_JOBS_BUILD,
 	S_JOBS_BUILD_TIER,
 	S_JOBS_MACHINE,
+	S_JOB_GET,
 	S_SPLIT_ADD,
 	S_SPLITS,
 	S_MACHINE_STATE_PUT,
@@ -89,19 +92,25 @@ enum bci_store_statement {
 	S_COUNT,
 };
 
-/* The scheduler's migration (schedule.c) and its statements, S_SCHEDULE_FIRST onwards. */
-extern const char bci_store_schedule_migration[];
-extern const char *const bci_store_schedule_statements[S_METRICS_FIRST - S_SCHEDULE_FIRST];
-/* The metrics' statements (metrics.c), S_METRICS_FIRST onwards. */
-extern const char *const bci_store_metrics_statements[S_COUNT - S_METRICS_FIRST];
 
 /* Columns of RUN_COLUMNS in store.c (runs.c reads them in that order). */
 #define RUN_COLUMN_COUNT 14
 
-/* Runs statement @id with @params; @row (may be NULL) gets each row. See backend.h. */
+/*
+ * Runs statement @id of store.c's table (below S_SCHEDULE_FIRST) with
+ * @params; @row (may be NULL) gets each row. See backend.h.
+ */
 int bci_store_query(struct bci_store *store, enum bci_store_statement id,
 		    const struct bci_store_value *params, int n_params, bci_store_row_fn row,
 		    void *ctx, char *err, size_t err_size);
+/*
+ * The same for a statement whose text @sql the caller keeps (schedule.c,
+ * metrics.c: their SQL beside the code reading it); @id still names it, so a
+ * backend prepares it once per connection.
+ */
+int bci_store_query_text(struct bci_store *store, enum bci_store_statement id, const char *sql,
+			 const struct bci_store_value *params, int n_params, bci_store_row_fn row,
+			 void *ctx, char *err, size_t err_size);
 /* Row callback keeping the first column as an integer in *(int64_t *)ctx. */
 int bci_store_row_first_int(const struct bci_store_value *columns, int n, void *ctx);
 /* The key of build @name in *@key: -ENOENT with a message if there is none (machines.c). */

@@ -195,3 +195,55 @@ int bci_store_build_get(struct bci_store *store, const char *name,
 	}
 	return 0;
 }
+
+/* Appends @text (NULL stays NULL) at *@at, moving it past the copy. */
+static const char *text_place(const char *text, char **at)
+{
+	char *copy = *at;
+
+	if (!text)
+		return NULL;
+	*at = stpcpy(copy, text) + 1;
+	return copy;
+}
+
+static int build_copy(const struct bci_store_build *b, void *ctx)
+{
+	const char *texts[] = { b->name, b->tree, b->commit, b->tier, b->base, b->series_title,
+				b->message_id };
+	struct bci_store_build **out = ctx, *copy;
+	size_t size = sizeof(*copy);
+	char *at;
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		size += texts[i] ? strlen(texts[i]) + 1 : 0;
+	copy = malloc(size);
+	if (!copy)
+		return -ENOMEM;
+	at = (char *)(copy + 1);
+	copy->name = text_place(b->name, &at);
+	copy->tree = text_place(b->tree, &at);
+	copy->commit = text_place(b->commit, &at);
+	copy->tier = text_place(b->tier, &at);
+	copy->base = text_place(b->base, &at);
+	copy->series_title = text_place(b->series_title, &at);
+	copy->message_id = text_place(b->message_id, &at);
+	copy->registered = b->registered;
+	free(*out);
+	*out = copy;
+	return 0;
+}
+
+int bci_store_build_read(struct bci_store *store, const char *name,
+			 struct bci_store_build **build, char *err, size_t err_size)
+{
+	int ret;
+
+	*build = NULL;
+	ret = bci_store_build_get(store, name, build_copy, build, err, err_size);
+	if (ret < 0) {
+		free(*build);
+		*build = NULL;
+	}
+	return ret < 0 ? ret : 0;
+}

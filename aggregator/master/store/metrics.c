@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-const char *const bci_store_metrics_statements[S_COUNT - S_METRICS_FIRST] = {
+static const char *const statements[S_COUNT - S_METRICS_FIRST] = {
 	[S_METRICS_BUILDS - S_METRICS_FIRST] =
 		"SELECT b.name, b.tier, b.registered,"
 		" (SELECT MIN(r.ingested) FROM runs r WHERE r.build = b.id),"
@@ -61,7 +61,8 @@ static int window_query(struct bci_store *store, enum bci_store_statement statem
 
 	if (ret < 0)
 		return ret;
-	ret = bci_store_query(store, statement, params, 2, row, &e, err, err_size);
+	ret = bci_store_query_text(store, statement, statements[statement - S_METRICS_FIRST], params, 2,
+				   row, &e, err, err_size);
 	return ret ? ret : e.count;
 }
 

@@ -2,7 +2,7 @@
 /*
  * The scheduler's part of the store (store.h, "the scheduler"): its schema
  * migration and statements, kept here so that the queue's SQL reads in one
- * place; store.c runs the migration in its sequence and bci_store_query()
+ * place; store.c runs the migration in its sequence and query()
  * finds these statements from S_SCHEDULE_FIRST on.
  */
 #include "internal.h"
@@ -12,66 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 
-const char bci_store_schedule_migration[] =
-	"CREATE TABLE schedule_machines ("
-	"  machine BIGINT PRIMARY KEY REFERENCES machines(id),"
-	"  state TEXT NOT NULL CHECK (state IN ('ready', 'out')),"
-	"  last_seen DOUBLE PRECISION NOT NULL,"
-	"  power_cycles INTEGER NOT NULL,"
-	"  last_cycle DOUBLE PRECISION,"
-	"  note TEXT);"
-	"CREATE TABLE schedule_jobs ("
-	"  id {id},"
-	"  machine BIGINT NOT NULL REFERENCES machines(id),"
-	"  build BIGINT NOT NULL REFERENCES builds(id),"
-	"  tier TEXT NOT NULL CHECK (tier IN ('fast', 'full')),"
-	"  shard INTEGER NOT NULL,"
-	"  shards INTEGER NOT NULL,"
-	"  testlist TEXT NOT NULL,"
-	"  run_id TEXT NOT NULL,"
-	"  state TEXT NOT NULL CHECK (state IN ('queued', 'booted', 'done', 'abandoned')),"
-	"  boots INTEGER NOT NULL,"
-	"  queued DOUBLE PRECISION NOT NULL,"
-	"  booted DOUBLE PRECISION,"
-	"  UNIQUE (machine, run_id));"
-	"CREATE INDEX schedule_jobs_machine ON schedule_jobs(machine, state, id);"
-	"CREATE INDEX schedule_jobs_build ON schedule_jobs(build, tier);"
-	"CREATE TABLE schedule_splits ("
-	"  build BIGINT NOT NULL REFERENCES builds(id),"
-	"  tier TEXT NOT NULL,"
-	"  shard_group TEXT NOT NULL,"
-	"  shard INTEGER NOT NULL,"
-	"  shards INTEGER NOT NULL,"
-	"  machine TEXT NOT NULL,"
-	"  testlist TEXT NOT NULL,"
-	"  PRIMARY KEY (build, tier, shard_group, shard));"
-	"CREATE TABLE build_files ("
-	"  build BIGINT NOT NULL REFERENCES builds(id) ON DELETE CASCADE,"
-	"  path TEXT NOT NULL,"
-	"  sha256 TEXT NOT NULL,"
-	"  size BIGINT NOT NULL,"
-	"  PRIMARY KEY (build, path));"
-	"CREATE TABLE schedule_gates ("
-	"  build BIGINT PRIMARY KEY REFERENCES builds(id),"
-	"  decision TEXT NOT NULL,"
-	"  decided DOUBLE PRECISION NOT NULL);"
-	"CREATE TABLE known_good ("
-	"  id {id},"
-	"  version TEXT NOT NULL UNIQUE,"
-	"  registered DOUBLE PRECISION NOT NULL);"
-	"CREATE TABLE known_good_files ("
-	"  known_good BIGINT NOT NULL REFERENCES known_good(id) ON DELETE CASCADE,"
-	"  path TEXT NOT NULL,"
-	"  sha256 TEXT NOT NULL,"
-	"  size BIGINT NOT NULL,"
-	"  PRIMARY KEY (known_good, path));";
-
 #define JOB_COLUMNS \
 	"SELECT j.id, m.name, b.name, j.tier, j.shard, j.shards, j.testlist, j.run_id, j.state," \
 	" j.boots, j.queued, j.booted FROM schedule_jobs j JOIN machines m ON m.id = j.machine" \
 	" JOIN builds b ON b.id = j.build"
 
-const char *const bci_store_schedule_statements[S_METRICS_FIRST - S_SCHEDULE_FIRST] = {
+static const char *const statements[S_METRICS_FIRST - S_SCHEDULE_FIRST] = {
 	[S_JOB_ADD - S_SCHEDULE_FIRST] =
 		"INSERT INTO schedule_jobs (machine, build, tier, shard, shards, testlist, run_id,"
 		" state, boots, queued) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?) RETURNING id",
@@ -84,6 +30,7 @@ const char *const bci_store_schedule_statements[S_METRICS_FIRST - S_SCHEDULE_FIR
 	[S_JOBS_BUILD_TIER - S_SCHEDULE_FIRST] =
 		JOB_COLUMNS " WHERE b.name = ? AND j.tier = ? ORDER BY m.name, j.id",
 	[S_JOBS_MACHINE - S_SCHEDULE_FIRST] = JOB_COLUMNS " WHERE m.name = ? ORDER BY j.id",
+	[S_JOB_GET - S_SCHEDULE_FIRST] = JOB_COLUMNS " WHERE m.name = ? AND j.run_id = ?",
 	[S_SPLIT_ADD - S_SCHEDULE_FIRST] =
 		"INSERT INTO schedule_splits (build, tier, shard_group, shard, shards, machine,"
 		" testlist) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -134,6 +81,15 @@ const char *const bci_store_schedule_statements[S_METRICS_FIRST - S_SCHEDULE_FIR
 		" (SELECT 1 FROM schedule_gates g WHERE g.build = j.build) ORDER BY b.id",
 };
 
+/* query() of one of the scheduler's statements. */
+static int query(struct bci_store *store, enum bci_store_statement id,
+		 const struct bci_store_value *params, int n_params, bci_store_row_fn row, void *ctx,
+		 char *err, size_t err_size)
+{
+	return bci_store_query_text(store, id, statements[id - S_SCHEDULE_FIRST], params, n_params,
+				    row, ctx, err, err_size);
+}
+
 /* ---- jobs ---- */
 
 int bci_store_job_add(struct bci_store *store, const struct bci_store_job *job, int64_t *key,
@@ -154,8 +110,8 @@ int bci_store_job_add(struct bci_store *store, const struct bci_store_job *job, 
 		value_int(job->shards), value_text(job->testlist), value_text(job->run_id),
 		value_real(job->queued > 0 ? job->queued : bci_store_now(), 0),
 	};
-	ret = bci_store_query(store, S_JOB_ADD, params, 8, bci_store_row_first_int, &id, err,
-			      err_size);
+	ret = query(store, S_JOB_ADD, params, 8, bci_store_row_first_int, &id, err,
+		    err_size);
 	if (ret == -EEXIST)
 		snprintf(err, err_size, "machine %s already has a job of run id %s", job->machine,
 			 job->run_id);
@@ -194,7 +150,7 @@ static int row_job(const struct bci_store_value *c, int n, void *ctx)
 		.booted = column_real(&c[11], 0),
 	};
 	walk->count++;
-	return walk->fn(&job, walk->ctx);
+	return walk->fn ? walk->fn(&job, walk->ctx) : 0;
 }
 
 int bci_store_job_next(struct bci_store *store, const char *machine,
@@ -205,7 +161,7 @@ int bci_store_job_next(struct bci_store *store, const char *machine,
 	struct job_walk walk = { fn, ctx, 0 };
 	int ret;
 
-	ret = bci_store_query(store, S_JOB_NEXT, &param, 1, row_job, &walk, err, err_size);
+	ret = query(store, S_JOB_NEXT, &param, 1, row_job, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }
 
@@ -216,7 +172,7 @@ int bci_store_job_update(struct bci_store *store, int64_t key, const char *state
 		value_text(state), value_int(boots), value_real(booted, 1), value_int(key),
 	};
 
-	return bci_store_query(store, S_JOB_UPDATE, params, 4, NULL, NULL, err, err_size);
+	return query(store, S_JOB_UPDATE, params, 4, NULL, NULL, err, err_size);
 }
 
 int bci_store_jobs_each(struct bci_store *store, const char *build, const char *tier,
@@ -227,8 +183,8 @@ int bci_store_jobs_each(struct bci_store *store, const char *build, const char *
 	struct job_walk walk = { fn, ctx, 0 };
 	int ret;
 
-	ret = bci_store_query(store, tier ? S_JOBS_BUILD_TIER : S_JOBS_BUILD, params, tier ? 2 : 1,
-			      row_job, &walk, err, err_size);
+	ret = query(store, tier ? S_JOBS_BUILD_TIER : S_JOBS_BUILD, params, tier ? 2 : 1,
+		    row_job, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }
 
@@ -240,7 +196,19 @@ int bci_store_machine_jobs_each(struct bci_store *store, const char *machine,
 	struct job_walk walk = { fn, ctx, 0 };
 	int ret;
 
-	ret = bci_store_query(store, S_JOBS_MACHINE, &param, 1, row_job, &walk, err, err_size);
+	ret = query(store, S_JOBS_MACHINE, &param, 1, row_job, &walk, err, err_size);
+	return ret ? ret : walk.count;
+}
+
+int bci_store_machine_job_get(struct bci_store *store, const char *machine, const char *run_id,
+			      int (*fn)(const struct bci_store_job *job, void *ctx), void *ctx,
+			      char *err, size_t err_size)
+{
+	struct bci_store_value params[] = { value_text(machine), value_text(run_id) };
+	struct job_walk walk = { fn, ctx, 0 };
+	int ret;
+
+	ret = query(store, S_JOB_GET, params, 2, row_job, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }
 
@@ -259,7 +227,7 @@ int bci_store_split_add(struct bci_store *store, const struct bci_store_split *s
 		value_int(split->shard), value_int(split->shards), value_text(split->machine),
 		value_text(split->testlist),
 	};
-	ret = bci_store_query(store, S_SPLIT_ADD, params, 7, NULL, NULL, err, err_size);
+	ret = query(store, S_SPLIT_ADD, params, 7, NULL, NULL, err, err_size);
 	if (ret == -EEXIST)
 		snprintf(err, err_size, "shard %d of %s %s for group %s is already recorded",
 			 split->shard, split->build, split->tier, split->group);
@@ -301,7 +269,7 @@ int bci_store_splits_each(struct bci_store *store, const char *build, const char
 	struct split_walk walk = { fn, ctx, 0 };
 	int ret;
 
-	ret = bci_store_query(store, S_SPLITS, params, 3, row_split, &walk, err, err_size);
+	ret = query(store, S_SPLITS, params, 3, row_split, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }
 
@@ -324,7 +292,7 @@ int bci_store_machine_state_put(struct bci_store *store, const struct bci_store_
 		value_int(state->power_cycles), value_real(state->last_cycle, 1),
 		value_text(state->note),
 	};
-	return bci_store_query(store, S_MACHINE_STATE_PUT, params, 6, NULL, NULL, err, err_size);
+	return query(store, S_MACHINE_STATE_PUT, params, 6, NULL, NULL, err, err_size);
 }
 
 struct state_walk {
@@ -360,8 +328,8 @@ int bci_store_machine_state_get(struct bci_store *store, const char *machine,
 	struct state_walk walk = { fn, ctx, 0 };
 	int ret;
 
-	ret = bci_store_query(store, S_MACHINE_STATE_GET, &param, 1, row_state, &walk, err,
-			      err_size);
+	ret = query(store, S_MACHINE_STATE_GET, &param, 1, row_state, &walk, err,
+		    err_size);
 	if (ret)
 		return ret;
 	if (!walk.count) {
@@ -422,7 +390,7 @@ int bci_store_test_duration(struct bci_store *store, const char *test, double *s
 	struct duration d = { -1, 0 };
 	int ret;
 
-	ret = bci_store_query(store, S_TEST_DURATION, &param, 1, row_duration, &d, err, err_size);
+	ret = query(store, S_TEST_DURATION, &param, 1, row_duration, &d, err, err_size);
 	if (ret < 0)
 		return ret;
 	if (d.count <= 0 || d.mean < 0)
@@ -445,7 +413,7 @@ int bci_store_machine_last_upload(struct bci_store *store, const char *machine, 
 	struct bci_store_value param = value_text(machine);
 
 	*when = 0;
-	return bci_store_query(store, S_LAST_UPLOAD, &param, 1, row_first_real, when, err, err_size);
+	return query(store, S_LAST_UPLOAD, &param, 1, row_first_real, when, err, err_size);
 }
 
 /* ---- build files ---- */
@@ -462,7 +430,7 @@ int bci_store_build_file_add(struct bci_store *store, const struct bci_store_bui
 		value_int(build), value_text(file->path), value_text(file->sha256),
 		value_int((int64_t)file->size),
 	};
-	return bci_store_query(store, S_BUILD_FILE_ADD, params, 4, NULL, NULL, err, err_size);
+	return query(store, S_BUILD_FILE_ADD, params, 4, NULL, NULL, err, err_size);
 }
 
 struct file_walk {
@@ -496,7 +464,7 @@ int bci_store_build_files_each(struct bci_store *store, const char *build,
 	struct file_walk walk = { fn, ctx, 0 };
 	int ret;
 
-	ret = bci_store_query(store, S_BUILD_FILES, &param, 1, row_file, &walk, err, err_size);
+	ret = query(store, S_BUILD_FILES, &param, 1, row_file, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }
 
@@ -513,7 +481,7 @@ int bci_store_gate_put(struct bci_store *store, const char *build, const char *d
 	struct bci_store_value params[] = {
 		value_int(key), value_text(decision), value_real(bci_store_now(), 0),
 	};
-	ret = bci_store_query(store, S_GATE_PUT, params, 3, NULL, NULL, err, err_size);
+	ret = query(store, S_GATE_PUT, params, 3, NULL, NULL, err, err_size);
 	if (ret == -EEXIST)
 		snprintf(err, err_size, "the full tier of %s is already decided", build);
 	return ret;
@@ -541,7 +509,7 @@ int bci_store_builds_ungated(struct bci_store *store, int (*fn)(const char *buil
 	struct name_walk walk = { fn, ctx, 0 };
 	int ret;
 
-	ret = bci_store_query(store, S_BUILDS_UNGATED, NULL, 0, row_name, &walk, err, err_size);
+	ret = query(store, S_BUILDS_UNGATED, NULL, 0, row_name, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }
 
@@ -555,15 +523,15 @@ int bci_store_known_good_file_add(struct bci_store *store, const char *version,
 	int64_t key = -1;
 	int ret;
 
-	ret = bci_store_query(store, S_KNOWN_GOOD_ENSURE, ensure, 2, bci_store_row_first_int, &key,
-			      err, err_size);
+	ret = query(store, S_KNOWN_GOOD_ENSURE, ensure, 2, bci_store_row_first_int, &key,
+		    err, err_size);
 	if (ret < 0)
 		return ret;
 	struct bci_store_value params[] = {
 		value_int(key), value_text(file->path), value_text(file->sha256),
 		value_int((int64_t)file->size),
 	};
-	return bci_store_query(store, S_KNOWN_GOOD_FILE_ADD, params, 4, NULL, NULL, err, err_size);
+	return query(store, S_KNOWN_GOOD_FILE_ADD, params, 4, NULL, NULL, err, err_size);
 }
 
 int bci_store_known_good_files_each(struct bci_store *store, const char *version,
@@ -574,7 +542,7 @@ int bci_store_known_good_files_each(struct bci_store *store, const char *version
 	struct file_walk walk = { fn, ctx, 0 };
 	int ret;
 
-	ret = bci_store_query(store, S_KNOWN_GOOD_FILES, &param, 1, row_file, &walk, err, err_size);
+	ret = query(store, S_KNOWN_GOOD_FILES, &param, 1, row_file, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }
 
@@ -584,6 +552,6 @@ int bci_store_known_good_latest(struct bci_store *store, int (*fn)(const char *v
 	struct name_walk walk = { fn, ctx, 0 };
 	int ret;
 
-	ret = bci_store_query(store, S_KNOWN_GOOD_LATEST, NULL, 0, row_name, &walk, err, err_size);
+	ret = query(store, S_KNOWN_GOOD_LATEST, NULL, 0, row_name, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }

@@ -105,7 +105,58 @@ static const char *const migrations[] = {
 	"  woke TEXT,"
 	"  PRIMARY KEY (run, cycle));",
 	/* 2: the scheduler's queue, machine states, recorded splits, build files (schedule.c). */
-	bci_store_schedule_migration,
+	"CREATE TABLE schedule_machines ("
+	"  machine BIGINT PRIMARY KEY REFERENCES machines(id),"
+	"  state TEXT NOT NULL CHECK (state IN ('ready', 'out')),"
+	"  last_seen DOUBLE PRECISION NOT NULL,"
+	"  power_cycles INTEGER NOT NULL,"
+	"  last_cycle DOUBLE PRECISION,"
+	"  note TEXT);"
+	"CREATE TABLE schedule_jobs ("
+	"  id {id},"
+	"  machine BIGINT NOT NULL REFERENCES machines(id),"
+	"  build BIGINT NOT NULL REFERENCES builds(id),"
+	"  tier TEXT NOT NULL CHECK (tier IN ('fast', 'full')),"
+	"  shard INTEGER NOT NULL,"
+	"  shards INTEGER NOT NULL,"
+	"  testlist TEXT NOT NULL,"
+	"  run_id TEXT NOT NULL,"
+	"  state TEXT NOT NULL CHECK (state IN ('queued', 'booted', 'done', 'abandoned')),"
+	"  boots INTEGER NOT NULL,"
+	"  queued DOUBLE PRECISION NOT NULL,"
+	"  booted DOUBLE PRECISION,"
+	"  UNIQUE (machine, run_id));"
+	"CREATE INDEX schedule_jobs_machine ON schedule_jobs(machine, state, id);"
+	"CREATE INDEX schedule_jobs_build ON schedule_jobs(build, tier);"
+	"CREATE TABLE schedule_splits ("
+	"  build BIGINT NOT NULL REFERENCES builds(id),"
+	"  tier TEXT NOT NULL,"
+	"  shard_group TEXT NOT NULL,"
+	"  shard INTEGER NOT NULL,"
+	"  shards INTEGER NOT NULL,"
+	"  machine TEXT NOT NULL,"
+	"  testlist TEXT NOT NULL,"
+	"  PRIMARY KEY (build, tier, shard_group, shard));"
+	"CREATE TABLE build_files ("
+	"  build BIGINT NOT NULL REFERENCES builds(id) ON DELETE CASCADE,"
+	"  path TEXT NOT NULL,"
+	"  sha256 TEXT NOT NULL,"
+	"  size BIGINT NOT NULL,"
+	"  PRIMARY KEY (build, path));"
+	"CREATE TABLE schedule_gates ("
+	"  build BIGINT PRIMARY KEY REFERENCES builds(id),"
+	"  decision TEXT NOT NULL,"
+	"  decided DOUBLE PRECISION NOT NULL);"
+	"CREATE TABLE known_good ("
+	"  id {id},"
+	"  version TEXT NOT NULL UNIQUE,"
+	"  registered DOUBLE PRECISION NOT NULL);"
+	"CREATE TABLE known_good_files ("
+	"  known_good BIGINT NOT NULL REFERENCES known_good(id) ON DELETE CASCADE,"
+	"  path TEXT NOT NULL,"
+	"  sha256 TEXT NOT NULL,"
+	"  size BIGINT NOT NULL,"
+	"  PRIMARY KEY (known_good, path));",
 	/*
 	 * 3: no index of results by test name. Every ingest put each of its
 	 * results somewhere else in it (10k pages written for a 10k-result
@@ -182,7 +233,7 @@ _Static_assert(sizeof(RESULT_ROWS_32) == RESULT_ROWS_TEXT_SIZE(BCI_STORE_RESULTS
 _Static_assert(sizeof(RESULT_ROW) == BCI_STORE_RESULT_VALUES + 2 * (BCI_STORE_RESULT_VALUES - 1) + 2 + 1,
 	       "a result row binds BCI_STORE_RESULT_VALUES values");
 
-static const char *const statements[S_COUNT] = {
+static const char *const statements[S_SCHEDULE_FIRST] = {
 	[S_VERSION_TABLE] = "CREATE TABLE IF NOT EXISTS bootci_schema (version INTEGER NOT NULL)",
 	[S_VERSION_GET] = "SELECT version FROM bootci_schema",
 	[S_VERSION_CLEAR] = "DELETE FROM bootci_schema",
@@ -294,15 +345,23 @@ double bci_store_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+int bci_store_query_text(struct bci_store *store, enum bci_store_statement id, const char *sql,
+			 const struct bci_store_value *params, int n_params, bci_store_row_fn row,
+			 void *ctx, char *err, size_t err_size)
+{
+	return store->backend->query(store->db, id, sql, params, n_params, row, ctx, err, err_size);
+}
+
 int bci_store_query(struct bci_store *store, enum bci_store_statement id,
 		    const struct bci_store_value *params, int n_params, bci_store_row_fn row,
 		    void *ctx, char *err, size_t err_size)
 {
-	const char *sql = id < S_SCHEDULE_FIRST ? statements[id]
-			  : id < S_METRICS_FIRST ? bci_store_schedule_statements[id - S_SCHEDULE_FIRST]
-						 : bci_store_metrics_statements[id - S_METRICS_FIRST];
-
-	return store->backend->query(store->db, id, sql, params, n_params, row, ctx, err, err_size);
+	if (id >= S_SCHEDULE_FIRST) {
+		snprintf(err, err_size, "store: statement %d is not one of store.c's", (int)id);
+		return -EINVAL;
+	}
+	return bci_store_query_text(store, id, statements[id], params, n_params, row, ctx, err,
+				    err_size);
 }
 
 int bci_store_row_first_int(const struct bci_store_value *columns, int n, void *ctx)

@@ -98,6 +98,13 @@ int bci_store_build_put(struct bci_store *store, const struct bci_store_build *b
 int bci_store_build_get(struct bci_store *store, const char *name,
 			int (*fn)(const struct bci_store_build *build, void *ctx), void *ctx,
 			char *err, size_t err_size);
+/*
+ * A copy of the build named @name in *@build: one allocation holding the
+ * struct and its strings, which the caller frees with free(). -ENOENT if
+ * there is none.
+ */
+int bci_store_build_read(struct bci_store *store, const char *name,
+			 struct bci_store_build **build, char *err, size_t err_size);
 
 /* ---- runs ---- */
 
@@ -344,6 +351,10 @@ int bci_store_jobs_each(struct bci_store *store, const char *build, const char *
 int bci_store_machine_jobs_each(struct bci_store *store, const char *machine,
 				int (*fn)(const struct bci_store_job *job, void *ctx), void *ctx,
 				char *err, size_t err_size);
+/* The job of @machine with run id @run_id: 1 with @fn (may be NULL) called, 0 when there is none. */
+int bci_store_machine_job_get(struct bci_store *store, const char *machine, const char *run_id,
+			      int (*fn)(const struct bci_store_job *job, void *ctx), void *ctx,
+			      char *err, size_t err_size);
 
 /* A recorded split: shard @shard of @shards of a build's tier across a shard group. */
 struct bci_store_split {

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/* The master's names (names.h): one check per kind. */
+#include "names.h"
+
+#include "manifest.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Neither "" nor "." nor "..": a name that can stand for a path component. */
+static bool component_ok(const char *name)
+{
+	return name[0] && strcmp(name, ".") && strcmp(name, "..");
+}
+
+bool bci_name_machine_ok(const char *name)
+{
+	return bci_manifest_word_ok(name);
+}
+
+bool bci_name_run_id_ok(const char *name)
+{
+	return bci_manifest_word_ok(name);
+}
+
+bool bci_name_build_ok(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '/')
+			return false;
+	return component_ok(name);
+}
+
+bool bci_name_published_build_ok(const char *name)
+{
+	return bci_manifest_word_ok(name);
+}
+
+bool bci_name_build_file_ok(const char *name)
+{
+	return bci_manifest_word_ok(name);
+}
+
+bool bci_name_known_good_ok(const char *name)
+{
+	return bci_manifest_word_ok(name);
+}
+
+bool bci_name_tree_ok(const char *name)
+{
+	return bci_manifest_word_ok(name);
+}
+
+bool bci_name_tag_ok(const char *name)
+{
+	return bci_manifest_word_ok(name);
+}
+
+bool bci_name_test_ok(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f || *p == '/')
+			return false;
+	return component_ok(name);
+}
+
+bool bci_name_kcidb_origin_ok(const char *name)
+{
+	return name[0] && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(name);
+}
+
+void bci_name_clean(const char *name, char *out, size_t size)
+{
+	static const char kept[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+=_-";
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < size; i++)
+		out[i] = strchr(kept, name[i]) ? name[i] : '-';
+	out[i] = '\0';
+}
+
+void bci_name_folder(const char *name, char *out, size_t size)
+{
+	char dots[3];
+
+	bci_name_clean(name, out, size);
+	if (component_ok(out))
+		return;
+	/* "", "." or "..": copied first, snprintf() may not read what it writes. */
+	snprintf(dots, sizeof(dots), "%s", out);
+	snprintf(out, size, "_%s", dots);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The names the CI master is given, one check per kind: what each allows and
+ * why. Every place that takes a name from outside (a URL, the command line,
+ * a configuration file, an upload) checks it here, so the same name is never
+ * taken by one door and refused by another.
+ *
+ * A word is [A-Za-z0-9._-], 1 to BCI_MANIFEST_WORD_MAX bytes, not "." or "..":
+ * the run archive's manifest defines it (lib/manifest.h) for the machine and
+ * the run id it carries, so collect, which writes those, checks the same
+ * rule. A word can be a file name, a URL path segment and a shell word as it
+ * is, with no quoting or escaping.
+ *
+ *   kind              rule        why
+ *   machine           word        the manifest's; names DATA folders (spool,
+ *                                 deploy marks), URL path segments
+ *   run id            word        the manifest's; a URL path segment
+ *   build             free text:  what `build add` registers and the pages
+ *                     no control  show: a URL path segment (/builds/<build>)
+ *                     byte, no    carries any other byte percent-encoded
+ *                     '/', not
+ *                     "." or ".."
+ *   published build   word        names DATA/builds/staging/<build>, goes
+ *                                 into its jobs' run ids and the scheduler's
+ *                                 routes
+ *   build file        word        one path component under a build or a
+ *                                 known-good image (publishing's routes)
+ *   known-good        word        names DATA/known-good/staging/<version>
+ *   version
+ *   tree (inventory)  word        machines.conf's [tree NAME] header
+ *   tag, shard group  word        machines.conf's comma-separated lists
+ *   test              visible     an IGT name (igt@binary@subtest@dynamic)
+ *                     ASCII, no   as serve's routes take it: one URL path
+ *                     '/', not    segment, no blank
+ *                     "." or ".."
+ *   KCIDB origin      [a-z0-9_]+  KCIDB I/O v4's schema
+ *
+ * Each function returns true when @name (NUL-terminated) is one of its kind.
+ */
+#ifndef BCI_MASTER_NAMES_H
+#define BCI_MASTER_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+bool bci_name_machine_ok(const char *name);
+bool bci_name_run_id_ok(const char *name);
+bool bci_name_build_ok(const char *name);
+bool bci_name_published_build_ok(const char *name);
+bool bci_name_build_file_ok(const char *name);
+bool bci_name_known_good_ok(const char *name);
+bool bci_name_tree_ok(const char *name);
+bool bci_name_tag_ok(const char *name);
+bool bci_name_test_ok(const char *name);
+bool bci_name_kcidb_origin_ok(const char *name);
+
+/*
+ * A free-text name made safe as a file name or a mail atom, into @out
+ * (@size > 0 bytes, cut to fit): [A-Za-z0-9.+=_-] kept, every other byte
+ * '-'. The result may still be "", "." or ".." (see bci_name_folder()).
+ */
+void bci_name_clean(const char *name, char *out, size_t size);
+/*
+ * The folder a free-text name (a build, a machine) is written under in a
+ * static site: bci_name_clean(), with "_" put before "", "." and "..".
+ */
+void bci_name_folder(const char *name, char *out, size_t size);
+
+#endif

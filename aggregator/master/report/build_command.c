@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the report reads that a person registers:
+ *
+ *   build add NAME --tree T --commit C --tier fast|full [--base B]
+ *             [--series-title TITLE] [--message-id ID] [--registered UNIX]
+ *   build show NAME
+ *   machine tag|untag NAME TAG...    machine tags NAME
+ *
+ * Runs are attached to a build when they are ingested (`ingest --build`).
+ */
+#include "../command.h"
+#include "../commands.h"
+#include "../names.h"
+#include "../store/store.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int build_print(const struct bci_store_build *b, void *ctx)
+{
+	(void)ctx;
+	printf("name %s\ntree %s\ncommit %s\ntier %s\n", b->name, b->tree, b->commit, b->tier);
+	if (b->base)
+		printf("base %s\n", b->base);
+	if (b->series_title)
+		printf("series-title %s\n", b->series_title);
+	if (b->message_id)
+		printf("message-id %s\n", b->message_id);
+	printf("registered %.0f\n", b->registered);
+	return 0;
+}
+
+int bci_cmd_build(int argc, char **argv)
+{
+	static const struct option options[] = {
+		BCI_COMMAND_STORE_OPTIONS,
+		{ "tree", required_argument, NULL, 't' },
+		{ "commit", required_argument, NULL, 'c' },
+		{ "tier", required_argument, NULL, 'T' },
+		{ "base", required_argument, NULL, 'b' },
+		{ "series-title", required_argument, NULL, 'S' },
+		{ "message-id", required_argument, NULL, 'M' },
+		{ "registered", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bci_store_build build = { 0 };
+	struct bci_command_store cs;
+	struct bci_store *store;
+	char err[PATH_MAX + 1024] = "", *end;
+	int opt, ret;
+
+	bci_command_store_init(&cs, "build");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "s:d:t:c:T:b:S:M:r:h", options, NULL)) != -1) {
+		if (bci_command_store_option(&cs, opt, optarg))
+			continue;
+		switch (opt) {
+		case 't': build.tree = optarg; break;
+		case 'c': build.commit = optarg; break;
+		case 'T': build.tier = optarg; break;
+		case 'b': build.base = optarg; break;
+		case 'S': build.series_title = optarg; break;
+		case 'M': build.message_id = optarg; break;
+		case 'r':
+			build.registered = strtod(optarg, &end);
+			if (end == optarg || *end || build.registered <= 0) {
+				fprintf(stderr, "bootci-aggregator build: --registered '%s': not a Unix time\n",
+					optarg);
+				return 2;
+			}
+			break;
+		default:
+			return bci_command_usage_exit(opt);
+		}
+	}
+	if (optind + 2 != argc || (strcmp(argv[optind], "add") && strcmp(argv[optind], "show")))
+		return bci_command_usage_exit('?');
+	build.name = argv[optind + 1];
+	if (!strcmp(argv[optind], "add") && (!build.tree || !build.commit || !build.tier)) {
+		fprintf(stderr, "bootci-aggregator build add: --tree, --commit and --tier are required\n");
+		return 2;
+	}
+	if (!strcmp(argv[optind], "add") && !bci_name_build_ok(build.name)) {
+		fprintf(stderr, "bootci-aggregator build add: '%s' is not a build name (no '/', no"
+			" control character, not . or ..)\n", build.name);
+		return 2;
+	}
+	if (bci_command_store_open(&cs, &store))
+		return 1;
+	if (!strcmp(argv[optind], "show"))
+		ret = bci_store_build_get(store, build.name, build_print, NULL, err, sizeof(err));
+	else
+		ret = bci_store_build_put(store, &build, err, sizeof(err));
+	bci_store_close(store);
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator build: %s\n", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- machine ---- */
+
+static int tag_print(const char *tag, void *ctx)
+{
+	(void)ctx;
+	printf("%s\n", tag);
+	return 0;
+}
+
+int bci_cmd_machine(int argc, char **argv)
+{
+	static const struct option options[] = {
+		BCI_COMMAND_STORE_OPTIONS,
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bci_command_store cs;
+	struct bci_store *store;
+	char err[PATH_MAX + 1024] = "";
+	const char *verb, *machine;
+	int opt, ret = 0;
+
+	bci_command_store_init(&cs, "machine");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "s:d:h", options, NULL)) != -1)
+		if (!bci_command_store_option(&cs, opt, optarg))
+			return bci_command_usage_exit(opt);
+	if (argc - optind < 2)
+		return bci_command_usage_exit('?');
+	verb = argv[optind];
+	machine = argv[optind + 1];
+	if ((strcmp(verb, "tag") && strcmp(verb, "untag") && strcmp(verb, "tags")) ||
+	    (!strcmp(verb, "tags") ? argc - optind != 2 : argc - optind < 3))
+		return bci_command_usage_exit('?');
+	if (bci_command_store_open(&cs, &store))
+		return 1;
+	if (!strcmp(verb, "tags")) {
+		ret = bci_store_machine_tags(store, machine, tag_print, NULL, err, sizeof(err));
+	} else {
+		ret = bci_store_begin(store, err, sizeof(err));
+		for (int i = optind + 2; i < argc && ret >= 0; i++)
+			ret = verb[0] == 't' ?
+				bci_store_machine_tag(store, machine, argv[i], err, sizeof(err)) :
+				bci_store_machine_untag(store, machine, argv[i], err, sizeof(err));
+		if (ret >= 0)
+			ret = bci_store_commit(store, err, sizeof(err));
+		else
+			bci_store_rollback(store);
+	}
+	bci_store_close(store);
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator machine: %s\n", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	return 0;
+}

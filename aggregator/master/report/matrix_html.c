@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The matrix page of a build (report.h): machines across, tests down, one
+ * colour per status, each change against the baseline marked by its verdict
+ * (a thick border, its transition in the cell's title), counts per machine,
+ * and a few lines of script for the filters only. Its cells link to the
+ * static result pages (html_write.c) or to serve's (BCI_HTML_SERVED, or a
+ * results URL). Every name goes through bci_html_escape(), every name in a
+ * link through bci_html_url_escape().
+ */
+#include "matrix.h"
+#include "../names.h"
+#include "strv.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Appends a string literal (its length known at compile time). */
+#define STR_LITERAL(b, literal) bci_str_append((b), (literal), sizeof(literal) - 1)
+
+/* The CSS class marking a change's cell (bci_html_style). */
+static const char *const verdict_classes[] = {
+	[BCI_VERDICT_NEW] = "new", [BCI_VERDICT_KNOWN] = "known", [BCI_VERDICT_FLAKY] = "flaky",
+	[BCI_VERDICT_FIXED] = "fixed", [BCI_VERDICT_WARNING] = "warning",
+	[BCI_VERDICT_NEW_TEST] = "newtest", [BCI_VERDICT_NOT_RUN] = "notrun",
+};
+
+/*
+ * The filters: a test regex and a status (or "changed": any cell a change
+ * marks), typed or given as ?test=&status= in the page's URL (so a link
+ * can carry a filtered view); rows that do not match get `hidden`. The
+ * page is whole without it.
+ */
+static const char filter_script[] =
+	"<script>\n"
+	"(function(){\n"
+	"var q=new URLSearchParams(location.search),t=document.getElementById('f-test'),"
+	"s=document.getElementById('f-status'),n=document.getElementById('f-shown');\n"
+	"function apply(){var re=null,shown=0;try{re=t.value?new RegExp(t.value):null;"
+	"t.classList.remove('bad')}catch(e){t.classList.add('bad')}\n"
+	"document.querySelectorAll('tr.r').forEach(function(r){var ok=!re||re.test(r.cells[0].textContent);\n"
+	"if(ok&&s.value){ok=false;for(var i=1;i<r.cells.length;i++){var c=r.cells[i].classList;"
+	"if(s.value==='changed'?c.length>1:c.contains(s.value))ok=true}}\n"
+	"r.hidden=!ok;if(ok)shown++});n.textContent=shown}\n"
+	"t.value=q.get('test')||'';s.value=q.get('status')||'';\n"
+	"t.addEventListener('input',apply);s.addEventListener('change',apply);apply()})();\n"
+	"</script>\n";
+
+/* How much of the matrix is kept before it goes to the view's stream. */
+#define MATRIX_FLUSH (256 << 10)
+
+static int matrix_flush(struct bci_str *b, FILE *stream)
+{
+	if (!b->data)
+		return -ENOMEM;
+	if (b->len && fwrite(b->data, 1, b->len, stream) != b->len)
+		return errno ? -errno : -EIO;
+	bci_str_reset(b);
+	return 0;
+}
+
+int bci_html_matrix(const struct bci_report *r, const struct bci_matrix_view *view,
+		    enum bci_html_links links, struct bci_str *b)
+{
+	const struct bci_matrix *m = view->matrix;
+	struct bci_str *prefixes, test_link = { 0 };
+	int served, ret = 0;
+	bool based;
+
+	/*
+	 * A static page whose cells link to serve: its 400k links are relative to
+	 * serve's address, said once (the page is a sixth smaller for a 21-byte one).
+	 */
+	based = view->results_url && links != BCI_HTML_SERVED;
+	bci_str_appendf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
+	bci_html_escape_str(b, r->build);
+	bci_str_appendf(b, "</title>\n");
+	if (based) {
+		size_t url_len = strlen(view->results_url);
+
+		STR_LITERAL(b, "<base href=\"");
+		bci_html_escape_str(b, view->results_url);
+		if (!url_len || view->results_url[url_len - 1] != '/')
+			STR_LITERAL(b, "/");
+		STR_LITERAL(b, "\">\n");
+	}
+	bci_str_appendf(b, "%s</head><body>\n", bci_html_style);
+	if (links == BCI_HTML_SERVED)
+		bci_str_appendf(b, "<p><a href=\"/\">builds</a> · <a href=\"/metrics\">metrics</a></p>\n");
+	bci_str_appendf(b, "<h1>");
+	bci_html_escape_str(b, r->build);
+	bci_str_appendf(b, ": <span class=\"%s\">%s</span></h1>\n<p>",
+			bci_report_failed(r) ? "fail" : "pass",
+			bci_report_failed(r) ? "FAILURE" : "SUCCESS");
+	if (r->series_title) {
+		bci_html_escape_str(b, r->series_title);
+		bci_str_appendf(b, "<br>");
+	}
+	bci_str_appendf(b, "tree ");
+	bci_html_escape_str(b, r->tree);
+	bci_str_appendf(b, ", commit ");
+	bci_html_escape_str(b, r->commit);
+	bci_str_appendf(b, ", %s tier; baseline: the last %d runs of ", r->tier, r->window);
+	bci_html_escape_str(b, r->base_tree);
+	bci_str_appendf(b, "<br>%ld possible new issues, %ld known issues, %ld flaky, %ld fixed,"
+			   " %ld warnings</p>\n", r->counts[BCI_VERDICT_NEW],
+			   r->counts[BCI_VERDICT_KNOWN], r->counts[BCI_VERDICT_FLAKY],
+			   r->counts[BCI_VERDICT_FIXED], r->counts[BCI_VERDICT_WARNING]);
+	bci_str_appendf(b, "<form class=\"filters\" onsubmit=\"return false\">tests matching"
+			   " <input id=\"f-test\" size=\"30\" placeholder=\"regex\"> with a cell"
+			   " <select id=\"f-status\"><option value=\"\">any</option>"
+			   "<option value=\"changed\">changed</option>");
+	for (int s = 0; s < BCI_STATUS_COUNT; s++)
+		bci_str_appendf(b, "<option value=\"%s\">%s</option>", bci_status_name(s),
+				bci_status_name(s));
+	bci_str_appendf(b, "</select> <span id=\"f-shown\">%zu</span> of %zu tests shown</form>\n",
+			m->n_tests, m->n_tests);
+	bci_str_appendf(b, "<table id=\"matrix\">\n<tr><th>test</th>");
+	for (size_t j = 0; j < m->n_machines; j++) {
+		bci_str_appendf(b, "<th>");
+		if (links == BCI_HTML_SERVED) {
+			bci_str_appendf(b, "<a href=\"/machines/");
+			bci_html_url_escape(b, m->machines[j]);
+			bci_str_appendf(b, "/suspend\">");
+		}
+		bci_html_escape_str(b, m->machines[j]);
+		bci_str_appendf(b, links == BCI_HTML_SERVED ? "</a></th>" : "</th>");
+	}
+	bci_str_appendf(b, "</tr>\n<tr><th>counts</th>");
+	for (size_t j = 0; j < m->n_machines; j++) {
+		long counts[BCI_STATUS_COUNT] = { 0 };
+
+		for (size_t t = 0; t < m->n_tests; t++)
+			if (m->cells[t * m->n_machines + j].status >= 0)
+				counts[m->cells[t * m->n_machines + j].status]++;
+		bci_str_appendf(b, "<td>");
+		for (int s = 0; s < BCI_STATUS_COUNT; s++)
+			if (counts[s])
+				bci_str_appendf(b, "<span class=\"%s\">%s %ld</span> ",
+						   bci_status_name(s), bci_status_name(s), counts[s]);
+		bci_str_appendf(b, "</td>");
+	}
+	bci_str_appendf(b, "</tr>\n");
+	served = links == BCI_HTML_SERVED || view->results_url;
+	/* 400k cells: each run's link prefix and each row's test in a link are escaped once. */
+	prefixes = calloc(m->n_runs + 1, sizeof(*prefixes));
+	if (!prefixes)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_runs; i++) {
+		if (served) {
+			if (based)
+				STR_LITERAL(&prefixes[i], "machines/");
+			else if (view->results_url)
+				bci_html_escape_str(&prefixes[i], view->results_url);
+			if (!based)
+				STR_LITERAL(&prefixes[i], "/machines/");
+			bci_html_url_escape(&prefixes[i], m->runs[i].machine);
+			STR_LITERAL(&prefixes[i], "/runs/");
+			bci_html_url_escape(&prefixes[i], m->runs[i].run_id);
+			STR_LITERAL(&prefixes[i], "/results/");
+		} else {
+			char machine[256];
+
+			bci_name_folder(m->runs[i].machine, machine, sizeof(machine));
+			bci_html_url_escape(&prefixes[i], machine);
+			STR_LITERAL(&prefixes[i], "/");
+		}
+		if (!prefixes[i].data)
+			ret = -ENOMEM;
+	}
+	for (size_t t = 0; t < m->n_tests && ret >= 0; t++) {
+
+		bci_str_reset(&test_link);
+		if (served)
+			bci_html_url_escape(&test_link, m->tests[t]);
+		else
+			bci_str_appendf(&test_link, "%zu.html", t);
+		STR_LITERAL(b, "<tr class=\"r\"><td class=\"t\">");
+		if (links == BCI_HTML_SERVED) {
+			STR_LITERAL(b, "<a href=\"/tests/");
+			bci_str_append(b, test_link.data, test_link.len);
+			STR_LITERAL(b, "\">");
+		}
+		bci_html_escape_str(b, m->tests[t]);
+		if (links == BCI_HTML_SERVED)
+			STR_LITERAL(b, "</a></td>");
+		else
+			STR_LITERAL(b, "</td>");
+		for (size_t j = 0; j < m->n_machines; j++) {
+			const struct bci_matrix_cell *c = &m->cells[t * m->n_machines + j];
+			const char *status;
+
+			if (c->status < 0) {
+				STR_LITERAL(b, "<td></td>");
+				continue;
+			}
+			status = bci_status_name(c->status);
+			STR_LITERAL(b, "<td class=\"");
+			bci_str_append(b, status, strlen(status));
+			if (c->change >= 0) {
+				const struct bci_report_change *ch = &r->changes[c->change];
+
+				bci_str_appendf(b, " %s\" title=\"%s -> %s: %s",
+						   verdict_classes[ch->verdict],
+						   bci_status_label(ch->from), bci_status_label(ch->to),
+						   bci_verdict_name(ch->verdict));
+			}
+			STR_LITERAL(b, "\"><a href=\"");
+			bci_str_append(b, prefixes[c->run].data, prefixes[c->run].len);
+			bci_str_append(b, test_link.data, test_link.len);
+			STR_LITERAL(b, "\">");
+			bci_str_append(b, status, strlen(status));
+			STR_LITERAL(b, "</a></td>");
+		}
+		STR_LITERAL(b, "</tr>\n");
+		if (!test_link.data)
+			ret = -ENOMEM;
+		if (ret >= 0 && view->stream && b->len >= MATRIX_FLUSH)
+			ret = matrix_flush(b, view->stream);
+	}
+	for (size_t i = 0; i < m->n_runs; i++)
+		bci_str_free(&prefixes[i]);
+	free(prefixes);
+	bci_str_free(&test_link);
+	if (ret < 0)
+		return ret;
+	bci_str_appendf(b, "</table>\n%s</body></html>\n", filter_script);
+	if (!b->data)
+		return -ENOMEM;
+	return view->stream ? matrix_flush(b, view->stream) : 0;
+}

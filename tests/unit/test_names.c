@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+/* aggregator/master/names.c: each kind of name, taken and refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../../aggregator/master/names.h"
+#include "manifest.h"
+
+#include <string.h>
+
+/* Every check that takes a word (names.h's table). */
+static bool (*const word_kinds[])(const char *) = {
+	bci_name_machine_ok, bci_name_run_id_ok, bci_name_published_build_ok,
+	bci_name_build_file_ok, bci_name_known_good_ok, bci_name_tree_ok, bci_name_tag_ok,
+};
+
+static void test_words(void **state)
+{
+	static const char *const taken[] = { "lab-1", "A.b_c-9", "drm-tip-1-fast-1of2", "x", "..." };
+	static const char *const refused[] = {
+		"", ".", "..", "a b", "a/b", "a\tb", "a\nb", "caf\xc3\xa9", "a@b", "a:b", "a%2f", "-a$",
+	};
+	char longest[BCI_MANIFEST_WORD_MAX + 2];
+
+	(void)state;
+	memset(longest, 'w', BCI_MANIFEST_WORD_MAX);
+	longest[BCI_MANIFEST_WORD_MAX] = '\0';
+	for (size_t k = 0; k < sizeof(word_kinds) / sizeof(word_kinds[0]); k++) {
+		for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++)
+			if (!word_kinds[k](taken[i]))
+				fail_msg("kind %zu refused '%s'", k, taken[i]);
+		for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+			if (word_kinds[k](refused[i]))
+				fail_msg("kind %zu took '%s'", k, refused[i]);
+		/* 128 bytes are a word, 129 are not. */
+		longest[BCI_MANIFEST_WORD_MAX] = '\0';
+		assert_true(word_kinds[k](longest));
+		longest[BCI_MANIFEST_WORD_MAX] = 'w';
+		longest[BCI_MANIFEST_WORD_MAX + 1] = '\0';
+		assert_false(word_kinds[k](longest));
+	}
+}
+
+/* A stored build is free text but for what a URL path segment cannot hold. */
+static void test_build(void **state)
+{
+	(void)state;
+	assert_true(bci_name_build_ok("drm-tip 1"));
+	assert_true(bci_name_build_ok("caf\xc3\xa9: the series"));
+	assert_true(bci_name_build_ok("..."));
+	assert_true(bci_name_build_ok("a@b%c"));
+	assert_false(bci_name_build_ok(""));
+	assert_false(bci_name_build_ok("."));
+	assert_false(bci_name_build_ok(".."));
+	assert_false(bci_name_build_ok("a/b"));
+	assert_false(bci_name_build_ok("/"));
+	assert_false(bci_name_build_ok("a\x01"));
+	assert_false(bci_name_build_ok("line\nbreak"));
+	assert_false(bci_name_build_ok("tab\there"));
+	assert_false(bci_name_build_ok("del\x7f"));
+	/* A published build is a word: what `build add` takes is not always one. */
+	assert_false(bci_name_published_build_ok("drm-tip 1"));
+}
+
+static void test_test(void **state)
+{
+	(void)state;
+	assert_true(bci_name_test_ok("igt@kms_flip@basic"));
+	assert_true(bci_name_test_ok("igt@gem_exec@basic@rcs0"));
+	assert_true(bci_name_test_ok("<script>&'\""));
+	assert_true(bci_name_test_ok("..."));
+	assert_false(bci_name_test_ok(""));
+	assert_false(bci_name_test_ok("."));
+	assert_false(bci_name_test_ok(".."));
+	assert_false(bci_name_test_ok("igt@a b"));
+	assert_false(bci_name_test_ok("igt@a/b"));
+	assert_false(bci_name_test_ok("igt@\x01"));
+	assert_false(bci_name_test_ok("igt@\x7f"));
+	assert_false(bci_name_test_ok("igt@caf\xc3\xa9"));
+}
+
+static void test_kcidb_origin(void **state)
+{
+	(void)state;
+	assert_true(bci_name_kcidb_origin_ok("bootci"));
+	assert_true(bci_name_kcidb_origin_ok("my_ci_2"));
+	assert_false(bci_name_kcidb_origin_ok(""));
+	assert_false(bci_name_kcidb_origin_ok("BootCI"));
+	assert_false(bci_name_kcidb_origin_ok("boot-ci"));
+	assert_false(bci_name_kcidb_origin_ok("boot.ci"));
+	assert_false(bci_name_kcidb_origin_ok("boot ci"));
+}
+
+static void expect_folder(const char *name, size_t size, const char *folder)
+{
+	char out[64];
+
+	bci_name_folder(name, out, size);
+	assert_string_equal(out, folder);
+}
+
+static void test_folder(void **state)
+{
+	char out[8];
+
+	(void)state;
+	expect_folder("drm-tip-1", 64, "drm-tip-1");
+	expect_folder("a+b=c_d.e", 64, "a+b=c_d.e");
+	expect_folder("drm tip/1", 64, "drm-tip-1");
+	expect_folder("caf\xc3\xa9", 64, "caf--");
+	expect_folder("", 64, "_");
+	expect_folder(".", 64, "_.");
+	expect_folder("..", 64, "_..");
+	expect_folder("...", 64, "...");
+	/* Cut to fit, as snprintf does. */
+	expect_folder("abcdefghijkl", 8, "abcdefg");
+	expect_folder("..", 3, "_.");
+	/* Kept: the characters only, "." and ".." are a caller's affair (a mail atom's rules differ). */
+	bci_name_clean("..", out, sizeof(out));
+	assert_string_equal(out, "..");
+	bci_name_clean("a\nb", out, sizeof(out));
+	assert_string_equal(out, "a-b");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_words),
+		cmocka_unit_test(test_build),
+		cmocka_unit_test(test_test),
+		cmocka_unit_test(test_kcidb_origin),
+		cmocka_unit_test(test_folder),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
