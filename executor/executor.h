@@ -224,7 +224,7 @@ void bci_boot_end(struct bci_executor *ex, const char *how);
 void bci_reserve_hold(struct bci_executor *ex);
 void bci_reserve_release(struct bci_executor *ex, const char *why);
 
-/* igt.c: the IGT engine: testlist -> igt_runner results directory, resumable. */
+/* igt/run.c: the IGT engine: testlist -> igt_runner results directory, resumable. */
 int bci_igt_run(struct bci_executor *ex);
 
 /*

@@ -3,7 +3,7 @@
  * igt_runner's socket protocol (IGT 1.27) and the `comms` file of a job
  * folder: the packets an IGT test sends its runner, and the dump of them the
  * runner keeps. Reader and writer of both live here, nowhere else: the
- * executor receives and dumps packets (executor/igt_comms.c), the results
+ * executor receives and dumps packets (executor/igt/comms.c), the results
  * generator judges a job from its dump (lib/resultgen_comms.c).
  *
  * The channel. The runner makes one AF_UNIX SOCK_DGRAM socket pair per job

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "executor.h"
-#include "igt.h"
+#include "igt/igt.h"
 #include "fakeroot.h"
 #include "fsutil.h"
 #include "resultgen.h"

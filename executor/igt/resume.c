@@ -219,7 +219,7 @@ static void in_flight_from_out(struct bci_executor *ex, unsigned index, const ch
 	char *text = NULL;
 	size_t len = 0;
 
-	/* A test that spoke the socket left its protocol in comms (igt_comms.c), not out.txt. */
+	/* A test that spoke the socket left its protocol in comms (comms.c), not out.txt. */
 	if (!bci_igt_comms_protocol_text(ex, index, &text, &len) &&
 	    bci_read_file(path, &text, &len, 64 << 20) < 0)
 		return;

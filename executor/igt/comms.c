@@ -7,7 +7,7 @@
  * own exec packet. A test built with IGT's library then sends its protocol
  * there instead of printing it; each subtest or dynamic subtest packet is
  * turned into the text protocol line it stands for and handed to the job's
- * line handler (igt_job.c), so journal.txt, bootci's journal, the timers and
+ * line handler (job.c), so journal.txt, bootci's journal, the timers and
  * the console's verdict follow the packets exactly as they follow the text.
  * A test that does not speak the socket leaves `comms` with the exec packet
  * only and is read from its stdout as before; the results generator then
@@ -23,7 +23,7 @@
  * fdatasync'ed at every packet that starts or ends a (dynamic) subtest or
  * overrides a result, before the journal.txt line the same event writes; the
  * exec packet is durable with the job's start, and the job's end packets with
- * its outputs in the next job's start barrier (igt_job.c), before the test
+ * its outputs in the next job's start barrier (job.c), before the test
  * starts and before journal.txt's exit line. A subtest journal.txt says started is
  * always in comms too; one comms has and journal.txt lacks is run again, and
  * both runs are in comms, the later result winning, as after any igt_runner
@@ -284,7 +284,7 @@ void bci_igt_comms_close(struct bci_igt_comms *c)
 	*c = (struct bci_igt_comms){ .sock_fd = -1, .child_fd = -1, .file_fd = -1, .synced = -1 };
 }
 
-/* ---- after a boot that died in a job (igt_resume.c) ---- */
+/* ---- after a boot that died in a job (resume.c) ---- */
 
 /* Job @index's comms, whole, when its test spoke the socket: 1; 0 when not (or unreadable). */
 static int read_spoken_comms(struct bci_executor *ex, unsigned index, char **data, size_t *len)
