@@ -4,7 +4,7 @@
  * folder: the packets an IGT test sends its runner, and the dump of them the
  * runner keeps. Reader and writer of both live here, nowhere else: the
  * executor receives and dumps packets (executor/igt/comms.c), the results
- * generator judges a job from its dump (lib/resultgen_comms.c).
+ * generator judges a job from its dump (lib/resultgen/comms.c).
  *
  * The channel. The runner makes one AF_UNIX SOCK_DGRAM socket pair per job
  * and gives the test one end, its number in the environment:

@@ -27,7 +27,7 @@
 #include "igt_protocol.h"
 #include "journal.h"
 #include "results_dir.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 #include "spawn.h"
 #include "testlist.h"
 

@@ -15,7 +15,7 @@
 #include "igt/igt.h"
 #include "fakeroot.h"
 #include "fsutil.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 
 #include <dirent.h>
 #include <errno.h>

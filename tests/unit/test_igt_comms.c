@@ -16,7 +16,7 @@
 #include "igt/igt.h"
 #include "fakeroot.h"
 #include "fsutil.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 #include "runner_comms.h"
 
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * records at the warning level or above that no filter and no ignore regex
  * of the test excuses become "dmesg-warnings" (dmesg-warn, dmesg-fail).
  */
-#include "resultgen_internal.h"
+#include "internal.h"
 
 #include "kmsg_record.h"
 

@@ -38,7 +38,7 @@
  * subtest before exec or after exit, a dynamic subtest outside a subtest) is
  * an error naming the packet's offset.
  */
-#include "resultgen_internal.h"
+#include "internal.h"
 
 #include "results_dir.h"
 #include "runner_comms.h"
