@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bootci-executor: PID 1 of the test initramfs. The executor is a library of
- * modules driven by executor.c; main.c only parses arguments and ends the boot.
+ * modules driven by boot.c (one boot, bci_executor_boot()); main.c only parses
+ * arguments and ends the boot. This header is the executor's, not one file's:
+ * the context every module works in (struct bci_executor, the bci_sys seam)
+ * and each module's entry points, under the name of its file. A folder of
+ * modules (igt/) keeps its own shared header.
  *
  * Every path the executor touches goes through bci_path() (lib/path.h) and so
  * through one root prefix (`--root DIR`), and every system call without a path
@@ -248,7 +252,7 @@ int bci_deploy_digest(int fd, unsigned long long size, char hex[65], char *err, 
 int bci_deploy_verify(int disk_fd, unsigned long long size, const char *sha256, char *err,
 		      size_t err_size);
 
-/* executor.c: one boot of the test machine, from the mounts to the recorded results
+/* boot.c: one boot of the test machine, from the mounts to the recorded results
  * (the IGT run or the single test); returns how the boot is to end. */
 enum bci_ending bci_executor_boot(struct bci_executor *ex);
 /* flush, sync, unmount the results, hand over, end the boot; returns only when not PID 1 or on failure. */
