@@ -7,8 +7,9 @@
  * own exec packet. A test built with IGT's library then sends its protocol
  * there instead of printing it; each subtest or dynamic subtest packet is
  * turned into the text protocol line it stands for and handed to the job's
- * line handler (job.c), so journal.txt, bootci's journal, the timers and
- * the console's verdict follow the packets exactly as they follow the text.
+ * line handler (on_line, set by job.c as for its stdout), so journal.txt,
+ * bootci's journal, the timers and the console's verdict follow the packets
+ * exactly as they follow the text.
  * A test that does not speak the socket leaves `comms` with the exec packet
  * only and is read from its stdout as before; the results generator then
  * judges it from the text files, as igt_results does.
@@ -219,8 +220,8 @@ static void handle_datagram(struct bci_igt_job *job, ssize_t got)
 	if (ret < 0)
 		bci_warn("job %u: cannot write to comms: %s", job->index + 1, strerror(-ret));
 	n = p.complete ? protocol_line(&p, line, sizeof(line)) : 0;
-	if (n > 0 && (size_t)n < sizeof(line))
-		bci_igt_job_protocol_line(job, line, (size_t)n);
+	if (n > 0 && (size_t)n < sizeof(line) && c->on_line)
+		c->on_line(c->data, line, (size_t)n);
 }
 
 void bci_igt_comms_read(struct bci_igt_job *job, long now)

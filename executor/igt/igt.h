@@ -109,6 +109,10 @@ struct bci_igt_comms {
 	unsigned long long log_bytes, log_dropped;
 	char env[48];             /* IGT_RUNNER_SOCKET_FD=N for the test's environment */
 	char *buf;                /* one datagram */
+	/* Each (dynamic) subtest packet as the text protocol line it stands for (without its
+	 * newline), once the packet is in the file; NULL for none. The job's, as a stream's. */
+	void (*on_line)(void *data, const char *line, size_t len);
+	void *data;
 };
 
 /* ---- job.c ---- */
@@ -177,11 +181,9 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
  */
 void bci_igt_job_release_parked(void);
 
-/* A line of the text protocol (without its newline), as if the test had printed it. */
-void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t len);
-
 /* comms.c, in the job's order: */
-/* Opens the job's comms (after a crash's damaged tail), makes the socket pair. 0 or -errno. */
+/* Opens the job's comms (after a crash's damaged tail), makes the socket pair. 0 or -errno.
+ * The job sets job->comms.on_line before the test starts. */
 int bci_igt_comms_open(struct bci_igt_job *job, const char *dir);
 /* Appends the runner's exec packet (the command line): durable with the job's start (job.c). */
 void bci_igt_comms_exec(struct bci_igt_job *job);
@@ -193,7 +195,7 @@ void bci_igt_comms_exec(struct bci_igt_job *job);
 bool bci_igt_comms_note(struct bci_igt_job *job, const char *text);
 /* Closes the test's end in the executor once the test has it. */
 void bci_igt_comms_started(struct bci_igt_job *job);
-/* Takes every datagram waiting: into comms, and its protocol line to the job. */
+/* Takes every datagram waiting: into comms, and its protocol line to comms.on_line. */
 void bci_igt_comms_read(struct bci_igt_job *job, long now);
 /* After the loop (status and seconds set): what is left, the override and exit packets, made
  * durable with the job's outputs (job.c), before journal.txt's exit line. */

@@ -325,11 +325,6 @@ static void handle_out_line(void *data, const char *text, size_t len)
 	}
 }
 
-void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t len)
-{
-	handle_out_line(job, line, len);
-}
-
 static void drop_trailing_nuls(int fd)
 {
 	off_t end = lseek(fd, 0, SEEK_END), keep = end;
@@ -568,8 +563,11 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 		bci_error("job %u: no memory for its output tails", job->index + 1);
 		return ret;
 	}
+	/* The protocol lines drive the job, read from stdout or from the socket's packets. */
 	job->out.on_line = handle_out_line;
 	job->out.data = job;
+	job->comms.on_line = handle_out_line;
+	job->comms.data = job;
 	job->dmesg_budget = (struct bci_kmsg_budget){
 		.limit = limit,
 		.keep_level = bci_settings_dmesg_warn_level(ex->config),
