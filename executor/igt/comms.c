@@ -39,6 +39,7 @@
 #include "igt.h"
 
 #include "fsutil.h"
+#include "igt_output_strings.h"
 #include "runner_comms.h"
 
 #include <errno.h>
@@ -97,7 +98,7 @@ int bci_igt_comms_open(struct bci_igt_job *job, const char *dir)
 	/* The test's end stays open across its exec: the only fd it inherits besides 0-2. */
 	if (fcntl(c->child_fd, F_SETFD, 0) < 0)
 		return -errno;
-	snprintf(c->env, sizeof(c->env), "%s=%d", BCI_COMMS_ENV, c->child_fd);
+	snprintf(c->env, sizeof(c->env), BCI_IGT_RUNNER_SOCKET_ENV "=%d", c->child_fd);
 	return 0;
 }
 
@@ -167,13 +168,15 @@ static int protocol_line(const struct bci_comms_packet *p, char *line, size_t si
 {
 	switch (p->type) {
 	case BCI_COMMS_SUBTEST_START:
-		return snprintf(line, size, "Starting subtest: %s", p->name);
+		return snprintf(line, size, BCI_IGT_STARTING_SUBTEST "%s", p->name);
 	case BCI_COMMS_DYNAMIC_START:
-		return snprintf(line, size, "Starting dynamic subtest: %s", p->name);
+		return snprintf(line, size, BCI_IGT_STARTING_DYNAMIC_SUBTEST "%s", p->name);
 	case BCI_COMMS_SUBTEST_RESULT:
-		return snprintf(line, size, "Subtest %s: %s (%ss)", p->name, p->result, p->time);
+		return snprintf(line, size, BCI_IGT_SUBTEST_RESULT "%s: %s (%ss)", p->name, p->result,
+				p->time);
 	case BCI_COMMS_DYNAMIC_RESULT:
-		return snprintf(line, size, "Dynamic subtest %s: %s (%ss)", p->name, p->result, p->time);
+		return snprintf(line, size, BCI_IGT_DYNAMIC_SUBTEST_RESULT "%s: %s (%ss)", p->name,
+				p->result, p->time);
 	default:
 		return 0;
 	}
@@ -184,11 +187,8 @@ static void bad_datagram(struct bci_igt_job *job, ssize_t got)
 {
 	bci_warn("job %u: socket: a datagram of %zd bytes that is no packet: discarded",
 		 job->index + 1, got);
-	append_packet(job, &(struct bci_comms_packet){
-			      .type = BCI_COMMS_LOG, .stream = 1,
-			      .text = "\nrunner: Socket communication error, invalid packet size. "
-				      "Packet is discarded, test result and logs might be incorrect.\n" },
-		      false);
+	append_packet(job, &(struct bci_comms_packet){ .type = BCI_COMMS_LOG, .stream = 1,
+						       .text = BCI_IGT_RUNNER_BAD_PACKET }, false);
 	append_packet(job, &(struct bci_comms_packet){ .type = BCI_COMMS_RESULT_OVERRIDE,
 						       .result = "warn" }, true);
 }

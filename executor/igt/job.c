@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "fsutil.h"
+#include "igt_output_strings.h"
 #include "kmsg_record.h"
 #include "suspend.h"
 
@@ -316,8 +317,7 @@ static void handle_out_line(void *data, const char *text, size_t len)
 		 * output says why, as igt_runner writes it: in comms when the test speaks the
 		 * socket (the results come from there), else in out.txt. */
 		char note[128];
-		n = snprintf(note, sizeof(note),
-			     "\nrunner: This test was killed due to a kernel taint (%#lx).\n", taints);
+		n = snprintf(note, sizeof(note), BCI_IGT_RUNNER_KILLED_TAINT, taints);
 		if (!bci_igt_comms_note(job, note + 1))
 			bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
 		escalate(job, "Kernel tainted", now);
