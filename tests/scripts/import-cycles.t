@@ -3,10 +3,12 @@
 # others: the graph of file-level imports has no cycle.
 #
 # The graph. A module is a .c file with the header of the same name beside it
-# (executor/kmsg.c and executor/kmsg.h are one module, its code and its
-# contract); a header with no .c of its name is a module of its own (a
-# component's shared declarations such as executor/executor.h, a folder's
-# igt.h or internal.h, a header-only format). A imports B when
+# (lib/strv.c and lib/strv.h are one module, its code and its contract); a
+# header with no .c of its name is a module of its own (a component's shared
+# declarations such as executor/executor.h, a folder's igt/igt.h or
+# resultgen/internal.h, a header-only format). So a header that declares
+# several files' functions is named after none of them: executor/boot.c,
+# igt/run.c and resultgen/walk.c drive their folders. A imports B when
 #   - one of A's files includes one of B's ("#include", resolved as the
 #     compiler does: the including file's folder first, then the Makefile's
 #     INCLUDES), or
