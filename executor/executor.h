@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bootci-executor: PID 1 of the test initramfs. The executor is a library of
- * modules driven by executor.c; main.c only parses arguments and ends the boot.
+ * modules driven by boot.c (one boot, bci_executor_boot()); main.c only parses
+ * arguments and ends the boot. This header is the executor's, not one file's:
+ * the context every module works in (struct bci_executor, the bci_sys seam)
+ * and each module's entry points, under the name of its file. A folder of
+ * modules (igt/) keeps its own shared header.
  *
  * Every path the executor touches goes through bci_path() (lib/path.h) and so
  * through one root prefix (`--root DIR`), and every system call without a path
@@ -122,14 +126,26 @@ struct bci_executor {
  * PID 1), stamped on the kernel's printk clock (console.c says how) by @ex's clock table;
  * attaching opens /dev/console when fds 0-2 are closed. */
 void bci_console_attach(const struct bci_executor *ex);
-/* CLOCK_MONOTONIC now, in ns, by the console's clock table. */
-long long bci_console_monotonic_ns(void);
-/* The kernel stamped a record @kernel_ns while CLOCK_MONOTONIC read @monotonic_ns (read just
- * before: the console's stamps then never run behind the kernel's). */
-void bci_console_clock_sync(long long kernel_ns, long long monotonic_ns);
 void bci_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * printk_clock.c: the kernel log's clock, which the console stamps its lines on, as
+ * an offset from CLOCK_MONOTONIC: measured by kmsg.c's markers, read by console.c.
+ * Its clocks are @sys's table once attached (the console's), bci_sys_real before.
+ */
+void bci_printk_clock_attach(const struct bci_sys *sys);
+/* @clock now, in ns, by that table. */
+long long bci_printk_clock_read(clockid_t clock);
+/* The kernel stamped a record @kernel_ns while CLOCK_MONOTONIC read @monotonic_ns (read just
+ * before: the console's stamps then never run behind the kernel's). */
+void bci_printk_clock_measured(long long kernel_ns, long long monotonic_ns);
+/* The offset last measured (0 before any) and CLOCK_BOOTTIME - CLOCK_MONOTONIC then, in
+ * ns; whether a measure stands (none yet, or forgotten since). */
+bool bci_printk_clock_offset(long long *offset_ns, long long *asleep_ns);
+/* The next measure is wanted (after a suspend): the offset stays until it comes. */
+void bci_printk_clock_forget(void);
 
 /* settings.c: the configuration through lib/executor_keys.h's table. Loads /etc/bootci/executor.conf then the kernel command line. 0, or -errno after a bci_error(). */
 int bci_settings_load(struct bci_executor *ex);
@@ -224,7 +240,7 @@ void bci_boot_end(struct bci_executor *ex, const char *how);
 void bci_reserve_hold(struct bci_executor *ex);
 void bci_reserve_release(struct bci_executor *ex, const char *why);
 
-/* igt.c: the IGT engine: testlist -> igt_runner results directory, resumable. */
+/* igt/run.c: the IGT engine: testlist -> igt_runner results directory, resumable. */
 int bci_igt_run(struct bci_executor *ex);
 
 /*
@@ -248,7 +264,7 @@ int bci_deploy_digest(int fd, unsigned long long size, char hex[65], char *err, 
 int bci_deploy_verify(int disk_fd, unsigned long long size, const char *sha256, char *err,
 		      size_t err_size);
 
-/* executor.c: one boot of the test machine, from the mounts to the recorded results
+/* boot.c: one boot of the test machine, from the mounts to the recorded results
  * (the IGT run or the single test); returns how the boot is to end. */
 enum bci_ending bci_executor_boot(struct bci_executor *ex);
 /* flush, sync, unmount the results, hand over, end the boot; returns only when not PID 1 or on failure. */

@@ -128,7 +128,7 @@ void bci_journal_owe_end(struct bci_journal *journal, unsigned long job, int fd,
  * The owed journal.txt end, if any: the whole barrier first if still owed,
  * then the line appended and fdatasync'ed, the fd closed. 0, or -errno said
  * on the console (the end is dropped: bootci's end, when durable, gives it
- * back at the next boot, igt.c).
+ * back at the next boot, igt/run.c).
  */
 int bci_journal_pay_end(struct bci_journal *journal);
 /* One barrier on @fd (fdatasync, or syncfs with @whole_fs) through the journal's table. */

@@ -71,7 +71,8 @@ long bci_kmsg_drain(const struct bci_executor *ex, int kmsg_fd, int out_fd,
 
 /*
  * The marker's own record, read back from @reader (opened at the end of the log before the
- * write): its stamp is the kernel's clock at the write, which the console's clock takes.
+ * write): its stamp is the kernel's clock at the write, the console's measure of it
+ * (printk_clock.c).
  * A few records logged by others in between are skipped.
  */
 static void clock_from_marker(const struct bci_executor *ex, int reader, const char *text,
@@ -87,7 +88,7 @@ static void clock_from_marker(const struct bci_executor *ex, int reader, const c
 		record[n] = '\0';
 		if (bci_kmsg_record_parse(record, (size_t)n, &rec) && rec.text_len >= len - 1 &&
 		    memcmp(rec.text, text, len - 1) == 0) {
-			bci_console_clock_sync((long long)rec.usec * 1000, monotonic_ns);
+			bci_printk_clock_measured((long long)rec.usec * 1000, monotonic_ns);
 			return;
 		}
 	}
@@ -112,7 +113,7 @@ void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ..
 	if (n >= (int)sizeof(text))
 		n = (int)sizeof(text) - 1;
 	reader = bci_kmsg_open(ex);
-	monotonic_ns = bci_console_monotonic_ns();
+	monotonic_ns = bci_printk_clock_read(CLOCK_MONOTONIC);
 	/* The log is best effort: nothing to do about a full or missing kmsg. */
 	if (ex->sys->kmsg_write(fd, level, text, (size_t)n) >= 0 && reader >= 0 && n > 1)
 		clock_from_marker(ex, reader, text, (size_t)n, monotonic_ns);

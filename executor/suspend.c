@@ -13,6 +13,7 @@
 
 #include "executor.h"
 #include "fsutil.h"
+#include "igt_output_strings.h"
 #include "igt_protocol.h"
 #include "kmsg_record.h"
 #include "results_dir.h"
@@ -564,7 +565,7 @@ static void say_version(struct cycle *c)
 
 	if (uname(&u) < 0)
 		memset(&u, 0, sizeof(u));
-	say(c, c->out_fd, "IGT-Version: bootci-suspend (%s) (Linux: %s %s)\n", u.machine,
+	say(c, c->out_fd, BCI_IGT_VERSIONSTRING "bootci-suspend (%s) (Linux: %s %s)\n", u.machine,
 	    c->ex->release[0] ? c->ex->release : u.release, u.machine);
 }
 
@@ -585,7 +586,7 @@ static int cycle_prepare(struct cycle *c, const char *mem_sleep, unsigned long w
 		bci_igt_line_format_start(line, sizeof(line), false, record->cycle);
 		say(c, c->out_fd, "%s", line);
 		say(c, c->out_fd, "Test requirement not met: %s\n", record->why);
-		bci_igt_line_format_result(line, sizeof(line), false, record->cycle, "SKIP", 0);
+		bci_igt_line_format_result(line, sizeof(line), false, record->cycle, BCI_IGT_WORD_SKIP, 0);
 		say(c, c->out_fd, "%s", line);
 		snprintf(record->result, sizeof(record->result), "skip");
 		bci_say("suspend %s: skipped: %s", record->cycle, record->why);
@@ -603,7 +604,8 @@ static int cycle_prepare(struct cycle *c, const char *mem_sleep, unsigned long w
 	 * the cycle's kernel log, so a warning during suspend or resume makes
 	 * the cycle dmesg-warn, as it would an IGT subtest.
 	 */
-	bci_kmsg_mark(c->ex, 6, "bootci_suspend: starting subtest %s\n", record->cycle);
+	bci_kmsg_mark(c->ex, 6, BCI_IGT_SUSPEND_BINARY BCI_IGT_STARTING_SUBTEST_DMESG "%s\n",
+		      record->cycle);
 	bci_suspend_stats_read(c->ex, &record->before);
 	ret = configure(c, mem_sleep);
 	if (ret < 0) {
@@ -723,7 +725,7 @@ static int cycle_collect(struct cycle *c, double start)
 	record->wall = now(c, CLOCK_BOOTTIME) - start;
 	pass = strcmp(record->result, "pass") == 0;
 	bci_igt_line_format_result(line, sizeof(line), false, record->cycle,
-				   pass ? "SUCCESS" : "FAIL", record->wall);
+				   pass ? BCI_IGT_WORD_SUCCESS : BCI_IGT_WORD_FAIL, record->wall);
 	say(c, c->out_fd, "%s", line);
 	append_cycle_line(c);
 	bci_say("suspend %s: %s, suspended %.3fs, suspend+resume %.3fs%s%s", record->cycle,

@@ -6,7 +6,7 @@
  * before the program starts, so a boot that dies mid-test leaves that trace.
  *
  * The program's output comes through pipes and the executor writes it, as for
- * an IGT job (igt_job.c), so that the rules of a job hold here too: a write of
+ * an IGT job (igt/job.c), so that the rules of a job hold here too: a write of
  * out.txt or err.txt that fails (a full partition) is said on the console, the
  * reserve is given back, out.txt ends with a note, result.txt carries an
  * `incomplete` line (its output is not whole: the aggregator judges the run

@@ -162,7 +162,7 @@ const struct bci_config_key bci_executor_keys[] = {
 	  "after `modules`: load the modules matching the modalias of every device in /sys/devices, as udev's coldplug", NULL },
 	{ "coldplug_deny", BCI_CONFIG_LIST, "", NULL,
 	  "modules coldplug never loads (modprobe.d blacklists are applied too)", NULL },
-	/* -- the IGT engine (igt.c) -- */
+	/* -- the IGT engine (executor/igt/) -- */
 	{ "testlist", BCI_CONFIG_STRING, "", NULL,
 	  "IGT testlist in the image (igt@bin[@sub[@dyn]] lines; an absolute path without . or .. "
 	  "components); when set, the IGT engine runs it", check_image_path },

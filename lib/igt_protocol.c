@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "igt_protocol.h"
+#include "igt_output_strings.h"
 #include "strv.h"
 
 #include <errno.h>
@@ -7,17 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char STARTING_SUBTEST[] = "Starting subtest: ";
-static const char SUBTEST_RESULT[] = "Subtest ";
-static const char STARTING_DYNAMIC[] = "Starting dynamic subtest: ";
-static const char DYNAMIC_RESULT[] = "Dynamic subtest ";
-static const char VERSION_LINE[] = "IGT-Version: ";
-
 static const char *const prefixes[] = {
-	[BCI_IGT_MARK_SUBTEST_START] = STARTING_SUBTEST,
-	[BCI_IGT_MARK_SUBTEST_RESULT] = SUBTEST_RESULT,
-	[BCI_IGT_MARK_DYNAMIC_START] = STARTING_DYNAMIC,
-	[BCI_IGT_MARK_DYNAMIC_RESULT] = DYNAMIC_RESULT,
+	[BCI_IGT_MARK_SUBTEST_START] = BCI_IGT_STARTING_SUBTEST,
+	[BCI_IGT_MARK_SUBTEST_RESULT] = BCI_IGT_SUBTEST_RESULT,
+	[BCI_IGT_MARK_DYNAMIC_START] = BCI_IGT_STARTING_DYNAMIC_SUBTEST,
+	[BCI_IGT_MARK_DYNAMIC_RESULT] = BCI_IGT_DYNAMIC_SUBTEST_RESULT,
 };
 
 const char *const bci_igt_result_names[BCI_IGT_RESULT_COUNT] = {
@@ -49,13 +44,15 @@ const char *bci_igt_result_from_exit(int code)
 int bci_igt_line_format_result(char *buf, size_t size, bool dynamic, const char *name,
 			       const char *word, double seconds)
 {
-	return snprintf(buf, size, "%s%s: %s (%.3fs)\n", dynamic ? DYNAMIC_RESULT : SUBTEST_RESULT,
-			name, word, seconds);
+	return snprintf(buf, size, "%s%s: %s (%.3fs)\n",
+			dynamic ? BCI_IGT_DYNAMIC_SUBTEST_RESULT : BCI_IGT_SUBTEST_RESULT, name, word,
+			seconds);
 }
 
 int bci_igt_line_format_start(char *buf, size_t size, bool dynamic, const char *name)
 {
-	return snprintf(buf, size, "%s%s\n", dynamic ? STARTING_DYNAMIC : STARTING_SUBTEST, name);
+	return snprintf(buf, size, "%s%s\n",
+			dynamic ? BCI_IGT_STARTING_DYNAMIC_SUBTEST : BCI_IGT_STARTING_SUBTEST, name);
 }
 
 /* ASCII only: bytes >= 0x80 are never part of a name, in any locale. */
@@ -112,18 +109,21 @@ enum bci_igt_line_kind bci_igt_line_parse(const char *line, size_t len, struct b
 		const char *prefix;
 		bool result;
 	} order[] = {
-		{ BCI_IGT_LINE_SUBTEST_START, STARTING_SUBTEST, false },
-		{ BCI_IGT_LINE_SUBTEST_RESULT, SUBTEST_RESULT, true },
-		{ BCI_IGT_LINE_DYNAMIC_START, STARTING_DYNAMIC, false },
-		{ BCI_IGT_LINE_DYNAMIC_RESULT, DYNAMIC_RESULT, true },
-		{ BCI_IGT_LINE_VERSION, VERSION_LINE, false },
+		{ BCI_IGT_LINE_SUBTEST_START, BCI_IGT_STARTING_SUBTEST, false },
+		{ BCI_IGT_LINE_SUBTEST_RESULT, BCI_IGT_SUBTEST_RESULT, true },
+		{ BCI_IGT_LINE_DYNAMIC_START, BCI_IGT_STARTING_DYNAMIC_SUBTEST, false },
+		{ BCI_IGT_LINE_DYNAMIC_RESULT, BCI_IGT_DYNAMIC_SUBTEST_RESULT, true },
+		{ BCI_IGT_LINE_VERSION, BCI_IGT_VERSIONSTRING, false },
 	};
 	const char *nl, *end;
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
-	/* Every protocol line starts "Starting", "Subtest", "Dynamic" or "IGT-Version". */
-	if (len == 0 || (line[0] != 'S' && line[0] != 'D' && line[0] != 'I'))
+	/* Most lines are no protocol line: their first byte says so. */
+	if (len == 0 ||
+	    (line[0] != BCI_IGT_STARTING_SUBTEST[0] && line[0] != BCI_IGT_SUBTEST_RESULT[0] &&
+	     line[0] != BCI_IGT_STARTING_DYNAMIC_SUBTEST[0] &&
+	     line[0] != BCI_IGT_DYNAMIC_SUBTEST_RESULT[0] && line[0] != BCI_IGT_VERSIONSTRING[0]))
 		return BCI_IGT_LINE_OTHER;
 	nl = memchr(line, '\n', len);
 	end = nl ? nl : line + len;
@@ -283,7 +283,8 @@ int bci_igt_output_parse(struct bci_igt_output *out, const char *buf, size_t len
 		enum bci_igt_mark_kind kind;
 
 		/* igt_runner takes the first version line for the whole file. */
-		if (!out->has_version && starts_with(p, end, VERSION_LINE, strlen(VERSION_LINE))) {
+		if (!out->has_version &&
+		    starts_with(p, end, BCI_IGT_VERSIONSTRING, strlen(BCI_IGT_VERSIONSTRING))) {
 			const char *nl = memchr(p, '\n', (size_t)(end - p));
 
 			out->has_version = true;
@@ -455,11 +456,11 @@ const char *bci_igt_result_from_word(const char *text, size_t len, double *time)
 	static const struct {
 		const char *word, *result;
 	} map[] = {
-		{ "SUCCESS", "pass" },
-		{ "SKIP", "skip" },
-		{ "FAIL", "fail" },
-		{ "CRASH", "crash" },
-		{ "TIMEOUT", "timeout" },
+		{ BCI_IGT_WORD_SUCCESS, "pass" },
+		{ BCI_IGT_WORD_SKIP, "skip" },
+		{ BCI_IGT_WORD_FAIL, "fail" },
+		{ BCI_IGT_WORD_CRASH, "crash" },
+		{ BCI_IGT_WORD_TIMEOUT, "timeout" },
 	};
 	const char *result = "incomplete";
 	size_t word = 0, i;
@@ -558,7 +559,7 @@ int bci_igt_output_next_dynamic(const struct bci_igt_output *out,
 		if (out->marks[k].kind != BCI_IGT_MARK_DYNAMIC_START)
 			continue;
 		/* The name is the next whitespace-delimited word, as sscanf("%s") reads it. */
-		p = out->buf + out->marks[k].offset + strlen(STARTING_DYNAMIC);
+		p = out->buf + out->marks[k].offset + strlen(BCI_IGT_STARTING_DYNAMIC_SUBTEST);
 		while (p < file_end && is_space(*p))
 			p++;
 		while (p < file_end && !is_space(*p) && n + 1 < name_size && n < 255)

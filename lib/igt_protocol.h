@@ -4,7 +4,8 @@
  * err.txt), what its exit code means, and the names results carry. This is
  * the one definition bootci has; the executor (live, line by line) and the
  * results generator (afterwards, on whole files) both classify through it,
- * so they cannot disagree about a line.
+ * so they cannot disagree about a line. The strings themselves are in
+ * igt_output_strings.h, with every other string of IGT's.
  *
  * The lines, as igt_runner's resultgen.c reads them:
  *
@@ -23,8 +24,9 @@
  * character gives the time. Every other line is ordinary output.
  *
  * In the kernel log (dmesg.txt), IGT announces its subtests with
- * BCI_IGT_DMESG_STARTING_SUBTEST / _DYNAMIC and adds ignore regexes with
- * BCI_IGT_DMESG_ADD_IGNORED_REGEX anywhere in a record's text.
+ * BCI_IGT_STARTING_SUBTEST_DMESG / BCI_IGT_STARTING_DYNAMIC_SUBTEST_DMESG and
+ * adds ignore regexes with BCI_IGT_ADD_IGNORED_REGEX_DMESG anywhere in a
+ * record's text.
  *
  * The output parser (bci_igt_output_*) only indexes a buffer (one mark per
  * protocol line); the spans it hands out are byte ranges of that buffer, so
@@ -108,11 +110,6 @@ int bci_igt_line_format_result(char *buf, size_t size, bool dynamic, const char 
 			       const char *word, double seconds);
 /* Formats "Starting subtest: NAME\n" (or "Starting dynamic subtest: ..."). snprintf's count. */
 int bci_igt_line_format_start(char *buf, size_t size, bool dynamic, const char *name);
-
-/* IGT's markers in kernel log record texts. */
-#define BCI_IGT_DMESG_STARTING_SUBTEST ": starting subtest "
-#define BCI_IGT_DMESG_STARTING_DYNAMIC ": starting dynamic subtest "
-#define BCI_IGT_DMESG_ADD_IGNORED_REGEX "add ignored dmesg regex: "
 
 /* ---- a whole out.txt / err.txt ---- */
 

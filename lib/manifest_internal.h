@@ -6,9 +6,10 @@
 #ifndef BCI_MANIFEST_INTERNAL_H
 #define BCI_MANIFEST_INTERNAL_H
 
-#include "manifest.h"
-
 #include <stddef.h>
+
+/* manifest.h's, which both files include: this header is below it, not beside it. */
+struct bci_manifest;
 
 /* Sizes above this are refused as absurd (and stay exact in every JSON reader). */
 #define MANIFEST_SIZE_MAX (1ULL << 53)

@@ -3,6 +3,7 @@
 #include "results_dir.h"
 #include "strv.h"
 
+#include "igt_output_strings.h"
 #include "igt_protocol.h"
 
 #include <ctype.h>
@@ -37,7 +38,7 @@ int bci_results_boot_dir_parse(const char *name, unsigned *number)
 
 /* ---- journal.txt ---- */
 
-/* "CODE" or "CODE (SECONDSs)" after "exit:" or "timeout:". */
+/* "CODE" or "CODE (SECONDSs)" after BCI_IGT_EXECUTOR_EXIT or _TIMEOUT. */
 static int parse_exit(const char *rest, bool strict, int *code, double *time)
 {
 	const char *paren = strchr(rest, '(');
@@ -70,14 +71,18 @@ static int parse_exit(const char *rest, bool strict, int *code, double *time)
 int bci_job_journal_parse_line(const char *line, bool terminated,
 			       struct bci_job_journal_line *out)
 {
+	static const char exit_prefix[] = BCI_IGT_EXECUTOR_EXIT;
+	static const char timeout_prefix[] = BCI_IGT_EXECUTOR_TIMEOUT;
+
 	memset(out, 0, sizeof(*out));
-	if (!strncmp(line, "exit:", 5)) {
+	if (!strncmp(line, exit_prefix, sizeof(exit_prefix) - 1)) {
 		out->kind = BCI_JOB_JOURNAL_EXIT;
-		return parse_exit(line + 5, terminated, &out->code, &out->time);
+		return parse_exit(line + sizeof(exit_prefix) - 1, terminated, &out->code, &out->time);
 	}
-	if (!strncmp(line, "timeout:", 8)) {
+	if (!strncmp(line, timeout_prefix, sizeof(timeout_prefix) - 1)) {
 		out->kind = BCI_JOB_JOURNAL_TIMEOUT;
-		return parse_exit(line + 8, terminated, &out->code, &out->time);
+		return parse_exit(line + sizeof(timeout_prefix) - 1, terminated, &out->code,
+				  &out->time);
 	}
 	out->kind = line[0] ? BCI_JOB_JOURNAL_SUBTEST : BCI_JOB_JOURNAL_EMPTY;
 	out->subtest = line;
@@ -86,7 +91,8 @@ int bci_job_journal_parse_line(const char *line, bool terminated,
 
 int bci_job_journal_format_exit(char *buf, size_t size, bool timeout, int code, double seconds)
 {
-	return snprintf(buf, size, "%s%d (%.3fs)\n", timeout ? "timeout:" : "exit:", code, seconds);
+	return snprintf(buf, size, "%s%d (%.3fs)\n",
+			timeout ? BCI_IGT_EXECUTOR_TIMEOUT : BCI_IGT_EXECUTOR_EXIT, code, seconds);
 }
 
 const char *bci_job_journal_result(int code)

@@ -2,6 +2,8 @@
 /* igt_runner's socket packets and comms dumps: the format is at the top of runner_comms.h. */
 #include "runner_comms.h"
 
+#include "igt_output_strings.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,10 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-static const char *const type_names[BCI_COMMS_TYPE_COUNT] = {
-	"invalid", "log", "exec", "exit", "subtest start", "subtest result",
-	"dynamic subtest start", "dynamic subtest result", "version", "result override",
-};
+static const char *const type_names[BCI_COMMS_TYPE_COUNT] = BCI_IGT_PACKET_NAMES;
 
 const char *bci_comms_type_name(uint32_t type)
 {

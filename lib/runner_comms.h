@@ -3,12 +3,13 @@
  * igt_runner's socket protocol (IGT 1.27) and the `comms` file of a job
  * folder: the packets an IGT test sends its runner, and the dump of them the
  * runner keeps. Reader and writer of both live here, nowhere else: the
- * executor receives and dumps packets (executor/igt_comms.c), the results
- * generator judges a job from its dump (lib/resultgen_comms.c).
+ * executor receives and dumps packets (executor/igt/comms.c), the results
+ * generator judges a job from its dump (lib/resultgen/comms.c).
  *
  * The channel. The runner makes one AF_UNIX SOCK_DGRAM socket pair per job
  * and gives the test one end, its number in the environment:
- * IGT_RUNNER_SOCKET_FD=N. A test built with IGT's library then sends every
+ * IGT_RUNNER_SOCKET_FD=N (BCI_IGT_RUNNER_SOCKET_ENV, igt_output_strings.h,
+ * with the packet types' names). A test built with IGT's library then sends every
  * protocol event and every log line as one datagram (one packet) instead of
  * printing it; what it writes on fd 1 and 2 itself (or a library does, such
  * as cairo's "Fontconfig error") is no longer protocol.
@@ -60,7 +61,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define BCI_COMMS_ENV "IGT_RUNNER_SOCKET_FD"
 #define BCI_COMMS_HEADER_SIZE 16u
 #define BCI_COMMS_CANARY 0x49475431u
 /* The largest datagram the executor takes whole (igt_runner's receive buffer). */

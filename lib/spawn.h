@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Starting and stopping child programs, written once for the executor's test
- * program (executor/test_program.c), its IGT jobs (executor/igt.c) and the
+ * program (executor/test_program.c), its IGT jobs (executor/igt/job.c) and the
  * builder's tools (builder/tool.c).
  *
  * Everything a child needs is prepared in the parent (argv, the environment,

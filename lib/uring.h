@@ -4,7 +4,7 @@
  * kernel in one system call. Where each system call is dear (a virtual
  * machine's exits, mitigations), the results generator's read-ahead threads
  * open and read a chunk of job folders with two calls instead of a hundred
- * (lib/resultgen_prefetch.c). Raw system calls, no liburing: the same code
+ * (lib/resultgen/prefetch.c). Raw system calls, no liburing: the same code
  * builds against musl.
  *
  * A ring is used by the thread that made it only (IORING_SETUP_SINGLE_ISSUER

@@ -9,7 +9,7 @@
 #include "results.h"
 
 #include "fsutil.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 
 #include <errno.h>
 #include <getopt.h>

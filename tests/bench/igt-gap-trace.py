@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where bootci's gap between jobs goes: a run folder of the executor booted
-with BOOTCI_GAP_TRACE=1 (executor/igt_trace.c) has bootci-gap-trace.txt, one
+with BOOTCI_GAP_TRACE=1 (executor/igt/trace.c) has bootci-gap-trace.txt, one
 line per gap with each step's microseconds between one job's reaping and the
 next job's fork. The job folders' dmesg.txt add what the executor cannot see:
 from the test's `[IGT] ...: exiting` to its reaping (the test's own end, the

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target for the results generator's own parsers (lib/resultgen.c):
+ * Fuzz target for the results generator's own parsers (lib/resultgen/):
  * metadata.txt, journal.txt and dmesg.txt, with out.txt and err.txt. The
  * input is those five files one after another, split at "\n~~\n", written
  * as a one-job results directory; the generator runs with a 512-byte file
  * limit so that condensing over-limit files is explored too. Errors are
  * fine (a malformed journal is one); crashes, leaks and hangs are not.
  */
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * nothing hangs or leaks, and what is refused stops cleanly; the file
  * limit is 512 bytes so that condensing is explored.
  */
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
  * is 512 bytes so that condensing is explored.
  */
 #include "fsutil.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fuzz target for lib/runner_comms.c and the results generator's comms
- * judge (lib/resultgen_comms.c). The input is a comms dump: every whole
+ * judge (lib/resultgen/comms.c). The input is a comms dump: every whole
  * record is decoded, and a complete packet of a known type must encode back
  * to a packet that decodes to the same fields; the dump is then the comms
  * file of a one-job results directory (joblist "fuzz a,b") that the
  * generator judges. Errors are fine (a packet order igt_results rejects is
  * one); crashes, leaks and hangs are not.
  */
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 #include "runner_comms.h"
 
 #include <stdint.h>

@@ -14,7 +14,7 @@ item 1), as igt_runner does by default; the known causes:
   runner-binary-err  pass under bootci, warn under igt_runner's socket protocol,
                whose err for the test holds bytes that are no text: igt_results
                reads a later subtest's err past the end of its buffer (multiple
-               mode; lib/resultgen_comms.c), which bootci's generator does not.
+               mode; lib/resultgen/comms.c), which bootci's generator does not.
   text-unstarted-dynamic  multiple mode, against a text run: a subtest
                skipped before it starts (`Subtest X: SKIP`, no `Starting
                subtest: X`) is a skip under bootci; from igt_runner's text

@@ -11,7 +11,7 @@ comparison's).
 
 With --overread-from WARNINGS (the stderr of `bootci-aggregator results`), a
 test's "err" may differ where the generator warned that igt_results reads it
-past the end of its buffer (lib/resultgen_comms.c: heap bytes there, not
+past the end of its buffer (lib/resultgen/comms.c: heap bytes there, not
 output); each such test is printed as allowed.
 
 usage: comms-compare.py [--any-order] [--overread-from WARNINGS] OURS.json THEIRS.json

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- a system-call table that records what the executor asked for ---- */
@@ -489,6 +490,143 @@ static void fake_tree_kmsg_is_read_a_record_at_a_time(void **state)
 	assert_int_equal(budget.dropped, strcspn(dropped, "\n") + 1);
 }
 
+/* ---- the console's clock ---- */
+
+/*
+ * A clock table for the console: CLOCK_MONOTONIC and CLOCK_BOOTTIME as the test sets
+ * them, and a kernel whose printk clock runs kernel_ahead_ns ahead of CLOCK_MONOTONIC
+ * (the stamp of every record written to the tree's /dev/kmsg), or refuses the write.
+ */
+static long long fake_mono_ns, fake_boot_ns, kernel_ahead_ns;
+static int kmsg_writes;
+static bool kmsg_refuses;
+
+static int fake_clock(clockid_t clock, struct timespec *ts)
+{
+	long long ns = clock == CLOCK_BOOTTIME ? fake_boot_ns : fake_mono_ns;
+
+	ts->tv_sec = (time_t)(ns / 1000000000LL);
+	ts->tv_nsec = (long)(ns % 1000000000LL);
+	return 0;
+}
+
+static int fake_kmsg_write(int fd, int level, const char *text, size_t len)
+{
+	char record[1200];
+	int n;
+
+	kmsg_writes++;
+	if (kmsg_refuses)
+		return -ENOSPC;
+	n = snprintf(record, sizeof(record), "%d,%d,%lld,-;%.*s", 8 + level, kmsg_writes,
+		     (fake_mono_ns + kernel_ahead_ns) / 1000, (int)len, text);
+	return bci_write_all(fd, record, (size_t)n);
+}
+
+/* bci_say(@text) on @err_fd's file, from @from on: what was added, or NULL. */
+static const char *say_line(int err_fd, const char *text)
+{
+	static char line[256];
+	off_t from = lseek(err_fd, 0, SEEK_END);
+	ssize_t n;
+
+	bci_say("%s", text);
+	n = pread(err_fd, line, sizeof(line) - 1, from);
+	if (n <= 0)
+		return NULL;
+	line[n] = '\0';
+	return line;
+}
+
+/* The steps of console_lines_are_stamped_on_the_kernel_clock, in a child: 0 or the failed step. */
+static int console_clock_steps(const char *root, int err_fd)
+{
+	static struct bci_sys sys;
+	static struct bci_executor ex;
+	const char *line;
+	char path[PATH_MAX + 16], *log = NULL;
+
+	sys = bci_sys_dry;
+	sys.clock = fake_clock;
+	sys.kmsg_write = fake_kmsg_write;
+	ex = (struct bci_executor){ .root = root, .sys = &sys, .signal_fd = -1 };
+	fake_mono_ns = fake_boot_ns = 10LL * 1000000000;
+	kernel_ahead_ns = 1500LL * 1000000;
+	dup2(err_fd, 2);
+	bci_console_attach(&ex);
+	/* The first line measures the kernel's clock with a marker: stamped 10 s + 1.5 s. */
+	line = say_line(err_fd, "one");
+	if (!line || strcmp(line, "[   11.500000] bootci: one\n") != 0)
+		return 1;
+	if (kmsg_writes != 1)
+		return 2;
+	/* Measured, no marker: the clocks moved together. */
+	fake_mono_ns = fake_boot_ns = 12LL * 1000000000;
+	line = say_line(err_fd, "two");
+	if (!line || strcmp(line, "[   13.500000] bootci: two\n") != 0 || kmsg_writes != 1)
+		return 3;
+	/* A suspend of 5 s (CLOCK_BOOTTIME ran on), the kernel's clock 0.75 s further ahead:
+	 * measured again with a marker that says so. */
+	fake_mono_ns = 20LL * 1000000000;
+	fake_boot_ns = 25LL * 1000000000;
+	kernel_ahead_ns = 2250LL * 1000000;
+	line = say_line(err_fd, "three");
+	if (!line || strcmp(line, "[   22.250000] bootci: three\n") != 0 || kmsg_writes != 2)
+		return 4;
+	snprintf(path, sizeof(path), "%s/dev/kmsg", root);
+	if (bci_read_file(path, &log, NULL, 1 << 16) < 0 ||
+	    !strstr(log, ";[bootci] back from suspend: 5.000 s asleep\n"))
+		return 5;
+	free(log);
+	/* A marker the kernel refuses after the next suspend: the old offset stays, and the
+	 * lines after it try no marker of their own. */
+	fake_mono_ns = 30LL * 1000000000;
+	fake_boot_ns = 38LL * 1000000000;
+	kmsg_refuses = true;
+	line = say_line(err_fd, "four");
+	if (!line || strcmp(line, "[   32.250000] bootci: four\n") != 0 || kmsg_writes != 3)
+		return 6;
+	line = say_line(err_fd, "five");
+	if (!line || strcmp(line, "[   32.250000] bootci: five\n") != 0 || kmsg_writes != 3)
+		return 7;
+	return 0;
+}
+
+/*
+ * The console's lines carry the kernel's printk clock (printk_clock.c): the offset
+ * kmsg.c's markers measure, measured again after a suspend, kept when a marker fails.
+ * In a child: the console's clock state is the process's.
+ */
+static void console_lines_are_stamped_on_the_kernel_clock(void **state)
+{
+	struct fakeroot root;
+	char err_path[] = "/tmp/bootci-console.XXXXXX";
+	int err_fd, status;
+	pid_t pid;
+
+	(void)state;
+	fakeroot_create(&root, "");
+	fakeroot_write(&root, "/dev/kmsg", "");
+	err_fd = mkstemp(err_path);
+	assert_true(err_fd >= 0);
+	unlink(err_path);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(console_clock_steps(root.dir, err_fd));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char text[4096] = "";
+		ssize_t n = pread(err_fd, text, sizeof(text) - 1, 0);
+
+		text[n > 0 ? n : 0] = '\0';
+		fail_msg("step %d failed (status %#x); the console said:\n%s",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, status, text);
+	}
+	close(err_fd);
+	fakeroot_remove(&root);
+}
+
 static void settings_check_levels_and_conditions(void **state)
 {
 	struct fixture *f = *state;
@@ -524,6 +662,8 @@ static void settings_check_levels_and_conditions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		/* First: the console's clock state is fresh in the process. */
+		cmocka_unit_test(console_lines_are_stamped_on_the_kernel_clock),
 		cmocka_unit_test_setup_teardown(partition_found_by_label, setup, teardown),
 		cmocka_unit_test_setup_teardown(partition_label_twice_is_ambiguous, setup, teardown),
 		cmocka_unit_test_setup_teardown(partition_found_by_partuuid, setup, teardown),

@@ -12,10 +12,10 @@
 #include <cmocka.h>
 
 #include "executor.h"
-#include "igt.h"
+#include "igt/igt.h"
 #include "fakeroot.h"
 #include "fsutil.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 
 #include <dirent.h>
 #include <errno.h>

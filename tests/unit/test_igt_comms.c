@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The executor speaking igt_runner's socket protocol (executor/igt_comms.c)
+ * The executor speaking igt_runner's socket protocol (executor/igt/comms.c)
  * to the fixture tests/fixtures/igt_socket.c on fake root trees: the comms
  * file written as packets arrive, journal.txt and the console driven by the
  * packets, the runner's own end of the job in comms, and the results
@@ -13,10 +13,10 @@
 #include <cmocka.h>
 
 #include "executor.h"
-#include "igt.h"
+#include "igt/igt.h"
 #include "fakeroot.h"
 #include "fsutil.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 #include "runner_comms.h"
 
 #include <fcntl.h>

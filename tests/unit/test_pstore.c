@@ -14,7 +14,7 @@
 #include "executor.h"
 #include "fakeroot.h"
 #include "fsutil.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 
 #include <errno.h>
 #include <stdio.h>

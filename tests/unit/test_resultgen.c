@@ -2,7 +2,7 @@
 /*
  * lib/jsonw.c (escaping, UTF-8 and Latin-1 handling, doubles, misuse),
  * lib/igt_protocol.c (igt_runner's rules for cutting test output) and
- * lib/resultgen.c on small results directories built in a temporary tree:
+ * lib/resultgen/ on small results directories built in a temporary tree:
  * the cases igt_runner's scenario folders (tests/resultgen/conformance.t)
  * do not cover, and the errors bootci adds.
  */
@@ -15,7 +15,7 @@
 #include "fakeroot.h"
 #include "igt_protocol.h"
 #include "jsonw.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 
 #include <errno.h>
 #include <math.h>

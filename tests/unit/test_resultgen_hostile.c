@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "fakeroot.h"
-#include "resultgen.h"
-#include "resultgen_internal.h"
+#include "resultgen/resultgen.h"
+#include "resultgen/internal.h"
 #include "uring.h"
 
 #include <dirent.h>

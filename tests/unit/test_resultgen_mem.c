@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "fsutil.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 
 #include <dirent.h>
 #include <errno.h>

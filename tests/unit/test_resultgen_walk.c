@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "fakeroot.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 
 #include <errno.h>
 #include <limits.h>

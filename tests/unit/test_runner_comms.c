@@ -3,7 +3,7 @@
  * lib/runner_comms.c (igt_runner's socket packets and comms dumps) on
  * packets built here byte by byte from the format documented in
  * runner_comms.h, and the results generator judging job folders from such
- * dumps (lib/resultgen_comms.c) the way igt_results does.
+ * dumps (lib/resultgen/comms.c) the way igt_results does.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "fakeroot.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 #include "runner_comms.h"
 
 #include <errno.h>

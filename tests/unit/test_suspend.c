@@ -16,7 +16,7 @@
 #include "executor.h"
 #include "fakeroot.h"
 #include "fsutil.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 #include "executor_keys.h"
 #include "suspend.h"
 

@@ -21,7 +21,7 @@
 #include "manifest.h"
 #include "message.h"
 #include "results_dir.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -11,7 +11,7 @@
 #include "ingest.h"
 #include "../store/cache.h"
 #include "manifest.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 #include "strv.h"
 
 #include <nettle/sha2.h>

@@ -12,7 +12,7 @@
 
 #include "fsutil.h"
 #include "message.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 #include "strv.h"
 
 #include <archive.h>

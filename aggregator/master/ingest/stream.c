@@ -33,7 +33,7 @@
 #include "fsutil.h"
 #include "message.h"
 #include "results_dir.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 #include "sort.h"
 #include "strv.h"
 #include "tar_read.h"

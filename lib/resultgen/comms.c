@@ -38,8 +38,9 @@
  * subtest before exec or after exit, a dynamic subtest outside a subtest) is
  * an error naming the packet's offset.
  */
-#include "resultgen_internal.h"
+#include "internal.h"
 
+#include "igt_output_strings.h"
 #include "results_dir.h"
 #include "runner_comms.h"
 
@@ -52,10 +53,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STARTING_SUBTEST "Starting subtest: "
-#define STARTING_DYNAMIC "Starting dynamic subtest: "
-#define SUBTEST_RESULT "Subtest "
-#define DYNAMIC_RESULT "Dynamic subtest "
 /* igt_results formats its injected lines into 512-byte buffers. */
 #define INJECTED_MAX 512
 
@@ -321,8 +318,7 @@ static int on_subtest_start(struct comms *c, const struct bci_comms_packet *p)
 	case STATE_SUBTEST_STARTED:
 	case STATE_DYNAMIC_STARTED:
 	case STATE_BETWEEN_DYNAMIC:
-		ret = note(c, "\nrunner: Subtest %s already running when subtest %s starts. "
-			   "This is a test bug.\n", or_null(c->subtest_name), p->name);
+		ret = note(c, BCI_IGT_RUNNER_SUBTEST_ALREADY_RUNNING, or_null(c->subtest_name), p->name);
 		/* fallthrough */
 	case STATE_BETWEEN_SUBTESTS:
 		if (ret == 0)
@@ -334,7 +330,7 @@ static int on_subtest_start(struct comms *c, const struct bci_comms_packet *p)
 		if (ret == 0)
 			ret = new_subtest(c, p->name);
 		if (ret == 0)
-			ret = inject(c, "%s%s\n", STARTING_SUBTEST, p->name);
+			ret = inject(c, BCI_IGT_STARTING_SUBTEST "%s\n", p->name);
 		break;
 	}
 	c->state = STATE_SUBTEST_STARTED;
@@ -351,8 +347,7 @@ static int on_subtest_result(struct comms *c, const struct bci_comms_packet *p)
 	case STATE_EXITED:
 		return refuse(c, "subtest result while the binary was not running");
 	case STATE_DYNAMIC_STARTED:
-		ret = note(c, "\nrunner: Dynamic subtest %s still running when subtest %s ended. "
-			   "This is a test bug.\n", or_null(c->dynamic_name), p->name);
+		ret = note(c, BCI_IGT_RUNNER_DYNAMIC_STILL_RUNNING, or_null(c->dynamic_name), p->name);
 		if (ret == 0)
 			ret = finish_dynamic(c);
 		break;
@@ -370,7 +365,7 @@ static int on_subtest_result(struct comms *c, const struct bci_comms_packet *p)
 		break;
 	}
 	if (ret == 0)
-		ret = inject(c, "%s%s: %s (%ss)\n", SUBTEST_RESULT, p->name, p->result, or_null(p->time));
+		ret = inject(c, BCI_IGT_SUBTEST_RESULT "%s: %s (%ss)\n", p->name, p->result, or_null(p->time));
 	if (ret < 0)
 		return ret;
 	c->next_out_at = c->out.len;
@@ -394,11 +389,9 @@ static int on_dynamic_start(struct comms *c, const struct bci_comms_packet *p)
 		return refuse(c, "dynamic subtest start while no subtest was running");
 	case STATE_BETWEEN_SUBTESTS:
 		/* Nowhere to put it: a note in the previous subtest's err, and on. */
-		return note(c, "\nrunner: Dynamic subtest %s started when not inside a subtest. "
-			    "This is a test bug.\n", p->name);
+		return note(c, BCI_IGT_RUNNER_DYNAMIC_OUTSIDE_SUBTEST, p->name);
 	case STATE_DYNAMIC_STARTED:
-		ret = note(c, "\nrunner: Dynamic subtest %s already running when dynamic subtest %s "
-			   "starts. This is a test bug.\n", or_null(c->dynamic_name), p->name);
+		ret = note(c, BCI_IGT_RUNNER_DYNAMIC_ALREADY_RUNNING, or_null(c->dynamic_name), p->name);
 		/* fallthrough */
 	case STATE_BETWEEN_DYNAMIC:
 		if (ret == 0)
@@ -408,7 +401,7 @@ static int on_dynamic_start(struct comms *c, const struct bci_comms_packet *p)
 		if (ret == 0)
 			ret = new_dynamic(c, p->name);
 		if (ret == 0)
-			ret = inject(c, "%s%s\n", STARTING_DYNAMIC, p->name);
+			ret = inject(c, BCI_IGT_STARTING_DYNAMIC_SUBTEST "%s\n", p->name);
 		break;
 	}
 	c->state = STATE_DYNAMIC_STARTED;
@@ -427,8 +420,7 @@ static int on_dynamic_result(struct comms *c, const struct bci_comms_packet *p)
 	case STATE_AFTER_EXEC:
 		return refuse(c, "dynamic subtest result while no subtest was running");
 	case STATE_BETWEEN_SUBTESTS:
-		return note(c, "\nrunner: Dynamic subtest %s result when not inside a subtest. "
-			    "This is a test bug.\n", p->name);
+		return note(c, BCI_IGT_RUNNER_DYNAMIC_RESULT_OUTSIDE_SUBTEST, p->name);
 	case STATE_BETWEEN_DYNAMIC:
 		ret = finish_dynamic(c);
 		/* fallthrough */
@@ -440,7 +432,8 @@ static int on_dynamic_result(struct comms *c, const struct bci_comms_packet *p)
 		break;
 	}
 	if (ret == 0)
-		ret = inject(c, "%s%s: %s (%ss)\n", DYNAMIC_RESULT, p->name, p->result, or_null(p->time));
+		ret = inject(c, BCI_IGT_DYNAMIC_SUBTEST_RESULT "%s: %s (%ss)\n", p->name, p->result,
+			     or_null(p->time));
 	if (ret < 0)
 		return ret;
 	c->next_dyn_out_at = c->out.len;

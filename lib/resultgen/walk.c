@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The results generator's walk (see resultgen.h): the run's facts, then
- * one job folder after another in joblist order, each judged
- * (resultgen_judge.c, resultgen_dmesg.c) and its tests handed to the
- * callback before the next folder is opened, then igt_runner's aborted
- * pseudo-test and the totals.
+ * one job folder after another in joblist order, each judged (judge.c,
+ * dmesg.c) and its tests handed to the callback before the next folder is
+ * opened, then igt_runner's aborted pseudo-test and the totals.
  */
-#include "resultgen_internal.h"
+#include "internal.h"
 
 #include "results_dir.h"
 

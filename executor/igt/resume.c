@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "fsutil.h"
+#include "igt_output_strings.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -162,7 +163,7 @@ static void append_dump(struct bci_executor *ex, int out)
 static bool dump_last_dynamic(struct bci_executor *ex, const char *subtest, char *dynamic,
 			      size_t size, bool done)
 {
-	static const char dyn_marker[] = BCI_IGT_DMESG_STARTING_DYNAMIC;
+	static const char dyn_marker[] = BCI_IGT_STARTING_DYNAMIC_SUBTEST_DMESG;
 	char dir[PATH_MAX], sub_marker[300], found[256] = "";
 	struct dirent **entries;
 	bool in_subtest = false;
@@ -170,7 +171,7 @@ static bool dump_last_dynamic(struct bci_executor *ex, const char *subtest, char
 
 	if (bci_igt_rundir_path(ex, dir, "%s", ex->crash_dump) < 0)
 		return false;
-	snprintf(sub_marker, sizeof(sub_marker), "%s%s", BCI_IGT_DMESG_STARTING_SUBTEST, subtest);
+	snprintf(sub_marker, sizeof(sub_marker), "%s%s", BCI_IGT_STARTING_SUBTEST_DMESG, subtest);
 	n = scandir(dir, &entries, NULL, alphasort);
 	for (int i = n - 1; i >= 0; i--) {
 		/* efi-pstore numbers parts from the end of the log: the highest part is the oldest. */
@@ -219,7 +220,7 @@ static void in_flight_from_out(struct bci_executor *ex, unsigned index, const ch
 	char *text = NULL;
 	size_t len = 0;
 
-	/* A test that spoke the socket left its protocol in comms (igt_comms.c), not out.txt. */
+	/* A test that spoke the socket left its protocol in comms (comms.c), not out.txt. */
 	if (!bci_igt_comms_protocol_text(ex, index, &text, &len) &&
 	    bci_read_file(path, &text, &len, 64 << 20) < 0)
 		return;
@@ -317,11 +318,11 @@ static int attribute_crash(struct bci_executor *ex, unsigned index, struct bci_j
 			ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_DYNAMIC, index, "%s@%s",
 						  f.subtest, f.dynamic);
 		}
-		bci_igt_line_format_result(line, sizeof(line), true, f.dynamic, "CRASH", 0);
+		bci_igt_line_format_result(line, sizeof(line), true, f.dynamic, BCI_IGT_WORD_CRASH, 0);
 		dprintf(fd, "%s", line);
 		bci_say("job %u: %s@%s crashed the kernel", index + 1, f.subtest, f.dynamic);
 	} else if (f.subtest[0] && !f.sub_done) {
-		bci_igt_line_format_result(line, sizeof(line), false, f.subtest, "CRASH", 0);
+		bci_igt_line_format_result(line, sizeof(line), false, f.subtest, BCI_IGT_WORD_CRASH, 0);
 		dprintf(fd, "%s", line);
 		bci_say("job %u: %s crashed the kernel", index + 1, f.subtest);
 	}

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The IGT engine's modules, shared among executor/igt*.c only; executor.h
- * holds the engine's one entry point, bci_igt_run(). One role per file:
+ * The IGT engine, executor/igt/: its modules' declarations, shared among the
+ * files of this folder only; executor.h holds the engine's one entry point,
+ * bci_igt_run(). One role per file:
  *
- *   igt.c           the run: set-up, the loop over the jobs, collection
- *   igt_plan.c      testlist -> joblist (include/exclude, --list-subtests, cycles)
- *   igt_rundir.c    the igt_runner results directory: created once, loaded on resume
- *   igt_job.c       one job: set-up, the I/O loop, collection (the test binary
- *                   started and stopped with lib/spawn, reaped by signals.c)
- *   igt_stream.c    a test's stdout/stderr into out.txt/err.txt: lines, limit, tail
- *   igt_comms.c     igt_runner's socket protocol: the job's socket and its comms file
- *   igt_resume.c    after a boot that died: crash attribution, what is left to run
- *   igt_abort.c     the abort conditions (taints, lockdep, requests): aborted.txt
- *   igt_progress.c  the console's progress lines
- *   igt_trace.c     the gap trace (BOOTCI_GAP_TRACE=1): each step between two jobs timed
+ *   run.c       the run: set-up, the loop over the jobs, collection
+ *   plan.c      testlist -> joblist (include/exclude, --list-subtests, cycles)
+ *   rundir.c    the igt_runner results directory: created once, loaded on resume
+ *   job.c       one job: set-up, the I/O loop, collection (the test binary
+ *               started and stopped with lib/spawn, reaped by signals.c)
+ *   stream.c    a test's stdout/stderr into out.txt/err.txt: lines, limit, tail
+ *   comms.c     igt_runner's socket protocol: the job's socket and its comms file
+ *   resume.c    after a boot that died: crash attribution, what is left to run
+ *   abort.c     the abort conditions (taints, lockdep, requests): aborted.txt
+ *   progress.c  the console's progress lines
+ *   trace.c     the gap trace (BOOTCI_GAP_TRACE=1): each step between two jobs timed
  *
  * Like the rest of the executor, these functions say a failure on the console
  * where it happens and return -errno.
@@ -26,7 +27,7 @@
 #include "igt_protocol.h"
 #include "journal.h"
 #include "results_dir.h"
-#include "resultgen.h"
+#include "resultgen/resultgen.h"
 #include "spawn.h"
 #include "testlist.h"
 
@@ -35,7 +36,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-/* ---- igt_rundir.c ---- */
+/* ---- rundir.c ---- */
 
 /* Formats a path under the run folder into @buf (PATH_MAX); -ENAMETOOLONG when it does not fit. */
 int bci_igt_rundir_path(const struct bci_executor *ex, char *buf, const char *fmt, ...)
@@ -58,7 +59,7 @@ int bci_igt_rundir_create(struct bci_executor *ex, struct bci_joblist *jobs);
  */
 int bci_igt_rundir_load(struct bci_executor *ex, struct bci_joblist *jobs, bool *exists);
 
-/* ---- igt_plan.c ---- */
+/* ---- plan.c ---- */
 
 /*
  * The testlist, include/exclude and the configured suspend cycles as
@@ -68,7 +69,7 @@ int bci_igt_rundir_load(struct bci_executor *ex, struct bci_joblist *jobs, bool 
 int bci_igt_plan_build(struct bci_executor *ex, struct bci_joblist *jobs, char *unreadable,
 		       size_t unreadable_size);
 
-/* ---- igt_stream.c ---- */
+/* ---- stream.c ---- */
 
 #define BCI_IGT_LINE_MAX 4096
 
@@ -97,7 +98,7 @@ void bci_igt_stream_feed(struct bci_igt_stream *s, const char *data, size_t len)
 void bci_igt_stream_finish(struct bci_igt_stream *s);
 void bci_igt_stream_release(struct bci_igt_stream *s);
 
-/* ---- igt_comms.c ---- */
+/* ---- comms.c ---- */
 
 struct bci_igt_comms {
 	int sock_fd;              /* the executor's end; -1 when none */
@@ -108,9 +109,13 @@ struct bci_igt_comms {
 	unsigned long long log_bytes, log_dropped;
 	char env[48];             /* IGT_RUNNER_SOCKET_FD=N for the test's environment */
 	char *buf;                /* one datagram */
+	/* Each (dynamic) subtest packet as the text protocol line it stands for (without its
+	 * newline), once the packet is in the file; NULL for none. The job's, as a stream's. */
+	void (*on_line)(void *data, const char *line, size_t len);
+	void *data;
 };
 
-/* ---- igt_job.c ---- */
+/* ---- job.c ---- */
 
 /* What of a job runs: its subtests (all of them, or what a resume left), a dynamic filter. */
 struct bci_igt_selection {
@@ -176,13 +181,11 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
  */
 void bci_igt_job_release_parked(void);
 
-/* A line of the text protocol (without its newline), as if the test had printed it. */
-void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t len);
-
-/* igt_comms.c, in the job's order: */
-/* Opens the job's comms (after a crash's damaged tail), makes the socket pair. 0 or -errno. */
+/* comms.c, in the job's order: */
+/* Opens the job's comms (after a crash's damaged tail), makes the socket pair. 0 or -errno.
+ * The job sets job->comms.on_line before the test starts. */
 int bci_igt_comms_open(struct bci_igt_job *job, const char *dir);
-/* Appends the runner's exec packet (the command line): durable with the job's start (igt_job.c). */
+/* Appends the runner's exec packet (the command line): durable with the job's start (job.c). */
 void bci_igt_comms_exec(struct bci_igt_job *job);
 /*
  * A note of the runner's own (`runner: This test was killed ...`), where
@@ -192,10 +195,10 @@ void bci_igt_comms_exec(struct bci_igt_job *job);
 bool bci_igt_comms_note(struct bci_igt_job *job, const char *text);
 /* Closes the test's end in the executor once the test has it. */
 void bci_igt_comms_started(struct bci_igt_job *job);
-/* Takes every datagram waiting: into comms, and its protocol line to the job. */
+/* Takes every datagram waiting: into comms, and its protocol line to comms.on_line. */
 void bci_igt_comms_read(struct bci_igt_job *job, long now);
 /* After the loop (status and seconds set): what is left, the override and exit packets, made
- * durable with the job's outputs (igt_job.c), before journal.txt's exit line. */
+ * durable with the job's outputs (job.c), before journal.txt's exit line. */
 void bci_igt_comms_finish(struct bci_igt_job *job, long now);
 void bci_igt_comms_close(struct bci_igt_comms *c);
 /*
@@ -211,7 +214,7 @@ int bci_igt_comms_protocol_text(struct bci_executor *ex, unsigned index, char **
  */
 void bci_igt_comms_mirror(struct bci_executor *ex, unsigned index, const char *out_path, off_t from);
 
-/* ---- igt_resume.c ---- */
+/* ---- resume.c ---- */
 
 /*
  * An abort decided by an earlier boot: aborted.txt is written before the
@@ -236,7 +239,7 @@ int bci_igt_resume_select(struct bci_executor *ex, const struct bci_journal *jou
 			  struct bci_igt_selection *what);
 void bci_igt_selection_release(struct bci_igt_selection *what);
 
-/* ---- igt_abort.c ---- */
+/* ---- abort.c ---- */
 
 /* igt_runner's abort-on-taint bits set now; *@all gets every bit. */
 unsigned long bci_igt_abort_bad_taints(struct bci_executor *ex, unsigned long *all);
@@ -253,7 +256,7 @@ bool bci_igt_abort_reason(struct bci_executor *ex, const char *forced, char *rea
 int bci_igt_abort(struct bci_executor *ex, struct bci_journal *journal,
 		  const struct bci_joblist_entry *after, const char *reason, bool forced);
 
-/* ---- igt_progress.c ---- */
+/* ---- progress.c ---- */
 
 /* Where the run stands, for the console's progress lines; it spans the boots of a resumed run. */
 struct bci_igt_progress {
@@ -291,7 +294,7 @@ void bci_igt_progress_ended(struct bci_igt_progress *p, const struct bci_igt_job
 /* Says the line owed, if any (NULL: nothing). */
 void bci_igt_progress_flush(struct bci_igt_progress *p);
 
-/* ---- igt_trace.c ---- */
+/* ---- trace.c ---- */
 
 /* On when PID 1's environment has BOOTCI_GAP_TRACE=1; else every call below does nothing. */
 void bci_igt_trace_start(void);

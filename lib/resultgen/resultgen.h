@@ -27,7 +27,7 @@
  * directory given itself may be reached through links.
  *
  * A job whose `comms` dump shows the test spoke igt_runner's socket protocol
- * is judged from that dump as igt_results does (resultgen_comms.c), else
+ * is judged from that dump as igt_results does (comms.c), else
  * from its journal, out and err.
  *
  * Deliberate differences from igt_runner, all on input igt_runner itself
@@ -87,7 +87,7 @@ struct bci_results_test {
 					 * for igt@runner@aborted */
 	const char *binary;		/* the job's test binary ("runner" for aborted) */
 	struct bci_results_text out, err, dmesg, dmesg_warnings, igt_version;
-	bool from_comms;		/* judged from a comms dump (resultgen_comms.c) */
+	bool from_comms;		/* judged from a comms dump (comms.c) */
 };
 
 /* Counters of one piglit binary name ("igt@kms_flip", "bootci@suspend"). */

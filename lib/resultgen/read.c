@@ -6,7 +6,7 @@
  * upload; files over the limit are condensed; metadata.txt and joblist.txt
  * lines are parsed.
  */
-#include "resultgen_internal.h"
+#include "internal.h"
 
 #include "fsutil.h"
 #include "results_dir.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * A test's stdout or stderr on its way to out.txt or err.txt: cut into lines
- * (the protocol lines drive the job, igt_job.c), written as they come up to
+ * (the protocol lines drive the job, job.c), written as they come up to
  * the output limit, then only the protocol lines (the results must stay
  * complete) and a ring of the last bytes, written with a note at the end.
  */
@@ -112,7 +112,7 @@ void bci_igt_stream_finish(struct bci_igt_stream *s)
 		ret = bci_write_all(s->file_fd, s->tail + start, first);
 	if (ret == 0 && s->tail_used == s->tail_size)
 		ret = bci_write_all(s->file_fd, s->tail, start);
-	/* Said by the job like any other failed write (igt_job.c). */
+	/* Said by the job like any other failed write (job.c). */
 	if (ret < 0)
 		s->write_error = ret;
 }

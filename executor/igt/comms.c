@@ -7,8 +7,9 @@
  * own exec packet. A test built with IGT's library then sends its protocol
  * there instead of printing it; each subtest or dynamic subtest packet is
  * turned into the text protocol line it stands for and handed to the job's
- * line handler (igt_job.c), so journal.txt, bootci's journal, the timers and
- * the console's verdict follow the packets exactly as they follow the text.
+ * line handler (on_line, set by job.c as for its stdout), so journal.txt,
+ * bootci's journal, the timers and the console's verdict follow the packets
+ * exactly as they follow the text.
  * A test that does not speak the socket leaves `comms` with the exec packet
  * only and is read from its stdout as before; the results generator then
  * judges it from the text files, as igt_results does.
@@ -23,7 +24,7 @@
  * fdatasync'ed at every packet that starts or ends a (dynamic) subtest or
  * overrides a result, before the journal.txt line the same event writes; the
  * exec packet is durable with the job's start, and the job's end packets with
- * its outputs in the next job's start barrier (igt_job.c), before the test
+ * its outputs in the next job's start barrier (job.c), before the test
  * starts and before journal.txt's exit line. A subtest journal.txt says started is
  * always in comms too; one comms has and journal.txt lacks is run again, and
  * both runs are in comms, the later result winning, as after any igt_runner
@@ -38,6 +39,7 @@
 #include "igt.h"
 
 #include "fsutil.h"
+#include "igt_output_strings.h"
 #include "runner_comms.h"
 
 #include <errno.h>
@@ -96,7 +98,7 @@ int bci_igt_comms_open(struct bci_igt_job *job, const char *dir)
 	/* The test's end stays open across its exec: the only fd it inherits besides 0-2. */
 	if (fcntl(c->child_fd, F_SETFD, 0) < 0)
 		return -errno;
-	snprintf(c->env, sizeof(c->env), "%s=%d", BCI_COMMS_ENV, c->child_fd);
+	snprintf(c->env, sizeof(c->env), BCI_IGT_RUNNER_SOCKET_ENV "=%d", c->child_fd);
 	return 0;
 }
 
@@ -166,13 +168,15 @@ static int protocol_line(const struct bci_comms_packet *p, char *line, size_t si
 {
 	switch (p->type) {
 	case BCI_COMMS_SUBTEST_START:
-		return snprintf(line, size, "Starting subtest: %s", p->name);
+		return snprintf(line, size, BCI_IGT_STARTING_SUBTEST "%s", p->name);
 	case BCI_COMMS_DYNAMIC_START:
-		return snprintf(line, size, "Starting dynamic subtest: %s", p->name);
+		return snprintf(line, size, BCI_IGT_STARTING_DYNAMIC_SUBTEST "%s", p->name);
 	case BCI_COMMS_SUBTEST_RESULT:
-		return snprintf(line, size, "Subtest %s: %s (%ss)", p->name, p->result, p->time);
+		return snprintf(line, size, BCI_IGT_SUBTEST_RESULT "%s: %s (%ss)", p->name, p->result,
+				p->time);
 	case BCI_COMMS_DYNAMIC_RESULT:
-		return snprintf(line, size, "Dynamic subtest %s: %s (%ss)", p->name, p->result, p->time);
+		return snprintf(line, size, BCI_IGT_DYNAMIC_SUBTEST_RESULT "%s: %s (%ss)", p->name,
+				p->result, p->time);
 	default:
 		return 0;
 	}
@@ -183,11 +187,8 @@ static void bad_datagram(struct bci_igt_job *job, ssize_t got)
 {
 	bci_warn("job %u: socket: a datagram of %zd bytes that is no packet: discarded",
 		 job->index + 1, got);
-	append_packet(job, &(struct bci_comms_packet){
-			      .type = BCI_COMMS_LOG, .stream = 1,
-			      .text = "\nrunner: Socket communication error, invalid packet size. "
-				      "Packet is discarded, test result and logs might be incorrect.\n" },
-		      false);
+	append_packet(job, &(struct bci_comms_packet){ .type = BCI_COMMS_LOG, .stream = 1,
+						       .text = BCI_IGT_RUNNER_BAD_PACKET }, false);
 	append_packet(job, &(struct bci_comms_packet){ .type = BCI_COMMS_RESULT_OVERRIDE,
 						       .result = "warn" }, true);
 }
@@ -219,8 +220,8 @@ static void handle_datagram(struct bci_igt_job *job, ssize_t got)
 	if (ret < 0)
 		bci_warn("job %u: cannot write to comms: %s", job->index + 1, strerror(-ret));
 	n = p.complete ? protocol_line(&p, line, sizeof(line)) : 0;
-	if (n > 0 && (size_t)n < sizeof(line))
-		bci_igt_job_protocol_line(job, line, (size_t)n);
+	if (n > 0 && (size_t)n < sizeof(line) && c->on_line)
+		c->on_line(c->data, line, (size_t)n);
 }
 
 void bci_igt_comms_read(struct bci_igt_job *job, long now)
@@ -284,7 +285,7 @@ void bci_igt_comms_close(struct bci_igt_comms *c)
 	*c = (struct bci_igt_comms){ .sock_fd = -1, .child_fd = -1, .file_fd = -1, .synced = -1 };
 }
 
-/* ---- after a boot that died in a job (igt_resume.c) ---- */
+/* ---- after a boot that died in a job (resume.c) ---- */
 
 /* Job @index's comms, whole, when its test spoke the socket: 1; 0 when not (or unreadable). */
 static int read_spoken_comms(struct bci_executor *ex, unsigned index, char **data, size_t *len)

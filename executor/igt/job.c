@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "fsutil.h"
+#include "igt_output_strings.h"
 #include "kmsg_record.h"
 #include "suspend.h"
 
@@ -283,7 +284,7 @@ static void handle_out_line(void *data, const char *text, size_t len)
 					  job->subtest[0] ? job->subtest : "-", (int)line.name_len,
 					  line.name);
 		if (ret < 0 && !job->journal_error) {
-			/* The run cannot go on blind: stop the test, then the run (igt.c). */
+			/* The run cannot go on blind: stop the test, then the run (run.c). */
 			job->journal_error = ret;
 			escalate(job, "bootci journal not durable", now);
 		}
@@ -316,18 +317,12 @@ static void handle_out_line(void *data, const char *text, size_t len)
 		 * output says why, as igt_runner writes it: in comms when the test speaks the
 		 * socket (the results come from there), else in out.txt. */
 		char note[128];
-		n = snprintf(note, sizeof(note),
-			     "\nrunner: This test was killed due to a kernel taint (%#lx).\n", taints);
+		n = snprintf(note, sizeof(note), BCI_IGT_RUNNER_KILLED_TAINT, taints);
 		if (!bci_igt_comms_note(job, note + 1))
 			bci_write_all(job->fds[BCI_RESULTS_FILE_OUT], note, (size_t)n);
 		escalate(job, "Kernel tainted", now);
 		job->timed_out = false;
 	}
-}
-
-void bci_igt_job_protocol_line(struct bci_igt_job *job, const char *line, size_t len)
-{
-	handle_out_line(job, line, len);
 }
 
 static void drop_trailing_nuls(int fd)
@@ -568,8 +563,11 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 		bci_error("job %u: no memory for its output tails", job->index + 1);
 		return ret;
 	}
+	/* The protocol lines drive the job, read from stdout or from the socket's packets. */
 	job->out.on_line = handle_out_line;
 	job->out.data = job;
+	job->comms.on_line = handle_out_line;
+	job->comms.data = job;
 	job->dmesg_budget = (struct bci_kmsg_budget){
 		.limit = limit,
 		.keep_level = bci_settings_dmesg_warn_level(ex->config),
@@ -590,7 +588,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 
 	job->start = job->last_activity = job->last_subtest = bci_clock_ms(ex, CLOCK_BOOTTIME);
 	/* The environment in the parent: IGT's sentinel says where the test's stderr ends. */
-	/* igt_runner's socket (igt_comms.c): its fd in the environment, the exec packet first. */
+	/* igt_runner's socket (comms.c): its fd in the environment, the exec packet first. */
 	ret = bci_spawn_env(&env, environ, (const char *const[]){ "IGT_SENTINEL_ON_STDERR=1",
 								   job->comms.env, NULL });
 	bci_igt_trace("env");
@@ -624,7 +622,7 @@ static int job_start(struct bci_igt_job *job, const struct bci_igt_selection *wh
 	if (barrier_ret == 0)
 		job->end_error = bci_journal_pay_end(job->journal);
 	bci_igt_trace("pay_end");
-	/* Not durable (a failing partition): this test is stopped, and the run after it (igt.c). */
+	/* Not durable (a failing partition): this test is stopped, and the run after it (run.c). */
 	if (job->end_error < 0 && ret == 0)
 		escalate(job, "the previous job's journal.txt end is not durable",
 			 bci_clock_ms(ex, CLOCK_BOOTTIME));
@@ -840,13 +838,13 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 		return job->unkillable ? 1 : (monitor_ret < 0 ? monitor_ret : -EIO);
 	}
 	/*
-	 * No barrier here. The outputs and comms' own end (igt_comms.c) become
+	 * No barrier here. The outputs and comms' own end (comms.c) become
 	 * durable in the next job's barrier before its exec, with bootci's end of
 	 * this job (which says each file's size now) and the next start: one
 	 * cache flush between two tests, not two. journal.txt's exit is written
 	 * only after that barrier (bci_journal_owe_end), so an exit on disk
 	 * always has its outputs; bootci's end, written before it, is checked
-	 * against the sizes after a cut (igt.c). Lost in a cut before that
+	 * against the sizes after a cut (run.c). Lost in a cut before that
 	 * barrier, the job was in flight and is incomplete.
 	 */
 	drain_kmsg(job);

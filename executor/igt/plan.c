@@ -4,7 +4,7 @@
  * include/exclude regular expressions; a line naming only a binary becomes
  * its subtests as `--list-subtests` gives them; `bootci@suspend@...` lines and
  * the configured suspend_before/between/after become cycle jobs numbered
- * through the run. Written once, before the first job (igt_rundir.c).
+ * through the run. Written once, before the first job (rundir.c).
  */
 #include "igt.h"
 

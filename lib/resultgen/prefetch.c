@@ -16,7 +16,7 @@
  * left to the walk, which opens it ("N/name" below the top, by the same
  * rules) and reads it as the directory source does.
  */
-#include "resultgen_internal.h"
+#include "internal.h"
 
 #include "results_dir.h"
 #include "uring.h"

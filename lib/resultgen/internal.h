@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The results generator's parts, shared between its files (not an API):
- *   resultgen_read.c   files below the results directory, safely; the line
- *                      reader; files over the limit; metadata.txt, joblist.txt
- *   resultgen_judge.c  the job's test table; journal, out and err rules;
- *                      overrides, pruning, notrun; per-binary totals
- *   resultgen_comms.c  the job judged from its socket comms dump instead
- *   resultgen_dmesg.c  dmesg.txt rules and the ignore-regex translation
- *   resultgen.c        the walk: one job folder after another
- *   resultgen_prefetch.c  threads that read the next job folders ahead of the walk
- *   resultgen_write.c  results.json, written from the walk
+ * The results generator, lib/resultgen/: what its files share (not an API;
+ * every other module includes resultgen.h only). One role per file:
+ *   walk.c      the walk: one job folder after another
+ *   read.c      files below the results directory, safely; the line reader;
+ *               files over the limit; metadata.txt, joblist.txt
+ *   prefetch.c  threads that read the next job folders ahead of the walk
+ *   judge.c     the job's test table; journal, out and err rules; overrides,
+ *               pruning, notrun; per-binary totals
+ *   comms.c     the job judged from its socket comms dump instead
+ *   dmesg.c     dmesg.txt rules and the ignore-regex translation
+ *   write.c     results.json, written from the walk
  */
 #ifndef BCI_RESULTGEN_INTERNAL_H
 #define BCI_RESULTGEN_INTERNAL_H
@@ -99,7 +100,7 @@ struct gen;
 
 /*
  * Where the results' files come from. The generator opens nothing itself:
- * every file goes through these. gen_dir_source (resultgen_read.c) reads
+ * every file goes through these. gen_dir_source (read.c) reads
  * the results directory safely; another source fills gen_file.data.
  */
 struct gen_source {
@@ -179,7 +180,7 @@ struct gen {
 	size_t blob_count, blob_cap;
 };
 
-/* ---- resultgen_read.c ---- */
+/* ---- read.c ---- */
 
 /* Fills g->err; returns @ret. */
 int gen_error(struct gen *g, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -278,7 +279,7 @@ int read_settings(struct gen *g);
 int parse_job_line(char *line, struct job *job);
 void job_free(struct job *job);
 
-/* ---- resultgen_prefetch.c ---- */
+/* ---- prefetch.c ---- */
 
 /*
  * Starts threads that open and read job folders 0, 1, 2... (up to @jobs,
@@ -292,7 +293,7 @@ void gen_prefetch_stop(struct gen *g);
 /* How many chunks of job folders the threads have read through their io_uring (for tests). */
 unsigned long gen_prefetch_ring_chunks(void);
 
-/* ---- resultgen_judge.c ---- */
+/* ---- judge.c ---- */
 
 struct test *find_test(struct gen *g, const char *name);
 struct test *get_test(struct gen *g, const char *name);
@@ -322,7 +323,7 @@ int add_notrun_results(struct gen *g);
 /* Counts the job's results into "", "root" and "igt@binary", igt_runner's way. */
 int add_to_totals(struct gen *g, const char *binary);
 
-/* ---- resultgen_comms.c ---- */
+/* ---- comms.c ---- */
 
 /*
  * Judges job folder @index from its comms dump: *@used true when the test
@@ -331,7 +332,7 @@ int add_to_totals(struct gen *g, const char *binary);
  */
 int fill_from_comms(struct gen *g, size_t index, bool *used);
 
-/* ---- resultgen_dmesg.c ---- */
+/* ---- dmesg.c ---- */
 
 int fill_from_dmesg(struct gen *g, const char *rel, const struct gen_file *f);
 int compile_dmesg_filter(struct gen *g);

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * The results generator's dmesg.txt rules: the kernel log of a job is cut
- * into the tests that IGT announced in it (BCI_IGT_DMESG_STARTING_*), and
+ * into the tests that IGT announced in it (BCI_IGT_STARTING_*_DMESG), and
  * records at the warning level or above that no filter and no ignore regex
  * of the test excuses become "dmesg-warnings" (dmesg-warn, dmesg-fail).
  */
-#include "resultgen_internal.h"
+#include "internal.h"
 
+#include "igt_output_strings.h"
 #include "kmsg_record.h"
 
 #include <ctype.h>
@@ -37,9 +38,6 @@ static const char dmesg_allowlist[] =
 /* With piglit-style dmesg handling only driver messages count, the reverse. */
 static const char dmesg_piglit_blocklist[] = "(\\[drm:|drm_|intel_|i915_|\\[drm\\])";
 
-static const char STARTING_SUBTEST_DMESG[] = BCI_IGT_DMESG_STARTING_SUBTEST;
-static const char STARTING_DYNAMIC_DMESG[] = BCI_IGT_DMESG_STARTING_DYNAMIC;
-static const char ADD_IGNORED_REGEX_DMESG[] = BCI_IGT_DMESG_ADD_IGNORED_REGEX;
 
 int compile_dmesg_filter(struct gen *g)
 {
@@ -280,7 +278,7 @@ static int dmesg_ignore(struct gen *g, struct dmesg_state *st, const char *text)
 	st->has_ignore = ret == 0;
 	/* A regex that does not compile ignores nothing, as in igt; but say so. */
 	if (ret == -EINVAL)
-		gen_warn(g, "%s/%s: 'add ignored dmesg regex: %s' does not translate to a POSIX "
+		gen_warn(g, "%s/%s: '" BCI_IGT_ADD_IGNORED_REGEX_DMESG "%s' does not translate to a POSIX "
 			 "regex (tried '%s'): it ignores nothing", g->dir, st->path, regex,
 			 ere.data ? ere.data : "");
 	bci_str_free(&ere);
@@ -294,12 +292,12 @@ static int dmesg_markers(struct gen *g, struct dmesg_state *st, const char *mess
 	const char *p;
 	int ret = 0;
 
-	if ((p = strstr(message, STARTING_SUBTEST_DMESG)))
-		ret = dmesg_subtest_start(g, st, p + strlen(STARTING_SUBTEST_DMESG));
-	if (ret == 0 && st->test && (p = strstr(message, STARTING_DYNAMIC_DMESG)))
-		ret = dmesg_dynamic_start(g, st, p + strlen(STARTING_DYNAMIC_DMESG));
-	if (ret == 0 && (p = strstr(message, ADD_IGNORED_REGEX_DMESG)))
-		ret = dmesg_ignore(g, st, p + strlen(ADD_IGNORED_REGEX_DMESG));
+	if ((p = strstr(message, BCI_IGT_STARTING_SUBTEST_DMESG)))
+		ret = dmesg_subtest_start(g, st, p + strlen(BCI_IGT_STARTING_SUBTEST_DMESG));
+	if (ret == 0 && st->test && (p = strstr(message, BCI_IGT_STARTING_DYNAMIC_SUBTEST_DMESG)))
+		ret = dmesg_dynamic_start(g, st, p + strlen(BCI_IGT_STARTING_DYNAMIC_SUBTEST_DMESG));
+	if (ret == 0 && (p = strstr(message, BCI_IGT_ADD_IGNORED_REGEX_DMESG)))
+		ret = dmesg_ignore(g, st, p + strlen(BCI_IGT_ADD_IGNORED_REGEX_DMESG));
 	return ret;
 }
 

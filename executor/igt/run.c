@@ -122,7 +122,7 @@ static int run_one(struct igt_run *run, unsigned j)
 		bci_igt_progress_flush(&run->progress);
 		ret = bci_igt_abort_check(run->ex, journal, j ? &run->jobs.entries[j - 1] : NULL, stop);
 	} else if (ret == 0) {
-		/* Durable with the job's folder in one barrier, before the test starts (igt_job.c). */
+		/* Durable with the job's folder in one barrier, before the test starts (job.c). */
 		ret = bci_journal_writef(journal, BCI_RUN_JOURNAL_START, j, "%s", "");
 	}
 	if (ret != 0 || stop) {
@@ -130,7 +130,7 @@ static int run_one(struct igt_run *run, unsigned j)
 		return ret;
 	}
 	bci_igt_trace("journal_start");
-	/* The previous job's console line is said once this one's test runs (igt_job.c). */
+	/* The previous job's console line is said once this one's test runs (job.c). */
 	ret = bci_igt_job_run(&job, run->ex, journal, &run->progress, j, e, &what);
 	bci_igt_selection_release(&what);
 	bci_igt_progress_flush(&run->progress);
@@ -227,7 +227,7 @@ static bool outputs_whole(struct igt_run *run, long j, const struct bci_run_jour
 
 /*
  * bootci's end of a job is written before the barrier that makes its outputs
- * durable (the next job's start, igt_job.c), and journal.txt's exit after it:
+ * durable (the next job's start, job.c), and journal.txt's exit after it:
  * a cut may keep bootci's end and lose journal.txt's, which results.json
  * reads. Only the last job that ended can be so: its journal.txt gets the end
  * bootci's journal has, when its files are as long as that end says (else the

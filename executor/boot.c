@@ -79,7 +79,7 @@ enum bci_ending bci_executor_boot(struct bci_executor *ex)
 	if (bci_boot_begin(ex) < 0)
 		return error_ending(ex);
 	bci_environment_record(ex);
-	/* A full partition aborts an IGT run before its first job (igt.c); a single program
+	/* A full partition aborts an IGT run before its first job (igt/run.c); a single program
 	 * runs all the same: the known-good image's (collect) is what frees the partition. */
 	if (*bci_config_get(ex->config, "testlist")) {
 		if (bci_igt_run(ex) < 0)

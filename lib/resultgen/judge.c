@@ -3,11 +3,11 @@
  * The results generator's judgement of one job folder, in igt_runner's
  * order, because each step only fills what earlier ones left empty: the
  * journal first (timeouts, aborts, exit codes), then out.txt and err.txt
- * (subtest results and times), then dmesg.txt (resultgen_dmesg.c), then the
+ * (subtest results and times), then dmesg.txt (dmesg.c), then the
  * overrides (warn, dmesg-warn, dmesg-fail, incomplete when nothing was
  * written at all), then pruning of dynamic subtests, then the totals.
  */
-#include "resultgen_internal.h"
+#include "internal.h"
 
 #include "hash.h"
 #include "results_dir.h"
