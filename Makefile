@@ -1,6 +1,8 @@
-# bootci — top-level build. `make` builds everything, `make check` runs every
-# test, `make demo` builds and runs one full cycle in the QEMU lab. Everything
-# built lands under build/; set-up steps are stamped so a second `make` is a no-op.
+# bootci — top-level build. `make` builds everything (man pages included), `make
+# check` runs every test, `make demo` builds and runs one full cycle in the QEMU
+# lab, `make install` installs the programs, recipes, man pages and serve's unit
+# (install.mk). Everything built lands under build/; set-up steps are stamped so
+# a second `make` is a no-op.
 
 BUILD := build
 SHELL := /bin/bash
@@ -30,8 +32,8 @@ HOST_INCLUDES := -I/usr/include/postgresql -I/usr/include/json-c -I/usr/include/
 
 HOST_CC      := gcc
 HOST_CFLAGS  := $(CSTD) $(WARN) -O2 -g $(INCLUDES) $(HOST_INCLUDES)
-# The host programs' own objects (the archives and each program's main) at -O3: 4% fewer
-# instructions for a 10k-result ingest (callgrind). The unit tests' drivers and the fixtures,
+# The host programs' own objects (the archives and each program's main) at -O3, where ingest
+# runs fewer instructions (tests/bench/README.md). The unit tests' drivers and the fixtures,
 # compiled where they link, keep -O2: -O3's inlining makes GCC's format-truncation and
 # dangling-pointer checks fire on their path buffers, which -Werror refuses.
 HOST_OBJ_OPT := -O3
@@ -102,6 +104,8 @@ include aggregator/build.mk
 include tests/build.mk
 include initramfs/build.mk
 include builder/setup/igt.mk
+# The man pages (built by `make`) and `make install`.
+include install.mk
 
 # The main job: build everything, run one full cycle in the QEMU lab, say where the results are.
 demo: all
@@ -125,7 +129,7 @@ bench: all
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \
 		$(BUILD)/musl/*.a $(BUILD)/fuzz $(BUILD)/initramfs $(BUILD)/images $(BUILD)/lab \
-		$(BUILD)/tests $(BUILD)/demo $(BUILD)/bench
+		$(BUILD)/tests $(BUILD)/demo $(BUILD)/bench $(BUILD)/man
 
 # `make clean` keeps IGT ($(BUILD)/igt: minutes to rebuild); `make igt-clean` drops it.
 .PHONY: igt-clean

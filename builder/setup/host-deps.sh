@@ -26,6 +26,8 @@ packages=(
 	chromium
 	# make bench: wall, CPU and peak memory of each side (GNU time's -f)
 	time
+	# the man pages: scdoc builds them, mandoc lints them; systemd-analyze verifies serve's unit
+	scdoc mandoc systemd
 )
 
 sudo_cmd=()

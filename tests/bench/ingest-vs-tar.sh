@@ -10,11 +10,22 @@
 # into the PostgreSQL database BENCH_STORE_URL names when STORE=postgres.
 #
 # usage: tests/bench/ingest-vs-tar.sh [BUILD_DIR] [RUNS] [RESULTS]   (make bench runs it)
+#        BENCH_MASTER_TUNABLES=VALUE: the aggregator's GLIBC_TUNABLES (default: the service unit's)
 set -euo pipefail
 build=$(realpath "${1:-build}")
 runs=${2:-40}
 results=${3:-10000}
+src=$(cd "$(dirname "$0")/../.." && pwd)
 aggregator=$build/host/bin/bootci-aggregator
+# The master runs as its service unit runs it (aggregator/master/bootci-serve.service): with
+# the unit's GLIBC_TUNABLES (malloc in transparent huge pages), read from the unit.
+# BENCH_MASTER_TUNABLES=VALUE runs it with another value (empty: glibc's defaults), for a
+# before/after. The peers (piglit, tar, curl) run with the environment as it is.
+unit_tunables=$(sed -n 's/^Environment=GLIBC_TUNABLES=//p' "$src/aggregator/master/bootci-serve.service")
+[ -n "$unit_tunables" ] || { echo "bench: no Environment=GLIBC_TUNABLES= in bootci-serve.service" >&2; exit 1; }
+master_tunables=${BENCH_MASTER_TUNABLES-$unit_tunables}
+# master ARGS...: the aggregator as the unit runs it
+master() { GLIBC_TUNABLES=$master_tunables "$aggregator" "$@"; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -22,19 +33,27 @@ trap 'rm -rf "$work"' EXIT
 
 # Pack every run as collect would (ingest packs a folder first), into a scratch store.
 for dir in "$work"/runs/*/; do
-	"$aggregator" ingest --data "$work/pack" --machine bench "$dir" >/dev/null
+	master ingest --data "$work/pack" --machine bench "$dir" >/dev/null
 done
 archives=("$work"/pack/archives/*.tar.zst)
 
-python3 - "$aggregator" "$work" "${STORE:-sqlite}" "${archives[@]}" <<'PY'
+BENCH_MASTER_TUNABLES=$master_tunables python3 - "$aggregator" "$work" "${STORE:-sqlite}" "${archives[@]}" <<'PY'
 import os, resource, subprocess, sys, time
 aggregator, work, store = sys.argv[1], sys.argv[2], sys.argv[3]
 archives = sys.argv[4:]
+# The master's processes get the unit's GLIBC_TUNABLES (the shell read it from the unit);
+# the peers run with the environment as it is.
+master_env = dict(os.environ, GLIBC_TUNABLES=os.environ["BENCH_MASTER_TUNABLES"])
+
+
+def env_of(command):
+    return master_env if command[0] == aggregator else None
+
 
 def timed(commands):
     start = time.monotonic()
     for c in commands:
-        subprocess.run(c, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(c, check=True, stdout=subprocess.DEVNULL, env=env_of(c))
     return time.monotonic() - start
 
 read = timed([["tar", "--zstd", "-xOf", a] for a in archives])

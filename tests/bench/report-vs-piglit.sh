@@ -29,6 +29,7 @@
 #
 # usage: tests/bench/report-vs-piglit.sh [BUILD_DIR] [RUNS] [RESULTS]   (make bench runs it)
 #        AGGREGATOR=path overrides the aggregator measured (an older build, for a before/after);
+#        BENCH_MASTER_TUNABLES=VALUE its GLIBC_TUNABLES (default: the service unit's);
 #        BENCH_KEEP=DIR keeps the store and the runs' archives there (for a profiler) instead
 #        of a temporary folder removed at the end; BENCH_SCRATCH=DIR is where each run's folder
 #        is written before it is packed (default /dev/shm, else the work folder);
@@ -45,6 +46,15 @@ runs=${2:-40}
 results=${3:-10000}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 aggregator=${AGGREGATOR:-$build/host/bin/bootci-aggregator}
+# The master runs as its service unit runs it (aggregator/master/bootci-serve.service): with
+# the unit's GLIBC_TUNABLES (malloc in transparent huge pages), read from the unit.
+# BENCH_MASTER_TUNABLES=VALUE runs it with another value (empty: glibc's defaults), for a
+# before/after. The peers (piglit, tar, curl) run with the environment as it is.
+unit_tunables=$(sed -n 's/^Environment=GLIBC_TUNABLES=//p' "$src/aggregator/master/bootci-serve.service")
+[ -n "$unit_tunables" ] || { echo "bench: no Environment=GLIBC_TUNABLES= in bootci-serve.service" >&2; exit 1; }
+master_tunables=${BENCH_MASTER_TUNABLES-$unit_tunables}
+# master ARGS...: the aggregator as the unit runs it
+master() { GLIBC_TUNABLES=$master_tunables "$aggregator" "$@"; }
 
 # The numbers given, checked before anything is installed or generated (minutes of work).
 check_number() { # NAME VALUE MIN MAX
@@ -113,12 +123,12 @@ for prefix in base new; do
 		run=$(printf '%s-%03d' "$prefix" "$i")
 		dir=$scratch/$run
 		machine=lab-${run##*-}
-		"$aggregator" ingest --data "$work/pack" --machine "$machine" --run-id "$run" "$dir" \
+		master ingest --data "$work/pack" --machine "$machine" --run-id "$run" "$dir" \
 			>"$work/pack.$run.txt"
 		sed -n 's/.*(archive \(.*\))$/\1/p' "$work/pack.$run.txt" >"$work/archive.$run"
 		if [ "$prefix" = new ]; then
 			mkdir "$work/json/$run"
-			"$aggregator" results "$dir" -o "$work/json/$run/results.json"
+			master results "$dir" -o "$work/json/$run/results.json"
 		fi
 		rm -rf "$dir"
 	done
@@ -126,17 +136,17 @@ done
 
 data=$work/data
 store=(--data "$data")
-"$aggregator" build add base --tree bench --commit 0000000 --tier full "${store[@]}" \
+master build add base --tree bench --commit 0000000 --tier full "${store[@]}" \
 	--registered 1700000000 >/dev/null
-"$aggregator" build add new --tree bench-series --commit 1111111 --tier full --base base \
+master build add new --tree bench-series --commit 1111111 --tier full --base base \
 	--series-title "bench: the build under test" "${store[@]}" --registered 1700100000 >/dev/null
 for f in "$runs_dir"/archive.base-*; do
-	"$aggregator" ingest "${store[@]}" --build base "$(cat "$f")" >/dev/null
+	master ingest "${store[@]}" --build base "$(cat "$f")" >/dev/null
 done
 new_archives=()
 for f in "$runs_dir"/archive.new-*; do new_archives+=("$(cat "$f")"); done
 
-python3 - "$aggregator" "$work" "${#new_archives[@]}" "$results" "$ingest_jobs" \
+BENCH_MASTER_TUNABLES=$master_tunables python3 - "$aggregator" "$work" "${#new_archives[@]}" "$results" "$ingest_jobs" \
 	"$runs_dir" "${new_archives[@]}" <<'PY'
 import collections, glob, json, os, shutil, sqlite3, subprocess, sys, time
 aggregator, work, runs, results = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -144,6 +154,13 @@ jobs = sys.argv[5]  # a number, or auto (serve's workers)
 runs_dir = sys.argv[6]
 archives = sys.argv[7:]
 data = os.path.join(work, "data")
+# The master's processes get the unit's GLIBC_TUNABLES (the shell read it from the unit);
+# the peers run with the environment as it is.
+master_env = dict(os.environ, GLIBC_TUNABLES=os.environ["BENCH_MASTER_TUNABLES"])
+
+
+def env_of(command):
+    return master_env if command[0] == aggregator else None
 
 
 def timed(commands):
@@ -151,7 +168,7 @@ def timed(commands):
     peak = 0
     start = time.monotonic()
     for c in commands:
-        proc = subprocess.Popen(c, stdout=subprocess.DEVNULL)
+        proc = subprocess.Popen(c, stdout=subprocess.DEVNULL, env=env_of(c))
         _, status, usage = os.wait4(proc.pid, 0)
         if status != 0:
             sys.exit(f"bench: {' '.join(c)} failed ({status})")
@@ -169,7 +186,7 @@ def timed_at_once(commands, n):
     while pending or running:
         while pending and len(running) < n:
             c = pending.pop(0)
-            running[subprocess.Popen(c, stdout=subprocess.DEVNULL).pid] = c
+            running[subprocess.Popen(c, stdout=subprocess.DEVNULL, env=env_of(c)).pid] = c
         pid, status, usage = os.wait4(-1, 0)
         c = running.pop(pid, None)
         if c is None:
@@ -184,14 +201,14 @@ jsons = sorted(glob.glob(os.path.join(runs_dir, "json", "*", "results.json")))
 report = [aggregator, "report", "--data", data, "--build", "new", "--date", "1700200000",
           "--mbox", os.path.join(work, "reply.mbox")]
 # An aggregator from before --results-url (AGGREGATOR=, a before/after) has only the pages.
-usage = subprocess.run([aggregator, "report", "--help"], capture_output=True, text=True).stdout
+usage = subprocess.run([aggregator, "report", "--help"], capture_output=True, text=True, env=master_env).stdout
 served = "--results-url" in usage
 # One after the other, into a copy of the store as it is before the build's runs.
 data_one = os.path.join(work, "data-one-at-a-time")
 shutil.rmtree(data_one, ignore_errors=True)
 shutil.copytree(data, data_one)
 # An aggregator from before `ingest --jobs` (a before/after): a process per archive.
-help_text = subprocess.run([aggregator, "--help"], capture_output=True, text=True).stdout
+help_text = subprocess.run([aggregator, "--help"], capture_output=True, text=True, env=master_env).stdout
 one_process = "--jobs" in help_text
 if jobs == "auto" and "--jobs N|auto" not in help_text:
     sys.exit("bench: this aggregator has no `ingest --jobs auto` (an older build): set BENCH_INGEST_JOBS=N")

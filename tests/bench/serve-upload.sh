@@ -5,6 +5,7 @@
 # checked, archive validated, kept durably, ingested) and serve's peak memory.
 #
 # usage: tests/bench/serve-upload.sh [BUILD] [SIZE-MiB] [CLIENTS]
+#        BENCH_MASTER_TUNABLES=VALUE: serve's GLIBC_TUNABLES (default: the service unit's)
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 size=${2:-200}
@@ -12,17 +13,28 @@ clients=${3:-40}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 aggregator=$build/host/bin/bootci-aggregator
 tool=$src/tests/aggregator/serve-tool.py
+# The master runs as its service unit runs it (aggregator/master/bootci-serve.service): with
+# the unit's GLIBC_TUNABLES (malloc in transparent huge pages), read from the unit.
+# BENCH_MASTER_TUNABLES=VALUE runs it with another value (empty: glibc's defaults), for a
+# before/after. The peers (piglit, tar, curl) run with the environment as it is.
+unit_tunables=$(sed -n 's/^Environment=GLIBC_TUNABLES=//p' "$src/aggregator/master/bootci-serve.service")
+[ -n "$unit_tunables" ] || { echo "bench: no Environment=GLIBC_TUNABLES= in bootci-serve.service" >&2; exit 1; }
+master_tunables=${BENCH_MASTER_TUNABLES-$unit_tunables}
+# master ARGS...: the aggregator as the unit runs it
+master() { GLIBC_TUNABLES=$master_tunables "$aggregator" "$@"; }
 work=$(mktemp -d)
 pid=
 trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 
 printf 'bench sha256:%s\n' "$(printf %s bench-token | sha256sum | cut -d' ' -f1)" >"$work/tokens"
 mkdir -p "$work/tokens.d"
-for i in $(seq -w 0 $((clients - 1))); do
+# Two digits, as serve-tool.py names its clients (seq -w pads to the widest number only).
+for i in $(seq 0 $((clients - 1)) | xargs printf '%02d '); do
 	printf 'load%s sha256:%s\n' "$i" "$(printf %s "token-of-load$i" | sha256sum | cut -d' ' -f1)" >>"$work/tokens"
 	printf 'token-of-load%s\n' "$i" >"$work/tokens.d/load$i"
 done
-"$aggregator" serve --data "$work/data" --listen 127.0.0.1:0 --tokens "$work/tokens" \
+# Not through master(): a function in the background is a subshell, and $! must be serve.
+GLIBC_TUNABLES=$master_tunables "$aggregator" serve --data "$work/data" --listen 127.0.0.1:0 --tokens "$work/tokens" \
 	--port-file "$work/port" 2>"$work/server.log" &
 pid=$!
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done

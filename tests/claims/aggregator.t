@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# bootci-aggregator's command line (README): usage errors exit 2, `results -o`
-# replaces OUT atomically (a run that fails half-way leaves the old OUT and no
-# temporary; the same run to standard output shows it did write some JSON
-# first), and a file over the 64 MiB limit is a warning naming it, not a failure.
+# bootci-aggregator's command line (bootci-aggregator-results(1), bootci-results(1)):
+# usage errors exit 2, `results -o` replaces OUT atomically (a run that fails
+# half-way leaves the old OUT and no temporary; the same run to standard output
+# shows it did write some JSON first), and a file over the 64 MiB limit is a
+# warning naming it, not a failure.
 # The results part holds for bootci-results too (the same command alone), which
 # is a static binary.
 set -uo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's claims about the executor's console line and its kernel-log marker, on the
+# bootci-executor(8)'s claims about its console line and its kernel-log marker, on the
 # host binary booting a fake tree: each job's line gives the result results.json gives
 # (the results generator's judgement of the job's folder, not a second opinion), and the
 # marker `[bootci] [N/M] ...` numbers the job as the console does.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bootci-efi set-bootnext and delete-bootnext (README, bootci-efi) on a fake
+# bootci-efi set-bootnext and delete-bootnext (bootci-efi(8)) on a fake
 # efivarfs under --root: entries written here by hand as the UEFI spec lays out
 # an EFI_LOAD_OPTION (not by our own writer), BootNext read back as bytes.
 set -uo pipefail

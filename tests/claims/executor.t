@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's claims about bootci-executor, on the host binary booting fake
+# bootci-executor(8)'s claims, on the host binary booting fake
 # trees (`bootci-executor --root DIR`, black box): a boot end to end, the sysrq
 # dumps on a timeout, /etc/bootci/image-id in the run identity, `previous
 # watchdog reset`, ramoops as a pstore back end, a stop requested by a signal,

@@ -9,9 +9,9 @@ set -uo pipefail
 . "$SRC/tests/tap.sh"
 
 readme=$SRC/README.md
-# The table: the lines starting with '|' after the "#### Fault matrix" heading, up to the
-# next heading; its header and separator lines are left out.
-rows=$(awk '/^#+ / { inside = ($0 ~ /^#### Fault matrix$/) } inside && /^\|/' "$readme" | tail -n +3)
+# The table: the lines starting with '|' after the "Fault matrix" heading (of any level), up
+# to the next heading; its header and separator lines are left out.
+rows=$(awk '/^#+ / { inside = ($0 ~ /^#+ Fault matrix$/) } inside && /^\|/' "$readme" | tail -n +3)
 check "README.md has a fault matrix with rows" test -n "$rows" || { done_testing; exit 1; }
 
 # cited LINE: the `FILE` "NAME" pairs of the row's last column, one "FILE<TAB>NAME" a line
