@@ -12,7 +12,7 @@
 #include "cpio_spec.h"
 #include "cpio_writer.h"
 #include "fsutil.h"
-#include "image.h"
+#include "image/image.h"
 #include "module_stage.h"
 #include "recipe.h"
 #include "spec_from_dir.h"

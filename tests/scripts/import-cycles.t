@@ -38,21 +38,11 @@ ROOTS = ("lib", "executor", "builder", "aggregator")
 M = "aggregator/master/"
 KNOWN = [
     # TODO(lead): remove each entry once the branch breaking it is merged.
-    ({"builder/image.c", "builder/image_build.h", "builder/image_igt.c",
-      "builder/image_outputs.c"}, "the builder/image* branch"),
-    ({M + "schedule/schedule.c", M + "schedule/deploy.c", M + "schedule/recovery.c",
-      M + "schedule/internal.h"}, "the schedule/ branch"),
-    # TODO(lead): no branch was given these; found by this check (issue 32 named none).
-    ({M + "schedule/route.c", M + "schedule/serve_hook.c"}, "the schedule/ branch, or the lead"),
     ({M + "ingest/ingest.c", M + "ingest/internal.h", M + "ingest/results.c",
       M + "ingest/stream.c", M + "ingest/verify.c"}, "the lead (ingest/)"),
     ({M + "serve/answer.c", M + "serve/internal.h", M + "serve/reads.c",
       M + "serve/schedule_routes.c", M + "serve/server.c", M + "serve/upload.c"},
      "the lead (serve/)"),
-    ({M + "store/internal.h", M + "store/machines.c", M + "store/metrics.c",
-      M + "store/schedule.c", M + "store/store.c"}, "the lead (store/)"),
-    ({M + "main.c", M + "ingest/command.c", M + "publish/command.c", M + "report/command.c",
-      M + "schedule/command.c"}, "the lead (the master's main and its commands)"),
 ]
 
 

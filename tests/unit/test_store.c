@@ -496,7 +496,7 @@ static void test_run_contents(void **state)
 /*
  * A run's results come back in the order they were stored and only its
  * own, even when another run's rows were stored between them (the query
- * reads the stretch of ids a run's rows span, store.c).
+ * reads the stretch of ids a run's rows span, store/database.c).
  */
 static int result_brief_print(const struct bci_store_result *r, void *ctx)
 {

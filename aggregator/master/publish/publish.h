@@ -9,7 +9,7 @@
  * tier is queued when the lab has an inventory (DATA/machines.conf).
  *
  * The builder's manifest ("SHA256 SIZE MODE PATH ORIGIN" per line, '#'
- * comments; builder/image.c writes it): only its output lines (PATH without
+ * comments; builder/image/outputs.c writes it): only its output lines (PATH without
  * "initrd.img:") are read; each must be well formed.
  */
 #ifndef BCI_PUBLISH_H

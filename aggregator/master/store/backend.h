@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a store backend provides (sqlite.c, postgres.c). store.c holds the
+ * What a store backend provides (sqlite.c, postgres.c). database.c holds the
  * schema and runs every SQL statement (schedule.c and metrics.c keep their
  * own texts); a backend only runs them: parameters are
  * always bound (never spliced into the text), rows come back as typed
@@ -33,7 +33,7 @@ struct bci_store_value {
 };
 
 /*
- * Results go in RESULTS_PER_INSERT rows a statement (store.c's
+ * Results go in RESULTS_PER_INSERT rows a statement (database.c's
  * S_RESULTS_ADD_MANY), the rest RESULTS_PER_SMALL_INSERT a statement
  * (S_RESULTS_ADD_SOME), the last few one by one: the most parameters any
  * statement binds is BCI_STORE_MAX_PARAMS.

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the store's modules share (store.c: the schema, the core statements,
- * running any statement, opening, transactions; machines.c: machines, tags,
- * builds; runs.c: runs and what they hold; schedule.c and metrics.c: their
- * parts, each with its own statements; logs.c: a result's logs). Each calls
- * store.c, which calls none of them. Not for use outside aggregator/master/store/.
+ * What the store's modules share (database.c: the schema, the core
+ * statements, running any statement, opening, transactions; machines.c:
+ * machines, tags, builds; runs.c: runs and what they hold; schedule.c and
+ * metrics.c: their parts, each with its own statements; logs.c: a result's
+ * logs). Each calls database.c, which calls none of them. store.h is the
+ * folder's interface; this header is not for use outside the folder.
  */
 #ifndef BCI_STORE_INTERNAL_H
 #define BCI_STORE_INTERNAL_H
@@ -21,7 +22,7 @@ struct bci_store {
 	int in_transaction;
 };
 
-/* Every statement, by id; their SQL is in store.c's table. */
+/* Every statement, by id; their SQL is in database.c's table. */
 enum bci_store_statement {
 	S_VERSION_TABLE,
 	S_VERSION_GET,
@@ -93,11 +94,11 @@ enum bci_store_statement {
 };
 
 
-/* Columns of RUN_COLUMNS in store.c (runs.c reads them in that order). */
+/* Columns of RUN_COLUMNS in database.c (runs.c reads them in that order). */
 #define RUN_COLUMN_COUNT 14
 
 /*
- * Runs statement @id of store.c's table (below S_SCHEDULE_FIRST) with
+ * Runs statement @id of database.c's table (below S_SCHEDULE_FIRST) with
  * @params; @row (may be NULL) gets each row. See backend.h.
  */
 int bci_store_query(struct bci_store *store, enum bci_store_statement id,

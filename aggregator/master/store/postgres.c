@@ -94,7 +94,7 @@ static int postgres_exec(void *handle, const char *sql, char *err, size_t err_si
 
 /*
  * Rewrites the '?' placeholders of @sql as $1, $2 ... and a numbered one,
- * ?N (one parameter used twice), as $N; store.c's SQL has no '?' in literals.
+ * ?N (one parameter used twice), as $N; database.c's SQL has no '?' in literals.
  */
 static char *placeholders_number(const char *sql)
 {

@@ -2,7 +2,7 @@
 /*
  * The scheduler's part of the store (store.h, "the scheduler"): its schema
  * migration and statements, kept here so that the queue's SQL reads in one
- * place; store.c runs the migration in its sequence and query()
+ * place; database.c runs the migration in its sequence and query()
  * finds these statements from S_SCHEDULE_FIRST on.
  */
 #include "internal.h"

@@ -140,7 +140,7 @@ static int bind_params(struct sqlite_db *s, sqlite3_stmt *stmt, const struct bci
 	return 0;
 }
 
-/* At most this many columns in a row (the widest statement in store.c has 16). */
+/* At most this many columns in a row (the widest statement in database.c has 16). */
 #define SQLITE_MAX_COLUMNS 24
 
 static int sqlite_query(void *handle, int id, const char *sql, const struct bci_store_value *params,

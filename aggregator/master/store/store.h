@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The schema version this program writes (migrations 1..N in store.c). */
+/* The schema version this program writes (migrations 1..N in database.c). */
 #define BCI_STORE_SCHEMA_VERSION 5
 
 struct bci_store;

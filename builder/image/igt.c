@@ -3,7 +3,7 @@
  * A test image's IGT: its test binaries (with their ELF closures) and data,
  * the testlist, and the executor.conf completed to run it.
  */
-#include "image_build.h"
+#include "internal.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -2,11 +2,11 @@
 /*
  * builder_image_build() (image.h): one build in its order. The kernel, the
  * recipe's specs, the modules with their firmware, the programs and files
- * with their ELF closures (image_spec.c says them as spec lines; IGT comes
- * from image_igt.c), the check of what the executor will read
- * (image_check.c), the outputs (image_outputs.c), then the commit to OUT.
+ * with their ELF closures (spec.c says them as spec lines; IGT comes from
+ * igt.c), the check of what the executor will read (check.c), the outputs
+ * (outputs.c), then the commit to OUT.
  */
-#include "image_build.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

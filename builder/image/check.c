@@ -4,7 +4,7 @@
  * executor's own key table and testlist parser (lib/executor_keys.h,
  * lib/testlist.h) before the image is written.
  */
-#include "image_build.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -3,24 +3,25 @@
  * Inside builder_image_build() (image.h): the state of one build, shared by
  * its modules. Not for other callers.
  *
- *   image.c          the build's order (kernel, specs, modules, firmware,
- *                    programs, outputs) and its commit to OUT
- *   image_spec.c     spec lines for host files, folders, links, programs
- *   image_igt.c      IGT, the testlist and the executor.conf that runs it
- *   image_check.c    that executor.conf and testlist, checked with the
- *                    executor's own rules
- *   image_outputs.c  initrd, UKI, disk image, manifest
+ *   image.h    the folder's interface: builder_image_build()
+ *   build.c    the build's order (kernel, specs, modules, firmware,
+ *              programs, outputs) and its commit to OUT
+ *   spec.c     spec lines for host files, folders, links, programs
+ *   igt.c      IGT, the testlist and the executor.conf that runs it
+ *   check.c    that executor.conf and testlist, checked with the
+ *              executor's own rules
+ *   outputs.c  initrd, UKI, disk image, manifest
  *
- * image.c calls the others; image_igt.c and image_check.c call only
- * image_spec.c, which calls none of them.
+ * build.c calls the others; igt.c and check.c call only spec.c, which calls
+ * none of them.
  */
-#ifndef BUILDER_IMAGE_BUILD_H
-#define BUILDER_IMAGE_BUILD_H
+#ifndef BUILDER_IMAGE_INTERNAL_H
+#define BUILDER_IMAGE_INTERNAL_H
 
 #include <sys/types.h>
 
 #include "elf_deps.h"
-#include "image.h"
+#include "image/image.h"
 #include "kernel_input.h"
 #include "module_stage.h"
 
@@ -44,7 +45,7 @@ struct image_build {
 	char *executor_conf_origin;	/* the file it completed, NULL when it made it whole */
 };
 
-/* ---- the spec (image_spec.c): a leaf the others call, calling none of them ---- */
+/* ---- the spec (spec.c): a leaf the others call, calling none of them ---- */
 
 /* -EINVAL (@b->err names @what) when @path cannot be said in a spec line. */
 int image_spec_safe(struct image_build *b, const char *what, const char *path);
@@ -60,13 +61,13 @@ int image_closure_add(struct image_build *b, const char *source, const char *des
 /* The spec's entry at @path (leading '/' or not), or NULL. */
 const struct builder_entry *image_spec_entry(const struct image_build *b, const char *path);
 
-/* ---- IGT (image_igt.c): tests, data, testlist, the executor.conf running it ---- */
+/* ---- IGT (igt.c): tests, data, testlist, the executor.conf running it ---- */
 int image_add_igt(struct image_build *b);
 
-/* ---- the check (image_check.c): executor.conf and testlist as the executor reads them ---- */
+/* ---- the check (check.c): executor.conf and testlist as the executor reads them ---- */
 int image_check_executor_files(struct image_build *b);
 
-/* ---- the outputs (image_outputs.c) ---- */
+/* ---- the outputs (outputs.c) ---- */
 int image_outputs_test(struct image_build *b, const char *initrd);
 int image_outputs_known_good(struct image_build *b, const char *initrd);
 int image_manifest(struct image_build *b, char **text);

@@ -4,7 +4,7 @@
  * UKI), the known-good image's disk image, UKI, layout and registration
  * script; and the manifest listing every file of the image with its origin.
  */
-#include "image_build.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The image's spec as a build fills it (image_build.h): host files, folders,
+ * The image's spec as a build fills it (internal.h): host files, folders,
  * symbolic links and programs' ELF closures said as gen_init_cpio lines, and
- * the entry at a path looked up. What image.c, image_igt.c and image_check.c
- * share, so none of them calls back into another.
+ * the entry at a path looked up. What build.c, igt.c and check.c share, so
+ * none of them calls back into another.
  */
-#include "image_build.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdio.h>

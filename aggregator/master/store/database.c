@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The store: the schema and its migrations, every SQL statement, opening
- * and transactions. The operations of store.h (machines.c, runs.c) are
+ * The store's database: the schema and its migrations, every SQL statement,
+ * opening and transactions. The operations of store.h (machines.c, runs.c) are
  * written once over the backend interface (backend.h), so SQLite and
  * PostgreSQL run the very same statements.
  *
@@ -357,7 +357,7 @@ int bci_store_query(struct bci_store *store, enum bci_store_statement id,
 		    void *ctx, char *err, size_t err_size)
 {
 	if (id >= S_SCHEDULE_FIRST) {
-		snprintf(err, err_size, "store: statement %d is not one of store.c's", (int)id);
+		snprintf(err, err_size, "store: statement %d is not one of database.c's", (int)id);
 		return -EINVAL;
 	}
 	return bci_store_query_text(store, id, statements[id], params, n_params, row, ctx, err,
