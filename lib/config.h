@@ -28,7 +28,7 @@ struct bci_config_key {
 	enum bci_config_type type;
 	const char *default_value;
 	const char *choices; /* BCI_CONFIG_CHOICE only */
-	const char *help;    /* one line, for --help-config and the README */
+	const char *help;    /* one line, for --help-config and the man page */
 	/*
 	 * What the type cannot say (NULL: nothing): 0, or -EINVAL with
 	 * "<key>: <what is wrong>" in @why. Called after the type's check.

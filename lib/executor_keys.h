@@ -2,7 +2,7 @@
 /*
  * The executor's configuration keys: one table holding every key's name,
  * type, default, one-line documentation (`bootci-executor --help-config`,
- * README.md) and the checks its type cannot say. The executor reads its
+ * bootci-executor.conf(5)) and the checks its type cannot say. The executor reads its
  * configuration through it (executor/settings.c: /etc/bootci/executor.conf,
  * then `bootci.<key>=<value>` on the kernel command line) and the builder
  * checks the executor.conf it packs through it, so a typo fails the build

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * One archive to the master over HTTP(S) (libcurl), as the master's API says
- * (README, "serve"):
+ * (bootci-aggregator-serve(1)):
  *
  *   GET URL                     what the master holds of the run: 404 nothing;
  *                               200 {"state": "partial"|"stored", "received": N,

@@ -47,7 +47,7 @@ static const char *const usages[] = {
 	  "      send bootci-builder's test image to the master (or, on the master, into\n"
 	  "      DATA): verified against its manifest, kept in DATA/builds, registered,\n"
 	  "      its fast tier queued\n"
-	  "publish --known-good VERSION [--manifest FILE]\n"
+	  "  publish --known-good VERSION [--manifest FILE]\n"
 	  "        (--master URL --token-file F | [--data DIR] [--store URL]) IMAGE_DIR\n"
 	  "      the known-good disk image (disk.img ...) as VERSION, the same way\n",
 	"schedule machines | schedule jobs [BUILD] | schedule return MACHINE\n"
@@ -56,7 +56,7 @@ static const char *const usages[] = {
 	  "      the lab's machines (state, power cycles, why one is out) and jobs, from\n"
 	  "      DATA/machines.conf and the store; return puts a machine taken out back\n",
 	"serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
-	  "      the CI master's upload server (serve --help, README.md)\n",
+	  "      the CI master's upload server (serve --help, bootci-aggregator-serve(1))\n",
 };
 
 void bci_command_usage(FILE *out)

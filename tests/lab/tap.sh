@@ -130,7 +130,7 @@ print(tests.get(sys.argv[2], {}).get("result", "(absent)"))' "$1/results.json" "
 
 # result_is_or_hpet MACHINE TEST EXPECTED: result_is, except that a pass may also be a
 # dmesg-warn whose only warnings are "hpet: Lost N RTC interrupts": QEMU's HPET under TCG
-# misses RTC interrupts when the host is loaded (README.md, "what the lab did"; the lab
+# misses RTC interrupts when the host is loaded (tests/lab/README.md; the lab
 # loop's master filters the same line, tests/lab/loop/known-issues.txt). Any other warning,
 # or any other result, still fails; the forgiven lines go to the TAP log.
 result_is_or_hpet() {

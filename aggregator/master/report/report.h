@@ -95,7 +95,7 @@ const char *bci_change_name(enum bci_change change);
 struct bci_filters;
 
 /*
- * Reads the filters of @path (format in filters.c and the README).
+ * Reads the filters of @path (format in filters.c and bootci-known-issues(5)).
  * -ENOENT if the file does not exist, -EINVAL with "PATH:LINE: why" in @err
  * for anything wrong in it.
  */
@@ -412,7 +412,7 @@ int bci_metrics_window_parse(const char *from, const char *to, double now, doubl
 int bci_metrics_compute(struct bci_store *store, const struct bci_metrics_options *options,
 			struct bci_metrics **metrics, char *err, size_t err_size);
 void bci_metrics_free(struct bci_metrics *metrics);
-/* The metrics as one JSON object (README, /api/v1/metrics). */
+/* The metrics as one JSON object (bootci-aggregator-metrics(1), /api/v1/metrics). */
 void bci_metrics_json(FILE *out, const struct bci_metrics *metrics);
 /* The metrics page. */
 int bci_metrics_html(struct bci_str *b, const struct bci_metrics *metrics);

@@ -41,7 +41,7 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* A whole number from 0 to @max (what is 0 means for each option: README). */
+/* A whole number from 0 to @max (what 0 means for each option: bootci-aggregator-serve(1)). */
 static int parse_count(const char *s, unsigned long max, unsigned long *out)
 {
 	unsigned long v;
@@ -67,7 +67,7 @@ static void serve_usage(FILE *out)
 		"         [--request-timeout SEC]\n"
 		"         [--max-body SIZE] [--max-entries N] [--max-unpacked SIZE] [--max-ratio N]\n"
 		"         [--max-path N] [--max-manifest SIZE]\n"
-		"SIZE: N, NK, NM, NG or NT bytes. See README.md, \"serve\".\n");
+		"SIZE: N, NK, NM, NG or NT bytes. See bootci-aggregator-serve(1).\n");
 }
 
 static int write_port_file(const char *path, unsigned port)

@@ -4,7 +4,7 @@
  * method, the (decoded) URL path and header values, so that the fuzz target
  * and the unit tests reach them without a socket. Nothing here allocates.
  *
- * The API (README, "bootci-aggregator serve"):
+ * The API (bootci-aggregator-serve(1)):
  *   GET  /api/v1/health
  *   PUT  /api/v1/machines/<machine>/runs/<run-id>     upload (tar.zst)
  *   GET  /api/v1/machines/<machine>/runs/<run-id>     the run's state

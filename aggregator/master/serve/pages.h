@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * serve's read-only pages (README, "bootci-aggregator serve"), open to any
+ * serve's read-only pages (bootci-aggregator-serve(1)), open to any
  * reader as the logs are:
  *
  *   GET /                                         the builds

@@ -29,10 +29,10 @@
 
 /*
  * One worker per CPU this process may run on, plus one: a worker's ingest
- * waits for the disk (the archive's and the log file's fsyncs, the store's
- * commit) about a fifth of its time, and the extra one keeps the CPUs busy
- * meanwhile (README, "Performance"). At most 16: past a few, workers only
- * take turns on the store's write lock.
+ * waits for the disk part of its time (the archive's and the log file's
+ * fsyncs, the store's commit), and the extra one keeps the CPUs busy
+ * meanwhile. At most 16: past a few, workers only take turns on the store's
+ * write lock.
  */
 unsigned bci_serve_default_workers(void)
 {
