@@ -320,9 +320,8 @@ out_in:
  * The stream of bci_atomic_write_stream(): each full buffer written to the
  * temporary file, and the disk started on every WRITEBACK_CHUNK of it as the
  * writer goes, so that the disk works while the writer does and the commit's
- * fsync has less left to wait for (a report's 51 MB matrix page: 54 to 72 ms
- * of fsync when it all came after the last byte, 46 ms since; the page is made
- * faster than this disk writes it).
+ * fsync has less left to wait for (a large page, the report's matrix, is made
+ * faster than a disk writes it).
  */
 #define STREAM_BUFFER ((size_t)256 << 10)
 #define WRITEBACK_CHUNK ((off_t)4 << 20)

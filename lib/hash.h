@@ -2,8 +2,9 @@
 /*
  * The hash of test names for the open-addressing tables (the report's, the
  * matrix's, the results generator's). Eight bytes a step, then mixed so that
- * every byte reaches the low bits the tables index by: a byte a step (FNV-1a)
- * was a seventh of the report's time for its 1.2M lookups of 40-byte names.
+ * every byte reaches the low bits the tables index by: the report looks up
+ * every test name of every run, and a byte a step (FNV-1a) showed in its
+ * profile (tests/bench/README.md).
  */
 #ifndef BCI_HASH_H
 #define BCI_HASH_H

@@ -60,8 +60,8 @@ int bci_spawn_start(const struct bci_spawn *s, pid_t *pid)
 	/*
 	 * vfork: the child borrows the parent's memory until its exec, and the
 	 * parent waits for that. No page tables are copied and no page is
-	 * copied on write (PID 1 forks once per test: this was a millisecond of
-	 * the gap between two tests in the lab), and the parent goes on only once
+	 * copied on write (PID 1 forks once per test, and a fork's copying was
+	 * part of the gap between two tests), and the parent goes on only once
 	 * the test is running. The child changes nothing the parent reads (at most
 	 * errno): system calls, then execve or _exit. Every signal is blocked
 	 * meanwhile: no handler of the parent's may run in the child before the

@@ -80,7 +80,7 @@ static void drain_kmsg(struct bci_igt_job *job)
  * barrier (its outputs and comms) made durable: one fdatasync when one grew,
  * else one syncfs() of the results partition, which commits ext4's journal
  * and flushes the disk's cache once for all of them where an fdatasync each
- * would do it each time (a few milliseconds every time in the lab).
+ * would do it each time.
  */
 static void sync_outputs(struct bci_igt_job *job)
 {
@@ -866,8 +866,8 @@ static int job_collect(struct bci_igt_job *job, int monitor_ret)
 /*
  * What a finished job still holds (its files, the kernel log reader, its
  * socket, its output tails), released once the next test has exec'ed
- * (bci_igt_job_release_parked), not in the gap between two tests: closing
- * them was most of a millisecond there in the lab. Each fd is close-on-exec,
+ * (bci_igt_job_release_parked), not in the gap between two tests, which
+ * closing them would lengthen. Each fd is close-on-exec,
  * and what the files hold is made durable by the next barrier whether they are
  * open or not. One job at a time is parked.
  */

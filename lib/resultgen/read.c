@@ -174,7 +174,7 @@ int gen_open_regular(const struct gen *g, int at, const char *rel, bool likely_a
 	*stage = GEN_OPEN_FAILED;
 	/*
 	 * A failed open costs the kernel a file allocated and freed; a failed
-	 * access check does not (about half the time). Only its ENOENT is
+	 * access check does not. Only its ENOENT is
 	 * taken (no such entry below @at, the last component being the only
 	 * one a job file has); anything else is left to the open's rules.
 	 */

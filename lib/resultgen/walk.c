@@ -533,8 +533,8 @@ static int reader_new(const char *results_dir, const struct bci_results_mem *mem
 	r->g.run.aborted = false;
 	/*
 	 * A job's walk hands out its tests, never BCI_RESULTS_RUN_END: the
-	 * per-binary counters nobody reads are not kept (a tenth of a job's
-	 * judgement, each subtest's name made again to count it).
+	 * per-binary counters nobody reads are not kept (each subtest's name
+	 * would be made again to count it).
 	 */
 	r->g.no_totals = true;
 	/* Nothing but the error buffer outlives a call. */

@@ -71,8 +71,8 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_matrix_view *vi
 	bool based;
 
 	/*
-	 * A static page whose cells link to serve: its 400k links are relative to
-	 * serve's address, said once (the page is a sixth smaller for a 21-byte one).
+	 * A static page whose cells link to serve: its links (one a cell) are
+	 * relative to serve's address, said once in <base>, not in every cell.
 	 */
 	based = view->results_url && links != BCI_HTML_SERVED;
 	bci_str_appendf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");

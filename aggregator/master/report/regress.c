@@ -100,7 +100,7 @@ static struct test_slot *table_get(struct test_table *t, const char *name, int a
  *
  * Once per thread, a row's name guessed from the last run read (row_guess.h):
  * a machine's results are then arrays by number, not per-machine hash tables
- * of copied names (a sixth of the report's CPU).
+ * of copied names.
  */
 struct name_dir {
 	struct test_table index;	/* name -> its number (the slot's job) */

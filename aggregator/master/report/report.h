@@ -261,7 +261,8 @@ struct bci_matrix_view {
 	const char *results_url;
 	/*
 	 * Set by the caller: the page goes to this stream as it is made, the
-	 * string holding a few rows at a time (a 400k-cell matrix is 46 MB).
+	 * string holding a few rows at a time (a 400k-cell matrix is tens of
+	 * megabytes).
 	 */
 	FILE *stream;
 };

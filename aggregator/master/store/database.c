@@ -159,8 +159,8 @@ static const char *const migrations[] = {
 	"  PRIMARY KEY (known_good, path));",
 	/*
 	 * 3: no index of results by test name. Every ingest put each of its
-	 * results somewhere else in it (10k pages written for a 10k-result
-	 * run, half of ingest's time once the store held 800k results). A
+	 * results somewhere else in it (a page written per result once the
+	 * store is large: tests/bench/README.md). A
 	 * test's history now goes through the runs (results_run), and its mean
 	 * duration, which the scheduler's splits read, is kept per test.
 	 */
@@ -174,8 +174,8 @@ static const char *const migrations[] = {
 	"  WHERE duration IS NOT NULL GROUP BY name;",
 	/*
 	 * 4: a run's durations counted later, by the scheduler that reads them
-	 * (bci_store_durations_fold), not by ingest: its 10k upserts were a
-	 * sixth of ingest's time, and many runs fold in one pass.
+	 * (bci_store_durations_fold), not by ingest: an upsert per result
+	 * weighed on every ingest, and many runs fold in one pass.
 	 */
 	"CREATE TABLE durations_pending ("
 	"  run BIGINT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE);",
@@ -183,9 +183,8 @@ static const char *const migrations[] = {
 	 * 5: the stretch of result ids that holds each run's results, kept as
 	 * they are stored (bci_store_results_add): reading a run found it with
 	 * min(id) and max(id) over the run's index entries, which are ordered
-	 * by name, so each took a walk of all of them (a third of the report's
-	 * reading of 800k results). Runs stored before have none (NULL): they
-	 * are read as before.
+	 * by name, so each took a walk of all of them. Runs stored before have
+	 * none (NULL): they are read as before.
 	 */
 	"ALTER TABLE runs ADD COLUMN results_first BIGINT;"
 	"ALTER TABLE runs ADD COLUMN results_last BIGINT;",
@@ -308,8 +307,8 @@ static const char *const statements[S_SCHEDULE_FIRST] = {
 	/*
 	 * A run's results, in the order they were stored. One ingest stores a
 	 * run in one transaction, so its rows are one stretch of ids: reading
-	 * that stretch of the table in key order costs half the index walk,
-	 * row lookups and sort that "WHERE run = ? ORDER BY id" takes (the
+	 * that stretch of the table in key order spares the index walk, row
+	 * lookups and sort that "WHERE run = ? ORDER BY id" takes (the
 	 * unary + keeps the planner off the index); rows of other runs inside
 	 * the stretch, if writers ever interleave, are filtered out. The
 	 * stretch is the one the run keeps (S_RUN_RESULTS_RANGE), or for a run

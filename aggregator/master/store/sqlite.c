@@ -62,8 +62,8 @@ static int sqlite_errno(int code)
 /*
  * One write transaction at a time among this process's connections, waited
  * for on a mutex: SQLite's busy handler sleeps in steps of up to 100 ms,
- * long after the other thread's commit (two ingest workers spent much of
- * their time so). Other processes still meet the busy timeout. A thread
+ * long after the other thread's commit, so ingest workers would wait long
+ * for each other. Other processes still meet the busy timeout. A thread
  * that holds it already (a second connection of its own) does not wait on
  * itself.
  */
@@ -180,10 +180,10 @@ static int sqlite_query(void *handle, int id, const char *sql, const struct bci_
 			/*
 			 * The column's value read through one call: each
 			 * sqlite3_column_*() takes and leaves the connection
-			 * (a tenth of the report's reading of 800k rows, two
-			 * calls a column). Its value is "unprotected", which
-			 * only matters to a connection shared by threads at
-			 * once, and one connection is one thread's at a time.
+			 * (two calls a column otherwise). Its value is
+			 * "unprotected", which only matters to a connection
+			 * shared by threads at once, and one connection is one
+			 * thread's at a time.
 			 */
 			sqlite3_value *v = sqlite3_column_value(stmt, i);
 
@@ -238,10 +238,10 @@ int bci_store_sqlite_open(const char *path, int n_statements, void **db, char *e
 	static const char *const setup =
 		/*
 		 * A new store's pages are 16 KiB (an existing one keeps its
-		 * own): an ingest's rows are a megabyte of pages per run, each
-		 * a write of the log and of the checkpoint, so four times fewer
-		 * pages are a twelfth less CPU for 40 runs of 10k results
-		 * (`make bench`). Set before WAL mode, which fixes it.
+		 * own): an ingest writes many pages per run, each a write of
+		 * the log and of the checkpoint, so larger pages are fewer
+		 * writes (tests/bench/README.md). Set before WAL mode, which
+		 * fixes it.
 		 */
 		"PRAGMA page_size=16384;"
 		"PRAGMA journal_mode=WAL;"
@@ -250,7 +250,7 @@ int bci_store_sqlite_open(const char *path, int n_statements, void **db, char *e
 		/*
 		 * Statement journals (a statement of many rows inside a
 		 * transaction, as ingest's inserts) and sorts in memory, not in
-		 * temporary files: 40k writes a run otherwise.
+		 * temporary files, which would take a write per row.
 		 */
 		"PRAGMA temp_store=MEMORY;";
 	struct sqlite_db *s;
@@ -273,7 +273,7 @@ int bci_store_sqlite_open(const char *path, int n_statements, void **db, char *e
 	/*
 	 * The last connection to close does not copy the write-ahead log into
 	 * the database (a checkpoint and two fsyncs at the end of every ingest
-	 * and report, 60 ms after 40 runs): it is committed already, and the
+	 * and report): it is committed already, and the
 	 * next writer's automatic checkpoints (at 1000 pages) keep it short.
 	 */
 	rc = sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
