@@ -10,7 +10,7 @@
 
 COLLECT_BIN  := $(BUILD)/host/bin/bootci-collect
 COLLECT_SRCS := $(filter-out aggregator/collect/main.c,$(call srcs,aggregator/collect))
-COLLECT_LIBS := -larchive -lcurl -ljson-c -lefiboot -lefivar -lnettle -lm
+COLLECT_LIBS := -larchive -lcurl -ljson-c -lnettle -lm
 
 MASTER_BIN   := $(BUILD)/host/bin/bootci-aggregator
 MASTER_SRCS  := $(filter-out aggregator/master/main.c,$(call srcs,aggregator/master)) \

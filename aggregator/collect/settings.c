@@ -41,7 +41,7 @@ const struct bci_config_key bci_collect_keys[] = {
 	{ "max_rate", BCI_CONFIG_SIZE, "0", NULL,
 	  "bytes per second an upload may use (N, NK, NM), so a fleet does not flood its master; 0: no limit", NULL },
 	{ "efi", BCI_CONFIG_CHOICE, "yes", "yes|no",
-	  "read the firmware's boot entries into the manifest (libefiboot)", NULL },
+	  "read the firmware's boot entries into the manifest (efivarfs)", NULL },
 	{ NULL, 0, NULL, NULL, NULL, NULL },
 };
 
