@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
 	# toolchains and build tools
 	build-essential musl-tools pkg-config clang libclang-rt-14-dev
-	autoconf automake libtool autopoint gettext bison flex dpkg-dev
+	autoconf automake libtool autopoint gettext bison flex dpkg-dev cmake
 	# host libraries (the builder, the aggregator, unit tests)
 	libcmocka-dev libarchive-dev libkmod-dev libblkid-dev
 	# the CI master side of the aggregator (serve, store, collect's upload)
