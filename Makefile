@@ -21,7 +21,7 @@ INCLUDES  := -Ilib -Iexecutor -Ibuilder
 SYSROOT   := $(BUILD)/musl/sysroot
 MUSL_CC   := musl-gcc
 MUSL_CFLAGS  := $(CSTD) $(WARN) -Os -ffunction-sections -fdata-sections \
-	-isystem $(SYSROOT)/include $(INCLUDES)
+	-isystem $(SYSROOT)/include -isystem $(SYSROOT)/include/json-c $(INCLUDES)
 MUSL_LDFLAGS := -static -Wl,--gc-sections -L$(SYSROOT)/lib
 MUSL_LIBS    := -lkmod -lblkid -larchive -lzstd -llzma -lz
 

@@ -109,7 +109,8 @@ int bci_collect_efi_read(struct bci_manifest *m);
 struct bci_collect_upload {
 	const char *url;      /* MASTER/api/v1/machines/<machine>/runs/<run> */
 	const char *token;
-	const char *ca_file;  /* CA certificates for an https master; NULL or "": libcurl's default */
+	const char *ca_file;  /* CA certificates for an https master; NULL or "": libcurl's default
+			       * (/etc/ssl/certs/ca-certificates.crt, builder/setup/sysroot.sh) */
 	const char *path;     /* the archive */
 	const char *sha256;
 	uint64_t size;
