@@ -23,12 +23,12 @@ INCLUDES  := -Ilib -Iexecutor -Ibuilder
 SYSROOT   := $(BUILD)/musl/sysroot
 MUSL_CC   := musl-gcc
 MUSL_CFLAGS  := $(CSTD) $(WARN) -Os -ffunction-sections -fdata-sections \
-	-isystem $(SYSROOT)/include $(INCLUDES)
+	-isystem $(SYSROOT)/include -isystem $(SYSROOT)/include/json-c $(INCLUDES)
 MUSL_LDFLAGS := -static -Wl,--gc-sections -L$(SYSROOT)/lib
 MUSL_LIBS    := -lkmod -lblkid -larchive -lzstd -llzma -lz
 
-# Headers of the host-only libraries (the aggregator's: libpq, json-c, efivar).
-HOST_INCLUDES := -I/usr/include/postgresql -I/usr/include/json-c -I/usr/include/efivar
+# Headers of the host-only libraries (the aggregator's: libpq, json-c).
+HOST_INCLUDES := -I/usr/include/postgresql -I/usr/include/json-c
 
 HOST_CC      := gcc
 HOST_CFLAGS  := $(CSTD) $(WARN) -O2 -g $(INCLUDES) $(HOST_INCLUDES)

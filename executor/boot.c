@@ -3,7 +3,7 @@
 #include "executor.h"
 
 #include "config.h"
-#include "efivar.h"
+#include "handover.h"
 #include "fsutil.h"
 #include "machine.h"
 
@@ -22,7 +22,7 @@ static enum bci_ending error_ending(struct bci_executor *ex)
 	 * when it failed before efivarfs was mounted (a bad configuration, say):
 	 * rebooting into the same netboot would fail the same way, for ever.
 	 */
-	if (bci_efivar_available(ex) == -ENOMEDIUM) {
+	if (bci_efivar_available(ex->root) == -ENOMEDIUM) {
 		if (!ex->kmod)
 			bci_modules_init(ex);
 		bci_mounts_firmware(ex);

@@ -8,7 +8,7 @@
  */
 #include "executor.h"
 
-#include "efivar.h"
+#include "handover.h"
 #include "fsutil.h"
 #include "results_dir.h"
 

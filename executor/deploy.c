@@ -22,7 +22,7 @@
 #include "executor.h"
 
 #include "deploy_plan.h"
-#include "efivar.h"
+#include "efi/efi.h"
 #include "fsutil.h"
 #include "sha256.h"
 
@@ -710,14 +710,15 @@ static int entry_register(struct bci_executor *ex, const struct bci_deploy_plan 
 			 label);
 		return 0;
 	}
-	ret = bci_efivar_available(ex);
+	ret = bci_efivar_available(ex->root);
 	if (ret < 0) {
 		bci_warn("deploy: no EFI variables (%s): the boot entry '%s' is not registered",
 			 strerror(-ret), label);
 		return 0;
 	}
-	ret = bci_efi_boot_entry_create(ex, label, disk + strlen(ex->root), plan->esp_partition,
-					plan->loader, false, &number, &replaced, err, sizeof(err));
+	ret = bci_efi_boot_entry_create(ex->root, label, disk + strlen(ex->root),
+					plan->esp_partition, plan->loader, false, &number, &replaced,
+					err, sizeof(err));
 	if (ret < 0) {
 		bci_error("deploy: cannot register the boot entry '%s': %s", label, err);
 		return ret;

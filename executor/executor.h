@@ -32,9 +32,10 @@ struct kmod_module;
 /*
  * The seam: every system call without a path, the clocks, and what a fake tree
  * cannot do the way the kernel does (the record format of /dev/kmsg, the RTC
- * ioctls, the write that sleeps, efivarfs's immutable flag). Production code
- * has one path through this table; `--root` runs use bci_sys_dry, and a test
- * build copies a table and replaces the entries it fakes.
+ * ioctls, the write that sleeps). Production code has one path through this
+ * table; `--root` runs use bci_sys_dry, and a test build copies a table and
+ * replaces the entries it fakes. EFI variables are lib/efi's: it tells
+ * efivarfs from a fake tree's regular files by their file system.
  */
 struct bci_sys {
 	const char *name;
@@ -63,36 +64,17 @@ struct bci_sys {
 	int (*rtc_set_alarm)(int fd, const struct rtc_wkalrm *alarm);
 	/* Writes @state to the open /sys/power/state: returns after the resume. 0 or -errno. */
 	int (*suspend_enter)(int fd, const char *state);
-	/*
-	 * EFI variable files (efivar.c). efivarfs marks them immutable: unlock
-	 * clears the flag on @fd (1 when it was set, 0 when not, or -errno),
-	 * relock sets it again; write stores @size bytes as one whole variable
-	 * (efivarfs hands each write(2) to SetVariable()). The dry table works on
-	 * a fake tree's regular files, which have no such flag.
-	 */
-	int (*efivar_unlock)(int fd);
-	void (*efivar_relock)(int fd);
-	int (*efivar_write)(int fd, const void *body, size_t size);
 };
 
 extern const struct bci_sys bci_sys_real;
 /*
  * For `--root` runs on a fake tree as an ordinary user: mounts, module loads and
  * the reboot are printed, not made; /dev/kmsg is a regular file holding records
- * as the kernel shows them, one a line; efivarfs files carry no flags.
+ * as the kernel shows them, one a line.
  */
 extern const struct bci_sys bci_sys_dry;
 /* The real barrier (fdatasync, or syncfs with @whole_fs), for tables built on the others. */
 int bci_sys_barrier(int fd, bool whole_fs);
-/* The dry table's EFI variable file operations, for a test's own table over a fake tree. */
-int bci_sys_tree_efivar_unlock(int fd);
-void bci_sys_tree_efivar_relock(int fd);
-int bci_sys_tree_efivar_write(int fd, const void *body, size_t size);
-#define BCI_SYS_TREE_EFIVARS                                                  \
-	.efivar_unlock = bci_sys_tree_efivar_unlock,                          \
-	.efivar_relock = bci_sys_tree_efivar_relock,                          \
-	.efivar_write = bci_sys_tree_efivar_write
-
 /* ex->sys's clock @clock in milliseconds (CLOCK_BOOTTIME unless said otherwise). */
 long bci_clock_ms(const struct bci_executor *ex, clockid_t clock);
 

@@ -6,7 +6,7 @@
  * that). EFI BootNext does exactly that for one boot, and the firmware deletes
  * it as it uses it. Also the per-boot record the journal keeps.
  */
-#include "efivar.h"
+#include "handover.h"
 
 #include "config.h"
 #include "fsutil.h"
@@ -49,7 +49,7 @@ static void entry_label(const struct bci_executor *ex, uint16_t number, char *la
 	size_t raw_size = 0;
 
 	snprintf(label, size, "?");
-	if (bci_efi_boot_entry_get(ex, number, &option, &raw, &raw_size) == 0) {
+	if (bci_efi_boot_entry_get(ex->root, number, &option, &raw, &raw_size) == 0) {
 		snprintf(label, size, "%s", option.description);
 		bci_efi_load_option_clear(&option);
 		free(raw);
@@ -71,7 +71,7 @@ enum bci_ending bci_handover(struct bci_executor *ex, enum bci_ending ending)
 		bci_say("hand-over: off (known_good_entry is empty): %s", ending_name(ending));
 		return ending;
 	}
-	ret = bci_efivar_available(ex);
+	ret = bci_efivar_available(ex->root);
 	if (ret < 0) {
 		bci_warn("hand-over: no EFI variables (%s): cannot set BootNext to '%s'; %s",
 			 ret == -ENODEV ? "the machine did not boot through EFI"
@@ -80,7 +80,7 @@ enum bci_ending bci_handover(struct bci_executor *ex, enum bci_ending ending)
 			 wanted, ending_name(fallback));
 		return fallback;
 	}
-	ret = bci_efi_boot_find(ex, wanted, &number);
+	ret = bci_efi_boot_find(ex->root, wanted, &number);
 	if (ret < 0) {
 		bci_warn("hand-over: no EFI boot entry '%s' (%s; bootci-efi create-entry makes it): %s",
 			 wanted, ret == -ENOENT ? "not found" : strerror(-ret), ending_name(fallback));
@@ -91,8 +91,8 @@ enum bci_ending bci_handover(struct bci_executor *ex, enum bci_ending ending)
 	 * The known-good image runs this same executor: handing over to itself would
 	 * loop forever. Its boot goes back to the boot order (the network: next job).
 	 */
-	if (bci_efi_boot_current_get(ex, &current) == 0 && current == number) {
-		ret = bci_efi_boot_next_get(ex, &next);
+	if (bci_efi_boot_current_get(ex->root, &current) == 0 && current == number) {
+		ret = bci_efi_boot_next_get(ex->root, &next);
 		if (ret == 0)
 			bci_say("hand-over: this boot is Boot%04X (%s), the known-good entry; BootNext=Boot%04X left as it is: %s",
 				number, label, next, ending_name(ending));
@@ -101,7 +101,7 @@ enum bci_ending bci_handover(struct bci_executor *ex, enum bci_ending ending)
 				number, label, ending_name(ending));
 		return ending;
 	}
-	ret = bci_efi_boot_next_set(ex, number);
+	ret = bci_efi_boot_next_set(ex->root, number);
 	if (ret < 0) {
 		bci_warn("hand-over: cannot write BootNext=Boot%04X (%s): %s; %s", number, label,
 			 strerror(-ret), ending_name(fallback));
@@ -143,7 +143,7 @@ int bci_boot_record(struct bci_executor *ex, char *buf, size_t size)
 	size_t used = 0;
 	bool fits;
 
-	if (bci_efi_boot_current_get(ex, &number) == 0)
+	if (bci_efi_boot_current_get(ex->root, &number) == 0)
 		snprintf(current, sizeof(current), "Boot%04X", number);
 	if (!release[0])
 		release = uname(&names) == 0 ? names.release : "unknown";

@@ -13,18 +13,15 @@
 #include "executor.h"
 
 #include "config.h"
-#include "efivar.h"
+#include "efi/efi.h"
 #include "fsutil.h"
 #include "results_dir.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,16 +109,17 @@ static int copy_file(const char *from, const char *to, char **text_out, size_t *
 	return ret;
 }
 
-/* efivarfs files are immutable until told otherwise. */
-static int unlink_efivar(const struct bci_executor *ex, const char *path)
+/* efi-pstore's variable in the efivarfs file @file (NAME-GUID), deleted through lib/efi. */
+static int delete_efivar(const struct bci_executor *ex, const char *file)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = strlen(file), guid_len = strlen(EFI_PSTORE_GUID);
+	char name[NAME_MAX + 1];
 
-	if (fd >= 0) {
-		ex->sys->efivar_unlock(fd);
-		close(fd);
-	}
-	return unlink(path) < 0 ? -errno : 0;
+	if (len <= guid_len + 1 || len - guid_len - 1 >= sizeof(name) ||
+	    file[len - guid_len - 1] != '-')
+		return -EINVAL;
+	snprintf(name, sizeof(name), "%.*s", (int)(len - guid_len - 1), file);
+	return bci_efivar_delete(ex->root, name, EFI_PSTORE_GUID);
 }
 
 /*
@@ -167,7 +165,7 @@ static int save_and_erase(const struct bci_executor *ex, const char *src, const 
 				 name);
 		}
 		free(text);
-		ret = efivars ? unlink_efivar(ex, from) : (unlink(from) < 0 ? -errno : 0);
+		ret = efivars ? delete_efivar(ex, name) : (unlink(from) < 0 ? -errno : 0);
 		if (ret < 0 && ret != -ENOENT)
 			bci_warn("cannot erase %s: %s", from, strerror(-ret));
 next:

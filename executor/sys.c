@@ -3,7 +3,7 @@
  * The seam (struct bci_sys in executor.h): the real system calls for PID 1,
  * and the table for `--root` runs on a fake tree, which says what it would
  * mount, load or reboot and plays the kernel's part where a tree of plain
- * files cannot (the /dev/kmsg record format, efivarfs's flags).
+ * files cannot (the /dev/kmsg record format).
  */
 #include "executor.h"
 
@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <libkmod.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -119,42 +118,6 @@ static int real_kmsg_write(int fd, int level, const char *text, size_t len)
 	return write(fd, record, (size_t)n) < 0 ? -errno : 0;
 }
 
-/*
- * efivarfs marks its files immutable so that `rm -rf /sys` cannot brick a
- * machine; the flag must go before a write or an unlink.
- */
-static int real_efivar_unlock(int fd)
-{
-	int flags;
-
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
-		return -errno;
-	if (!(flags & FS_IMMUTABLE_FL))
-		return 0;
-	flags &= ~FS_IMMUTABLE_FL;
-	return ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0 ? -errno : 1;
-}
-
-static void real_efivar_relock(int fd)
-{
-	int flags;
-
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
-		flags |= FS_IMMUTABLE_FL;
-		ioctl(fd, FS_IOC_SETFLAGS, &flags);
-	}
-}
-
-static int real_efivar_write(int fd, const void *body, size_t size)
-{
-	/* One call, or a torn variable; efivarfs has no fsync (SetVariable reached the store). */
-	ssize_t written = write(fd, body, size);
-
-	if (written < 0)
-		return -errno;
-	return (size_t)written == size ? 0 : -EIO;
-}
-
 int bci_sys_barrier(int fd, bool whole_fs)
 {
 	return (whole_fs ? syncfs(fd) : fdatasync(fd)) < 0 ? -errno : 0;
@@ -175,9 +138,6 @@ const struct bci_sys bci_sys_real = {
 	.rtc_read_alarm = real_rtc_read_alarm,
 	.rtc_set_alarm = real_rtc_set_alarm,
 	.suspend_enter = real_suspend_enter,
-	.efivar_unlock = real_efivar_unlock,
-	.efivar_relock = real_efivar_relock,
-	.efivar_write = real_efivar_write,
 };
 
 /* ---- a fake tree ---- */
@@ -262,32 +222,6 @@ static int dry_kmsg_write(int fd, int level, const char *text, size_t len)
 	return bci_write_all(fd, record, (size_t)n);
 }
 
-/* A fake tree's variables are regular files: no immutable flag. */
-int bci_sys_tree_efivar_unlock(int fd)
-{
-	(void)fd;
-	return 0;
-}
-
-void bci_sys_tree_efivar_relock(int fd)
-{
-	(void)fd;
-}
-
-/* A regular file must also lose an older, longer content, and be durable. */
-int bci_sys_tree_efivar_write(int fd, const void *body, size_t size)
-{
-	ssize_t written = write(fd, body, size);
-
-	if (written < 0)
-		return -errno;
-	if ((size_t)written != size)
-		return -EIO;
-	if (ftruncate(fd, (off_t)size) < 0 || fsync(fd) < 0)
-		return -errno;
-	return 0;
-}
-
 const struct bci_sys bci_sys_dry = {
 	.name = "dry-run",
 	.mount = dry_mount,
@@ -306,5 +240,4 @@ const struct bci_sys bci_sys_dry = {
 	.rtc_set_alarm = real_rtc_set_alarm,
 	/* Writing the state to a plain file returns at once: a sleep of no time. */
 	.suspend_enter = real_suspend_enter,
-	BCI_SYS_TREE_EFIVARS,
 };

@@ -1,12 +1,9 @@
-# lib/: the internal library shared by every bootci program (libbootci.a).
-# LIB_HOST_ONLY: modules that need a glibc-only library (json-c for the upload
-# manifest, libarchive for the run archive); they are in the host, ASan and
-# fuzz archives, not in the musl one.
+# lib/: the internal library shared by every bootci program (libbootci.a), in
+# every flavor: the musl sysroot has every library a module needs (json-c,
+# libarchive, nettle), and a program links only the modules it uses.
 LIB_SRCS      := $(call srcs,lib)
-LIB_HOST_ONLY := lib/manifest.c lib/manifest_read.c lib/run_archive.c
-LIB_MUSL_SRCS := $(filter-out $(LIB_HOST_ONLY),$(LIB_SRCS))
 
-$(eval $(call archive,musl,bootci,$(LIB_MUSL_SRCS)))
+$(eval $(call archive,musl,bootci,$(LIB_SRCS)))
 $(eval $(call archive,host,bootci,$(LIB_SRCS)))
 $(eval $(call archive,asan,bootci,$(LIB_SRCS)))
 $(eval $(call archive,fuzz,bootci,$(LIB_SRCS)))

@@ -91,13 +91,17 @@ int bci_collect_run_mark_uploaded(const char *run_dir, const char *sha256, uint6
  */
 int bci_collect_runs_retain(const char *runs_dir, unsigned long keep, FILE *log);
 
-/* ---- efi_entries.c: the firmware's boot entries (libefiboot) ---- */
+/* ---- efi_entries.c: the firmware's boot entries (lib/efi) ---- */
 
 struct bci_manifest;
 /*
- * Fills @m's efi members (BootCurrent, BootOrder, every Boot#### entry).
- * Returns 0, or -ENODEV when the machine has no EFI variables (nothing set).
+ * Fills @m's efi members (BootCurrent, BootOrder, every Boot#### entry by
+ * number) from the EFI variables under @root ("" on the machine, a fake
+ * tree in tests). Returns 0, or -ENODEV when there are no EFI variables
+ * (nothing set).
  */
+int bci_collect_efi_entries(const char *root, struct bci_manifest *m);
+/* The same for the running machine: the run archive writer's efi_read. */
 int bci_collect_efi_read(struct bci_manifest *m);
 
 /* ---- upload.c: HTTP(S) with resume, backoff and progress ---- */
@@ -105,7 +109,8 @@ int bci_collect_efi_read(struct bci_manifest *m);
 struct bci_collect_upload {
 	const char *url;      /* MASTER/api/v1/machines/<machine>/runs/<run> */
 	const char *token;
-	const char *ca_file;  /* CA certificates for an https master; NULL or "": libcurl's default */
+	const char *ca_file;  /* CA certificates for an https master; NULL or "": libcurl's default
+			       * (/etc/ssl/certs/ca-certificates.crt, builder/setup/sysroot.sh) */
 	const char *path;     /* the archive */
 	const char *sha256;
 	uint64_t size;

@@ -1,112 +1,85 @@
 // SPDX-License-Identifier: MIT
 /*
- * The firmware's boot configuration for the manifest, read through Debian's
- * libefivar/libefiboot: BootCurrent, BootOrder and every Boot#### entry
- * (description, active flag, device path as text). It says which entry
+ * The firmware's boot configuration for the manifest, read through lib/efi
+ * (the executor's own EFI code): BootCurrent, BootOrder and every Boot####
+ * entry (description, active flag, device path as text). It says which entry
  * brought the machine back and what the boot order was when the run was
  * collected: part of reproducing a problem on the same hardware.
  */
 #include "collect.h"
 
+#include "efi/efi.h"
 #include "manifest.h"
 
-#include <efivar/efiboot.h>
-#include <efivar/efivar.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define LOAD_OPTION_ACTIVE 0x00000001
+/* Room for any device path a load option's 16-bit length allows, as text. */
+#define DEVICE_PATH_TEXT_MAX 4096
 
-/* A UINT16 variable (BootCurrent), or -1. */
-static int read_u16(const char *name)
+static int read_order(const char *root, struct bci_manifest *m)
 {
-	uint8_t *data = NULL;
-	size_t size = 0;
-	uint32_t attributes = 0;
-	int value = -1;
-
-	if (efi_get_variable(EFI_GLOBAL_GUID, name, &data, &size, &attributes) == 0 && size == 2)
-		value = data[0] | data[1] << 8;
-	free(data);
-	return value;
-}
-
-static int read_order(struct bci_manifest *m)
-{
-	uint8_t *data = NULL;
-	size_t size = 0;
-	uint32_t attributes = 0;
-	int ret = 0;
-
-	if (efi_get_variable(EFI_GLOBAL_GUID, "BootOrder", &data, &size, &attributes) < 0)
-		return 0; /* no BootOrder: an empty list says so */
-	for (size_t i = 0; ret == 0 && i + 1 < size; i += 2)
-		ret = bci_manifest_add_boot_order(m, (unsigned)(data[i] | data[i + 1] << 8));
-	free(data);
-	return ret;
-}
-
-static int read_entry(struct bci_manifest *m, unsigned number)
-{
-	uint8_t *data = NULL;
-	size_t size = 0;
-	uint32_t attributes = 0;
-	char name[16], path[4096] = "";
+	uint16_t *order = NULL;
+	size_t count = 0;
 	int ret;
 
-	snprintf(name, sizeof(name), "Boot%04X", number);
-	if (efi_get_variable(EFI_GLOBAL_GUID, name, &data, &size, &attributes) < 0)
-		return 0; /* gone between listing and reading: nothing to say */
-	efi_load_option *option = (efi_load_option *)data;
-	if (!efi_loadopt_is_valid(option, size)) {
-		ret = bci_manifest_add_efi_entry(m, number, "(invalid load option)", false, "");
-		free(data);
-		return ret;
-	}
-	const unsigned char *desc = efi_loadopt_desc(option, (ssize_t)size);
-	uint16_t path_len = efi_loadopt_pathlen(option, (ssize_t)size);
-	efidp dp = efi_loadopt_path(option, (ssize_t)size);
-	if (dp && path_len > 0 && efidp_format_device_path(path, sizeof(path), dp, path_len) < 0)
-		path[0] = '\0';
-	ret = bci_manifest_add_efi_entry(m, number, desc ? (const char *)desc : "",
-					 efi_loadopt_attrs(option) & LOAD_OPTION_ACTIVE, path);
-	free(data);
+	/* No BootOrder (or an unreadable one): an empty list says so. */
+	if (bci_efi_boot_order_get(root, &order, &count) < 0)
+		return 0;
+	ret = 0;
+	for (size_t i = 0; ret == 0 && i < count; i++)
+		ret = bci_manifest_add_boot_order(m, order[i]);
+	free(order);
 	return ret;
 }
 
-static int by_number(const void *a, const void *b)
+static int read_entry(const char *root, struct bci_manifest *m, uint16_t number)
 {
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	struct bci_efi_load_option option;
+	char path[DEVICE_PATH_TEXT_MAX] = "";
+	uint8_t *raw = NULL;
+	size_t raw_size = 0;
+	int ret;
 
-	return x < y ? -1 : x > y;
+	ret = bci_efi_boot_entry_get(root, number, &option, &raw, &raw_size);
+	if (ret == -ENOENT)
+		return 0; /* gone between listing and reading: nothing to say */
+	if (ret < 0)
+		return bci_manifest_add_efi_entry(m, number, "(invalid load option)", false, "");
+	/* A malformed device path is shown as none: the entry itself is still worth naming. */
+	if (option.file_path_size &&
+	    bci_efi_device_path_format(option.file_path, option.file_path_size, path,
+				       sizeof(path)) < 0)
+		path[0] = '\0';
+	ret = bci_manifest_add_efi_entry(m, number, option.description,
+					 option.attributes & BCI_EFI_LOAD_OPTION_ACTIVE, path);
+	bci_efi_load_option_clear(&option);
+	free(raw);
+	return ret;
+}
+
+int bci_collect_efi_entries(const char *root, struct bci_manifest *m)
+{
+	uint16_t *numbers = NULL, current;
+	size_t count = 0;
+	int ret;
+
+	if (bci_efivar_available(root) < 0)
+		return -ENODEV;
+	/* Sorted by number (efivarfs lists names in no promised order): the manifest is stable. */
+	ret = bci_efi_boot_entries(root, &numbers, &count);
+	if (ret < 0)
+		return ret == -ENODEV ? ret : -EIO;
+	m->efi_boot_current = bci_efi_boot_current_get(root, &current) == 0 ? current : -1;
+	ret = read_order(root, m);
+	for (size_t i = 0; ret == 0 && i < count; i++)
+		ret = read_entry(root, m, numbers[i]);
+	free(numbers);
+	return ret;
 }
 
 int bci_collect_efi_read(struct bci_manifest *m)
 {
-	unsigned numbers[1024];
-	size_t count = 0;
-	efi_guid_t *guid = NULL;
-	char *name = NULL;
-	int ret;
-
-	if (!efi_variables_supported())
-		return -ENODEV;
-	/* efivarfs lists names in no promised order: sorted, the manifest is stable. */
-	while ((ret = efi_get_next_variable_name(&guid, &name)) > 0) {
-		if (memcmp(guid, &EFI_GLOBAL_GUID, sizeof(*guid)) != 0 || strlen(name) != 8 ||
-		    strncmp(name, "Boot", 4) || strspn(name + 4, "0123456789ABCDEF") != 4)
-			continue;
-		if (count < sizeof(numbers) / sizeof(numbers[0]))
-			numbers[count++] = (unsigned)strtoul(name + 4, NULL, 16);
-	}
-	if (ret < 0)
-		return -EIO;
-	qsort(numbers, count, sizeof(numbers[0]), by_number);
-	m->efi_boot_current = read_u16("BootCurrent");
-	ret = read_order(m);
-	for (size_t i = 0; ret == 0 && i < count; i++)
-		ret = read_entry(m, numbers[i]);
-	return ret;
+	return bci_collect_efi_entries("", m);
 }

@@ -25,7 +25,7 @@ const struct bci_config_key bci_collect_keys[] = {
 	{ "master", BCI_CONFIG_STRING, "", NULL,
 	  "the CI master's base URL (http://host:port or https://...); empty: nothing is uploaded", NULL },
 	{ "ca_file", BCI_CONFIG_STRING, "", NULL,
-	  "CA certificates (PEM) an https master's certificate is checked against; empty: libcurl's default", NULL },
+	  "CA certificates (PEM) an https master's certificate is checked against; empty: Debian's bundle, /etc/ssl/certs/ca-certificates.crt", NULL },
 	{ "results", BCI_CONFIG_WORD, "/results", NULL,
 	  "where the results partition is mounted (the executor mounts it there)", NULL },
 	{ "machine_file", BCI_CONFIG_WORD, BCI_COLLECT_MACHINE_FILE, NULL,
@@ -41,7 +41,7 @@ const struct bci_config_key bci_collect_keys[] = {
 	{ "max_rate", BCI_CONFIG_SIZE, "0", NULL,
 	  "bytes per second an upload may use (N, NK, NM), so a fleet does not flood its master; 0: no limit", NULL },
 	{ "efi", BCI_CONFIG_CHOICE, "yes", "yes|no",
-	  "read the firmware's boot entries into the manifest (libefiboot)", NULL },
+	  "read the firmware's boot entries into the manifest (efivarfs)", NULL },
 	{ NULL, 0, NULL, NULL, NULL, NULL },
 };
 

@@ -7,12 +7,12 @@ set -euo pipefail
 packages=(
 	# toolchains and build tools
 	build-essential musl-tools pkg-config clang libclang-rt-14-dev
-	autoconf automake libtool autopoint gettext bison flex dpkg-dev
+	autoconf automake libtool autopoint gettext bison flex dpkg-dev cmake
 	# host libraries (the builder, the aggregator, unit tests)
 	libcmocka-dev libarchive-dev libkmod-dev libblkid-dev
 	# the CI master side of the aggregator (serve, store, collect's upload)
 	libmicrohttpd-dev libgnutls28-dev nettle-dev libjson-c-dev libcurl4-openssl-dev libzstd-dev
-	libsqlite3-dev libpq-dev postgresql libefivar-dev libefiboot-dev curl
+	libsqlite3-dev libpq-dev postgresql curl
 	# the known-good image's CA bundle; the self-signed master certificate of upload-host.t
 	ca-certificates openssl
 	# the test image and the lab

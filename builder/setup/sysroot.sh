@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the static musl sysroot that bootci-executor links against, from Debian
-# source packages fetched with `apt-get source` (apt checks their signatures and
-# hashes). One log per library under $OUT/logs; a failing step prints its tail.
+# Builds the static musl sysroot that bootci-executor, bootci-efi and
+# bootci-collect link against, from Debian source packages fetched with
+# `apt-get source` (apt checks their signatures and hashes). One log per library
+# under $OUT/logs; a failing step prints its tail.
 # Idempotent: a library whose stamp matches its pinned version is not rebuilt.
 #
 # usage: sysroot.sh OUTDIR
@@ -137,6 +138,66 @@ build_nettle() {
 	install -m 0644 nettle.pc "$prefix/lib/pkgconfig/"
 }
 
+build_openssl() {
+	[ ! -e Makefile ] || make distclean
+	# libssl and libcrypto for bootci-collect's libcurl: a TLS client, nothing
+	# else. No modules or engines (a static binary loads none), no DTLS, SRP,
+	# PSK or compression, and none of the ciphers and formats a client of a
+	# master never meets (the legacy provider's, the national ones, CMS, CT).
+	# Asynchronous jobs need makecontext(), which musl does not have.
+	./Configure linux-x86_64 --prefix="$prefix" --libdir=lib --openssldir=/etc/ssl \
+		no-shared no-module no-engine no-dso no-tests no-afalgeng no-async no-ktls \
+		no-ssl3 no-dtls no-srp no-psk no-srtp no-sctp no-comp no-ui-console no-capieng \
+		no-legacy no-aria no-bf no-blake2 no-camellia no-cast no-cms no-cmp no-ct no-des \
+		no-dsa no-ec2m no-gost no-idea no-md4 no-mdc2 no-ocb no-rc2 no-rc4 no-rc5 \
+		no-rmd160 no-scrypt no-seed no-siphash no-siv no-sm2 no-sm3 no-sm4 no-ts \
+		no-whirlpool
+	make -j"$jobs" build_libs
+	make install_dev
+}
+
+build_curl() {
+	[ ! -e Makefile ] || make distclean
+	# Debian's source comes with its GnuTLS and NSS flavors' patches applied last
+	# (they rename the library); its OpenSSL flavor takes them off, and so do we.
+	local p
+	for p in 99_nss 90_gnutls; do
+		if patch -R -p1 -s -f --dry-run <"debian/patches/$p.patch" >/dev/null 2>&1; then
+			patch -R -p1 -s -f <"debian/patches/$p.patch"
+		fi
+	done
+	autoreconf -fi
+	# HTTP and HTTPS (OpenSSL), nothing collect does not use: no other protocol,
+	# no compression, no IDN, HTTP/2, cookies or netrc, no OpenSSL configuration
+	# file read at start. The CA bundle is where Debian's ca-certificates puts
+	# it, which the known-good image carries.
+	./configure --prefix="$prefix" --disable-shared --enable-static \
+		--with-openssl="$prefix" --disable-openssl-auto-load-config \
+		--with-ca-bundle=/etc/ssl/certs/ca-certificates.crt --without-ca-path \
+		--disable-ftp --disable-file --disable-ldap --disable-ldaps --disable-rtsp \
+		--disable-dict --disable-telnet --disable-tftp --disable-pop3 --disable-imap \
+		--disable-smb --disable-smtp --disable-gopher --disable-mqtt --disable-manual \
+		--disable-ntlm --disable-ntlm-wb --disable-tls-srp --disable-cookies \
+		--disable-netrc --disable-alt-svc --disable-hsts --disable-doh --disable-mime \
+		--disable-dateparse --disable-websockets --disable-libcurl-option \
+		--without-zlib --without-brotli --without-zstd --without-libpsl --without-libidn2 \
+		--without-nghttp2 --without-ngtcp2 --without-nghttp3 --without-librtmp \
+		--without-libssh2 --without-libssh --without-libgsasl
+	make -C lib -j"$jobs" libcurl.la
+	make -C lib install-libLTLIBRARIES
+	make -C include install
+	install -m 0644 libcurl.pc "$prefix/lib/pkgconfig/"
+}
+
+build_json_c() {
+	cmake -S . -B build-musl -DCMAKE_C_COMPILER=musl-gcc -DCMAKE_BUILD_TYPE=Release \
+		-DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib \
+		-DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON -DBUILD_TESTING=OFF \
+		-DDISABLE_EXTRA_LIBS=ON -DDISABLE_WERROR=ON
+	cmake --build build-musl -j"$jobs"
+	cmake --install build-musl
+}
+
 step zlib "$SYSROOT_ZLIB" build_zlib
 step libzstd "$SYSROOT_LIBZSTD" build_libzstd
 step xz-utils "$SYSROOT_XZ_UTILS" build_xz
@@ -144,3 +205,6 @@ step kmod "$SYSROOT_KMOD" build_kmod
 step util-linux "$SYSROOT_UTIL_LINUX" build_util_linux
 step libarchive "$SYSROOT_LIBARCHIVE" build_libarchive
 step nettle "$SYSROOT_NETTLE" build_nettle
+step openssl "$SYSROOT_OPENSSL" build_openssl
+step curl "$SYSROOT_CURL" build_curl
+step json-c "$SYSROOT_JSON_C" build_json_c

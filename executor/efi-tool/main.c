@@ -2,10 +2,11 @@
 /*
  * bootci-efi: the EFI boot entries of a test machine, by hand or from a
  * provisioning boot (as the executor's test program). Static, so it runs in
- * the test image; a thin layer over executor/efivar.c.
+ * the test image; a thin layer over lib/efi.
  */
-#include "efivar.h"
+#include "efi/efi.h"
 
+#include <stdbool.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -38,9 +39,9 @@ static int fail(const char *what, int err)
 	return 1;
 }
 
-static int need_efi(const struct bci_executor *ex)
+static int need_efi(const char *root)
 {
-	int ret = bci_efivar_available(ex);
+	int ret = bci_efivar_available(root);
 
 	if (ret == -ENODEV)
 		fprintf(stderr, "bootci-efi: no EFI: the machine did not boot through EFI\n");
@@ -62,19 +63,19 @@ static void print_number_variable(const char *name, int ret, uint16_t number)
 		printf("%s: unreadable (%s)\n", name, strerror(-ret));
 }
 
-static int cmd_list(const struct bci_executor *ex)
+static int cmd_list(const char *root)
 {
 	uint16_t *entries = NULL, *order = NULL, number = 0;
 	size_t entry_count = 0, order_count = 0;
 	int ret;
 
-	if (need_efi(ex) < 0)
+	if (need_efi(root) < 0)
 		return 1;
-	ret = bci_efi_boot_current_get(ex, &number);
+	ret = bci_efi_boot_current_get(root, &number);
 	print_number_variable("BootCurrent", ret, number);
-	ret = bci_efi_boot_next_get(ex, &number);
+	ret = bci_efi_boot_next_get(root, &number);
 	print_number_variable("BootNext", ret, number);
-	ret = bci_efi_boot_order_get(ex, &order, &order_count);
+	ret = bci_efi_boot_order_get(root, &order, &order_count);
 	if (ret == 0) {
 		printf("BootOrder:");
 		for (size_t i = 0; i < order_count; i++)
@@ -84,20 +85,20 @@ static int cmd_list(const struct bci_executor *ex)
 		print_number_variable("BootOrder", ret, 0);
 	}
 	free(order);
-	ret = bci_efi_boot_entries(ex, &entries, &entry_count);
+	ret = bci_efi_boot_entries(root, &entries, &entry_count);
 	if (ret < 0)
 		return fail("Boot#### entries", ret);
 	for (size_t i = 0; i < entry_count; i++) {
 		char line[1400];
 
-		bci_efi_boot_entry_describe(ex, entries[i], line, sizeof(line));
+		bci_efi_boot_entry_describe(root, entries[i], line, sizeof(line));
 		printf("%s\n", line);
 	}
 	free(entries);
 	return 0;
 }
 
-static int cmd_create_entry(const struct bci_executor *ex, int argc, char **argv)
+static int cmd_create_entry(const char *root, int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "label", required_argument, NULL, 'l' },
@@ -141,46 +142,46 @@ static int cmd_create_entry(const struct bci_executor *ex, int argc, char **argv
 		fprintf(stderr, "bootci-efi: create-entry needs --label, --disk, --partition and --loader\n");
 		return 2;
 	}
-	if (need_efi(ex) < 0)
+	if (need_efi(root) < 0)
 		return 1;
-	if (bci_efi_boot_entry_create(ex, label, disk, (unsigned)partition, loader, first, &number,
+	if (bci_efi_boot_entry_create(root, label, disk, (unsigned)partition, loader, first, &number,
 				      &replaced, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bootci-efi: %s\n", err);
 		return 1;
 	}
-	bci_efi_boot_entry_describe(ex, number, line, sizeof(line));
+	bci_efi_boot_entry_describe(root, number, line, sizeof(line));
 	printf("%s (%s)\n", line, replaced ? "replaced" : "created");
 	return 0;
 }
 
-static int cmd_set_bootnext(const struct bci_executor *ex, const char *what)
+static int cmd_set_bootnext(const char *root, const char *what)
 {
 	uint16_t number;
 	int ret;
 
-	if (need_efi(ex) < 0)
+	if (need_efi(root) < 0)
 		return 1;
-	ret = bci_efi_boot_resolve(ex, what, &number);
+	ret = bci_efi_boot_resolve(root, what, &number);
 	if (ret == -ENOENT) {
 		fprintf(stderr, "bootci-efi: no boot entry '%s' (bootci-efi list shows them)\n", what);
 		return 1;
 	}
 	if (ret < 0)
 		return fail(what, ret);
-	ret = bci_efi_boot_next_set(ex, number);
+	ret = bci_efi_boot_next_set(root, number);
 	if (ret < 0)
 		return fail("BootNext", ret);
 	printf("BootNext: Boot%04X\n", number);
 	return 0;
 }
 
-static int cmd_delete_bootnext(const struct bci_executor *ex)
+static int cmd_delete_bootnext(const char *root)
 {
 	int ret;
 
-	if (need_efi(ex) < 0)
+	if (need_efi(root) < 0)
 		return 1;
-	ret = bci_efivar_delete(ex, "BootNext", BCI_EFI_GLOBAL_GUID);
+	ret = bci_efivar_delete(root, "BootNext", BCI_EFI_GLOBAL_GUID);
 	if (ret < 0 && ret != -ENOENT)
 		return fail("BootNext", ret);
 	printf("BootNext: absent\n");
@@ -190,14 +191,12 @@ static int cmd_delete_bootnext(const struct bci_executor *ex)
 int main(int argc, char **argv)
 {
 	/* efivarfs on the machine; a fake tree's regular files with --root. */
-	struct bci_executor ex = { .root = "", .sys = &bci_sys_real, .signal_fd = -1,
-				   .watchdog_fd = -1 };
+	const char *root = "";
 	const char *command;
 	int first = 1;
 
 	if (argc >= 3 && strcmp(argv[1], "--root") == 0) {
-		ex.root = argv[2];
-		ex.sys = &bci_sys_dry;
+		root = argv[2];
 		first = 3;
 	}
 	if (argc <= first) {
@@ -211,13 +210,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(command, "list") == 0 && argc == first + 1)
-		return cmd_list(&ex);
+		return cmd_list(root);
 	if (strcmp(command, "create-entry") == 0)
-		return cmd_create_entry(&ex, argc - first, argv + first);
+		return cmd_create_entry(root, argc - first, argv + first);
 	if (strcmp(command, "set-bootnext") == 0 && argc == first + 2)
-		return cmd_set_bootnext(&ex, argv[first + 1]);
+		return cmd_set_bootnext(root, argv[first + 1]);
 	if (strcmp(command, "delete-bootnext") == 0 && argc == first + 1)
-		return cmd_delete_bootnext(&ex);
+		return cmd_delete_bootnext(root);
 	usage(stderr);
 	return 2;
 }

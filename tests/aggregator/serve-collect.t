@@ -20,7 +20,7 @@ new_run() {
 	echo done >"$results/runs/$1/bootci-journal.txt"
 }
 collect() {
-	"$BUILD/host/bin/bootci-collect" --results "$results" --master "$1" --no-efi --config /dev/null \
+	"$BUILD/musl/bin/bootci-collect" --results "$results" --master "$1" --no-efi --config /dev/null \
 		--cmdline /dev/null --deadline "${2:-60s}" >>"$work/collect.log" 2>&1
 }
 

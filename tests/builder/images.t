@@ -12,7 +12,7 @@ export EXECUTOR=$BUILD/musl/bin/bootci-executor BUSYBOX=/bin/busybox
 export EXECUTOR_CONF=$SRC/initramfs/executor.conf FIXTURES=$BUILD/musl/bin/fixtures
 export BOOTCI_EFI=$BUILD/musl/bin/bootci-efi
 export KNOWN_GOOD_CONF=$SRC/images/known-good-executor.conf
-export COLLECT=$BUILD/host/bin/bootci-collect
+export COLLECT=$BUILD/musl/bin/bootci-collect
 
 names() { zstd -dc "$1" | cpio -it --quiet; }
 
@@ -174,12 +174,17 @@ build_all() { # OUTDIR
 mkdir -p "$work/one" "$work/two/sub"
 build_all "$work/one"
 check "first build of both recipes" test $? = 0
-# bootci-collect's closure follows its DT_NEEDED entries: libcurl and libarchive come with it;
-# the master's libraries (libpq, libmicrohttpd, SQLite) never do.
+# bootci-collect is static musl: nothing comes with it, so the known-good image holds no shared
+# library at all: neither glibc (its loader, libc.so.6) nor the master's (libpq, libmicrohttpd,
+# SQLite).
 kg_list=$(names "$work/one/kg/initrd.img")
-for lib in libcurl.so.4 libarchive.so.13; do
-	check "the known-good image holds $lib (bootci-collect needs it)" grep -q "/$lib\$" <<<"$kg_list"
-done
+check "the known-good image holds bootci-collect" grep -qx usr/bin/bootci-collect <<<"$kg_list"
+unpack_one "$work/one/kg/initrd.img" usr/bin/bootci-collect >"$work/kg-collect"
+check "... static musl: no interpreter, no DT_NEEDED, not glibc's start-up code" \
+	bash -c '"$1" "$2" >/dev/null' _ "$SRC/tests/check-static.sh" "$work/kg-collect"
+check "the known-good image carries no glibc (no ld-linux-*.so.*, no libc.so.6)" \
+	bash -c '! grep -qE "(^|/)(ld-linux[^/]*\.so[.0-9]*|libc\.so\.6)$" <<<"$1"' _ "$kg_list"
+check "... and no shared library at all" bash -c '! grep -qE "\.so(\.[0-9]+)*$" <<<"$1"' _ "$kg_list"
 for lib in libpq.so.5 libmicrohttpd.so.12 libsqlite3.so.0; do
 	check "the known-good image does without $lib (the master's)" bash -c '! grep -q "/$1\$" <<<"$2"' _ "$lib" "$kg_list"
 done

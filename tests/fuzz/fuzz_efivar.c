@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fuzz target for the EFI load option and device path parsers
- * (executor/efivar.c): the input is a Boot#### variable's data as efivarfs
+ * (lib/efi): the input is a Boot#### variable's data as efivarfs
  * gives it after the 4 attribute bytes (the corpus holds OVMF's own entries).
  * A parsed option must build back to the same bytes when its description
  * was valid UTF-16, and its device path text must be bounded and
  * NUL-terminated whatever the buffer size.
  */
-#include "efivar.h"
+#include "efi/efi.h"
 
 #include <stdint.h>
 #include <stdlib.h>

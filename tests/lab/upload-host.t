@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# collect against a real master without the VM: `bootci-collect` on the host, on
-# a results folder made here, uploading to `bootci-aggregator serve` on 127.0.0.1. The
+# collect against a real master without the VM: `bootci-collect` on the host (the
+# static musl binary the known-good image packs: its libcurl, and OpenSSL for https),
+# on a results folder made here, uploading to `bootci-aggregator serve` on 127.0.0.1. The
 # guest's side of the same story is upload.t and upload-kill.t; this one is quick and
 # covers what they cannot afford: a wrong token, retention, a master SIGKILLed twice.
 set -uo pipefail
@@ -10,6 +11,7 @@ set -uo pipefail
 . "$(dirname "$0")/master.sh"
 
 AGGREGATOR=$BUILD/host/bin/bootci-aggregator
+COLLECT=$BUILD/musl/bin/bootci-collect
 work=$BUILD/lab/upload-host
 results=$work/results
 master=$work/master
@@ -29,7 +31,7 @@ make_run() {
 }
 
 collect() {
-	"$BUILD/host/bin/bootci-collect" --cmdline /dev/null --config /dev/null --results "$results" \
+	"$COLLECT" --cmdline /dev/null --config /dev/null --results "$results" \
 		--master "http://127.0.0.1:$port" --no-efi "$@" >>"$work/collect.log" 2>&1
 }
 
@@ -125,6 +127,7 @@ check "...and serve never logged it as not ingested" eval "! grep -q 'not ingest
 
 # HTTPS: serve with a certificate of its own; collect trusts it only through --ca-file (the
 # known-good image names Debian's bundle the same way), and without it refuses and keeps the run.
+# The certificate names the master by address (an iPAddress SAN), as a lab without DNS would.
 tls=$work/tls
 mkdir -p "$tls/results/runs"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
@@ -145,7 +148,7 @@ make_run t1 'state done'
 printf 'machine = host-1\ntoken = %s\n' "$token" >"$results/bootci-machine.conf"
 chmod 0600 "$results/bootci-machine.conf"
 collect_tls() {
-	"$BUILD/host/bin/bootci-collect" --cmdline /dev/null --config /dev/null --results "$results" \
+	"$COLLECT" --cmdline /dev/null --config /dev/null --results "$results" \
 		--master "https://127.0.0.1:$tls_port" --no-efi "$@" >>"$tls/collect.log" 2>&1
 }
 collect_tls --deadline 3

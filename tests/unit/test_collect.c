@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * aggregator/collect: which runs are over, the machine file, retention, and
- * the archive (read back with libarchive and checked against its manifest).
+ * aggregator/collect: which runs are over, the machine file, retention, the
+ * archive (read back with libarchive and checked against its manifest), and
+ * the firmware's boot entries read from a fake efivarfs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -305,6 +306,119 @@ static void test_archive_refuses_symlink(void **state)
 	assert_int_equal(access(out, F_OK), -1);
 }
 
+/* ---- the firmware's boot entries (efi_entries.c) on a fake efivarfs ---- */
+
+#define EFIVARS "sys/firmware/efi/efivars/"
+#define GLOBAL "-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+
+/* A variable as efivarfs shows it: 4 bytes of attributes (NV|BS|RT here), then @data. */
+static void put_variable(const struct fixture *f, const char *name, const void *data, size_t size)
+{
+	char path[PATH_MAX];
+	uint8_t buf[512] = { 0x07, 0x00, 0x00, 0x00 };
+
+	assert_true(size + 4 <= sizeof(buf));
+	memcpy(buf + 4, data, size);
+	PATHF(path, "%s/" EFIVARS "%s", f->root, name);
+	assert_int_equal(bci_write_file_atomic(path, buf, size + 4, 0644), 0);
+}
+
+/*
+ * Entries written byte by byte as UEFI lays out an EFI_LOAD_OPTION (not by
+ * lib/efi's own writer): OVMF's "UEFI Misc Device" as OVMF stores it, a
+ * GPT HD()/File() entry, an inactive one, one whose description runs past
+ * the end, and names that are no boot entry.
+ */
+static void test_efi_entries(void **state)
+{
+	static const uint8_t misc[] = {
+		0x01, 0x00, 0x00, 0x00, 0x16, 0x00, 'U', 0, 'E', 0, 'F', 0, 'I', 0, ' ', 0,
+		'M', 0, 'i', 0, 's', 0, 'c', 0, ' ', 0, 'D', 0, 'e', 0, 'v', 0, 'i', 0, 'c', 0,
+		'e', 0, 0, 0,
+		0x02, 0x01, 0x0c, 0x00, 0xd0, 0x41, 0x03, 0x0a, 0x00, 0x00, 0x00, 0x00, /* PciRoot(0x0) */
+		0x01, 0x01, 0x06, 0x00, 0x00, 0x02,                                     /* Pci(0x2,0x0) */
+		0x7f, 0xff, 0x04, 0x00,                                                 /* End */
+		0x4e, 0xac, 0x08, 0x81, 0x11, 0x9f, 0x59, 0x4d, 0x85, 0x0e, 0xe2, 0x1a, 0x52, 0x2c,
+		0x59, 0xb2, /* optional data: OVMF's own tag */
+	};
+	static const uint8_t known_good[] = {
+		0x01, 0x00, 0x00, 0x00, 0x40, 0x00, 'k', 0, 'g', 0, 0, 0,
+		/* HD(1,GPT,6b6f6f62-6369-4b47-8000-000000000002,0x800,0x20000) */
+		0x04, 0x01, 0x2a, 0x00, 0x01, 0x00, 0x00, 0x00,
+		0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x62, 0x6f, 0x6f, 0x6b, 0x69, 0x63, 0x47, 0x4b, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
+		0x02, 0x02,
+		/* File(\k.efi) */
+		0x04, 0x04, 0x12, 0x00, '\\', 0, 'k', 0, '.', 0, 'e', 0, 'f', 0, 'i', 0, 0, 0,
+		0x7f, 0xff, 0x04, 0x00,
+	};
+	static const uint8_t inactive[] = { 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 'o', 0, 'f', 0, 'f', 0,
+					    0, 0, 0x7f, 0xff, 0x04, 0x00 };
+	static const uint8_t truncated[] = { 0x01, 0x00, 0x00, 0x00, 0x04, 0x00, 'x', 0, 'y', 0 };
+	struct fixture *f = *state;
+	struct bci_manifest *m = bci_manifest_new();
+	char path[PATH_MAX];
+
+	assert_non_null(m);
+	/* No EFI at all (a BIOS machine), or efivarfs not mounted: nothing is filled in. */
+	assert_int_equal(bci_collect_efi_entries(f->root, m), -ENODEV);
+	PATHF(path, "%s/" EFIVARS, f->root);
+	assert_int_equal(bci_mkdir_p(path, 0755), 0);
+	assert_int_equal(bci_collect_efi_entries(f->root, m), -ENODEV);
+	assert_int_equal(m->efi_boot_current, -1);
+	assert_int_equal(m->efi_entry_count, 0);
+
+	put_variable(f, "Boot0003" GLOBAL, misc, sizeof(misc));
+	put_variable(f, "Boot0001" GLOBAL, known_good, sizeof(known_good));
+	put_variable(f, "Boot000A" GLOBAL, inactive, sizeof(inactive));
+	put_variable(f, "Boot000B" GLOBAL, truncated, sizeof(truncated));
+	/* Not boot entries: another GUID, lower case (variable names are case sensitive). */
+	put_variable(f, "Boot0004-cfc8fc79-be2e-4ddc-97f0-9f98bfe298a0", misc, sizeof(misc));
+	put_variable(f, "Boot000c" GLOBAL, misc, sizeof(misc));
+	put_variable(f, "boot0005" GLOBAL, misc, sizeof(misc));
+	put_variable(f, "BootOrder" GLOBAL, "\x01\x00\x03\x00\x0a\x00", 6);
+	put_variable(f, "BootCurrent" GLOBAL, "\x01\x00", 2);
+
+	assert_int_equal(bci_collect_efi_entries(f->root, m), 0);
+	assert_int_equal(m->efi_boot_current, 1);
+	assert_int_equal(m->efi_boot_order_count, 3);
+	assert_int_equal(m->efi_boot_order[0], 1);
+	assert_int_equal(m->efi_boot_order[1], 3);
+	assert_int_equal(m->efi_boot_order[2], 0xa);
+	/* By number, whatever order the folder lists them in. */
+	assert_int_equal(m->efi_entry_count, 4);
+	assert_int_equal(m->efi_entries[0].number, 1);
+	assert_string_equal(m->efi_entries[0].label, "kg");
+	assert_true(m->efi_entries[0].active);
+	assert_string_equal(m->efi_entries[0].device_path,
+			    "HD(1,GPT,6b6f6f62-6369-4b47-8000-000000000002,0x800,0x20000)/File(\\k.efi)");
+	assert_int_equal(m->efi_entries[1].number, 3);
+	assert_string_equal(m->efi_entries[1].label, "UEFI Misc Device");
+	assert_true(m->efi_entries[1].active);
+	assert_string_equal(m->efi_entries[1].device_path, "PciRoot(0x0)/Pci(0x2,0x0)");
+	assert_int_equal(m->efi_entries[2].number, 0xa);
+	assert_string_equal(m->efi_entries[2].label, "off");
+	assert_false(m->efi_entries[2].active);
+	assert_string_equal(m->efi_entries[2].device_path, "");
+	assert_int_equal(m->efi_entries[3].number, 0xb);
+	assert_string_equal(m->efi_entries[3].label, "(invalid load option)");
+	assert_false(m->efi_entries[3].active);
+	bci_manifest_free(m);
+
+	/* BootCurrent and BootOrder absent: unknown and an empty list, the entries still there. */
+	m = bci_manifest_new();
+	assert_non_null(m);
+	PATHF(path, "%s/" EFIVARS "BootOrder" GLOBAL, f->root);
+	assert_int_equal(unlink(path), 0);
+	PATHF(path, "%s/" EFIVARS "BootCurrent" GLOBAL, f->root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(bci_collect_efi_entries(f->root, m), 0);
+	assert_int_equal(m->efi_boot_current, -1);
+	assert_int_equal(m->efi_boot_order_count, 0);
+	assert_int_equal(m->efi_entry_count, 4);
+	bci_manifest_free(m);
+}
+
 #define OURS "1111111111111111111111111111111111111111111111111111111111111111"
 #define THEIRS "2222222222222222222222222222222222222222222222222222222222222222"
 
@@ -363,6 +477,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_machine_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_archive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_archive_refuses_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_efi_entries, setup, teardown),
 		cmocka_unit_test(test_master_answers),
 	};
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * EFI variables, load options and the hand-over on fake efivarfs trees:
- * ROOT/sys/firmware/efi/efivars/NAME-GUID regular files holding 4 bytes of
- * attributes and the data, as efivarfs shows them.
+ * EFI variables and load options (lib/efi) and the executor's hand-over on
+ * fake efivarfs trees: ROOT/sys/firmware/efi/efivars/NAME-GUID regular files
+ * holding 4 bytes of attributes and the data, as efivarfs shows them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "efivar.h"
+#include "handover.h"
 #include "fakeroot.h"
 #include "fsutil.h"
 
@@ -36,9 +36,7 @@ static int test_clock(clockid_t clock, struct timespec *ts)
 	return clock_gettime(clock, ts) < 0 ? -errno : 0;
 }
 
-static const struct bci_sys test_sys = {
-	.name = "test", .sync = count_sync, .clock = test_clock, BCI_SYS_TREE_EFIVARS
-};
+static const struct bci_sys test_sys = { .name = "test", .sync = count_sync, .clock = test_clock };
 
 struct fixture {
 	struct fakeroot root;
@@ -120,7 +118,7 @@ static void put_entry(struct fixture *f, uint16_t number, const char *descriptio
 	option.description = (char *)description;
 	option.file_path = path;
 	option.file_path_size = size;
-	assert_int_equal(bci_efi_boot_entry_set(&f->ex, number, &option), 0);
+	assert_int_equal(bci_efi_boot_entry_set(f->ex.root, number, &option), 0);
 	free(path);
 }
 
@@ -143,11 +141,11 @@ static void variable_set_get_delete(void **state)
 	size_t size = 0;
 
 	add_efi(f);
-	assert_int_equal(bci_efivar_get(&f->ex, "Test", GUID, &attributes, &data, &size), -ENOENT);
-	assert_int_equal(bci_efivar_set(&f->ex, "Test", GUID, 0x7, "longer data", 11), 0);
+	assert_int_equal(bci_efivar_get(f->ex.root, "Test", GUID, &attributes, &data, &size), -ENOENT);
+	assert_int_equal(bci_efivar_set(f->ex.root, "Test", GUID, 0x7, "longer data", 11), 0);
 	/* Replacing with shorter data leaves no tail of the old one. */
-	assert_int_equal(bci_efivar_set(&f->ex, "Test", GUID, 0x3, "abc", 3), 0);
-	assert_int_equal(bci_efivar_get(&f->ex, "Test", GUID, &attributes, &data, &size), 0);
+	assert_int_equal(bci_efivar_set(f->ex.root, "Test", GUID, 0x3, "abc", 3), 0);
+	assert_int_equal(bci_efivar_get(f->ex.root, "Test", GUID, &attributes, &data, &size), 0);
 	assert_int_equal(attributes, 0x3);
 	assert_int_equal(size, 3);
 	assert_memory_equal(data, "abc", 3);
@@ -159,16 +157,16 @@ static void variable_set_get_delete(void **state)
 	free(raw);
 
 	/* Empty data is a valid variable. */
-	assert_int_equal(bci_efivar_set(&f->ex, "Empty", GUID, 0x7, NULL, 0), 0);
-	assert_int_equal(bci_efivar_get(&f->ex, "Empty", GUID, NULL, &data, &size), 0);
+	assert_int_equal(bci_efivar_set(f->ex.root, "Empty", GUID, 0x7, NULL, 0), 0);
+	assert_int_equal(bci_efivar_get(f->ex.root, "Empty", GUID, NULL, &data, &size), 0);
 	assert_int_equal(size, 0);
 	free(data);
 
-	assert_int_equal(bci_efivar_delete(&f->ex, "Test", GUID), 0);
-	assert_int_equal(bci_efivar_delete(&f->ex, "Test", GUID), -ENOENT);
-	assert_int_equal(bci_efivar_get(&f->ex, "Test", GUID, NULL, &data, &size), -ENOENT);
+	assert_int_equal(bci_efivar_delete(f->ex.root, "Test", GUID), 0);
+	assert_int_equal(bci_efivar_delete(f->ex.root, "Test", GUID), -ENOENT);
+	assert_int_equal(bci_efivar_get(f->ex.root, "Test", GUID, NULL, &data, &size), -ENOENT);
 	/* A name cannot leave the folder. */
-	assert_int_equal(bci_efivar_set(&f->ex, "../x", GUID, 0x7, "a", 1), -EINVAL);
+	assert_int_equal(bci_efivar_set(f->ex.root, "../x", GUID, 0x7, "a", 1), -EINVAL);
 }
 
 static void variable_shorter_than_attributes_is_invalid(void **state)
@@ -179,19 +177,19 @@ static void variable_shorter_than_attributes_is_invalid(void **state)
 
 	add_efi(f);
 	fakeroot_write(&f->root, BCI_EFIVARS_DIR "/Short-" GUID, "ab");
-	assert_int_equal(bci_efivar_get(&f->ex, "Short", GUID, NULL, &data, &size), -EINVAL);
+	assert_int_equal(bci_efivar_get(f->ex.root, "Short", GUID, NULL, &data, &size), -EINVAL);
 }
 
 static void availability(void **state)
 {
 	struct fixture *f = *state;
 
-	assert_int_equal(bci_efivar_available(&f->ex), -ENODEV);
+	assert_int_equal(bci_efivar_available(f->ex.root), -ENODEV);
 	add_efi(f);
 	/* The folder without efivarfs mounted on it is empty. */
-	assert_int_equal(bci_efivar_available(&f->ex), -ENOMEDIUM);
+	assert_int_equal(bci_efivar_available(f->ex.root), -ENOMEDIUM);
 	put_variable(f, "BootCurrent", 0x6, "\x01\x00", 2);
-	assert_int_equal(bci_efivar_available(&f->ex), 0);
+	assert_int_equal(bci_efivar_available(f->ex.root), 0);
 }
 
 /* ---- text ---- */
@@ -349,14 +347,14 @@ static void boot_next_written_as_efivarfs_wants(void **state)
 	size_t size = 0;
 
 	add_efi(f);
-	assert_int_equal(bci_efi_boot_next_get(&f->ex, &number), -ENOENT);
-	assert_int_equal(bci_efi_boot_next_set(&f->ex, 0x1234), 0);
+	assert_int_equal(bci_efi_boot_next_get(f->ex.root, &number), -ENOENT);
+	assert_int_equal(bci_efi_boot_next_set(f->ex.root, 0x1234), 0);
 	raw = file_of(f, "BootNext", &size);
 	assert_non_null(raw);
 	assert_int_equal(size, 6);
 	assert_memory_equal(raw, "\x07\x00\x00\x00\x34\x12", 6);
 	free(raw);
-	assert_int_equal(bci_efi_boot_next_get(&f->ex, &number), 0);
+	assert_int_equal(bci_efi_boot_next_get(f->ex.root, &number), 0);
 	assert_int_equal(number, 0x1234);
 }
 
@@ -368,23 +366,26 @@ static void boot_order_and_free_number(void **state)
 
 	add_efi(f);
 	put_variable(f, "BootOrder", 0x7, "\x02\x00\x00\x00\x01\x00", 6);
-	assert_int_equal(bci_efi_boot_order_get(&f->ex, &order, &count), 0);
+	assert_int_equal(bci_efi_boot_order_get(f->ex.root, &order, &count), 0);
 	assert_int_equal(count, 3);
 	assert_int_equal(order[0], 2);
 	assert_int_equal(order[2], 1);
 	free(order);
-	assert_int_equal(bci_efi_boot_order_set(&f->ex, (const uint16_t[]){ 0xa, 0xb }, 2), 0);
-	assert_int_equal(bci_efi_boot_order_get(&f->ex, &order, &count), 0);
+	assert_int_equal(bci_efi_boot_order_set(f->ex.root, (const uint16_t[]){ 0xa, 0xb }, 2), 0);
+	assert_int_equal(bci_efi_boot_order_get(f->ex.root, &order, &count), 0);
 	assert_int_equal(count, 2);
 	assert_int_equal(order[1], 0xb);
 	free(order);
 
-	assert_int_equal(bci_efi_boot_entry_free_number(&f->ex, &number), 0);
+	assert_int_equal(bci_efi_boot_entry_free_number(f->ex.root, &number), 0);
 	assert_int_equal(number, 0);
 	put_entry(f, 0, "UiApp", "/a.efi");
 	put_entry(f, 1, "UEFI Misc Device", "/b.efi");
 	put_entry(f, 3, "other", "/c.efi");
-	assert_int_equal(bci_efi_boot_entry_free_number(&f->ex, &number), 0);
+	/* Names are case sensitive: these are other variables, not Boot0002. */
+	put_variable(f, "boot0002", 0x7, "", 0);
+	put_variable(f, "Boot000a", 0x7, "", 0);
+	assert_int_equal(bci_efi_boot_entry_free_number(f->ex.root, &number), 0);
 	assert_int_equal(number, 2);
 	assert_int_equal(bci_efi_boot_number_parse("boot00aB", &number), 0);
 	assert_int_equal(number, 0xab);
@@ -401,16 +402,16 @@ static void find_entry_by_description_and_number(void **state)
 	put_entry(f, 1, "UEFI Misc Device", "/EFI/BOOT/BOOTX64.EFI");
 	put_entry(f, 3, "bootci-known-good", "/EFI/bootci/known-good.efi");
 	put_entry(f, 0xa, "bootci-known-good", "/EFI/bootci/known-good.efi");
-	assert_int_equal(bci_efi_boot_find(&f->ex, "bootci-known-good", &number), 0);
+	assert_int_equal(bci_efi_boot_find(f->ex.root, "bootci-known-good", &number), 0);
 	assert_int_equal(number, 3);
 	/* A tie goes to the entry BootOrder names first. */
 	put_variable(f, "BootOrder", 0x7, "\x01\x00\x0a\x00\x03\x00", 6);
-	assert_int_equal(bci_efi_boot_find(&f->ex, "bootci-known-good", &number), 0);
+	assert_int_equal(bci_efi_boot_find(f->ex.root, "bootci-known-good", &number), 0);
 	assert_int_equal(number, 0xa);
-	assert_int_equal(bci_efi_boot_find(&f->ex, "Boot0001", &number), 0);
+	assert_int_equal(bci_efi_boot_find(f->ex.root, "Boot0001", &number), 0);
 	assert_int_equal(number, 1);
-	assert_int_equal(bci_efi_boot_find(&f->ex, "Boot0002", &number), -ENOENT);
-	assert_int_equal(bci_efi_boot_find(&f->ex, "bootci-known", &number), -ENOENT);
+	assert_int_equal(bci_efi_boot_find(f->ex.root, "Boot0002", &number), -ENOENT);
+	assert_int_equal(bci_efi_boot_find(f->ex.root, "bootci-known", &number), -ENOENT);
 }
 
 static void hard_drive_probed_from_gpt(void **state)
@@ -451,34 +452,34 @@ static void entry_created_then_replaced(void **state)
 	fakeroot_add_disk(&f->root, "vda", partuuid, NULL);
 	put_entry(f, 0, "netboot", "/EFI/x.efi");
 	put_variable(f, "BootOrder", 0x7, "\x00\x00", 2);
-	assert_int_equal(bci_efi_boot_entry_create(&f->ex, "kg", "/dev/vda", 1, "/EFI/kg.efi", false,
+	assert_int_equal(bci_efi_boot_entry_create(f->ex.root, "kg", "/dev/vda", 1, "/EFI/kg.efi", false,
 						   &number, &replaced, err, sizeof(err)), 0);
 	assert_int_equal(number, 1);
 	assert_false(replaced);
-	assert_int_equal(bci_efi_boot_entry_get(&f->ex, 1, &option, &raw, &raw_size), 0);
+	assert_int_equal(bci_efi_boot_entry_get(f->ex.root, 1, &option, &raw, &raw_size), 0);
 	assert_string_equal(option.description, "kg");
 	assert_int_equal(option.attributes, BCI_EFI_LOAD_OPTION_ACTIVE);
 	bci_efi_load_option_clear(&option);
 	free(raw);
-	bci_efi_boot_entry_describe(&f->ex, 1, line, sizeof(line));
+	bci_efi_boot_entry_describe(f->ex.root, 1, line, sizeof(line));
 	assert_non_null(strstr(line, "Boot0001* kg\tHD(1,GPT,6b6f6f62-6369-4b47-8000-00000000000b,"));
 	assert_non_null(strstr(line, "/File(\\EFI\\kg.efi)"));
 	/* Again, first this time: the same number, BootOrder unchanged (already in it). */
-	assert_int_equal(bci_efi_boot_entry_create(&f->ex, "kg", "/dev/vda", 1, "/EFI/kg2.efi", true,
+	assert_int_equal(bci_efi_boot_entry_create(f->ex.root, "kg", "/dev/vda", 1, "/EFI/kg2.efi", true,
 						   &number, &replaced, err, sizeof(err)), 0);
 	assert_int_equal(number, 1);
 	assert_true(replaced);
-	assert_int_equal(bci_efi_boot_order_get(&f->ex, &order, &order_count), 0);
+	assert_int_equal(bci_efi_boot_order_get(f->ex.root, &order, &order_count), 0);
 	assert_int_equal(order_count, 2);
 	assert_int_equal(order[0], 0);
 	assert_int_equal(order[1], 1);
 	free(order);
-	assert_int_equal(bci_efi_boot_resolve(&f->ex, "1", &number), 0);
+	assert_int_equal(bci_efi_boot_resolve(f->ex.root, "1", &number), 0);
 	assert_int_equal(number, 1);
-	assert_int_equal(bci_efi_boot_resolve(&f->ex, "kg", &number), 0);
-	assert_int_equal(bci_efi_boot_resolve(&f->ex, "5", &number), -ENOENT);
+	assert_int_equal(bci_efi_boot_resolve(f->ex.root, "kg", &number), 0);
+	assert_int_equal(bci_efi_boot_resolve(f->ex.root, "5", &number), -ENOENT);
 	/* The disk's mistakes are named. */
-	assert_int_equal(bci_efi_boot_entry_create(&f->ex, "kg", "/dev/vda", 2, "/EFI/kg.efi", false,
+	assert_int_equal(bci_efi_boot_entry_create(f->ex.root, "kg", "/dev/vda", 2, "/EFI/kg.efi", false,
 						   &number, &replaced, err, sizeof(err)), -ENOENT);
 	assert_string_equal(err, "/dev/vda: partition 2: no such partition");
 }
@@ -514,7 +515,7 @@ static void handover_to_explicit_number(void **state)
 	load_settings(f, "bootci.known_good_entry=Boot000A bootci.handover_fallback=poweroff");
 	put_entry(f, 0xa, "something else", "/x.efi");
 	assert_int_equal(bci_handover(&f->ex, BCI_END_REBOOT), BCI_END_REBOOT);
-	assert_int_equal(bci_efi_boot_next_get(&f->ex, &number), 0);
+	assert_int_equal(bci_efi_boot_next_get(f->ex.root, &number), 0);
 	assert_int_equal(number, 0xa);
 }
 
@@ -527,12 +528,12 @@ static void handover_missing_entry_takes_fallback(void **state)
 	put_entry(f, 1, "UEFI Misc Device", "/EFI/BOOT/BOOTX64.EFI");
 	load_settings(f, "bootci.handover_fallback=poweroff");
 	assert_int_equal(bci_handover(&f->ex, BCI_END_REBOOT), BCI_END_POWEROFF);
-	assert_int_equal(bci_efi_boot_next_get(&f->ex, &number), -ENOENT);
+	assert_int_equal(bci_efi_boot_next_get(f->ex.root, &number), -ENOENT);
 	bci_config_free(f->ex.config);
 	f->ex.config = NULL;
 	load_settings(f, "bootci.known_good_entry=Boot0007");
 	assert_int_equal(bci_handover(&f->ex, BCI_END_REBOOT), BCI_END_REBOOT);
-	assert_int_equal(bci_efi_boot_next_get(&f->ex, &number), -ENOENT);
+	assert_int_equal(bci_efi_boot_next_get(f->ex.root, &number), -ENOENT);
 	assert_int_equal(syncs, 0);
 }
 
@@ -562,18 +563,18 @@ static void handover_leaves_poweroff_self_and_off_alone(void **state)
 	load_settings(f, "bootci.handover_fallback=poweroff");
 	/* Power-off asked for: no BootNext. */
 	assert_int_equal(bci_handover(&f->ex, BCI_END_POWEROFF), BCI_END_POWEROFF);
-	assert_int_equal(bci_efi_boot_next_get(&f->ex, &number), -ENOENT);
+	assert_int_equal(bci_efi_boot_next_get(f->ex.root, &number), -ENOENT);
 	/* The known-good image's own boot: no BootNext to itself. */
 	put_variable(f, "BootCurrent", 0x6, "\x03\x00", 2);
 	assert_int_equal(bci_handover(&f->ex, BCI_END_REBOOT), BCI_END_REBOOT);
-	assert_int_equal(bci_efi_boot_next_get(&f->ex, &number), -ENOENT);
+	assert_int_equal(bci_efi_boot_next_get(f->ex.root, &number), -ENOENT);
 	/* known_good_entry empty: hand-over off. */
 	bci_config_free(f->ex.config);
 	f->ex.config = NULL;
 	load_settings(f, "bootci.known_good_entry= bootci.handover_fallback=poweroff");
 	put_variable(f, "BootCurrent", 0x6, "\x01\x00", 2);
 	assert_int_equal(bci_handover(&f->ex, BCI_END_REBOOT), BCI_END_REBOOT);
-	assert_int_equal(bci_efi_boot_next_get(&f->ex, &number), -ENOENT);
+	assert_int_equal(bci_efi_boot_next_get(f->ex.root, &number), -ENOENT);
 }
 
 static void boot_record_line(void **state)

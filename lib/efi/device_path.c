@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * EFI's encodings (see efivar.h): UTF-16LE strings, GUIDs, and device paths,
- * their binary nodes and their text forms. Written from the UEFI
- * specification ("Device Path Protocol", device path to text conventions).
+ * Device paths (see efi.h): their binary nodes, checked, written as text and
+ * built for a file on a GPT partition. Written from the UEFI specification
+ * ("Device Path Protocol", device path to text conventions).
  */
-#include "efivar.h"
+#include "efi.h"
 
-#include "efi_bytes.h"
+#include "bytes.h"
 
-#include <blkid/blkid.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -54,153 +54,6 @@ enum {
 /* EISA PNP ids as ACPI HID values: PNP0A03 (PCI root), PNP0A08 (PCIe root). */
 #define ACPI_HID_PCI_ROOT 0x0a0341d0u
 #define ACPI_HID_PCIE_ROOT 0x0a0841d0u
-
-/* ---- text ---- */
-
-int bci_efi_utf16_to_utf8(const uint8_t *utf16, size_t units, char **out)
-{
-	/* Each unit gives at most 3 bytes; a surrogate pair (2 units) gives 4. */
-	char *text = malloc(units * 3 + 1), *p;
-
-	if (!text)
-		return -ENOMEM;
-	p = text;
-	for (size_t i = 0; i < units; i++) {
-		uint32_t c = efi_get_le16(utf16 + 2 * i);
-
-		if (c == 0)
-			break;
-		if (c >= 0xd800 && c <= 0xdbff && i + 1 < units) {
-			uint32_t low = efi_get_le16(utf16 + 2 * (i + 1));
-			if (low >= 0xdc00 && low <= 0xdfff) {
-				c = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
-				i++;
-			} else {
-				c = 0xfffd;
-			}
-		} else if (c >= 0xd800 && c <= 0xdfff) {
-			c = 0xfffd;
-		}
-		if (c < 0x80) {
-			*p++ = (char)c;
-		} else if (c < 0x800) {
-			*p++ = (char)(0xc0 | c >> 6);
-			*p++ = (char)(0x80 | (c & 0x3f));
-		} else if (c < 0x10000) {
-			*p++ = (char)(0xe0 | c >> 12);
-			*p++ = (char)(0x80 | (c >> 6 & 0x3f));
-			*p++ = (char)(0x80 | (c & 0x3f));
-		} else {
-			*p++ = (char)(0xf0 | c >> 18);
-			*p++ = (char)(0x80 | (c >> 12 & 0x3f));
-			*p++ = (char)(0x80 | (c >> 6 & 0x3f));
-			*p++ = (char)(0x80 | (c & 0x3f));
-		}
-	}
-	*p = '\0';
-	*out = text;
-	return 0;
-}
-
-/* Decodes one UTF-8 sequence at @s; its length, or -EILSEQ (overlong, surrogate, > U+10FFFF). */
-static int utf8_decode(const unsigned char *s, uint32_t *c)
-{
-	int len;
-	uint32_t min;
-
-	if (s[0] < 0x80) {
-		*c = s[0];
-		return 1;
-	} else if ((s[0] & 0xe0) == 0xc0) {
-		len = 2, *c = s[0] & 0x1f, min = 0x80;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3, *c = s[0] & 0x0f, min = 0x800;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4, *c = s[0] & 0x07, min = 0x10000;
-	} else {
-		return -EILSEQ;
-	}
-	for (int i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return -EILSEQ;
-		*c = *c << 6 | (s[i] & 0x3f);
-	}
-	if (*c < min || *c > 0x10ffff || (*c >= 0xd800 && *c <= 0xdfff))
-		return -EILSEQ;
-	return len;
-}
-
-int bci_efi_utf8_to_utf16(const char *utf8, uint8_t **out, size_t *size)
-{
-	const unsigned char *s = (const unsigned char *)utf8;
-	/* At most one unit per byte, plus the NUL. */
-	uint8_t *buf = malloc(2 * (strlen(utf8) + 1)), *p;
-
-	if (!buf)
-		return -ENOMEM;
-	p = buf;
-	while (*s) {
-		uint32_t c;
-		int len = utf8_decode(s, &c);
-
-		if (len < 0) {
-			free(buf);
-			return len;
-		}
-		s += len;
-		if (c >= 0x10000) {
-			c -= 0x10000;
-			efi_put_le16(p, (uint16_t)(0xd800 + (c >> 10)));
-			efi_put_le16(p + 2, (uint16_t)(0xdc00 + (c & 0x3ff)));
-			p += 4;
-		} else {
-			efi_put_le16(p, (uint16_t)c);
-			p += 2;
-		}
-	}
-	efi_put_le16(p, 0);
-	p += 2;
-	*out = buf;
-	*size = (size_t)(p - buf);
-	return 0;
-}
-
-/* The text form keeps the first three fields as numbers, hence the mixed byte order. */
-void bci_efi_guid_format(const uint8_t guid[16], char text[37])
-{
-	snprintf(text, 37, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", efi_get_le32(guid),
-		 efi_get_le16(guid + 4), efi_get_le16(guid + 6), guid[8], guid[9], guid[10], guid[11],
-		 guid[12], guid[13], guid[14], guid[15]);
-}
-
-int bci_efi_guid_parse(const char *text, uint8_t guid[16])
-{
-	uint8_t bytes[16];
-	size_t n = 0;
-
-	if (strlen(text) != 36)
-		return -EINVAL;
-	for (size_t i = 0; i < 36; i++) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (text[i] != '-')
-				return -EINVAL;
-			continue;
-		}
-		int high = efi_hex_value(text[i]), low = efi_hex_value(text[i + 1]);
-		if (high < 0 || low < 0)
-			return -EINVAL;
-		bytes[n++] = (uint8_t)(high << 4 | low);
-		i++;
-	}
-	/* bytes[] is the text order; the first three fields are stored little endian. */
-	guid[0] = bytes[3], guid[1] = bytes[2], guid[2] = bytes[1], guid[3] = bytes[0];
-	guid[4] = bytes[5], guid[5] = bytes[4];
-	guid[6] = bytes[7], guid[7] = bytes[6];
-	memcpy(guid + 8, bytes + 8, 8);
-	return 0;
-}
-
-/* ---- device paths ---- */
 
 int bci_efi_device_path_check(const uint8_t *path, size_t size)
 {
@@ -425,54 +278,6 @@ int bci_efi_device_path_format(const uint8_t *path, size_t size, char *buf, size
 	if (bufsize)
 		buf[o.len < bufsize ? o.len : bufsize - 1] = '\0';
 	return o.len > (size_t)INT32_MAX ? -EOVERFLOW : (int)o.len;
-}
-
-int bci_efi_hard_drive_probe(const char *disk_path, unsigned partition_number,
-			     struct bci_efi_hard_drive *hd)
-{
-	blkid_probe probe = blkid_new_probe_from_filename(disk_path);
-	blkid_partlist partitions;
-	blkid_parttable table;
-	blkid_partition partition;
-	const char *type, *uuid;
-	unsigned sector_size;
-	int ret;
-
-	if (!probe)
-		return errno ? -errno : -ENOENT;
-	blkid_probe_enable_superblocks(probe, 0);
-	blkid_probe_enable_partitions(probe, 1);
-	partitions = blkid_probe_get_partitions(probe);
-	table = partitions ? blkid_partlist_get_table(partitions) : NULL;
-	type = table ? blkid_parttable_get_type(table) : NULL;
-	if (!type || strcmp(type, "gpt") != 0) {
-		ret = -EMEDIUMTYPE;
-		goto out;
-	}
-	partition = partition_number <= INT32_MAX
-			    ? blkid_partlist_get_partition_by_partno(partitions, (int)partition_number)
-			    : NULL;
-	uuid = partition ? blkid_partition_get_uuid(partition) : NULL;
-	if (!partition || !uuid) {
-		ret = -ENOENT;
-		goto out;
-	}
-	ret = bci_efi_guid_parse(uuid, hd->partition_guid);
-	if (ret < 0)
-		goto out;
-	/* libblkid counts 512-byte sectors; HD() counts the disk's logical blocks. */
-	sector_size = blkid_probe_get_sectorsize(probe);
-	if (sector_size < 512 || sector_size % 512) {
-		ret = -EINVAL;
-		goto out;
-	}
-	hd->partition_number = partition_number;
-	hd->start_lba = (uint64_t)blkid_partition_get_start(partition) * 512 / sector_size;
-	hd->size_lba = (uint64_t)blkid_partition_get_size(partition) * 512 / sector_size;
-	ret = 0;
-out:
-	blkid_free_probe(probe);
-	return ret;
 }
 
 int bci_efi_device_path_hd_file(const struct bci_efi_hard_drive *hd, const char *loader,

@@ -2,31 +2,39 @@
 /*
  * EFI variables through efivarfs, with efivar's semantics, and the boot
  * manager's variables on top of them (Boot####, BootOrder, BootNext,
- * BootCurrent; UEFI 2.x, 3.1.3 "Load Options").
+ * BootCurrent; UEFI 2.x, 3.1.3 "Load Options"): the one EFI implementation
+ * of bootci, used by the executor (the hand-over, deploy), bootci-efi and
+ * bootci-collect (the boot entries in the run's manifest).
  *
  * A variable is the file ROOT/sys/firmware/efi/efivars/NAME-GUID (through
- * bci_path() of lib/path.h, so a test tree works): 4 bytes of attributes, little endian,
- * then the data. efivarfs takes a write as one whole variable, so a write is
- * always a single write(2) of attributes + data; its files are immutable
- * (FS_IMMUTABLE_FL) until the flag is cleared.
+ * bci_path() of lib/path.h: ROOT is "" on the machine, a fake tree in tests):
+ * 4 bytes of attributes, little endian, then the data. efivarfs takes a write
+ * as one whole variable, so a write is always a single write(2) of attributes
+ * + data; its files are immutable (FS_IMMUTABLE_FL) until the flag is
+ * cleared. A fake tree's variables are regular files: efivar.c tells them
+ * apart by their file system.
  *
- * Three modules: efivar.c (efivarfs I/O), efi_device_path.c (UTF-16, GUIDs,
- * device paths) and efi_boot.c (load options and the boot manager's logic);
- * bootci-efi (efi-tool/main.c) is a thin command line over them.
+ *   efivar.c       variables: read, write, delete (efivarfs I/O)
+ *   text.c         UTF-16LE <-> UTF-8, GUIDs
+ *   device_path.c  device path lists: check, text form, HD()/File() built
+ *   load_option.c  EFI_LOAD_OPTION (a Boot#### variable's body): parse, build
+ *   boot.c         the boot manager's variables, finding the entry a name means
+ *   disk_entry.c   an entry for a partition of a GPT disk (libblkid): the only
+ *                  part that needs libblkid, so a reader of entries links without it
+ *   bytes.h        little-endian integers and hex digits, for these files only
  *
  * Functions return 0 (or a count) on success and -errno on failure: -ENOENT
  * for a missing variable or entry, -ENODEV when there are no EFI variables
  * at all, -EINVAL for malformed contents. Buffers returned through `**`
  * arguments are malloc'ed and owned by the caller.
  */
-#ifndef BCI_EFIVAR_H
-#define BCI_EFIVAR_H
+#ifndef BCI_EFI_H
+#define BCI_EFI_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "executor.h"
 
 #define BCI_EFI_GLOBAL_GUID "8be4df61-93ca-11d2-aa0d-00e098032b8c"
 #define BCI_EFIVARS_DIR "/sys/firmware/efi/efivars"
@@ -42,25 +50,25 @@
 /* Upper bound for one variable: NVRAM stores are a few hundred KiB at most. */
 #define BCI_EFIVAR_MAX_SIZE (1024 * 1024)
 
-/* ---- variables ---- */
+/* ---- variables (efivar.c) ---- */
 
 /*
  * 0 when ROOT/sys/firmware/efi/efivars exists and holds variables; -ENODEV when
  * the machine did not boot through EFI (no /sys/firmware/efi), -ENOMEDIUM when
  * efivarfs is not mounted (the folder is empty).
  */
-int bci_efivar_available(const struct bci_executor *ex);
+int bci_efivar_available(const char *root);
 
 /* Reads NAME-GUID: attributes (may be NULL) and data (malloc'ed, may be empty). */
-int bci_efivar_get(const struct bci_executor *ex, const char *name, const char *guid,
-		   uint32_t *attributes, uint8_t **data, size_t *size);
+int bci_efivar_get(const char *root, const char *name, const char *guid, uint32_t *attributes,
+		   uint8_t **data, size_t *size);
 /* Creates or replaces NAME-GUID with @attributes and @size bytes of @data (one write). */
-int bci_efivar_set(const struct bci_executor *ex, const char *name, const char *guid,
-		   uint32_t attributes, const void *data, size_t size);
+int bci_efivar_set(const char *root, const char *name, const char *guid, uint32_t attributes,
+		   const void *data, size_t size);
 /* Deletes NAME-GUID; -ENOENT when it does not exist. */
-int bci_efivar_delete(const struct bci_executor *ex, const char *name, const char *guid);
+int bci_efivar_delete(const char *root, const char *name, const char *guid);
 
-/* ---- text: UTF-8 <-> UTF-16LE, GUIDs ---- */
+/* ---- text: UTF-8 <-> UTF-16LE, GUIDs (text.c) ---- */
 
 /*
  * UTF-16LE (@units code units, stops at a NUL) to NUL-terminated UTF-8 in a
@@ -78,7 +86,7 @@ int bci_efi_utf8_to_utf16(const char *utf8, uint8_t **out, size_t *size);
 int bci_efi_guid_parse(const char *text, uint8_t guid[16]);
 void bci_efi_guid_format(const uint8_t guid[16], char text[37]);
 
-/* ---- device paths ---- */
+/* ---- device paths (device_path.c) ---- */
 
 /* Where a loader lives: a GPT partition (as in the HD() media node) and a file on it. */
 struct bci_efi_hard_drive {
@@ -101,18 +109,11 @@ int bci_efi_device_path_check(const uint8_t *path, size_t size);
  * returns the full length, or -EINVAL for a malformed list.
  */
 int bci_efi_device_path_format(const uint8_t *path, size_t size, char *buf, size_t bufsize);
-/*
- * Fills @hd for partition @partition_number of the GPT disk (or image file)
- * at @disk_path through libblkid's partition probing. -ENOENT when there is
- * no such partition, -EMEDIUMTYPE when the disk has no GPT.
- */
-int bci_efi_hard_drive_probe(const char *disk_path, unsigned partition_number,
-			     struct bci_efi_hard_drive *hd);
 /* HD(...)/File(@loader)/End, malloc'ed. '/' in @loader becomes '\'. */
 int bci_efi_device_path_hd_file(const struct bci_efi_hard_drive *hd, const char *loader,
 				uint8_t **out, size_t *size);
 
-/* ---- EFI_LOAD_OPTION (Boot####) ---- */
+/* ---- EFI_LOAD_OPTION, the body of a Boot#### (load_option.c) ---- */
 
 struct bci_efi_load_option {
 	uint32_t attributes;
@@ -135,32 +136,59 @@ void bci_efi_load_option_clear(struct bci_efi_load_option *option);
 int bci_efi_load_option_build(const struct bci_efi_load_option *option, uint8_t **out,
 			      size_t *size);
 
-/* ---- the boot manager's variables ---- */
+/* ---- the boot manager's variables (boot.c) ---- */
 
 /* "Boot0003"/"boot0003" -> 3; -EINVAL for anything else. */
 int bci_efi_boot_number_parse(const char *text, uint16_t *number);
 
 /* Boot#### read and parsed; *@raw (owned by the caller) backs @option's pointers. */
-int bci_efi_boot_entry_get(const struct bci_executor *ex, uint16_t number,
-			   struct bci_efi_load_option *option, uint8_t **raw, size_t *raw_size);
-int bci_efi_boot_entry_set(const struct bci_executor *ex, uint16_t number,
+int bci_efi_boot_entry_get(const char *root, uint16_t number, struct bci_efi_load_option *option,
+			   uint8_t **raw, size_t *raw_size);
+int bci_efi_boot_entry_set(const char *root, uint16_t number,
 			   const struct bci_efi_load_option *option);
 
 /* Every Boot#### present, ascending, malloc'ed (may be 0 entries). */
-int bci_efi_boot_entries(const struct bci_executor *ex, uint16_t **numbers, size_t *count);
+int bci_efi_boot_entries(const char *root, uint16_t **numbers, size_t *count);
 /* The lowest number with no Boot#### variable; -ENOSPC when all 65536 are taken. */
-int bci_efi_boot_entry_free_number(const struct bci_executor *ex, uint16_t *number);
+int bci_efi_boot_entry_free_number(const char *root, uint16_t *number);
 
 /*
  * The entry @what names: "Boot####" (hex, must exist), else the entry whose
  * description is exactly @what (the first in BootOrder, else the lowest
  * number, when several share it). -ENOENT when there is none.
  */
-int bci_efi_boot_find(const struct bci_executor *ex, const char *what, uint16_t *number);
+int bci_efi_boot_find(const char *root, const char *what, uint16_t *number);
 
 /* As bci_efi_boot_find, @what may also be a bare number (1-4 hex digits): bootci-efi's NUM. */
-int bci_efi_boot_resolve(const struct bci_executor *ex, const char *what, uint16_t *number);
+int bci_efi_boot_resolve(const char *root, const char *what, uint16_t *number);
 
+/*
+ * One line for people: "Boot0003* label<TAB>HD(...)/File(...)" (+data when it
+ * carries optional data; "(unreadable: why)" when it cannot be read).
+ */
+void bci_efi_boot_entry_describe(const char *root, uint16_t number, char *buf, size_t size);
+
+/* BootOrder with @number in it: appended (first with @first), never twice. */
+int bci_efi_boot_order_add(const char *root, uint16_t number, bool first);
+
+/* BootOrder as an array of entry numbers, malloc'ed; -ENOENT when absent. */
+int bci_efi_boot_order_get(const char *root, uint16_t **order, size_t *count);
+int bci_efi_boot_order_set(const char *root, const uint16_t *order, size_t count);
+
+/* BootNext (NV|BS|RT, u16 LE) and BootCurrent (set by the firmware); -ENOENT when absent. */
+int bci_efi_boot_next_get(const char *root, uint16_t *number);
+int bci_efi_boot_next_set(const char *root, uint16_t number);
+int bci_efi_boot_current_get(const char *root, uint16_t *number);
+
+/* ---- an entry for a partition of a GPT disk (disk_entry.c, libblkid) ---- */
+
+/*
+ * Fills @hd for partition @partition_number of the GPT disk (or image file)
+ * at @disk_path through libblkid's partition probing. -ENOENT when there is
+ * no such partition, -EMEDIUMTYPE when the disk has no GPT.
+ */
+int bci_efi_hard_drive_probe(const char *disk_path, unsigned partition_number,
+			     struct bci_efi_hard_drive *hd);
 /*
  * Makes the entry @label: HD(partition @partition of the GPT disk at @disk, a
  * path under the root)/File(@loader), active. Provisioning twice must not
@@ -170,51 +198,8 @@ int bci_efi_boot_resolve(const struct bci_executor *ex, const char *what, uint16
  * 0 with *@number; -errno with what failed (naming @disk, the partition) in
  * @err.
  */
-int bci_efi_boot_entry_create(const struct bci_executor *ex, const char *label, const char *disk,
+int bci_efi_boot_entry_create(const char *root, const char *label, const char *disk,
 			      unsigned partition, const char *loader, bool first,
 			      uint16_t *number, bool *replaced, char *err, size_t err_size);
-
-/*
- * One line for people: "Boot0003* label<TAB>HD(...)/File(...)" (+data when it
- * carries optional data; "(unreadable: why)" when it cannot be read).
- */
-void bci_efi_boot_entry_describe(const struct bci_executor *ex, uint16_t number, char *buf,
-				 size_t size);
-
-/* BootOrder with @number in it: appended (first with @first), never twice. */
-int bci_efi_boot_order_add(const struct bci_executor *ex, uint16_t number, bool first);
-
-/* BootOrder as an array of entry numbers, malloc'ed; -ENOENT when absent. */
-int bci_efi_boot_order_get(const struct bci_executor *ex, uint16_t **order, size_t *count);
-int bci_efi_boot_order_set(const struct bci_executor *ex, const uint16_t *order, size_t count);
-
-/* BootNext (NV|BS|RT, u16 LE) and BootCurrent (set by the firmware); -ENOENT when absent. */
-int bci_efi_boot_next_get(const struct bci_executor *ex, uint16_t *number);
-int bci_efi_boot_next_set(const struct bci_executor *ex, uint16_t number);
-int bci_efi_boot_current_get(const struct bci_executor *ex, uint16_t *number);
-
-/* ---- handover.c: the way back to the known-good image ---- */
-
-/*
- * Called when the boot is about to end. A reboot ending hands over: the entry
- * named by known_good_entry (a description, or Boot####) becomes BootNext,
- * the variable is synced, "bootci: hand-over: BootNext=Boot0003 (label)" is
- * said and BCI_END_REBOOT returned. Without EFI variables, without that
- * entry, or when BootNext cannot be written, the console says why and the
- * handover_fallback ending is returned. Left as they are: a power-off ending
- * (asked for by configuration), an empty known_good_entry (hand-over off), and
- * a boot that already is the known-good entry (BootCurrent; a BootNext to
- * itself would loop). Never blocks.
- */
-enum bci_ending bci_handover(struct bci_executor *ex, enum bci_ending ending);
-
-/*
- * One line (no newline) describing this boot for the run's journal:
- * "efi-boot-current=Boot0003 release=6.1.0-57-amd64 realtime=1712345678.123
- * cmdline=<the rest of the line is /proc/cmdline>"; efi-boot-current is
- * "none" without EFI or BootCurrent, release "unknown" when not known. Writes
- * nothing; returns the line's length, or -ENOBUFS when @size is too small.
- */
-int bci_boot_record(struct bci_executor *ex, char *buf, size_t size);
 
 #endif

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Byte helpers shared by the EFI modules (efivar.c, efi_device_path.c,
- * efi_boot.c) and nothing else: EFI's integers are little endian whatever
- * the host, and its hex digits come in either case.
+ * Byte helpers shared by lib/efi's modules and nothing else: EFI's integers
+ * are little endian whatever the host, and its hex digits come in either
+ * case.
  */
 #ifndef BCI_EFI_BYTES_H
 #define BCI_EFI_BYTES_H

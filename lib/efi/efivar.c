@@ -1,37 +1,44 @@
 // SPDX-License-Identifier: MIT
 /*
- * EFI variables through efivarfs (see efivar.h). Written from the kernel's
- * efivarfs documentation. What differs between efivarfs and a test tree's
- * regular files (the immutable flag, one write(2) per variable) is behind
- * the executor's system call table (sys.c).
+ * EFI variables through efivarfs (see efi.h). Written from the kernel's
+ * efivarfs documentation. A test tree's variables are regular files: what
+ * differs (the immutable flag, one write(2) per variable, truncation and
+ * durability) is decided here by the file system the variable is on, so the
+ * same calls work on the machine and on a fake tree.
  */
-#include "efivar.h"
+#include "efi.h"
 
-#include "efi_bytes.h"
+#include "bytes.h"
 #include "fsutil.h"
+#include "path.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* ---- variables ---- */
 
-static int variable_path(const struct bci_executor *ex, const char *name, const char *guid,
+static int variable_path(const char *root, const char *name, const char *guid,
 			 char *path)
 {
 	/* A name with '/' would leave the folder; efivarfs would refuse it anyway. */
 	if (!*name || strchr(name, '/') || strchr(guid, '/'))
 		return -EINVAL;
-	return bci_path(ex->root, path, BCI_EFIVARS_DIR "/%s-%s", name, guid);
+	return bci_path(root, path, BCI_EFIVARS_DIR "/%s-%s", name, guid);
 }
 
-int bci_efivar_available(const struct bci_executor *ex)
+int bci_efivar_available(const char *root)
 {
 	char path[PATH_MAX];
 	struct dirent *entry;
@@ -39,9 +46,9 @@ int bci_efivar_available(const struct bci_executor *ex)
 	int ret = -ENOMEDIUM;
 	DIR *dir;
 
-	if (bci_path(ex->root, path, "/sys/firmware/efi") < 0 || stat(path, &st) < 0)
+	if (bci_path(root, path, "/sys/firmware/efi") < 0 || stat(path, &st) < 0)
 		return -ENODEV;
-	if (bci_path(ex->root, path, BCI_EFIVARS_DIR) < 0)
+	if (bci_path(root, path, BCI_EFIVARS_DIR) < 0)
 		return -ENAMETOOLONG;
 	dir = opendir(path);
 	if (!dir)
@@ -56,7 +63,7 @@ int bci_efivar_available(const struct bci_executor *ex)
 	return ret;
 }
 
-int bci_efivar_get(const struct bci_executor *ex, const char *name, const char *guid,
+int bci_efivar_get(const char *root, const char *name, const char *guid,
 		   uint32_t *attributes, uint8_t **data, size_t *size)
 {
 	char path[PATH_MAX];
@@ -64,7 +71,7 @@ int bci_efivar_get(const struct bci_executor *ex, const char *name, const char *
 	size_t len = 0;
 	int ret;
 
-	ret = variable_path(ex, name, guid, path);
+	ret = variable_path(root, name, guid, path);
 	if (ret < 0)
 		return ret;
 	ret = bci_read_file(path, &text, &len, BCI_EFIVAR_MAX_SIZE);
@@ -83,15 +90,65 @@ int bci_efivar_get(const struct bci_executor *ex, const char *name, const char *
 	return 0;
 }
 
+/*
+ * efivarfs marks its files immutable so that `rm -rf /sys` cannot brick a
+ * machine; the flag must go before a write or an unlink. 1 when it was set
+ * (and is now cleared), 0 when not, or -errno. A file system without flags
+ * (a fake tree on tmpfs) has none to clear.
+ */
+static int unlock(int fd)
+{
+	int flags;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		return errno == ENOTTY || errno == EOPNOTSUPP || errno == EINVAL ? 0 : -errno;
+	if (!(flags & FS_IMMUTABLE_FL))
+		return 0;
+	flags &= ~FS_IMMUTABLE_FL;
+	return ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0 ? -errno : 1;
+}
+
+static void relock(int fd)
+{
+	int flags;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
+		flags |= FS_IMMUTABLE_FL;
+		ioctl(fd, FS_IOC_SETFLAGS, &flags);
+	}
+}
+
+/*
+ * Stores @size bytes as the whole variable. efivarfs hands each write(2) to
+ * SetVariable(): one call, or a torn variable; it has no fsync (the store
+ * has it once SetVariable returned). A regular file must also lose an older,
+ * longer content, and be made durable.
+ */
+static int write_variable(int fd, const void *body, size_t size)
+{
+	struct statfs fs;
+	ssize_t written = write(fd, body, size);
+
+	if (written < 0)
+		return -errno;
+	if ((size_t)written != size)
+		return -EIO;
+	if (fstatfs(fd, &fs) == 0 && fs.f_type == EFIVARFS_MAGIC)
+		return 0;
+	if (ftruncate(fd, (off_t)size) < 0 || fsync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
 /* Opens an existing variable for writing: efivarfs's immutable flag goes first. */
-static int open_existing(const struct bci_executor *ex, const char *path, int *was_immutable)
+static int open_existing(const char *path, int *was_immutable)
 {
 	/* The flag is cleared through a read-only fd: an immutable file refuses O_WRONLY. */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	*was_immutable = ex->sys->efivar_unlock(fd);
+	*was_immutable = unlock(fd);
 	close(fd);
 	if (*was_immutable < 0)
 		return *was_immutable;
@@ -99,7 +156,7 @@ static int open_existing(const struct bci_executor *ex, const char *path, int *w
 	return fd < 0 ? -errno : fd;
 }
 
-int bci_efivar_set(const struct bci_executor *ex, const char *name, const char *guid,
+int bci_efivar_set(const char *root, const char *name, const char *guid,
 		   uint32_t attributes, const void *data, size_t size)
 {
 	char path[PATH_MAX];
@@ -109,7 +166,7 @@ int bci_efivar_set(const struct bci_executor *ex, const char *name, const char *
 
 	if (size > BCI_EFIVAR_MAX_SIZE)
 		return -E2BIG;
-	ret = variable_path(ex, name, guid, path);
+	ret = variable_path(root, name, guid, path);
 	if (ret < 0)
 		return ret;
 	body = malloc(4 + size);
@@ -123,16 +180,16 @@ int bci_efivar_set(const struct bci_executor *ex, const char *name, const char *
 	if (fd >= 0)
 		created = true;
 	else if (errno == EEXIST)
-		fd = open_existing(ex, path, &was_immutable);
+		fd = open_existing(path, &was_immutable);
 	else
 		fd = -errno;
 	if (fd < 0) {
 		ret = fd;
 		goto out_body;
 	}
-	ret = ex->sys->efivar_write(fd, body, 4 + size);
+	ret = write_variable(fd, body, 4 + size);
 	if (ret == 0 && was_immutable > 0)
-		ex->sys->efivar_relock(fd);
+		relock(fd);
 	close(fd);
 	/* A file we created and could not write would stay as an empty name in efivarfs. */
 	if (ret < 0 && created)
@@ -142,18 +199,18 @@ out_body:
 	return ret;
 }
 
-int bci_efivar_delete(const struct bci_executor *ex, const char *name, const char *guid)
+int bci_efivar_delete(const char *root, const char *name, const char *guid)
 {
 	char path[PATH_MAX];
 	int fd, ret;
 
-	ret = variable_path(ex, name, guid, path);
+	ret = variable_path(root, name, guid, path);
 	if (ret < 0)
 		return ret;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ret = ex->sys->efivar_unlock(fd);
+	ret = unlock(fd);
 	close(fd);
 	if (ret < 0)
 		return ret;
