@@ -139,7 +139,7 @@ build_nettle() {
 }
 
 build_openssl() {
-	[ ! -e Makefile ] || make distclean
+	[ ! -e configdata.pm ] || make distclean
 	# libssl and libcrypto for bootci-collect's libcurl: a TLS client, nothing
 	# else. No modules or engines (a static binary loads none), no DTLS, SRP,
 	# PSK or compression, and none of the ciphers and formats a client of a
@@ -157,7 +157,7 @@ build_openssl() {
 }
 
 build_curl() {
-	[ ! -e Makefile ] || make distclean
+	[ ! -e config.status ] || make distclean
 	# Debian's source comes with its GnuTLS and NSS flavors' patches applied last
 	# (they rename the library); its OpenSSL flavor takes them off, and so do we.
 	local p
