@@ -11,9 +11,9 @@
 # build host (tests/scripts/install.t checks it):
 #   BINDIR      PREFIX/bin                 bootci-aggregator, bootci-builder, bootci-results
 #   IMAGEBINDIR PREFIX/lib/bootci          what the images carry, for the recipes to pack:
-#                                          bootci-executor and bootci-efi (static musl),
-#                                          bootci-collect (glibc: the builder packs its
-#                                          libraries), fixtures/ (the lab's test programs)
+#                                          bootci-executor, bootci-efi and bootci-collect
+#                                          (static musl), fixtures/ (the lab's test
+#                                          programs)
 #   DATADIR     PREFIX/share/bootci        images/ (the recipes) and initramfs/ (the test
 #                                          image's spec, executor.conf, testlists/), side by
 #                                          side as in the tree, so the recipes' relative

@@ -40,7 +40,7 @@ check "nothing installed outside the expected places${unexpected:+: ${unexpected
 same=1
 for f in bin/bootci-aggregator:host/bin/bootci-aggregator bin/bootci-builder:host/bin/bootci-builder \
 	bin/bootci-results:host/bin/bootci-results lib/bootci/bootci-executor:musl/bin/bootci-executor \
-	lib/bootci/bootci-efi:musl/bin/bootci-efi lib/bootci/bootci-collect:host/bin/bootci-collect; do
+	lib/bootci/bootci-efi:musl/bin/bootci-efi lib/bootci/bootci-collect:musl/bin/bootci-collect; do
 	installed=$root/usr/${f%%:*} built=$BUILD/${f#*:}
 	if [ ! -x "$installed" ] || ! cmp -s "$installed" "$built"; then
 		echo "$installed: not the executable $built" | diag
