@@ -46,6 +46,7 @@
 #define BCI_MANIFEST_H
 
 #include "arena.h"
+#include "sha256.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,7 +59,6 @@
 /* Longest relative path accepted (bytes), and longest run id / machine name. */
 #define BCI_MANIFEST_PATH_MAX	  1024
 #define BCI_MANIFEST_WORD_MAX	  128
-#define BCI_SHA256_HEX_LEN	  64
 
 struct bci_manifest_file {
 	char *path;
@@ -149,10 +149,5 @@ const struct bci_manifest_file *bci_manifest_find(const struct bci_manifest *m, 
 bool bci_manifest_path_ok(const char *path, char *err, size_t err_size);
 /* Whether @word is a run id / machine name: [A-Za-z0-9._-]{1,128}, not "." or "..". */
 bool bci_manifest_word_ok(const char *word);
-
-/* sha256 of everything read from @fd, as lowercase hex; *@size gets the byte count. */
-int bci_sha256_fd(int fd, char hex[BCI_SHA256_HEX_LEN + 1], uint64_t *size);
-/* Lowercase hex of a 32-byte digest. */
-void bci_sha256_hex(const unsigned char digest[32], char hex[BCI_SHA256_HEX_LEN + 1]);
 
 #endif

@@ -14,7 +14,6 @@
 #include "resultgen.h"
 #include "strv.h"
 
-#include <nettle/sha2.h>
 
 #include <limits.h>
 #include <stdbool.h>
@@ -113,7 +112,7 @@ int bci_ingest_entry_check(struct ingest *in, struct archive_entry *entry, char 
 
 /* Where a member's bytes go: a digest, a buffer (up to @limit), a file. */
 struct ingest_sink {
-	struct sha256_ctx *hash;	/* nettle's, on the caller's stack: no allocation per member */
+	struct bci_sha256 *hash;	/* nettle's, on the caller's stack: no allocation per member */
 	struct bci_str *buf;
 	char *into;		/* or memory of @limit bytes the caller placed (into_len used) */
 	size_t into_len;

@@ -42,7 +42,6 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,7 +259,7 @@ static int sink_bytes(struct ingest_sink *s, const void *data, size_t n)
 	int ret = 0;
 
 	if (s->hash)
-		sha256_update(s->hash, n, data);
+		bci_sha256_update(s->hash, data, n);
 	if (s->into && !s->over) {
 		if (n > s->limit - s->into_len) {
 			s->over = true;
@@ -538,8 +537,8 @@ static int file_scan(struct ingest *in, const struct scan_src *src, const char *
 	char *placed = held ? held_place(in, size) : NULL;
 	struct ingest_sink s = { .buf = (kept || held) && !placed ? &buf : NULL,
 			  .limit = held ? JOB_FILE_MEM_MAX : SMALL_FILE_MAX, .fd = -1 };
-	unsigned char digest[SHA256_DIGEST_SIZE] = { 0 };
-	struct sha256_ctx hash;
+	unsigned char digest[BCI_SHA256_SIZE] = { 0 };
+	struct bci_sha256 hash;
 	/*
 	 * The manifest at the top is not hashed: it cannot list itself, and
 	 * the check passes over it (a run's is megabytes, half of all hashing).
@@ -553,13 +552,13 @@ static int file_scan(struct ingest *in, const struct scan_src *src, const char *
 	} else if (kept && size <= SMALL_FILE_MAX) {
 		ret = bci_str_reserve(&buf, (size_t)size);
 	}
-	sha256_init(&hash);
+	bci_sha256_init(&hash);
 	s.hash = hashed ? &hash : NULL;
 	if (ret == 0)
 		ret = src->t ? member_read_plain(in, src->t, path, &s, &size) :
 			       bci_ingest_member_read(in, src->a, path, &s, &size);
 	if (hashed)
-		sha256_digest(&hash, sizeof(digest), digest);
+		bci_sha256_final(&hash, digest);
 	if (ret == 0 && placed && s.over) {
 		/* More bytes than the header said (the plain reader never gives them). */
 		bci_message(in->err, in->err_size, "%s: entry '%s': more bytes than its header's %zu",

@@ -6,7 +6,6 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
-#include <nettle/sha2.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,9 +133,9 @@ static int read_manifest(struct archive *a, struct check *c, int64_t size, const
 static int check_file(struct archive *a, struct check *c, const char *path)
 {
 	const struct bci_manifest_file *file = bci_manifest_find(c->manifest, path);
-	unsigned char buf[65536], digest[SHA256_DIGEST_SIZE];
+	unsigned char buf[65536], digest[BCI_SHA256_SIZE];
 	char hex[BCI_SHA256_HEX_LEN + 1];
-	struct sha256_ctx hash;
+	struct bci_sha256 hash;
 	uint64_t size = 0;
 	int ret = 0;
 
@@ -149,7 +148,7 @@ static int check_file(struct archive *a, struct check *c, const char *path)
 		return -EINVAL;
 	}
 	c->seen[file - c->manifest->files] = true;
-	sha256_init(&hash);
+	bci_sha256_init(&hash);
 	for (;;) {
 		la_ssize_t n = archive_read_data(a, buf, sizeof(buf));
 
@@ -160,7 +159,7 @@ static int check_file(struct archive *a, struct check *c, const char *path)
 		}
 		if (n == 0)
 			break;
-		sha256_update(&hash, (size_t)n, buf);
+		bci_sha256_update(&hash, buf, (size_t)n);
 		size += n;
 		ret = count_unpacked(c, n);
 		if (ret < 0)
@@ -173,7 +172,7 @@ static int check_file(struct archive *a, struct check *c, const char *path)
 			break;
 		}
 	}
-	sha256_digest(&hash, sizeof(digest), digest);
+	bci_sha256_final(&hash, digest);
 	if (ret < 0)
 		return ret;
 	if (size != file->size) {

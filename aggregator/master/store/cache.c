@@ -17,24 +17,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int bci_cache_digest_valid(const char *digest)
-{
-	size_t i;
-
-	if (!digest)
-		return 0;
-	for (i = 0; digest[i]; i++)
-		if (!((digest[i] >= '0' && digest[i] <= '9') || (digest[i] >= 'a' && digest[i] <= 'f')))
-			return 0;
-	return i == 64;
-}
 
 /*
  * Opens (creating if @create) the directory @name below @parent without
@@ -195,14 +182,14 @@ void bci_cache_files_free(struct bci_cache_files *files)
 }
 
 /* Feeds @count zero bytes (a sparse entry's hole) to @hash. */
-static void hash_zeros(struct sha256_ctx *hash, unsigned long long count)
+static void hash_zeros(struct bci_sha256 *hash, unsigned long long count)
 {
 	static const uint8_t zeros[4096];
 
 	while (count) {
 		size_t n = count < sizeof(zeros) ? (size_t)count : sizeof(zeros);
 
-		sha256_update(hash, n, zeros);
+		bci_sha256_update(hash, zeros, n);
 		count -= n;
 	}
 }
@@ -215,15 +202,15 @@ static void hash_zeros(struct sha256_ctx *hash, unsigned long long count)
 static int entry_write(struct archive *a, int parent, const char *name, const char *path,
 		       const char *shown, struct unpack *u, char *err, size_t err_size)
 {
-	struct sha256_ctx sha256, *hash = u->files ? &sha256 : NULL;
-	unsigned char digest[SHA256_DIGEST_SIZE];
+	struct bci_sha256 sha256, *hash = u->files ? &sha256 : NULL;
+	unsigned char digest[BCI_SHA256_SIZE];
 	const void *block;
 	size_t size;
 	la_int64_t offset = 0, written = 0;
 	int fd, ret = 0, rc;
 
 	if (hash)
-		sha256_init(hash);
+		bci_sha256_init(hash);
 	fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		ret = -errno;
@@ -248,7 +235,7 @@ static int entry_write(struct archive *a, int parent, const char *name, const ch
 			hash_zeros(hash, (unsigned long long)(offset - written));
 		ret = bci_write_all(fd, block, size);
 		if (ret == 0 && hash)
-			sha256_update(hash, size, block);
+			bci_sha256_update(hash, block, size);
 		if (ret < 0)
 			break;
 		written = offset + (la_int64_t)size;
@@ -269,7 +256,7 @@ static int entry_write(struct archive *a, int parent, const char *name, const ch
 		}
 	}
 	if (ret == 0 && hash) {
-		sha256_digest(hash, sizeof(digest), digest);
+		bci_sha256_final(hash, digest);
 		ret = bci_cache_files_add(u->files, path, (uint64_t)written, digest);
 		if (ret < 0)
 			snprintf(err, err_size, "%s: %s", shown, strerror(-ret));
@@ -404,7 +391,7 @@ int bci_cache_get_listed(const char *data_dir, const char *digest, const char *a
 	struct stat st;
 	int ret;
 
-	if (!bci_cache_digest_valid(digest)) {
+	if (!bci_sha256_hex_ok(digest)) {
 		snprintf(err, err_size, "'%s' is not a sha256 digest", digest ? digest : "");
 		return -EINVAL;
 	}

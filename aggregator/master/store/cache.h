@@ -15,9 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 1 when @digest is a sha256 in lower-case hex (64 characters): it becomes a file name. */
-int bci_cache_digest_valid(const char *digest);
-
 /*
  * Unpacks @archive_path (tar, optionally zstd/gzip/xz compressed) into the
  * new directory @dir: only regular files and directories, relative paths
