@@ -10,12 +10,12 @@
 
 COLLECT_BIN  := $(BUILD)/host/bin/bootci-collect
 COLLECT_SRCS := $(filter-out aggregator/collect/main.c,$(call srcs,aggregator/collect))
-COLLECT_LIBS := -larchive -lcurl -ljson-c -lefiboot -lefivar -lnettle -lm
+COLLECT_LIBS := -lzstd -lcurl -ljson-c -lefiboot -lefivar -lnettle -lm
 
 MASTER_BIN   := $(BUILD)/host/bin/bootci-aggregator
 MASTER_SRCS  := $(filter-out aggregator/master/main.c,$(call srcs,aggregator/master)) \
 	aggregator/results/results.c
-MASTER_LIBS  := -lmicrohttpd -lpq -lcurl -larchive -lnettle -lsqlite3 -ljson-c -lzstd -lpthread -lm
+MASTER_LIBS  := -lmicrohttpd -lpq -lcurl -lnettle -lsqlite3 -ljson-c -lzstd -lpthread -lm
 
 RESULTS_BIN  := $(BUILD)/host/bin/bootci-results
 

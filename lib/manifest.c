@@ -180,10 +180,12 @@ int bci_manifest_add_file(struct bci_manifest *m, const char *path, uint64_t siz
 			  const char *sha256_hex, char *err, size_t err_size)
 {
 	struct bci_manifest_file *file;
-	char *copy;
+	char *copy, why[128];
 
-	if (!bci_manifest_path_ok(path, err, err_size))
+	if (!bci_manifest_path_ok(path, why, sizeof(why))) {
+		bci_message(err, err_size, "%s: %s", path, why);
 		return -EINVAL;
+	}
 	if (!bci_sha256_hex_ok(sha256_hex)) {
 		bci_message(err, err_size, "%s: sha256 is not 64 lowercase hex digits", path);
 		return -EINVAL;
@@ -220,21 +222,20 @@ bool bci_manifest_path_ok(const char *path, char *err, size_t err_size)
 	const char *component = path;
 
 	if (len == 0) {
-		bci_message(err, err_size, "empty path");
+		bci_message(err, err_size, "an empty path");
 		return false;
 	}
 	if (len > BCI_MANIFEST_PATH_MAX) {
-		bci_message(err, err_size, "path of %zu bytes (at most %d)", len, BCI_MANIFEST_PATH_MAX);
+		bci_message(err, err_size, "a path of %zu bytes (at most %d)", len, BCI_MANIFEST_PATH_MAX);
 		return false;
 	}
 	if (path[0] == '/') {
-		bci_message(err, err_size, "'%s': absolute path", path);
+		bci_message(err, err_size, "an absolute path");
 		return false;
 	}
 	for (const char *p = path; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			bci_message(err, err_size, "path with a control character (byte %zu)",
-				    (size_t)(p - path));
+			bci_message(err, err_size, "a control character (byte %zu)", (size_t)(p - path));
 			return false;
 		}
 	for (;;) {
@@ -242,11 +243,15 @@ bool bci_manifest_path_ok(const char *path, char *err, size_t err_size)
 		size_t n = end - component;
 
 		if (n == 0) {
-			bci_message(err, err_size, "'%s': empty path component", path);
+			bci_message(err, err_size, "an empty component");
+			return false;
+		}
+		if (n > NAME_MAX) {
+			bci_message(err, err_size, "a component of %zu bytes (at most %d)", n, NAME_MAX);
 			return false;
 		}
 		if ((n == 1 && component[0] == '.') || (n == 2 && !memcmp(component, "..", 2))) {
-			bci_message(err, err_size, "'%s': '%.*s' component", path, (int)n, component);
+			bci_message(err, err_size, "a '%.*s' component", (int)n, component);
 			return false;
 		}
 		if (!*end)
@@ -261,16 +266,59 @@ static int file_compare(const void *a, const void *b)
 		      ((const struct bci_manifest_file *)b)->path);
 }
 
-/* Sorts the files and refuses a path given twice. */
+/* The file whose path is the first @len bytes of @path, or NULL (binary search, sorted files). */
+static const struct bci_manifest_file *find_prefix(const struct bci_manifest *m, const char *path,
+						   size_t len)
+{
+	size_t low = 0, high = m->file_count;
+
+	while (low < high) {
+		size_t mid = low + (high - low) / 2;
+		int c = strncmp(m->files[mid].path, path, len);
+
+		if (c == 0 && m->files[mid].path[len])
+			c = 1;
+		if (c == 0)
+			return &m->files[mid];
+		if (c < 0)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	return NULL;
+}
+
+/*
+ * Sorts the files, and refuses a path given twice or below another file (a
+ * path cannot be a file and a folder). The folders are checked once each:
+ * sorted, a folder's files mostly follow each other.
+ */
 static int files_sort(struct bci_manifest *m, char *err, size_t err_size)
 {
+	const char *checked = "";
+	size_t checked_len = 0;
+
 	if (m->file_count > 1)
 		bci_sort(m->files, m->file_count, sizeof(m->files[0]), file_compare);
-	for (size_t i = 1; i < m->file_count; i++)
-		if (!strcmp(m->files[i - 1].path, m->files[i].path)) {
-			bci_message(err, err_size, "files: '%s' listed twice", m->files[i].path);
+	for (size_t i = 0; i < m->file_count; i++) {
+		const char *path = m->files[i].path, *slash = strrchr(path, '/');
+		size_t dir_len = slash ? (size_t)(slash - path) : 0;
+
+		if (i && !strcmp(m->files[i - 1].path, path)) {
+			bci_message(err, err_size, "files: '%s' listed twice", path);
 			return -EINVAL;
 		}
+		if (!dir_len || (dir_len == checked_len && !strncmp(path, checked, dir_len)))
+			continue;
+		for (const char *p = path; (p = strchr(p, '/')); p++)
+			if (find_prefix(m, path, (size_t)(p - path))) {
+				bci_message(err, err_size, "files: '%s' is below the file '%.*s'", path,
+					    (int)(p - path), path);
+				return -EINVAL;
+			}
+		checked = path;
+		checked_len = dir_len;
+	}
 	return 0;
 }
 

@@ -90,7 +90,7 @@ int bci_sha256_file(const char *path, char hex[BCI_SHA256_HEX_LEN + 1], uint64_t
 }
 
 #ifndef __SSE2__
-/* Every byte's two hex digits (ingest shows 40k digests a run). */
+/* Every byte's two hex digits (a digest for every file of a run). */
 static const char hex_pairs[256][2] = {
 #define P(x) { "0123456789abcdef"[(x) >> 4], "0123456789abcdef"[(x) & 15] }
 #define P4(x) P(x), P((x) + 1), P((x) + 2), P((x) + 3)

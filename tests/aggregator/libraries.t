@@ -20,8 +20,13 @@ needed() { # PROGRAM: its DT_NEEDED entries, one a line
 needed "$collect" >"$work/collect"
 needed "$master" >"$work/master"
 
-check "bootci-collect needs libcurl and libarchive" \
-	bash -c 'grep -q "^libcurl\.so" "$1" && grep -q "^libarchive\.so" "$1"' _ "$work/collect"
+check "bootci-collect needs libcurl and libzstd (the run archive's writer)" \
+	bash -c 'grep -q "^libcurl\.so" "$1" && grep -q "^libzstd\.so" "$1"' _ "$work/collect"
+# The run archive is lib/run_archive's, written and read there over libzstd: no libarchive.
+for side in collect master; do
+	check "the $side program does not need libarchive" \
+		bash -c '! grep -q "^libarchive\.so" "$1"' _ "$work/$side"
+done
 check "bootci-collect needs none of the master's libraries: $(tr '\n' ' ' <"$work/collect")" \
 	bash -c '! grep -qE "^lib(pq|microhttpd|sqlite3)\.so" "$1"' _ "$work/collect"
 check "bootci-aggregator needs SQLite, libpq and libmicrohttpd" \

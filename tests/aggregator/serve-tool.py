@@ -128,15 +128,19 @@ def ustar_header(name, size, typeflag):
     return bytes(h)
 
 
-def archive_million(machine, run, out):
-    """manifest.json, then a million folder entries: only the entry limit stops it."""
-    m = json.dumps(manifest_for(machine, run, {})).encode()
+def archive_million(machine, run, out, count=200001):
+    """manifest.json listing `count` empty files, then the files: only the entry limit stops it."""
+    files = ["f%07d" % i for i in range(count)]
+    m = manifest_for(machine, run, {})
+    empty = sha256_hex(b"")
+    m["files"] = [{"path": p, "size": 0, "sha256": empty} for p in files]
+    mb = json.dumps(m).encode()
     proc = subprocess.Popen(["zstd", "-q", "-c", "-1"], stdin=subprocess.PIPE, stdout=out)
     pad = lambda n: b"\0" * ((512 - n % 512) % 512)
-    proc.stdin.write(ustar_header(b"manifest.json", len(m), b"0") + m + pad(len(m)))
+    proc.stdin.write(ustar_header(b"manifest.json", len(mb), b"0") + mb + pad(len(mb)))
     block = []
-    for i in range(1000000):
-        block.append(ustar_header(b"d%07d/" % i, 0, b"5"))
+    for p in files:
+        block.append(ustar_header(p.encode(), 0, b"0"))
         if len(block) == 4096:
             proc.stdin.write(b"".join(block))
             block = []
