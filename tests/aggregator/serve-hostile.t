@@ -55,6 +55,11 @@ archive badjson badjson
 refused "manifest of bad JSON" badjson 422 "'manifest.json': bad JSON at byte" put badjson
 archive otherrun otherrun
 refused "manifest of another run" otherrun 422 "run_id 'otherrunx', but uploaded as 'otherrun'" put otherrun
+# Only the run archive's form: GNU tar's headers, another compression, are refused as such.
+archive gnu gnu
+refused "GNU tar headers" gnu 422 "entry 1: a GNU tar header" put gnu
+archive gzip gzip
+refused "gzip, not zstd" gzip 422 "gzip-compressed (a run archive is compressed with zstd)" put gzip
 
 archive good good
 refused "digest mismatch" good 400 "digest mismatch" put good --sha256 "$(printf '%064d' 0)"

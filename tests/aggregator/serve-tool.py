@@ -17,6 +17,7 @@ test controls every byte: interrupted bodies, one byte at a time, many at once.
       "machine status ok|FAILED sha256" per machine, ok when 201, ingested, same digest
 """
 import argparse
+import gzip
 import hashlib
 import io
 import json
@@ -96,10 +97,11 @@ def zstd(raw):
                           check=True).stdout
 
 
-def build_tar(machine, run, files, extra=(), manifest=None, manifest_bytes=None):
+def build_tar(machine, run, files, extra=(), manifest=None, manifest_bytes=None,
+              form=tarfile.PAX_FORMAT):
     """A tar: manifest.json first, then files, then extra (name, data, kind, link)."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    with tarfile.open(fileobj=buf, mode="w", format=form) as tar:
         if manifest_bytes is None:
             m = manifest if manifest is not None else manifest_for(machine, run, files)
             manifest_bytes = json.dumps(m, indent=1).encode()
@@ -205,10 +207,17 @@ def cmd_archive(a):
         manifest_bytes = b'{"format": "bootci-manifest", "format_version": 1,'
     elif kind == "otherrun":
         manifest = manifest_for(machine, run + "x", files)
+    elif kind in ("gnu", "gzip"):
+        pass
     else:
         print("unknown kind " + kind, file=sys.stderr)
         return 2
-    data = zstd(build_tar(machine, run, files, extra, manifest, manifest_bytes))
+    if kind == "gnu":
+        data = zstd(build_tar(machine, run, files, form=tarfile.GNU_FORMAT))
+    elif kind == "gzip":
+        data = gzip.compress(build_tar(machine, run, files), mtime=0)
+    else:
+        data = zstd(build_tar(machine, run, files, extra, manifest, manifest_bytes))
     with open(a.out, "wb") as f:
         f.write(data)
     print(sha256_hex(data))
