@@ -273,7 +273,11 @@ static int stage_put(struct writer *w, const void *data, size_t len)
 	return 0;
 }
 
-/* @value in @digits octal digits, then the @end_len bytes of @end: the fields as libarchive lays them out. */
+/*
+ * @value in @digits octal digits, then the @end_len bytes of @end: numeric
+ * fields laid out as libarchive's writer lays them out, so that the same
+ * folder gives the same tar as the collects already deployed.
+ */
 static void octal_put(unsigned char *field, size_t digits, uint64_t value, const char *end,
 		      size_t end_len)
 {
@@ -282,7 +286,7 @@ static void octal_put(unsigned char *field, size_t digits, uint64_t value, const
 	memcpy(field + digits, end, end_len);
 }
 
-/* Where @path splits into ustar's prefix and name (its '/' ), or -1: the rightmost that fits. */
+/* Where @path splits into ustar's prefix and name (the '/' between), or -1: the rightmost that fits. */
 static long ustar_split(const char *path, size_t len)
 {
 	for (size_t i = len < TAR_PREFIX_LEN + 1 ? len : TAR_PREFIX_LEN + 1; i-- > 0;)
@@ -344,7 +348,7 @@ static size_t pax_record(char *buf, const char *key, const char *value, size_t v
 /*
  * The header of a file @path of @size bytes: ustar alone when its fields hold
  * the path and the size, else a pax extended header first with what they
- * cannot hold (named "PaxHeader/" and the file's name, as libarchive names it).
+ * cannot hold (the pax header named "PaxHeader/" and the file's name).
  */
 static int entry_begin(struct writer *w, const char *path, uint64_t size, time_t mtime)
 {
