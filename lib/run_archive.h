@@ -44,9 +44,10 @@
  * Refused, whoever reads (serve, ingest, the cache), with the same words:
  * another compression or none, a corrupt or cut zstd frame, more than one
  * frame; a header whose checksum does not match, a GNU or pre-POSIX header,
- * a base-256 number, a pax global header or an unknown pax key; a folder,
- * hard or symbolic link, device, FIFO or any other type than a regular file
- * (a link's message says whether its target leaves the run); an unsafe path;
+ * a base-256 size no pax record stands for, a pax global header or an
+ * unknown pax key; a folder, hard or symbolic link, device, FIFO or any
+ * other type than a regular file (a link's message says whether its target
+ * leaves the run); an unsafe path;
  * a first entry that is not manifest.json, or a manifest that does not parse;
  * a file the manifest does not list, one listed twice in the archive, of
  * another size or sha256, a listed file missing; and, when limits are given,

@@ -637,12 +637,15 @@ int bci_tar_reader_next(struct bci_tar_reader *t, struct bci_tar_entry *e)
 				    " ustar with pax records)", number);
 		if (memcmp(h + TAR_MAGIC, TAR_USTAR, TAR_USTAR_LEN))
 			return fail(t, -EINVAL, "entry %zu: not a POSIX ustar header", number);
-		if (h[TAR_SIZE] & 0x80)
+		type = (char)h[TAR_TYPE];
+		/* A pax size stands for the field (a writer may leave it zero, or base-256). */
+		if (has_size && type != TAR_TYPE_PAX)
+			field_size = pax_size;
+		else if (h[TAR_SIZE] & 0x80)
 			return fail(t, -EINVAL, "entry %zu: a size in base-256 (a run archive gives a"
 				    " large size in a pax record)", number);
-		if (!octal(h + TAR_SIZE, 12, &field_size))
+		else if (!octal(h + TAR_SIZE, 12, &field_size))
 			return fail(t, -EINVAL, "entry %zu: a size field that is not octal", number);
-		type = (char)h[TAR_TYPE];
 		if (type == TAR_TYPE_PAX) {
 			size_t padded = (size_t)((field_size + BLOCK - 1) / BLOCK * BLOCK);
 			int ret;
@@ -684,7 +687,7 @@ int bci_tar_reader_next(struct bci_tar_reader *t, struct bci_tar_entry *e)
 		t->entries = number;
 		*e = (struct bci_tar_entry){
 			.number = number, .path = t->path, .type = type, .link = t->link,
-			.size = has_size ? pax_size : field_size,
+			.size = field_size,
 		};
 		t->remaining = e->size;
 		t->padding = (BLOCK - e->size % BLOCK) % BLOCK;
