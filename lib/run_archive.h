@@ -43,20 +43,19 @@
  *
  * Refused, whoever reads (serve, ingest, the cache), with the same words:
  * another compression or none, a corrupt or cut zstd frame, more than one
- * frame; a header whose checksum does not match, a GNU or pre-POSIX header,
- * a base-256 size no pax record stands for, a pax global header or an
- * unknown pax key; a folder, hard or symbolic link, device, FIFO or any
- * other type than a regular file (a link's message says whether its target
- * leaves the run); an unsafe path;
- * a first entry that is not manifest.json, or a manifest that does not parse;
- * a file the manifest does not list, one listed twice in the archive, of
- * another size or sha256, a listed file missing; and, when limits are given,
- * more entries, unpacked bytes, or times the archive's size once unpacked
- * than they allow. Every message names the entry ("entry 7 '0/out.txt': ...")
- * or says it is about the whole archive. Why this strict: one reader that
- * takes exactly what the writer writes cannot disagree with another about
- * what an archive holds, and a tar's other forms (links above all) are the
- * ways out of an unpacking folder.
+ * frame; a header whose checksum does not match, a GNU or pre-POSIX header, a
+ * base-256 size no pax record stands for, a pax global header or an unknown
+ * pax key; a folder, hard or symbolic link, device, FIFO or any other type
+ * than a regular file (a link's message says whether its target leaves the
+ * run); an unsafe path; a first entry that is not manifest.json, or a
+ * manifest that does not parse; a file the manifest does not list, one listed
+ * twice in the archive, of another size or sha256, a listed file missing;
+ * and, when limits are given, more entries, unpacked bytes, or times the
+ * archive's size once unpacked than they allow. Every message names the entry
+ * ("entry 7 '0/out.txt': ...") or says it is about the whole archive. Why
+ * this strict: one reader that takes exactly what the writer writes cannot
+ * disagree with another about what an archive holds, and a tar's other forms
+ * (links above all) are the ways out of an unpacking folder.
  *
  * Functions return 0 (or 1, an item) or -errno: -EINVAL when the archive is
  * refused (@err says why), another -errno for a local failure (memory, a
