@@ -25,7 +25,7 @@ MUSL_CC   := musl-gcc
 MUSL_CFLAGS  := $(CSTD) $(WARN) -Os -ffunction-sections -fdata-sections \
 	-isystem $(SYSROOT)/include -isystem $(SYSROOT)/include/json-c $(INCLUDES)
 MUSL_LDFLAGS := -static -Wl,--gc-sections -L$(SYSROOT)/lib
-MUSL_LIBS    := -lkmod -lblkid -larchive -lzstd -llzma -lz
+MUSL_LIBS    := -lkmod -lblkid -larchive -lzstd -llzma -lz -lnettle
 
 # Headers of the host-only libraries (the aggregator's: libpq, json-c).
 HOST_INCLUDES := -I/usr/include/postgresql -I/usr/include/json-c
@@ -39,7 +39,7 @@ HOST_CFLAGS  := $(CSTD) $(WARN) -O2 -g $(INCLUDES) $(HOST_INCLUDES)
 HOST_OBJ_OPT := -O3
 ASAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_CFLAGS  := $(CSTD) $(WARN) -O1 -g $(ASAN_FLAGS) $(INCLUDES) $(HOST_INCLUDES)
-HOST_LIBS    := -lkmod -lblkid -larchive
+HOST_LIBS    := -lkmod -lblkid -larchive -lnettle
 
 FUZZ_CC      := clang
 FUZZ_CFLAGS  := $(CSTD) $(WARN) -O1 -g -fsanitize=fuzzer-no-link,address,undefined $(INCLUDES) $(HOST_INCLUDES)

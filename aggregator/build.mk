@@ -14,14 +14,14 @@
 # flavors of libcollect.a are for unit tests and fuzzers.
 COLLECT_BIN       := $(BUILD)/musl/bin/bootci-collect
 COLLECT_SRCS      := $(filter-out aggregator/collect/main.c,$(call srcs,aggregator/collect))
-COLLECT_MUSL_LIBS := -lcurl -lssl -lcrypto -larchive -lzstd -llzma -lz -ljson-c -lnettle
+COLLECT_MUSL_LIBS := -lcurl -lssl -lcrypto -lzstd -ljson-c -lnettle
 # What the host flavors of its sources need (unit tests, fuzzers).
-COLLECT_LIBS      := -larchive -lcurl -ljson-c -lnettle -lm
+COLLECT_LIBS      := -lzstd -lcurl -ljson-c -lnettle -lm
 
 MASTER_BIN   := $(BUILD)/host/bin/bootci-aggregator
 MASTER_SRCS  := $(filter-out aggregator/master/main.c,$(call srcs,aggregator/master)) \
 	aggregator/results/results.c
-MASTER_LIBS  := -lmicrohttpd -lpq -lcurl -larchive -lnettle -lsqlite3 -ljson-c -lzstd -lpthread -lm
+MASTER_LIBS  := -lmicrohttpd -lpq -lcurl -lnettle -lsqlite3 -ljson-c -lzstd -lpthread -lm
 
 RESULTS_BIN  := $(BUILD)/host/bin/bootci-results
 

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "executor_keys.h"
 #include "message.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -39,13 +40,6 @@ struct parse_state {
 	char *err;
 	size_t err_size;
 };
-
-int bci_deploy_plan_sha256_ok(const char *hex)
-{
-	size_t n = strspn(hex, "0123456789abcdef");
-
-	return n == 64 && !hex[64];
-}
 
 /* A whole number from @min to @max, decimal digits only (no sign, no spaces). */
 static bool number_parse(const char *value, unsigned long long min, unsigned long long max,
@@ -111,7 +105,7 @@ static int key_set(struct parse_state *st, enum plan_key key, const char *value,
 		plan->image_size = n;
 		return 0;
 	case KEY_IMAGE_SHA256:
-		if (!bci_deploy_plan_sha256_ok(value)) {
+		if (!bci_sha256_hex_ok(value)) {
 			bci_message(why, why_size, "is not 64 lowercase hex digits");
 			return -EINVAL;
 		}

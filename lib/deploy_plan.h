@@ -58,7 +58,4 @@ int bci_deploy_plan_parse(const char *name, const char *text, size_t len,
 int bci_deploy_plan_format(const struct bci_deploy_plan *plan, char **text, char *err,
 			   size_t err_size);
 
-/* 64 lowercase hex digits? */
-int bci_deploy_plan_sha256_ok(const char *hex);
-
 #endif

@@ -16,14 +16,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 struct bci_manifest *bci_manifest_new(void)
 {
@@ -180,52 +176,17 @@ int bci_manifest_add_boot_order(struct bci_manifest *m, unsigned number)
 	return 0;
 }
 
-/* 64 lowercase hex digits (a table: 40k of them per run's manifest). */
-static bool sha256_hex_ok(const char *hex)
-{
-	static const bool digit[256] = {
-		['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
-		['7'] = 1, ['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1,
-		['e'] = 1, ['f'] = 1,
-	};
-	size_t i;
-
-	for (i = 0; i < BCI_SHA256_HEX_LEN; i++)
-		if (!digit[(unsigned char)hex[i]])
-			return false;
-	return hex[i] == '\0';
-}
-
-/* sha256_hex_ok() of a manifest entry's field: all 65 bytes are there, sixteen checked at a time. */
-static bool sha256_field_ok(const char hex[BCI_SHA256_HEX_LEN + 1])
-{
-#ifdef __SSE2__
-	const __m128i before_0 = _mm_set1_epi8('0' - 1), after_9 = _mm_set1_epi8('9' + 1);
-	const __m128i before_a = _mm_set1_epi8('a' - 1), after_f = _mm_set1_epi8('f' + 1);
-	int all = 0xffff;
-
-	for (size_t i = 0; i < BCI_SHA256_HEX_LEN; i += 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(hex + i));
-		__m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, before_0), _mm_cmplt_epi8(v, after_9));
-		__m128i letter = _mm_and_si128(_mm_cmpgt_epi8(v, before_a), _mm_cmplt_epi8(v, after_f));
-
-		all &= _mm_movemask_epi8(_mm_or_si128(digit, letter));
-	}
-	return all == 0xffff && hex[BCI_SHA256_HEX_LEN] == '\0';
-#else
-	return sha256_hex_ok(hex);
-#endif
-}
-
 int bci_manifest_add_file(struct bci_manifest *m, const char *path, uint64_t size,
 			  const char *sha256_hex, char *err, size_t err_size)
 {
 	struct bci_manifest_file *file;
-	char *copy;
+	char *copy, why[128];
 
-	if (!bci_manifest_path_ok(path, err, err_size))
+	if (!bci_manifest_path_ok(path, why, sizeof(why))) {
+		bci_message(err, err_size, "%s: %s", path, why);
 		return -EINVAL;
-	if (!sha256_hex_ok(sha256_hex)) {
+	}
+	if (!bci_sha256_hex_ok(sha256_hex)) {
 		bci_message(err, err_size, "%s: sha256 is not 64 lowercase hex digits", path);
 		return -EINVAL;
 	}
@@ -239,71 +200,6 @@ int bci_manifest_add_file(struct bci_manifest *m, const char *path, uint64_t siz
 	file->size = size;
 	memcpy(file->sha256, sha256_hex, sizeof(file->sha256));
 	return 0;
-}
-
-#ifndef __SSE2__
-/* Every byte's two hex digits, for ingest's 40k digests a run. */
-static const char hex_pairs[256][2] = {
-#define P(x) { "0123456789abcdef"[(x) >> 4], "0123456789abcdef"[(x) & 15] }
-#define P4(x) P(x), P((x) + 1), P((x) + 2), P((x) + 3)
-#define P16(x) P4(x), P4((x) + 4), P4((x) + 8), P4((x) + 12)
-#define P64(x) P16(x), P16((x) + 16), P16((x) + 32), P16((x) + 48)
-	P64(0), P64(64), P64(128), P64(192)
-#undef P64
-#undef P16
-#undef P4
-#undef P
-};
-#endif
-
-void bci_sha256_hex(const unsigned char digest[32], char hex[BCI_SHA256_HEX_LEN + 1])
-{
-#ifdef __SSE2__
-	/* Sixteen bytes at a time: each nibble plus '0', plus 39 more past 9, high nibble first. */
-	const __m128i low = _mm_set1_epi8(0x0f), nine = _mm_set1_epi8(9);
-	const __m128i zero = _mm_set1_epi8('0'), gap = _mm_set1_epi8('a' - '0' - 10);
-
-	for (int i = 0; i < 32; i += 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(digest + i));
-		__m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), low), lo = _mm_and_si128(v, low);
-
-		hi = _mm_add_epi8(_mm_add_epi8(hi, zero), _mm_and_si128(_mm_cmpgt_epi8(hi, nine), gap));
-		lo = _mm_add_epi8(_mm_add_epi8(lo, zero), _mm_and_si128(_mm_cmpgt_epi8(lo, nine), gap));
-		_mm_storeu_si128((__m128i *)(hex + 2 * i), _mm_unpacklo_epi8(hi, lo));
-		_mm_storeu_si128((__m128i *)(hex + 2 * i + 16), _mm_unpackhi_epi8(hi, lo));
-	}
-#else
-	for (int i = 0; i < 32; i++)
-		memcpy(hex + 2 * i, hex_pairs[digest[i]], 2);
-#endif
-	hex[BCI_SHA256_HEX_LEN] = '\0';
-}
-
-int bci_sha256_fd(int fd, char hex[BCI_SHA256_HEX_LEN + 1], uint64_t *size)
-{
-	unsigned char buf[65536], digest[SHA256_DIGEST_SIZE];
-	struct sha256_ctx hash;
-	uint64_t total = 0;
-	int ret = 0;
-
-	sha256_init(&hash);
-	for (;;) {
-		ssize_t n = bci_read_retry(fd, buf, sizeof(buf));
-
-		if (n <= 0) {
-			ret = (int)n;
-			break;
-		}
-		sha256_update(&hash, (size_t)n, buf);
-		total += n;
-	}
-	sha256_digest(&hash, sizeof(digest), digest);
-	if (ret == 0) {
-		bci_sha256_hex(digest, hex);
-		if (size)
-			*size = total;
-	}
-	return ret;
 }
 
 bool bci_manifest_word_ok(const char *word)
@@ -326,21 +222,20 @@ bool bci_manifest_path_ok(const char *path, char *err, size_t err_size)
 	const char *component = path;
 
 	if (len == 0) {
-		bci_message(err, err_size, "empty path");
+		bci_message(err, err_size, "an empty path");
 		return false;
 	}
 	if (len > BCI_MANIFEST_PATH_MAX) {
-		bci_message(err, err_size, "path of %zu bytes (at most %d)", len, BCI_MANIFEST_PATH_MAX);
+		bci_message(err, err_size, "a path of %zu bytes (at most %d)", len, BCI_MANIFEST_PATH_MAX);
 		return false;
 	}
 	if (path[0] == '/') {
-		bci_message(err, err_size, "'%s': absolute path", path);
+		bci_message(err, err_size, "an absolute path");
 		return false;
 	}
 	for (const char *p = path; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			bci_message(err, err_size, "path with a control character (byte %zu)",
-				    (size_t)(p - path));
+			bci_message(err, err_size, "a control character (byte %zu)", (size_t)(p - path));
 			return false;
 		}
 	for (;;) {
@@ -348,11 +243,15 @@ bool bci_manifest_path_ok(const char *path, char *err, size_t err_size)
 		size_t n = end - component;
 
 		if (n == 0) {
-			bci_message(err, err_size, "'%s': empty path component", path);
+			bci_message(err, err_size, "an empty component");
+			return false;
+		}
+		if (n > NAME_MAX) {
+			bci_message(err, err_size, "a component of %zu bytes (at most %d)", n, NAME_MAX);
 			return false;
 		}
 		if ((n == 1 && component[0] == '.') || (n == 2 && !memcmp(component, "..", 2))) {
-			bci_message(err, err_size, "'%s': '%.*s' component", path, (int)n, component);
+			bci_message(err, err_size, "a '%.*s' component", (int)n, component);
 			return false;
 		}
 		if (!*end)
@@ -367,16 +266,59 @@ static int file_compare(const void *a, const void *b)
 		      ((const struct bci_manifest_file *)b)->path);
 }
 
-/* Sorts the files and refuses a path given twice. */
+/* The file whose path is the first @len bytes of @path, or NULL (binary search, sorted files). */
+static const struct bci_manifest_file *find_prefix(const struct bci_manifest *m, const char *path,
+						   size_t len)
+{
+	size_t low = 0, high = m->file_count;
+
+	while (low < high) {
+		size_t mid = low + (high - low) / 2;
+		int c = strncmp(m->files[mid].path, path, len);
+
+		if (c == 0 && m->files[mid].path[len])
+			c = 1;
+		if (c == 0)
+			return &m->files[mid];
+		if (c < 0)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	return NULL;
+}
+
+/*
+ * Sorts the files, and refuses a path given twice or below another file (a
+ * path cannot be a file and a folder). The folders are checked once each:
+ * sorted, a folder's files mostly follow each other.
+ */
 static int files_sort(struct bci_manifest *m, char *err, size_t err_size)
 {
+	const char *checked = "";
+	size_t checked_len = 0;
+
 	if (m->file_count > 1)
 		bci_sort(m->files, m->file_count, sizeof(m->files[0]), file_compare);
-	for (size_t i = 1; i < m->file_count; i++)
-		if (!strcmp(m->files[i - 1].path, m->files[i].path)) {
-			bci_message(err, err_size, "files: '%s' listed twice", m->files[i].path);
+	for (size_t i = 0; i < m->file_count; i++) {
+		const char *path = m->files[i].path, *slash = strrchr(path, '/');
+		size_t dir_len = slash ? (size_t)(slash - path) : 0;
+
+		if (i && !strcmp(m->files[i - 1].path, path)) {
+			bci_message(err, err_size, "files: '%s' listed twice", path);
 			return -EINVAL;
 		}
+		if (!dir_len || (dir_len == checked_len && !strncmp(path, checked, dir_len)))
+			continue;
+		for (const char *p = path; (p = strchr(p, '/')); p++)
+			if (find_prefix(m, path, (size_t)(p - path))) {
+				bci_message(err, err_size, "files: '%s' is below the file '%.*s'", path,
+					    (int)(p - path), path);
+				return -EINVAL;
+			}
+		checked = path;
+		checked_len = dir_len;
+	}
 	return 0;
 }
 
@@ -532,7 +474,7 @@ int bci_manifest_check(struct bci_manifest *m, char *err, size_t err_size)
 			bci_message(err, err_size, "files[%zu].path: the manifest cannot list itself", i);
 			return -EINVAL;
 		}
-		if (!sha256_field_ok(f->sha256)) {
+		if (!bci_sha256_hex_ok(f->sha256)) {
 			bci_message(err, err_size, "files[%zu].sha256: not 64 lowercase hex digits", i);
 			return -EINVAL;
 		}

@@ -34,9 +34,11 @@
  * Every member is required (strings may be empty except the words). The reader
  * is strict: bad JSON, a member missing, of the wrong type or unknown, a
  * format_version other than 1, a file path that is absolute, has an empty,
- * "." or ".." component, a control character or more than
- * BCI_MANIFEST_PATH_MAX bytes, and the same path twice, are each an error
- * naming the member at fault (files[3].path: ...). Numbers are integers.
+ * "." or ".." component or one of more than NAME_MAX (255) bytes, a control
+ * character or more than BCI_MANIFEST_PATH_MAX bytes, the same path twice,
+ * and a path below another file's (a path is a file or a folder, not both),
+ * are each an error naming the member at fault (files[3].path: ...).
+ * Numbers are integers.
  *
  * Ownership: a struct bci_manifest owns every string and array it points to;
  * bci_manifest_free() releases them all. Functions return 0 or -errno and
@@ -46,6 +48,7 @@
 #define BCI_MANIFEST_H
 
 #include "arena.h"
+#include "sha256.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,7 +61,6 @@
 /* Longest relative path accepted (bytes), and longest run id / machine name. */
 #define BCI_MANIFEST_PATH_MAX	  1024
 #define BCI_MANIFEST_WORD_MAX	  128
-#define BCI_SHA256_HEX_LEN	  64
 
 struct bci_manifest_file {
 	char *path;
@@ -144,15 +146,11 @@ const struct bci_manifest_file *bci_manifest_find(const struct bci_manifest *m, 
 
 /*
  * Whether @path is a safe relative path as the format defines it (the rule
- * serve applies to archive entries too); when not, @err says why.
+ * the run archive's reader applies to its entries too); when not, @err says
+ * why, without repeating the path ("a '..' component").
  */
 bool bci_manifest_path_ok(const char *path, char *err, size_t err_size);
 /* Whether @word is a run id / machine name: [A-Za-z0-9._-]{1,128}, not "." or "..". */
 bool bci_manifest_word_ok(const char *word);
-
-/* sha256 of everything read from @fd, as lowercase hex; *@size gets the byte count. */
-int bci_sha256_fd(int fd, char hex[BCI_SHA256_HEX_LEN + 1], uint64_t *size);
-/* Lowercase hex of a 32-byte digest. */
-void bci_sha256_hex(const unsigned char digest[32], char hex[BCI_SHA256_HEX_LEN + 1]);
 
 #endif

@@ -19,6 +19,7 @@
 #include "fsutil.h"
 #include "manifest.h"
 #include "run_archive.h"
+#include "sha256.h"
 #include "version.h"
 
 #include <curl/curl.h>
@@ -96,17 +97,6 @@ static bool excluded(const struct collect *c, const char *run)
 	return false;
 }
 
-static int file_sha256(const char *path, char *hex, uint64_t *size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = bci_sha256_fd(fd, hex, size);
-	close(fd);
-	return ret;
-}
-
 /*
  * RESULTS/outgoing/<run>.tar.zst and its digest: made once, kept until the
  * master confirmed them, so a resumed upload (even after a reboot) sends the
@@ -135,7 +125,7 @@ static int outgoing_prepare(struct collect *c, const char *run, char *archive, c
 		char kept[BCI_SHA256_HEX] = "";
 
 		/* The digest file names the archive's digest; the archive must still match it. */
-		if (sscanf(text, "%64s", kept) == 1 && file_sha256(archive, digest, size) == 0 &&
+		if (sscanf(text, "%64s", kept) == 1 && bci_sha256_file(archive, digest, size) == 0 &&
 		    !strcmp(kept, digest)) {
 			free(text);
 			fprintf(c->console, "collect: run %s: archive kept from an earlier boot (%llu bytes)\n",
@@ -154,7 +144,7 @@ static int outgoing_prepare(struct collect *c, const char *run, char *archive, c
 	ret = bci_run_archive_write(run_dir, archive, &info, err, err_size);
 	if (ret < 0)
 		return ret;
-	ret = file_sha256(archive, digest, size);
+	ret = bci_sha256_file(archive, digest, size);
 	if (ret < 0) {
 		bci_message(err, err_size, "%s: %s", archive, strerror(-ret));
 		return ret;

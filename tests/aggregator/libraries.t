@@ -28,11 +28,15 @@ check "bootci-collect is static musl (no interpreter, no DT_NEEDED, not glibc's)
 	bash -c '"$1" "$2" >/dev/null' _ "$SRC/tests/check-static.sh" "$collect"
 check "bootci-collect carries libcurl and OpenSSL (https)" \
 	bash -c 'grep -qx curl_easy_perform "$1" && grep -qx SSL_CTX_new "$1"' _ "$work/collect-symbols"
-for symbol in MHD_start_daemon PQconnectdb sqlite3_open_v2 efi_get_variable; do
-	check "bootci-collect carries none of the master's libraries, nor libefivar: no $symbol" \
+for symbol in MHD_start_daemon PQconnectdb sqlite3_open_v2 efi_get_variable archive_write_new; do
+	check "bootci-collect carries none of the master's libraries, nor libefivar or libarchive: no $symbol" \
 		bash -c '! grep -qx "$1" "$2"' _ "$symbol" "$work/collect-symbols"
 done
 check "... and reads EFI variables through lib/efi" has bci_efi_boot_entries
+check "... and writes its run archives through lib/run_archive over libzstd" \
+	bash -c 'grep -qx bci_run_archive_write "$1" && grep -qx ZSTD_compressStream2 "$1"' _ "$work/collect-symbols"
+check "the master does not need libarchive (lib/run_archive reads the run archive)" \
+	bash -c '! grep -q "^libarchive\.so" "$1"' _ "$work/master"
 check "bootci-aggregator needs SQLite, libpq and libmicrohttpd" \
 	bash -c 'grep -q "^libsqlite3\.so" "$1" && grep -q "^libpq\.so" "$1" && grep -q "^libmicrohttpd\.so" "$1"' \
 	_ "$work/master"

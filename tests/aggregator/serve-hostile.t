@@ -31,30 +31,35 @@ archive() { python3 "$tool" archive "$1" "$work/$2.tar.zst" --machine m1 --run "
 put() { python3 "$tool" put "$(run_url m1 "$1")" "$work/$1.tar.zst" --token token-of-m1 "${@:2}"; }
 
 archive dotdot dotdot
-refused "../ in an entry" dotdot 422 "'../escape.txt': '..' component" put dotdot
+refused "../ in an entry" dotdot 422 "'../escape.txt': a '..' component" put dotdot
 archive absolute absolute
-refused "absolute entry" absolute 422 "'/tmp/escape.txt': absolute path" put absolute
+refused "absolute entry" absolute 422 "'/tmp/escape.txt': an absolute path" put absolute
 archive symlink symlink
-refused "symlink escape" symlink 422 "0/link: a symlink to '../../../etc/passwd', outside the run" put symlink
+refused "symlink escape" symlink 422 "'0/link': a symlink to '../../../etc/passwd', outside the run" put symlink
 archive hardlink hardlink
-refused "hardlink escape" hardlink 422 "0/hard: a hardlink to '../../etc/passwd', outside the run" put hardlink
+refused "hardlink escape" hardlink 422 "'0/hard': a hardlink to '../../etc/passwd', outside the run" put hardlink
 archive device device
-refused "device node" device 422 "0/null: a character device" put device
+refused "device node" device 422 "'0/null': a character device" put device
 archive fifo fifo
-refused "FIFO" fifo 422 "0/fifo: a FIFO" put fifo
+refused "FIFO" fifo 422 "'0/fifo': a FIFO" put fifo
 archive bomb bomb
 refused "zstd bomb (1 GiB of zeros in $(stat -c %s "$work/bomb.tar.zst") bytes)" bomb 422 \
 	"times its $(stat -c %s "$work/bomb.tar.zst") bytes (a compression bomb?)" put bomb
 archive million million
-refused "a million entries" million 422 "more than 200000 entries (the limit)" put million
+refused "200001 entries" million 422 "entry 200001: more than 200000 entries (the limit)" put million
 archive lies lies
 refused "manifest that lies (a sha256)" lies 422 "the manifest says 0000000000000000" put lies
 archive unlisted unlisted
-refused "a file the manifest does not list" unlisted 422 "0/extra.txt: not in the manifest" put unlisted
+refused "a file the manifest does not list" unlisted 422 "'0/extra.txt': not in the manifest" put unlisted
 archive badjson badjson
-refused "manifest of bad JSON" badjson 422 "manifest.json: bad JSON at byte" put badjson
+refused "manifest of bad JSON" badjson 422 "'manifest.json': bad JSON at byte" put badjson
 archive otherrun otherrun
 refused "manifest of another run" otherrun 422 "run_id 'otherrunx', but uploaded as 'otherrun'" put otherrun
+# Only the run archive's form: GNU tar's headers, another compression, are refused as such.
+archive gnu gnu
+refused "GNU tar headers" gnu 422 "entry 1: a GNU tar header" put gnu
+archive gzip gzip
+refused "gzip, not zstd" gzip 422 "gzip-compressed (a run archive is compressed with zstd)" put gzip
 
 archive good good
 refused "digest mismatch" good 400 "digest mismatch" put good --sha256 "$(printf '%064d' 0)"

@@ -17,6 +17,7 @@ test controls every byte: interrupted bodies, one byte at a time, many at once.
       "machine status ok|FAILED sha256" per machine, ok when 201, ingested, same digest
 """
 import argparse
+import gzip
 import hashlib
 import io
 import json
@@ -96,10 +97,11 @@ def zstd(raw):
                           check=True).stdout
 
 
-def build_tar(machine, run, files, extra=(), manifest=None, manifest_bytes=None):
+def build_tar(machine, run, files, extra=(), manifest=None, manifest_bytes=None,
+              form=tarfile.PAX_FORMAT):
     """A tar: manifest.json first, then files, then extra (name, data, kind, link)."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    with tarfile.open(fileobj=buf, mode="w", format=form) as tar:
         if manifest_bytes is None:
             m = manifest if manifest is not None else manifest_for(machine, run, files)
             manifest_bytes = json.dumps(m, indent=1).encode()
@@ -128,15 +130,19 @@ def ustar_header(name, size, typeflag):
     return bytes(h)
 
 
-def archive_million(machine, run, out):
-    """manifest.json, then a million folder entries: only the entry limit stops it."""
-    m = json.dumps(manifest_for(machine, run, {})).encode()
+def archive_million(machine, run, out, count=200001):
+    """manifest.json listing `count` empty files, then the files: only the entry limit stops it."""
+    files = ["f%07d" % i for i in range(count)]
+    m = manifest_for(machine, run, {})
+    empty = sha256_hex(b"")
+    m["files"] = [{"path": p, "size": 0, "sha256": empty} for p in files]
+    mb = json.dumps(m).encode()
     proc = subprocess.Popen(["zstd", "-q", "-c", "-1"], stdin=subprocess.PIPE, stdout=out)
     pad = lambda n: b"\0" * ((512 - n % 512) % 512)
-    proc.stdin.write(ustar_header(b"manifest.json", len(m), b"0") + m + pad(len(m)))
+    proc.stdin.write(ustar_header(b"manifest.json", len(mb), b"0") + mb + pad(len(mb)))
     block = []
-    for i in range(1000000):
-        block.append(ustar_header(b"d%07d/" % i, 0, b"5"))
+    for p in files:
+        block.append(ustar_header(p.encode(), 0, b"0"))
         if len(block) == 4096:
             proc.stdin.write(b"".join(block))
             block = []
@@ -201,10 +207,17 @@ def cmd_archive(a):
         manifest_bytes = b'{"format": "bootci-manifest", "format_version": 1,'
     elif kind == "otherrun":
         manifest = manifest_for(machine, run + "x", files)
+    elif kind in ("gnu", "gzip"):
+        pass
     else:
         print("unknown kind " + kind, file=sys.stderr)
         return 2
-    data = zstd(build_tar(machine, run, files, extra, manifest, manifest_bytes))
+    if kind == "gnu":
+        data = zstd(build_tar(machine, run, files, form=tarfile.GNU_FORMAT))
+    elif kind == "gzip":
+        data = gzip.compress(build_tar(machine, run, files), mtime=0)
+    else:
+        data = zstd(build_tar(machine, run, files, extra, manifest, manifest_bytes))
     with open(a.out, "wb") as f:
         f.write(data)
     print(sha256_hex(data))

@@ -5,6 +5,7 @@
  * the same plan (one contract, both sides).
  */
 #include "deploy_plan.h"
+#include "sha256.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	if (!bci_deploy_plan_sha256_ok(plan.image_sha256) || plan.image_size == 0 ||
+	if (!bci_sha256_hex_ok(plan.image_sha256) || plan.image_size == 0 ||
 	    plan.image[0] != '/' || plan.esp_partition < 1 || plan.esp_partition > 128 ||
 	    (plan.disk[0] && strncmp(plan.disk, "/dev/", 5)) || strstr(plan.image, "/../"))
 		abort();

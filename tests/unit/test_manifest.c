@@ -172,10 +172,21 @@ static void test_paths(void **state)
 	assert_false(bci_manifest_path_ok("a/", err, sizeof(err)));
 	assert_false(bci_manifest_path_ok("a\nb", err, sizeof(err)));
 	char longpath[BCI_MANIFEST_PATH_MAX + 2];
+	/* Components of 200 bytes: the whole path's length is what is refused. */
 	memset(longpath, 'x', sizeof(longpath) - 1);
+	for (size_t i = 200; i < sizeof(longpath) - 1; i += 201)
+		longpath[i] = '/';
 	longpath[sizeof(longpath) - 1] = '\0';
 	assert_false(bci_manifest_path_ok(longpath, err, sizeof(err)));
+	assert_non_null(strstr(err, "a path of 1025 bytes (at most 1024)"));
 	longpath[BCI_MANIFEST_PATH_MAX] = '\0';
+	assert_true(bci_manifest_path_ok(longpath, err, sizeof(err)));
+	/* One component longer than a file name may be (NAME_MAX). */
+	memset(longpath, 'x', 256);
+	longpath[256] = '\0';
+	assert_false(bci_manifest_path_ok(longpath, err, sizeof(err)));
+	assert_non_null(strstr(err, "a component of 256 bytes (at most 255)"));
+	longpath[255] = '\0';
 	assert_true(bci_manifest_path_ok(longpath, err, sizeof(err)));
 
 	assert_true(bci_manifest_word_ok("igt1"));
@@ -224,8 +235,8 @@ static void test_refused(void **state)
 	refuse_edit("\"run_id\": \"igt1\"", "\"run_id\": \"igt1\", \"extra\": 1", "extra: unknown member");
 	refuse_edit("\"machine\": \"m1\"", "\"machine\": 7", "machine: an integer, expected a string");
 	refuse_edit("\"kernel\": \"6.1.0-42-amd64\"", "\"kernel\": \"a\\u0000b\"", "kernel: a NUL character");
-	refuse_edit("\"path\": \"a.txt\"", "\"path\": \"../a.txt\"", "files[0].path: '../a.txt': '..' component");
-	refuse_edit("\"path\": \"a.txt\"", "\"path\": \"/a.txt\"", "files[0].path: '/a.txt': absolute path");
+	refuse_edit("\"path\": \"a.txt\"", "\"path\": \"../a.txt\"", "files[0].path: a '..' component");
+	refuse_edit("\"path\": \"a.txt\"", "\"path\": \"/a.txt\"", "files[0].path: an absolute path");
 	refuse_edit("\"path\": \"a.txt\"", "\"path\": \"b/out.txt\"", "'b/out.txt' listed twice");
 	refuse_edit("\"path\": \"a.txt\"", "\"path\": \"manifest.json\"", "cannot list itself");
 	refuse_edit("\"size\": 1", "\"size\": -1", "files[0].size: -1 out of range");
@@ -353,7 +364,7 @@ static int order_parse(const char *entry, int version, const char *more, char *e
  */
 static void test_files_out_of_order(void **state)
 {
-	static const char *const paths[] = { "a", "a/b", "b", "c", "d/e" };
+	static const char *const paths[] = { "a", "aa/b", "b", "c", "d/e" };
 	struct bci_manifest *m;
 	char err[256];
 
@@ -361,7 +372,7 @@ static void test_files_out_of_order(void **state)
 	assert_int_equal(order_parse(", {\"path\": \"d/e\", \"size\": 0, \"sha256\": \"" HASH_B "\"}"
 				     ", {\"path\": \"b\", \"size\": 0, \"sha256\": \"" HASH_B "\"}"
 				     ", {\"path\": \"c\", \"size\": 0, \"sha256\": \"" HASH_B "\"}"
-				     ", {\"path\": \"a/b\", \"size\": 0, \"sha256\": \"" HASH_B "\"}",
+				     ", {\"path\": \"aa/b\", \"size\": 0, \"sha256\": \"" HASH_B "\"}",
 				     1, "", err, sizeof(err), &m), 0);
 	assert_int_equal(m->file_count, 5);
 	for (size_t i = 0; i < 5; i++) {
@@ -380,6 +391,15 @@ static void test_files_out_of_order(void **state)
 				     ", {\"path\": \"b\", \"size\": 0, \"sha256\": \"" HASH_B "\"}",
 				     1, "", err, sizeof(err), &m), -EINVAL);
 	assert_non_null(strstr(err, "'b' listed twice"));
+	/* A path below a file: a file cannot be a folder too (however far apart they sort). */
+	assert_int_equal(order_parse(", {\"path\": \"a-b\", \"size\": 0, \"sha256\": \"" HASH_B "\"}"
+				     ", {\"path\": \"a/b/c\", \"size\": 0, \"sha256\": \"" HASH_B "\"}",
+				     1, "", err, sizeof(err), &m), -EINVAL);
+	assert_non_null(strstr(err, "files: 'a/b/c' is below the file 'a'"));
+	assert_int_equal(order_parse(", {\"path\": \"d/e/f\", \"size\": 0, \"sha256\": \"" HASH_B "\"}"
+				     ", {\"path\": \"d/e\", \"size\": 0, \"sha256\": \"" HASH_B "\"}",
+				     1, "", err, sizeof(err), &m), -EINVAL);
+	assert_non_null(strstr(err, "files: 'd/e/f' is below the file 'd/e'"));
 }
 
 /*

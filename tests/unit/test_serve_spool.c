@@ -165,12 +165,45 @@ static void test_crash_before_record(void **state)
 	assert_string_equal(seen, "");
 }
 
+/*
+ * A record or an announced digest that is not a digest (a damaged disk, a
+ * hand edit): the record is refused as one, the announced upload not resumed.
+ */
+static void test_damaged_digests(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_run_status st;
+	char err[256], path[PATH_MAX], text[256];
+
+	upload(f, "r4", SHA_X, "x", 0);
+	assert_int_equal(bci_spool_accept(&f->spool, "m1", "r4", SHA_X, 1, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/runs/m1/r4.json", f->root);
+	snprintf(text, sizeof(text), "{\"machine\": \"m1\", \"run_id\": \"r4\", \"sha256\": \"%.63sX\","
+		 " \"size\": 1, \"ingested\": false}", SHA_X);
+	assert_int_equal(bci_write_file_atomic(path, text, strlen(text), 0644), 0);
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "r4", &st, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a run record"));
+
+	upload(f, "r5", SHA_Y, "ab", 0);
+	snprintf(path, sizeof(path), "%s/incoming/m1/r5.sha256", f->root);
+	snprintf(text, sizeof(text), "%.63sG\n", SHA_Y);
+	assert_int_equal(bci_write_file_atomic(path, text, strlen(text), 0644), 0);
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "r5", &st, err, sizeof(err)), 0);
+	assert_int_equal(st.state, BCI_RUN_ABSENT);
+	snprintf(text, sizeof(text), "%s\n", SHA_Y);
+	assert_int_equal(bci_write_file_atomic(path, text, strlen(text), 0644), 0);
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "r5", &st, err, sizeof(err)), 0);
+	assert_int_equal(st.state, BCI_RUN_PARTIAL);
+	assert_int_equal(st.received, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_before_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_digests, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Ingest (ingest.h): an archive is hashed, kept in the data folder under its
- * digest, read as a stream (ingest_stream.c: nothing unpacked to disk),
- * checked against its manifest, and its rows written in one transaction.
+ * digest, read as a stream (stream.c: nothing unpacked to disk) by the run
+ * archive's reader, which checks it against its manifest as it reads, and
+ * its rows written in one transaction.
  * The results come from lib's results generator (its per-job walk over a
  * memory source), boots and suspend cycles from lib's results_dir formats:
  * ingest parses none of the run's files itself. The log cache
@@ -140,37 +141,21 @@ static int archive_keep(struct ingest *in, const char *path, int move)
 /* The machine and run id: what the caller says and what the manifest says must agree. */
 static int identity_decide(struct ingest *in, const char *machine, const char *run_id)
 {
-	const char *m_machine = in->manifest ? in->manifest->machine : NULL;
-	const char *m_run = in->manifest ? in->manifest->run_id : NULL;
+	const char *m_machine = in->manifest->machine, *m_run = in->manifest->run_id;
 
-	if (machine && m_machine && strcmp(machine, m_machine)) {
+	if (machine && strcmp(machine, m_machine)) {
 		bci_message(in->err, in->err_size, "%s: its manifest is machine %s's, not %s's",
 			    in->archive, m_machine, machine);
 		return -EPERM;
 	}
-	if (run_id && m_run && strcmp(run_id, m_run)) {
+	if (run_id && strcmp(run_id, m_run)) {
 		bci_message(in->err, in->err_size, "%s: its manifest is run %s, not %s", in->archive,
 			    m_run, run_id);
 		return -EINVAL;
 	}
-	machine = machine ? machine : m_machine;
-	if (!run_id)
-		run_id = m_run ? m_run : (in->root[0] ? in->root : NULL);
-	if (!machine || !bci_name_machine_ok(machine)) {
-		bci_message(in->err, in->err_size,
-			    machine ? "machine name '%s' is not a word ([A-Za-z0-9._-], 1 to 128)"
-				    : "%s: no machine: the archive has no manifest, give one",
-			    machine ? machine : in->archive);
-		return -EINVAL;
-	}
-	if (!run_id || !bci_name_run_id_ok(run_id)) {
-		bci_message(in->err, in->err_size, "run id '%s' is not a word ([A-Za-z0-9._-], 1 to 128)",
-			    run_id ? run_id : "");
-		return -EINVAL;
-	}
-	/* Words are at most BCI_MANIFEST_WORD_MAX bytes: these fit. */
-	memcpy(in->machine, machine, strlen(machine) + 1);
-	memcpy(in->run_id, run_id, strlen(run_id) + 1);
+	/* The manifest's are words (its reader checked them): they fit. */
+	memcpy(in->machine, m_machine, strlen(m_machine) + 1);
+	memcpy(in->run_id, m_run, strlen(m_run) + 1);
 	return 0;
 }
 
@@ -188,30 +173,39 @@ static int run_file_read(struct ingest *in, const char *name, char **text)
 
 /*
  * The names directly inside folder @dir of the run (files and folders),
- * sorted, each once; *@names freed with names_free(). The archive's entries
- * are sorted with a folder's entries after it, so they are one stretch.
+ * sorted, each once; *@names freed with names_free(). The manifest's files
+ * are sorted by path, so the ones below @dir are one stretch.
  */
 static int names_below(struct ingest *in, const char *dir, char ***names, size_t *count)
 {
-	char prefix[PATH_MAX * 2];
-	size_t len, cap = 0;
+	const struct bci_manifest *m = in->manifest;
+	char prefix[PATH_MAX];
+	size_t len, cap = 0, low = 0, high = m->file_count;
 
 	*names = NULL;
 	*count = 0;
-	len = (size_t)snprintf(prefix, sizeof(prefix), "%s%s%s%s", in->root,
-			       *in->root && *dir ? "/" : "", dir, *in->root || *dir ? "/" : "");
+	len = (size_t)snprintf(prefix, sizeof(prefix), "%s%s", dir, *dir ? "/" : "");
 	if (len >= sizeof(prefix))
 		return -ENAMETOOLONG;
-	for (size_t i = 0; i < in->entry_count; i++) {
-		const char *p = in->entries[i].path, *name;
+	/* The first path not below @prefix in byte order, then the stretch from it. */
+	while (low < high) {
+		size_t mid = low + (high - low) / 2;
+
+		if (strcmp(m->files[mid].path, prefix) < 0)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	for (size_t i = low; i < m->file_count; i++) {
+		const char *p = m->files[i].path, *name;
 		size_t n;
 
-		if (strncmp(p, prefix, len) || !p[len])
-			continue;
+		if (strncmp(p, prefix, len))
+			break;
 		name = p + len;
 		n = strcspn(name, "/");
 		if (*count && !strncmp((*names)[*count - 1], name, n) && !(*names)[*count - 1][n])
-			continue;	/* the same child again (a folder's entries) */
+			continue;	/* the same child again (a folder's files) */
 		if (*count == cap) {
 			char **grown;
 
@@ -414,7 +408,7 @@ static int suspend_store(struct ingest *in)
 			char inner[512];
 
 			snprintf(inner, sizeof(inner), "%s", in->err);
-			bci_message(in->err, in->err_size, "%s/%s: %s", in->root,
+			bci_message(in->err, in->err_size, "%s: %s: %s", in->archive,
 				    BCI_RESULTS_SUSPEND_CYCLES, inner);
 			break;
 		}
@@ -438,7 +432,7 @@ static int run_store(struct ingest *in, const struct bci_results_run *facts, con
 	struct bci_store_run run = {
 		.machine = in->machine, .run_id = in->run_id,
 		.build = in->options ? in->options->build : NULL,
-		.digest = in->digest, .archive_path = archive, .archive_root = in->root,
+		.digest = in->digest, .archive_path = archive, .archive_root = "",
 		.started = facts->has_start ? facts->start : 0,
 		.ended = facts->has_end ? facts->end : 0,
 	};
@@ -645,12 +639,8 @@ out:
 /* A test program's run folder: test/result.txt and no metadata.txt. */
 static bool program_run(const struct ingest *in)
 {
-	const struct ingest_entry *result;
-
-	if (bci_ingest_entry_find(in, BCI_RESULTS_METADATA))
-		return false;
-	result = bci_ingest_entry_find(in, BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT);
-	return result && !result->dir;
+	return !bci_ingest_file_listed(in, BCI_RESULTS_METADATA) &&
+	       bci_ingest_file_listed(in, BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT);
 }
 
 /* ---- one run, all or nothing ---- */
@@ -724,25 +714,12 @@ static int rows_write(struct ingest *in)
 	return ret;
 }
 
-/* The name of @path without its folder and its .tar... suffix, into @stem. */
-static void archive_stem(const char *path, char *stem, size_t size)
-{
-	const char *base = strrchr(path, '/');
-	char *suffix;
-
-	snprintf(stem, size, "%s", base ? base + 1 : path);
-	suffix = strstr(stem, ".tar");
-	if (suffix && suffix != stem)
-		*suffix = '\0';
-}
-
 static int ingest_archive(struct bci_store *store, const char *data_dir, const char *archive_path,
 			  int move, const char *machine, const char *run_id,
 			  const struct bci_ingest_options *options, struct bci_ingest_summary *summary,
 			  char *err, size_t err_size)
 {
 	struct ingest *in;
-	char stem[256];
 	int ret;
 
 	err[0] = '\0';
@@ -753,25 +730,15 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 		.store = store, .data_dir = data_dir, .options = options, .err = err,
 		.err_size = err_size, .run_key = -1,
 	};
-	/* The hashed files' paths are the entries' (the scan lists both). */
-	in->unpacked.arena = &in->entry_arena;
-	in->unpacked.arena_paths = true;
 	ret = archive_digest(in, archive_path);
 	if (ret == 0)
 		ret = archive_keep(in, archive_path, move);
 	if (ret < 0)
 		goto out;
+	/* Every file is checked against the manifest as the scan reads it. */
 	ret = bci_ingest_stream_scan(in);
-	if (ret == 0)
-		ret = bci_ingest_manifest_read(in);
-	/* Every file was hashed as the scan read it: checking needs no second read. */
-	if (ret == 0 && in->manifest)
-		ret = bci_ingest_manifest_verify_unpacked(in);
 	if (ret < 0)
 		goto out;
-	archive_stem(archive_path, stem, sizeof(stem));
-	if (!run_id && !in->manifest && !in->root[0])
-		run_id = stem;
 	ret = identity_decide(in, machine, run_id);
 	if (ret == 0)
 		ret = existing_check(in);
@@ -806,7 +773,6 @@ out:
 		snprintf(summary->archive_path, sizeof(summary->archive_path), "%s", in->archive);
 	}
 	bci_manifest_free(in->manifest);
-	bci_cache_files_free(&in->unpacked);
 	bci_cache_logs_abort(in->logs);
 	bci_ingest_stream_free(in);
 	free(in->rows);

@@ -19,9 +19,10 @@
  * BCI_INGEST_ALREADY; the same run with another digest is refused
  * (-EEXIST), as serve answers 409.
  *
- * An archive's manifest.json (lib/manifest.h) must match its files: a file
- * missing, extra, or with another size or sha256 is refused (-EBADMSG) with
- * the file named, and nothing is stored.
+ * The archive is a run archive (lib/run_archive.h), read by its one reader:
+ * anything its rules refuse (a file missing from or not in its manifest, of
+ * another size or sha256, a link, another tar form or compression) is
+ * refused (-EINVAL) with the entry named, and nothing is stored.
  */
 #ifndef BCI_AGGREGATOR_INGEST_H
 #define BCI_AGGREGATOR_INGEST_H
@@ -58,14 +59,12 @@ struct bci_ingest_summary {
 };
 
 /*
- * Stores the run in the archive @archive_path (tar, optionally zstd, gzip or
- * xz compressed; manifest.json and the run's files at its root, or in one
- * folder at its root). An archive outside @data_dir/archives/ is copied
- * there first, named by its digest, so the store never refers to a file it
- * does not keep. @machine and @run_id: what the caller knows (serve: the
- * URL's); NULL takes the manifest's. When both are known they must agree.
- * Without a manifest (a plain tar of an igt_runner folder) @machine is
- * required and the run id defaults to the folder's name.
+ * Stores the run in the run archive @archive_path (lib/run_archive.h: what
+ * collect uploads and bci_ingest_dir() packs). An archive outside
+ * @data_dir/archives/ is copied there first, named by its digest, so the
+ * store never refers to a file it does not keep. @machine and @run_id: what
+ * the caller knows (serve: the URL's); NULL takes the manifest's. When
+ * given, they must agree with it.
  *
  * Returns BCI_INGEST_STORED, BCI_INGEST_ALREADY, or -errno with @err naming
  * the file or entry at fault. @summary (may be NULL) says what was stored.
@@ -78,9 +77,8 @@ int bci_ingest_archive(struct bci_store *store, const char *data_dir, const char
 /*
  * The same for a results directory on disk (a run read back by `lab read`,
  * an old igt_runner folder): it is first packed as collect would upload it
- * (aggregator/collect's archive writer: manifest.json, tar.zst, the same
- * bytes for the same folder) into @data_dir/archives/, then ingested as
- * that archive. @machine is required (a run folder does not name its
+ * (lib/run_archive's writer: manifest.json, tar.zst, the same bytes for the
+ * same folder) into @data_dir/archives/, then ingested as that archive. @machine is required (a run folder does not name its
  * machine); @run_id NULL: the folder's name, as the executor names it.
  */
 int bci_ingest_dir(struct bci_store *store, const char *data_dir, const char *dir,

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Ingest's second role (ingest_stream.c is the first, the scan): the results
+ * Ingest's second role (stream.c is the first, the scan): the results
  * generator over the archive, one job folder at a time in archive order.
  * Each folder's files are handed to the generator's memory source: the ones
  * the scan held (borrowed, nothing copied), or, when the scan could not hold
- * them all, read from the archive again by libarchive (a member over
+ * them all, read from the archive again by its reader (a member over
  * JOB_FILE_MEM_MAX spilled to an unnamed temporary file). Each job's out,
  * err and dmesg also go into the run's log file for the result pages.
  */
@@ -15,8 +15,8 @@
 #include "resultgen/resultgen.h"
 #include "strv.h"
 
-#include <archive.h>
-#include <archive_entry.h>
+#include "run_archive.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -113,51 +113,54 @@ static int spill_open(struct results_walk *w, const char *path)
 	return fd;
 }
 
-static int folder_add(struct results_walk *w, struct archive *a, struct archive_entry *entry,
-		      const char *path, const char *rel)
+/* The reader's current file into the open folder: in memory, or spilled when large. */
+static int folder_add(struct results_walk *w, struct bci_run_archive *r,
+		      const struct bci_manifest_file *file, bool *local)
 {
 	struct job_folder *f = &w->folder;
-	struct bci_results_mem_file *file;
+	struct bci_results_mem_file *mem;
 	struct bci_str buf = { 0 };
 	struct ingest_sink s = { .buf = &buf, .limit = (size_t)-1, .fd = -1 };
-	uint64_t size = 0;
 	int ret = 0;
 
-	if (!bci_ingest_mem_files_slot(&f->files, f->count, &f->cap, 8))
+	if (!bci_ingest_mem_files_slot(&f->files, f->count, &f->cap, 8)) {
+		*local = true;
 		return -ENOMEM;
-	if (archive_entry_size_is_set(entry) && archive_entry_size(entry) > (la_int64_t)JOB_FILE_MEM_MAX) {
-		s.buf = NULL;
-		s.fd = spill_open(w, path);
-		if (s.fd < 0)
-			return s.fd;
 	}
-	ret = bci_ingest_member_read(w->in, a, path, &s, &size);
-	file = &f->files[f->count];
-	*file = (struct bci_results_mem_file){ .path = strdup(rel), .len = buf.len, .fd = s.fd };
+	if (file->size > JOB_FILE_MEM_MAX) {
+		s.buf = NULL;
+		s.fd = spill_open(w, file->path);
+		if (s.fd < 0) {
+			*local = true;
+			return s.fd;
+		}
+	}
+	ret = bci_ingest_member_read(w->in, r, file->path, &s, local);
+	mem = &f->files[f->count];
+	*mem = (struct bci_results_mem_file){ .path = strdup(file->path), .len = buf.len, .fd = s.fd };
 	if (s.buf)
-		file->data = bci_str_steal(&buf);
-	if (ret == 0 && (!file->path || (s.buf && !file->data)))
+		mem->data = bci_str_steal(&buf);
+	if (ret == 0 && (!mem->path || (s.buf && !mem->data))) {
+		*local = true;
 		ret = -ENOMEM;
+	}
 	f->count++;	/* folder_clear() frees it, whole or not */
 	bci_str_free(&buf);
 	return ret;
 }
 
 /*
- * Where the file @path of the archive goes: 1 when it is a job folder's file
- * the generator reads, the folder it belongs to now open (the one before
- * walked), *@rel its path below the root; 0 when it is not.
+ * Where the file @path of the run goes: 1 when it is a job folder's file the
+ * generator reads, the folder it belongs to now open (the one before
+ * walked); 0 when it is not.
  */
-static int results_place(struct results_walk *w, const char *path, const char **rel)
+static int results_place(struct results_walk *w, const char *path)
 {
-	size_t root_len = strlen(w->in->root), index;
+	size_t index;
 	const char *name;
 	int ret;
 
-	if (root_len && (strncmp(path, w->in->root, root_len) || path[root_len] != '/'))
-		return 0;
-	*rel = path + (root_len ? root_len + 1 : 0);
-	if (!bci_ingest_job_member(*rel, &index, &name) || index >= w->jobs)
+	if (!bci_ingest_job_member(path, &index, &name) || index >= w->jobs)
 		return 0;	/* not a job's file the generator reads */
 	if (!w->folder.open || w->folder.index != index) {
 		ret = folder_walk(w);
@@ -175,26 +178,11 @@ static int results_place(struct results_walk *w, const char *path, const char **
 	return 1;
 }
 
-/* The second pass's member: a job folder's file read from the archive. */
-static int results_member(struct results_walk *w, struct archive *a, struct archive_entry *entry)
-{
-	const char *rel;
-	char path[PATH_MAX];
-	int ret;
-
-	ret = bci_ingest_entry_check(w->in, entry, path, sizeof(path));
-	if (ret <= 0 || archive_entry_filetype(entry) == AE_IFDIR)
-		return ret;
-	ret = results_place(w, path, &rel);
-	return ret <= 0 ? ret : folder_add(w, a, entry, path, rel);
-}
-
 /* A file the scan held: its bytes handed over to the open folder. */
 static int results_held(struct results_walk *w, struct bci_results_mem_file *h)
 {
 	struct job_folder *f = &w->folder;
-	const char *rel;
-	int ret = results_place(w, h->path, &rel);
+	int ret = results_place(w, h->path);
 
 	if (ret <= 0)
 		return ret;
@@ -202,7 +190,7 @@ static int results_held(struct results_walk *w, struct bci_results_mem_file *h)
 		return -ENOMEM;
 	/* Borrowed: the held arena outlives the walk. */
 	f->files[f->count++] = (struct bci_results_mem_file){
-		.path = rel, .data = h->data, .len = h->len, .fd = -1,
+		.path = h->path, .data = h->data, .len = h->len, .fd = -1,
 	};
 	return 0;
 }
@@ -211,14 +199,13 @@ int bci_ingest_results_stream(struct ingest *in, const struct bci_resultgen_opti
 			      bci_results_walk_fn *fn, void *ctx)
 {
 	struct results_walk *w = calloc(1, sizeof(*w));
-	struct archive_entry *entry;
-	struct archive *a = NULL;
-	int ret, rc;
+	struct bci_run_archive *r = NULL;
+	int ret;
 
 	if (!w)
 		return -ENOMEM;
 	*w = (struct results_walk){ .in = in, .fn = fn, .ctx = ctx };
-	snprintf(w->name, sizeof(w->name), "%s%s%s", in->archive, *in->root ? "/" : "", in->root);
+	snprintf(w->name, sizeof(w->name), "%s", in->archive);
 	ret = bci_results_job_reader_new_mem(w->name, &in->run, options, &w->reader, in->err,
 					     in->err_size);
 	if (ret < 0)
@@ -241,20 +228,25 @@ int bci_ingest_results_stream(struct ingest *in, const struct bci_resultgen_opti
 				goto out;
 		}
 	} else {
-		ret = bci_ingest_archive_open(in, &a);
+		/* The second reading: the archive again, checked again, one job folder at a time. */
+		const struct bci_manifest_file *file;
+		char why[1024];
+		bool local = false;
+
+		ret = bci_ingest_archive_open(in, &r, why, sizeof(why));
+		while (ret == 0 && (ret = bci_run_archive_next(r, &file)) == 1) {
+			ret = results_place(w, file->path);
+			if (ret < 0)
+				local = true;	/* its message said */
+			else if (ret == 1)
+				ret = folder_add(w, r, file, &local);
+		}
+		if (ret < 0 && r && !local)
+			bci_message(in->err, in->err_size, "%s: %s", in->archive, why);
+		else if (ret < 0 && !in->err[0])
+			bci_message(in->err, in->err_size, "%s: %s", in->archive, strerror(-ret));
 		if (ret < 0)
 			goto out;
-		while ((rc = archive_read_next_header(a, &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-			ret = results_member(w, a, entry);
-			if (ret < 0)
-				goto out;
-		}
-		if (rc != ARCHIVE_EOF) {
-			bci_message(in->err, in->err_size, "%s: %s", in->archive,
-				    archive_error_string(a));
-			ret = -EBADMSG;
-			goto out;
-		}
 	}
 	ret = folder_walk(w);
 	/* A job without its folder: the generator says "notrun", as for a folder on disk. */
@@ -267,8 +259,7 @@ int bci_ingest_results_stream(struct ingest *in, const struct bci_resultgen_opti
 out:
 	folder_clear(&w->folder);
 	free(w->folder.files);
-	if (a)
-		archive_read_free(a);
+	bci_run_archive_close(r);
 	bci_results_job_reader_free(w->reader);
 	free(w->walked);
 	free(w);

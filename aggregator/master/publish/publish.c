@@ -8,6 +8,7 @@
 #include "../store/store.h"
 #include "fsutil.h"
 #include "message.h"
+#include "sha256.h"
 #include "testlist.h"
 
 #include <ctype.h>
@@ -22,16 +23,6 @@
 
 #define MANIFEST_MAX (64u << 20)
 #define TESTLIST_MAX (16u << 20)
-
-static bool hex64(const char *s, size_t n)
-{
-	if (n != BCI_SHA256_HEX_LEN)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
-			return false;
-	return true;
-}
 
 int bci_publish_manifest_parse(const char *origin, const char *text, size_t len,
 			       int (*fn)(const struct bci_publish_entry *entry, void *ctx), void *ctx,
@@ -84,13 +75,16 @@ int bci_publish_manifest_parse(const char *origin, const char *text, size_t len,
 			line = newline ? newline + 1 : end;
 			continue;
 		}
-		if (!hex64(field[0], field_len[0])) {
+		entry.sha256[0] = '\0';
+		if (field_len[0] == BCI_SHA256_HEX_LEN) {
+			memcpy(entry.sha256, field[0], BCI_SHA256_HEX_LEN);
+			entry.sha256[BCI_SHA256_HEX_LEN] = '\0';
+		}
+		if (!bci_sha256_hex_ok(entry.sha256)) {
 			bci_message(err, err_size, "%s:%u: %s: the SHA256 is not 64 lowercase hex digits",
 				    origin, number, entry.path);
 			return -EINVAL;
 		}
-		memcpy(entry.sha256, field[0], BCI_SHA256_HEX_LEN);
-		entry.sha256[BCI_SHA256_HEX_LEN] = '\0';
 		memcpy(number_text, field[1], field_len[1]);
 		number_text[field_len[1]] = '\0';
 		{

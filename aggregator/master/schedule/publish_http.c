@@ -20,6 +20,7 @@
 #include "fsutil.h"
 #include "manifest.h"
 #include "message.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,14 +131,12 @@ int bci_schedule_put_begin(struct bci_schedule_server *s, const char *url,
 	if (route.kind == BCI_SCHEDULE_ROUTE_BUILD_FILE ||
 	    route.kind == BCI_SCHEDULE_ROUTE_KNOWN_GOOD_FILE) {
 		strcpy(put->file, route.second);
-		if (!sha256 || strlen(sha256) != BCI_SHA256_HEX_LEN ||
-		    strspn(sha256, "0123456789abcdefABCDEF") != BCI_SHA256_HEX_LEN) {
+		if (!sha256 || bci_sha256_hex_read(sha256, strnlen(sha256, BCI_SHA256_HEX_LEN + 1),
+						   put->sha256) < 0) {
 			answer_json_error(a, 400, "a build file's PUT carries X-Bootci-Sha256 (64 hex digits)");
 			bci_schedule_put_free(put);
 			return 1;
 		}
-		for (int i = 0; i < BCI_SHA256_HEX_LEN; i++)
-			put->sha256[i] = (char)(sha256[i] >= 'A' && sha256[i] <= 'F' ? sha256[i] + 32 : sha256[i]);
 	}
 	snprintf(put->staging, sizeof(put->staging), "%s/%s/staging/%s",
 		 bci_schedule_server_data_dir(s), put->known_good ? "known-good" : "builds", put->build);

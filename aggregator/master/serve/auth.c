@@ -5,10 +5,10 @@
 #include "fsutil.h"
 #include "manifest.h"
 #include "message.h"
+#include "sha256.h"
 #include "strv.h"
 
 #include <errno.h>
-#include <nettle/sha2.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +30,7 @@ static int parse_line(const char *line, size_t len, struct token_entry *entry, c
 		      size_t why_size)
 {
 	const char *p = line, *end = line + len, *word;
+	char hex[BCI_SHA256_HEX_LEN + 1];
 	size_t n;
 
 	while (p < end && (*p == ' ' || *p == '\t'))
@@ -55,14 +56,11 @@ static int parse_line(const char *line, size_t len, struct token_entry *entry, c
 		return -EINVAL;
 	}
 	p += 7;
-	for (int i = 0; i < 32; i++) {
-		int hi = bci_hex_digit(p[2 * i]), lo = bci_hex_digit(p[2 * i + 1]);
-
-		if (hi < 0 || lo < 0) {
-			bci_message(why, why_size, "%s: the digest is not 64 hex digits", entry->machine);
-			return -EINVAL;
-		}
-		entry->digest[i] = (unsigned char)(hi << 4 | lo);
+	/* Either case, as sha256sum's output or by hand. */
+	if (bci_sha256_hex_read(p, BCI_SHA256_HEX_LEN, hex) < 0 ||
+	    bci_sha256_hex_decode(hex, entry->digest) < 0) {
+		bci_message(why, why_size, "%s: the digest is not 64 hex digits", entry->machine);
+		return -EINVAL;
 	}
 	for (p += 64; p < end; p++)
 		if (*p != ' ' && *p != '\t' && *p != '\r') {
@@ -170,13 +168,10 @@ size_t bci_tokens_count(const struct bci_tokens *tokens)
 
 const char *bci_tokens_machine(const struct bci_tokens *tokens, const char *token)
 {
-	unsigned char digest[SHA256_DIGEST_SIZE];
+	unsigned char digest[BCI_SHA256_SIZE];
 	const char *found = NULL;
-	struct sha256_ctx hash;
 
-	sha256_init(&hash);
-	sha256_update(&hash, strlen(token), (const uint8_t *)token);
-	sha256_digest(&hash, sizeof(digest), digest);
+	bci_sha256_bytes(token, strlen(token), digest);
 	/* Every entry is compared in full, whatever matched before. */
 	for (size_t i = 0; i < tokens->count; i++) {
 		unsigned char diff = 0;

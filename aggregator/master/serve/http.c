@@ -3,6 +3,7 @@
 #include "http.h"
 #include "../names.h"
 #include "message.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -183,21 +184,9 @@ int bci_http_bearer(const char *value, char token[BCI_HTTP_TOKEN_MAX + 1], char 
 int bci_http_sha256(const char *value, char hex[BCI_SHA256_HEX_LEN + 1], char *err,
 		    size_t err_size)
 {
-	size_t i;
-
-	for (i = 0; value[i] && i <= BCI_SHA256_HEX_LEN; i++) {
-		char c = value[i];
-
-		if (c >= 'A' && c <= 'F')
-			c += 'a' - 'A';
-		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) || i == BCI_SHA256_HEX_LEN)
-			break;
-		hex[i] = c;
-	}
-	if (i != BCI_SHA256_HEX_LEN || value[i]) {
+	if (bci_sha256_hex_read(value, strnlen(value, BCI_SHA256_HEX_LEN + 1), hex) < 0) {
 		bci_message(err, err_size, BCI_HTTP_SHA256_HEADER ": not 64 hex digits");
 		return -EINVAL;
 	}
-	hex[i] = '\0';
 	return 0;
 }

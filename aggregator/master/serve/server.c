@@ -56,7 +56,7 @@ void bci_serve_config_default(struct bci_serve_config *config)
 	config->idle_timeout = 60;
 	config->request_timeout = 3600;
 	config->max_body = 4ULL << 30;
-	bci_archive_limits_default(&config->limits);
+	bci_run_archive_limits_default(&config->limits);
 	config->log = stderr;
 }
 

@@ -35,7 +35,7 @@ struct bci_serve_config {
 	unsigned idle_timeout;		/* seconds a connection may stay silent */
 	unsigned request_timeout;	/* seconds one request may take in all */
 	uint64_t max_body;		/* bytes of one archive */
-	struct bci_archive_limits limits;
+	struct bci_run_archive_limits limits;
 	FILE *log;			/* one line per request */
 };
 

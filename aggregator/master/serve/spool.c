@@ -4,6 +4,7 @@
 #include "../names.h"
 #include "fsutil.h"
 #include "message.h"
+#include "sha256.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -81,7 +82,7 @@ static int record_read(const char *path, struct bci_run_status *status, char *er
 	    !json_object_object_get_ex(root, "size", &size) ||
 	    !json_object_object_get_ex(root, "ingested", &ingested) ||
 	    !json_object_is_type(sha, json_type_string) ||
-	    json_object_get_string_len(sha) != BCI_SHA256_HEX_LEN ||
+	    !bci_sha256_hex_ok(json_object_get_string(sha)) ||
 	    !json_object_is_type(size, json_type_int) || !json_object_is_type(ingested, json_type_boolean)) {
 		bci_message(err, err_size, "%s: not a run record", path);
 		json_object_put(root);
@@ -141,8 +142,12 @@ int bci_spool_status(const struct bci_spool *spool, const char *machine, const c
 		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
-	if (len == BCI_SHA256_HEX_LEN + 1)
-		memcpy(status->sha256, digest, BCI_SHA256_HEX_LEN);
+	/* The digest and its newline, as bci_spool_begin() wrote them. */
+	if (len == BCI_SHA256_HEX_LEN + 1 && digest[BCI_SHA256_HEX_LEN] == '\n') {
+		digest[BCI_SHA256_HEX_LEN] = '\0';
+		if (bci_sha256_hex_ok(digest))
+			memcpy(status->sha256, digest, BCI_SHA256_HEX_LEN + 1);
+	}
 	free(digest);
 	incoming_path(spool, machine, run_id, ".part", path);
 	if (status->sha256[0] && stat(path, &st) == 0) {

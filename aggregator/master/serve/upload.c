@@ -183,7 +183,6 @@ static enum MHD_Result upload_end(struct MHD_Connection *connection, struct requ
 	struct bci_server *s = r->server;
 	const char *machine = r->route.machine, *run_id = r->route.run_id;
 	char part[PATH_MAX], hex[BCI_SHA256_HEX_LEN + 1], why[600];
-	struct bci_manifest *manifest = NULL;
 	struct bci_run_status status;
 	uint64_t size;
 	int fd, ret;
@@ -221,8 +220,7 @@ static enum MHD_Result upload_end(struct MHD_Connection *connection, struct requ
 		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s: %s", part,
 				     strerror(ret));
 	}
-	ret = bci_archive_validate_fd(fd, size, &s->config.limits, machine, run_id, &manifest, why,
-				      sizeof(why));
+	ret = bci_archive_validate_fd(fd, &s->config.limits, machine, run_id, why, sizeof(why));
 	close(fd);
 	if (ret < 0) {
 		bci_spool_discard(&s->spool, machine, run_id);
@@ -230,9 +228,8 @@ static enum MHD_Result upload_end(struct MHD_Connection *connection, struct requ
 			return serve_respond_error(connection, r, MHD_HTTP_UNPROCESSABLE_CONTENT,
 					     "archive refused: %s", why);
 		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				     "cannot validate the archive: %s", strerror(-ret));
+				     "cannot validate the archive: %s", why);
 	}
-	bci_manifest_free(manifest);
 	ret = bci_spool_accept(&s->spool, machine, run_id, r->sha256, size, why, sizeof(why));
 	if (ret < 0)
 		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s", why);

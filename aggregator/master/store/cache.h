@@ -8,25 +8,19 @@
 #ifndef BCI_STORE_CACHE_H
 #define BCI_STORE_CACHE_H
 
-#include "arena.h"
-#include "manifest.h"
-
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* 1 when @digest is a sha256 in lower-case hex (64 characters): it becomes a file name. */
-int bci_cache_digest_valid(const char *digest);
-
 /*
- * Unpacks @archive_path (tar, optionally zstd/gzip/xz compressed) into the
- * new directory @dir: only regular files and directories, relative paths
- * without "..", no links, devices or FIFOs; anything else is refused with
- * the entry named. More than @max_bytes unpacked (0: no limit) is refused
- * (-EFBIG). @dir is created by the call and removed on failure.
+ * Unpacks the run archive @archive_path (lib/run_archive.h) into the new
+ * directory @dir: the run's files (manifest.json is the reader's), each
+ * checked by the archive's one reader and its rules as it is written
+ * (a file not in the manifest, another size or sha256, a link, a device,
+ * an unsafe path...: refused, the entry named). @dir is created by the call
+ * and removed on failure.
  */
-int bci_cache_extract(const char *archive_path, const char *dir, unsigned long long max_bytes,
-		      char *err, size_t err_size);
+int bci_cache_extract(const char *archive_path, const char *dir, char *err, size_t err_size);
 
 /*
  * Puts the cache folder of the archive @archive_path, whose digest is
@@ -37,52 +31,6 @@ int bci_cache_extract(const char *archive_path, const char *dir, unsigned long l
  */
 int bci_cache_get(const char *data_dir, const char *digest, const char *archive_path, char *dir,
 		  char *err, size_t err_size);
-
-/*
- * The check every entry passes before it is unpacked (ingest's stream reader
- * applies it too): @path relative, without "..", "./" and repeated slashes
- * dropped, into @clean. -EINVAL when refused, -ENAMETOOLONG.
- */
-int bci_cache_entry_clean(const char *path, char *clean, size_t size);
-
-/* One regular file an unpacking wrote: its path in the archive ("./" dropped), size, sha256. */
-struct bci_cache_file {
-	char *path;
-	uint64_t size;
-	char sha256[BCI_SHA256_HEX_LEN + 1];
-};
-
-/* The files of one unpacking, in archive order; freed with bci_cache_files_free(). */
-struct bci_cache_files {
-	struct bci_cache_file *files;
-	size_t count, cap;
-	/* Set by the caller: the paths come from it, and go with it (freeing keeps it set). */
-	struct bci_arena *arena;
-	/* Set by the caller too: the paths given live in @arena already, kept as given. */
-	bool arena_paths;
-};
-
-/* Appends @path, its @size and its sha256 @digest (hex in the list). 0 or -ENOMEM. */
-int bci_cache_files_add(struct bci_cache_files *files, const char *path, uint64_t size,
-			const unsigned char digest[32]);
-void bci_cache_files_free(struct bci_cache_files *files);
-
-/*
- * bci_cache_extract(), listing in *@files (zeroed by the caller, emptied on
- * failure) every file written with the size and sha256 of its bytes.
- */
-int bci_cache_extract_listed(const char *archive_path, const char *dir,
-			     unsigned long long max_bytes, struct bci_cache_files *files, char *err,
-			     size_t err_size);
-
-/*
- * bci_cache_get(), and when this call unpacks the archive (it returns 1),
- * *@files (zeroed by the caller) lists every file written with the size and
- * sha256 of the bytes written, hashed on the way: checking them against a
- * manifest needs no second read. When it returns 0, *@files stays empty.
- */
-int bci_cache_get_listed(const char *data_dir, const char *digest, const char *archive_path,
-			 char *dir, struct bci_cache_files *files, char *err, size_t err_size);
 
 /*
  * A run's job logs in one file beside the cache folders, DATA/cache/<digest>.logs

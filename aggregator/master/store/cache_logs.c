@@ -18,6 +18,7 @@
 #include "cache.h"
 
 #include "fsutil.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,7 +113,7 @@ int bci_cache_logs_begin(const char *data_dir, const char *digest, struct bci_ca
 	if (!w)
 		return -ENOMEM;
 	w->fd = -1;
-	if (!bci_cache_digest_valid(digest)) {
+	if (!bci_sha256_hex_ok(digest)) {
 		snprintf(err, err_size, "'%s' is not a sha256 digest", digest ? digest : "");
 		ret = -EINVAL;
 		goto fail;
@@ -514,7 +515,7 @@ int bci_cache_logs_open(const char *data_dir, const char *digest, unsigned job, 
 	uint64_t index, count;
 	int kind = which_index(which), fd, ret;
 
-	if (kind < 0 || !bci_cache_digest_valid(digest))
+	if (kind < 0 || !bci_sha256_hex_ok(digest))
 		return -EINVAL;
 	if ((size_t)snprintf(path, sizeof(path), "%s/cache/%s.logs", data_dir, digest) >= sizeof(path))
 		return -ENAMETOOLONG;
