@@ -5,7 +5,7 @@
  * into the store, through the same code serve uses (ingest.h). Several at
  * once as serve's workers ingest uploads: N threads of one process, each
  * with its own store connection, each run its own transaction: the command
- * line over ingest.c (what every command shares: command.h).
+ * line over archive.c (what every command shares: command.h).
  */
 #include "../command.h"
 #include "../commands.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * What ingest.c, stream.c and results.c share: one ingest's state, the
+ * What archive.c, stream.c and results.c share: one ingest's state, the
  * archive read as a stream (through lib/run_archive.h's reader, which checks
  * every file against the manifest as it reads), the run's files held.
  */
@@ -50,7 +50,7 @@ struct ingest {
 	struct bci_arena held_arena;	/* the held files' bytes */
 	struct bci_str scan_buf;	/* a file's bytes as the scan reads them, reused */
 	bool held_off;			/* too much to hold: the results read the archive again */
-	/* The results, read before the write transaction begins (ingest.c): */
+	/* The results, read before the write transaction begins (archive.c): */
 	bool has_start, has_end;	/* the run's times, as the generator read them */
 	double start, end;
 	struct ingest_row *rows;

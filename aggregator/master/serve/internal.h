@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What serve's modules share (not for use outside aggregator/serve/):
+ * What serve's modules share (not for use outside aggregator/master/serve/):
  *
- *   server.c    the daemon: routing, libmicrohttpd callbacks, the log, start and stop
+ *   daemon.c    the daemon: routing, libmicrohttpd callbacks, the log, start and stop
  *   answer.c    answers (JSON, errors, a run's state) and the token check
  *   upload.c    the upload: per-run exclusion, the body, the workers that keep and ingest it
  *   reads.c     the GETs: a run's state, a test's log, the pages (pages.h)

@@ -4,7 +4,7 @@
  * polling threads (a slow client costs a socket, never a thread), TLS through
  * GnuTLS when a certificate and key are given. Routing and header parsing are
  * in http.h, the upload's checks in validate.h, the data folder in spool.h;
- * server.c and the modules of internal.h tie them to the connections and call the store's ingest.
+ * daemon.c and the modules of internal.h tie them to the connections and call the store's ingest.
  *
  * One upload, in order: route, token (401 none or wrong, 403 another
  * machine's run), the run's state (200 stored with the same digest, 409 with
