@@ -4,9 +4,9 @@
  * It walks the top-level object itself and hands each member's value to json-c
  * (strict mode, UTF-8 checked), except the files array, whose entries are
  * parsed and turned into bci_manifest_file one at a time: a whole-document
- * json-c tree of a 40k-file run is ~30 MB, the entries themselves a sixth of
- * that. The members are then checked in the same order as ever, so every
- * error names its member as before.
+ * json-c tree of a large run is many times the size of the entries
+ * themselves. The members are then checked in the same order as ever, so
+ * every error names its member as before.
  */
 #include "manifest.h"
 #include "manifest_internal.h"
@@ -448,7 +448,7 @@ static int outline_value(struct outline *o, struct json_tokener *tok, struct jso
  * The fast path for an entry as bci_manifest_write() makes it:
  * {"path": "<printable ASCII, no escape>", "size": <digits>, "sha256": "<64 such>"}
  * with any JSON whitespace. json-c would read exactly these values from
- * exactly this text, for a fifth of the time; any other text (escapes, UTF-8,
+ * exactly this text, only slower; any other text (escapes, UTF-8,
  * another order, a fraction, anything wrong) goes to json-c and the checks.
  * 1 and the entry appended to @m, 0 when the text is not of that shape.
  */

@@ -40,9 +40,9 @@
 #define LOG_CHUNK (1 << 20)
 /*
  * A log up to this size is stored in a frame of one raw block, written here:
- * zstd gains little or nothing on a few hundred bytes (a bench run's logs are
- * 60 to 100 bytes) and starting a compressed frame per log was a tenth of
- * ingest's CPU. Any zstd reader decompresses it like any other frame.
+ * zstd gains little or nothing on a few hundred bytes, and starting a
+ * compressed frame for each of a run's many small logs weighs on ingest.
+ * Any zstd reader decompresses it like any other frame.
  */
 #define LOG_RAW_MAX 512
 #define ZSTD_FRAME_MAGIC 0xFD2FB528u
