@@ -7,8 +7,13 @@
  *   run.c       the run: set-up, the loop over the jobs, collection
  *   plan.c      testlist -> joblist (include/exclude, --list-subtests, cycles)
  *   rundir.c    the igt_runner results directory: created once, loaded on resume
- *   job.c       one job: set-up, the I/O loop, collection (the test binary
- *               started and stopped with lib/spawn, reaped by signals.c)
+ *   job.c       one job, the test's life: its command line, its start, the
+ *               I/O loop, collection, its resources parked (the test binary
+ *               started with lib/spawn, reaped by signals.c)
+ *   outputs.c   the job's output files: opened (after a resume too), made
+ *               durable, journal.txt's lines, a failed write (full partition)
+ *   subtests.c  the test's protocol lines: journals, timers, results, taints
+ *   kill.c      the test stopped: timeouts, SIGQUIT then SIGKILL, leftovers
  *   stream.c    a test's stdout/stderr into out.txt/err.txt: lines, limit, tail
  *   comms.c     igt_runner's socket protocol: the job's socket and its comms file
  *   resume.c    after a boot that died: crash attribution, what is left to run
@@ -213,6 +218,57 @@ int bci_igt_comms_protocol_text(struct bci_executor *ex, unsigned index, char **
  * appended to its comms as packets, durably (it is what results are read from).
  */
 void bci_igt_comms_mirror(struct bci_executor *ex, unsigned index, const char *out_path, off_t from);
+
+/* ---- outputs.c ---- */
+
+/*
+ * Creates job folder @dir, or reopens its files for append after a resume
+ * (what a crash tore off their ends cut), into job->fds. 0 or -errno.
+ */
+int bci_igt_outputs_open(struct bci_igt_job *job, const char *dir);
+/* The kernel log's new records into dmesg.txt (none once a result file failed). */
+void bci_igt_outputs_drain_kmsg(struct bci_igt_job *job);
+/* The kernel log drained, then the outputs and comms that grew made durable in one barrier. */
+void bci_igt_outputs_sync(struct bci_igt_job *job);
+/* After a barrier of the whole partition: every file of the job durable as it stands. */
+void bci_igt_outputs_note_synced(struct bci_igt_job *job);
+/* Each file's size as the test's end is taken: job->end_bytes. */
+void bci_igt_outputs_end_sizes(struct bci_igt_job *job);
+/* A line of journal.txt, fdatasync'ed when @sync (else durable with the next barrier). */
+void bci_igt_outputs_write_journal(struct bci_igt_job *job, const char *text, size_t len,
+				   bool sync);
+/*
+ * Result file @file (enum bci_results_job_file) could not be written, with
+ * -errno @error; the first of the job's failures only: said on the console and
+ * in out.txt, the reserve given back, bootci-incomplete.txt written, nothing
+ * more of the output written, the test stopped (kill.c) and the run to abort
+ * after it (job->abort_reason).
+ */
+void bci_igt_outputs_failed(struct bci_igt_job *job, int file, int error);
+/* As bci_igt_outputs_failed(), for @name at @rel in the run folder, cut at @size. */
+void bci_igt_outputs_failed_at(struct bci_igt_job *job, const char *name, const char *rel,
+			       unsigned long long size, int error);
+
+/* ---- subtests.c ---- */
+
+/* A complete protocol line of the test's (without its newline): the job's stream and comms
+ * on_line, with the job as @data. */
+void bci_igt_subtests_handle_line(void *data, const char *text, size_t len);
+
+/* ---- kill.c ---- */
+
+/* The timeout a test not being stopped has passed at @now (its reason, igt_runner's words),
+ * or NULL. */
+const char *bci_igt_kill_timeout(struct bci_igt_job *job, long now);
+/* Starts stopping the test for @reason (once): SIGQUIT, the kernel's task and memory dumps. */
+void bci_igt_kill_start(struct bci_igt_job *job, const char *reason, long now);
+/* One turn of a stop under way: SIGKILL after kill_grace. 1 when even that did not end the
+ * test (job->unkillable), else 0. */
+int bci_igt_kill_step(struct bci_igt_job *job, long now);
+/* Once the test is reaped: what it left running killed, into job->leftovers. */
+void bci_igt_kill_leftovers(struct bci_igt_job *job);
+/* Names them in out.txt and on the console (nothing when there were none). */
+void bci_igt_kill_note_leftovers(struct bci_igt_job *job);
 
 /* ---- resume.c ---- */
 

@@ -112,7 +112,7 @@ void bci_igt_stream_finish(struct bci_igt_stream *s)
 		ret = bci_write_all(s->file_fd, s->tail + start, first);
 	if (ret == 0 && s->tail_used == s->tail_size)
 		ret = bci_write_all(s->file_fd, s->tail, start);
-	/* Said by the job like any other failed write (job.c). */
+	/* Said by the job like any other failed write (outputs.c). */
 	if (ret < 0)
 		s->write_error = ret;
 }
