@@ -13,7 +13,8 @@
 #     compiler does: the including file's folder first, then the Makefile's
 #     INCLUDES), or
 #   - A's object uses a function or variable that B's object defines: the
-#     undefined symbols of $BUILD/host/obj/A.o against the defined ones of
+#     undefined symbols of $BUILD/host/obj/A.o (or musl/obj/A.o for a
+#     program built only for the images) against the defined ones of
 #     every other object (nm). A symbol two programs both define (each its own
 #     main, say) goes to the one whose folder is nearest the caller's.
 # A cycle is a set of modules each reachable from every other (a strongly
@@ -150,6 +151,11 @@ def add_calls(graph, objdir, files):
         if not f.endswith(".c"):
             continue
         obj = os.path.join(objdir, f[:-2] + ".o")
+        # A program built for the images only (bootci-collect's main.c) has
+        # its musl object and no host one: the same symbols.
+        musl = os.path.join(os.path.dirname(objdir.rstrip("/")), "..", "musl", "obj", f[:-2] + ".o")
+        if not os.path.exists(obj) and os.path.exists(musl):
+            obj = os.path.normpath(musl)
         if not os.path.exists(obj):
             problems.append("%s: no object %s" % (f, obj))
             continue

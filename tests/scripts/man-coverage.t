@@ -23,6 +23,14 @@ BUILD = os.environ["BUILD"]
 SRC = os.environ["SRC"]
 MAN = os.path.join(BUILD, "man")
 BIN = os.path.join(BUILD, "host", "bin")
+# The programs built only static musl, for the images (bootci-collect), are in musl/bin.
+MUSL_BIN = os.path.join(BUILD, "musl", "bin")
+
+
+def program_path(name):
+    """Where the built program NAME is: the host build, else the musl one."""
+    host = os.path.join(BIN, name)
+    return host if os.path.exists(host) else os.path.join(MUSL_BIN, name)
 
 count = 0
 
@@ -118,10 +126,11 @@ tap(not any(pattern(i).search(fake) for i in ["--store", "-o", "run_id"]) and
     "the matcher takes whole words only (--store is not in --store-url, -o not in --output)")
 
 # ---- every program has its page ----
-programs = sorted(n for n in os.listdir(BIN) if n.startswith("bootci-")) if os.path.isdir(BIN) else []
+programs = sorted(set(n for d in (BIN, MUSL_BIN) if os.path.isdir(d)
+                      for n in os.listdir(d) if n.startswith("bootci-")))
 tap(bool(programs) and all(program_pages(p) and any(q.rsplit(".", 1)[0] == p for q in pages)
                            for p in programs),
-    "every program of $BUILD/host/bin has its page: " + " ".join(programs),
+    "every program of $BUILD/host/bin and musl/bin has its page: " + " ".join(programs),
     ["no page: " + p for p in programs if not any(q.rsplit(".", 1)[0] == p for q in pages)])
 
 # ---- bootci-aggregator: each command's block of --help, in its page ----
@@ -157,7 +166,7 @@ helps = {
     "bootci-results": ["--help"],
 }
 for program, args in sorted(helps.items()):
-    text = run([os.path.join(BIN, program)] + args)
+    text = run([program_path(program)] + args)
     words = options_in(text) + re.findall(r"(?<![A-Za-z0-9-])(-[a-zA-Z])(?![A-Za-z0-9-])", text)
     # Commands: `bootci-builder initramfs ...`, `bootci-efi [--root DIR] list`.
     words += re.findall(r"%s (?:\[--root DIR\] )?([a-z][a-z-]+)" % program, text)
@@ -165,10 +174,10 @@ for program, args in sorted(helps.items()):
            [p for p in program_pages(program) if p.rsplit(".", 1)[0] == program])
 
 # ---- configuration keys from the programs' help ----
-keys = [line.split()[0] for line in run([os.path.join(BIN, "bootci-executor"), "--help-config"]).splitlines()
+keys = [line.split()[0] for line in run([program_path("bootci-executor"), "--help-config"]).splitlines()
         if line.strip()]
 expect("bootci-executor --help-config: the executor's keys", keys, ["bootci-executor.conf.5"])
-collect_help = run([os.path.join(BIN, "bootci-collect"), "--help"])
+collect_help = run([program_path("bootci-collect"), "--help"])
 keys = re.findall(r"^  ([a-z_]+)\s", collect_help.split("Settings:", 1)[-1], re.M)
 expect("bootci-collect --help: collect's keys", keys, ["bootci-collect.conf.5"])
 
