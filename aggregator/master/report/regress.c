@@ -8,13 +8,11 @@
  * against the baseline's spread.
  *
  * Memory: one machine at a time. Each test name is given a number once per
- * thread (struct name_dir); a machine's build results and baseline are two
+ * thread (name_numbers.h); a machine's build results and baseline are two
  * arrays by that number (10k tests: well under a few MiB).
  */
-#include "arena.h"
-#include "hash.h"
+#include "name_numbers.h"
 #include "report.h"
-#include "row_guess.h"
 #include "../store/store.h"
 
 #include <errno.h>
@@ -27,132 +25,6 @@
 
 /* How much of a test's log a filter's regex reads. */
 #define BCI_FILTER_LOG_MAX (8 << 20)
-
-/* ---- a table of test names ---- */
-
-struct test_slot {
-	char *name;
-	int status;		/* -1 when just added; what it means is the table's user's */
-	int job;		/* the name directory's: the test's number */
-};
-
-struct test_table {
-	struct test_slot *slots;
-	size_t cap, n;
-	struct bci_arena names;	/* the slots' names, freed at once */
-};
-
-static void table_release(struct test_table *t)
-{
-	bci_arena_free(&t->names);
-	free(t->slots);
-	memset(t, 0, sizeof(*t));
-}
-
-static int table_grow(struct test_table *t)
-{
-	struct test_table bigger = { .cap = t->cap ? t->cap * 2 : 1024 };
-
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t j;
-
-		if (!t->slots[i].name)
-			continue;
-		for (j = bci_hash_str(t->slots[i].name) & (bigger.cap - 1); bigger.slots[j].name;
-		     j = (j + 1) & (bigger.cap - 1))
-			;
-		bigger.slots[j] = t->slots[i];
-	}
-	bigger.n = t->n;
-	bigger.names = t->names;
-	free(t->slots);
-	*t = bigger;
-	return 0;
-}
-
-/* The slot of @name, added (status -1) when @add and new; NULL if absent or out of memory. */
-static struct test_slot *table_get(struct test_table *t, const char *name, int add)
-{
-	size_t i;
-
-	if (add && (t->n + 1) * 2 > t->cap && table_grow(t) < 0)
-		return NULL;
-	if (!t->cap)
-		return NULL;
-	for (i = bci_hash_str(name) & (t->cap - 1); t->slots[i].name; i = (i + 1) & (t->cap - 1))
-		if (!strcmp(t->slots[i].name, name))
-			return &t->slots[i];
-	if (!add)
-		return NULL;
-	t->slots[i].name = bci_arena_strdup(&t->names, name);
-	if (!t->slots[i].name)
-		return NULL;
-	t->slots[i].status = -1;
-	t->n++;
-	return &t->slots[i];
-}
-
-/*
- * ---- test names, numbered ----
- *
- * Once per thread, a row's name guessed from the last run read (row_guess.h):
- * a machine's results are then arrays by number, not per-machine hash tables
- * of copied names.
- */
-struct name_dir {
-	struct test_table index;	/* name -> its number (the slot's job) */
-	const char **names;		/* by number: the index's copies */
-	size_t n, cap;
-	struct bci_row_guess guess;	/* the numbers of the last stream, row by row */
-};
-
-static void name_dir_release(struct name_dir *d)
-{
-	table_release(&d->index);
-	free(d->names);
-	bci_row_guess_release(&d->guess);
-	memset(d, 0, sizeof(*d));
-}
-
-/* A stream of names (one run's results) being numbered: row @k next. */
-struct name_cursor {
-	struct name_dir *dir;
-	size_t k;
-};
-
-/* The number of the cursor's next name @name, given when new: >= 0, or -ENOMEM. */
-static long name_number(struct name_cursor *c, const char *name)
-{
-	struct name_dir *d = c->dir;
-	size_t k = c->k++;
-	struct test_slot *slot;
-	long id = bci_row_guess_get(&d->guess, k);
-
-	if (id >= 0 && !strcmp(d->names[id], name))
-		return id;
-	slot = table_get(&d->index, name, 1);
-	if (!slot)
-		return -ENOMEM;
-	if (slot->status < 0) {
-		if (d->n == d->cap) {
-			size_t cap = d->cap ? d->cap * 2 : 1024;
-			const char **grown = realloc(d->names, cap * sizeof(*grown));
-
-			if (!grown)
-				return -ENOMEM;
-			d->names = grown;
-			d->cap = cap;
-		}
-		slot->status = 0;
-		slot->job = (int)d->n;
-		d->names[d->n++] = slot->name;
-	}
-	id = slot->job;
-	return bci_row_guess_set(&d->guess, k, id) < 0 ? -ENOMEM : id;
-}
 
 /* A machine's tests by number: status -1 where it has none. */
 struct test_cell {
@@ -245,10 +117,38 @@ static int dup_or_null(char **to, const char *from)
 	return from && !*to ? -ENOMEM : 0;
 }
 
-/* Which builds are on the base tree, asked once per build name. */
+/* Which builds are in a baseline, asked once per build name. */
 struct build_cache {
-	struct test_table builds;	/* name -> status 1: on the base tree, 0: not */
+	struct bci_name_numbers builds;
+	signed char *on_base;		/* by number: 1 on the base tree (and no later), 0 not, -1 not asked */
+	size_t cap;
 };
+
+static void build_cache_release(struct build_cache *b)
+{
+	bci_name_numbers_release(&b->builds);
+	free(b->on_base);
+	memset(b, 0, sizeof(*b));
+}
+
+/* The place of build number @id's answer, the array grown (new places -1) to hold it; NULL: no memory. */
+static signed char *on_base_at(struct build_cache *b, long id)
+{
+	if ((size_t)id >= b->cap) {
+		size_t n = b->cap ? b->cap * 2 : 64;
+		signed char *grown;
+
+		while (n <= (size_t)id)
+			n *= 2;
+		grown = realloc(b->on_base, n);
+		if (!grown)
+			return NULL;
+		memset(grown + b->cap, -1, n - b->cap);
+		b->on_base = grown;
+		b->cap = n;
+	}
+	return &b->on_base[id];
+}
 
 /* ---- the report being made ---- */
 
@@ -261,14 +161,14 @@ struct maker {
 	char *err;
 	size_t err_size;
 	size_t changes_cap;
-	struct name_dir names;	/* this thread's test numbers */
+	struct bci_name_numbers names;	/* this thread's test numbers */
 	struct test_cells now, before;	/* the machine being compared: build, baseline */
 };
 
 /* The maker's numbered names and machine arrays, let go. */
 static void maker_tables_release(struct maker *m)
 {
-	name_dir_release(&m->names);
+	bci_name_numbers_release(&m->names);
 	free(m->now.v);
 	free(m->before.v);
 	m->now = m->before = (struct test_cells){ 0 };
@@ -301,7 +201,8 @@ static int change_add(struct maker *m, const char *test, const struct run_ref *r
 
 /* One run's results into @cells: a build's (a later run of the same machine replaces an earlier one's) or a baseline's. */
 struct results_ctx {
-	struct name_cursor names;
+	struct bci_name_numbers *names;
+	size_t row;
 	struct test_cells *cells;
 	int run;
 };
@@ -310,7 +211,7 @@ struct results_ctx {
 static int result_cell(struct results_ctx *c, const struct bci_store_result *result,
 		       struct test_cell **slot, int *status)
 {
-	long id = name_number(&c->names, result->name);
+	long id = bci_name_number_at(c->names, result->name, c->row++);
 
 	*slot = id < 0 ? NULL : cell_at(c->cells, id);
 	*status = bci_status_parse(result->result);
@@ -395,22 +296,24 @@ static int baseline_run(const struct bci_store_run *run, void *ctx)
 {
 	struct baseline_ctx *c = ctx;
 	struct maker *m = c->m;
-	struct test_slot *slot;
+	signed char *on_base;
+	long id;
 	int ret;
 
 	if (!run->build || !strcmp(run->build, m->build->name))
 		return 0;
-	slot = table_get(&m->cache.builds, run->build, 1);
-	if (!slot)
+	id = bci_name_number(&m->cache.builds, run->build);
+	on_base = id < 0 ? NULL : on_base_at(&m->cache, id);
+	if (!on_base)
 		return -ENOMEM;
-	if (slot->status < 0) {
+	if (*on_base < 0) {
 		/* Another statement while this one's rows are read: a second cursor on SQLite, and libpq has the rows already. */
 		ret = bci_store_build_get(m->store, run->build, build_on_base, m, m->err, m->err_size);
 		if (ret < 0)
 			return ret;
-		slot->status = ret == 1;
+		*on_base = ret == 1;
 	}
-	return slot->status ? runs_push(c->runs, run) : 0;
+	return *on_base ? runs_push(c->runs, run) : 0;
 }
 
 /* ---- a test's logs for the filters ---- */
@@ -560,7 +463,7 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 	cells_clear(&m->now);
 	cells_clear(&m->before);
 	for (size_t i = first; i < end && ret >= 0; i++) {
-		struct results_ctx c = { .names = { .dir = &m->names }, .cells = &m->now, .run = (int)i };
+		struct results_ctx c = { .names = &m->names, .cells = &m->now, .run = (int)i };
 
 		ret = bci_store_results_each_brief(m->store, build_runs->v[i].key, build_result, &c,
 						   m->err, m->err_size);
@@ -578,7 +481,7 @@ static int machine_compare(struct maker *m, const struct run_list *build_runs, s
 		baseline.n = m->options->window;
 	}
 	for (size_t i = 0; i < baseline.n && ret >= 0; i++) {
-		struct results_ctx c = { .names = { .dir = &m->names }, .cells = &m->before };
+		struct results_ctx c = { .names = &m->names, .cells = &m->before };
 
 		ret = bci_store_results_each_brief(m->store, baseline.v[i].key, baseline_result, &c,
 						   m->err, m->err_size);
@@ -790,7 +693,7 @@ static void half_release(struct half *h)
 	for (size_t i = 0; i < h->part.n_suspend; i++)
 		free(h->part.suspend[i].machine);
 	free(h->part.suspend);
-	table_release(&h->m.cache.builds);
+	build_cache_release(&h->m.cache);
 	maker_tables_release(&h->m);
 }
 
@@ -877,7 +780,7 @@ int bci_report_build(struct bci_store *store, const char *build,
 				       .n = (size_t)r->machines - mine };
 		half->m.report = &half->part;
 		half->m.cache = (struct build_cache){ 0 };
-		half->m.names = (struct name_dir){ 0 };
+		half->m.names = (struct bci_name_numbers){ 0 };
 		half->m.now = half->m.before = (struct test_cells){ 0 };
 		half->m.changes_cap = 0;
 		half->m.err = half->err;
@@ -912,7 +815,7 @@ int bci_report_build(struct bci_store *store, const char *build,
 	free(stretches);
 	qsort(r->changes, r->n_changes, sizeof(*r->changes), change_order);
 	runs_release(&runs);
-	table_release(&m.cache.builds);
+	build_cache_release(&m.cache);
 	maker_tables_release(&m);
 	free(m.build);
 	*report = r;
@@ -923,7 +826,7 @@ fail:
 	free(half);
 	free(stretches);
 	runs_release(&runs);
-	table_release(&m.cache.builds);
+	build_cache_release(&m.cache);
 	maker_tables_release(&m);
 	free(m.build);
 	bci_report_free(r);

@@ -7,7 +7,7 @@
  *   status.c           the piglit statuses, every transition, the verdicts' names
  *   filters.c          known-issue filters (the file DATA/known-issues.txt)
  *   regress.c          baseline, flaky detection, filters, suspend latency
- *   row_guess.c        the test a row of the next run holds, guessed from the last
+ *   name_numbers.c     names numbered as first seen (the tests of regress.c and matrix.c)
  *   mbox.c             the reply, one RFC 5322 / MIME message in an mbox
  *   export.c           JUnit XML of a run, KCIDB v4.2 JSON of a build
  *   html.c             what every page shares: the escaper, the style, a log
