@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Reports (aggregator/master/report/): the transition table (all 121 cells), the
- * known-issue filter file (every key, every refusal with its line), and a
- * build's report on a real SQLite store (or the PostgreSQL database in
- * BOOTCI_TEST_STORE_URL) filled through the store's interface: baseline
- * from the base tree only and only up to the build, the baseline window,
- * flaky tests, known issues by machine tag and status, fixed tests,
- * warnings, new tests, suspend latency against the baseline's spread, and
- * the reply's subject encoding and refusals.
+ * Reports (aggregator/master/report/): the transition table (all 121 cells),
+ * test names numbered (first seen first, each row's guess from the last
+ * reading checked, right or wrong), the known-issue filter file (every key,
+ * every refusal with its line), and a build's report on a real SQLite store
+ * (or the PostgreSQL database in BOOTCI_TEST_STORE_URL) filled through the
+ * store's interface: baseline from the base tree only and only up to the
+ * build, the baseline window, flaky tests, known issues by machine tag and
+ * status, fixed tests, warnings, new tests, suspend latency against the
+ * baseline's spread, and the reply's subject encoding and refusals.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../../aggregator/master/report/name_numbers.h"
 #include "../../aggregator/master/report/report.h"
 #include "../../aggregator/master/store/store.h"
 #include "strv.h"
@@ -82,6 +84,61 @@ static void test_every_transition(void **state)
 	assert_int_equal(bci_status_change(BCI_STATUS_FAIL, BCI_STATUS_PASS), BCI_CHANGE_FIXED);
 	assert_int_equal(bci_status_parse("bogus"), -EINVAL);
 	assert_string_equal(bci_status_label(BCI_STATUS_DMESG_WARN), "DMESG-WARN");
+}
+
+/* ---- test names numbered ---- */
+
+/* The number of test "igt@test@ID", at row @row of a reading. */
+static long number_row(struct bci_name_numbers *t, size_t row, long id)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "igt@test@%ld", id);
+	return bci_name_number_at(t, name, row);
+}
+
+static void test_name_numbers(void **state)
+{
+	struct bci_name_numbers t = { 0 };
+	char name[] = "igt@kms@b";
+	enum { MANY = 5000 };
+
+	(void)state;
+	/* First seen first; the table keeps its own copy of a name. */
+	assert_int_equal(bci_name_number(&t, name), 0);
+	assert_int_equal(bci_name_number(&t, "igt@kms@a"), 1);
+	name[8] = 'c';
+	assert_string_equal(t.names[0], "igt@kms@b");
+	assert_int_equal(bci_name_number(&t, "igt@kms@b"), 0);
+	assert_int_equal(bci_name_number(&t, name), 2);
+	assert_int_equal(t.n, 3);
+	/* Enough names to grow the index several times, read in one order. */
+	for (long i = 0; i < MANY; i++)
+		assert_int_equal(number_row(&t, (size_t)i, i), 3 + i);
+	/* Read again in that order (each row's guess right), reversed (each wrong), then again. */
+	for (long i = 0; i < MANY; i++)
+		assert_int_equal(number_row(&t, (size_t)i, i), 3 + i);
+	for (long i = 0; i < MANY; i++)
+		assert_int_equal(number_row(&t, (size_t)i, MANY - 1 - i), 3 + MANY - 1 - i);
+	for (long i = 0; i < MANY; i++)
+		assert_int_equal(number_row(&t, (size_t)i, i), 3 + i);
+	/* A row beyond any reading before; a new name where another was; a short reading. */
+	assert_int_equal(bci_name_number_at(&t, "igt@kms@a", 3 * MANY), 1);
+	assert_int_equal(bci_name_number_at(&t, "igt@kms@new", 0), 3 + MANY);
+	assert_int_equal(number_row(&t, 1, 1), 4);
+	assert_int_equal(t.n, 4 + MANY);
+	for (long i = 0; i < MANY; i++) {
+		char expected[32];
+
+		snprintf(expected, sizeof(expected), "igt@test@%ld", i);
+		assert_string_equal(t.names[3 + i], expected);
+	}
+	bci_name_numbers_release(&t);
+	assert_int_equal(t.n, 0);
+	assert_null(t.names);
+	/* Empty again, and usable. */
+	assert_int_equal(bci_name_number_at(&t, "igt@kms@a", 0), 0);
+	bci_name_numbers_release(&t);
 }
 
 /* ---- filters ---- */
@@ -700,6 +757,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_transition),
+		cmocka_unit_test(test_name_numbers),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_filters_refused),
 		cmocka_unit_test_setup_teardown(test_report_build, setup, teardown),

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * A build's results as a matrix (report.h, matrix.h): the build's runs,
- * each machine's results interned by test name, then sorted into cells of
- * tests x machines, each change of the report marked in its cell. Read from
- * the store once, or taken from the report's own reading of the results
- * (bci_matrix_seen), so a 400k-result build is read once for both.
+ * each machine's results with their tests numbered (name_numbers.h), then
+ * sorted into cells of tests x machines, each change of the report marked
+ * in its cell. Read from the store once, or taken from the report's own
+ * reading of the results (bci_matrix_seen), so a 400k-result build is read
+ * once for both.
  */
 #include "matrix.h"
 #include "../store/store.h"
-#include "hash.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -56,67 +56,6 @@ static int run_add(const struct bci_store_run *run, void *ctx)
 	return 0;
 }
 
-static int slots_grow(struct bci_matrix *m)
-{
-	size_t n = m->n_slots ? m->n_slots * 2 : 4096;
-	unsigned *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t t = 0; t < m->n_tests; t++) {
-		size_t i = bci_hash_str(m->tests[t]) & (n - 1);
-
-		while (slots[i])
-			i = (i + 1) & (n - 1);
-		slots[i] = (unsigned)t + 1;
-	}
-	free(m->slots);
-	m->slots = slots;
-	m->n_slots = n;
-	return 0;
-}
-
-static long test_intern_hashed(struct bci_matrix *m, const char *name);
-
-/* The first-seen index of test @name, row @row of a run: the last run's test there first. */
-static long test_intern(struct bci_matrix *m, const char *name, size_t row)
-{
-	long t = bci_row_guess_get(&m->guess, row);
-
-	if (t >= 0 && !strcmp(m->tests[t], name))
-		return t;
-	t = test_intern_hashed(m, name);
-	if (t >= 0 && bci_row_guess_set(&m->guess, row, t) < 0)
-		return -ENOMEM;
-	return t;
-}
-
-/* The first-seen index of test @name, added when new: every run holds the same names. */
-static long test_intern_hashed(struct bci_matrix *m, const char *name)
-{
-	size_t i;
-
-	if ((m->n_tests + 1) * 2 > m->n_slots && slots_grow(m) < 0)
-		return -ENOMEM;
-	for (i = bci_hash_str(name) & (m->n_slots - 1); m->slots[i]; i = (i + 1) & (m->n_slots - 1))
-		if (!strcmp(m->tests[m->slots[i] - 1], name))
-			return m->slots[i] - 1;
-	if (m->n_tests == m->cap_tests) {
-		size_t cap = m->cap_tests ? m->cap_tests * 2 : 256;
-		char **grown = realloc(m->tests, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		m->tests = grown;
-		m->cap_tests = cap;
-	}
-	m->tests[m->n_tests] = strdup(name);
-	if (!m->tests[m->n_tests])
-		return -ENOMEM;
-	m->slots[i] = (unsigned)++m->n_tests;
-	return (long)m->n_tests - 1;
-}
-
 struct read_ctx {
 	struct bci_matrix *m;
 	int run;
@@ -129,7 +68,7 @@ struct read_ctx {
  */
 static int entry_put(struct bci_matrix *m, const char *name, size_t row, int run, int status, int job)
 {
-	long t = test_intern(m, name, row);
+	long t = bci_name_number_at(&m->names, name, row);
 
 	if (t < 0)
 		return (int)t;
@@ -158,20 +97,18 @@ static int entry_add(const struct bci_store_result *result, void *ctx)
 
 static int name_order(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 static long test_index(const struct bci_matrix *m, const char *name)
 {
-	char *const *at = bsearch(&name, m->tests, m->n_tests, sizeof(*m->tests), name_order);
+	const char *const *at = bsearch(&name, m->tests, m->n_tests, sizeof(*m->tests), name_order);
 
 	return at ? at - m->tests : -1;
 }
 
 static void matrix_release(struct bci_matrix *m)
 {
-	for (size_t i = 0; i < m->n_tests; i++)
-		free(m->tests[i]);
 	free(m->tests);
 	for (size_t i = 0; i < m->n_machines; i++)
 		free(m->machines[i]);
@@ -185,8 +122,7 @@ static void matrix_release(struct bci_matrix *m)
 	}
 	free(m->runs);
 	free(m->cells);
-	free(m->slots);
-	bci_row_guess_release(&m->guess);
+	bci_name_numbers_release(&m->names);
 	free(m->entries);
 	free(m->build);
 	if (m->has_lock)
@@ -194,31 +130,28 @@ static void matrix_release(struct bci_matrix *m)
 }
 
 /*
- * The cells, once every result is an entry: the names interned as they
+ * The cells, once every result is an entry: the names numbered as they
  * came are sorted, and the cells filled from the entries (a few bytes a
  * result, so 400k results cost megabytes, not a second pass).
  */
 static int matrix_cells(struct bci_matrix *m, char *err, size_t err_size)
 {
+	const char **by_seen = m->names.names;
+	size_t n_tests = m->names.n;
 	unsigned *sorted_index = NULL;
-	char **by_seen = NULL;
 	int ret = 0;
 
-	free(m->slots);
-	m->slots = NULL;
-	m->n_slots = 0;
-	/* The tests are renumbered below: the rows' guesses would name others. */
-	bci_row_guess_release(&m->guess);
-	by_seen = malloc((m->n_tests + 1) * sizeof(*by_seen));
-	sorted_index = malloc((m->n_tests + 1) * sizeof(*sorted_index));
-	m->cells = malloc((m->n_tests * m->n_machines + 1) * sizeof(*m->cells));
-	if (!by_seen || !sorted_index || !m->cells) {
+	sorted_index = malloc((n_tests + 1) * sizeof(*sorted_index));
+	m->tests = malloc((n_tests + 1) * sizeof(*m->tests));
+	m->cells = malloc((n_tests * m->n_machines + 1) * sizeof(*m->cells));
+	if (!sorted_index || !m->tests || !m->cells) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	memcpy(by_seen, m->tests, m->n_tests * sizeof(*by_seen));
+	memcpy(m->tests, by_seen, n_tests * sizeof(*m->tests));
+	m->n_tests = n_tests;
 	qsort(m->tests, m->n_tests, sizeof(*m->tests), name_order);
-	/* The sorted array holds the same pointers: each name's new place, by first-seen index. */
+	/* The sorted array holds the same pointers: each name's new place, by first-seen number. */
 	for (size_t t = 0; t < m->n_tests; t++)
 		sorted_index[t] = (unsigned)test_index(m, by_seen[t]);
 	for (size_t i = 0; i < m->n_tests * m->n_machines; i++)
@@ -241,7 +174,6 @@ out:
 	free(m->entries);
 	m->entries = NULL;
 	m->n_entries = m->cap_entries = 0;
-	free(by_seen);
 	free(sorted_index);
 	return ret;
 }

@@ -7,8 +7,8 @@
 #ifndef BCI_REPORT_MATRIX_H
 #define BCI_REPORT_MATRIX_H
 
+#include "name_numbers.h"
 #include "report.h"
-#include "row_guess.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -32,17 +32,14 @@ struct bci_matrix_run {
 
 /* Tests down, machines across. */
 struct bci_matrix {
-	char **tests;		/* sorted, each once */
-	size_t n_tests, cap_tests;
+	const char **tests;	/* sorted, each once (the copies of names) */
+	size_t n_tests;
 	char **machines;
 	size_t n_machines;
 	struct bci_matrix_run *runs;
 	size_t n_runs;
 	struct bci_matrix_cell *cells;	/* n_tests x n_machines, filled after the tests are known */
-	/* While reading: test names interned (open addressing, slots hold index + 1). */
-	unsigned *slots;
-	size_t n_slots;
-	struct bci_row_guess guess;	/* the test of each row of the last run read */
+	struct bci_name_numbers names;	/* the tests by first-seen number, as read */
 	struct matrix_entry *entries;	/* matrix.c's, until the cells are made */
 	size_t n_entries, cap_entries;
 	/* Results handed by the report's threads (bci_matrix_seen) are added under it. */

@@ -1,21 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The report of a build: its results against the baseline (report.h says
- * which runs that is), each change classified by the transition table,
- * regressions sorted into known issues (a filter matched), flaky tests (the
- * test changed state inside the baseline window) and possible new issues
- * (nothing explains them), and each machine's suspend+resume latency
- * against the baseline's spread.
- *
- * Memory: one machine at a time. Each test name is given a number once per
- * thread (struct name_dir); a machine's build results and baseline are two
- * arrays by that number (10k tests: well under a few MiB).
+ * The report of a build (report.h): the build's runs by machine, each
+ * machine read (baseline.c) then judged (judge.c, latency.c), the machines
+ * on two threads when a second connection is allowed, the two halves merged
+ * and the changes sorted. compare.h says which file does what.
  */
-#include "arena.h"
-#include "hash.h"
-#include "report.h"
-#include "row_guess.h"
-#include "../store/store.h"
+#include "compare.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -23,220 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-/* How much of a test's log a filter's regex reads. */
-#define BCI_FILTER_LOG_MAX (8 << 20)
-
-/* ---- a table of test names ---- */
-
-struct test_slot {
-	char *name;
-	int status;		/* -1 when just added; what it means is the table's user's */
-	int job;		/* the name directory's: the test's number */
-};
-
-struct test_table {
-	struct test_slot *slots;
-	size_t cap, n;
-	struct bci_arena names;	/* the slots' names, freed at once */
-};
-
-static void table_release(struct test_table *t)
-{
-	bci_arena_free(&t->names);
-	free(t->slots);
-	memset(t, 0, sizeof(*t));
-}
-
-static int table_grow(struct test_table *t)
-{
-	struct test_table bigger = { .cap = t->cap ? t->cap * 2 : 1024 };
-
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t j;
-
-		if (!t->slots[i].name)
-			continue;
-		for (j = bci_hash_str(t->slots[i].name) & (bigger.cap - 1); bigger.slots[j].name;
-		     j = (j + 1) & (bigger.cap - 1))
-			;
-		bigger.slots[j] = t->slots[i];
-	}
-	bigger.n = t->n;
-	bigger.names = t->names;
-	free(t->slots);
-	*t = bigger;
-	return 0;
-}
-
-/* The slot of @name, added (status -1) when @add and new; NULL if absent or out of memory. */
-static struct test_slot *table_get(struct test_table *t, const char *name, int add)
-{
-	size_t i;
-
-	if (add && (t->n + 1) * 2 > t->cap && table_grow(t) < 0)
-		return NULL;
-	if (!t->cap)
-		return NULL;
-	for (i = bci_hash_str(name) & (t->cap - 1); t->slots[i].name; i = (i + 1) & (t->cap - 1))
-		if (!strcmp(t->slots[i].name, name))
-			return &t->slots[i];
-	if (!add)
-		return NULL;
-	t->slots[i].name = bci_arena_strdup(&t->names, name);
-	if (!t->slots[i].name)
-		return NULL;
-	t->slots[i].status = -1;
-	t->n++;
-	return &t->slots[i];
-}
-
-/*
- * ---- test names, numbered ----
- *
- * Once per thread, a row's name guessed from the last run read (row_guess.h):
- * a machine's results are then arrays by number, not per-machine hash tables
- * of copied names.
- */
-struct name_dir {
-	struct test_table index;	/* name -> its number (the slot's job) */
-	const char **names;		/* by number: the index's copies */
-	size_t n, cap;
-	struct bci_row_guess guess;	/* the numbers of the last stream, row by row */
-};
-
-static void name_dir_release(struct name_dir *d)
-{
-	table_release(&d->index);
-	free(d->names);
-	bci_row_guess_release(&d->guess);
-	memset(d, 0, sizeof(*d));
-}
-
-/* A stream of names (one run's results) being numbered: row @k next. */
-struct name_cursor {
-	struct name_dir *dir;
-	size_t k;
-};
-
-/* The number of the cursor's next name @name, given when new: >= 0, or -ENOMEM. */
-static long name_number(struct name_cursor *c, const char *name)
-{
-	struct name_dir *d = c->dir;
-	size_t k = c->k++;
-	struct test_slot *slot;
-	long id = bci_row_guess_get(&d->guess, k);
-
-	if (id >= 0 && !strcmp(d->names[id], name))
-		return id;
-	slot = table_get(&d->index, name, 1);
-	if (!slot)
-		return -ENOMEM;
-	if (slot->status < 0) {
-		if (d->n == d->cap) {
-			size_t cap = d->cap ? d->cap * 2 : 1024;
-			const char **grown = realloc(d->names, cap * sizeof(*grown));
-
-			if (!grown)
-				return -ENOMEM;
-			d->names = grown;
-			d->cap = cap;
-		}
-		slot->status = 0;
-		slot->job = (int)d->n;
-		d->names[d->n++] = slot->name;
-	}
-	id = slot->job;
-	return bci_row_guess_set(&d->guess, k, id) < 0 ? -ENOMEM : id;
-}
-
-/* A machine's tests by number: status -1 where it has none. */
-struct test_cell {
-	int status;		/* build: its status; baseline: the latest status it ran with */
-	unsigned seen;		/* baseline: bit per status seen in the window (notrun aside) */
-	int run;		/* build: index of the run that holds it */
-	int job;		/* build: the result's job */
-};
-
-struct test_cells {
-	struct test_cell *v;
-	size_t n;
-};
-
-/* The cell of test number @id, the array grown (new cells empty) to hold it; NULL: no memory. */
-static struct test_cell *cell_at(struct test_cells *c, long id)
-{
-	if ((size_t)id >= c->n) {
-		size_t n = c->n ? c->n : 1024;
-		struct test_cell *grown;
-
-		while (n <= (size_t)id)
-			n *= 2;
-		grown = realloc(c->v, n * sizeof(*grown));
-		if (!grown)
-			return NULL;
-		for (size_t i = c->n; i < n; i++)
-			grown[i] = (struct test_cell){ .status = -1 };
-		c->v = grown;
-		c->n = n;
-	}
-	return &c->v[id];
-}
-
-/* Every cell empty again, for the next machine. */
-static void cells_clear(struct test_cells *c)
-{
-	for (size_t i = 0; i < c->n; i++)
-		c->v[i] = (struct test_cell){ .status = -1 };
-}
-
-/* ---- runs and builds read from the store ---- */
-
-struct run_ref {
-	char *machine, *run_id;
-	int64_t key;
-};
-
-struct run_list {
-	struct run_ref *v;
-	size_t n;
-};
-
-static void runs_release(struct run_list *l)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		free(l->v[i].machine);
-		free(l->v[i].run_id);
-	}
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
-static int runs_push(struct run_list *l, const struct bci_store_run *run)
-{
-	struct run_ref *grown = realloc(l->v, (l->n + 1) * sizeof(*grown));
-
-	if (!grown)
-		return -ENOMEM;
-	l->v = grown;
-	grown[l->n] = (struct run_ref){ .machine = strdup(run->machine),
-					.run_id = strdup(run->run_id), .key = run->key };
-	if (!grown[l->n].machine || !grown[l->n].run_id) {
-		free(grown[l->n].machine);
-		free(grown[l->n].run_id);
-		return -ENOMEM;
-	}
-	l->n++;
-	return 0;
-}
 
 static int run_collect(const struct bci_store_run *run, void *ctx)
 {
-	return runs_push(ctx, run);
+	return compare_runs_push(ctx, run);
 }
 
 static int dup_or_null(char **to, const char *from)
@@ -245,410 +25,28 @@ static int dup_or_null(char **to, const char *from)
 	return from && !*to ? -ENOMEM : 0;
 }
 
-/* Which builds are on the base tree, asked once per build name. */
-struct build_cache {
-	struct test_table builds;	/* name -> status 1: on the base tree, 0: not */
+/* One machine's runs: a stretch of the build's runs. */
+struct stretch {
+	size_t first, end;
 };
 
-/* ---- the report being made ---- */
-
-struct maker {
-	struct bci_store *store;
-	const struct bci_report_options *options;
-	struct bci_report *report;
-	struct bci_store_build *build;	/* the build reported on */
-	struct build_cache cache;
-	char *err;
-	size_t err_size;
-	size_t changes_cap;
-	struct name_dir names;	/* this thread's test numbers */
-	struct test_cells now, before;	/* the machine being compared: build, baseline */
-};
-
-/* The maker's numbered names and machine arrays, let go. */
-static void maker_tables_release(struct maker *m)
+/* The machine of @stretch read, judged, its results in the build handed to the seen hook. */
+static int machine_compare(struct compare *c, const struct compare_runs *runs,
+			   const struct stretch *stretch)
 {
-	name_dir_release(&m->names);
-	free(m->now.v);
-	free(m->before.v);
-	m->now = m->before = (struct test_cells){ 0 };
-}
+	struct compare_machine machine = {
+		.name = runs->v[stretch->first].machine, .build_runs = runs,
+		.first = stretch->first, .end = stretch->end,
+	};
+	int ret = compare_machine_read(c, &machine);
 
-static int change_add(struct maker *m, const char *test, const struct run_ref *run,
-		      enum bci_status from, enum bci_status to, enum bci_change change,
-		      enum bci_verdict verdict, const char *bug)
-{
-	struct bci_report *r = m->report;
-	struct bci_report_change *c;
-
-	if (r->n_changes == m->changes_cap) {
-		size_t cap = m->changes_cap ? m->changes_cap * 2 : 64;
-		struct bci_report_change *grown = realloc(r->changes, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		r->changes = grown;
-		m->changes_cap = cap;
-	}
-	c = &r->changes[r->n_changes];
-	*c = (struct bci_report_change){ .test = strdup(test), .machine = strdup(run->machine),
-					 .run_id = strdup(run->run_id), .from = from, .to = to,
-					 .change = change, .verdict = verdict, .bug = bug };
-	r->n_changes++;
-	r->counts[verdict]++;
-	return c->test && c->machine && c->run_id ? 0 : -ENOMEM;
-}
-
-/* One run's results into @cells: a build's (a later run of the same machine replaces an earlier one's) or a baseline's. */
-struct results_ctx {
-	struct name_cursor names;
-	struct test_cells *cells;
-	int run;
-};
-
-/* The cell of @result's test in @c->cells and the result's status: 0, -ENOMEM or -EPROTO. */
-static int result_cell(struct results_ctx *c, const struct bci_store_result *result,
-		       struct test_cell **slot, int *status)
-{
-	long id = name_number(&c->names, result->name);
-
-	*slot = id < 0 ? NULL : cell_at(c->cells, id);
-	*status = bci_status_parse(result->result);
-	if (!*slot)
-		return -ENOMEM;
-	return *status < 0 ? -EPROTO : 0;
-}
-
-static int build_result(const struct bci_store_result *result, void *ctx)
-{
-	struct results_ctx *c = ctx;
-	struct test_cell *slot;
-	int status, ret = result_cell(c, result, &slot, &status);
-
-	if (ret < 0)
-		return ret;
-	slot->status = status;
-	slot->run = c->run;
-	slot->job = result->job;
-	return 0;
-}
-
-/* The machine's results in the build (m->now), handed to options->seen. */
-static int seen_give(struct maker *m, const struct run_list *build_runs)
-{
-	const struct test_cells *now = &m->now;
-	struct bci_report_seen *rows = malloc((now->n + 1) * sizeof(*rows));
-	size_t n = 0;
-	int ret;
-
-	if (!rows)
-		return -ENOMEM;
-	for (size_t i = 0; i < now->n; i++) {
-		const struct test_cell *t = &now->v[i];
-
-		if (t->status >= 0)
-			rows[n++] = (struct bci_report_seen){
-				.run = build_runs->v[t->run].key, .test = m->names.names[i],
-				.status = t->status, .job = t->job,
-			};
-	}
-	ret = m->options->seen(m->options->seen_ctx, rows, n, m->err, m->err_size);
-	free(rows);
-	return ret;
-}
-
-static int baseline_result(const struct bci_store_result *result, void *ctx)
-{
-	struct results_ctx *c = ctx;
-	struct test_cell *slot;
-	int status, ret = result_cell(c, result, &slot, &status);
-
-	if (ret < 0)
-		return ret;
-	if (status == BCI_STATUS_NOTRUN) {
-		if (slot->status < 0)
-			slot->status = status;
-		return 0;
-	}
-	slot->status = status;
-	slot->seen |= 1u << status;
-	return 0;
-}
-
-/* Whether the build named @name is on the base tree and registered no later than ours. */
-static int build_on_base(const struct bci_store_build *build, void *ctx)
-{
-	struct maker *m = ctx;
-	const char *base_tree = m->report->base_tree;
-
-	return build->tree && !strcmp(build->tree, base_tree) &&
-	       build->registered <= m->build->registered ? 1 : 2;
-}
-
-struct baseline_ctx {
-	struct maker *m;
-	struct run_list *runs;
-	int ret;
-};
-
-static int baseline_run(const struct bci_store_run *run, void *ctx)
-{
-	struct baseline_ctx *c = ctx;
-	struct maker *m = c->m;
-	struct test_slot *slot;
-	int ret;
-
-	if (!run->build || !strcmp(run->build, m->build->name))
-		return 0;
-	slot = table_get(&m->cache.builds, run->build, 1);
-	if (!slot)
-		return -ENOMEM;
-	if (slot->status < 0) {
-		/* Another statement while this one's rows are read: a second cursor on SQLite, and libpq has the rows already. */
-		ret = bci_store_build_get(m->store, run->build, build_on_base, m, m->err, m->err_size);
-		if (ret < 0)
-			return ret;
-		slot->status = ret == 1;
-	}
-	return slot->status ? runs_push(c->runs, run) : 0;
-}
-
-/* ---- a test's logs for the filters ---- */
-
-struct log_ctx {
-	struct maker *m;
-	const struct run_ref *run;
-	const char *test;
-	char *text[3];
-	int read[3];
-};
-
-static const char *log_read(const char *which, void *ctx)
-{
-	static const char *const names[3] = { "out", "err", "dmesg" };
-	struct log_ctx *l = ctx;
-	char err[512];
-	int i, fd;
-
-	for (i = 0; i < 3 && strcmp(names[i], which); i++)
-		;
-	if (i == 3)
-		return NULL;
-	if (l->read[i])
-		return l->text[i];
-	l->read[i] = 1;
-	if (!l->m->options->data_dir)
-		return NULL;
-	fd = bci_store_test_log_open(l->m->store, l->m->options->data_dir, l->run->machine,
-				     l->run->run_id, l->test, which, err, sizeof(err));
-	if (fd < 0)
-		return NULL;
-	l->text[i] = malloc(BCI_FILTER_LOG_MAX + 1);
-	if (l->text[i]) {
-		size_t len = 0;
-		ssize_t got;
-
-		while (len < BCI_FILTER_LOG_MAX &&
-		       (got = read(fd, l->text[i] + len, BCI_FILTER_LOG_MAX - len)) > 0)
-			len += got;
-		l->text[i][len] = '\0';
-	}
-	close(fd);
-	return l->text[i];
-}
-
-/* ---- suspend latency ---- */
-
-struct latencies {
-	double *v;
-	size_t n, cap;
-};
-
-static int latency_add(const struct bci_store_suspend *cycle, void *ctx)
-{
-	struct latencies *l = ctx;
-
-	if (cycle->latency < 0)
-		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 32;
-		double *grown = realloc(l->v, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		l->v = grown;
-		l->cap = cap;
-	}
-	l->v[l->n++] = cycle->latency;
-	return 0;
-}
-
-static int double_order(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), double_order);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static int suspend_compare(struct maker *m, const char *machine, const struct run_list *build_runs,
-			   size_t first, size_t end, const struct run_list *baseline)
-{
-	struct latencies now = { 0 }, before = { 0 };
-	struct bci_report_suspend *grown, *s;
-	int ret = 0;
-
-	for (size_t i = first; i < end && ret >= 0; i++)
-		ret = bci_store_suspends_each(m->store, build_runs->v[i].key, latency_add, &now,
-					      m->err, m->err_size);
-	for (size_t i = 0; i < baseline->n && ret >= 0; i++)
-		ret = bci_store_suspends_each(m->store, baseline->v[i].key, latency_add, &before,
-					      m->err, m->err_size);
-	if (ret < 0 || !now.n)
-		goto out;
-	grown = realloc(m->report->suspend, (m->report->n_suspend + 1) * sizeof(*grown));
-	if (!grown) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	m->report->suspend = grown;
-	s = &grown[m->report->n_suspend];
-	*s = (struct bci_report_suspend){ .machine = strdup(machine), .cycles = (int)now.n,
-					  .median = median(now.v, now.n),
-					  .baseline_cycles = (int)before.n };
-	if (!s->machine) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	m->report->n_suspend++;
-	if (before.n) {
-		qsort(before.v, before.n, sizeof(*before.v), double_order);
-		s->baseline_min = before.v[0];
-		s->baseline_max = before.v[before.n - 1];
-		s->regression = s->median > s->baseline_max;
-	}
-out:
-	free(now.v);
-	free(before.v);
-	return ret;
-}
-
-/* ---- one machine ---- */
-
-static int tag_collect(const char *tag, void *ctx)
-{
-	struct run_list *tags = ctx;	/* machine field holds the tag */
-	struct bci_store_run as_run = { .machine = tag, .run_id = "" };
-
-	return runs_push(tags, &as_run);
-}
-
-static int machine_compare(struct maker *m, const struct run_list *build_runs, size_t first,
-			   size_t end)
-{
-	const char *machine = build_runs->v[first].machine;
-	struct run_list baseline = { 0 }, tags = { 0 };
-	const char **tag_names = NULL;
-	struct baseline_ctx bctx = { .m = m, .runs = &baseline };
-	int ret = 0;
-
-	cells_clear(&m->now);
-	cells_clear(&m->before);
-	for (size_t i = first; i < end && ret >= 0; i++) {
-		struct results_ctx c = { .names = { .dir = &m->names }, .cells = &m->now, .run = (int)i };
-
-		ret = bci_store_results_each_brief(m->store, build_runs->v[i].key, build_result, &c,
-						   m->err, m->err_size);
-	}
 	if (ret >= 0)
-		ret = bci_store_runs_each(m->store, machine, baseline_run, &bctx, m->err, m->err_size);
-	if (ret >= 0 && baseline.n > (size_t)m->options->window) {
-		size_t drop = baseline.n - m->options->window;
-
-		for (size_t i = 0; i < drop; i++) {
-			free(baseline.v[i].machine);
-			free(baseline.v[i].run_id);
-		}
-		memmove(baseline.v, baseline.v + drop, m->options->window * sizeof(*baseline.v));
-		baseline.n = m->options->window;
-	}
-	for (size_t i = 0; i < baseline.n && ret >= 0; i++) {
-		struct results_ctx c = { .names = { .dir = &m->names }, .cells = &m->before };
-
-		ret = bci_store_results_each_brief(m->store, baseline.v[i].key, baseline_result, &c,
-						   m->err, m->err_size);
-	}
+		ret = compare_machine_judge(c, &machine);
+	if (ret >= 0 && c->options->seen)
+		ret = compare_seen_give(c, &machine);
 	if (ret >= 0)
-		ret = bci_store_machine_tags(m->store, machine, tag_collect, &tags, m->err,
-					     m->err_size);
-	if (ret >= 0) {
-		tag_names = calloc(tags.n + 1, sizeof(*tag_names));
-		if (!tag_names)
-			ret = -ENOMEM;
-		for (size_t i = 0; tag_names && i < tags.n; i++)
-			tag_names[i] = tags.v[i].machine;
-	}
-	for (size_t i = 0; i < m->now.n && ret >= 0; i++) {
-		const struct test_cell *t = &m->now.v[i];
-		const struct test_cell *b = i < m->before.n ? &m->before.v[i] : NULL;
-		const char *name = m->names.names[i];
-		const struct run_ref *run;
-		enum bci_status from;
-		enum bci_change change;
-		enum bci_verdict verdict;
-		const char *bug = NULL;
-
-		if (t->status < 0)
-			continue;
-		m->report->results++;
-		from = b && b->status >= 0 ? (enum bci_status)b->status : BCI_STATUS_NOTRUN;
-		change = bci_status_change(from, t->status);
-		run = &build_runs->v[t->run];
-		if (change == BCI_CHANGE_UNCHANGED)
-			continue;
-		if (change == BCI_CHANGE_REGRESSION || change == BCI_CHANGE_WARNING) {
-			struct log_ctx logs = { .m = m, .run = run, .test = name };
-			struct bci_filter_subject subject = {
-				.test = name, .machine = machine, .tags = tag_names,
-				.status = t->status, .log = log_read, .log_ctx = &logs,
-			};
-
-			bug = bci_filters_match(m->options->filters, &subject);
-			for (int j = 0; j < 3; j++)
-				free(logs.text[j]);
-		}
-		switch (change) {
-		case BCI_CHANGE_REGRESSION:
-			verdict = bug ? BCI_VERDICT_KNOWN :
-			      b && __builtin_popcount(b->seen) > 1 ? BCI_VERDICT_FLAKY : BCI_VERDICT_NEW;
-			break;
-		case BCI_CHANGE_WARNING:
-			verdict = bug ? BCI_VERDICT_KNOWN : BCI_VERDICT_WARNING;
-			break;
-		case BCI_CHANGE_FIXED:
-			verdict = BCI_VERDICT_FIXED;
-			break;
-		case BCI_CHANGE_NEW_TEST:
-			verdict = BCI_VERDICT_NEW_TEST;
-			break;
-		default:
-			verdict = BCI_VERDICT_NOT_RUN;
-			break;
-		}
-		ret = change_add(m, name, run, from, t->status, change, verdict, bug);
-	}
-	if (ret >= 0 && m->options->seen)
-		ret = seen_give(m, build_runs);
-	if (ret >= 0)
-		ret = suspend_compare(m, machine, build_runs, first, end, &baseline);
-	free(tag_names);
-	runs_release(&tags);
-	runs_release(&baseline);
+		ret = compare_latency_judge(c, &machine);
+	compare_machine_release(&machine);
 	return ret;
 }
 
@@ -660,6 +58,20 @@ static int change_order(const void *a, const void *b)
 	if (!d)
 		d = strcmp(x->test, y->test);
 	return d ? d : strcmp(x->machine, y->machine);
+}
+
+/* The report's changes and latencies, let go. */
+static void judgements_free(struct bci_report *r)
+{
+	for (size_t i = 0; i < r->n_changes; i++) {
+		free(r->changes[i].test);
+		free(r->changes[i].machine);
+		free(r->changes[i].run_id);
+	}
+	free(r->changes);
+	for (size_t i = 0; i < r->n_suspend; i++)
+		free(r->suspend[i].machine);
+	free(r->suspend);
 }
 
 void bci_report_free(struct bci_report *r)
@@ -674,15 +86,7 @@ void bci_report_free(struct bci_report *r)
 	free(r->base_tree);
 	free(r->series_title);
 	free(r->message_id);
-	for (size_t i = 0; i < r->n_changes; i++) {
-		free(r->changes[i].test);
-		free(r->changes[i].machine);
-		free(r->changes[i].run_id);
-	}
-	free(r->changes);
-	for (size_t i = 0; i < r->n_suspend; i++)
-		free(r->suspend[i].machine);
-	free(r->suspend);
+	judgements_free(r);
 	free(r);
 }
 
@@ -698,19 +102,14 @@ int bci_report_failed(const struct bci_report *r)
 
 /* ---- the machines on two threads ---- */
 
-/* One machine's runs: a stretch of the build's runs. */
-struct stretch {
-	size_t first, end;
-};
-
 /*
  * The second half of the machines, compared on a thread with its own
  * connection into a report of its own, merged into the whole after.
  */
 struct half {
-	struct maker m;
+	struct compare c;
 	struct bci_report part;
-	const struct run_list *runs;
+	const struct compare_runs *runs;
 	const struct stretch *stretches;
 	size_t n;
 	size_t failed;		/* the stretch that failed */
@@ -720,14 +119,14 @@ struct half {
 	bool started;
 };
 
-/* The machines of @stretches compared by @m; *@failed: the stretch that failed. */
-static int machines_compare(struct maker *m, const struct run_list *runs,
+/* The machines of @stretches compared by @c; *@failed: the stretch that failed. */
+static int machines_compare(struct compare *c, const struct compare_runs *runs,
 			    const struct stretch *stretches, size_t n, size_t *failed)
 {
 	int ret = 0;
 
 	for (size_t i = 0; i < n && ret >= 0; i++) {
-		ret = machine_compare(m, runs, stretches[i].first, stretches[i].end);
+		ret = machine_compare(c, runs, &stretches[i]);
 		*failed = i;
 	}
 	return ret;
@@ -738,11 +137,11 @@ static void *half_run(void *arg)
 	struct half *h = arg;
 	struct bci_store *store = NULL;
 
-	h->ret = bci_store_open(h->m.options->store_url, h->m.options->data_dir, &store, h->err,
+	h->ret = bci_store_open(h->c.options->store_url, h->c.options->data_dir, &store, h->err,
 				sizeof(h->err));
 	if (h->ret >= 0) {
-		h->m.store = store;
-		h->ret = machines_compare(&h->m, h->runs, h->stretches, h->n, &h->failed);
+		h->c.store = store;
+		h->ret = machines_compare(&h->c, h->runs, h->stretches, h->n, &h->failed);
 	}
 	bci_store_close(store);
 	return NULL;
@@ -781,17 +180,8 @@ static int half_merge(struct bci_report *r, struct half *h)
 /* What the half holds that the merge did not take. */
 static void half_release(struct half *h)
 {
-	for (size_t i = 0; i < h->part.n_changes; i++) {
-		free(h->part.changes[i].test);
-		free(h->part.changes[i].machine);
-		free(h->part.changes[i].run_id);
-	}
-	free(h->part.changes);
-	for (size_t i = 0; i < h->part.n_suspend; i++)
-		free(h->part.suspend[i].machine);
-	free(h->part.suspend);
-	table_release(&h->m.cache.builds);
-	maker_tables_release(&h->m);
+	judgements_free(&h->part);
+	compare_release(&h->c);
 }
 
 static int base_tree_copy(const struct bci_store_build *build, void *ctx)
@@ -803,8 +193,9 @@ int bci_report_build(struct bci_store *store, const char *build,
 		     const struct bci_report_options *options, struct bci_report **report,
 		     char *err, size_t err_size)
 {
-	struct maker m = { .store = store, .options = options, .err = err, .err_size = err_size };
-	struct run_list runs = { 0 };
+	struct compare c = { .store = store, .options = options, .err = err, .err_size = err_size };
+	struct bci_store_build *b = NULL;
+	struct compare_runs runs = { 0 };
 	struct stretch *stretches = NULL;
 	struct half *half = NULL;
 	size_t n_mine, failed = 0;
@@ -818,24 +209,24 @@ int bci_report_build(struct bci_store *store, const char *build,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	m.report = r;
+	c.report = r;
 	r->window = options->window;
-	ret = bci_store_build_read(store, build, &m.build, err, err_size);
+	ret = bci_store_build_read(store, build, &b, err, err_size);
 	if (ret < 0)
 		goto fail;
-	if (dup_or_null(&r->build, m.build->name) || dup_or_null(&r->tree, m.build->tree) ||
-	    dup_or_null(&r->commit, m.build->commit) || dup_or_null(&r->tier, m.build->tier) ||
-	    dup_or_null(&r->base, m.build->base) ||
-	    dup_or_null(&r->series_title, m.build->series_title) ||
-	    dup_or_null(&r->message_id, m.build->message_id)) {
+	c.build = b;
+	if (dup_or_null(&r->build, b->name) || dup_or_null(&r->tree, b->tree) ||
+	    dup_or_null(&r->commit, b->commit) || dup_or_null(&r->tier, b->tier) ||
+	    dup_or_null(&r->base, b->base) || dup_or_null(&r->series_title, b->series_title) ||
+	    dup_or_null(&r->message_id, b->message_id)) {
 		ret = -ENOMEM;
 		goto fail;
 	}
-	if (m.build->base)
-		ret = bci_store_build_get(store, m.build->base, base_tree_copy, &r->base_tree, err,
+	if (b->base)
+		ret = bci_store_build_get(store, b->base, base_tree_copy, &r->base_tree, err,
 					  err_size);
 	else
-		ret = dup_or_null(&r->base_tree, m.build->tree);
+		ret = dup_or_null(&r->base_tree, b->tree);
 	if (ret < 0)
 		goto fail;
 	if (!r->base_tree) {
@@ -873,22 +264,17 @@ int bci_report_build(struct bci_store *store, const char *build,
 			ret = -ENOMEM;
 			goto fail;
 		}
-		*half = (struct half){ .m = m, .runs = &runs, .stretches = stretches + mine,
+		*half = (struct half){ .runs = &runs, .stretches = stretches + mine,
 				       .n = (size_t)r->machines - mine };
-		half->m.report = &half->part;
-		half->m.cache = (struct build_cache){ 0 };
-		half->m.names = (struct name_dir){ 0 };
-		half->m.now = half->m.before = (struct test_cells){ 0 };
-		half->m.changes_cap = 0;
-		half->m.err = half->err;
-		half->m.err_size = sizeof(half->err);
-		/* Read only there: the build, its tree, the options. */
+		/* Its store opened on the thread; read only there: the build, its tree, the options. */
+		half->c = (struct compare){ .options = options, .build = b, .report = &half->part,
+					    .err = half->err, .err_size = sizeof(half->err) };
 		half->part.base_tree = r->base_tree;
 		half->started = pthread_create(&half->thread, NULL, half_run, half) == 0;
 		if (half->started)
 			n_mine = mine;
 	}
-	ret = machines_compare(&m, &runs, stretches, n_mine, &failed);
+	ret = machines_compare(&c, &runs, stretches, n_mine, &failed);
 	if (half && half->started) {
 		pthread_join(half->thread, NULL);
 		half->started = false;
@@ -911,10 +297,9 @@ int bci_report_build(struct bci_store *store, const char *build,
 	free(half);
 	free(stretches);
 	qsort(r->changes, r->n_changes, sizeof(*r->changes), change_order);
-	runs_release(&runs);
-	table_release(&m.cache.builds);
-	maker_tables_release(&m);
-	free(m.build);
+	compare_runs_release(&runs);
+	compare_release(&c);
+	free(b);
 	*report = r;
 	return 0;
 fail:
@@ -922,10 +307,9 @@ fail:
 		half_release(half);
 	free(half);
 	free(stretches);
-	runs_release(&runs);
-	table_release(&m.cache.builds);
-	maker_tables_release(&m);
-	free(m.build);
+	compare_runs_release(&runs);
+	compare_release(&c);
+	free(b);
 	bci_report_free(r);
 	return ret;
 }

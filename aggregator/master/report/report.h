@@ -6,8 +6,12 @@
  *
  *   status.c           the piglit statuses, every transition, the verdicts' names
  *   filters.c          known-issue filters (the file DATA/known-issues.txt)
- *   regress.c          baseline, flaky detection, filters, suspend latency
- *   row_guess.c        the test a row of the next run holds, guessed from the last
+ *   regress.c          a build's report: its machines read then judged, on two threads
+ *   baseline.c         a machine's results in the build and in its baseline, read
+ *   judge.c            each change classified: known issue, flaky, possible new issue
+ *   latency.c          suspend+resume latency against the baseline's spread
+ *                      (compare.h: what these four share)
+ *   name_numbers.c     names numbered as first seen (the tests of regress.c and matrix.c)
  *   mbox.c             the reply, one RFC 5322 / MIME message in an mbox
  *   export.c           JUnit XML of a run, KCIDB v4.2 JSON of a build
  *   html.c             what every page shares: the escaper, the style, a log
@@ -121,7 +125,7 @@ struct bci_filter_subject {
 const char *bci_filters_match(const struct bci_filters *filters,
 			      const struct bci_filter_subject *subject);
 
-/* ---- the report of a build (regress.c) ---- */
+/* ---- the report of a build (regress.c, compare.h) ---- */
 
 /* Where a change of the build lands in the report. */
 enum bci_verdict {
