@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The hash of test names for the open-addressing tables (the report's, the
- * matrix's, the results generator's). Eight bytes a step, then mixed so that
+ * The hash of test names for the open-addressing tables (the report's name
+ * numbers, aggregator/master/report/name_numbers.h, and the results
+ * generator's). Eight bytes a step, then mixed so that
  * every byte reaches the low bits the tables index by: the report looks up
  * every test name of every run, and a byte a step (FNV-1a) showed in its
  * profile (tests/bench/README.md).
