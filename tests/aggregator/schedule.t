@@ -185,7 +185,7 @@ else
 	not_ok "PUT with a wrong digest: $status"
 fi
 if remote --token-file "$work/publisher-token" --build b2 --base b1 "$image" &&
-	grep -q "PUT /api/v1/builds/b2 201 .*build b2 published" "$work/server.log" &&
+	wait_until grep -q "PUT /api/v1/builds/b2 201 .*build b2 published" "$work/server.log" &&
 	curl -sf "$base/api/v1/builds/b2/files/initrd.img" | cmp -s - "$image/initrd.img" &&
 	[ ! -e "$data/builds/staging/b2" ] && boot 52:54:00:00:00:01 | grep -q "bootci.run_id=b2-fast "; then
 	ok "publish --master sends a build: verified, registered, served, queued"
@@ -196,7 +196,7 @@ fi
 # The known-good image over HTTP, the same way: files, then the version's PUT.
 kgremote() { "$aggregator" publish --master "$base" --known-good "$@" >>"$work/remote.log" 2>&1; }
 if kgremote 2026.12.3 --token-file "$work/publisher-token" "$kg" &&
-	grep -q "PUT /api/v1/known-good/2026.12.3 201 .*known-good image 2026.12.3 published" "$work/server.log" &&
+	wait_until grep -q "PUT /api/v1/known-good/2026.12.3 201 .*known-good image 2026.12.3 published" "$work/server.log" &&
 	curl -sf "$base/api/v1/known-good/2026.12.3/files/disk.img" | cmp -s - "$kg/disk.img" &&
 	[ ! -e "$data/known-good/staging/2026.12.3" ]; then
 	ok "publish --known-good --master sends the image: verified, registered, served by version"

@@ -30,7 +30,7 @@ collect "$base"
 status=$?
 out_url=$(run_url lab-01 igt1)/results/igt@successtest@first-subtest/out
 if [ "$status" = 0 ] && [ ! -e "$results/runs/igt1" ] &&
-	grep -q "PUT /api/v1/machines/lab-01/runs/igt1 201 .*stored and ingested" "$work/server.log" &&
+	wait_until grep -q "PUT /api/v1/machines/lab-01/runs/igt1 201 .*stored and ingested" "$work/server.log" &&
 	curl -s "$out_url" | cmp -s - "$scenario/0/out.txt"; then
 	ok "collect uploads a finished run: stored, ingested, its out.txt served back, deleted on the partition"
 else

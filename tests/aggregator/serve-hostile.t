@@ -84,7 +84,7 @@ refused "machine '..'" x 400 "machine '..' is not a word" \
 # One byte every 3 s against an idle timeout of 2 s: the server hangs up.
 answer=$(python3 "$tool" slow "$(run_url m1 slow)" --token token-of-m1 --interval 3 --give-up 30)
 if [[ $answer =~ ^closed\ after\ [01]\ bytes$ ]] && [ ! -e "$work/data/runs/m1/slow.json" ] &&
-	grep -q "PUT /api/v1/machines/m1/runs/slow .*idle timeout: connection closed" "$work/server.log"; then
+	wait_until grep -q "PUT /api/v1/machines/m1/runs/slow .*idle timeout: connection closed" "$work/server.log"; then
 	ok "slow client: $answer, logged as an idle timeout, no run kept"
 else
 	not_ok "slow client: $answer"
@@ -96,7 +96,7 @@ stop_server
 start_server --idle-timeout 2 --request-timeout 3 --max-per-ip 2
 answer=$(python3 "$tool" slow "$(run_url m1 trickle)" --token token-of-m1 --interval 1 --give-up 30)
 if [[ $answer =~ ^closed\ after\ [0-9]+\ bytes$ ]] && [ ! -e "$work/data/runs/m1/trickle.json" ] &&
-	grep -q "PUT /api/v1/machines/m1/runs/trickle 408 .*the request took more than 3 s" "$work/server.log"; then
+	wait_until grep -q "PUT /api/v1/machines/m1/runs/trickle 408 .*the request took more than 3 s" "$work/server.log"; then
 	ok "trickling client: $answer by the request timeout (408 in the log), no run kept"
 else
 	not_ok "trickling client: $answer"
