@@ -39,7 +39,8 @@ static bool number_take(const char **cursor, const char *end, const char *key, u
 	char text[16], *stop;
 	unsigned long value;
 
-	if (!line_take(cursor, end, key, text, sizeof(text)) || text[0] < '0' || text[0] > '9')
+	/* Written as the writer writes it: digits, no leading zero (a note reads back the same). */
+	if (!line_take(cursor, end, key, text, sizeof(text)) || text[0] < '1' || text[0] > '9')
 		return false;
 	value = strtoul(text, &stop, 10);
 	if (*stop || value < 1 || value > BOOTS_MAX)
@@ -69,7 +70,7 @@ int bci_boot_fault_format(const struct bci_boot_fault *fault, char *buf, size_t 
 
 	snprintf(reason, sizeof(reason), "%s", fault->reason);
 	for (char *c = reason; *c; c++)
-		if (*c == '\n' || *c == '\r')
+		if (*c == '\n')
 			*c = ' ';
 	n = snprintf(buf, size, "run %s\nboots %u\ncap %u\nreason %s\n",
 		     fault->run[0] ? fault->run : "-", fault->boots, fault->cap, reason);

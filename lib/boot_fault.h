@@ -17,7 +17,8 @@
  *                              machine reports it
  *   reason cannot create ...   the last one's reason (one line, may be empty)
  *
- * Strict: another key, order or a number out of range is -EINVAL.
+ * Strict: another key or order, a number out of range or written otherwise
+ * (a sign, a leading zero) is -EINVAL.
  */
 #ifndef BCI_BOOT_FAULT_H
 #define BCI_BOOT_FAULT_H
@@ -39,7 +40,7 @@ struct bci_boot_fault {
 
 /* Reads the note under @root ("" on the machine): 0, -ENOENT none, -EINVAL malformed, -errno. */
 int bci_boot_fault_read(const char *root, struct bci_boot_fault *fault);
-/* Writes it (non-volatile); the reason's line breaks become spaces. 0 or -errno. */
+/* Writes it (non-volatile); the reason's newlines become spaces. 0 or -errno. */
 int bci_boot_fault_write(const char *root, const struct bci_boot_fault *fault);
 /* Removes it: 0, also when there was none; -errno. */
 int bci_boot_fault_clear(const char *root);

@@ -643,6 +643,7 @@ static void boot_fault_note(void **state)
 		"boots 2\nrun x\ncap 3\nreason r\n",		/* another order */
 		"run x\nboots -2\ncap 3\nreason r\n",
 		"run x\nboots 2x\ncap 3\nreason r\n",
+		"run x\nboots 2\ncap 03\nreason r\n",		/* not as the writer writes it */
 		"run \nboots 2\ncap 3\nreason r\n",		/* no run */
 		"run x\nboots 2\ncap 3\nreason r",		/* its end cut */
 	};
