@@ -223,7 +223,7 @@ static int held_settle(struct collect *c, const struct pending *p,
 	struct bci_collect_held held;
 	struct bci_run_archive *archive = NULL;
 	char err[1024] = "", why[1024] = "";
-	int ret, same;
+	int ret, same = 0;
 
 	ret = bci_collect_master_held(upload, &held, err, sizeof(err));
 	if (ret < 0) {
@@ -322,6 +322,19 @@ static int upload_run(struct collect *c, const struct pending *p)
 		p->run->name, (unsigned long long)p->size, p->digest, seconds,
 		seconds > 0 ? (double)p->size / 1048576.0 / seconds : 0.0);
 	return 0;
+}
+
+/* First of all: a machine that cannot run its jobs says so (fault.c). */
+static void fault_report(struct collect *c)
+{
+	char url[PATH_MAX * 2];
+	struct bci_collect_upload report = {
+		.url = url, .token = c->machine.token,
+		.ca_file = bci_config_get(c->config, "ca_file"), .console = c->console,
+	};
+
+	master_url(c, url, "fault");
+	bci_collect_fault_report(bci_config_get(c->config, "root"), &report, c->console);
 }
 
 /*
@@ -579,17 +592,7 @@ int bci_collect_command(int argc, char **argv)
 		goto out;
 	}
 	bci_collect_efi_root_set(bci_config_get(c.config, "root"));
-	/* First: a machine that cannot run its jobs says so before anything else. */
-	{
-		char url[PATH_MAX * 2];
-		struct bci_collect_upload report = {
-			.url = url, .token = c.machine.token,
-			.ca_file = bci_config_get(c.config, "ca_file"), .console = c.console,
-		};
-
-		master_url(&c, url, "fault");
-		bci_collect_fault_report(bci_config_get(c.config, "root"), &report, c.console);
-	}
+	fault_report(&c);
 	if (collect_all(&c) == 0) {
 		int deleted = bci_collect_runs_retain(c.runs, bci_config_get_number(c.config, "keep"),
 						      c.console);
