@@ -2,10 +2,12 @@
 /* One boot of the test machine, from the API filesystems to the recorded result. */
 #include "executor.h"
 
+#include "boot_fault.h"
 #include "config.h"
 #include "handover.h"
 #include "fsutil.h"
 #include "machine.h"
+#include "message.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,62 @@
 #include <string.h>
 #include <sys/reboot.h>
 #include <unistd.h>
+
+static const char *run_id(const struct bci_executor *ex)
+{
+	const char *run = ex->config ? bci_config_get(ex->config, "run_id") : NULL;
+
+	return run && *run ? run : "-";
+}
+
+/*
+ * Counts this boot in the boot fault note (lib/boot_fault.h, an EFI
+ * variable: the results partition may be what fails): boots in a row that
+ * ended in error before run @run began. At error_boots of them the machine
+ * cannot get anywhere by booting again (the same netboot fails the same way):
+ * the console says so, and the known-good image this boot hands over to
+ * sends the note to the master, which takes the machine out.
+ */
+static void fault_count(struct bci_executor *ex)
+{
+	unsigned long cap = ex->config ? bci_config_get_number(ex->config, "error_boots") : 3;
+	struct bci_boot_fault fault;
+	const char *run = run_id(ex), *last = bci_console_last_error();
+	int ret;
+
+	if (!cap)
+		return;
+	ret = bci_boot_fault_read(ex->root, &fault);
+	if (ret < 0 || strcmp(fault.run, run))
+		fault = (struct bci_boot_fault){ .boots = 0 };
+	snprintf(fault.run, sizeof(fault.run), "%s", run);
+	fault.boots++;
+	fault.cap = (unsigned)cap;
+	snprintf(fault.reason, sizeof(fault.reason), "%s",
+		 *last ? last : "the executor could not go on");
+	ret = bci_boot_fault_write(ex->root, &fault);
+	if (ret < 0) {
+		bci_warn("cannot count this boot in the EFI variable " BCI_BOOT_FAULT_NAME ": %s",
+			 bci_strerror(-ret));
+		return;
+	}
+	if (bci_boot_fault_due(&fault))
+		bci_error("%u boots in a row ended before run %s began (error_boots=%u): the"
+			  " known-good image tells the master, which takes this machine out; last:"
+			  " %s", fault.boots, run, fault.cap, fault.reason);
+	else
+		bci_say("boot %u of %u in a row that ended before run %s began", fault.boots,
+			fault.cap, run);
+}
+
+/* The run began: the boots that ended before it no longer count. */
+static void fault_forget(struct bci_executor *ex)
+{
+	struct bci_boot_fault fault;
+
+	if (bci_boot_fault_read(ex->root, &fault) == 0 && !strcmp(fault.run, run_id(ex)))
+		bci_boot_fault_clear(ex->root);
+}
 
 static enum bci_ending error_ending(struct bci_executor *ex)
 {
@@ -27,6 +85,9 @@ static enum bci_ending error_ending(struct bci_executor *ex)
 			bci_modules_init(ex);
 		bci_mounts_firmware(ex);
 	}
+	/* Only a boot whose run did not begin: a run's own errors are in its results. */
+	if (!ex->run_began)
+		fault_count(ex);
 	/* Settings before a bad one stay set: an earlier on_error still applies. */
 	if (ex->config && strcmp(bci_config_get(ex->config, "on_error"), "poweroff") == 0)
 		return BCI_END_POWEROFF;
@@ -70,7 +131,7 @@ enum bci_ending bci_executor_boot(struct bci_executor *ex)
 		return error_ending(ex);
 	ret = bci_mkdir_p(ex->run_dir, 0755);
 	if (ret < 0) {
-		bci_error("cannot create the run folder %s: %s", ex->run_dir, strerror(-ret));
+		bci_error("cannot create the run folder %s: %s", ex->run_dir, bci_strerror(-ret));
 		return error_ending(ex);
 	}
 	if (bci_run_dir_claim(ex) < 0)
@@ -78,6 +139,8 @@ enum bci_ending bci_executor_boot(struct bci_executor *ex)
 	/* Before anything runs: what the previous boot left, and this boot's record. */
 	if (bci_boot_begin(ex) < 0)
 		return error_ending(ex);
+	ex->run_began = true;
+	fault_forget(ex);
 	bci_environment_record(ex);
 	/* A full partition aborts an IGT run before its first job (igt/run.c); a single program
 	 * runs all the same: the known-good image's (collect) is what frees the partition. */

@@ -107,11 +107,22 @@ void bci_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The last error said, for the boot fault note (boot.c). */
+static char last_error[256];
+
 void bci_error(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	va_start(ap, fmt);
 	say("error: ", fmt, ap);
 	va_end(ap);
+}
+
+const char *bci_console_last_error(void)
+{
+	return last_error;
 }

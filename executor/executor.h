@@ -96,6 +96,7 @@ struct bci_executor {
 	char results_mount[PATH_MAX];
 	char run_dir[PATH_MAX];     /* the run's folder on the results partition */
 	char boot_dir[PATH_MAX];    /* run_dir/boot-NNNN: this boot's records */
+	bool run_began;             /* this boot's record is written: its errors are the run's */
 	unsigned boot_number;       /* NNNN */
 	bool kernel_crashed;        /* the previous boot ended in a panic/oops (pstore says) */
 	const char *end_reason;     /* why this boot ends, for boot-NNNN/end.txt */
@@ -111,6 +112,8 @@ void bci_console_attach(const struct bci_executor *ex);
 void bci_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bci_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What the last bci_error() said ("" before any), without its prefix. */
+const char *bci_console_last_error(void);
 
 /*
  * printk_clock.c: the kernel log's clock, which the console stamps its lines on, as

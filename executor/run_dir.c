@@ -14,6 +14,7 @@
 #include "results_dir.h"
 #include "executor_keys.h"
 #include "fsutil.h"
+#include "message.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -138,7 +139,7 @@ int bci_run_dir_claim(struct bci_executor *ex)
 			ret = -errno;
 			free(old);
 			bci_error("run %s was made by another image and cannot be kept aside: %s",
-				  ex->run_dir, strerror(-ret));
+				  ex->run_dir, bci_strerror(-ret));
 			return ret;
 		}
 		bci_warn("run %s was made by another image (%s): kept as %s; a new run starts",
@@ -146,17 +147,17 @@ int bci_run_dir_claim(struct bci_executor *ex)
 		ret = bci_mkdir_p(ex->run_dir, 0755);
 		if (ret < 0) {
 			free(old);
-			bci_error("cannot create the run folder %s: %s", ex->run_dir, strerror(-ret));
+			bci_error("cannot create the run folder %s: %s", ex->run_dir, bci_strerror(-ret));
 			return ret;
 		}
 	} else if (ret != -ENOENT && ret != 0) {
 		bci_warn("run %s: cannot read its identity (%s): taking it as this image's",
-			 ex->run_dir, strerror(-ret));
+			 ex->run_dir, bci_strerror(-ret));
 	}
 	free(old);
 	/* A run begun before identities were recorded is taken as ours: nothing is lost. */
 	ret = bci_write_file_atomic(path, id, strlen(id), 0644);
 	if (ret < 0)
-		bci_error("cannot write %s: %s", path, strerror(-ret));
+		bci_error("cannot write %s: %s", path, bci_strerror(-ret));
 	return ret;
 }

@@ -211,6 +211,9 @@ const struct bci_config_key bci_executor_keys[] = {
 	  "EFI boot entry of the known-good image: its description, or Boot#### (hex)", NULL },
 	{ "handover_fallback", BCI_CONFIG_CHOICE, "reboot", "reboot|poweroff",
 	  "without EFI or without that entry: how the boot ends instead of the hand-over", NULL },
+	{ "error_boots", BCI_CONFIG_NUMBER, "3", NULL,
+	  "boots in a row that end in error before their run begins, after which the known-good "
+	  "image reports the machine to the master (which takes it out)", NULL },
 	/* -- suspend cycles (suspend.c) -- */
 	{ "suspend_wake_after", BCI_CONFIG_SECONDS, "5", NULL,
 	  "suspend cycles: the RTC alarm wakes the machine this long after the cycle starts", NULL },

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "message.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,4 +84,31 @@ char *bci_quote(char *buf, size_t size, const char *text, size_t len)
 	}
 	buf[used] = '\0';
 	return buf;
+}
+
+/* The errors Linux returns that a C library may have no text for (musl: these). */
+static const struct {
+	int errnum;
+	const char *text;
+} unnamed_errors[] = {
+	{ EUCLEAN, "Structure needs cleaning (EUCLEAN)" },
+	{ EHWPOISON, "Memory page has hardware error (EHWPOISON)" },
+	{ ERFKILL, "Operation not possible due to RF-kill (ERFKILL)" },
+};
+
+const char *bci_strerror(int errnum)
+{
+	static _Thread_local char unknown[48];
+	const char *text;
+
+	for (size_t i = 0; i < sizeof(unnamed_errors) / sizeof(unnamed_errors[0]); i++)
+		if (unnamed_errors[i].errnum == errnum)
+			return unnamed_errors[i].text;
+	text = strerror(errnum);
+	/* musl's and glibc's words for an errno they do not know. */
+	if (errnum == 0 || !strcmp(text, "No error information") || !strncmp(text, "Unknown error", 13)) {
+		snprintf(unknown, sizeof(unknown), "unknown error (errno %d)", errnum);
+		return unknown;
+	}
+	return text;
 }

@@ -30,4 +30,14 @@ void bci_vmessage_at(char *err, size_t err_size, const char *origin, unsigned in
  */
 char *bci_quote(char *buf, size_t size, const char *text, size_t len);
 
+/*
+ * strerror(@errnum), but never the C library's "no text" for an error it does
+ * not know: musl has none for EUCLEAN (a damaged file system) and a few
+ * others Linux returns, and says "No error information", losing the errno.
+ * Those are named here ("Structure needs cleaning (EUCLEAN)"), any other
+ * unknown one by its number ("unknown error (errno 200)"). The text is the
+ * calling thread's until its next call.
+ */
+const char *bci_strerror(int errnum);
+
 #endif

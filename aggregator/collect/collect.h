@@ -19,7 +19,17 @@
  *   RESULTS/runs/<run>/            run folders (the executor's)
  *   RESULTS/runs/<run>/bootci-uploaded.txt
  *                                  written (atomically) once the master confirmed the
- *                                  archive: "sha256 <hex>\nsize <bytes>\ntime <unix>\n"
+ *                                  archive: "sha256 <hex>\nsize <bytes>\ntime <unix>\n";
+ *                                  time 0 when the run was recognised as the one the
+ *                                  master holds after this file was lost (a deletion
+ *                                  cut short by an older collect): the oldest upload
+ *   RESULTS/runs/<run>/bootci-refused.txt
+ *                                  written when the master holds another run under this
+ *                                  run id (a file here it does not have): "sha256 <ours>\n
+ *                                  master_sha256 <its>\ntime <unix>\nreason <text>\n"; the
+ *                                  run then stays, never uploaded again until a person
+ *                                  removes this file
+ *   RESULTS/runs/.deleting-<run>/  a run being deleted (renamed first, then removed)
  *   RESULTS/outgoing/<run>.tar.zst the archive being uploaded, kept across boots so an
  *                                  interrupted upload resumes with the same bytes;
  *                                  <run>.sha256 beside it once it is complete
@@ -34,10 +44,13 @@
 
 #define BCI_COLLECT_MACHINE_FILE "bootci-machine.conf"
 #define BCI_COLLECT_UPLOADED_FILE "bootci-uploaded.txt"
+#define BCI_COLLECT_REFUSED_FILE "bootci-refused.txt"
 #define BCI_COLLECT_OUTGOING_DIR "outgoing"
 #define BCI_SHA256_HEX 65
 
 #include "config.h"
+
+struct bci_manifest;
 
 /* snprintf into a path buffer: -ENAMETOOLONG instead of a truncated path. */
 int bci_collect_path(char *buf, size_t size, const char *fmt, ...)
@@ -69,25 +82,41 @@ enum bci_collect_run_state {
 	BCI_RUN_IN_PROGRESS,
 	BCI_RUN_FINISHED,   /* done, or aborted, or the test program ended */
 	BCI_RUN_SUPERSEDED, /* kept aside by the executor: another image took the run id */
+	BCI_RUN_LEFT_BEHIND, /* never began (no journal, no result.txt), a later run booted */
 };
 
 struct bci_collect_run {
 	char name[256];
 	enum bci_collect_run_state state;
+	bool began;		/* a journal or a result.txt: the run's engine started */
 	bool uploaded;
-	long long uploaded_at; /* unix time, when uploaded */
+	bool refused;		/* bootci-refused.txt: the master holds another run of this id */
+	long long uploaded_at;	/* unix time, when uploaded */
+	long long last_boot;	/* unix time of its newest boot-NNNN/ folder, 0: none */
 };
 
 /* The runs under @runs_dir, sorted by name; *@runs owned by the caller (free()). */
 int bci_collect_runs_list(const char *runs_dir, struct bci_collect_run **runs, size_t *count,
 			  char *err, size_t err_size);
 const char *bci_collect_run_state_name(enum bci_collect_run_state state);
+/*
+ * Settles what the listing alone cannot: a run that never began is left
+ * behind (BCI_RUN_LEFT_BEHIND) when another run, not @ignored (the known-good
+ * image's own run folder boots every time), booted after its last boot.
+ */
+void bci_collect_runs_settle(struct bci_collect_run *runs, size_t count,
+			     bool (*ignored)(const char *name, void *ctx), void *ctx);
+/* Writes RUN/bootci-refused.txt atomically: our digest, the master's, why. */
+int bci_collect_run_mark_refused(const char *run_dir, const char *why, const char *sha256,
+				 const char *master_sha256, long long now);
 /* Writes RUN/bootci-uploaded.txt atomically. */
 int bci_collect_run_mark_uploaded(const char *run_dir, const char *sha256, uint64_t size,
 				  long long now);
 /*
  * Deletes the uploaded runs beyond the newest @keep (by upload time); never a
- * run that is not marked uploaded. Returns how many were deleted, or -errno.
+ * run that is not marked uploaded. Each goes whole or not at all (renamed to
+ * .deleting-<run> first); what an interrupted deletion left is removed
+ * first. Returns how many were deleted, or -errno.
  */
 int bci_collect_runs_retain(const char *runs_dir, unsigned long keep, FILE *log);
 
@@ -101,8 +130,23 @@ struct bci_manifest;
  * (nothing set).
  */
 int bci_collect_efi_entries(const char *root, struct bci_manifest *m);
-/* The same for the running machine: the run archive writer's efi_read. */
+/* The same for the running machine (or the root set below): the run archive writer's efi_read. */
 int bci_collect_efi_read(struct bci_manifest *m);
+/* Where bci_collect_efi_read() reads (@root borrowed until the program ends; "" the machine). */
+void bci_collect_efi_root_set(const char *root);
+
+/* ---- fault.c: the boot fault note (lib/boot_fault.h) to the master ---- */
+
+struct bci_collect_upload;
+/*
+ * When the executor's boot fault note is due (boots in a row that ended
+ * before their run began reached its cap), sends it to the master
+ * (@report's URL, MASTER/api/v1/machines/<machine>/fault) and removes it once
+ * the master has it. Says what it did on @console. 0 (also when there was no
+ * note), -errno when the note stays for the next boot.
+ */
+int bci_collect_fault_report(const char *root, const struct bci_collect_upload *report,
+			     FILE *console);
 
 /* ---- upload.c: HTTP(S) with resume, backoff and progress ---- */
 
@@ -121,9 +165,45 @@ struct bci_collect_upload {
 
 /*
  * Uploads until the master answers with the same digest (0), the deadline
- * passes or the master refuses for good (-errno, message in @err).
+ * passes (-ETIMEDOUT), the master holds the run under another digest
+ * (-EEXIST) or refuses for good (-EPERM); the message in @err.
  */
 int bci_collect_upload_run(const struct bci_collect_upload *upload, char *err, size_t err_size);
+
+/* The largest manifest collect reads from the master (the run archive's own limit). */
+#define BCI_COLLECT_MANIFEST_MAX ((size_t)64 << 20)
+
+/* What the master holds of a run: its archive's digest and size, and its manifest. */
+struct bci_collect_held {
+	char sha256[BCI_SHA256_HEX];
+	uint64_t size;
+	struct bci_manifest *manifest;	/* the caller's: bci_manifest_free() */
+};
+
+/*
+ * Asks the master at @upload's URL (the run's) what it holds of the run:
+ * GET URL, then GET URL/manifest. 0, or -errno with @err saying why (not
+ * stored, unreachable, a manifest that does not parse).
+ */
+int bci_collect_master_held(const struct bci_collect_upload *upload, struct bci_collect_held *held,
+			    char *err, size_t err_size);
+
+/*
+ * Whether the run folder whose manifest is @local is the run the master holds
+ * (@held), as a deletion cut short leaves it: the same machine and run id, and
+ * every file of @local in @held with the same size and sha256 (files of
+ * @held may be missing here). 1 yes, 0 no with @why naming the first file
+ * that is not the master's.
+ */
+int bci_collect_run_recognise(const struct bci_manifest *held, const struct bci_manifest *local,
+			      char *why, size_t why_size);
+
+/*
+ * PUT @note (one line of text) to @upload's URL, MASTER/api/v1/machines/<machine>/fault:
+ * the machine says it cannot run its jobs. 0 once the master answered 200, -errno (@err).
+ */
+int bci_collect_report_fault(const struct bci_collect_upload *upload, const char *note, char *err,
+			     size_t err_size);
 
 /* What the master's answer to GET of a run says, for a run of @size bytes with digest @sha256. */
 enum bci_collect_master_state {

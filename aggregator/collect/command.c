@@ -46,7 +46,7 @@ struct collect {
 	const char **exclude;
 	size_t exclude_count;
 	long long deadline;
-	unsigned uploaded, left;
+	unsigned uploaded, left, refused;
 };
 
 static void usage(FILE *out)
@@ -54,7 +54,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: bootci-collect [--config FILE] [--cmdline FILE] [--results DIR]\n"
 		"         [--master URL] [--ca-file FILE] [--machine-file FILE] [--keep N] [--deadline DURATION]\n"
-		"         [--exclude RUN,...] [--max-rate BYTES] [--console PATH] [--no-efi]\n"
+		"         [--exclude RUN,...] [--max-rate BYTES] [--console PATH] [--no-efi] [--root DIR]\n"
 		"Settings: %s, then " CMDLINE_PREFIX "<key>=<value> in %s, then the options.\n",
 		DEFAULT_CONFIG, DEFAULT_CMDLINE);
 	for (const struct bci_config_key *k = bci_collect_keys; k->name; k++)
@@ -95,6 +95,12 @@ static bool excluded(const struct collect *c, const char *run)
 		if (!strcmp(c->exclude[i], run))
 			return true;
 	return false;
+}
+
+/* bci_collect_runs_settle()'s view of the exclusion (the known-good image's own run). */
+static bool excluded_cb(const char *run, void *ctx)
+{
+	return excluded(ctx, run);
 }
 
 /*
@@ -190,18 +196,92 @@ static int archive_run(struct collect *c, struct pending *p)
 	return ret;
 }
 
-/* Returns 0 uploaded, -ETIMEDOUT the master could not be reached in time, other -errno. */
-static int upload_run(struct collect *c, const struct pending *p)
+/* MASTER/api/v1/machines/<machine>/@what into @url (PATH_MAX * 2 bytes). */
+static void master_url(const struct collect *c, char *url, const char *what)
 {
-	char url[PATH_MAX * 2], run_dir[PATH_MAX], err[1024] = "";
 	const char *master = bci_config_get(c->config, "master");
 	size_t master_len = strlen(master);
-	int ret;
 
 	while (master_len && master[master_len - 1] == '/')
 		master_len--;
-	snprintf(url, sizeof(url), "%.*s/api/v1/machines/%s/runs/%s", (int)master_len, master,
-		 c->machine.name, p->run->name);
+	snprintf(url, PATH_MAX * 2, "%.*s/api/v1/machines/%s/%s", (int)master_len, master,
+		 c->machine.name, what);
+}
+
+/*
+ * The master holds this run under another digest. What it holds is asked
+ * for: when every file here is in its copy, byte for byte, this is the run it
+ * holds, with files gone (a deletion an older collect did not finish): it is
+ * marked uploaded with the master's digest and retention finishes it. Else it
+ * is another run under the same id: marked refused, said once, kept, and not
+ * sent again. Returns 0 settled either way, -errno when the master's copy
+ * could not be read (tried again at the next boot).
+ */
+static int held_settle(struct collect *c, const struct pending *p,
+		       const struct bci_collect_upload *upload, const char *run_dir)
+{
+	struct bci_collect_held held;
+	struct bci_run_archive *archive = NULL;
+	char err[1024] = "", why[1024] = "";
+	int ret, same = 0;
+
+	ret = bci_collect_master_held(upload, &held, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(c->console, "collect: run %s: the master holds another archive of it, and"
+				    " what it holds cannot be read: %s; it stays on the partition\n",
+			p->run->name, err);
+		return ret;
+	}
+	ret = bci_run_archive_open(p->archive, NULL, &archive, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(c->console, "collect: run %s: %s: %s; it stays on the partition\n",
+			p->run->name, p->archive, err);
+		goto out;
+	}
+	const struct bci_manifest *local = bci_run_archive_manifest(archive);
+	same = bci_collect_run_recognise(held.manifest, local, why, sizeof(why));
+	if (same) {
+		ret = bci_collect_run_mark_uploaded(run_dir, held.sha256, held.size, 0);
+		if (ret == 0)
+			fprintf(c->console, "collect: run %s: the master holds it already (sha256 %s):"
+					    " its %zu file(s) here are %zu of the master's copy, byte for"
+					    " byte (a deletion cut short); marked uploaded\n",
+				p->run->name, held.sha256, local->file_count,
+				held.manifest->file_count);
+	} else {
+		ret = bci_collect_run_mark_refused(run_dir, why, p->digest, held.sha256,
+						   (long long)time(NULL));
+		if (ret == 0)
+			fprintf(c->console, "collect: run %s refused: the master holds another run"
+					    " under this id (sha256 %s): %s; kept on the partition and"
+					    " not sent again (%s/%s says why)\n",
+				p->run->name, held.sha256, why, run_dir, BCI_COLLECT_REFUSED_FILE);
+	}
+	if (ret < 0)
+		fprintf(c->console, "collect: run %s: %s/%s cannot be written: %s\n", p->run->name,
+			run_dir, same ? BCI_COLLECT_UPLOADED_FILE : BCI_COLLECT_REFUSED_FILE,
+			strerror(-ret));
+	else
+		outgoing_remove(c, p->run->name);
+	if (ret == 0 && !same)
+		c->refused++;
+out:
+	bci_run_archive_close(archive);
+	bci_manifest_free(held.manifest);
+	return ret < 0 ? ret : same ? 0 : -EEXIST;
+}
+
+/*
+ * Returns 0 uploaded (or recognised as the master's), -ETIMEDOUT the master
+ * could not be reached in time, other -errno.
+ */
+static int upload_run(struct collect *c, const struct pending *p)
+{
+	char url[PATH_MAX * 2], what[PATH_MAX], run_dir[PATH_MAX], err[1024] = "";
+	int ret;
+
+	snprintf(what, sizeof(what), "runs/%s", p->run->name);
+	master_url(c, url, what);
 	struct bci_collect_upload upload = {
 		.url = url,
 		.token = c->machine.token,
@@ -218,12 +298,17 @@ static int upload_run(struct collect *c, const struct pending *p)
 	ret = bci_collect_upload_run(&upload, err, sizeof(err));
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	double seconds = (double)(end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9;
+	if (bci_collect_path(run_dir, sizeof(run_dir), "%s/%s", c->runs, p->run->name) < 0)
+		return -ENAMETOOLONG;
+	if (ret == -EEXIST) {
+		fprintf(c->console, "collect: run %s: %s\n", p->run->name, err);
+		return held_settle(c, p, &upload, run_dir);
+	}
 	if (ret < 0) {
 		fprintf(c->console, "collect: run %s not uploaded: %s; it stays on the partition\n",
 			p->run->name, err);
 		return ret;
 	}
-	ret = bci_collect_path(run_dir, sizeof(run_dir), "%s/%s", c->runs, p->run->name);
 	if (ret == 0)
 		ret = bci_collect_run_mark_uploaded(run_dir, p->digest, p->size, (long long)time(NULL));
 	if (ret < 0) {
@@ -237,6 +322,19 @@ static int upload_run(struct collect *c, const struct pending *p)
 		p->run->name, (unsigned long long)p->size, p->digest, seconds,
 		seconds > 0 ? (double)p->size / 1048576.0 / seconds : 0.0);
 	return 0;
+}
+
+/* First of all: a machine that cannot run its jobs says so (fault.c). */
+static void fault_report(struct collect *c)
+{
+	char url[PATH_MAX * 2];
+	struct bci_collect_upload report = {
+		.url = url, .token = c->machine.token,
+		.ca_file = bci_config_get(c->config, "ca_file"), .console = c->console,
+	};
+
+	master_url(c, url, "fault");
+	bci_collect_fault_report(bci_config_get(c->config, "root"), &report, c->console);
 }
 
 /*
@@ -257,6 +355,7 @@ static int collect_all(struct collect *c)
 		fprintf(c->console, "collect: %s\n", err);
 		return ret;
 	}
+	bci_collect_runs_settle(runs, count, excluded_cb, c);
 	pending = calloc(count ? count : 1, sizeof(*pending));
 	if (!pending) {
 		free(runs);
@@ -265,7 +364,8 @@ static int collect_all(struct collect *c)
 	for (size_t i = 0; i < count; i++) {
 		const struct bci_collect_run *run = &runs[i];
 
-		if (excluded(c, run->name) || run->uploaded)
+		/* A refused run was said once, when it was refused: it only stays. */
+		if (excluded(c, run->name) || run->uploaded || run->refused)
 			continue;
 		if (run->state == BCI_RUN_IN_PROGRESS) {
 			fprintf(c->console, "collect: run %s is in progress: left alone\n", run->name);
@@ -338,6 +438,7 @@ static int parse_options(int argc, char **argv, struct option_value *values, siz
 		{ "max-rate", required_argument, NULL, 'R' },
 		{ "console", required_argument, NULL, 'o' },
 		{ "no-efi", no_argument, NULL, 'E' },
+		{ "root", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -360,6 +461,7 @@ static int parse_options(int argc, char **argv, struct option_value *values, siz
 		case 'x': key = "exclude"; break;
 		case 'R': key = "max_rate"; break;
 		case 'o': key = "console"; break;
+		case 'T': key = "root"; break;
 		case 'E': values[(*count)++] = (struct option_value){ "efi", "no", "--no-efi" }; continue;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;
@@ -489,11 +591,14 @@ int bci_collect_command(int argc, char **argv)
 		fprintf(c.console, "collect: libcurl cannot start\n");
 		goto out;
 	}
+	bci_collect_efi_root_set(bci_config_get(c.config, "root"));
+	fault_report(&c);
 	if (collect_all(&c) == 0) {
 		int deleted = bci_collect_runs_retain(c.runs, bci_config_get_number(c.config, "keep"),
 						      c.console);
-		fprintf(c.console, "collect: %u run%s uploaded, %u left for the next boot%s\n",
+		fprintf(c.console, "collect: %u run%s uploaded, %u left for the next boot%s%s\n",
 			c.uploaded, c.uploaded == 1 ? "" : "s", c.left,
+			c.refused ? " (refused by the master: kept, not sent again)" : "",
 			deleted > 0 ? ", older uploaded runs deleted" : "");
 		status = c.left == 0 && deleted >= 0 ? 0 : 1;
 	}

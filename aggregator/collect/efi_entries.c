@@ -79,7 +79,15 @@ int bci_collect_efi_entries(const char *root, struct bci_manifest *m)
 	return ret;
 }
 
+/* The root the EFI variables are read under: "" on the machine (collect's root key). */
+static const char *efi_root = "";
+
+void bci_collect_efi_root_set(const char *root)
+{
+	efi_root = root;
+}
+
 int bci_collect_efi_read(struct bci_manifest *m)
 {
-	return bci_collect_efi_entries("", m);
+	return bci_collect_efi_entries(efi_root, m);
 }

@@ -42,6 +42,8 @@ const struct bci_config_key bci_collect_keys[] = {
 	  "bytes per second an upload may use (N, NK, NM), so a fleet does not flood its master; 0: no limit", NULL },
 	{ "efi", BCI_CONFIG_CHOICE, "yes", "yes|no",
 	  "read the firmware's boot entries into the manifest (efivarfs)", NULL },
+	{ "root", BCI_CONFIG_STRING, "", NULL,
+	  "the tree the EFI variables are read under (ROOT/sys/firmware/efi/efivars); empty: this machine's", NULL },
 	{ NULL, 0, NULL, NULL, NULL, NULL },
 };
 

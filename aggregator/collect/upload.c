@@ -20,10 +20,22 @@
  * jitter until the deadline; a refusal (401, 403, 409, 413, other 4xx) is
  * final for this run. The run counts as uploaded only when the master's
  * answer carries the archive's own digest.
+ *
+ * When the master holds the run under another digest (409, or a GET saying
+ * so), what it holds is asked for, to tell the same run apart from another:
+ *
+ *   GET URL/manifest            the stored archive's manifest.json (its files'
+ *                               paths, sizes and sha256), 404 when not stored
+ *
+ * And a machine that cannot run its jobs says so (bci_collect_report_fault()):
+ *
+ *   PUT MASTER/api/v1/machines/<machine>/fault   the note, text, one line
  */
 #include "collect.h"
 
 #include "message.h"
+
+#include "manifest.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -253,6 +265,7 @@ enum outcome {
 	OUTCOME_DONE,    /* the master holds the archive with our digest */
 	OUTCOME_RETRY,   /* may pass: try again after a pause */
 	OUTCOME_REFUSED, /* final for this run */
+	OUTCOME_CONFLICT, /* the master holds the run with another digest: final */
 	OUTCOME_SEND,    /* query: the master wants the bytes from *received on */
 };
 
@@ -309,7 +322,7 @@ static enum outcome query(const struct bci_collect_upload *u, uint64_t *received
 		break;
 	case BCI_MASTER_CONFLICT:
 		bci_message(err, err_size, "GET %s: %s", u->url, why);
-		outcome = OUTCOME_REFUSED;
+		outcome = OUTCOME_CONFLICT;
 		break;
 	case BCI_MASTER_UNCLEAR:
 		bci_message(err, err_size, "GET %s: %s", u->url, why);
@@ -381,7 +394,8 @@ static enum outcome send_from(const struct bci_collect_upload *u, uint64_t offse
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200 && status != 201) {
 		bci_message(err, err_size, "PUT %s: HTTP %ld: %.200s", u->url, status, r->body);
-		outcome = transient(status) ? OUTCOME_RETRY : OUTCOME_REFUSED;
+		outcome = status == 409 ? OUTCOME_CONFLICT :
+			  transient(status) ? OUTCOME_RETRY : OUTCOME_REFUSED;
 		goto out;
 	}
 	struct json_object *root = json_tokener_parse(r->body);
@@ -444,9 +458,9 @@ int bci_collect_upload_run(const struct bci_collect_upload *upload, char *err, s
 				return 0;
 			}
 		}
-		if (outcome == OUTCOME_REFUSED) {
+		if (outcome == OUTCOME_REFUSED || outcome == OUTCOME_CONFLICT) {
 			bci_message(err, err_size, "%s", why);
-			return -EPERM;
+			return outcome == OUTCOME_CONFLICT ? -EEXIST : -EPERM;
 		}
 		long long pause = backoff_ms(attempt++);
 		long long left = (upload->deadline - bci_collect_now()) * 1000;
@@ -460,4 +474,161 @@ int bci_collect_upload_run(const struct bci_collect_upload *upload, char *err, s
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
+}
+
+/* ---- what the master holds of a run it refused another archive of ---- */
+
+/* A body of any length up to @limit, grown as it comes. */
+struct growing {
+	char *data;
+	size_t len, cap, limit;
+	bool over;
+};
+
+static size_t grow_body(char *data, size_t size, size_t count, void *opaque)
+{
+	struct growing *g = opaque;
+	size_t n = size * count;
+
+	if (g->over || n > g->limit - g->len) {
+		g->over = true;
+		return 0; /* libcurl ends the transfer */
+	}
+	if (g->len + n + 1 > g->cap) {
+		size_t cap = g->cap ? g->cap : 64 * 1024;
+		char *grown;
+
+		while (cap < g->len + n + 1)
+			cap *= 2;
+		grown = realloc(g->data, cap);
+		if (!grown)
+			return 0;
+		g->data = grown;
+		g->cap = cap;
+	}
+	memcpy(g->data + g->len, data, n);
+	g->len += n;
+	g->data[g->len] = '\0';
+	return n;
+}
+
+/* GET @url into @g: 0 with the HTTP status in *@status, or -EIO (@err). */
+static int get_body(const struct bci_collect_upload *u, const char *url, struct growing *g,
+		    long *status, char *err, size_t err_size)
+{
+	struct curl_slist *headers = NULL;
+	struct response *r = malloc(sizeof(*r));
+	CURLcode code;
+	CURL *curl;
+
+	if (!r)
+		return -ENOMEM;
+	curl = request_new(u, &headers, r);
+	if (!curl) {
+		free(r);
+		return -ENOMEM;
+	}
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 120L);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, grow_body);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, g);
+	code = curl_easy_perform(curl);
+	*status = 0;
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(curl);
+	free(r);
+	if (code != CURLE_OK) {
+		bci_message(err, err_size, "GET %s: %s", url,
+			    g->over ? "an answer larger than a manifest may be" : curl_easy_strerror(code));
+		return -EIO;
+	}
+	return 0;
+}
+
+int bci_collect_master_held(const struct bci_collect_upload *upload, struct bci_collect_held *held,
+			    char *err, size_t err_size)
+{
+	struct growing g = { .limit = BCI_COLLECT_MANIFEST_MAX };
+	char url[8192], why[512] = "";
+	struct json_object *root = NULL;
+	int64_t size = -1;
+	long status;
+	int ret;
+
+	memset(held, 0, sizeof(*held));
+	ret = get_body(upload, upload->url, &g, &status, err, err_size);
+	if (ret < 0)
+		goto out;
+	root = g.data ? json_tokener_parse(g.data) : NULL;
+	if (status != 200 || !root || !json_string(root, "state", why, sizeof(why)) ||
+	    strcmp(why, "stored") || !json_string(root, "sha256", held->sha256, sizeof(held->sha256)) ||
+	    !json_number(root, "size", &size) || size < 0) {
+		bci_message(err, err_size, "GET %s: HTTP %ld: not a stored run: %.200s", upload->url,
+			    status, g.data ? g.data : "");
+		ret = -EPROTO;
+		goto out;
+	}
+	held->size = (uint64_t)size;
+	g.len = 0;
+	if (snprintf(url, sizeof(url), "%s/manifest", upload->url) >= (int)sizeof(url)) {
+		ret = -ENAMETOOLONG;
+		goto out;
+	}
+	ret = get_body(upload, url, &g, &status, err, err_size);
+	if (ret < 0)
+		goto out;
+	if (status != 200) {
+		bci_message(err, err_size, "GET %s: HTTP %ld: %.200s", url, status, g.data ? g.data : "");
+		ret = -EPROTO;
+		goto out;
+	}
+	ret = bci_manifest_parse(g.data ? g.data : "", g.len, &held->manifest, why, sizeof(why));
+	if (ret < 0)
+		bci_message(err, err_size, "GET %s: the master's manifest: %s", url, why);
+out:
+	json_object_put(root);
+	free(g.data);
+	return ret;
+}
+
+/* ---- a machine that cannot run its jobs says so ---- */
+
+int bci_collect_report_fault(const struct bci_collect_upload *upload, const char *note, char *err,
+			     size_t err_size)
+{
+	struct curl_slist *headers = NULL;
+	struct response *r = malloc(sizeof(*r));
+	long status = 0;
+	CURLcode code;
+	CURL *curl;
+	int ret = -EIO;
+
+	if (!r)
+		return -ENOMEM;
+	curl = request_new(upload, &headers, r);
+	if (!curl) {
+		free(r);
+		return -ENOMEM;
+	}
+	headers = curl_slist_append(headers, "Content-Type: text/plain; charset=utf-8");
+	headers = curl_slist_append(headers, "Expect:");
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PUT");
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, note);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(note));
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
+	code = curl_easy_perform(curl);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	if (code != CURLE_OK)
+		bci_message(err, err_size, "PUT %s: %s", upload->url, curl_easy_strerror(code));
+	else if (status != 200)
+		bci_message(err, err_size, "PUT %s: HTTP %ld: %.200s", upload->url, status, r->body);
+	else
+		ret = 0;
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(curl);
+	free(r);
+	return ret;
 }

@@ -162,6 +162,168 @@ static void test_retention(void **state)
 	fclose(log);
 }
 
+/* A deletion cut short earlier (its hidden .deleting- folder) is finished; no run shows it. */
+static void test_retention_finishes_deletions(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_run *runs;
+	size_t count;
+	char dir[PATH_MAX], err[256];
+	FILE *log = fopen("/dev/null", "w");
+
+	put(f, "runs/.deleting-old/bootci-journal.txt", "done\n");
+	put(f, "runs/.deleting-old/1/out.txt", "x");
+	put(f, "runs/new/x", "n");
+	PATHF(dir, "%s/new", f->runs);
+	assert_int_equal(bci_collect_run_mark_uploaded(dir, "nn", 1, 100), 0);
+	assert_int_equal(bci_collect_runs_list(f->runs, &runs, &count, err, sizeof(err)), 0);
+	assert_int_equal(count, 1);
+	free(runs);
+	assert_int_equal(bci_collect_runs_retain(f->runs, 0, log), 1);
+	assert_false(exists(f, "runs/.deleting-old"));
+	assert_false(exists(f, "runs/.deleting-new"));
+	assert_false(exists(f, "runs/new"));
+	fclose(log);
+}
+
+/* Sets the modification time of ROOT/@rel to @when. */
+static void touch_at(const struct fixture *f, const char *rel, time_t when)
+{
+	char path[PATH_MAX];
+	struct timespec times[2] = { { when, 0 }, { when, 0 } };
+
+	PATHF(path, "%s/%s", f->root, rel);
+	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+}
+
+static bool ignore_known_good(const char *name, void *ctx)
+{
+	(void)ctx;
+	return !strcmp(name, "known-good");
+}
+
+/*
+ * A run that never began (neither a journal nor result.txt) is left behind once
+ * a later run booted: nothing resumes it any more, so it is uploaded instead of
+ * staying for ever. The known-good image's own run, which boots every time,
+ * does not count; a run that began and is not over stays in progress.
+ */
+static void test_runs_left_behind(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_run *runs;
+	size_t count;
+	char err[256];
+
+	put(f, "runs/early/boot-0001/end.txt", "error: the executor could not go on\n");
+	put(f, "runs/early/bootci-identity.txt", "kernel k\n");
+	put(f, "runs/later/bootci-journal.txt", "boot 1 0 k\nstart 0\nexit 0 0 1\ndone\n");
+	put(f, "runs/later/boot-0001/boot.txt", "boot 1\n");
+	put(f, "runs/latest/boot-0002/end.txt", "error\n");
+	put(f, "runs/running/bootci-journal.txt", "boot 1 0 k\nstart 0\n");
+	put(f, "runs/running/boot-0001/boot.txt", "boot 1\n");
+	put(f, "runs/known-good/boot-0009/boot.txt", "boot 9\n");
+	touch_at(f, "runs/running/boot-0001", 1000);
+	touch_at(f, "runs/early/boot-0001", 2000);
+	touch_at(f, "runs/later/boot-0001", 3000);
+	touch_at(f, "runs/latest/boot-0002", 4000);
+	touch_at(f, "runs/known-good/boot-0009", 5000);
+
+	assert_int_equal(bci_collect_runs_list(f->runs, &runs, &count, err, sizeof(err)), 0);
+	assert_int_equal(count, 5);
+	assert_int_equal(find(runs, count, "early")->last_boot, 2000);
+	assert_false(find(runs, count, "early")->began);
+	assert_int_equal(find(runs, count, "early")->state, BCI_RUN_IN_PROGRESS);
+	bci_collect_runs_settle(runs, count, ignore_known_good, NULL);
+	assert_int_equal(find(runs, count, "early")->state, BCI_RUN_LEFT_BEHIND);
+	assert_int_equal(find(runs, count, "later")->state, BCI_RUN_FINISHED);
+	/* The newest boot of all but the known-good image's: it may be resumed yet. */
+	assert_int_equal(find(runs, count, "latest")->state, BCI_RUN_IN_PROGRESS);
+	/* Began and not over: the executor resumes it (or the master ends it). */
+	assert_int_equal(find(runs, count, "running")->state, BCI_RUN_IN_PROGRESS);
+	assert_string_equal(bci_collect_run_state_name(BCI_RUN_LEFT_BEHIND),
+			    "never began, a later run booted");
+	free(runs);
+}
+
+/* bootci-refused.txt: listed as refused, its reason on one line. */
+static void test_run_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_run *runs;
+	size_t count;
+	char dir[PATH_MAX], path[PATH_MAX], err[256], *text;
+
+	put(f, "runs/r/bootci-journal.txt", "done\n");
+	PATHF(dir, "%s/r", f->runs);
+	assert_int_equal(bci_collect_run_mark_refused(dir, "0/out.txt differs\nfrom the master's",
+						      "aa", "bb", 42), 0);
+	PATHF(path, "%s/" BCI_COLLECT_REFUSED_FILE, dir);
+	assert_int_equal(bci_read_file(path, &text, NULL, 4096), 0);
+	assert_string_equal(text, "sha256 aa\nmaster_sha256 bb\ntime 42\n"
+				  "reason 0/out.txt differs from the master's\n");
+	free(text);
+	assert_int_equal(bci_collect_runs_list(f->runs, &runs, &count, err, sizeof(err)), 0);
+	assert_true(runs[0].refused);
+	assert_false(runs[0].uploaded);
+	free(runs);
+}
+
+static struct bci_manifest *manifest_of(const char *machine, const char *run,
+					const char *const *files)
+{
+	struct bci_manifest *m = bci_manifest_new();
+	char err[256];
+
+	assert_non_null(m);
+	assert_int_equal(bci_manifest_set(&m->machine, machine), 0);
+	assert_int_equal(bci_manifest_set(&m->run_id, run), 0);
+	for (; *files; files += 2)
+		assert_int_equal(bci_manifest_add_file(m, files[0], strlen(files[1]),
+						       files[1], err, sizeof(err)), 0);
+	return m;
+}
+
+#define HEX_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define HEX_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
+/*
+ * The master holds the run under another digest: the same run with files gone
+ * (every file here is the master's, byte for byte) is recognised; a file the
+ * master does not have, or has other bytes of, makes it another run.
+ */
+static void test_recognise(void **state)
+{
+	static const char *const held_files[] = { "0/out.txt", HEX_A, "1/out.txt", HEX_B,
+						  "bootci-journal.txt", HEX_A, NULL };
+	static const char *const fewer[] = { "bootci-journal.txt", HEX_A, NULL };
+	static const char *const changed[] = { "1/out.txt", HEX_A, NULL };
+	static const char *const extra[] = { "2/out.txt", HEX_A, "bootci-journal.txt", HEX_A, NULL };
+	struct bci_manifest *held = manifest_of("m1", "r", held_files), *local;
+	char why[256];
+
+	(void)state;
+	local = manifest_of("m1", "r", fewer);
+	assert_int_equal(bci_collect_run_recognise(held, local, why, sizeof(why)), 1);
+	bci_manifest_free(local);
+	local = manifest_of("m1", "r", held_files);
+	assert_int_equal(bci_collect_run_recognise(held, local, why, sizeof(why)), 1);
+	bci_manifest_free(local);
+	local = manifest_of("m1", "r", changed);
+	assert_int_equal(bci_collect_run_recognise(held, local, why, sizeof(why)), 0);
+	assert_string_equal(why, "1/out.txt differs from the master's copy (64 bytes here, 64 there)");
+	bci_manifest_free(local);
+	local = manifest_of("m1", "r", extra);
+	assert_int_equal(bci_collect_run_recognise(held, local, why, sizeof(why)), 0);
+	assert_string_equal(why, "2/out.txt is not in the master's copy");
+	bci_manifest_free(local);
+	local = manifest_of("m2", "r", fewer);
+	assert_int_equal(bci_collect_run_recognise(held, local, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "m1's run r, this is m2's run r"));
+	bci_manifest_free(local);
+	bci_manifest_free(held);
+}
+
 static void test_machine_file(void **state)
 {
 	struct fixture *f = *state;
@@ -474,6 +636,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_missing_folder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention_finishes_deletions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_runs_left_behind, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_refused, setup, teardown),
+		cmocka_unit_test(test_recognise),
 		cmocka_unit_test_setup_teardown(test_machine_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_archive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_archive_refuses_symlink, setup, teardown),

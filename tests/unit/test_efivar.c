@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "handover.h"
+#include "boot_fault.h"
 #include "fakeroot.h"
 #include "fsutil.h"
 
@@ -600,10 +601,67 @@ static void boot_record_line(void **state)
 	assert_string_equal(line, "");
 }
 
+/*
+ * The boot fault note (lib/boot_fault.h): written and read back through the
+ * variable, its reason one line, and anything else in
+ * the variable refused rather than guessed at.
+ */
+static void boot_fault_note(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_boot_fault fault = { .run = "lab-42", .boots = 3, .cap = 3 }, back;
+	char text[512];
+
+	add_efi(f);
+	assert_int_equal(bci_boot_fault_read(f->ex.root, &back), -ENOENT);
+	snprintf(fault.reason, sizeof(fault.reason), "cannot create the run folder\n/results/runs/x");
+	assert_int_equal(bci_boot_fault_write(f->ex.root, &fault), 0);
+	assert_int_equal(bci_boot_fault_read(f->ex.root, &back), 0);
+	assert_string_equal(back.run, "lab-42");
+	assert_int_equal(back.boots, 3);
+	assert_int_equal(back.cap, 3);
+	assert_string_equal(back.reason, "cannot create the run folder /results/runs/x");
+	assert_true(bci_boot_fault_due(&back));
+	back.boots = 2;
+	assert_false(bci_boot_fault_due(&back));
+	assert_int_equal(bci_boot_fault_format(&back, text, sizeof(text)), 77);
+	assert_string_equal(text, "run lab-42\nboots 2\ncap 3\nreason cannot create the run folder"
+				  " /results/runs/x\n");
+	assert_int_equal(bci_boot_fault_format(&back, text, 20), -ENOBUFS);
+
+	/* The longest reason fits the variable's text. */
+	memset(fault.reason, 'r', BCI_BOOT_FAULT_REASON_MAX);
+	fault.reason[BCI_BOOT_FAULT_REASON_MAX] = '\0';
+	assert_int_equal(bci_boot_fault_write(f->ex.root, &fault), 0);
+	assert_int_equal(bci_boot_fault_read(f->ex.root, &back), 0);
+	assert_int_equal(strlen(back.reason), BCI_BOOT_FAULT_REASON_MAX);
+
+	static const char *const bad[] = {
+		"run x\nboots 2\ncap 3\n",			/* no reason */
+		"run x\nboots 0\ncap 3\nreason r\n",		/* no boot */
+		"run x\nboots 2\ncap 3\nreason r\nmore 1\n",	/* a line more */
+		"boots 2\nrun x\ncap 3\nreason r\n",		/* another order */
+		"run x\nboots -2\ncap 3\nreason r\n",
+		"run x\nboots 2x\ncap 3\nreason r\n",
+		"run x\nboots 2\ncap 03\nreason r\n",		/* not as the writer writes it */
+		"run \nboots 2\ncap 3\nreason r\n",		/* no run */
+		"run x\nboots 2\ncap 3\nreason r",		/* its end cut */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(bci_boot_fault_parse(bad[i], strlen(bad[i]), &back), -EINVAL);
+	assert_int_equal(bci_boot_fault_parse("run x\nboots 2\ncap 3\nreason \n", 28, &back), 0);
+	assert_string_equal(back.reason, "");
+
+	assert_int_equal(bci_boot_fault_clear(f->ex.root), 0);
+	assert_int_equal(bci_boot_fault_read(f->ex.root, &back), -ENOENT);
+	assert_int_equal(bci_boot_fault_clear(f->ex.root), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(variable_set_get_delete, setup, teardown),
+		cmocka_unit_test_setup_teardown(boot_fault_note, setup, teardown),
 		cmocka_unit_test_setup_teardown(variable_shorter_than_attributes_is_invalid, setup, teardown),
 		cmocka_unit_test_setup_teardown(availability, setup, teardown),
 		cmocka_unit_test(utf16_round_trip),

@@ -11,6 +11,8 @@
 #include <cmocka.h>
 
 #include "executor.h"
+#include "boot_fault.h"
+#include "efi/efi.h"
 #include "fakeroot.h"
 #include "fsutil.h"
 
@@ -342,6 +344,82 @@ static void boot_with_bad_config_file_reboots(void **state)
 	fakeroot_write(&f->root, "/etc/bootci/executor.conf", "on_error=poweroff\nresults_lable=X\n");
 	/* on_error was read before the bad line: it still decides the ending. */
 	assert_int_equal(bci_executor_boot(&f->ex), BCI_END_POWEROFF);
+}
+
+/* The machine resets: the same tree, a fresh executor (its command line in ROOT/proc/cmdline). */
+static void next_boot(struct fixture *f, const char *cmdline)
+{
+	bci_config_free(f->ex.config);
+	if (f->ex.signal_fd >= 0)
+		close(f->ex.signal_fd);
+	memset(&f->ex, 0, sizeof(f->ex));
+	f->ex.root = f->root.dir;
+	f->ex.sys = &recording_sys;
+	f->ex.signal_fd = -1;
+	recorded[0] = '\0';
+	fakeroot_write(&f->root, "/proc/cmdline", cmdline);
+}
+
+static struct bci_boot_fault fault_note(struct fixture *f)
+{
+	struct bci_boot_fault fault = { .boots = 0 };
+
+	assert_int_equal(bci_boot_fault_read(f->root.dir, &fault), 0);
+	return fault;
+}
+
+/*
+ * A run folder that cannot be made (issue 34, point 5: a cleared inode gave
+ * EUCLEAN at every boot, and a reboot each time): each such boot is counted
+ * in the boot fault note, an EFI variable, with its reason; at error_boots the
+ * note is due for the master. The known-good image's own run beginning does
+ * not reset it; the run's own does.
+ */
+static void boot_errors_before_the_run_are_counted(void **state)
+{
+	static const char run_cmdline[] = "bootci.results_wait=1 bootci.run_id=r1 bootci.test=/bin/true"
+					  " bootci.error_boots=2 bootci.known_good_entry=";
+	struct fixture *f = *state;
+	char efivars[PATH_MAX + 64]; /* and later the run folder's path */
+	struct bci_boot_fault fault;
+	enum bci_ending ending;
+
+	start(f, run_cmdline);
+	fakeroot_add_disk(&f->root, "vda", NULL, "BOOTCI-RESULTS");
+	if (fakeroot_add_kernel_modules(&f->root) < 0)
+		skip();
+	snprintf(efivars, sizeof(efivars), "%s/sys/firmware/efi/efivars", f->root.dir);
+	assert_int_equal(bci_mkdir_p(efivars, 0755), 0);
+	assert_int_equal(bci_efivar_set(f->root.dir, "Other", BCI_EFI_GLOBAL_GUID, 7, "x", 1), 0);
+	fakeroot_write(&f->root, "/results/runs/r1", "a file where the run folder goes\n");
+
+	for (unsigned boot = 1; boot <= 2; boot++) {
+		if (boot > 1)
+			next_boot(f, run_cmdline);
+		ending = bci_executor_boot(&f->ex);
+		assert_int_equal(ending, BCI_END_REBOOT);
+		bci_executor_end(&f->ex, ending);
+		fault = fault_note(f);
+		assert_string_equal(fault.run, "r1");
+		assert_int_equal(fault.boots, boot);
+		assert_int_equal(fault.cap, 2);
+		assert_int_equal(bci_boot_fault_due(&fault), boot == 2);
+		assert_non_null(strstr(fault.reason, "cannot create the run folder "));
+		assert_non_null(strstr(fault.reason, "/results/runs/r1: Not a directory"));
+	}
+
+	/* The known-good image's run begins: not r1's, the count stays for its collect. */
+	next_boot(f, "bootci.results_wait=1 bootci.run_id=known-good bootci.test=/bin/true"
+		     " bootci.known_good_entry=");
+	bci_executor_end(&f->ex, bci_executor_boot(&f->ex));
+	assert_int_equal(fault_note(f).boots, 2);
+
+	/* The folder can be made again: r1 begins, its note goes. */
+	snprintf(efivars, sizeof(efivars), "%s/results/runs/r1", f->root.dir);
+	assert_int_equal(unlink(efivars), 0);
+	next_boot(f, run_cmdline);
+	bci_executor_end(&f->ex, bci_executor_boot(&f->ex));
+	assert_int_equal(bci_boot_fault_read(f->root.dir, &fault), -ENOENT);
 }
 
 /* ---- which run a boot belongs to ---- */
@@ -678,6 +756,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_reboots, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_file_reboots, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_still_reaches_efi, setup, teardown),
+		cmocka_unit_test_setup_teardown(boot_errors_before_the_run_are_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(settings_check_levels_and_conditions, setup, teardown),
 		cmocka_unit_test(kmsg_budget_keeps_severe_records),
 		cmocka_unit_test_setup_teardown(fake_tree_kmsg_is_read_a_record_at_a_time, setup, teardown),

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "fsutil.h"
+#include "message.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -145,10 +146,25 @@ static void stream_into_missing_folder(void **state)
 	assert_non_null(strstr(err, "/nonexistent-bci/page.html"));
 }
 
+/*
+ * An error the C library has no text for keeps its name: musl says "No error
+ * information" for EUCLEAN, which hid why a damaged run folder could not be
+ * made (issue 34, point 5).
+ */
+static void error_text_keeps_the_errno(void **state)
+{
+	(void)state;
+	assert_string_equal(bci_strerror(EUCLEAN), "Structure needs cleaning (EUCLEAN)");
+	assert_string_equal(bci_strerror(ENOENT), strerror(ENOENT));
+	assert_string_equal(bci_strerror(4095), "unknown error (errno 4095)");
+	assert_string_equal(bci_strerror(0), "unknown error (errno 0)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stream_writes_every_byte),
+		cmocka_unit_test(error_text_keeps_the_errno),
 		cmocka_unit_test(stream_failure_keeps_the_old_file),
 		cmocka_unit_test(stream_into_missing_folder),
 	};

@@ -545,6 +545,58 @@ static void test_program_run(void **state)
 	assert_int_equal(count_runs(f), 6);
 }
 
+/*
+ * Runs that never began: a planning boot the executor kept aside as
+ * <run>.superseded-1 (metadata.txt, no joblist.txt) and a folder whose only
+ * boot ended before its plan (neither joblist.txt nor test/result.txt).
+ * Each is stored with its boots and crash records and no result, once: an
+ * ingest that failed on them was retried by serve at every restart.
+ */
+static void test_unbegun_run(void **state)
+{
+	static const char *const runs[] = { "plan.superseded-1", "never-began" };
+	struct fixture *f = *state;
+	struct bci_ingest_summary summary;
+	char dir[PATH_MAX + 64], want[256];
+	struct run_copy copy;
+	struct rows rows = { "" };
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(dir, sizeof(dir), "%s/%s", f->dir, runs[i]);
+		mkdir(dir, 0755);
+		if (i == 0)
+			write_file(dir, "metadata.txt", "abort_mask : 0\n");
+		write_file(dir, BCI_RESULTS_BOOTCI_JOURNAL, "boot 1 12 6.1.0-test\n");
+		write_file(dir, BCI_RESULTS_IDENTITY, "kernel 6.1.0-test #1\nimage lab-image\n");
+		write_file(dir, "boot-0001/boot.txt",
+			   "boot 1\nboot_id x\ntime 1700000000\nkernel 6.1.0-test\ncmdline console=ttyS0\n"
+			   "previous none (first boot of the run)\npstore_records 1\n");
+		write_file(dir, "boot-0001/pstore/dmesg-efi_pstore-1", "Kernel panic - not syncing\n");
+		write_file(dir, "boot-0001/end.txt", "error: the executor could not go on (see the console)\n");
+		if (bci_ingest_dir(f->store, f->data, dir, "lab-7", NULL, NULL, &summary, f->err,
+				   sizeof(f->err)) != BCI_INGEST_STORED)
+			fail_msg("%s: %s", runs[i], f->err);
+		assert_int_equal(summary.results, 0);
+		assert_int_equal(summary.boots, 1);
+		assert_int_equal(bci_store_run_get(f->store, "lab-7", runs[i], run_copy, &copy, f->err,
+						   sizeof(f->err)), 0);
+		snprintf(want, sizeof(want), "lab-7|%s|6.1.0-test|console=ttyS0||incomplete|0|0", runs[i]);
+		assert_string_equal(copy.text, want);
+		rows.text[0] = '\0';
+		assert_int_equal(bci_store_results_each(f->store, copy.run.key, result_row, &rows,
+							f->err, sizeof(f->err)), 0);
+		assert_int_equal(bci_store_boots_each(f->store, copy.run.key, boot_row, &rows, f->err,
+						      sizeof(f->err)), 1);
+		assert_int_equal(bci_store_crashes_each(f->store, copy.run.key, crash_row, &rows,
+							f->err, sizeof(f->err)), 1);
+		assert_non_null(strstr(rows.text, "error: the executor could not go on"));
+		assert_non_null(strstr(rows.text, "1|pstore|dmesg-efi_pstore-1|"));
+		assert_int_equal(bci_ingest_dir(f->store, f->data, dir, "lab-7", NULL, NULL, &summary,
+						f->err, sizeof(f->err)), BCI_INGEST_ALREADY);
+	}
+	assert_int_equal(count_runs(f), 2);
+}
+
 static void test_log_fetch(void **state)
 {
 	struct fixture *f = *state;
@@ -1245,6 +1297,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_conformance_scenarios, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bootci_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unbegun_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_unpacks_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_file, setup, teardown),

@@ -53,6 +53,14 @@ static void test_routes(void **state)
 	route_ok("PUT", "/api/v1/machines/m1/runs/run-1.a_b", BCI_ROUTE_RUN);
 	route_ok("GET", "/api/v1/machines/m1/runs/run1", BCI_ROUTE_RUN);
 	route_ok("GET", "/api/v1/machines/m1/runs/r/results/igt@kms_flip@basic/dmesg", BCI_ROUTE_RESULT);
+	route_ok("GET", "/api/v1/machines/m1/runs/r.1/manifest", BCI_ROUTE_MANIFEST);
+	route_ok("PUT", "/api/v1/machines/m1/fault", BCI_ROUTE_FAULT);
+	assert_int_equal(bci_http_route("GET", "/api/v1/machines/m1/runs/r.1/manifest", &route, err,
+					sizeof(err)), 0);
+	assert_string_equal(route.run_id, "r.1");
+	assert_int_equal(bci_http_route("PUT", "/api/v1/machines/lab-02/fault", &route, err,
+					sizeof(err)), 0);
+	assert_string_equal(route.machine, "lab-02");
 
 	assert_int_equal(bci_http_route("PUT", "/api/v1/machines/lab-01/runs/igt7", &route, err,
 					sizeof(err)), 0);
@@ -81,6 +89,10 @@ static void test_routes(void **state)
 	route_refused("GET", "/api/v1/machines/m/runs/r/results/t/core", 404, "out, err or dmesg");
 	route_refused("GET", "/api/v1/machines/m/runs/r/results/../out", 400, "not a test name");
 	route_refused("GET", "/api/v1/machines/m/runs/r/results//out", 404, "no such path");
+	route_refused("PUT", "/api/v1/machines/m/runs/r/manifest", 405, "takes GET");
+	route_refused("GET", "/api/v1/machines/m/runs/r/manifests", 400, "run id 'r/manifests'");
+	route_refused("GET", "/api/v1/machines/m1/fault", 405, "takes PUT");
+	route_refused("PUT", "/api/v1/machines/../fault", 400, "machine '..'");
 
 	char long_run[300];
 	memset(long_run, 'r', sizeof(long_run));

@@ -197,6 +197,52 @@ static void test_damaged_digests(void **state)
 	assert_int_equal(st.received, 2);
 }
 
+/*
+ * What a serve killed between two steps leaves in incoming/ is gone once the
+ * spool is opened again (serve's restart); an upload in progress stays.
+ */
+static void test_killed_leftovers(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_spool again;
+	char err[256], path[PATH_MAX];
+
+	/* Killed between the run's record and the digest's removal. */
+	upload(f, "done", SHA_X, "x", 0);
+	assert_int_equal(bci_spool_accept(&f->spool, "m1", "done", SHA_X, 1, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/incoming/m1/done.sha256", f->root);
+	assert_int_equal(bci_write_file_atomic(path, SHA_X "\n", 65, 0640), 0);
+	/* Killed between the digest and the .part of a new upload. */
+	snprintf(path, sizeof(path), "%s/incoming/m1/begun.sha256", f->root);
+	assert_int_equal(bci_write_file_atomic(path, SHA_Y "\n", 65, 0640), 0);
+	/* Killed inside an atomic write of a digest. */
+	snprintf(path, sizeof(path), "%s/incoming/m1/torn.sha256.tmp.Ab3dEf", f->root);
+	assert_int_equal(bci_write_file_atomic(path, "12", 2, 0640), 0);
+	/* An upload cut short: resumable, kept. A run id that only looks like a temporary name too. */
+	upload(f, "cut", SHA_Y, "ab", 0);
+	upload(f, "a.tmp.b", SHA_Y, "ab", 0);
+
+	assert_int_equal(bci_spool_open(&again, f->root, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/incoming/m1/done.sha256", f->root);
+	assert_int_equal(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/incoming/m1/begun.sha256", f->root);
+	assert_int_equal(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/incoming/m1/torn.sha256.tmp.Ab3dEf", f->root);
+	assert_int_equal(access(path, F_OK), -1);
+	for (int i = 0; i < 2; i++) {
+		const char *run = i ? "a.tmp.b" : "cut";
+		struct bci_run_status st;
+
+		snprintf(path, sizeof(path), "%s/incoming/m1/%s.part", f->root, run);
+		assert_int_equal(access(path, F_OK), 0);
+		snprintf(path, sizeof(path), "%s/incoming/m1/%s.sha256", f->root, run);
+		assert_int_equal(access(path, F_OK), 0);
+		assert_int_equal(bci_spool_status(&again, "m1", run, &st, err, sizeof(err)), 0);
+		assert_int_equal(st.state, BCI_RUN_PARTIAL);
+		assert_int_equal(st.received, 2);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +250,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_before_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_digests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed_leftovers, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -643,6 +643,27 @@ static bool program_run(const struct ingest *in)
 	       bci_ingest_file_listed(in, BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT);
 }
 
+/*
+ * A run folder whose run never began: no joblist.txt and no test/result.txt
+ * (a boot that ended before its plan was written, a planning boot the
+ * executor kept aside as <run>.superseded-N). Its boots and crash records
+ * are what it has: stored with the run, as a run with no results
+ * ("incomplete"), instead of an ingest that fails the same way at every
+ * restart of serve.
+ */
+static bool unbegun_run(const struct ingest *in)
+{
+	return !bci_ingest_file_listed(in, BCI_RESULTS_JOBLIST) &&
+	       !bci_ingest_file_listed(in, BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT);
+}
+
+static int unbegun_store(struct ingest *in)
+{
+	struct bci_results_run facts = { .name = "" };
+
+	return run_store(in, &facts, "incomplete");
+}
+
 /* ---- one run, all or nothing ---- */
 
 struct existing {
@@ -685,7 +706,8 @@ static int rows_write(struct ingest *in)
 	ret = bci_store_begin(in->store, in->err, in->err_size);
 	if (ret < 0)
 		return ret;
-	ret = program_run(in) ? program_store(in) : results_store(in);
+	ret = program_run(in) ? program_store(in) : unbegun_run(in) ? unbegun_store(in) :
+	      results_store(in);
 	if (ret < 0 && in->run_exists) {
 		bci_store_rollback(in->store);
 		return 1;
@@ -742,7 +764,7 @@ static int ingest_archive(struct bci_store *store, const char *data_dir, const c
 	ret = identity_decide(in, machine, run_id);
 	if (ret == 0)
 		ret = existing_check(in);
-	if (ret == 0 && !program_run(in))
+	if (ret == 0 && !program_run(in) && !unbegun_run(in))
 		ret = results_read(in);
 	if (ret != 0)
 		goto out;

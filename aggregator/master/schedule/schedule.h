@@ -36,6 +36,7 @@
  *   deploy.c         re-deploying a damaged disk (deploy.h)
  *   queue.c          queueing a tier, its shards (split.h)
  *   recovery.c       power cycling the silent, taking out the dead
+ *   fault.c          taking out a machine that says it cannot run its jobs
  *   runs.c           a run that came in: its job's build, its job done
  *   tags.c           the inventory's tags onto the store's machines
  *   build_files.c    a published build's files, boot.ipxe's command line
@@ -122,6 +123,16 @@ int bci_schedule_tick(struct bci_schedule *s, double now, char *err, size_t err_
  */
 int bci_schedule_return(struct bci_schedule *s, const char *machine, double now, char *err,
 			size_t err_size);
+
+/*
+ * @machine (a name of the inventory) says it cannot run its jobs (@note, one
+ * line: serve's PUT /api/v1/machines/<machine>/fault): it is taken out of the
+ * schedule at Unix time @now, "the machine reported: <note>" its state's note,
+ * until bci_schedule_return(). 1 when it was in, 0 when it was out already
+ * (the note replaced), -ENOENT when the inventory has no such machine, -errno.
+ */
+int bci_schedule_fault(struct bci_schedule *s, const char *machine, const char *note, double now,
+		       char *err, size_t err_size);
 
 /*
  * The inventory's tags onto the store's machines (the matrix and the report

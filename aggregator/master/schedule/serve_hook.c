@@ -436,6 +436,18 @@ void bci_schedule_http_answer(struct bci_schedule_server *s, const char *method,
 	pthread_mutex_unlock(&s->lock);
 }
 
+int bci_schedule_server_fault(struct bci_schedule_server *s, const char *machine,
+			      const char *note, char *err, size_t err_size)
+{
+	int ret;
+
+	pthread_mutex_lock(&s->lock);
+	inventory_refresh(s);
+	ret = bci_schedule_fault(&s->schedule, machine, note, now_unix(), err, err_size);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
 const char *bci_schedule_server_data_dir(const struct bci_schedule_server *s)
 {
 	return s->data_dir;

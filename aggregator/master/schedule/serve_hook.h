@@ -87,6 +87,13 @@ void bci_schedule_put_end(struct bci_schedule_server *server, struct bci_schedul
 			  struct bci_schedule_answer *answer);
 void bci_schedule_put_free(struct bci_schedule_put *put);
 
+/*
+ * A machine's fault note (serve's PUT /api/v1/machines/<machine>/fault, its
+ * token checked by serve): bci_schedule_fault() under the scheduler's lock.
+ */
+int bci_schedule_server_fault(struct bci_schedule_server *server, const char *machine,
+			      const char *note, char *err, size_t err_size);
+
 /* For publish_http.c: the server's data folder, store, log, and its lock. */
 const char *bci_schedule_server_data_dir(const struct bci_schedule_server *server);
 struct bci_store *bci_schedule_server_store(struct bci_schedule_server *server);

@@ -104,6 +104,10 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, struct requ
 			       "application/json");
 	case BCI_ROUTE_RESULT:
 		return serve_get_result(connection, r);
+	case BCI_ROUTE_MANIFEST:
+		return serve_get_manifest(connection, r);
+	case BCI_ROUTE_FAULT:
+		return serve_fault_begin(connection, r);
 	case BCI_ROUTE_RUN:
 		if (!r->route.put)
 			return serve_get_run(connection, r);
@@ -184,6 +188,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 			return MHD_NO;
 		return MHD_YES;
 	}
+	if (r->route.kind == BCI_ROUTE_FAULT)
+		return serve_fault_step(connection, r, data, data_size);
 	if (*data_size)
 		return serve_upload_data(connection, r, data, data_size);
 	if (r->route.kind == BCI_ROUTE_RUN && r->route.put && !r->ended)

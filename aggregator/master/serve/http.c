@@ -70,6 +70,21 @@ int bci_http_route(const char *method, const char *url, struct bci_route *route,
 	}
 	machine = url + strlen(MACHINES_PREFIX);
 	slash = strchr(machine, '/');
+	if (slash && !strcmp(slash, "/fault")) {
+		if (!copy_part(route->machine, sizeof(route->machine), machine, slash - machine) ||
+		    !bci_name_machine_ok(route->machine)) {
+			bci_message(err, err_size, "machine '%.*s' is not a word ([A-Za-z0-9._-], 1 to %d)",
+				    (int)(slash - machine) > 80 ? 80 : (int)(slash - machine), machine,
+				    BCI_MANIFEST_WORD_MAX);
+			return 400;
+		}
+		route->kind = BCI_ROUTE_FAULT;
+		if (!route->put) {
+			bci_message(err, err_size, "%.16s: a machine's fault note takes PUT", method);
+			return 405;
+		}
+		return 0;
+	}
 	if (!slash || strncmp(slash, "/runs/", strlen("/runs/"))) {
 		bci_message(err, err_size, "no such path: a run is " MACHINES_PREFIX "<machine>/runs/<run-id>");
 		return 404;
@@ -84,12 +99,22 @@ int bci_http_route(const char *method, const char *url, struct bci_route *route,
 	run = slash + strlen("/runs/");
 	/* A run id never holds '/', so "/results/" after it can only start a result path. */
 	tail = strstr(run, "/results/");
+	if (!tail && (tail = strchr(run, '/')) && strcmp(tail, "/manifest"))
+		tail = NULL;
 	run_len = tail ? (size_t)(tail - run) : strlen(run);
 	if (!copy_part(route->run_id, sizeof(route->run_id), run, run_len) ||
 	    !bci_name_run_id_ok(route->run_id)) {
 		bci_message(err, err_size, "run id '%.*s' is not a word ([A-Za-z0-9._-], 1 to %d, not . or ..)",
 			    run_len > 80 ? 80 : (int)run_len, run, BCI_MANIFEST_WORD_MAX);
 		return 400;
+	}
+	if (tail && !strcmp(tail, "/manifest")) {
+		route->kind = BCI_ROUTE_MANIFEST;
+		if (!get) {
+			bci_message(err, err_size, "%.16s: a run's manifest takes GET", method);
+			return 405;
+		}
+		return 0;
 	}
 	if (tail) {
 		int status = route_result(tail, route, err, err_size);

@@ -8,7 +8,9 @@
  *   GET  /api/v1/health
  *   PUT  /api/v1/machines/<machine>/runs/<run-id>     upload (tar.zst)
  *   GET  /api/v1/machines/<machine>/runs/<run-id>     the run's state
+ *   GET  /api/v1/machines/<machine>/runs/<run-id>/manifest   the stored archive's manifest
  *   GET  /api/v1/machines/<machine>/runs/<run-id>/results/<test>/{out,err,dmesg}
+ *   PUT  /api/v1/machines/<machine>/fault             the machine cannot run its jobs (text)
  * <machine> and <run-id> are words, <test> an IGT test name (names.h:
  * bci_name_machine_ok(), bci_name_run_id_ok(), bci_name_test_ok()).
  */
@@ -30,6 +32,8 @@ enum bci_route_kind {
 	BCI_ROUTE_HEALTH,
 	BCI_ROUTE_RUN,		/* PUT: upload; GET: state */
 	BCI_ROUTE_RESULT,	/* GET: one test's out, err or dmesg */
+	BCI_ROUTE_MANIFEST,	/* GET: the stored run's manifest.json */
+	BCI_ROUTE_FAULT,	/* PUT: the machine's fault note (no run id) */
 };
 
 struct bci_route {

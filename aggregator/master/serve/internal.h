@@ -7,6 +7,7 @@
  *   upload.c    the upload: per-run exclusion, the body, the workers that keep and ingest it
  *   reads.c     the GETs: a run's state, a test's log, the pages (pages.h)
  *   schedule_routes.c  the scheduler's routes (aggregator/schedule/serve_hook.h)
+ *   fault.c     a machine's fault note: the scheduler takes it out
  */
 #ifndef BCI_SERVE_INTERNAL_H
 #define BCI_SERVE_INTERNAL_H
@@ -22,6 +23,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
+
+/* A machine's fault note: one line, short enough to be a schedule note with its prefix. */
+#define BCI_SERVE_FAULT_MAX 200
 
 /* A run being uploaded: one request at a time per (machine, run). */
 struct busy_run {
@@ -86,6 +90,9 @@ struct request {
 	uint64_t written;		/* body bytes received */
 	char sha256[BCI_SHA256_HEX_LEN + 1];
 	struct bci_schedule_put *schedule_put;	/* a publish in progress (serve_hook.h) */
+	/* a fault note (fault.c) */
+	char fault[BCI_SERVE_FAULT_MAX + 1];
+	size_t fault_len;
 };
 
 /*
@@ -148,8 +155,16 @@ void serve_workers_stop(struct bci_server *s);
 
 enum MHD_Result serve_get_run(struct MHD_Connection *connection, struct request *r);
 enum MHD_Result serve_get_result(struct MHD_Connection *connection, struct request *r);
+enum MHD_Result serve_get_manifest(struct MHD_Connection *connection, struct request *r);
 enum MHD_Result serve_get_page(struct MHD_Connection *connection, struct request *r,
 			       const char *url, const char *method);
+
+/* ---- a machine's fault note (fault.c) ---- */
+
+enum MHD_Result serve_fault_begin(struct MHD_Connection *connection, struct request *r);
+/* The body, then (@data_size 0) the answer. */
+enum MHD_Result serve_fault_step(struct MHD_Connection *connection, struct request *r,
+				 const char *data, size_t *data_size);
 
 /* ---- the scheduler's routes (schedule_routes.c) ---- */
 

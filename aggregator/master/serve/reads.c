@@ -10,6 +10,8 @@
 #include "fsutil.h"
 #include "jsonw.h"
 #include "message.h"
+#include "manifest.h"
+#include "run_archive.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +45,53 @@ enum MHD_Result serve_get_run(struct MHD_Connection *connection, struct request 
 	return serve_respond_status(connection, r,
 			      status.state == BCI_RUN_ABSENT ? MHD_HTTP_NOT_FOUND : MHD_HTTP_OK,
 			      &status, NULL);
+}
+
+/*
+ * The manifest of a stored run's archive, as JSON (lib/manifest.h): what
+ * collect compares its own folder with when the master holds the run under
+ * another digest. The archive's reader checks it as it reads it.
+ */
+enum MHD_Result serve_get_manifest(struct MHD_Connection *connection, struct request *r)
+{
+	struct bci_run_archive *archive = NULL;
+	struct bci_run_status status;
+	char why[600], path[PATH_MAX], *body = NULL;
+	size_t len = 0;
+	enum MHD_Result ret;
+	int written;
+	bool answered;
+	FILE *out;
+
+	if (serve_authenticate(connection, r, &answered) < 0)
+		return answered ? MHD_YES : MHD_NO;
+	if (bci_spool_status(&r->server->spool, r->route.machine, r->route.run_id, &status, why,
+			     sizeof(why)) < 0)
+		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s", why);
+	if (status.state != BCI_RUN_STORED)
+		return serve_respond_error(connection, r, MHD_HTTP_NOT_FOUND, "run %s/%s is not stored",
+					   r->route.machine, r->route.run_id);
+	bci_spool_archive_path(&r->server->spool, status.sha256, path);
+	if (bci_run_archive_open(path, &r->server->config.limits, &archive, why, sizeof(why)) < 0)
+		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s: %s",
+					   path, why);
+	/* The reader's manifest is sorted already: the writer's check and sort change nothing. */
+	out = open_memstream(&body, &len);
+	written = out ? bci_manifest_write((struct bci_manifest *)bci_run_archive_manifest(archive),
+					   out, why, sizeof(why)) : -ENOMEM;
+	if (out && fclose(out) != 0 && written == 0)
+		written = -EIO;
+	bci_run_archive_close(archive);
+	if (written < 0) {
+		free(body);
+		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					   "the manifest of %s: %s", path,
+					   written == -EINVAL ? why : strerror(-written));
+	}
+	snprintf(r->note, sizeof(r->note), "manifest of %s, %zu bytes", status.sha256, len);
+	ret = serve_respond(connection, r, MHD_HTTP_OK, body, len, "application/json");
+	free(body);
+	return ret;
 }
 
 enum MHD_Result serve_get_result(struct MHD_Connection *connection, struct request *r)

@@ -41,6 +41,88 @@ void bci_spool_archive_path(const struct bci_spool *spool, const char *sha256, c
 	snprintf(path, PATH_MAX, "%s/archives/%s.tar.zst", spool->root, sha256);
 }
 
+/* Whether @name ends with @suffix; its length without it in *@stem. */
+static bool has_suffix(const char *name, const char *suffix, size_t *stem)
+{
+	size_t len = strlen(name), n = strlen(suffix);
+
+	if (len <= n || strcmp(name + len - n, suffix))
+		return false;
+	*stem = len - n;
+	return true;
+}
+
+/*
+ * One file of incoming/<machine>/: whether it is a crash's leftover. An
+ * upload is a .sha256 and its .part; anything else of it is left by a
+ * process killed at the wrong moment: the digest of a run already recorded
+ * (killed between the record and the digest's removal), a digest without
+ * its .part or the reverse (killed between the two, at begin or at discard),
+ * a temporary file of an atomic write. The .part of an upload in progress
+ * is never one: a resume needs it.
+ */
+static bool incoming_leftover(const struct bci_spool *spool, const char *machine,
+			      const char *name)
+{
+	const char *tmp = strstr(name, ".sha256.tmp."), *other;
+	char run_id[BCI_MANIFEST_WORD_MAX + 1], path[PATH_MAX];
+	size_t stem;
+
+	/* bci_write_file_atomic()'s temporary name: the digest's, with six random characters. */
+	if (tmp && strlen(tmp) == strlen(".sha256.tmp.") + 6)
+		return true;
+	if (has_suffix(name, ".sha256", &stem))
+		other = ".part";
+	else if (has_suffix(name, ".part", &stem))
+		other = ".sha256";
+	else
+		return false;
+	if (stem > BCI_MANIFEST_WORD_MAX)
+		return false;
+	memcpy(run_id, name, stem);
+	run_id[stem] = '\0';
+	if (!bci_name_run_id_ok(run_id))
+		return false;
+	record_path(spool, machine, run_id, path);
+	if (access(path, F_OK) == 0)
+		return true;
+	incoming_path(spool, machine, run_id, other, path);
+	return access(path, F_OK) < 0 && errno == ENOENT;
+}
+
+/* Removes what killed processes left in incoming/ (incoming_leftover()); says how many. */
+static int incoming_sweep(const struct bci_spool *spool)
+{
+	char path[PATH_MAX];
+	struct dirent *m, *f;
+	DIR *incoming, *dir;
+	int removed = 0, here;
+
+	snprintf(path, sizeof(path), "%s/incoming", spool->root);
+	incoming = opendir(path);
+	if (!incoming)
+		return 0;
+	while ((m = readdir(incoming))) {
+		if (!bci_name_machine_ok(m->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/incoming/%s", spool->root, m->d_name);
+		dir = opendir(path);
+		if (!dir)
+			continue;
+		here = 0;
+		while ((f = readdir(dir)))
+			if (f->d_name[0] != '.' && incoming_leftover(spool, m->d_name, f->d_name) &&
+			    unlinkat(dirfd(dir), f->d_name, 0) == 0)
+				here++;
+		closedir(dir);
+		if (here)
+			bci_fsync_dir(path);
+		removed += here;
+	}
+	closedir(incoming);
+	return removed;
+}
+
 int bci_spool_open(struct bci_spool *spool, const char *root, char *err, size_t err_size)
 {
 	static const char *const dirs[] = { "incoming", "archives", "runs" };
@@ -59,6 +141,7 @@ int bci_spool_open(struct bci_spool *spool, const char *root, char *err, size_t 
 			return ret;
 		}
 	}
+	incoming_sweep(spool);
 	return 0;
 }
 

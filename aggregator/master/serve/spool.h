@@ -12,7 +12,10 @@
  * fsynced, renamed, folder fsynced), in that order, so a record never points
  * at a missing archive; the answer to the client comes after. Two runs with the
  * same bytes share one archive. An upload cut short leaves its .part, which a
- * later PUT resumes; a refused one leaves nothing.
+ * later PUT resumes; a refused one leaves nothing. What a process killed
+ * between two of these steps leaves (the digest of a run already recorded, a
+ * digest without its .part, a temporary file) is removed when the spool is
+ * opened, before serve takes requests.
  *
  * Callers serialise the operations on one (machine, run) pair themselves
  * (serve holds a per-run lock); different runs need no coordination.
@@ -44,7 +47,7 @@ struct bci_spool {
 	char root[PATH_MAX - 512];	/* room for the names under it */
 };
 
-/* Creates the folders under @root when missing. */
+/* Creates the folders under @root when missing; removes the leftovers of killed processes in incoming/. */
 int bci_spool_open(struct bci_spool *spool, const char *root, char *err, size_t err_size);
 
 int bci_spool_status(const struct bci_spool *spool, const char *machine, const char *run_id,
