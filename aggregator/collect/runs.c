@@ -7,8 +7,10 @@
  * line (IGT engine; executor/journal.h: only those two words are looked at,
  * until the run journal's reader moves into lib/), or its test program's
  * result.txt past `state running`
- * (single test program); a folder the executor kept aside as
- * `<run>.superseded-N` is over by definition. Anything else may still be
+ * (single test program: done, unkillable, or capped after boot_cap crashed
+ * boots); a folder the executor kept aside as `<run>.superseded-N` is over by
+ * definition, and so is a run the master ended (bootci-ended.txt, written by
+ * command.c when the master's answer says so). Anything else may still be
  * resumed by the next netboot, so it is left alone.
  */
 #include "collect.h"
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define TEST_RESULT_FILE BCI_RESULTS_TEST_DIR "/" BCI_RESULTS_TEST_RESULT
 
@@ -36,6 +39,8 @@ const char *bci_collect_run_state_name(enum bci_collect_run_state state)
 		return "finished";
 	case BCI_RUN_SUPERSEDED:
 		return "superseded";
+	case BCI_RUN_ENDED:
+		return "ended by the master, incomplete";
 	case BCI_RUN_IN_PROGRESS:
 		break;
 	}
@@ -60,6 +65,9 @@ static enum bci_collect_run_state run_state(const char *dir, const char *name)
 
 	if (strstr(name, ".superseded-"))
 		return BCI_RUN_SUPERSEDED;
+	if (bci_collect_path(path, sizeof(path), "%s/" BCI_COLLECT_ENDED_FILE, dir) == 0 &&
+	    access(path, F_OK) == 0)
+		return BCI_RUN_ENDED;
 	if (bci_collect_path(path, sizeof(path), "%s/" BCI_RESULTS_BOOTCI_JOURNAL, dir) == 0 &&
 	    bci_read_file(path, &text, NULL, 64 << 20) == 0) {
 		over = has_line(text, "done") || has_line(text, "abort");
@@ -158,6 +166,21 @@ out:
 	*runs = list;
 	*count = n;
 	return 0;
+}
+
+int bci_collect_run_mark_ended(const char *run_dir, int boots, const char *note)
+{
+	char path[PATH_MAX], text[1024];
+	int len;
+
+	if (bci_collect_path(path, sizeof(path), "%s/" BCI_COLLECT_ENDED_FILE, run_dir) < 0)
+		return -ENAMETOOLONG;
+	/* One line each: the note is the master's text, its line breaks are not ours to keep. */
+	len = snprintf(text, sizeof(text), "ended-by master\nboots %d\nnote ", boots);
+	for (const char *p = note; *p && len < (int)sizeof(text) - 2; p++)
+		text[len++] = *p == '\n' || *p == '\r' ? ' ' : *p;
+	text[len++] = '\n';
+	return bci_write_file_atomic(path, text, (size_t)len, 0644);
 }
 
 int bci_collect_run_mark_uploaded(const char *run_dir, const char *sha256, uint64_t size,
