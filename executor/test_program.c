@@ -6,8 +6,8 @@
  * before the program starts, with the boot that started it and how many boots
  * did, so a boot that dies mid-test leaves that trace.
  *
- * The next boot of the run reads it: a run that is over (done, unkillable,
- * capped) is not run again; a program that was running took the machine down
+ * The next boot of the run reads it: a program that ended (done, unkillable,
+ * capped) starts afresh; a program that was running took the machine down
  * (a kernel crash, a hang, a reset). Its output is moved into that boot's
  * record (boot-NNNN/test-out.txt, test-err.txt, beside the crash that boot's
  * successor saved), so a rerun never overwrites it; after boot_cap such boots
@@ -429,7 +429,7 @@ static void keep_crashed_output(struct test_program *t, unsigned boot)
 
 /*
  * What earlier boots left of this run (test/result.txt): nothing (the first
- * start), a run that is over (BCI_TEST_PROGRAM_OVER), or a program that was
+ * start), a program that ended (a fresh start), or a program that was
  * running when its boot died: its output kept, then either one more start
  * (0, t->starts counting it) or, after boot_cap of them, the run capped
  * (BCI_TEST_PROGRAM_CAPPED_NOW, result.txt saying so durably). -errno when
@@ -454,12 +454,10 @@ static int test_program_resume(struct bci_executor *ex, struct test_program *t)
 		before = (struct bci_test_program_result){ .state = BCI_TEST_PROGRAM_RUNNING };
 	}
 	free(text);
-	if (before.state != BCI_TEST_PROGRAM_RUNNING) {
-		bci_say("test program: this run is over already (%s): not run again",
-			before.state == BCI_TEST_PROGRAM_CAPPED ? "capped" :
-			before.state == BCI_TEST_PROGRAM_UNKILLABLE ? "unkillable" : "done");
-		return BCI_TEST_PROGRAM_OVER;
-	}
+	/* An earlier program that ended: this is a new start of the same run id (the
+	 * known-good image runs collect under one run id at every boot). */
+	if (before.state != BCI_TEST_PROGRAM_RUNNING)
+		return 0;
 	/* An older executor's file says neither: it was started once, by the boot before. */
 	boot = before.boot ? before.boot : ex->boot_number > 1 ? ex->boot_number - 1 : 0;
 	t->starts = (before.starts ? before.starts : 1) + 1;
