@@ -147,11 +147,14 @@ enum bci_ending bci_executor_boot(struct bci_executor *ex)
 	if (*bci_config_get(ex->config, "testlist")) {
 		if (bci_igt_run(ex) < 0)
 			return error_ending(ex);
-	} else if (bci_test_program_run(ex) < 0) {
+		ret = 0;
+	} else if ((ret = bci_test_program_run(ex)) < 0) {
 		return error_ending(ex);
 	}
 	bci_say("run %s recorded", bci_config_get(ex->config, "run_id"));
-	ex->end_reason = ex->results_full[0] ? "finished: results partition full" : "finished";
+	/* A capped run is over as a finished one is: the known-good image uploads it. */
+	ex->end_reason = ret == BCI_TEST_PROGRAM_CAPPED_NOW ? "finished: capped (boot_cap)" :
+			 ex->results_full[0] ? "finished: results partition full" : "finished";
 	return strcmp(bci_config_get(ex->config, "on_finish"), "poweroff") == 0 ? BCI_END_POWEROFF
 										: BCI_END_REBOOT;
 }

@@ -171,8 +171,13 @@ int bci_partition_find(const struct bci_executor *ex, const char *label, const c
 /* Waits for it up to results_wait, then mounts it; fills results_device/results_mount. */
 int bci_partition_mount_results(struct bci_executor *ex);
 
-/* test_program.c: without a testlist, runs the one configured test program (its output in
- * the run folder). */
+/*
+ * test_program.c: without a testlist, runs the one configured test program (its output in
+ * the run folder). 0 when it ran (or none is configured), BCI_TEST_PROGRAM_CAPPED_NOW when
+ * it took the machine down boot_cap times and this boot ended its run instead (it does
+ * not run). -errno when the run could not be recorded.
+ */
+enum { BCI_TEST_PROGRAM_CAPPED_NOW = 1 };
 int bci_test_program_run(struct bci_executor *ex);
 
 /* kmsg.c: the kernel log. */

@@ -3,7 +3,17 @@
  * Runs the configured test program with its stdout and stderr captured in the
  * run folder on the results partition, under a deadline, and records how it
  * ended. result.txt is replaced atomically: it says "state running" (durably)
- * before the program starts, so a boot that dies mid-test leaves that trace.
+ * before the program starts, with the boot that started it and how many boots
+ * did, so a boot that dies mid-test leaves that trace.
+ *
+ * The next boot of the run reads it: a program that ended (done, unkillable,
+ * capped) starts afresh; a program that was running took the machine down
+ * (a kernel crash, a hang, a reset). Its output is moved into that boot's
+ * record (boot-NNNN/test-out.txt, test-err.txt, beside the crash that boot's
+ * successor saved), so a rerun never overwrites it; after boot_cap such boots
+ * the run is over: result.txt says "state capped" (durably) and the boot hands
+ * over to the known-good image, which uploads the run with every boot record,
+ * as an IGT job is capped (igt/resume.c).
  *
  * The program's output comes through pipes and the executor writes it, as for
  * an IGT job (igt/job.c), so that the rules of a job hold here too: a write of
@@ -56,6 +66,7 @@ struct test_program {
 	int status, reaped;
 	bool timed_out;
 	long duration_ms;
+	unsigned starts;	/* boots that started the program, this one included */
 	/* The first write of out.txt or err.txt that failed: "FILE BYTES REASON\n", -errno. */
 	char incomplete[300];
 	int write_error;
@@ -64,14 +75,21 @@ struct test_program {
 	int leftovers_alive;
 };
 
-static int write_result(const char *path, const char *command, const char *body)
+/* result.txt: the command, @body, then which boot started the program and how many did. */
+static int write_result(const struct test_program *t, const char *body)
 {
-	char text[1024];
-	int n = snprintf(text, sizeof(text), "command %s\n%s", command, body);
+	char text[1024], boot[32] = "";
+	int n;
+
+	/* A boot without a record (a test calling this alone) has no number to give. */
+	if (t->ex->boot_number)
+		snprintf(boot, sizeof(boot), "boot %u\n", t->ex->boot_number);
+	n = snprintf(text, sizeof(text), "command %s\n%s%sstarts %u\n", t->command, body, boot,
+		     t->starts);
 
 	if (n < 0 || n >= (int)sizeof(text))
 		n = (int)sizeof(text) - 1;
-	return bci_write_file_atomic(path, text, (size_t)n, 0644);
+	return bci_write_file_atomic(t->result_path, text, (size_t)n, 0644);
 }
 
 static int open_output(const char *dir, const char *name)
@@ -259,17 +277,9 @@ static int test_program_prepare(struct bci_executor *ex, struct test_program *t)
 			  MAX_ARGS - 1);
 		return t->argv.count ? -E2BIG : -EINVAL;
 	}
-	if (snprintf(t->dir, sizeof(t->dir), "%s/test", ex->run_dir) >= (int)sizeof(t->dir) ||
-	    snprintf(t->result_path, sizeof(t->result_path), "%s/" BCI_RESULTS_TEST_RESULT, t->dir) >=
-		    (int)sizeof(t->result_path) ||
-	    bci_path(ex->root, null_path, "/dev/null") < 0)
+	if (bci_path(ex->root, null_path, "/dev/null") < 0)
 		return -ENAMETOOLONG;
-	ret = bci_mkdir_p(t->dir, 0755);
-	if (ret < 0) {
-		bci_error("cannot create %s: %s", t->dir, strerror(-ret));
-		return ret;
-	}
-	ret = write_result(t->result_path, t->command, "state running\n");
+	ret = write_result(t, "state running\n");
 	if (ret < 0) {
 		bci_error("cannot write %s: %s", t->result_path, strerror(-ret));
 		return ret;
@@ -358,7 +368,7 @@ static int test_program_record(struct test_program *t)
 		      t->timed_out ? "timeout yes\n" : "", d / 1000, d % 1000);
 	if (t->write_error)
 		snprintf(body + n, sizeof(body) - (size_t)n, "incomplete %s", t->incomplete);
-	ret = write_result(t->result_path, t->command, body);
+	ret = write_result(t, body);
 	if (ret < 0)
 		bci_error("cannot write %s: %s", t->result_path, strerror(-ret));
 
@@ -377,6 +387,97 @@ static int test_program_record(struct test_program *t)
 	return ret;
 }
 
+/*
+ * The output of boot @boot, which died while the program ran, into that boot's
+ * record: test/out.txt and err.txt become boot-NNNN/test-out.txt and
+ * test-err.txt (never over a file already there), made durable before the
+ * rerun truncates anything.
+ */
+static void keep_crashed_output(struct test_program *t, unsigned boot)
+{
+	static const char *const kept[STREAMS] = { BCI_RESULTS_BOOT_TEST_OUT,
+						   BCI_RESULTS_BOOT_TEST_ERR };
+	char boot_dir[PATH_MAX], from[PATH_MAX + 16], to[PATH_MAX + 32];
+	struct stat st;
+	int moved = 0, ret;
+
+	if (snprintf(boot_dir, sizeof(boot_dir), "%.*s/" BCI_RESULTS_BOOT_DIR, PATH_MAX - 16,
+		     t->ex->run_dir, boot) >= (int)sizeof(boot_dir))
+		return;
+	for (int i = 0; i < STREAMS; i++) {
+		snprintf(from, sizeof(from), "%s/%s", t->dir, stream_files[i]);
+		snprintf(to, sizeof(to), "%s/%s", boot_dir, kept[i]);
+		if (lstat(from, &st) < 0 || lstat(to, &st) == 0)
+			continue;
+		ret = bci_mkdir_p(boot_dir, 0755);
+		if (ret == 0 && rename(from, to) < 0)
+			ret = -errno;
+		if (ret < 0) {
+			bci_warn("test program: cannot keep boot %u's %s as %s: %s; the rerun "
+				 "overwrites it", boot, stream_files[i], to, strerror(-ret));
+			continue;
+		}
+		moved++;
+	}
+	if (!moved)
+		return;
+	if (bci_fsync_dir(boot_dir) < 0 || bci_fsync_dir(t->dir) < 0)
+		bci_warn("test program: cannot make the move of boot %u's output durable", boot);
+	bci_say("test program: the output of boot %u, which died while it ran, is kept in "
+		BCI_RESULTS_BOOT_DIR "/", boot, boot);
+}
+
+/*
+ * What earlier boots left of this run (test/result.txt): nothing (the first
+ * start), a program that ended (a fresh start), or a program that was
+ * running when its boot died: its output kept, then either one more start
+ * (0, t->starts counting it) or, after boot_cap of them, the run capped
+ * (BCI_TEST_PROGRAM_CAPPED_NOW, result.txt saying so durably). -errno when
+ * that cannot be written.
+ */
+static int test_program_resume(struct bci_executor *ex, struct test_program *t)
+{
+	unsigned long boot_cap = bci_config_get_number(ex->config, "boot_cap");
+	struct bci_test_program_result before;
+	char *text = NULL, why[256];
+	unsigned boot;
+	int ret;
+
+	t->starts = 1;
+	ret = bci_read_file(t->result_path, &text, NULL, 64 * 1024);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0 || bci_test_program_result_parse(text, &before, why, sizeof(why)) < 0) {
+		/* Written by this executor, so only a damaged partition gets here: one more start. */
+		bci_warn("test program: %s cannot be read (%s): taken as a boot that died while the "
+			 "program ran", t->result_path, ret < 0 ? strerror(-ret) : why);
+		before = (struct bci_test_program_result){ .state = BCI_TEST_PROGRAM_RUNNING };
+	}
+	free(text);
+	/* An earlier program that ended: this is a new start of the same run id (the
+	 * known-good image runs collect under one run id at every boot). */
+	if (before.state != BCI_TEST_PROGRAM_RUNNING)
+		return 0;
+	/* An older executor's file says neither: it was started once, by the boot before. */
+	boot = before.boot ? before.boot : ex->boot_number > 1 ? ex->boot_number - 1 : 0;
+	t->starts = (before.starts ? before.starts : 1) + 1;
+	bci_warn("test program: boot %u died while it ran (start %u of the run)", boot,
+		 t->starts - 1);
+	if (boot)
+		keep_crashed_output(t, boot);
+	if (t->starts - 1 < boot_cap)
+		return 0;
+	t->starts--;
+	bci_error("test program took the machine down %u times (boot_cap %lu): not run again; "
+		  "the run is over", t->starts, boot_cap);
+	ret = write_result(t, "state capped\n");
+	if (ret < 0) {
+		bci_error("cannot write %s: %s", t->result_path, strerror(-ret));
+		return ret;
+	}
+	return BCI_TEST_PROGRAM_CAPPED_NOW;
+}
+
 int bci_test_program_run(struct bci_executor *ex)
 {
 	struct test_program t = { .ex = ex, .command = bci_config_get(ex->config, "test"),
@@ -387,6 +488,19 @@ int bci_test_program_run(struct bci_executor *ex)
 		bci_say("no test program configured");
 		return 0;
 	}
+	if (snprintf(t.dir, sizeof(t.dir), "%s/" BCI_RESULTS_TEST_DIR, ex->run_dir) >=
+		    (int)sizeof(t.dir) ||
+	    snprintf(t.result_path, sizeof(t.result_path), "%s/" BCI_RESULTS_TEST_RESULT, t.dir) >=
+		    (int)sizeof(t.result_path))
+		return -ENAMETOOLONG;
+	ret = bci_mkdir_p(t.dir, 0755);
+	if (ret < 0) {
+		bci_error("cannot create %s: %s", t.dir, strerror(-ret));
+		return ret;
+	}
+	ret = test_program_resume(ex, &t);
+	if (ret != 0)
+		return ret;
 	ret = test_program_prepare(ex, &t);
 	if (!ret)
 		ret = test_program_execute(ex, &t, bci_config_get_seconds(ex->config, "test_timeout"));

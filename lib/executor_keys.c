@@ -195,7 +195,8 @@ const struct bci_config_key bci_executor_keys[] = {
 	  "conditions that stop the run, checked between jobs and subtests: taint, lockdep",
 	  check_abort_conditions },
 	{ "boot_cap", BCI_CONFIG_NUMBER, "3", NULL,
-	  "a job that took the machine down this many times is not run again", NULL },
+	  "a job, or the test program, that took the machine down this many times is not run again"
+	  " (the test program's run is then over: state capped)", NULL },
 	{ "watchdog_timeout", BCI_CONFIG_DURATION_OR_OFF, "60", NULL,
 	  "hardware watchdog timeout while tests run (petted every second); off: not armed", NULL },
 	/* -- crash capture (pstore.c) -- */

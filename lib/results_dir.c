@@ -332,6 +332,8 @@ int bci_test_program_result_parse(char *text, struct bci_test_program_result *re
 				result->state = BCI_TEST_PROGRAM_DONE;
 			else if (!strcmp(value, "unkillable"))
 				result->state = BCI_TEST_PROGRAM_UNKILLABLE;
+			else if (!strcmp(value, "capped"))
+				result->state = BCI_TEST_PROGRAM_CAPPED;
 			else
 				goto bad;
 			has_state = true;
@@ -346,6 +348,12 @@ int bci_test_program_result_parse(char *text, struct bci_test_program_result *re
 			result->timed_out = !strcmp(value, "yes");
 		} else if (!strcmp(key, "incomplete")) {
 			result->output_incomplete = true;
+		} else if (!strcmp(key, "boot") || !strcmp(key, "starts")) {
+			int n;
+
+			if (!parse_int(value, &n) || n <= 0)
+				goto bad;
+			*(!strcmp(key, "boot") ? &result->boot : &result->starts) = (unsigned)n;
 		} else if (!strcmp(key, "duration")) {
 			errno = 0;
 			result->duration = bci_strtod(value, &end);

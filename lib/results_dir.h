@@ -54,6 +54,9 @@
  *   boot-NNNN/           one boot record per boot (BCI_RESULTS_BOOT_DIR):
  *     boot.txt           "key value" lines: boot, boot_id, time, kernel, ...
  *     end.txt            how the boot ended, "key value" lines
+ *     test-out.txt test-err.txt  the test= program's output of a boot that died
+ *                        while it ran, moved here by the next boot before it runs
+ *                        the program again (test/ holds the last run's only)
  *   test/                the single test program mode's output:
  *     result.txt out.txt err.txt
  *   suspend-cycles.txt   one line per suspend cycle (struct bci_suspend_cycle_line):
@@ -96,6 +99,8 @@
 #define BCI_RESULTS_BOOT_DIR "boot-%04u"
 #define BCI_RESULTS_BOOT_RECORD "boot.txt"
 #define BCI_RESULTS_BOOT_END "end.txt"
+#define BCI_RESULTS_BOOT_TEST_OUT "test-out.txt"
+#define BCI_RESULTS_BOOT_TEST_ERR "test-err.txt"
 #define BCI_RESULTS_TEST_DIR "test"
 #define BCI_RESULTS_TEST_RESULT "result.txt"
 #define BCI_RESULTS_SUSPEND_CYCLES "suspend-cycles.txt"
@@ -223,7 +228,11 @@ int bci_results_kv_next(char **cursor, char **key, char **value);
 
 /*
  *   command <the test= value>
- *   state running|done|unkillable
+ *   state running|done|unkillable|capped
+ *   boot <N>                 the run's boot that started the program (boot-NNNN)
+ *   starts <K>               how many boots started it: a boot that finds `state running`
+ *                            died while it ran; after boot_cap such boots the run is
+ *                            `state capped` and the program does not run again
  *   exit-status <N>          or   signal <N> <name>     (state done)
  *   timeout yes              (the deadline passed and the program was killed)
  *   duration <S.mmm>
@@ -234,6 +243,7 @@ enum bci_test_program_state {
 	BCI_TEST_PROGRAM_RUNNING,	/* the boot ended before the program did */
 	BCI_TEST_PROGRAM_DONE,
 	BCI_TEST_PROGRAM_UNKILLABLE,	/* timed out and could not be killed */
+	BCI_TEST_PROGRAM_CAPPED,	/* it took the machine down boot_cap times: not run again */
 };
 
 struct bci_test_program_result {
@@ -245,6 +255,8 @@ struct bci_test_program_result {
 	bool timed_out;
 	bool output_incomplete;		/* an incomplete line: out.txt or err.txt is cut */
 	double duration;		/* seconds; -1: not given */
+	unsigned boot;			/* the boot that started it; 0: not given */
+	unsigned starts;		/* boots that started it; 0: not given (an older executor) */
 };
 
 /*
@@ -254,7 +266,8 @@ struct bci_test_program_result {
  */
 int bci_test_program_result_parse(char *text, struct bci_test_program_result *result, char *err,
 				  size_t err_size);
-/* Its piglit result: pass (exit 0), fail, timeout or incomplete (also when its output is cut). */
+/* Its piglit result: pass (exit 0), fail, timeout or incomplete (also when its output is cut,
+ * when the boot died while it ran, and when it was capped). */
 const char *bci_test_program_result_name(const struct bci_test_program_result *result);
 
 /* ---- suspend-cycles.txt ---- */

@@ -30,6 +30,12 @@
  *                                  run then stays, never uploaded again until a person
  *                                  removes this file
  *   RESULTS/runs/.deleting-<run>/  a run being deleted (renamed first, then removed)
+ *   RESULTS/runs/<run>/bootci-ended.txt
+ *                                  written (atomically, before the archive) when the run
+ *                                  is in progress here but the master ended it (its boot
+ *                                  cap): "ended-by master\nboots <N>\nnote <its verdict>\n";
+ *                                  the run is over from then on and uploads as it is
+ *                                  (incomplete: whatever had not finished never will)
  *   RESULTS/outgoing/<run>.tar.zst the archive being uploaded, kept across boots so an
  *                                  interrupted upload resumes with the same bytes;
  *                                  <run>.sha256 beside it once it is complete
@@ -45,6 +51,7 @@
 #define BCI_COLLECT_MACHINE_FILE "bootci-machine.conf"
 #define BCI_COLLECT_UPLOADED_FILE "bootci-uploaded.txt"
 #define BCI_COLLECT_REFUSED_FILE "bootci-refused.txt"
+#define BCI_COLLECT_ENDED_FILE "bootci-ended.txt"
 #define BCI_COLLECT_OUTGOING_DIR "outgoing"
 #define BCI_SHA256_HEX 65
 
@@ -83,6 +90,7 @@ enum bci_collect_run_state {
 	BCI_RUN_FINISHED,   /* done, or aborted, or the test program ended */
 	BCI_RUN_SUPERSEDED, /* kept aside by the executor: another image took the run id */
 	BCI_RUN_LEFT_BEHIND, /* never began (no journal, no result.txt), a later run booted */
+	BCI_RUN_ENDED,      /* in progress here, ended by the master (bootci-ended.txt) */
 };
 
 struct bci_collect_run {
@@ -109,6 +117,8 @@ void bci_collect_runs_settle(struct bci_collect_run *runs, size_t count,
 /* Writes RUN/bootci-refused.txt atomically: our digest, the master's, why. */
 int bci_collect_run_mark_refused(const char *run_dir, const char *why, const char *sha256,
 				 const char *master_sha256, long long now);
+/* Writes RUN/bootci-ended.txt atomically: the master ended the run after @boots boots. */
+int bci_collect_run_mark_ended(const char *run_dir, int boots, const char *note);
 /* Writes RUN/bootci-uploaded.txt atomically. */
 int bci_collect_run_mark_uploaded(const char *run_dir, const char *sha256, uint64_t size,
 				  long long now);
@@ -212,6 +222,26 @@ enum bci_collect_master_state {
 	BCI_MASTER_CONFLICT, /* stored with another digest: refused for good */
 	BCI_MASTER_UNCLEAR,  /* an answer that says nothing usable: try again later */
 };
+
+/* The run's job as the master's answer to GET of the run gives it ("job": ...). */
+struct bci_collect_master_job {
+	bool ended;           /* the master will not hand the run out again: it is over */
+	int boots;            /* how many times the master handed it out */
+	char note[512];       /* the master's verdict, or "" */
+};
+/*
+ * Reads the "job" member of the JSON @body of GET's answer (200 or 404): 1
+ * with @job filled, 0 when the answer has none (no such job, or an older
+ * master), -EINVAL when it is not a usable answer.
+ */
+int bci_collect_master_job_parse(const char *body, size_t len, struct bci_collect_master_job *job);
+/*
+ * Asks the master (GET @u->url, once, no retries) about a run in progress
+ * here: 1 with @job when the master has a job for it, 0 when not, -errno
+ * (@err) when it could not be asked.
+ */
+int bci_collect_master_job(const struct bci_collect_upload *u, struct bci_collect_master_job *job,
+			   char *err, size_t err_size);
 
 /*
  * Reads the JSON @body of a 200 answer ({"state": "absent"|"partial"|"stored",

@@ -2,7 +2,9 @@
 /*
  * bootci-collect: what the known-good image runs (the executor's
  * `test` program there). Every run on the results partition that is over and
- * not yet uploaded goes to the master as one archive; a run leaves the
+ * not yet uploaded goes to the master as one archive; a run in progress is
+ * asked about (the master may have ended it at its boot cap: then it is
+ * marked ended and goes too, as it is, incomplete); a run leaves the
  * partition only once the master confirmed its exact bytes, and only as the
  * retention setting says. Whatever cannot be uploaded now stays for the next
  * boot of the known-good image. The executor ends the boot afterwards
@@ -272,6 +274,52 @@ out:
 }
 
 /*
+ * A run in progress here may be over for the master: past its boot cap it
+ * ends a run that a kernel crashing at every boot never lets the executor
+ * end, and sends the machine here. Asked once per boot: when the master says
+ * so, the run is marked ended (durably, before its archive) and uploads as
+ * it is. true when it is over now.
+ */
+static bool ended_by_master(struct collect *c, struct bci_collect_run *run)
+{
+	char url[PATH_MAX * 2], what[PATH_MAX], run_dir[PATH_MAX], err[1024] = "";
+	struct bci_collect_master_job job;
+	struct bci_collect_upload ask = {
+		.url = url,
+		.token = c->machine.token,
+		.ca_file = bci_config_get(c->config, "ca_file"),
+	};
+	int ret;
+
+	snprintf(what, sizeof(what), "runs/%s", run->name);
+	master_url(c, url, what);
+	ret = bci_collect_master_job(&ask, &job, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(c->console, "collect: run %s is in progress; the master cannot say whether it"
+			" ended it (%s): left alone\n", run->name, err);
+		return false;
+	}
+	if (ret == 0 || !job.ended) {
+		fprintf(c->console, "collect: run %s is in progress%s: left alone\n", run->name,
+			ret ? " (the master hands it out again)" : "");
+		return false;
+	}
+	ret = bci_collect_path(run_dir, sizeof(run_dir), "%s/%s", c->runs, run->name);
+	if (ret == 0)
+		ret = bci_collect_run_mark_ended(run_dir, job.boots, job.note);
+	if (ret < 0) {
+		fprintf(c->console, "collect: run %s: the master ended it, but %s cannot be written"
+			" (%s): left alone\n", run->name, BCI_COLLECT_ENDED_FILE, strerror(-ret));
+		return false;
+	}
+	fprintf(c->console, "collect: run %s is in progress here, but the master ended it after %d"
+		" boots (%s): uploaded as it is, incomplete\n", run->name, job.boots,
+		job.note[0] ? job.note : "no verdict");
+	run->state = BCI_RUN_ENDED;
+	return true;
+}
+
+/*
  * Returns 0 uploaded (or recognised as the master's), -ETIMEDOUT the master
  * could not be reached in time, other -errno.
  */
@@ -362,21 +410,19 @@ static int collect_all(struct collect *c)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < count; i++) {
-		const struct bci_collect_run *run = &runs[i];
+		struct bci_collect_run *run = &runs[i];
 
 		/* A refused run was said once, when it was refused: it only stays. */
 		if (excluded(c, run->name) || run->uploaded || run->refused)
 			continue;
-		if (run->state == BCI_RUN_IN_PROGRESS) {
-			fprintf(c->console, "collect: run %s is in progress: left alone\n", run->name);
-			continue;
-		}
 		if (!bci_manifest_word_ok(run->name)) {
 			fprintf(c->console, "collect: run %s: its name cannot be a run id (letters, digits, '.', '_', '-'): left alone\n",
 				run->name);
 			c->left++;
 			continue;
 		}
+		if (run->state == BCI_RUN_IN_PROGRESS && !ended_by_master(c, run))
+			continue;
 		pending[n].run = run;
 		archive_run(c, &pending[n++]);
 	}

@@ -7,8 +7,10 @@
  * line (IGT engine; executor/journal.h: only those two words are looked at,
  * until the run journal's reader moves into lib/), or its test program's
  * result.txt past `state running`
- * (single test program); a folder the executor kept aside as
- * `<run>.superseded-N` is over by definition. A folder where the run never
+ * (single test program: done, unkillable, or capped after boot_cap crashed
+ * boots); a folder the executor kept aside as `<run>.superseded-N` is over by
+ * definition, and so is a run the master ended (bootci-ended.txt, written by
+ * command.c when the master's answer says so). A folder where the run never
  * began (neither a journal nor result.txt: its boots ended before the plan)
  * is over once a later run booted on the machine: the master hands a job out
  * again only until it is done or abandoned, so nothing resumes it any more.
@@ -50,6 +52,8 @@ const char *bci_collect_run_state_name(enum bci_collect_run_state state)
 		return "superseded";
 	case BCI_RUN_LEFT_BEHIND:
 		return "never began, a later run booted";
+	case BCI_RUN_ENDED:
+		return "ended by the master, incomplete";
 	case BCI_RUN_IN_PROGRESS:
 		break;
 	}
@@ -76,6 +80,9 @@ static enum bci_collect_run_state run_state(const char *dir, const char *name, b
 	*began = true;
 	if (strstr(name, ".superseded-"))
 		return BCI_RUN_SUPERSEDED;
+	if (bci_collect_path(path, sizeof(path), "%s/" BCI_COLLECT_ENDED_FILE, dir) == 0 &&
+	    access(path, F_OK) == 0)
+		return BCI_RUN_ENDED;
 	if (bci_collect_path(path, sizeof(path), "%s/" BCI_RESULTS_BOOTCI_JOURNAL, dir) == 0 &&
 	    bci_read_file(path, &text, NULL, 64 << 20) == 0) {
 		over = has_line(text, "done") || has_line(text, "abort");
@@ -267,6 +274,18 @@ int bci_collect_run_mark_refused(const char *run_dir, const char *why, const cha
 			*c = ' ';
 	len = snprintf(text, sizeof(text), "sha256 %s\nmaster_sha256 %s\ntime %lld\nreason %s\n",
 		       sha256, master_sha256, now, reason);
+int bci_collect_run_mark_ended(const char *run_dir, int boots, const char *note)
+{
+	char path[PATH_MAX], text[1024];
+	int len;
+
+	if (bci_collect_path(path, sizeof(path), "%s/" BCI_COLLECT_ENDED_FILE, run_dir) < 0)
+		return -ENAMETOOLONG;
+	/* One line each: the note is the master's text, its line breaks are not ours to keep. */
+	len = snprintf(text, sizeof(text), "ended-by master\nboots %d\nnote ", boots);
+	for (const char *p = note; *p && len < (int)sizeof(text) - 2; p++)
+		text[len++] = *p == '\n' || *p == '\r' ? ' ' : *p;
+	text[len++] = '\n';
 	return bci_write_file_atomic(path, text, (size_t)len, 0644);
 }
 

@@ -5,7 +5,10 @@
  *
  *   GET URL                     what the master holds of the run: 404 nothing;
  *                               200 {"state": "partial"|"stored", "received": N,
- *                               "sha256": "<hex>"}
+ *                               "sha256": "<hex>"}; both with "job": {"state",
+ *                               "boots", "ended", "note"} when the master's
+ *                               scheduler handed the run out (ended: it will not
+ *                               hand it out again, the run is over)
  *   PUT URL                     the archive's bytes from the offset the master
  *     Content-Range: bytes S-E/T    confirmed (S = received; absent when S = 0)
  *     X-Bootci-Sha256: <hex>        the whole archive's digest
@@ -258,6 +261,80 @@ enum bci_collect_master_state bci_collect_master_state_parse(const char *body, s
 out:
 	json_object_put(root);
 	json_tokener_free(tok);
+	return ret;
+}
+
+int bci_collect_master_job_parse(const char *body, size_t len, struct bci_collect_master_job *job)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *root = NULL, *member, *value;
+	int64_t boots = 0;
+	int ret = -EINVAL;
+
+	*job = (struct bci_collect_master_job){ .ended = false };
+	if (!tok)
+		return -ENOMEM;
+	if (len <= INT_MAX)
+		root = json_tokener_parse_ex(tok, body, (int)len);
+	if (!root || !json_object_is_type(root, json_type_object))
+		goto out;
+	ret = 0;
+	if (!json_object_object_get_ex(root, "job", &member))
+		goto out;
+	ret = -EINVAL;
+	if (!json_object_is_type(member, json_type_object) ||
+	    !json_object_object_get_ex(member, "ended", &value) ||
+	    !json_object_is_type(value, json_type_boolean) || !json_number(member, "boots", &boots) ||
+	    boots < 0 || boots > INT_MAX)
+		goto out;
+	job->ended = json_object_get_boolean(value);
+	job->boots = (int)boots;
+	json_string(member, "note", job->note, sizeof(job->note));
+	ret = 1;
+out:
+	json_object_put(root);
+	json_tokener_free(tok);
+	return ret;
+}
+
+int bci_collect_master_job(const struct bci_collect_upload *u, struct bci_collect_master_job *job,
+			   char *err, size_t err_size)
+{
+	struct curl_slist *headers = NULL;
+	struct response *r = malloc(sizeof(*r));
+	long status = 0;
+	CURLcode code;
+	CURL *curl;
+	int ret = -EIO;
+
+	if (!r)
+		return -ENOMEM;
+	curl = request_new(u, &headers, r);
+	if (!curl) {
+		free(r);
+		return -ENOMEM;
+	}
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
+	code = curl_easy_perform(curl);
+	if (code != CURLE_OK) {
+		bci_message(err, err_size, "GET %s: %s", u->url, curl_easy_strerror(code));
+		ret = -ETIMEDOUT;
+		goto out;
+	}
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200 && status != 404) {
+		bci_message(err, err_size, "GET %s: HTTP %ld: %.200s", u->url, status, r->body);
+		goto out;
+	}
+	ret = bci_collect_master_job_parse(r->body, r->len, job);
+	if (ret < 0)
+		bci_message(err, err_size, "GET %s: an answer without a usable job: %.200s", u->url,
+			    r->body);
+out:
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(curl);
+	free(r);
 	return ret;
 }
 

@@ -113,6 +113,66 @@ static void test_run_states(void **state)
 	free(runs);
 }
 
+/*
+ * A run the master ended is over here too: a test= program that crashed at
+ * every boot (state running, the master's cap passed) goes once collect wrote
+ * bootci-ended.txt from the master's answer; a capped program run is over.
+ */
+static void test_run_ended_by_master(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_collect_run *runs;
+	char err[256], dir[PATH_MAX + 64];
+	size_t count;
+
+	put(f, "runs/crashloop/test/result.txt", "command /x\nstate running\nboot 9\nstarts 9\n");
+	put(f, "runs/capped/test/result.txt", "command /x\nstate capped\nboot 3\nstarts 3\n");
+	assert_int_equal(bci_collect_runs_list(f->runs, &runs, &count, err, sizeof(err)), 0);
+	assert_int_equal(find(runs, count, "crashloop")->state, BCI_RUN_IN_PROGRESS);
+	assert_int_equal(find(runs, count, "capped")->state, BCI_RUN_FINISHED);
+	free(runs);
+	snprintf(dir, sizeof(dir), "%s/crashloop", f->runs);
+	assert_int_equal(bci_collect_run_mark_ended(dir, 10, "ended by the master\nafter 10 boots"),
+			 0);
+	assert_int_equal(bci_collect_runs_list(f->runs, &runs, &count, err, sizeof(err)), 0);
+	assert_int_equal(find(runs, count, "crashloop")->state, BCI_RUN_ENDED);
+	assert_string_equal(bci_collect_run_state_name(BCI_RUN_ENDED),
+			    "ended by the master, incomplete");
+	free(runs);
+	char *text = NULL;
+	snprintf(dir, sizeof(dir), "%s/crashloop/bootci-ended.txt", f->runs);
+	assert_int_equal(bci_read_file(dir, &text, NULL, 4096), 0);
+	assert_string_equal(text, "ended-by master\nboots 10\nnote ended by the master after 10 boots\n");
+	free(text);
+}
+
+/* The master's answer about a run's job: ended (upload it), handed out again, none. */
+static void test_master_job_answers(void **state)
+{
+	struct bci_collect_master_job job;
+	const char *ended = "{\"state\": \"absent\", \"received\": 0, \"job\": {\"state\":"
+			    " \"abandoned\", \"boots\": 10, \"ended\": true, \"note\": \"ended by"
+			    " the master\"}}";
+	const char *again = "{\"state\": \"absent\", \"received\": 0, \"job\": {\"state\":"
+			    " \"booted\", \"boots\": 2, \"ended\": false}}";
+	const char *none = "{\"state\": \"absent\", \"received\": 0}";
+
+	(void)state;
+	assert_int_equal(bci_collect_master_job_parse(ended, strlen(ended), &job), 1);
+	assert_true(job.ended);
+	assert_int_equal(job.boots, 10);
+	assert_string_equal(job.note, "ended by the master");
+	assert_int_equal(bci_collect_master_job_parse(again, strlen(again), &job), 1);
+	assert_false(job.ended);
+	assert_int_equal(job.boots, 2);
+	assert_string_equal(job.note, "");
+	assert_int_equal(bci_collect_master_job_parse(none, strlen(none), &job), 0);
+	assert_false(job.ended);
+	assert_int_equal(bci_collect_master_job_parse("{\"job\": {\"ended\": \"yes\", \"boots\": 1}}",
+						      44, &job), -EINVAL);
+	assert_int_equal(bci_collect_master_job_parse("<html>", 6, &job), -EINVAL);
+}
+
 static void test_runs_missing_folder(void **state)
 {
 	struct fixture *f = *state;
@@ -635,6 +695,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_run_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_missing_folder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_ended_by_master, setup, teardown),
+		cmocka_unit_test(test_master_job_answers),
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_finishes_deletions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_left_behind, setup, teardown),

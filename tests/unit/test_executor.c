@@ -278,6 +278,67 @@ static void runner_missing_program_is_127(void **state)
 			       "exit-status 127\n"));
 }
 
+/*
+ * A boot that died while the program ran (result.txt still "state running"):
+ * its output is kept in its boot record, not overwritten by the rerun, and the
+ * rerun counts as the run's second start.
+ */
+static void runner_rerun_keeps_the_crashed_boots_output(void **state)
+{
+	struct fixture *f = *state;
+	char cmdline[PATH_MAX + 64];
+	const char *result;
+
+	snprintf(cmdline, sizeof(cmdline), "bootci.test=\"%s 0\"", fixture_path("exit-with"));
+	prepare_run(f, cmdline);
+	fakeroot_write(&f->root, "/results/runs/t/test/result.txt",
+		       "command x\nstate running\nboot 1\nstarts 1\n");
+	fakeroot_write(&f->root, "/results/runs/t/test/out.txt", "boot 1's output, cut by a panic\n");
+	fakeroot_write(&f->root, "/results/runs/t/test/err.txt", "boot 1's errors\n");
+	f->ex.boot_number = 2;
+	assert_int_equal(bci_test_program_run(&f->ex), 0);
+	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/boot-0001/test-out.txt"),
+			    "boot 1's output, cut by a panic\n");
+	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/boot-0001/test-err.txt"),
+			    "boot 1's errors\n");
+	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/test/out.txt"),
+			    "exit-with: stdout line\n");
+	result = fakeroot_read(&f->root, "/results/runs/t/test/result.txt");
+	assert_non_null(strstr(result, "state done\nexit-status 0\n"));
+	assert_non_null(strstr(result, "boot 2\nstarts 2\n"));
+}
+
+/* After boot_cap boots that died while it ran, the run is over: capped, not run again. */
+static void runner_capped_after_boot_cap_crashed_boots(void **state)
+{
+	struct fixture *f = *state;
+	char cmdline[PATH_MAX + 64];
+	const char *result;
+
+	snprintf(cmdline, sizeof(cmdline), "bootci.boot_cap=3 bootci.test=\"%s 0\"",
+		 fixture_path("exit-with"));
+	prepare_run(f, cmdline);
+	fakeroot_write(&f->root, "/results/runs/t/test/result.txt",
+		       "command x\nstate running\nboot 3\nstarts 3\n");
+	fakeroot_write(&f->root, "/results/runs/t/test/out.txt", "boot 3's output\n");
+	f->ex.boot_number = 4;
+	assert_int_equal(bci_test_program_run(&f->ex), BCI_TEST_PROGRAM_CAPPED_NOW);
+	result = fakeroot_read(&f->root, "/results/runs/t/test/result.txt");
+	assert_non_null(strstr(result, "state capped\n"));
+	assert_non_null(strstr(result, "starts 3\n"));
+	assert_null(strstr(result, "exit-status"));
+	assert_null(fakeroot_read(&f->root, "/results/runs/t/test/out.txt"));
+	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/boot-0003/test-out.txt"),
+			    "boot 3's output\n");
+	/* Handed out again later, it starts afresh: the crashed boots' output stays kept. */
+	f->ex.boot_number = 5;
+	assert_int_equal(bci_test_program_run(&f->ex), 0);
+	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/t/test/result.txt"),
+			       "state done\nexit-status 0\n"));
+	assert_string_equal(fakeroot_read(&f->root, "/results/runs/t/boot-0003/test-out.txt"),
+			    "boot 3's output\n");
+}
+
 /* ---- whole boots ---- */
 static void boot_runs_test_and_reboots(void **state)
 {
@@ -751,6 +812,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(runner_times_out_with_sigterm, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_escalates_to_sigkill, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_missing_program_is_127, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_rerun_keeps_the_crashed_boots_output, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(runner_capped_after_boot_cap_crashed_boots, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(boot_runs_test_and_reboots, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_without_partition_takes_error_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_reboots, setup, teardown),

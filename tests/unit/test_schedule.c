@@ -283,23 +283,109 @@ static void test_boot_answers(void **state)
 					   &script, f->err, sizeof(f->err)), -EINVAL);
 }
 
-static void test_boot_abandons(void **state)
+static void known_good_disk(struct fixture *f, const char *version, const char *text);
+static int deploy_state(struct fixture *f, const char *machine, char *note, size_t size);
+
+/* The job of @run_id on @machine, as the store has it (state, boots, note). */
+struct job_seen {
+	char state[16], note[1024];
+	int boots;
+	double ended;
+};
+
+static int job_seen_copy(const struct bci_store_job *job, void *ctx)
+{
+	struct job_seen *j = ctx;
+
+	snprintf(j->state, sizeof(j->state), "%s", job->state);
+	snprintf(j->note, sizeof(j->note), "%s", job->note ? job->note : "");
+	j->boots = job->boots;
+	j->ended = job->ended;
+	return 0;
+}
+
+static struct job_seen job_seen(struct fixture *f, const char *machine, const char *run_id)
+{
+	struct job_seen j = { .boots = -1 };
+
+	assert_int_equal(bci_store_machine_job_get(f->store, machine, run_id, job_seen_copy, &j,
+						   f->err, sizeof(f->err)), 1);
+	return j;
+}
+
+/*
+ * Past its boot cap the master ends the run: `exit` to the known-good image
+ * (which uploads what there is), the job abandoned with a note saying so,
+ * no re-deploy; a run never handed out again.
+ */
+static void test_boot_ends_run_at_cap(void **state)
 {
 	struct fixture *f = *state;
-	char *script;
+	struct job_seen j;
+	char note[512], *script;
 
 	build_add(f, "b1", "drm-tip", "igt@core@a\n", "igt@x@1\n");
 	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 3);
+	known_good_disk(f, "kg-1", "image");
+	/* More boots than the 5 that once meant a damaged disk: an IGT run of two capped jobs. */
 	for (int i = 0; i < BCI_SCHEDULE_MAX_BOOTS; i++) {
 		script = boot(f, "52:54:00:00:00:02", T0 + i);
 		expect_in(script, "bootci.run_id=b1-fast ");
 		free(script);
+		assert_int_equal(deploy_state(f, "grp-a", note, sizeof(note)), BCI_DEPLOY_NONE);
 	}
-	script = boot(f, "52:54:00:00:00:02", T0 + 10);
+	assert_true(BCI_SCHEDULE_MAX_BOOTS > 7);
+	assert_int_equal(job_seen(f, "grp-a", "b1-fast").boots, BCI_SCHEDULE_MAX_BOOTS);
+	script = boot(f, "52:54:00:00:00:02", T0 + 20);
+	expect_in(script, "# bootci: run b1-fast ended by the master after 10 boots");
 	expect_in(script, "\nexit\n");
 	free(script);
+	assert_int_equal(deploy_state(f, "grp-a", note, sizeof(note)), BCI_DEPLOY_NONE);
+	j = job_seen(f, "grp-a", "b1-fast");
+	assert_string_equal(j.state, "abandoned");
+	expect_in(j.note, "ended by the master after 10 boots without an upload");
+	expect_in(j.note, "the kernel under test never finished the run");
+	assert_true(j.ended == T0 + 20);
 	fflush(f->s.log);
-	expect_in(f->log_text, "grp-a: b1-fast abandoned after 5 boots without an upload");
+	expect_in(f->log_text, "grp-a: b1-fast ended after 10 boots without an upload");
+}
+
+/* The known-good image asked about the ended run: the disk boots, nothing is re-deployed. */
+static void test_ended_run_asked_is_no_disk_fault(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_schedule_run_job asked;
+	struct job_seen j;
+	char note[512], *script;
+
+	build_add(f, "b1", "drm-tip", "igt@core@a\n", "igt@x@1\n");
+	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 3);
+	known_good_disk(f, "kg-1", "image");
+	for (int i = 0; i <= BCI_SCHEDULE_MAX_BOOTS; i++)
+		free(boot(f, "52:54:00:00:00:02", T0 + i));
+	/* collect's question: the job says the run is over, with its boots. */
+	assert_int_equal(bci_schedule_run_asked(f->store, "grp-a", "b1-fast", T0 + 30, &asked,
+						f->err, sizeof(f->err)), 1);
+	assert_true(asked.ended);
+	assert_int_equal(asked.boots, BCI_SCHEDULE_MAX_BOOTS);
+	expect_in(asked.note, "ended by the master");
+	assert_int_equal(bci_schedule_run_asked(f->store, "grp-a", "no-such-run", T0 + 30, &asked,
+						f->err, sizeof(f->err)), 0);
+	script = boot(f, "52:54:00:00:00:02", T0 + 40);
+	expect_in(script, "# bootci: nothing to run");
+	free(script);
+	assert_int_equal(deploy_state(f, "grp-a", note, sizeof(note)), BCI_DEPLOY_NONE);
+	j = job_seen(f, "grp-a", "b1-fast");
+	assert_string_equal(j.state, "abandoned");
+	assert_true(j.ended == 0);
+	expect_in(j.note, "its known-good image asked about the run: the disk boots");
+	/* Its upload, whenever it comes, ends the job as done, the note kept. */
+	upload(f, "grp-a", "b1-fast", NULL, 0);
+	assert_int_equal(bci_schedule_run_ingested(f->store, "grp-a", "b1-fast", f->err,
+						   sizeof(f->err)), 1);
+	j = job_seen(f, "grp-a", "b1-fast");
+	assert_string_equal(j.state, "done");
+	expect_in(j.note, "ended by the master after 10 boots");
 }
 
 static void test_routes(void **state)
@@ -744,6 +830,12 @@ static void test_redeploy_by_command(void **state)
 	expect_in(f->log_text, "solo: back after its re-deploy (kg-2 (was: asked for by a test))");
 }
 
+/*
+ * A disk that does not boot: the master ended the run and sent the machine to
+ * its known-good image, and it came back to netboot without a word from it
+ * (no upload, no question): re-deployed, once. A run uploaded in time never
+ * suspects the disk.
+ */
 static void test_redeploy_after_boots_without_upload(void **state)
 {
 	struct fixture *f = *state;
@@ -768,16 +860,103 @@ static void test_redeploy_after_boots_without_upload(void **state)
 		script = boot(f, "52:54:00:00:00:02", T0 + i);
 		expect_in(script, "bootci.run_id=b1-fast ");
 		free(script);
-		assert_int_equal(deploy_state(f, "grp-a", note, sizeof(note)), BCI_DEPLOY_NONE);
 	}
-	script = boot(f, "52:54:00:00:00:02", T0 + 10);
+	script = boot(f, "52:54:00:00:00:02", T0 + 20);
+	expect_in(script, "\nexit\n");
+	free(script);
+	assert_int_equal(deploy_state(f, "grp-a", note, sizeof(note)), BCI_DEPLOY_NONE);
+	/* Back at netboot without a word from the known-good image: the disk. */
+	script = boot(f, "52:54:00:00:00:02", T0 + 30);
 	expect_in(script, " bootci.mode=deploy bootci.deploy=/etc/bootci/deploy.plan\n");
 	expect_in(script, "/api/v1/machines/grp-a/deploy/kg-1/initrd\n");
 	free(script);
 	assert_int_equal(deploy_state(f, "grp-a", note, sizeof(note)), BCI_DEPLOY_DEPLOYING);
+	expect_in(job_seen(f, "grp-a", "b1-fast").note, "the disk is re-deployed");
 	fflush(f->s.log);
-	expect_in(f->log_text, "grp-a: disk damaged (b1-fast booted 5 times and its run never"
-			       " uploaded: the known-good image does not start)");
+	expect_in(f->log_text, "grp-a: disk damaged (the master ended b1-fast after 10 boots and"
+			       " sent the machine to its known-good image, which neither uploaded"
+			       " nor asked about the run");
+}
+
+static int run_key_of(const struct bci_store_run *run, void *ctx)
+{
+	*(int64_t *)ctx = run->key;
+	return 0;
+}
+
+/* A run's boots: one row per boot, @down of @boots without a clean end (the last clean). */
+static void upload_with_boots(struct fixture *f, const char *machine, const char *run_id,
+			      int boots, int down)
+{
+	int64_t key = -1;
+
+	upload(f, machine, run_id, NULL, 0);
+	assert_int_equal(bci_store_run_get(f->store, machine, run_id, run_key_of, &key, f->err,
+					   sizeof(f->err)), 0);
+	for (int i = 1; i <= boots; i++) {
+		struct bci_store_boot boot = {
+			.index = i, .kernel = "6.1.0-panics",
+			.ending = i <= down ? "kernel crash (pstore: dmesg-efi_pstore-1)" :
+					      "clean: finished: capped (boot_cap)",
+		};
+		if (bci_store_boot_add(f->store, key, &boot, f->err, sizeof(f->err)) < 0)
+			fail_msg("%s", f->err);
+	}
+}
+
+/*
+ * The verdict on a run that came in names the kernel when it took the
+ * machine down at every boot (a test= program capped after 3 crashed boots,
+ * an IGT run of two jobs that each crash at start), not a single panic test.
+ */
+static void test_verdict_names_the_kernel(void **state)
+{
+	struct fixture *f = *state;
+	char verdict[256];
+
+	build_add(f, "b1", "drm-tip", "igt@core@a\n", "igt@x@1\n");
+	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 3);
+	for (int i = 0; i < 4; i++)
+		free(boot(f, "52:54:00:00:00:01", T0 + i));
+	upload_with_boots(f, "solo", "b1-fast", 4, 3);
+	assert_int_equal(bci_schedule_run_ingested(f->store, "solo", "b1-fast", f->err,
+						   sizeof(f->err)), 1);
+	struct job_seen j = job_seen(f, "solo", "b1-fast");
+	assert_string_equal(j.state, "done");
+	assert_int_equal(j.boots, 4);
+	assert_string_equal(j.note, "the kernel under test crashed at every boot: 3 of the run's 4"
+				    " boots ended in a kernel crash, hang or reset, the last one"
+				    " ended the run");
+	assert_int_equal(bci_schedule_boots_verdict(7, 6, verdict, sizeof(verdict)), 1);
+	expect_in(verdict, "crashed at every boot: 6 of the run's 7 boots");
+	assert_int_equal(bci_schedule_boots_verdict(10, 10, verdict, sizeof(verdict)), 1);
+	assert_null(strstr(verdict, "the last one"));
+	/* One panic test, resumed: the kernel went down once, not at every boot. */
+	assert_int_equal(bci_schedule_boots_verdict(2, 1, verdict, sizeof(verdict)), 1);
+	assert_string_equal(verdict, "the kernel under test took the machine down in 1 of the"
+				     " run's 2 boots");
+	assert_int_equal(bci_schedule_boots_verdict(1, 0, verdict, sizeof(verdict)), 0);
+	assert_string_equal(verdict, "");
+}
+
+/* A build whose image's command line names a test= program: its jobs run it, no testlist. */
+static void test_boot_test_program_build(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_store_build build = { .name = "tp", .tree = "drm-tip", .commit = "c0ffee",
+					 .tier = "fast" };
+	char *script;
+
+	assert_int_equal(bci_store_build_put(f->store, &build, f->err, sizeof(f->err)), 0);
+	build_file(f, "tp", "boot.ipxe", "#!ipxe\nkernel vmlinuz initrd=initrd.img console=ttyS0"
+		   " bootci.test=\"/usr/bin/x --run\"\ninitrd initrd.img\nboot\n");
+	build_file(f, "tp", "fast.testlist", "igt@core@a\n");
+	build_file(f, "tp", "full.testlist", "igt@core@a\n");
+	assert_int_equal(bci_schedule_queue(&f->s, "tp", "fast", f->err, sizeof(f->err)), 3);
+	script = boot(f, "52:54:00:00:00:01", T0);
+	expect_in(script, " bootci.test=\"/usr/bin/x --run\" bootci.run_id=tp-fast\n");
+	assert_null(strstr(script, "bootci.testlist="));
+	free(script);
 }
 
 /* ---- recovery ---- */
@@ -976,7 +1155,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_boot_answers, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_boot_abandons, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_boot_ends_run_at_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ended_run_asked_is_no_disk_fault, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_verdict_names_the_kernel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_boot_test_program_build, setup, teardown),
 		cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_split_pure),
 		cmocka_unit_test_setup_teardown(test_shards_without_history, setup, teardown),

@@ -757,6 +757,9 @@ static void test_durations_kept_and_migrated(void **state)
 		    " CREATE INDEX results_name ON results(name);"
 		    " ALTER TABLE runs DROP COLUMN results_first;"
 		    " ALTER TABLE runs DROP COLUMN results_last;"
+		    " ALTER TABLE schedule_jobs DROP COLUMN note;"
+		    " ALTER TABLE schedule_jobs DROP COLUMN ended;"
+		    " ALTER TABLE schedule_jobs DROP COLUMN asked;"
 		    " UPDATE bootci_schema SET version = 2");
 	reopen(f);
 	assert_int_equal(bci_store_schema_version(f->store, &version, f->err, sizeof(f->err)), 0);

@@ -619,7 +619,8 @@ static int program_store(struct ingest *in)
 	}
 	snprintf(name, sizeof(name), "bootci@program@%.*s", (int)len, base);
 	ret = run_store(in, &facts,
-			program.state == BCI_TEST_PROGRAM_RUNNING ? "incomplete" : "done");
+			program.state == BCI_TEST_PROGRAM_RUNNING ||
+					program.state == BCI_TEST_PROGRAM_CAPPED ? "incomplete" : "done");
 	if (ret < 0)
 		goto out;
 	struct bci_store_result row = {

@@ -4,8 +4,10 @@
  * the lab, read from and written to the store serve's scheduler uses (so it
  * works while serve runs: SQLite in WAL mode, or PostgreSQL).
  *
- *   schedule machines         each machine of the inventory: state, power cycles, note
- *   schedule jobs [BUILD]     every job (of BUILD): machine, run id, tier, shard, state, boots
+ *   schedule machines         each machine of the inventory: state, power cycles, note; its
+ *                             job in hand and that job's boots so far
+ *   schedule jobs [BUILD]     every job (of BUILD): machine, run id, tier, shard, state, boots,
+ *                             then the master's verdict when it has one
  *   schedule return MACHINE   a machine taken out is back in (schedule.h)
  *   schedule redeploy MACHINE its disk is re-deployed at its next boot (deploy.h)
  */
@@ -25,8 +27,16 @@
 static int job_print(const struct bci_store_job *job, void *ctx)
 {
 	(void)ctx;
-	printf("%-16s %-32s %-24s %-4s %d/%d %-9s %d\n", job->machine, job->run_id, job->build,
-	       job->tier, job->shard + 1, job->shards, job->state, job->boots);
+	printf("%-16s %-32s %-24s %-4s %d/%d %-9s %d%s%s\n", job->machine, job->run_id, job->build,
+	       job->tier, job->shard + 1, job->shards, job->state, job->boots,
+	       job->note && *job->note ? "  " : "", job->note ? job->note : "");
+	return 0;
+}
+
+static int job_in_hand_print(const struct bci_store_job *job, void *ctx)
+{
+	printf("%-16s job %s (build %s, %s tier): %s, %d boot%s\n", (const char *)ctx, job->run_id,
+	       job->build, job->tier, job->state, job->boots, job->boots == 1 ? "" : "s");
 	return 0;
 }
 
@@ -47,6 +57,10 @@ static int machines_print(struct bci_schedule *s, char *err, size_t err_size)
 
 		if (disk < 0)
 			return disk;
+		ret = bci_store_job_next(s->store, m->name, job_in_hand_print, (void *)m->name, err,
+					 err_size);
+		if (ret < 0)
+			return ret;
 		if (disk != BCI_DEPLOY_NONE)
 			printf("%-16s disk %s: %s\n", m->name,
 			       disk == BCI_DEPLOY_DAMAGED ? "damaged, re-deployed at its next boot"

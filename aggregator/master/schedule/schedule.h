@@ -16,9 +16,21 @@
  * shard's testlist at BCI_SCHEDULE_TESTLIST_PATH, the command line carrying
  * bootci.run_id= and bootci.testlist=), or `exit` so the firmware falls
  * through to the disk's known-good image (nothing queued, an unknown MAC, a
- * machine taken out). A job handed out and not yet uploaded is handed out
- * again (the executor resumes its run after a crash reboot) up to
- * BCI_SCHEDULE_MAX_BOOTS times, then abandoned.
+ * machine taken out). A build whose image's command line names a test=
+ * program runs that program instead (no bootci.testlist=). A job handed out
+ * and not yet uploaded is handed out again (the executor resumes its run
+ * after a crash reboot); each answer counts as one of the job's boots. The
+ * executor caps what a kernel that crashes at every boot can cost (boot_cap:
+ * a test= program after 3 crashed boots, each IGT job after 3); past
+ * BCI_SCHEDULE_MAX_BOOTS boots the master ends the run itself (the job
+ * abandoned, its note saying so) and answers `exit`: the known-good image's
+ * collect asks about the run, learns it was ended and uploads what there is.
+ * The next netboot judges the disk: no word from its known-good image (no
+ * upload, no question) means it does not boot, and it is re-deployed.
+ *
+ * A run that came in gets its verdict in its job's note: a kernel that took
+ * the machine down at every boot of the run is named as the fault, never the
+ * disk.
  *
  * Recovery: bci_schedule_tick() power cycles a machine silent (no job asked
  * for, no run uploaded) past its deadline with its power command, and takes
@@ -51,12 +63,22 @@
 
 #include "inventory.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct bci_store;
 
-#define BCI_SCHEDULE_MAX_BOOTS 5
+/*
+ * The master's boot cap of one job. Above what the executor's own caps let
+ * a run take in the usual cases (a test= program capped at boot_cap 3 takes
+ * 4 boots, an IGT run whose two jobs each crash at start 7), so that the
+ * machine ends its run itself and the master ends only what the machine
+ * could not (a kernel that dies before the executor runs, a long run that
+ * crashes job after job).
+ */
+#define BCI_SCHEDULE_MAX_BOOTS 10
 /* A tier queued again gets run ids ending -r2, -r3 ... up to this many times. */
 #define BCI_SCHEDULE_MAX_RERUNS 50
 /* Where the job initrd puts the shard's testlist (the executor's testlist= key). */
@@ -162,6 +184,29 @@ int bci_schedule_run_build(struct bci_store *store, const char *machine, const c
 int bci_schedule_run_ingested(struct bci_store *store, const char *machine, const char *run_id,
 			      char *err, size_t err_size);
 
+/*
+ * The verdict on a run from its boots: @boots recorded, @down of them
+ * without a clean end (a kernel crash, hang or reset). A kernel that took the
+ * machine down at every boot (or every boot but the one that ended the run,
+ * at least twice) is named so. 1 with the text in @buf, 0 when none went down
+ * ("").
+ */
+int bci_schedule_boots_verdict(int boots, int down, char *buf, size_t size);
+/* A job as collect's question about its run sees it (serve's GET of the run). */
+struct bci_schedule_run_job {
+	int64_t key;
+	char state[16];		/* queued, booted, done, abandoned */
+	int boots;		/* the netboot answers of the job */
+	bool ended;		/* the master will not hand it out again: the run is over */
+	char note[1024];	/* the master's verdict, or "" */
+};
+/*
+ * Collect asks about run @run_id of @machine at Unix time @now (so its
+ * known-good image boots: the next netboot does not blame the disk). 1 with
+ * @job filled when a job has that run id, 0 when none, -errno.
+ */
+int bci_schedule_run_asked(struct bci_store *store, const char *machine, const char *run_id,
+			   double now, struct bci_schedule_run_job *job, char *err, size_t err_size);
 /* The content-addressed path of a build file: DATA/builds/objects/<sha256>. */
 int bci_schedule_object_path(const char *data_dir, const char *sha256, char *path, size_t size);
 

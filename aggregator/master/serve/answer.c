@@ -6,6 +6,7 @@
 #include "ingest_call.h"
 #include "pages.h"
 #include "spool.h"
+#include "../schedule/schedule.h"
 #include "../schedule/serve_hook.h"
 #include "fsutil.h"
 #include "jsonw.h"
@@ -120,13 +121,23 @@ enum MHD_Result serve_refuse_later(struct request *r, int status, const char *fm
 	return MHD_YES;
 }
 
-/*
- * A run's state as JSON: what collect reads to decide where to resume.
- * @ingest_error: why an accepted run is not in the store yet, or NULL.
- */
 enum MHD_Result serve_respond_status(struct MHD_Connection *connection, struct request *r,
 				      int http_status, const struct bci_run_status *status,
 				      const char *ingest_error)
+{
+	return serve_respond_run(connection, r, http_status, status, ingest_error, NULL);
+}
+
+/*
+ * A run's state as JSON: what collect reads to decide where to resume.
+ * @ingest_error: why an accepted run is not in the store yet, or NULL.
+ * @job: the scheduler's job of the run, or NULL: "job": {"state", "boots",
+ * "ended", "note"}; "ended" true says the master will not hand the run out
+ * again (it ended it at its boot cap): collect uploads what there is.
+ */
+enum MHD_Result serve_respond_run(struct MHD_Connection *connection, struct request *r,
+				  int http_status, const struct bci_run_status *status,
+				  const char *ingest_error, const struct bci_schedule_run_job *job)
 {
 	static const char *const states[] = {
 		[BCI_RUN_ABSENT] = "absent", [BCI_RUN_PARTIAL] = "partial", [BCI_RUN_STORED] = "stored",
@@ -153,6 +164,21 @@ enum MHD_Result serve_respond_status(struct MHD_Connection *connection, struct r
 			bci_jsonw_key(w, "ingest_error");
 			bci_jsonw_string(w, ingest_error);
 		}
+	}
+	if (job) {
+		bci_jsonw_key(w, "job");
+		bci_jsonw_object_begin(w);
+		bci_jsonw_key(w, "state");
+		bci_jsonw_string(w, job->state);
+		bci_jsonw_key(w, "boots");
+		bci_jsonw_int(w, job->boots);
+		bci_jsonw_key(w, "ended");
+		bci_jsonw_bool(w, job->ended);
+		if (job->note[0]) {
+			bci_jsonw_key(w, "note");
+			bci_jsonw_string(w, job->note);
+		}
+		bci_jsonw_object_end(w);
 	}
 	return serve_json_respond(connection, r, http_status, &j);
 }

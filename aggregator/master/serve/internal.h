@@ -137,6 +137,11 @@ enum MHD_Result serve_refuse_later(struct request *r, int status, const char *fm
 enum MHD_Result serve_respond_status(struct MHD_Connection *connection, struct request *r,
 				     int http_status, const struct bci_run_status *status,
 				     const char *ingest_error);
+struct bci_schedule_run_job;
+/* The same with the run's job as the scheduler sees it ("job": ...; @job NULL: none). */
+enum MHD_Result serve_respond_run(struct MHD_Connection *connection, struct request *r,
+				  int http_status, const struct bci_run_status *status,
+				  const char *ingest_error, const struct bci_schedule_run_job *job);
 /* 0 when the request's token is the URL's machine's; otherwise answers 401/403 and returns -1. */
 int serve_authenticate(struct MHD_Connection *connection, struct request *r, bool *answered);
 

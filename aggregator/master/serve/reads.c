@@ -6,6 +6,7 @@
 #include "ingest_call.h"
 #include "pages.h"
 #include "spool.h"
+#include "../schedule/schedule.h"
 #include "../schedule/serve_hook.h"
 #include "fsutil.h"
 #include "jsonw.h"
@@ -27,24 +28,56 @@
 
 /* ---- GETs ---- */
 
+struct run_asked {
+	const char *machine, *run_id;
+	struct bci_schedule_run_job job;
+	char err[300];
+};
+
+static int run_asked(struct bci_store *store, const char *data_dir, void *ctx)
+{
+	struct run_asked *a = ctx;
+
+	(void)data_dir;
+	return bci_schedule_run_asked(store, a->machine, a->run_id, (double)time(NULL), &a->job,
+				      a->err, sizeof(a->err));
+}
+
+/*
+ * What the master holds of a run, and its job as the scheduler sees it: the
+ * machine's collect asks before an upload, and about a run it finds in
+ * progress (the master may have ended it: then it uploads what there is).
+ */
 enum MHD_Result serve_get_run(struct MHD_Connection *connection, struct request *r)
 {
+	struct run_asked asked = { .machine = r->route.machine, .run_id = r->route.run_id };
 	struct bci_run_status status;
 	char why[300];
 	bool answered;
+	int job;
 
 	if (serve_authenticate(connection, r, &answered) < 0)
 		return answered ? MHD_YES : MHD_NO;
 	if (bci_spool_status(&r->server->spool, r->route.machine, r->route.run_id, &status, why,
 			     sizeof(why)) < 0)
 		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s", why);
+	job = bci_ingest_call_with_store(r->server->ingest, run_asked, &asked);
+	if (job < 0)
+		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s",
+					   asked.err);
 	snprintf(r->note, sizeof(r->note), "%s, %llu bytes",
 		 status.state == BCI_RUN_STORED ? "stored" :
 		 status.state == BCI_RUN_PARTIAL ? "partial" : "absent",
 		 (unsigned long long)status.received);
-	return serve_respond_status(connection, r,
+	if (job && asked.job.ended) {
+		size_t used = strlen(r->note);
+
+		snprintf(r->note + used, sizeof(r->note) - used, ", its job ended after %d boots",
+			 asked.job.boots);
+	}
+	return serve_respond_run(connection, r,
 			      status.state == BCI_RUN_ABSENT ? MHD_HTTP_NOT_FOUND : MHD_HTTP_OK,
-			      &status, NULL);
+			      &status, NULL, job ? &asked.job : NULL);
 }
 
 /*

@@ -188,6 +188,17 @@ static const char *const migrations[] = {
 	 */
 	"ALTER TABLE runs ADD COLUMN results_first BIGINT;"
 	"ALTER TABLE runs ADD COLUMN results_last BIGINT;",
+	/*
+	 * 6: a job's verdict and the master's end of its run (schedule/boot.c):
+	 * the note says why a job ended and what its run's boots say (a kernel
+	 * that crashed at every boot); ended is when the master ended the run at
+	 * its boot cap and sent the machine to its known-good image; asked is
+	 * when the machine's collect last asked about the run (its known-good
+	 * image works), so the next netboot tells a disk that does not boot.
+	 */
+	"ALTER TABLE schedule_jobs ADD COLUMN note TEXT;"
+	"ALTER TABLE schedule_jobs ADD COLUMN ended DOUBLE PRECISION;"
+	"ALTER TABLE schedule_jobs ADD COLUMN asked DOUBLE PRECISION;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,

@@ -71,6 +71,8 @@ enum bci_store_statement {
 	S_JOBS_BUILD_TIER,
 	S_JOBS_MACHINE,
 	S_JOB_GET,
+	S_JOB_END,
+	S_JOB_ASKED,
 	S_SPLIT_ADD,
 	S_SPLITS,
 	S_MACHINE_STATE_PUT,

@@ -14,7 +14,8 @@
 
 #define JOB_COLUMNS \
 	"SELECT j.id, m.name, b.name, j.tier, j.shard, j.shards, j.testlist, j.run_id, j.state," \
-	" j.boots, j.queued, j.booted FROM schedule_jobs j JOIN machines m ON m.id = j.machine" \
+	" j.boots, j.queued, j.booted, j.note, j.ended, j.asked FROM schedule_jobs j" \
+	" JOIN machines m ON m.id = j.machine" \
 	" JOIN builds b ON b.id = j.build"
 
 static const char *const statements[S_METRICS_FIRST - S_SCHEDULE_FIRST] = {
@@ -31,6 +32,9 @@ static const char *const statements[S_METRICS_FIRST - S_SCHEDULE_FIRST] = {
 		JOB_COLUMNS " WHERE b.name = ? AND j.tier = ? ORDER BY m.name, j.id",
 	[S_JOBS_MACHINE - S_SCHEDULE_FIRST] = JOB_COLUMNS " WHERE m.name = ? ORDER BY j.id",
 	[S_JOB_GET - S_SCHEDULE_FIRST] = JOB_COLUMNS " WHERE m.name = ? AND j.run_id = ?",
+	[S_JOB_END - S_SCHEDULE_FIRST] =
+		"UPDATE schedule_jobs SET state = ?, note = ?, ended = ? WHERE id = ?",
+	[S_JOB_ASKED - S_SCHEDULE_FIRST] = "UPDATE schedule_jobs SET asked = ? WHERE id = ?",
 	[S_SPLIT_ADD - S_SCHEDULE_FIRST] =
 		"INSERT INTO schedule_splits (build, tier, shard_group, shard, shards, machine,"
 		" testlist) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -133,7 +137,7 @@ static int row_job(const struct bci_store_value *c, int n, void *ctx)
 	struct job_walk *walk = ctx;
 	struct bci_store_job job;
 
-	if (n < 12)
+	if (n < 15)
 		return -EPROTO;
 	job = (struct bci_store_job){
 		.key = column_int(&c[0], -1),
@@ -148,6 +152,9 @@ static int row_job(const struct bci_store_value *c, int n, void *ctx)
 		.boots = (int)column_int(&c[9], 0),
 		.queued = column_real(&c[10], 0),
 		.booted = column_real(&c[11], 0),
+		.note = column_text(&c[12]),
+		.ended = column_real(&c[13], 0),
+		.asked = column_real(&c[14], 0),
 	};
 	walk->count++;
 	return walk->fn ? walk->fn(&job, walk->ctx) : 0;
@@ -173,6 +180,24 @@ int bci_store_job_update(struct bci_store *store, int64_t key, const char *state
 	};
 
 	return query(store, S_JOB_UPDATE, params, 4, NULL, NULL, err, err_size);
+}
+
+int bci_store_job_end(struct bci_store *store, int64_t key, const char *state, const char *note,
+		      double ended, char *err, size_t err_size)
+{
+	struct bci_store_value params[] = {
+		value_text(state), value_text(note), value_real(ended, 1), value_int(key),
+	};
+
+	return query(store, S_JOB_END, params, 4, NULL, NULL, err, err_size);
+}
+
+int bci_store_job_asked(struct bci_store *store, int64_t key, double when, char *err,
+			size_t err_size)
+{
+	struct bci_store_value params[] = { value_real(when, 1), value_int(key) };
+
+	return query(store, S_JOB_ASKED, params, 2, NULL, NULL, err, err_size);
 }
 
 int bci_store_jobs_each(struct bci_store *store, const char *build, const char *tier,

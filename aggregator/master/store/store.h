@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in database.c). */
-#define BCI_STORE_SCHEMA_VERSION 5
+#define BCI_STORE_SCHEMA_VERSION 6
 
 struct bci_store;
 
@@ -330,8 +330,14 @@ struct bci_store_job {
 	const char *testlist;		/* the tests, one per line */
 	const char *run_id;
 	const char *state;		/* queued, booted, done, abandoned */
-	int boots;			/* times handed out */
+	int boots;			/* times handed out: each netboot answer of the job */
 	double queued, booted;		/* Unix times; booted 0: never */
+	/* The master's verdict on the job (why it ended, what its run's boots say), or NULL. */
+	const char *note;
+	/* When the master ended its run (its boot cap) and sent the machine to its known-good
+	 * image; 0: not ended, or that was judged since (the next netboot). */
+	double ended;
+	double asked;			/* when collect last asked the master about its run; 0: never */
 };
 
 /* Queues @job (state queued, its machine created if new); its key in *@key (may be NULL). */
@@ -343,6 +349,12 @@ int bci_store_job_next(struct bci_store *store, const char *machine,
 		       char *err, size_t err_size);
 int bci_store_job_update(struct bci_store *store, int64_t key, const char *state, int boots,
 			 double booted, char *err, size_t err_size);
+/* Sets the job's state, its note (NULL: none) and when the master ended it (0: not, or judged). */
+int bci_store_job_end(struct bci_store *store, int64_t key, const char *state, const char *note,
+		      double ended, char *err, size_t err_size);
+/* Records that the machine's collect asked about the job's run at Unix time @when. */
+int bci_store_job_asked(struct bci_store *store, int64_t key, double when, char *err,
+			size_t err_size);
 /* Every job of @build (and @tier unless NULL), by machine then key; returns the count. */
 int bci_store_jobs_each(struct bci_store *store, const char *build, const char *tier,
 			int (*fn)(const struct bci_store_job *job, void *ctx), void *ctx,
