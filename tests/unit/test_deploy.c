@@ -23,7 +23,8 @@
 	     "known_good=kg-7\n" \
 	     "image=/etc/bootci/known-good/disk.img\n" \
 	     "image_size=337641472\n" \
-	     "image_sha256=" SHA "\n"
+	     "image_sha256=" SHA "\n" \
+	     "deploy_id=deploy-20270115T083000Z-1a2b3c4d\n"
 
 static int parse(const char *text, struct bci_deploy_plan *plan, char *err, size_t size)
 {
@@ -43,6 +44,7 @@ static void test_plan_good(void **state)
 	assert_string_equal(plan.image, "/etc/bootci/known-good/disk.img");
 	assert_true(plan.image_size == 337641472ULL);
 	assert_string_equal(plan.image_sha256, SHA);
+	assert_string_equal(plan.deploy_id, "deploy-20270115T083000Z-1a2b3c4d");
 	/* The defaults of what the master may leave out. */
 	assert_string_equal(plan.disk, "");
 	assert_int_equal(plan.esp_partition, 1);
@@ -68,13 +70,16 @@ static void test_plan_bad(void **state)
 	static const struct {
 		const char *text, *message;
 	} cases[] = {
-		{ GOOD "colour=blue\n", "deploy.plan:7: unknown key 'colour'" },
-		{ GOOD "machine=again\n", "deploy.plan:7: machine: given twice" },
-		{ GOOD "disk=/dev/../sda\n", "deploy.plan:7: disk: '/dev/../sda' is not a name" },
-		{ GOOD "disk=/home/disk.img\n", "deploy.plan:7: disk: '/home/disk.img' is not /dev/NAME" },
-		{ GOOD "esp_partition=0\n", "deploy.plan:7: esp_partition: '0' is not a partition number" },
-		{ GOOD "esp_partition=1x\n", "deploy.plan:7: esp_partition: '1x' is not a partition" },
-		{ GOOD "loader=EFI/x.efi\n", "deploy.plan:7: loader: 'EFI/x.efi' is not an absolute path" },
+		{ GOOD "colour=blue\n", "deploy.plan:8: unknown key 'colour'" },
+		{ GOOD "machine=again\n", "deploy.plan:8: machine: given twice" },
+		{ GOOD "disk=/dev/../sda\n", "deploy.plan:8: disk: '/dev/../sda' is not a name" },
+		{ GOOD "disk=/home/disk.img\n", "deploy.plan:8: disk: '/home/disk.img' is not /dev/NAME" },
+		{ GOOD "esp_partition=0\n", "deploy.plan:8: esp_partition: '0' is not a partition number" },
+		{ GOOD "esp_partition=1x\n", "deploy.plan:8: esp_partition: '1x' is not a partition" },
+		{ GOOD "loader=EFI/x.efi\n", "deploy.plan:8: loader: 'EFI/x.efi' is not an absolute path" },
+		{ "deploy_id=../x\n", "deploy.plan:1: deploy_id: '../x' is not a name" },
+		{ "machine=lab-1\nknown_good=k\nimage=/i\nimage_size=1\nimage_sha256=" SHA "\n",
+		  "deploy.plan: deploy_id missing" },
 		{ "machine=../x\n", "deploy.plan:1: machine: '../x' is not a name" },
 		{ "image=/etc/../disk.img\n", "deploy.plan:1: image: '/etc/../disk.img' has a '..' component" },
 		{ "image_size=0\n", "deploy.plan:1: image_size: '0' is not a size in bytes" },
