@@ -392,7 +392,7 @@ static bool pack_one(struct bci_salvage_writer *w, const char *root, const char 
 unsigned bci_deploy_salvage_pack(struct bci_salvage_writer *w, const char *old_root,
 				 struct bci_salvage_footer *f, bool *identity)
 {
-	char path[PATH_MAX], err[512];
+	char path[PATH_MAX], err[512] = "";
 	struct dirent **entries;
 	unsigned saved = 0;
 	struct stat st;
@@ -413,8 +413,9 @@ unsigned bci_deploy_salvage_pack(struct bci_salvage_writer *w, const char *old_r
 		}
 		return saved;
 	}
-	if (lstat(path, &st) < 0 ||
-	    bci_salvage_write_dir(w, "runs", st.st_mode & 07777, err, sizeof(err)) < 0) {
+	if (lstat(path, &st) < 0)
+		snprintf(err, sizeof(err), "%s", strerror(errno));
+	if (err[0] || bci_salvage_write_dir(w, "runs", st.st_mode & 07777, err, sizeof(err)) < 0) {
 		bci_warn("deploy: salvage: runs: %s", err);
 		for (int i = 0; i < n; i++)
 			free(entries[i]);
