@@ -85,8 +85,10 @@ power_cut_after() {
 	wait_console "$1" 420 "$2" || return 1
 	sleep "$3"
 	pid=$(cat "$dir/qemu.pid" 2>/dev/null)
-	[ -n "$pid" ] && grep -q '^qemu-system' "/proc/$pid/comm" 2>/dev/null ||
-		{ echo "no QEMU to cut" | diag; return 1; }
+	if [ -z "$pid" ] || ! grep -q '^qemu-system' "/proc/$pid/comm" 2>/dev/null; then
+		echo "no QEMU to cut" | diag
+		return 1
+	fi
 	kill -KILL "$pid"
 	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
 	attempts=$((attempts + 1))
