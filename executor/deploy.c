@@ -3,59 +3,53 @@
  * The deploy mode (bootci.mode=deploy): the master found this machine's disk
  * damaged and netbooted it with a deploy initrd holding a plan
  * (lib/deploy_plan.h) and the known-good disk image. This boot
- *   1 salvages what it can read of the old results partition (its run
- *     folders and the machine's identity) into RAM: found by its label, or,
- *     when the partition table is gone, at the offset the image gives it,
- *     through a loop device;
+ *   1 makes the salvage durable (deploy_salvage.c): what the old results
+ *     partition held, the machine's identity and its run folders, written
+ *     to the salvage area at the end of the disk, past the image, synced
+ *     and read back; or the salvage an earlier attempt of this deploy left
+ *     there, when a power cut stopped it;
  *   2 writes the image to the whole disk, fsyncs it;
  *   3 reads it back past the page cache and compares its SHA-256 with the
  *     plan's: a disk that does not read back exactly is an error, and no boot
  *     entry points at it;
  *   4 has the kernel read the new partition table (BLKRRPART);
  *   5 registers the known-good EFI boot entry again;
- *   6 mounts the new results partition, puts the salvage back and records
- *     the deploy in deploy/<time>.txt; then the boot ends as any other: a
- *     hand-over to the known-good image, whose collect uploads the runs.
- * The salvage lives in RAM between 1 and 6: a power cut in between loses it,
- * but the old disk is being overwritten anyway and was damaged to begin with.
+ *   6 mounts the new results partition, puts the salvage back, then clears
+ *     the area;
+ *   7 records the deploy: deploy/<time>.txt, and the run runs/<deploy_id>/
+ *     (this boot's record, test/out.txt the deploy's, test/result.txt done),
+ *     which the known-good image's collect uploads with the restored identity:
+ *     the master keeps the machine marked "deploying", and starts the deploy
+ *     again at its next boot, until that run comes in.
+ * Then the boot ends as any other: a hand-over to the known-good image.
+ * A power cut anywhere before 7 is a deploy that did not finish: the next
+ * attempt finds the salvage in the area (1), or, cut after 6, on the new
+ * results partition, whose salvage it makes as of an old one.
  */
 #include "executor.h"
 
-#include "deploy_plan.h"
+#include "deploy_salvage.h"
 #include "efi/efi.h"
 #include "fsutil.h"
+#include "results_dir.h"
 #include "sha256.h"
 
-#include <blkid/blkid.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <linux/loop.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
 #define CHUNK (4UL << 20)
-#define SALVAGE_DIR "/run/bootci-salvage"
-#define OLD_MOUNT "/run/bootci-old-results"
-#define IDENTITY_FILE "bootci-machine.conf"
 #define POLL_NS (200 * 1000 * 1000L)
-
-struct salvage {
-	char dir[PATH_MAX];
-	bool held;                /* dir holds what was read */
-	unsigned saved, lost;     /* top-level entries (run folders, the identity) */
-	bool identity;
-	unsigned long long budget; /* bytes of RAM the salvage may still take */
-	char lost_names[512];
-};
+/* The program name of the deploy's record: the master stores it as bootci@program@deploy. */
+#define RECORD_COMMAND "deploy"
 
 /* @a/@b into @buf (PATH_MAX): 0, or -ENAMETOOLONG. */
 static int path_join(char *buf, const char *a, const char *b)
@@ -159,368 +153,6 @@ static int disk_pick(struct bci_executor *ex, const struct bci_deploy_plan *plan
 	bci_error("deploy: no fixed disk of at least %llu bytes appeared within %lu s",
 		  (unsigned long long)plan->image_size, wait_s);
 	return -ENOENT;
-}
-
-/* Does the filesystem at @offset (@length bytes) of @fd carry @label? */
-static bool label_at(int fd, unsigned long long offset, unsigned long long length,
-		     const char *label)
-{
-	blkid_probe probe = blkid_new_probe();
-	const char *value = NULL;
-	bool found = false;
-
-	if (!probe)
-		return false;
-	if (blkid_probe_set_device(probe, fd, (blkid_loff_t)offset, (blkid_loff_t)length) == 0) {
-		blkid_probe_enable_superblocks(probe, 1);
-		blkid_probe_set_superblocks_flags(probe, BLKID_SUBLKS_LABEL);
-		blkid_probe_enable_partitions(probe, 0);
-		if (blkid_do_safeprobe(probe) == 0 &&
-		    blkid_probe_lookup_value(probe, "LABEL", &value, NULL) == 0)
-			found = strcmp(value, label) == 0;
-	}
-	blkid_free_probe(probe);
-	return found;
-}
-
-/* Where the image puts its results partition (the one labelled @label): 0 or -ENOENT. */
-static int image_results_range(int image_fd, const char *label, unsigned long long *offset,
-			       unsigned long long *length)
-{
-	blkid_probe probe = blkid_new_probe();
-	blkid_partlist parts;
-	int ret = -ENOENT;
-
-	if (!probe)
-		return -ENOMEM;
-	if (blkid_probe_set_device(probe, image_fd, 0, 0) < 0)
-		goto out;
-	blkid_probe_enable_superblocks(probe, 0);
-	blkid_probe_enable_partitions(probe, 1);
-	parts = blkid_probe_get_partitions(probe);
-	for (int i = 0; parts && i < blkid_partlist_numof_partitions(parts) && ret < 0; i++) {
-		blkid_partition part = blkid_partlist_get_partition(parts, i);
-		unsigned long long start = (unsigned long long)blkid_partition_get_start(part) * 512;
-		unsigned long long size = (unsigned long long)blkid_partition_get_size(part) * 512;
-
-		if (label_at(image_fd, start, size, label)) {
-			*offset = start;
-			*length = size;
-			ret = 0;
-		}
-	}
-out:
-	blkid_free_probe(probe);
-	return ret;
-}
-
-/* A loop device over @length bytes at @offset of @disk; its path in @loop (PATH_MAX), its fd. */
-static int loop_attach(const struct bci_executor *ex, const char *disk, unsigned long long offset,
-		       unsigned long long length, char *loop)
-{
-	struct loop_config config = { .block_size = 0 };
-	char control[PATH_MAX];
-	int control_fd, backing_fd, loop_fd, number, ret;
-
-	if (bci_path(ex->root, control, "/dev/loop-control") < 0)
-		return -ENAMETOOLONG;
-	control_fd = open(control, O_RDWR | O_CLOEXEC);
-	if (control_fd < 0)
-		return -errno;
-	number = ioctl(control_fd, LOOP_CTL_GET_FREE);
-	ret = number < 0 ? -errno : 0;
-	close(control_fd);
-	if (ret < 0)
-		return ret;
-	if (bci_path(ex->root, loop, "/dev/loop%d", number) < 0)
-		return -ENAMETOOLONG;
-	backing_fd = open(disk, O_RDWR | O_CLOEXEC);
-	if (backing_fd < 0)
-		return -errno;
-	loop_fd = open(loop, O_RDWR | O_CLOEXEC);
-	if (loop_fd < 0) {
-		ret = -errno;
-		close(backing_fd);
-		return ret;
-	}
-	config.fd = (unsigned)backing_fd;
-	config.info.lo_offset = offset;
-	config.info.lo_sizelimit = length;
-	ret = ioctl(loop_fd, LOOP_CONFIGURE, &config) < 0 ? -errno : 0;
-	close(backing_fd);
-	if (ret < 0) {
-		close(loop_fd);
-		return ret;
-	}
-	return loop_fd;
-}
-
-/* ---- salvage ---- */
-
-static unsigned long long tree_bytes(const char *path)
-{
-	struct stat st;
-	unsigned long long total = 0;
-	struct dirent *entry;
-	DIR *d;
-
-	if (lstat(path, &st) < 0)
-		return 0;
-	if (!S_ISDIR(st.st_mode))
-		return S_ISREG(st.st_mode) ? (unsigned long long)st.st_size : 0;
-	if (!(d = opendir(path)))
-		return 0;
-	while ((entry = readdir(d))) {
-		char child[PATH_MAX];
-
-		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
-			continue;
-		if (snprintf(child, sizeof(child), "%s/%s", path, entry->d_name) < (int)sizeof(child))
-			total += tree_bytes(child) + 4096;
-	}
-	closedir(d);
-	return total;
-}
-
-/* Copies the tree @from to the new @to: folders and regular files (others are not results). */
-static int tree_copy(const char *from, const char *to, const char **failed)
-{
-	struct dirent *entry;
-	struct stat st;
-	DIR *d;
-	int ret = 0;
-
-	*failed = from;
-	if (lstat(from, &st) < 0)
-		return -errno;
-	if (S_ISREG(st.st_mode))
-		return bci_copy_file(from, to, BCI_COPY_KEEP_MODE, 1, failed);
-	if (!S_ISDIR(st.st_mode))
-		return 0;
-	if (mkdir(to, st.st_mode & 07777) < 0) {
-		*failed = to;
-		return -errno;
-	}
-	if (!(d = opendir(from)))
-		return -errno;
-	while (ret == 0 && (entry = readdir(d))) {
-		char a[PATH_MAX], b[PATH_MAX];
-
-		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
-			continue;
-		if (snprintf(a, sizeof(a), "%s/%s", from, entry->d_name) >= (int)sizeof(a) ||
-		    snprintf(b, sizeof(b), "%s/%s", to, entry->d_name) >= (int)sizeof(b))
-			ret = -ENAMETOOLONG;
-		else
-			ret = tree_copy(a, b, failed);
-	}
-	closedir(d);
-	if (ret == 0 && bci_fsync_dir(to) < 0)
-		*failed = to;
-	return ret;
-}
-
-static void lost_add(struct salvage *s, const char *name)
-{
-	size_t used = strlen(s->lost_names);
-
-	s->lost++;
-	snprintf(s->lost_names + used, sizeof(s->lost_names) - used, "%s%s", used ? " " : "", name);
-}
-
-/* One entry of the old partition (@what: "runs/<id>" or the identity) into the salvage. */
-static void salvage_entry(struct salvage *s, const char *old_root, const char *what)
-{
-	char from[PATH_MAX], to[PATH_MAX];
-	unsigned long long bytes;
-	const char *failed;
-	int ret;
-
-	if (path_join(from, old_root, what) < 0 || path_join(to, s->dir, what) < 0) {
-		lost_add(s, what);
-		return;
-	}
-	bytes = tree_bytes(from);
-	if (bytes > s->budget) {
-		bci_warn("deploy: salvage: %s (%llu bytes) does not fit in the %llu bytes of RAM left"
-			 " for the salvage: not salvaged", what, bytes, s->budget);
-		lost_add(s, what);
-		return;
-	}
-	ret = tree_copy(from, to, &failed);
-	if (ret < 0) {
-		bci_warn("deploy: salvage: %s unreadable (%s: %s): not salvaged", what, failed,
-			 strerror(-ret));
-		bci_remove_tree(to);
-		lost_add(s, what);
-		return;
-	}
-	s->budget -= bytes;
-	s->saved++;
-}
-
-/* Everything salvageable of the old results partition mounted on @old_root. */
-static void salvage_tree(struct salvage *s, const char *old_root)
-{
-	char runs[PATH_MAX], path[PATH_MAX];
-	struct dirent **entries;
-	struct stat st;
-	int n;
-
-	(void)path_join(path, old_root, IDENTITY_FILE);
-	if (lstat(path, &st) == 0) {
-		unsigned lost = s->lost;
-
-		salvage_entry(s, old_root, IDENTITY_FILE);
-		s->identity = s->lost == lost;
-	}
-	(void)path_join(runs, old_root, "runs");
-	(void)path_join(path, s->dir, "runs");
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return;
-	n = scandir(runs, &entries, NULL, alphasort);
-	if (n < 0) {
-		if (errno != ENOENT)
-			bci_warn("deploy: salvage: %s unreadable: %s", runs, strerror(errno));
-		return;
-	}
-	for (int i = 0; i < n; i++) {
-		char what[PATH_MAX];
-
-		if (entries[i]->d_name[0] != '.' &&
-		    snprintf(what, sizeof(what), "runs/%s", entries[i]->d_name) < (int)sizeof(what))
-			salvage_entry(s, old_root, what);
-		free(entries[i]);
-	}
-	free(entries);
-}
-
-/*
- * Mounts the old results partition (by its label, else at the image's offset
- * through a loop device) and salvages it. Whatever fails is said and the
- * deploy goes on: the disk is damaged, that is why we are here.
- */
-static void salvage_old(struct bci_executor *ex, const char *disk, int image_fd,
-			struct salvage *s)
-{
-	const char *label = bci_config_get(ex->config, "results_label");
-	const char *fstype = bci_config_get(ex->config, "results_fstype");
-	char device[PATH_MAX], mount_point[PATH_MAX];
-	unsigned long long offset = 0, length = 0;
-	struct sysinfo info;
-	int loop_fd = -1, disk_fd, ret;
-
-	if (bci_path(ex->root, s->dir, SALVAGE_DIR) < 0 || bci_path(ex->root, mount_point, OLD_MOUNT) < 0)
-		return;
-	/* Half of the free RAM at most: the salvage must not starve the write. */
-	s->budget = sysinfo(&info) == 0 ? (unsigned long long)info.freeram * info.mem_unit / 2 : 0;
-	if (bci_partition_find(ex, label, NULL, device, sizeof(device)) == 0 &&
-	    !strncmp(device, disk, strlen(disk))) {
-		bci_say("deploy: salvage: the old results partition is %s (LABEL=%s)",
-			device + strlen(ex->root), label);
-	} else {
-		if (image_results_range(image_fd, label, &offset, &length) < 0) {
-			bci_warn("deploy: salvage: the image has no partition labelled %s: nothing "
-				 "salvaged", label);
-			return;
-		}
-		disk_fd = open(disk, O_RDONLY | O_CLOEXEC);
-		ret = disk_fd < 0 ? -errno : 0;
-		if (ret == 0 && !label_at(disk_fd, offset, length, label))
-			ret = -ENOENT;
-		if (disk_fd >= 0)
-			close(disk_fd);
-		if (ret < 0) {
-			bci_warn("deploy: salvage: no filesystem labelled %s on %s, by its partition or "
-				 "at byte %llu where the image puts it: nothing salvaged", label,
-				 disk + strlen(ex->root), offset);
-			return;
-		}
-		bci_modules_load(ex, "loop");
-		loop_fd = loop_attach(ex, disk, offset, length, device);
-		if (loop_fd < 0) {
-			bci_warn("deploy: salvage: the old results filesystem is at byte %llu of %s but "
-				 "no loop device could show it (%s): nothing salvaged", offset,
-				 disk + strlen(ex->root), strerror(-loop_fd));
-			return;
-		}
-		bci_say("deploy: salvage: the partition table is gone; the old results filesystem "
-			"is at byte %llu of %s (%s)", offset, disk + strlen(ex->root),
-			device + strlen(ex->root));
-	}
-	if ((mkdir(mount_point, 0755) < 0 && errno != EEXIST) ||
-	    (mkdir(s->dir, 0700) < 0 && errno != EEXIST)) {
-		bci_warn("deploy: salvage: cannot create %s: %s: nothing salvaged", mount_point,
-			 strerror(errno));
-		goto out;
-	}
-	ret = ex->sys->mount(device, mount_point, fstype, MS_NOATIME | MS_NODEV, NULL);
-	if (ret < 0) {
-		bci_warn("deploy: salvage: cannot mount %s as %s: %s: nothing salvaged",
-			 device + strlen(ex->root), fstype, strerror(-ret));
-		goto out;
-	}
-	s->held = true;
-	salvage_tree(s, mount_point);
-	ret = ex->sys->umount(mount_point);
-	if (ret < 0)
-		bci_warn("deploy: salvage: cannot unmount %s: %s", mount_point, strerror(-ret));
-out:
-	if (loop_fd >= 0) {
-		ioctl(loop_fd, LOOP_CLR_FD, 0);
-		close(loop_fd);
-	}
-	bci_say("deploy: salvage: %u kept (%s), %u not salvaged%s%s", s->saved,
-		s->identity ? "the machine's identity among them" : "no machine identity",
-		s->lost, s->lost ? ": " : "", s->lost_names);
-}
-
-/* Puts the salvage back on the new results partition mounted on ex->results_mount. */
-static void salvage_restore(struct bci_executor *ex, struct salvage *s)
-{
-	char runs_dir[PATH_MAX];
-	struct dirent *entry;
-	DIR *d;
-
-	if (!s->held || !(d = opendir(s->dir)))
-		return;
-	while ((entry = readdir(d))) {
-		char from[PATH_MAX], to[PATH_MAX];
-		const char *failed;
-		int ret;
-
-		if (entry->d_name[0] == '.' || !strcmp(entry->d_name, "runs"))
-			continue;
-		if (path_join(from, s->dir, entry->d_name) < 0 ||
-		    path_join(to, ex->results_mount, entry->d_name) < 0)
-			continue;
-		bci_remove_tree(to);
-		if ((ret = tree_copy(from, to, &failed)) < 0)
-			bci_error("deploy: cannot put %s back: %s: %s", entry->d_name, failed,
-				  strerror(-ret));
-	}
-	closedir(d);
-	(void)path_join(runs_dir, s->dir, "runs");
-	if (!(d = opendir(runs_dir)))
-		return;
-	while ((entry = readdir(d))) {
-		char from[PATH_MAX], to[PATH_MAX], runs[PATH_MAX];
-		const char *failed;
-		int ret;
-
-		if (entry->d_name[0] == '.')
-			continue;
-		(void)path_join(runs, ex->results_mount, "runs");
-		(void)bci_mkdir_p(runs, 0755);
-		if (path_join(from, runs_dir, entry->d_name) < 0 ||
-		    path_join(to, runs, entry->d_name) < 0)
-			continue;
-		if ((ret = tree_copy(from, to, &failed)) < 0)
-			bci_error("deploy: cannot put run %s back: %s: %s", entry->d_name, failed,
-				  strerror(-ret));
-	}
-	closedir(d);
-	bci_fsync_dir(ex->results_mount);
 }
 
 /* ---- write, verify ---- */
@@ -728,54 +360,113 @@ static int entry_register(struct bci_executor *ex, const struct bci_deploy_plan 
 	return 0;
 }
 
-static void record_write(struct bci_executor *ex, const struct bci_deploy_plan *plan,
-			 const char *disk, const struct salvage *s)
+/* The deploy's record: the same text in deploy/<time>.txt and in its run's test/out.txt. */
+static char *record_text(struct bci_executor *ex, const struct bci_deploy_plan *plan,
+			 const char *disk, const struct bci_deploy_salvage *s, time_t now)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 64], *text = NULL;
-	struct timespec now;
+	char *text = NULL;
+
+	if (asprintf(&text,
+		     "machine=%s\nknown_good=%s\ndeploy_id=%s\nimage_sha256=%s\nimage_size=%llu\n"
+		     "disk=%s\nrealtime=%lld\nsalvage=%s\nsalvaged=%u\nidentity=%s\nlost=%llu\n"
+		     "lost_names=%s\n",
+		     plan->machine, plan->known_good, plan->deploy_id, plan->image_sha256,
+		     (unsigned long long)plan->image_size, disk + strlen(ex->root), (long long)now,
+		     !s->held ? "none" : s->kept ? "kept from an earlier attempt" : "written",
+		     s->restored, s->identity ? "yes" : "no", (unsigned long long)s->footer.lost,
+		     s->footer.lost_names) < 0)
+		return NULL;
+	return text;
+}
+
+/* deploy/<time>.txt: the deploys this disk had, kept on it. */
+static void record_write(struct bci_executor *ex, const char *text, time_t now)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64];
 	struct tm tm;
 	int ret;
 
-	if (ex->sys->clock(CLOCK_REALTIME, &now) < 0)
-		now = (struct timespec){ 0 };
-	gmtime_r(&now.tv_sec, &tm);
+	gmtime_r(&now, &tm);
 	(void)path_join(dir, ex->results_mount, "deploy");
 	snprintf(path, sizeof(path), "%s/%04d%02d%02dT%02d%02d%02dZ.txt", dir, tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-	if (asprintf(&text,
-		     "machine=%s\nknown_good=%s\nimage_sha256=%s\nimage_size=%llu\ndisk=%s\n"
-		     "realtime=%lld\nsalvaged=%u\nidentity=%s\nlost=%u\nlost_names=%s\n",
-		     plan->machine, plan->known_good, plan->image_sha256,
-		     (unsigned long long)plan->image_size, disk + strlen(ex->root),
-		     (long long)now.tv_sec, s->saved, s->identity ? "yes" : "no", s->lost,
-		     s->lost_names) < 0)
-		return;
 	if ((ret = bci_mkdir_p(dir, 0755)) < 0 ||
 	    (ret = bci_write_file_atomic(path, text, strlen(text), 0644)) < 0)
 		bci_error("deploy: cannot record the deploy in %s: %s", path, strerror(-ret));
 	else
 		bci_say("deploy: recorded in %s", path + strlen(ex->root));
-	free(text);
+}
+
+/*
+ * runs/<deploy_id>/: this boot's record (boot-NNNN/, as every boot has one;
+ * an attempt cut after the salvage was back adds its boot to the folder it
+ * left), test/out.txt the deploy's record, and test/result.txt last, done:
+ * a finished test program's run, which collect uploads. Its arrival is what
+ * tells the master the deploy is over. 0, or -errno after a bci_error().
+ */
+static int record_run(struct bci_executor *ex, const struct bci_deploy_plan *plan,
+		      const char *text, long duration_ms)
+{
+	char test_dir[PATH_MAX], path[PATH_MAX + 16], command[BCI_DEPLOY_PLAN_WORD_MAX + 96];
+	char result[1024];
+	struct bci_test_program_result record = {
+		.command = command, .state = BCI_TEST_PROGRAM_DONE, .has_exit = true,
+		.duration = (double)duration_ms / 1000,
+	};
+	int ret;
+
+	snprintf(command, sizeof(command), RECORD_COMMAND " %s sha256:%s", plan->known_good,
+		 plan->image_sha256);
+	if (snprintf(ex->run_dir, sizeof(ex->run_dir), "%s/runs/%s", ex->results_mount,
+		     plan->deploy_id) >= (int)sizeof(ex->run_dir) ||
+	    path_join(test_dir, ex->run_dir, BCI_RESULTS_TEST_DIR) < 0)
+		return -ENAMETOOLONG;
+	if ((ret = bci_mkdir_p(test_dir, 0755)) < 0) {
+		bci_error("deploy: cannot create %s: %s", test_dir, strerror(-ret));
+		return ret;
+	}
+	if ((ret = bci_boot_begin(ex)) < 0)
+		return ret;
+	snprintf(path, sizeof(path), "%s/out.txt", test_dir);
+	if ((ret = bci_write_file_atomic(path, text, strlen(text), 0644)) == 0) {
+		snprintf(path, sizeof(path), "%s/err.txt", test_dir);
+		ret = bci_write_file_atomic(path, "", 0, 0644);
+	}
+	if (ret == 0) {
+		snprintf(path, sizeof(path), "%s/" BCI_RESULTS_TEST_RESULT, test_dir);
+		bci_test_program_result_format(result, sizeof(result), &record);
+		ret = bci_write_file_atomic(path, result, strlen(result), 0644);
+	}
+	if (ret < 0) {
+		bci_error("deploy: cannot write the deploy's record %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	bci_say("deploy: its record is the run %s, for the master", plan->deploy_id);
+	return 0;
 }
 
 int bci_deploy_run(struct bci_executor *ex)
 {
 	struct bci_deploy_plan plan;
-	struct salvage salvage = { .held = false };
-	char disk[PATH_MAX], err[512], image_path[PATH_MAX], source[65];
+	struct bci_deploy_salvage salvage;
+	char disk[PATH_MAX], err[512], image_path[PATH_MAX], source[65], *text;
 	long start = bci_clock_ms(ex, CLOCK_BOOTTIME);
+	struct timespec now;
 	int image_fd, disk_fd, ret;
 
 	if ((ret = plan_load(ex, &plan)) < 0)
 		return ret;
-	bci_say("deploy: machine %s, known-good %s: %llu bytes, sha256 %s", plan.machine,
-		plan.known_good, (unsigned long long)plan.image_size, plan.image_sha256);
+	bci_say("deploy: machine %s, known-good %s: %llu bytes, sha256 %s (deploy %s)",
+		plan.machine, plan.known_good, (unsigned long long)plan.image_size,
+		plan.image_sha256, plan.deploy_id);
 	if ((image_fd = image_open(ex, &plan)) < 0)
 		return image_fd;
 	if ((ret = disk_pick(ex, &plan, disk)) < 0)
 		goto out_image;
-	bci_say("deploy: writing %s", disk + strlen(ex->root));
-	salvage_old(ex, disk, image_fd, &salvage);
+	bci_say("deploy: the disk is %s", disk + strlen(ex->root));
+	/* Nothing of the old disk is overwritten before its salvage is durable. */
+	if ((ret = bci_deploy_salvage_save(ex, &plan, disk, image_fd, &salvage)) < 0)
+		goto out_image;
 
 	/* O_EXCL: a block device some mount still holds is refused, never written under it. */
 	disk_fd = open(disk, O_RDWR | O_CLOEXEC | O_EXCL);
@@ -787,6 +478,7 @@ int bci_deploy_run(struct bci_executor *ex)
 			  strerror(-ret));
 		goto out_image;
 	}
+	bci_say("deploy: writing the image to %s", disk + strlen(ex->root));
 	ret = bci_deploy_write(image_fd, disk_fd, plan.image_size, err, sizeof(err));
 	if (ret < 0) {
 		bci_error("deploy: %s: %s", disk + strlen(ex->root), err);
@@ -814,17 +506,26 @@ int bci_deploy_run(struct bci_executor *ex)
 		goto out_disk;
 	close(disk_fd);
 	close(image_fd);
-	/* The image's RAM is the salvage's and the results' now. */
+	/* The image's RAM is the results' now. */
 	if (bci_path(ex->root, image_path, "%s", plan.image) == 0)
 		unlink(image_path);
 	if ((ret = entry_register(ex, &plan, disk)) < 0)
 		return ret;
 	if ((ret = bci_partition_mount_results(ex)) < 0)
 		return ret;
-	salvage_restore(ex, &salvage);
-	record_write(ex, &plan, disk, &salvage);
-	if (salvage.dir[0])
-		bci_remove_tree(salvage.dir);
+	if ((ret = bci_deploy_salvage_restore(ex, disk, &salvage)) < 0)
+		return ret;
+	bci_deploy_salvage_clear(ex, disk, &salvage);
+	if (ex->sys->clock(CLOCK_REALTIME, &now) < 0)
+		now = (struct timespec){ 0 };
+	text = record_text(ex, &plan, disk, &salvage, now.tv_sec);
+	if (!text)
+		return -ENOMEM;
+	record_write(ex, text, now.tv_sec);
+	ret = record_run(ex, &plan, text, bci_clock_ms(ex, CLOCK_BOOTTIME) - start);
+	free(text);
+	if (ret < 0)
+		return ret;
 	bci_say("deploy: done in %ld ms", bci_clock_ms(ex, CLOCK_BOOTTIME) - start);
 	return 0;
 

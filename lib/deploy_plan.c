@@ -19,6 +19,7 @@ enum plan_key {
 	KEY_IMAGE,
 	KEY_IMAGE_SIZE,
 	KEY_IMAGE_SHA256,
+	KEY_DEPLOY_ID,
 	KEY_DISK,
 	KEY_ESP_PARTITION,
 	KEY_LOADER,
@@ -26,12 +27,12 @@ enum plan_key {
 };
 
 static const char *const key_names[KEY_COUNT] = {
-	"machine", "known_good", "image", "image_size", "image_sha256",
+	"machine", "known_good", "image", "image_size", "image_sha256", "deploy_id",
 	"disk", "esp_partition", "loader",
 };
 
 /* Keys the executor cannot do without; the others have defaults. */
-#define REQUIRED_KEYS 5
+#define REQUIRED_KEYS 6
 
 struct parse_state {
 	const char *name;
@@ -79,9 +80,12 @@ static int key_set(struct parse_state *st, enum plan_key key, const char *value,
 	switch (key) {
 	case KEY_MACHINE:
 	case KEY_KNOWN_GOOD:
+	case KEY_DEPLOY_ID:
 		if (bci_executor_name_check(value, why, why_size) < 0)
 			return -EINVAL;
-		snprintf(key == KEY_MACHINE ? plan->machine : plan->known_good,
+		snprintf(key == KEY_MACHINE	   ? plan->machine
+			 : key == KEY_KNOWN_GOOD ? plan->known_good
+						 : plan->deploy_id,
 			 BCI_DEPLOY_PLAN_WORD_MAX + 1, "%s", value);
 		return 0;
 	case KEY_IMAGE:
@@ -199,10 +203,11 @@ int bci_deploy_plan_format(const struct bci_deploy_plan *plan, char **text, char
 		snprintf(loader, sizeof(loader), "loader=%s\n", plan->loader);
 	if (asprintf(text,
 		     "# bootci deploy plan, written by the master for the executor's deploy mode\n"
-		     "machine=%s\nknown_good=%s\nimage=%s\nimage_size=%llu\nimage_sha256=%s\n%s%s%s",
+		     "machine=%s\nknown_good=%s\nimage=%s\nimage_size=%llu\nimage_sha256=%s\n"
+		     "deploy_id=%s\n%s%s%s",
 		     plan->machine, plan->known_good, plan->image,
-		     (unsigned long long)plan->image_size, plan->image_sha256, disk, esp,
-		     loader) < 0) {
+		     (unsigned long long)plan->image_size, plan->image_sha256, plan->deploy_id, disk,
+		     esp, loader) < 0) {
 		*text = NULL;
 		return -ENOMEM;
 	}

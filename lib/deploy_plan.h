@@ -12,6 +12,11 @@
  *   image_size     its size in bytes (1 to BCI_DEPLOY_PLAN_SIZE_MAX)
  *   image_sha256   its SHA-256, 64 lowercase hex digits: the disk must read
  *                  back as exactly these bytes
+ *   deploy_id      this deploy's id (a name), the same for every attempt until
+ *                  it is over: the salvage area (salvage.h) names it, so an
+ *                  attempt restarted after a power cut knows the salvage as its
+ *                  own; and the deploy's record is the run runs/<deploy_id>/,
+ *                  whose upload tells the master the deploy is over
  *   disk           optional: the whole disk to write (/dev/NAME, one name);
  *                  absent, the executor picks the disk itself
  *   esp_partition  optional: the ESP's partition number in the image (1-128,
@@ -38,6 +43,7 @@ struct bci_deploy_plan {
 	char image[BCI_DEPLOY_PLAN_PATH_MAX];
 	uint64_t image_size;
 	char image_sha256[65];
+	char deploy_id[BCI_DEPLOY_PLAN_WORD_MAX + 1];
 	char disk[BCI_DEPLOY_PLAN_PATH_MAX];	/* "" when the plan names none */
 	unsigned esp_partition;
 	char loader[BCI_DEPLOY_PLAN_PATH_MAX];

@@ -384,6 +384,28 @@ const char *bci_test_program_result_name(const struct bci_test_program_result *r
 	return result->has_exit && result->exit_status == 0 && !result->signal ? "pass" : "fail";
 }
 
+int bci_test_program_result_format(char *buf, size_t size,
+				   const struct bci_test_program_result *result)
+{
+	static const char *const states[] = {
+		[BCI_TEST_PROGRAM_RUNNING] = "running",
+		[BCI_TEST_PROGRAM_DONE] = "done",
+		[BCI_TEST_PROGRAM_UNKILLABLE] = "unkillable",
+	};
+	char exit_line[32] = "", signal_line[64] = "", duration[40] = "";
+
+	if (result->has_exit)
+		snprintf(exit_line, sizeof(exit_line), "exit-status %d\n", result->exit_status);
+	if (result->signal > 0)
+		snprintf(signal_line, sizeof(signal_line), "signal %d %s\n", result->signal,
+			 strsignal(result->signal));
+	if (result->duration >= 0)
+		snprintf(duration, sizeof(duration), "duration %.3f\n", result->duration);
+	return snprintf(buf, size, "command %s\nstate %s\n%s%s%s%s", result->command,
+			states[result->state], exit_line, signal_line,
+			result->timed_out ? "timeout yes\n" : "", duration);
+}
+
 /* ---- suspend-cycles.txt ---- */
 
 static void format_seconds(char *buf, size_t size, double seconds)

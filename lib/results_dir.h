@@ -269,6 +269,13 @@ int bci_test_program_result_parse(char *text, struct bci_test_program_result *re
 /* Its piglit result: pass (exit 0), fail, timeout or incomplete (also when its output is cut,
  * when the boot died while it ran, and when it was capped). */
 const char *bci_test_program_result_name(const struct bci_test_program_result *result);
+/*
+ * @result as result.txt's text into @buf, every line the parser reads but
+ * `incomplete` (only the executor's own test program has one): its length,
+ * as snprintf. The deploy's record (executor/deploy.c) is written with it.
+ */
+int bci_test_program_result_format(char *buf, size_t size,
+				   const struct bci_test_program_result *result);
 
 /* ---- suspend-cycles.txt ---- */
 

@@ -274,6 +274,9 @@ int bci_collect_run_mark_refused(const char *run_dir, const char *why, const cha
 			*c = ' ';
 	len = snprintf(text, sizeof(text), "sha256 %s\nmaster_sha256 %s\ntime %lld\nreason %s\n",
 		       sha256, master_sha256, now, reason);
+	return bci_write_file_atomic(path, text, (size_t)len, 0644);
+}
+
 int bci_collect_run_mark_ended(const char *run_dir, int boots, const char *note)
 {
 	char path[PATH_MAX], text[1024];

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # A re-deploy through a real `serve` on 127.0.0.1: a person marks a machine's
 # disk damaged with `schedule redeploy`, its next boot request gets the deploy
-# job instead of its queued test job, the deploy initrd unpacks to the plan and
-# the newest known-good disk.img whose digest the plan names, and the boot
-# request after the deploy clears the mark (deploy.h).
+# job instead of its queued test job, the deploy initrd unpacks to the plan
+# (naming the deploy's id) and the newest known-good disk.img whose digest the
+# plan names. A boot request before the deploy's record came in is a deploy
+# that did not finish (a power cut): the same deploy job again, the same
+# deploy id. Once the machine uploaded the record (the run named after the
+# deploy id, with its token), the next boot request clears the mark (deploy.h).
 # shellcheck source=tests/aggregator/serve-lib.sh
 set -uo pipefail
 . "$SRC/tests/aggregator/serve-lib.sh"
@@ -12,6 +15,7 @@ data=$work/data
 image=$work/image
 mkdir -p "$data" "$image"
 : >"$work/tokens"
+add_machine solo token-of-solo
 printf '[machine solo]\nmac = 52:54:00:00:00:01\n' >"$data/machines.conf"
 
 head -c 4096 /dev/urandom >"$image/vmlinuz"
@@ -89,14 +93,40 @@ else
 	diag <"$work/unpacked/etc/bootci/deploy.plan"
 fi
 
+deploy_id=$(sed -n 's/^deploy_id=//p' "$work/unpacked/etc/bootci/deploy.plan")
+if [[ $deploy_id =~ ^deploy-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}$ ]] &&
+	grep -qx "deploy_id $deploy_id" "$data/schedule/deploying/solo"; then
+	ok "the plan names the deploy's id ($deploy_id), the deploying mark too"
+else
+	not_ok "deploy id '$deploy_id'"
+	diag <"$data/schedule/deploying/solo"
+fi
+
+# The machine asks again with no record of the deploy in: a power cut during the write, say.
 script=$(boot 52:54:00:00:00:01)
-if grep -q "^# bootci: solo runs b1-fast " <<<"$script" &&
-	grep -q "solo: back after its re-deploy (2026.12.2 (was: asked for by a person))" "$work/server.log" &&
+if [ "$script" = "$expected" ] && grep -qx "deploy_id $deploy_id" "$data/schedule/deploying/solo" &&
+	grep -q "solo: its re-deploy $deploy_id did not finish (no record came in): handed out again, try 2 of 3" "$work/server.log"; then
+	ok "a boot request before the deploy's record came in: the same deploy job, the same deploy id"
+else
+	not_ok "deploy not finished"
+	diag <<<"$script"
+fi
+
+# The deploy's last step writes its record as a run named after it; collect uploads it.
+mkdir -p "$work/record/test"
+printf 'command deploy 2026.12.2 sha256:%s\nstate done\nexit-status 0\nduration 25.000\n' "$sha" \
+	>"$work/record/test/result.txt"
+printf 'machine=solo\ndeploy_id=%s\nsalvaged=2\n' "$deploy_id" >"$work/record/test/out.txt"
+python3 "$tool" archive good "$work/record.tar.zst" --machine solo --run "$deploy_id" --dir "$work/record" >/dev/null
+answer=$(python3 "$tool" put "$(run_url solo "$deploy_id")" "$work/record.tar.zst" --token token-of-solo)
+script=$(boot 52:54:00:00:00:01)
+if [ "${answer%% *}" = 201 ] && grep -q "^# bootci: solo runs b1-fast " <<<"$script" &&
+	grep -q "solo: back after its re-deploy (2026.12.2 (was: asked for by a person)): its record $deploy_id came in" "$work/server.log" &&
 	[ ! -e "$data/schedule/deploying/solo" ] && [ ! -e "$data/schedule/damaged/solo" ] &&
 	curl -sf "$base/api/v1/schedule/machines" | python3 -c 'import json,sys; assert json.load(sys.stdin)["machines"][0]["disk"] == "ok"'; then
-	ok "the boot request after the deploy clears the mark: the queued job is next"
+	ok "the machine uploaded the deploy's record: the next boot request clears the mark, the queued job is next"
 else
-	not_ok "clearing"
+	not_ok "clearing ($answer)"
 	diag <<<"$script"
 fi
 stop_server

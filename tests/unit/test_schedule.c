@@ -734,6 +734,21 @@ static char *deploy_initrd_join(const struct bci_deploy_initrd *d, size_t *len)
 	return all;
 }
 
+/* The deploy id the deploying mark of @machine names (deploy.h), into @id. */
+static void deploy_id_of(struct fixture *f, const char *machine, char *id, size_t size)
+{
+	char path[PATH_MAX + 64], *text = NULL, *line;
+
+	snprintf(path, sizeof(path), "%s/schedule/deploying/%s", f->dir, machine);
+	assert_int_equal(bci_read_file(path, &text, NULL, 4096), 0);
+	line = strstr(text, "\ndeploy_id ");
+	assert_non_null(line);
+	line += 11;
+	snprintf(id, size, "%.*s", (int)strcspn(line, "\n"), line);
+	free(text);
+	assert_true(strncmp(id, "deploy-", 7) == 0);
+}
+
 static size_t count_in(const char *data, size_t len, const char *part)
 {
 	size_t n = 0, part_len = strlen(part);
@@ -750,7 +765,7 @@ static void test_redeploy_by_command(void **state)
 {
 	struct fixture *f = *state;
 	static const char disk[] = "GPT, ESP and results partition, in a few bytes";
-	char note[512], *script, *initrd;
+	char note[512], *script, *initrd, id[160], again[160], plan_id[200];
 	struct bci_deploy_initrd deploy;
 	size_t len;
 
@@ -786,6 +801,7 @@ static void test_redeploy_by_command(void **state)
 	free(script);
 	assert_int_equal(deploy_state(f, "solo", note, sizeof(note)), BCI_DEPLOY_DEPLOYING);
 	assert_string_equal(note, "kg-2 (was: asked for by a test)");
+	deploy_id_of(f, "solo", id, sizeof(id));
 
 	/* Its initrd: the plan naming the image and its digest, then the image itself. */
 	assert_int_equal(bci_schedule_deploy_initrd(&f->s, "solo", "kg-2", &deploy, f->err,
@@ -801,6 +817,9 @@ static void test_redeploy_by_command(void **state)
 				   "image=/etc/bootci/known-good/disk.img\nimage_size=46\n"
 				   "image_sha256=";
 	assert_non_null(memmem(initrd, len, plan, strlen(plan)));
+	/* The deploy's id: the salvage area's owner, and the run of its record. */
+	snprintf(plan_id, sizeof(plan_id), "\ndeploy_id=%s\n", id);
+	assert_non_null(memmem(initrd, len, plan_id, strlen(plan_id)));
 	assert_non_null(memmem(initrd, len, disk, strlen(disk)));
 	assert_int_equal(count_in(initrd, len, "TRAILER!!!"), 2);
 	/* Streamed or made in memory, the image's archive is the same bytes. */
@@ -821,13 +840,76 @@ static void test_redeploy_by_command(void **state)
 	assert_int_equal(bci_schedule_deploy_initrd(&f->s, "grp-a", "kg-2", &deploy, f->err,
 						    sizeof(f->err)), -ENOENT);
 
-	/* The deploy job rebooted the machine: cleared, its queued job next. */
+	/*
+	 * It asks again and the deploy's record has not come in: the deploy did not
+	 * finish (a power cut during the write, say). The same deploy job, the same
+	 * deploy id: the attempt finds the salvage the cut one left on the disk.
+	 */
+	known_good_disk(f, "kg-3", "a newer image, published meanwhile");
+	upload(f, "solo", "deploy-20200101T000000Z-00000000", NULL, 0);
 	script = boot(f, "52:54:00:00:00:01", T0 + 2);
+	expect_in(script, "# bootci: solo is re-deployed with known-good image kg-2\n");
+	expect_in(script, " bootci.mode=deploy bootci.deploy=/etc/bootci/deploy.plan\n");
+	free(script);
+	assert_int_equal(deploy_state(f, "solo", note, sizeof(note)), BCI_DEPLOY_DEPLOYING);
+	assert_string_equal(note, "kg-2 (was: asked for by a test)");
+	deploy_id_of(f, "solo", again, sizeof(again));
+	assert_string_equal(again, id);
+	fflush(f->s.log);
+	expect_in(f->log_text, "did not finish (no record came in): handed out again, try 2 of 3");
+
+	/* Its record came in (collect uploads the run the deploy's last step wrote): cleared,
+	 * its queued job next. */
+	upload(f, "solo", id, "bootci@program@deploy", 1);
+	script = boot(f, "52:54:00:00:00:01", T0 + 3);
 	expect_in(script, "bootci.run_id=b1-fast ");
 	free(script);
 	assert_int_equal(deploy_state(f, "solo", note, sizeof(note)), BCI_DEPLOY_NONE);
 	fflush(f->s.log);
-	expect_in(f->log_text, "solo: back after its re-deploy (kg-2 (was: asked for by a test))");
+	expect_in(f->log_text, "solo: back after its re-deploy (kg-2 (was: asked for by a test)):"
+			       " its record ");
+}
+
+static const char *machine_state(struct fixture *f, const char *machine);
+
+/*
+ * A deploy that never reports back is not started for ever: after
+ * BCI_DEPLOY_TRIES deploy jobs the machine is taken out, saying why; put
+ * back by a person, it gets as many tries again, with the same deploy id.
+ */
+static void test_redeploy_gives_up(void **state)
+{
+	struct fixture *f = *state;
+	char note[512], *script, id[160], again[160];
+
+	build_add(f, "b1", "drm-tip", "igt@core@a\n", "igt@x@1\n");
+	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 3);
+	known_good_disk(f, "kg-1", "image");
+	assert_int_equal(bci_schedule_redeploy(&f->s, "solo", "a test", f->err, sizeof(f->err)), 1);
+	for (int i = 0; i < BCI_DEPLOY_TRIES; i++) {
+		script = boot(f, "52:54:00:00:00:01", T0 + i);
+		expect_in(script, " bootci.mode=deploy ");
+		free(script);
+	}
+	deploy_id_of(f, "solo", id, sizeof(id));
+	script = boot(f, "52:54:00:00:00:01", T0 + 10);
+	expect_in(script, "# bootci: solo is out of the schedule: its re-deploy never finished\nexit\n");
+	free(script);
+	expect_in(machine_state(f, "solo"), "out 0 re-deploy deploy-");
+	expect_in(machine_state(f, "solo"), " handed out 3 times, its record never came in");
+	script = boot(f, "52:54:00:00:00:01", T0 + 11);
+	expect_in(script, "out of the schedule");
+	free(script);
+	assert_int_equal(deploy_state(f, "solo", note, sizeof(note)), BCI_DEPLOY_DEPLOYING);
+
+	assert_int_equal(bci_schedule_return(&f->s, "solo", T0 + 12, f->err, sizeof(f->err)), 1);
+	script = boot(f, "52:54:00:00:00:01", T0 + 13);
+	expect_in(script, " bootci.mode=deploy ");
+	free(script);
+	deploy_id_of(f, "solo", again, sizeof(again));
+	assert_string_equal(again, id);
+	fflush(f->s.log);
+	expect_in(f->log_text, "handed out again, try 1 of 3");
 }
 
 /*
@@ -1172,6 +1254,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tags_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_ingested, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redeploy_by_command, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_redeploy_gives_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redeploy_after_boots_without_upload, setup,
 						teardown),
 	};

@@ -16,10 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MARK_NOTE_MAX 512
+/* The deploying mark: its note line and three short lines. */
+#define MARK_TEXT_MAX 2048
 
 static int mark_path(struct bci_schedule *s, const char *which, const char *machine, char *path,
 		     size_t size)
@@ -90,6 +94,98 @@ static int mark_remove(struct bci_schedule *s, const char *which, const char *ma
 	/* Not durable only means a crash may repeat one deploy. */
 	(void)bci_fsync_parent(path);
 	return 0;
+}
+
+/* The deploying mark (deploy.h), read and written whole. */
+struct deploying {
+	char note[MARK_NOTE_MAX];	/* its first line: "<version> (was: <reason>)" */
+	char version[BCI_MANIFEST_WORD_MAX + 1];
+	char deploy_id[BCI_DEPLOY_PLAN_WORD_MAX + 1];	/* "" in a mark of an older master */
+	int handed, given_up;
+};
+
+/* 1 with @d filled, 0 when there is no deploying mark, -errno (@err). */
+static int deploying_read(struct bci_schedule *s, const char *machine, struct deploying *d,
+			  char *err, size_t err_size)
+{
+	char path[4096], *text = NULL, *line, *next;
+	size_t len;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	if ((ret = mark_path(s, "deploying", machine, path, sizeof(path))) < 0) {
+		bci_message(err, err_size, "machine name '%s' cannot name a mark file", machine);
+		return ret;
+	}
+	ret = bci_read_file(path, &text, &len, MARK_TEXT_MAX);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0) {
+		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	for (line = text; line && *line; line = next) {
+		char *value;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (line == text) {
+			snprintf(d->note, sizeof(d->note), "%s", line);
+			snprintf(d->version, sizeof(d->version), "%.*s",
+				 (int)strcspn(line, " "), line);
+			continue;
+		}
+		value = strchr(line, ' ');
+		if (!value)
+			continue;
+		*value++ = '\0';
+		if (!strcmp(line, "deploy_id") && bci_name_run_id_ok(value) &&
+		    strlen(value) < sizeof(d->deploy_id))
+			snprintf(d->deploy_id, sizeof(d->deploy_id), "%s", value);
+		else if (!strcmp(line, "handed"))
+			d->handed = atoi(value);
+		else if (!strcmp(line, "given_up"))
+			d->given_up = atoi(value);
+	}
+	free(text);
+	return 1;
+}
+
+static int deploying_write(struct bci_schedule *s, const char *machine, const struct deploying *d,
+			   char *err, size_t err_size)
+{
+	char text[MARK_TEXT_MAX];
+
+	snprintf(text, sizeof(text), "%s\ndeploy_id %s\nhanded %d\ngiven_up %d\n", d->note,
+		 d->deploy_id, d->handed, d->given_up);
+	return mark_write(s, "deploying", machine, text, err, err_size);
+}
+
+/*
+ * A new deploy id: the UTC time and 32 random bits, none the machine's
+ * runs already have (its record is a run of that name). 0 or -errno.
+ */
+static int deploy_id_new(struct bci_schedule *s, const char *machine, char *id, size_t size,
+			 char *err, size_t err_size)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		time_t now = time(NULL);
+		uint32_t bits = 0;
+		struct tm tm;
+		int ret;
+
+		if (getrandom(&bits, sizeof(bits), 0) != (ssize_t)sizeof(bits))
+			bits = (uint32_t)now ^ ((uint32_t)getpid() << 16) ^ (uint32_t)tries;
+		gmtime_r(&now, &tm);
+		snprintf(id, size, "deploy-%04d%02d%02dT%02d%02d%02dZ-%08x", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, bits);
+		ret = bci_schedule_run_uploaded(s, machine, id, err, err_size);
+		if (ret <= 0)
+			return ret;
+	}
+	bci_message(err, err_size, "%s: no deploy id that is not a run of it already", machine);
+	return -EEXIST;
 }
 
 int bci_schedule_deploy_state(struct bci_schedule *s, const char *machine, char *note,
@@ -171,49 +267,106 @@ static int image_find(struct bci_schedule *s, const char *version, struct bci_sc
 	return 0;
 }
 
+/*
+ * BCI_DEPLOY_TRIES deploy jobs without the record coming in: the machine
+ * taken out of the schedule (what the master gives up on, a person looks at),
+ * `exit` in *@script. Returned, it gets as many tries again. 1 or -errno.
+ */
+static int deploy_give_up(struct bci_schedule *s, const char *machine, struct deploying *d,
+			  char **script, char *err, size_t err_size)
+{
+	struct bci_schedule_state state = { .state = "ready" };
+	char note[256];
+	int ret;
+
+	d->given_up = d->handed;
+	if ((ret = deploying_write(s, machine, d, err, err_size)) < 0 ||
+	    (ret = bci_schedule_state_read(s, machine, &state, err, err_size)) < 0)
+		return ret;
+	snprintf(note, sizeof(note), "re-deploy %s handed out %d times, its record never came in:"
+		 " taken out of the schedule (its console says why)", d->deploy_id, BCI_DEPLOY_TRIES);
+	struct bci_store_machine_state put = {
+		.machine = machine, .state = "out", .last_seen = state.last_seen,
+		.power_cycles = state.power_cycles, .last_cycle = state.last_cycle, .note = note,
+	};
+	if ((ret = bci_store_machine_state_put(s->store, &put, err, err_size)) < 0)
+		return ret;
+	bci_schedule_say(s, "boot: %s: %s", machine, note);
+	if (asprintf(script, "#!ipxe\n# bootci: %s is out of the schedule: its re-deploy never"
+		     " finished\nexit\n", machine) < 0)
+		return -ENOMEM;
+	return 1;
+}
+
 int bci_schedule_deploy_boot(struct bci_schedule *s, const char *machine, const char *base_url,
 			     char **script, char *err, size_t err_size)
 {
-	char note[MARK_NOTE_MAX], version[BCI_MANIFEST_WORD_MAX + 1] = "";
-	char build[BCI_MANIFEST_WORD_MAX + 1] = "", cmdline[2048], text[MARK_NOTE_MAX + 128];
+	char note[MARK_NOTE_MAX], build[BCI_MANIFEST_WORD_MAX + 1] = "", cmdline[2048];
 	struct bci_schedule_file image;
+	struct deploying d;
 	int state, ret;
 
 	state = bci_schedule_deploy_state(s, machine, note, sizeof(note), err, err_size);
 	if (state <= BCI_DEPLOY_NONE)
 		return state;
 	if (state == BCI_DEPLOY_DEPLOYING) {
-		/* It asks again: the deploy job is over and rebooted the machine. */
-		if ((ret = mark_remove(s, "deploying", machine, err, err_size)) < 0)
+		if ((ret = deploying_read(s, machine, &d, err, err_size)) < 0)
 			return ret;
-		bci_schedule_say(s, "boot: %s: back after its re-deploy (%s): scheduled again",
-				 machine, note);
-		return 0;
+		/* Over only once the machine said so: the deploy's record, uploaded. */
+		if (d.deploy_id[0]) {
+			ret = bci_schedule_run_uploaded(s, machine, d.deploy_id, err, err_size);
+			if (ret < 0)
+				return ret;
+			if (ret) {
+				if ((ret = mark_remove(s, "deploying", machine, err, err_size)) < 0)
+					return ret;
+				bci_schedule_say(s, "boot: %s: back after its re-deploy (%s): its record"
+						 " %s came in: scheduled again", machine, d.note,
+						 d.deploy_id);
+				return 0;
+			}
+		}
+		if (d.handed - d.given_up >= BCI_DEPLOY_TRIES)
+			return deploy_give_up(s, machine, &d, script, err, err_size);
+	} else {
+		memset(&d, 0, sizeof(d));
+		if ((ret = bci_store_known_good_latest(s->store, version_copy, d.version, err,
+						       err_size)) < 0)
+			return ret;
+		snprintf(d.note, sizeof(d.note), "%s (was: %.300s)", d.version, note);
 	}
-	if ((ret = bci_store_known_good_latest(s->store, version_copy, version, err, err_size)) < 0)
-		return ret;
 	if ((ret = bci_store_machine_jobs_each(s->store, machine, build_copy, build, err,
 					       err_size)) < 0)
 		return ret;
-	if (!version[0] || !build[0]) {
+	if (!d.version[0] || !build[0]) {
 		/* Nothing to deploy with yet: the firmware tries its disk; the mark stays. */
 		bci_schedule_say(s, "boot: %s: disk damaged but %s: exit", machine,
-				 !version[0] ? "no known-good image is published"
-					     : "it never ran a build whose kernel could deploy");
+				 !d.version[0] ? "no known-good image is published"
+					       : "it never ran a build whose kernel could deploy");
 		if (asprintf(script, "#!ipxe\n# bootci: %s needs a re-deploy it cannot get yet\nexit\n",
 			     machine) < 0)
 			return -ENOMEM;
 		return 1;
 	}
-	if ((ret = image_find(s, version, &image, err, err_size)) < 0)
+	if ((ret = image_find(s, d.version, &image, err, err_size)) < 0)
+		return ret;
+	/* One id for every attempt: a restarted one finds the salvage the cut one left. */
+	if (!d.deploy_id[0] &&
+	    (ret = deploy_id_new(s, machine, d.deploy_id, sizeof(d.deploy_id), err, err_size)) < 0)
 		return ret;
 	bci_schedule_build_cmdline(s, build, cmdline, sizeof(cmdline));
-	snprintf(text, sizeof(text), "%s (was: %.300s)\n", version, note);
-	if ((ret = mark_write(s, "deploying", machine, text, err, err_size)) < 0 ||
+	d.handed++;
+	if ((ret = deploying_write(s, machine, &d, err, err_size)) < 0 ||
 	    (ret = mark_remove(s, "damaged", machine, err, err_size)) < 0)
 		return ret;
-	bci_schedule_say(s, "boot: %s: re-deployed with known-good %s (%llu bytes) by build %s's"
-			 " kernel", machine, version, (unsigned long long)image.size, build);
+	if (state == BCI_DEPLOY_DAMAGED)
+		bci_schedule_say(s, "boot: %s: re-deployed with known-good %s (%llu bytes) by build"
+				 " %s's kernel (deploy %s)", machine, d.version,
+				 (unsigned long long)image.size, build, d.deploy_id);
+	else
+		bci_schedule_say(s, "boot: %s: its re-deploy %s did not finish (no record came in):"
+				 " handed out again, try %d of %d", machine, d.deploy_id,
+				 d.handed - d.given_up, BCI_DEPLOY_TRIES);
 	/* The deploy archive first, as a job's: the kernel stops unpacking after a zstd one. */
 	if (asprintf(script,
 		     "#!ipxe\n"
@@ -223,8 +376,8 @@ int bci_schedule_deploy_boot(struct bci_schedule *s, const char *machine, const 
 		     "initrd --name deploy.img %s/api/v1/machines/%s/deploy/%s/initrd\n"
 		     "initrd --name initrd.img %s/api/v1/builds/%s/files/initrd.img\n"
 		     "boot\n",
-		     machine, version, base_url, build, cmdline[0] ? " " : "", cmdline,
-		     BCI_DEPLOY_PLAN_PATH, base_url, machine, version, base_url, build) < 0)
+		     machine, d.version, base_url, build, cmdline[0] ? " " : "", cmdline,
+		     BCI_DEPLOY_PLAN_PATH, base_url, machine, d.version, base_url, build) < 0)
 		return -ENOMEM;
 	return 1;
 }
@@ -241,19 +394,19 @@ void bci_deploy_initrd_clear(struct bci_deploy_initrd *initrd)
 int bci_schedule_deploy_initrd(struct bci_schedule *s, const char *machine, const char *version,
 			       struct bci_deploy_initrd *out, char *err, size_t err_size)
 {
-	char note[MARK_NOTE_MAX], path[4096], *text = NULL, *plan_archive = NULL, *head = NULL;
-	size_t plan_len = 0, head_len = 0, want = strlen(version);
+	char path[4096], *text = NULL, *plan_archive = NULL, *head = NULL;
 	struct bci_deploy_plan plan = { .esp_partition = 1 };
+	size_t plan_len = 0, head_len = 0;
 	struct bci_schedule_file image;
+	struct deploying d;
 	struct stat st;
 	int ret;
 
 	*out = (struct bci_deploy_initrd){ .fd = -1 };
-	ret = bci_schedule_deploy_state(s, machine, note, sizeof(note), err, err_size);
+	ret = deploying_read(s, machine, &d, err, err_size);
 	if (ret < 0)
 		return ret;
-	if (ret != BCI_DEPLOY_DEPLOYING || strncmp(note, version, want) ||
-	    (note[want] && note[want] != ' ')) {
+	if (ret == 0 || strcmp(d.version, version) || !d.deploy_id[0]) {
 		bci_message(err, err_size, "machine %s is not being re-deployed with known-good %s",
 			    machine, version);
 		return -ENOENT;
@@ -283,6 +436,7 @@ int bci_schedule_deploy_initrd(struct bci_schedule *s, const char *machine, cons
 	snprintf(plan.image, sizeof(plan.image), "/%s", BCI_DEPLOY_IMAGE_PATH);
 	plan.image_size = image.size;
 	snprintf(plan.image_sha256, sizeof(plan.image_sha256), "%s", image.sha256);
+	snprintf(plan.deploy_id, sizeof(plan.deploy_id), "%s", d.deploy_id);
 	snprintf(plan.loader, sizeof(plan.loader), "%s", BCI_DEPLOY_PLAN_LOADER);
 	if ((ret = bci_deploy_plan_format(&plan, &text, err, err_size)) < 0)
 		goto fail;

@@ -16,8 +16,24 @@
  * line, and a deploy initrd (two newc archives back to back) holding the
  * plan at BCI_DEPLOY_PLAN_PATH and the newest known-good version's disk.img
  * at BCI_DEPLOY_IMAGE_PATH. The mark then becomes DATA/schedule/deploying/
- * <machine>; the machine's next boot request (the deploy job reboots) clears
- * it and the machine is scheduled as before.
+ * <machine>, which names the deploy (its deploy_id, in the plan too):
+ *
+ *   <version> (was: <reason>)      what is written, and why (the note shown)
+ *   deploy_id deploy-<UTC time>-<8 hex digits>
+ *   handed N                        deploy jobs handed out so far
+ *   given_up N                      `handed` when the master last gave up
+ *
+ * The deploy is over when the machine says so: its last step writes the run
+ * <deploy_id> (the deploy's record) on the new results partition, and the
+ * known-good image's collect uploads it with the machine's identity the
+ * deploy put back. A boot request while the mark names a deploy whose run
+ * has not come in is a deploy that did not finish (a power cut, a reset, a
+ * failed step): the same deploy job again, the same version and deploy_id,
+ * so that the attempt finds the salvage the cut one left on the disk
+ * (executor/deploy_salvage.c). After BCI_DEPLOY_TRIES of them in a row the
+ * master gives up: the machine is taken out of the schedule, saying so
+ * (`schedule return` puts it back for as many tries again). The boot request
+ * once the run came in clears the mark, and the machine is scheduled as before.
  */
 #ifndef BCI_SCHEDULE_DEPLOY_H
 #define BCI_SCHEDULE_DEPLOY_H
@@ -30,6 +46,8 @@
 #define BCI_DEPLOY_IMAGE_PATH "etc/bootci/known-good/disk.img"
 /* The known-good file the deploy job writes to the disk. */
 #define BCI_DEPLOY_IMAGE_FILE "disk.img"
+/* Deploy jobs handed out without the deploy's record coming in, before the master gives up. */
+#define BCI_DEPLOY_TRIES 3
 /* The deploy initrd carries the image in RAM: a bigger one is refused. */
 #define BCI_DEPLOY_IMAGE_MAX (1024UL * 1024 * 1024)
 
@@ -52,9 +70,12 @@ int bci_schedule_deploy_state(struct bci_schedule *s, const char *machine, char 
 			      size_t note_size, char *err, size_t err_size);
 
 /*
- * The boot request of a marked @machine at @now: damaged, the deploy
- * job's iPXE script in *@script and 1; deploying, the mark is cleared and 0
- * (the caller answers as for any machine); not marked, 0. -errno (@err).
+ * The boot request of a marked @machine: damaged, or deploying and its
+ * deploy's record (the run <deploy_id>) not in, the deploy job's iPXE script
+ * in *@script and 1 (after BCI_DEPLOY_TRIES deploys that did not finish, the
+ * machine is taken out and the script is `exit`); deploying and its record
+ * in, the mark is cleared and 0 (the caller answers as for any machine); not
+ * marked, 0. -errno (@err).
  */
 int bci_schedule_deploy_boot(struct bci_schedule *s, const char *machine, const char *base_url,
 			     char **script, char *err, size_t err_size);
