@@ -105,5 +105,5 @@ quick_pass() {
 check "the results: every quick job passes, before the damage's end and after the panic" quick_pass
 check "the results: the panic is crash" result_is "$m" igt@igt_kernel@panic crash
 check "the results: the panic's record carries its dump" grep -q 'sysrq triggered crash' "$m/results.json"
-check "two boots" test "$(ls -d "$m/results/runs/$run"/boot-* | wc -l)" = 2
+check "two boots" test "$(find "$m/results/runs/$run" -maxdepth 1 -name 'boot-*' | wc -l)" = 2
 done_testing
