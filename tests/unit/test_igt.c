@@ -928,6 +928,55 @@ static void one_barrier_between_a_job_and_the_next(void **state)
 	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), want));
 }
 
+/*
+ * One line a barrier: whether job 0's out.txt had igt_basic@warn-stderr's result and its err.txt
+ * the warning the test wrote to stderr before that result. At the first barrier after the
+ * subtest's start, it waits (30 s at most) until the test has exited, without reaping it: the
+ * warning, the result and the rest are then all waiting in the pipes at once, as they are
+ * whenever the executor is busy while the test writes.
+ */
+static int stderr_barrier(int fd, bool whole_fs)
+{
+	static const char warning[] = "Something looks odd, but the test passes.";
+	size_t used = strlen(barrier_log);
+
+	if (!strstr(barrier_log, "waited") && holds("0/out.txt", "Starting subtest: warn-stderr")) {
+		siginfo_t info = { 0 };
+		long begin = monotonic_ms(), deadline = begin + 30000;
+		int ret = 0;
+
+		while (monotonic_ms() < deadline &&
+		       (ret = waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT)) == 0 && !info.si_pid)
+			usleep(10000);
+		used += (size_t)snprintf(barrier_log + used, sizeof(barrier_log) - used,
+					 "waited exited=%d (%d %s, %ld ms)\n", info.si_pid != 0, ret,
+					 ret ? strerror(errno) : "", monotonic_ms() - begin);
+	}
+	snprintf(barrier_log + used, sizeof(barrier_log) - used, "result=%d warning=%d\n",
+		 holds("0/out.txt", "Subtest warn-stderr: SUCCESS"), holds("0/err.txt", warning));
+	return bci_sys_barrier(fd, whole_fs);
+}
+
+/*
+ * What a test wrote to stderr before a protocol line of its stdout is in err.txt when that
+ * line's barrier is made, however the two pipes were read: a cut right after it keeps the
+ * warning with the result it came before.
+ */
+static void stderr_before_a_result_is_durable_with_it(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_sys sys;
+
+	start(f, "igt@igt_basic@warn-stderr\n", "");
+	record_barriers(f, &sys, stderr_barrier);
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	if (!strstr(barrier_log, "waited exited=1 ") || !strstr(barrier_log, "result=1") ||
+	    strstr(barrier_log, "result=1 warning=0"))
+		fail_msg("barriers: %s", barrier_log);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@warn-stderr"), "warn");
+}
+
 /* One line a barrier: whether job 0's journal.txt has its exit, job 1's its suspend cycle. */
 static int suspend_barrier(int fd, bool whole_fs)
 {
@@ -1381,6 +1430,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lost_job_journal_exit_is_written_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(incomplete_job_gets_no_end_in_journal_txt, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_barrier_between_a_job_and_the_next, setup, teardown),
+		cmocka_unit_test_setup_teardown(stderr_before_a_result_is_durable_with_it, setup, teardown),
 		cmocka_unit_test_setup_teardown(an_end_whose_outputs_were_cut_gets_no_exit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(a_jobs_exit_is_durable_before_a_suspend_cycle, setup,
