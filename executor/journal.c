@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +25,15 @@
 static int apply_line(struct bci_journal *journal, const struct bci_run_journal_line *line)
 {
 	struct bci_job_state *state;
-	char **list;
+	unsigned long number;
+	char **list, *end;
 
 	switch (line->kind) {
 	case BCI_RUN_JOURNAL_BOOT:
-		journal->boots++;
+		/* Its number, when the lines of earlier boots were lost (a damaged start). */
+		number = strtoul(line->rest, &end, 10);
+		journal->boots = end != line->rest && number > journal->boots &&
+				 number <= UINT_MAX ? (unsigned)number : journal->boots + 1;
 		return 0;
 	case BCI_RUN_JOURNAL_DONE:
 		journal->done = true;

@@ -28,6 +28,7 @@ struct bci_job_state {
 
 struct bci_journal {
 	int fd;
+	/* The boots so far: each "boot" line's number, or one more than before when it says less. */
 	unsigned boots;
 	bool done, aborted;
 	int in_flight;          /* job started and not finished, or -1 */

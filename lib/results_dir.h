@@ -32,7 +32,7 @@
  *     dynamic JOB SUBTEST@DYNAMIC  a dynamic subtest of that job started
  *     exit JOB STATUS SECONDS      the job ended by itself
  *     timeout JOB STATUS SECONDS   the job was killed for time
- *     incomplete JOB BOOT          the job was in flight when boot BOOT died
+ *     incomplete JOB BOOT          the job was in flight when boot BOOT died (0: not known)
  *     capped JOB STARTS            the job took the machine down STARTS times: skipped
  *     abort REASON                 the run stops early (aborted.txt says why)
  *     done                         results are complete

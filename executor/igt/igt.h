@@ -180,6 +180,12 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 		    struct bci_igt_progress *progress, unsigned index,
 		    const struct bci_joblist_entry *entry, const struct bci_igt_selection *what);
 /*
+ * What the test's stderr pipe holds now, read into err.txt without waiting:
+ * at a protocol line, before its barrier (outputs.c), so that what the test
+ * wrote to stderr before that line is durable with it.
+ */
+void bci_igt_job_drain_stderr(struct bci_igt_job *job);
+/*
  * Releases what the last finished job still holds (its files, sockets and
  * buffers stay until the next test has exec'ed, out of the gap between the
  * two): the engine calls it then, and when the run ends.
@@ -228,7 +234,8 @@ void bci_igt_comms_mirror(struct bci_executor *ex, unsigned index, const char *o
 int bci_igt_outputs_open(struct bci_igt_job *job, const char *dir);
 /* The kernel log's new records into dmesg.txt (none once a result file failed). */
 void bci_igt_outputs_drain_kmsg(struct bci_igt_job *job);
-/* The kernel log drained, then the outputs and comms that grew made durable in one barrier. */
+/* The test's stderr and the kernel log drained, then the outputs and comms that grew made
+ * durable in one barrier. */
 void bci_igt_outputs_sync(struct bci_igt_job *job);
 /* After a barrier of the whole partition: every file of the job durable as it stands. */
 void bci_igt_outputs_note_synced(struct bci_igt_job *job);

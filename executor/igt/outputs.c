@@ -124,11 +124,13 @@ void bci_igt_outputs_drain_kmsg(struct bci_igt_job *job)
 }
 
 /*
- * The kernel log drained, then the job's files that grew since their last
- * barrier (its outputs and comms) made durable: one fdatasync when one grew,
- * else one syncfs() of the results partition, which commits ext4's journal
- * and flushes the disk's cache once for all of them where an fdatasync each
- * would do it each time.
+ * What the test's stderr and the kernel log hold drained, then the job's
+ * files that grew since their last barrier (its outputs and comms) made
+ * durable: one fdatasync when one grew, else one syncfs() of the results
+ * partition, which commits ext4's journal and flushes the disk's cache once
+ * for all of them where an fdatasync each would do it each time. Called at a
+ * protocol line: what the test wrote to stderr before it (still in the pipe
+ * when stdout is read first) is in err.txt, durable with it.
  */
 void bci_igt_outputs_sync(struct bci_igt_job *job)
 {
@@ -136,6 +138,7 @@ void bci_igt_outputs_sync(struct bci_igt_job *job)
 	off_t size[BCI_RESULTS_FILE_COUNT + 1];
 	int fds[BCI_RESULTS_FILE_COUNT + 1], dirty = 0, at = -1, ret = 0;
 
+	bci_igt_job_drain_stderr(job);
 	bci_igt_outputs_drain_kmsg(job);
 	for (int i = 0; i <= COMMS; i++) {
 		struct stat st;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Did the job's journal.txt (cut into lines in place) record subtest @name[0..len) starting? */
@@ -69,20 +70,45 @@ static bool journal_ended(char *text, struct bci_job_journal_line *end)
 	return false;
 }
 
-/* Does job @index's journal.txt have its end? Then that end is in *@end. */
-static bool job_journal_end(struct bci_executor *ex, unsigned index,
-			    struct bci_job_journal_line *end)
+/* What a job's folder says of it, whatever bootci's journal says. */
+enum folder_record {
+	FOLDER_UNTOUCHED,       /* no folder, or files no test wrote to: it never ran */
+	FOLDER_STARTED,         /* its test wrote to it; journal.txt has no end */
+	FOLDER_ENDED,           /* journal.txt has the job's end */
+};
+
+/*
+ * What job @index's folder records (its end in *@end when it has one).
+ * journal.txt's end is written only once the job's outputs are durable
+ * (bci_journal_owe_end), so it is the job's end; journal.txt's subtest lines,
+ * out.txt and err.txt are written only by or for a running test. A folder
+ * whose files are empty was made by a start the machine died in before the
+ * test ran (or ran without a word): running it then writes them once.
+ */
+static enum folder_record folder_record(struct bci_executor *ex, unsigned index,
+					struct bci_job_journal_line *end)
 {
+	static const char *const written[] = { BCI_RESULTS_JOB_OUT, BCI_RESULTS_JOB_ERR };
 	char path[PATH_MAX], *text = NULL;
+	size_t len = 0;
+	struct stat st;
 	bool ended;
 
 	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_JOURNAL,
-				index) < 0 ||
-	    bci_read_file(path, &text, NULL, 1 << 20) < 0)
-		return false;
-	ended = journal_ended(text, end);
-	free(text);
-	return ended;
+				index) == 0 &&
+	    bci_read_file(path, &text, &len, 1 << 20) == 0) {
+		ended = journal_ended(text, end);
+		free(text);
+		if (ended)
+			return FOLDER_ENDED;
+		if (len > 0)
+			return FOLDER_STARTED;
+	}
+	for (size_t i = 0; i < sizeof(written) / sizeof(written[0]); i++)
+		if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/%s", index, written[i]) == 0 &&
+		    stat(path, &st) == 0 && st.st_size > 0)
+			return FOLDER_STARTED;
+	return FOLDER_UNTOUCHED;
 }
 
 /*
@@ -475,13 +501,172 @@ static void note_capped(struct bci_executor *ex, unsigned index, unsigned starts
 		bci_igt_comms_mirror(ex, index, path, from);
 }
 
+/* Is @subtest@@dynamic among the dynamic subtests bootci's journal has for the job? */
+static bool dynamic_journalled(const struct bci_job_state *state, const char *subtest,
+			       const char *dynamic)
+{
+	size_t n = strlen(subtest);
+
+	for (size_t i = 0; i < state->dynamic_count; i++)
+		if (strncmp(state->dynamic[i], subtest, n) == 0 && state->dynamic[i][n] == '@' &&
+		    strcmp(state->dynamic[i] + n + 1, dynamic) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Job @index's start was lost from bootci's journal, and its `dynamic` lines
+ * with it: the dynamic subtests its output (or comms) shows starting in its
+ * last subtest get their lines back, so that a resume does not run them
+ * again. 0, or -errno (no memory, or the journal failed).
+ */
+static int restore_dynamic_starts(struct bci_executor *ex, unsigned index,
+				  struct bci_journal *journal)
+{
+	struct bci_igt_output parsed;
+	char path[PATH_MAX], subtest[256] = "", dynamic[256], *text = NULL;
+	size_t len = 0, from = 0;
+	int ret;
+
+	if (bci_igt_rundir_path(ex, path, BCI_RESULTS_JOB_DIR "/" BCI_RESULTS_JOB_OUT, index) < 0 ||
+	    (!bci_igt_comms_protocol_text(ex, index, &text, &len) &&
+	     bci_read_file(path, &text, &len, 64 << 20) < 0))
+		return 0;
+	while (len > 0 && text[len - 1] == '\0')
+		len--;
+	if (bci_igt_output_parse(&parsed, text, len) < 0) {
+		bci_error("job %u: no memory to read its output", index + 1);
+		free(text);
+		return -ENOMEM;
+	}
+	ret = 0;
+	for (size_t i = 0; i < parsed.mark_count; i++)
+		if (parsed.marks[i].kind == BCI_IGT_MARK_SUBTEST_START) {
+			line_name(text, len, parsed.marks[i].offset, subtest, sizeof(subtest));
+			from = i + 1;
+		}
+	for (size_t i = from; ret == 0 && subtest[0] && i < parsed.mark_count; i++) {
+		if (parsed.marks[i].kind != BCI_IGT_MARK_DYNAMIC_START)
+			continue;
+		line_name(text, len, parsed.marks[i].offset, dynamic, sizeof(dynamic));
+		if (!dynamic[0] || dynamic_journalled(&journal->jobs[index], subtest, dynamic))
+			continue;
+		bci_say("job %u: %s@%s started (its output says so, bootci's journal lost it): not "
+			"run again", index + 1, subtest, dynamic);
+		ret = bci_journal_appendf(journal, BCI_RUN_JOURNAL_DYNAMIC, index, "%s@%s", subtest,
+					  dynamic);
+	}
+	bci_igt_output_release(&parsed);
+	free(text);
+	return ret;
+}
+
+/* The run's job folders (N/ for job N): @has[N] set for each, from one read of the folder. */
+static void list_job_folders(struct bci_executor *ex, bool *has, size_t count)
+{
+	struct dirent *entry;
+	DIR *dir = opendir(ex->run_dir);
+
+	if (!dir) {
+		bci_warn("cannot list %s: %s: the job folders cannot be checked against bootci's "
+			 "journal", ex->run_dir, strerror(errno));
+		return;
+	}
+	while ((entry = readdir(dir))) {
+		const char *name = entry->d_name;
+		char canonical[16];
+		unsigned long j;
+		char *end;
+
+		if (name[0] < '0' || name[0] > '9' || strlen(name) >= sizeof(canonical))
+			continue;
+		errno = 0;
+		j = strtoul(name, &end, 10);
+		/* Only the name the engine gives job N (no sign, no leading zero). */
+		if (errno || *end || j >= count ||
+		    snprintf(canonical, sizeof(canonical), BCI_RESULTS_JOB_DIR, (unsigned)j) < 0 ||
+		    strcmp(canonical, name) != 0)
+			continue;
+		has[j] = true;
+	}
+	closedir(dir);
+}
+
+/*
+ * The job folders are the run's second record of what ran, beside bootci's
+ * journal, whose lines a damaged disk can lose (the replay skips what it
+ * cannot read). Whatever the journal says, a job its folder shows ended is
+ * never run again: bootci's journal gets the end journal.txt has (as
+ * igt_runner's resume trusts journal.txt). A job its folder shows started,
+ * whose start the journal lost, gets it back: the last of them, when no
+ * later job started and nothing is known in flight, is the job in flight when
+ * the previous boot died (the IGT engine runs the jobs in order, and a boot
+ * resumes at the first unfinished one); any other was in flight at an earlier
+ * death and is incomplete (boot 0: which boot is not known). The dynamic
+ * subtests their output shows starting get their lines back too. 0, or
+ * -errno when a line could not be journalled.
+ */
+static int resume_from_folders(struct bci_executor *ex, struct bci_journal *journal)
+{
+	size_t count = journal->job_count ? journal->job_count : 1;
+	bool *has = calloc(count, sizeof(*has));
+	enum folder_record *record = calloc(count, sizeof(*record));
+	long last_started = -1, in_flight = -1;
+	struct bci_job_journal_line end;
+	int ret = 0;
+
+	if (!has || !record) {
+		bci_error("no memory to check the job folders of %zu jobs", journal->job_count);
+		free(has);
+		free(record);
+		return -ENOMEM;
+	}
+	list_job_folders(ex, has, journal->job_count);
+	for (size_t j = 0; j < journal->job_count; j++)
+		if (journal->jobs[j].starts)
+			last_started = (long)j;
+	for (size_t j = 0; j < journal->job_count && ret == 0; j++) {
+		if (!has[j] || journal->jobs[j].finished)
+			continue;
+		record[j] = folder_record(ex, (unsigned)j, &end);
+		if (record[j] == FOLDER_ENDED) {
+			bci_say("job %zu: its journal.txt has its end and bootci's journal lacks it: "
+				"not run again", j + 1);
+			ret = bci_journal_appendf(journal, end.kind == BCI_JOB_JOURNAL_TIMEOUT ?
+						  BCI_RUN_JOURNAL_TIMEOUT : BCI_RUN_JOURNAL_EXIT,
+						  j, "%d %.3f", end.code, end.time);
+		} else if (record[j] == FOLDER_STARTED && !journal->jobs[j].starts) {
+			in_flight = (long)j;
+		}
+	}
+	if (in_flight <= last_started || journal->in_flight >= 0)
+		in_flight = -1;
+	for (size_t j = 0; j < journal->job_count && ret == 0; j++) {
+		if (record[j] != FOLDER_STARTED || journal->jobs[j].starts)
+			continue;
+		bci_warn("job %zu: bootci's journal lost its start, its folder shows it started: %s",
+			 j + 1, (long)j == in_flight ? "it was in flight when the last boot died"
+						     : "in flight at an earlier boot, incomplete");
+		ret = bci_journal_append(journal, BCI_RUN_JOURNAL_START, j, NULL);
+		if (ret == 0)
+			ret = restore_dynamic_starts(ex, (unsigned)j, journal);
+		if (ret == 0 && (long)j != in_flight)
+			ret = bci_journal_append(journal, BCI_RUN_JOURNAL_INCOMPLETE, j, "0");
+	}
+	free(has);
+	free(record);
+	return ret;
+}
+
 int bci_igt_resume_abort(struct bci_executor *ex, struct bci_journal *journal)
 {
 	char path[PATH_MAX], *text = NULL;
 	bool condition;
 	int ret;
 
-	if (journal->aborted || journal->done || journal->boots <= 1 ||
+	/* A first boot has no earlier one to have died; the boot records count the boots when
+	 * a damaged journal lost their lines. */
+	if (journal->aborted || journal->done || (journal->boots <= 1 && ex->boot_number <= 1) ||
 	    bci_igt_rundir_path(ex, path, BCI_RESULTS_ABORTED) < 0 ||
 	    bci_read_file(path, &text, NULL, 1 << 16) < 0)
 		return 0;
@@ -498,26 +683,20 @@ int bci_igt_resume_in_flight(struct bci_executor *ex, struct bci_journal *journa
 			     const struct bci_joblist *jobs)
 {
 	unsigned long boot_cap = bci_config_get_number(ex->config, "boot_cap");
-	unsigned j = (unsigned)journal->in_flight, starts;
-	struct bci_job_journal_line end;
-	int ret = 0;
+	unsigned j, starts;
+	int ret;
 
-	if (journal->in_flight < 0)
-		return 0;
 	/*
-	 * Its journal.txt has its end: the job ended, and bootci's journal lost
-	 * the line saying so (skipped by the replay, or the order of an older
-	 * executor, which wrote journal.txt's first). It was not in flight: no
-	 * incomplete line, no crash laid on it; bootci's journal gets the end
-	 * journal.txt has.
+	 * First what the job folders say: a job whose journal.txt has its end
+	 * ended, even the one bootci's journal has in flight (it lost the line
+	 * saying so: skipped by the replay, or the order of an older executor,
+	 * which wrote journal.txt's first), so no incomplete line and no crash is
+	 * laid on it; and a job in flight whose start the journal lost is found.
 	 */
-	if (job_journal_end(ex, j, &end)) {
-		bci_say("job %u: its journal.txt has its end and bootci's journal "
-			"lacks it: not run again", j + 1);
-		return bci_journal_appendf(journal, end.kind == BCI_JOB_JOURNAL_TIMEOUT ?
-					   BCI_RUN_JOURNAL_TIMEOUT : BCI_RUN_JOURNAL_EXIT, j,
-					   "%d %.3f", end.code, end.time);
-	}
+	ret = resume_from_folders(ex, journal);
+	if (ret < 0 || journal->in_flight < 0)
+		return ret;
+	j = (unsigned)journal->in_flight;
 	bci_warn("job %u (%s) was running when boot %u ended", j + 1, jobs->entries[j].binary,
 		 journal->boots - 1);
 	if (ex->kernel_crashed)

@@ -5,7 +5,9 @@
 # handed over, nothing written outside; a torn last line of bootci-journal.txt
 # is cut and the boots after replay cleanly; a garbage line in the middle is
 # skipped, quoted whole, noted in the run folder, and the run goes on with the
-# job whose end it lost marked incomplete.
+# job whose end it lost marked incomplete; a damaged start of it (garbage in place
+# of its first lines, or of all of them) runs no job twice: the job folders say
+# which jobs ended and which one was in flight.
 set -uo pipefail
 # shellcheck source=tests/claims/fake-tree.sh
 . "$SRC/tests/claims/fake-tree.sh"
@@ -179,5 +181,110 @@ check "job journal (subtest): the torn fragment is gone" no_line "$t/results/run
 "$aggregator" results "$t/results/runs/t" -o "$t.json" 2>"$t.err"
 check "job journal (subtest): results.json made" test $? = 0 || diag <"$t.err"
 check "job journal (subtest): the resumed subtest passes" test "$(result_of "$t.json" igt@igt_basic@pass)" = pass
+
+# ---- the start of the run journal damaged (issue 34 point 3): its first lines garbage, the
+# run cut in a later job. The job folders are the second record of what ran: no job whose
+# journal.txt has its end runs again, and the one in flight is found from its folder when the
+# journal lost its start too.
+damaged_testlist=$'igt@igt_basic@pass\nigt@igt_basic@fail\nigt@igt_simple\nigt@igt_dynamic@mixed\nigt@igt_basic@skip\nigt@igt_timing@quick-000\nigt@igt_timing@quick-001\nigt@igt_basic@warn-stderr'
+# garbage N: N bytes that are no journal (NUL bytes, control bytes, newlines), the same each run
+garbage() {
+	python3 -c 'import random, sys
+r = random.Random(34)
+sys.stdout.buffer.write(bytes(r.randrange(256) for _ in range(int(sys.argv[1]))))' "$1"
+}
+# damaged_run DIR LOST: a run of damaged_testlist cut while job 5 (quick-000) ran, then the
+# first LOST bytes of its run journal replaced by garbage ("all": the whole journal), booted again
+damaged_run() {
+	local t=$1 r=$1/results/runs/t lost=$2
+	fake_tree "$t" "$base bootci.run_id=t"
+	printf '%s\n' "$damaged_testlist" >"$t/etc/bootci/testlist"
+	boot "$t" || return 1
+	# The cut: bootci's journal up to job 5's start, its journal.txt without an end, the jobs
+	# after it never started, the boot without its end record.
+	sed -i '/^start 5$/q' "$r/bootci-journal.txt"
+	sed -i '/^exit:/d' "$r/5/journal.txt"
+	rm -rf "$r/6" "$r/7" "$r/endtime.txt" "$r/boot-0001/end.txt"
+	[ "$lost" = all ] && lost=$(stat -c %s "$r/bootci-journal.txt")
+	{ garbage "$lost"; tail -c +$((lost + 1)) "$r/bootci-journal.txt"; } >"$t/j" &&
+		mv "$t/j" "$r/bootci-journal.txt"
+	boot "$t"
+}
+# ran_once DIR: every job's out.txt holds one run of its test (one IGT-Version line) and every
+# journal.txt at most one end; those that do not go to the TAP log
+ran_once() {
+	local bad=0 job
+	for job in "$1"/results/runs/t/[0-9]*; do
+		[ "$(grep -c '^IGT-Version' "$job/out.txt")" = 1 ] ||
+			{ echo "${job##*/}/out.txt holds $(grep -c '^IGT-Version' "$job/out.txt") runs" | diag; bad=1; }
+		[ "$(grep -cE '^(exit|timeout):' "$job/journal.txt")" -le 1 ] ||
+			{ echo "${job##*/}/journal.txt has $(grep -cE '^(exit|timeout):' "$job/journal.txt") ends" | diag; bad=1; }
+	done
+	return "$bad"
+}
+# damaged_results DIR NAME: what results.json says of the run: every job once, as it ended
+damaged_results() {
+	"$aggregator" results "$1/results/runs/t" -o "$1.json" 2>"$1.err" || { diag <"$1.err"; return 1; }
+	local got want='pass fail pass pass fail skip skip pass pass warn'
+	got=$(for name in igt_basic@pass igt_basic@fail igt_simple igt_dynamic@mixed@dyn-pass \
+		igt_dynamic@mixed@dyn-fail igt_dynamic@mixed@dyn-skip igt_basic@skip \
+		igt_timing@quick-000 igt_timing@quick-001 igt_basic@warn-stderr; do
+		result_of "$1.json" "igt@$name"
+	done | xargs)
+	[ "$got" = "$want" ] && return 0
+	echo "$2: results $got, want $want" | diag
+	return 1
+}
+
+t=$work/damaged-start
+r=$t/results/runs/t
+# 300 bytes: the boot line and the lines of jobs 0 to 3, cut inside one of job 3's lines.
+damaged_run "$t" 300
+check "damaged start: the boot after ends (status 0)" test $? = 0
+check "damaged start: the console says the malformed lines were skipped" \
+	log_has "$t" "malformed lines? skipped: the run goes on"
+check "damaged start: no job ran twice into its folder (one run in each out.txt, one end in each journal.txt)" \
+	ran_once "$t"
+check "damaged start: the console says why the ended jobs are not run again" \
+	log_has "$t" "job 1: its journal.txt has its end and bootci's journal lacks it: not run again"
+check "damaged start: bootci's journal gets each lost end from journal.txt" \
+	test "$(grep -cE '^exit [0-4] ' "$r/bootci-journal.txt")" = 5
+check "damaged start: the job in flight is incomplete" grep -qx 'incomplete 5 [0-9]*' "$r/bootci-journal.txt"
+check "damaged start: the run went on to its end" log_has "$t" "run t complete"
+check "damaged start: results.json has every job once, as it ended" damaged_results "$t" "damaged start"
+
+t=$work/damaged-all
+r=$t/results/runs/t
+damaged_run "$t" all
+check "damaged journal: the boot after ends (status 0)" test $? = 0
+check "damaged journal: no job ran twice into its folder (one run in each out.txt, one end in each journal.txt)" \
+	ran_once "$t"
+check "damaged journal: the job in flight is found from its folder" \
+	log_has "$t" "job 6: bootci's journal lost its start, its folder shows it started: it was in flight"
+check "damaged journal: the job in flight is incomplete" grep -qx 'incomplete 5 [0-9]*' "$r/bootci-journal.txt"
+check "damaged journal: the run went on to its end" log_has "$t" "run t complete"
+check "damaged journal: results.json has every job once, as it ended" damaged_results "$t" "damaged journal"
+boot "$t"
+check "damaged journal: the third boot finds the run complete" log_has "$t" "run t is already complete"
+
+# ---- the whole journal damaged after the run was aborted (aborted.txt written, bootci's journal
+# lost with its `abort` line): the boot records say it is no first boot, the run stays aborted
+t=$work/damaged-abort
+r=$t/results/runs/t
+fake_tree "$t" "$base bootci.run_id=t"
+printf 'igt@igt_basic@pass\nigt@igt_basic@skip\n' >"$t/etc/bootci/testlist"
+boot "$t"
+check "damaged journal after an abort: the first boot ends (status 0)" test $? = 0
+sed -i '/^exit 0 /q' "$r/bootci-journal.txt"
+printf 'Aborted after: igt_basic (pass)\n\nKernel badly tainted (0x80, 0x80) (check dmesg for details)\n' >"$r/aborted.txt"
+rm -rf "$r/1" "$r/boot-0001/end.txt" "$r/endtime.txt"
+garbage "$(stat -c %s "$r/bootci-journal.txt")" >"$t/j" && mv "$t/j" "$r/bootci-journal.txt"
+boot "$t"
+check "damaged journal after an abort: the boot after ends (status 0)" test $? = 0
+check "damaged journal after an abort: the run stays aborted, the journal says so" \
+	grep -qx 'abort condition' "$r/bootci-journal.txt"
+check "damaged journal after an abort: no job after the abort ran" test ! -d "$r/1"
+check "damaged journal after an abort: the job before it ran once" \
+	test "$(grep -c '^IGT-Version' "$r/0/out.txt")" = 1
 
 done_testing

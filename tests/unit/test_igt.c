@@ -726,6 +726,98 @@ static void incomplete_job_gets_no_end_in_journal_txt(void **state)
 	assert_string_equal(result_of(f, "igt@igt_simple"), "incomplete");
 }
 
+/*
+ * The start of bootci's journal damaged (issue 34 point 3): the lines of job 0
+ * are garbage. Its folder says it ended: it is not run again (its journal.txt
+ * and out.txt hold one run), and bootci's journal gets the end journal.txt has.
+ */
+static void a_job_the_journal_lost_is_not_run_again(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_basic pass\nigt_basic fail\nigt_basic skip\n",
+			"\x01\xfegarbage where boot 1 and job 0 were\nstart 1\n", "fail\n");
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt", "Starting subtest: fail\n");
+	assert_int_equal(run_keeping_console(f), 0);
+	assert_string_equal(run_file(f, "0/journal.txt"), "pass\nexit:0 (0.010s)\n");
+	assert_string_equal(run_file(f, "0/out.txt"),
+			    "Starting subtest: pass\nSubtest pass: SUCCESS (0.001s)\n");
+	assert_non_null(strstr(f->console, "job 1: its journal.txt has its end and bootci's "
+					   "journal lacks it: not run again"));
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "\nexit 0 0 0.010\n"));
+	/* The job in flight is as it would have been: incomplete, not run again. */
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), "\nincomplete 1 "));
+	assert_string_equal(run_file(f, "1/journal.txt"), "fail\n");
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_basic@fail"), "incomplete");
+	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "skip");
+}
+
+/*
+ * All of bootci's journal lost: the job in flight is the last one whose folder
+ * shows it started and not ended (the kernel's crash is laid on it); an
+ * earlier one so is incomplete from an earlier boot. Neither runs again.
+ */
+static void the_job_in_flight_is_found_from_its_folder(void **state)
+{
+	struct fixture *f = *state;
+	const char *journal;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_basic pass\nigt_basic fail\nigt_basic skip\n",
+			"\x01\xfeno line of this journal is left\n", "fail\n");
+	fakeroot_write(&f->root, "/results/runs/t/0/journal.txt", "pass\n");
+	fakeroot_write(&f->root, "/results/runs/t/1/out.txt", "Starting subtest: fail\n");
+	fakeroot_write(&f->root, "/sys/fs/pstore/dmesg-efi-1",
+		       "Panic#1 Part1\n<0>Kernel panic - not syncing: sysrq triggered crash\n");
+	assert_int_equal(bci_boot_begin(&f->ex), 0);
+	assert_int_equal(run_keeping_console(f), 0);
+	assert_non_null(strstr(f->console, "job 2: bootci's journal lost its start, its folder "
+					   "shows it started: it was in flight"));
+	assert_non_null(strstr(f->console, "job 2 (igt_basic) was running when boot"));
+	journal = run_file(f, "bootci-journal.txt");
+	assert_non_null(strstr(journal, "\nstart 0\nincomplete 0 0\nstart 1\nincomplete 1 "));
+	assert_string_equal(run_file(f, "0/journal.txt"), "pass\n");
+	assert_string_equal(run_file(f, "1/journal.txt"), "fail\n");
+	assert_int_equal(count_of(run_file(f, "0/out.txt"), "Starting subtest: pass"), 1);
+	assert_int_equal(count_of(run_file(f, "1/out.txt"), "Starting subtest: fail"), 1);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_basic@fail"), "crash");
+	assert_non_null(strstr(f->json, "Kernel panic - not syncing: sysrq triggered crash"));
+	assert_string_equal(result_of(f, "igt@igt_basic@skip"), "skip");
+}
+
+/* The dynamic subtests of a job whose start the journal lost: their lines come back from out.txt,
+ * and the resumed subtest runs only the dynamic subtests that never started. */
+static void dynamic_starts_lost_with_the_journal_come_back(void **state)
+{
+	struct fixture *f = *state;
+	const char *out;
+
+	start(f, "unused\n", "");
+	died_during_job(f, "igt_dynamic mixed\nigt_basic pass\n", "\x01\xfe\n", "");
+	fakeroot_write(&f->root, "/results/runs/t/0/journal.txt", "mixed\n");
+	fakeroot_write(&f->root, "/results/runs/t/0/out.txt",
+		       "Starting subtest: mixed\nStarting dynamic subtest: dyn-pass\n"
+		       "Dynamic subtest dyn-pass: SUCCESS (0.001s)\n"
+		       "Starting dynamic subtest: dyn-fail\n");
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	assert_non_null(strstr(run_file(f, "bootci-journal.txt"),
+			       "\nstart 0\ndynamic 0 mixed@dyn-pass\ndynamic 0 mixed@dyn-fail\n"));
+	out = run_file(f, "0/out.txt");
+	assert_int_equal(count_of(out, "Starting dynamic subtest: dyn-pass"), 1);
+	assert_int_equal(count_of(out, "Starting dynamic subtest: dyn-fail"), 1);
+	assert_int_equal(count_of(out, "Starting dynamic subtest: dyn-skip"), 1);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-pass"), "pass");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-fail"), "incomplete");
+	assert_string_equal(result_of(f, "igt@igt_dynamic@mixed@dyn-skip"), "skip");
+	assert_string_equal(result_of(f, "igt@igt_basic@pass"), "pass");
+}
+
 /* ---- the barriers of a run, each with what the files held when it was made ---- */
 static char barrier_root[PATH_MAX];
 static char barrier_log[32768];
@@ -834,6 +926,55 @@ static void one_barrier_between_a_job_and_the_next(void **state)
 	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), want));
 	snprintf(want, sizeof(want), " out=%ld err=%ld dmesg=%ld", out, err, dmesg);
 	assert_non_null(strstr(run_file(f, "bootci-journal.txt"), want));
+}
+
+/*
+ * One line a barrier: whether job 0's out.txt had igt_basic@warn-stderr's result and its err.txt
+ * the warning the test wrote to stderr before that result. At the first barrier after the
+ * subtest's start, it waits (30 s at most) until the test has exited, without reaping it: the
+ * warning, the result and the rest are then all waiting in the pipes at once, as they are
+ * whenever the executor is busy while the test writes.
+ */
+static int stderr_barrier(int fd, bool whole_fs)
+{
+	static const char warning[] = "Something looks odd, but the test passes.";
+	size_t used = strlen(barrier_log);
+
+	if (!strstr(barrier_log, "waited") && holds("0/out.txt", "Starting subtest: warn-stderr")) {
+		siginfo_t info = { 0 };
+		long begin = monotonic_ms(), deadline = begin + 30000;
+		int ret = 0;
+
+		while (monotonic_ms() < deadline &&
+		       (ret = waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT)) == 0 && !info.si_pid)
+			usleep(10000);
+		used += (size_t)snprintf(barrier_log + used, sizeof(barrier_log) - used,
+					 "waited exited=%d (%d %s, %ld ms)\n", info.si_pid != 0, ret,
+					 ret ? strerror(errno) : "", monotonic_ms() - begin);
+	}
+	snprintf(barrier_log + used, sizeof(barrier_log) - used, "result=%d warning=%d\n",
+		 holds("0/out.txt", "Subtest warn-stderr: SUCCESS"), holds("0/err.txt", warning));
+	return bci_sys_barrier(fd, whole_fs);
+}
+
+/*
+ * What a test wrote to stderr before a protocol line of its stdout is in err.txt when that
+ * line's barrier is made, however the two pipes were read: a cut right after it keeps the
+ * warning with the result it came before.
+ */
+static void stderr_before_a_result_is_durable_with_it(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_sys sys;
+
+	start(f, "igt@igt_basic@warn-stderr\n", "");
+	record_barriers(f, &sys, stderr_barrier);
+	assert_int_equal(bci_igt_run(&f->ex), 0);
+	if (!strstr(barrier_log, "waited exited=1 ") || !strstr(barrier_log, "result=1") ||
+	    strstr(barrier_log, "result=1 warning=0"))
+		fail_msg("barriers: %s", barrier_log);
+	generate(f);
+	assert_string_equal(result_of(f, "igt@igt_basic@warn-stderr"), "warn");
 }
 
 /* One line a barrier: whether job 0's journal.txt has its exit, job 1's its suspend cycle. */
@@ -1282,9 +1423,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lost_exit_line_does_not_run_the_job_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(lost_exit_line_does_not_resume_dynamic_subtests, setup, teardown),
 		cmocka_unit_test_setup_teardown(job_without_subtests_in_flight_is_incomplete, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_job_the_journal_lost_is_not_run_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_job_in_flight_is_found_from_its_folder, setup, teardown),
+		cmocka_unit_test_setup_teardown(dynamic_starts_lost_with_the_journal_come_back, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(lost_job_journal_exit_is_written_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(incomplete_job_gets_no_end_in_journal_txt, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_barrier_between_a_job_and_the_next, setup, teardown),
+		cmocka_unit_test_setup_teardown(stderr_before_a_result_is_durable_with_it, setup, teardown),
 		cmocka_unit_test_setup_teardown(an_end_whose_outputs_were_cut_gets_no_exit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(a_jobs_exit_is_durable_before_a_suspend_cycle, setup,

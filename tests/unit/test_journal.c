@@ -153,6 +153,31 @@ static void replay_keeps_valid_lines_around_garbage(void **state)
 	bci_journal_close(&j);
 }
 
+/*
+ * The boots are counted by their lines' numbers: a damaged start that lost the
+ * lines of the first boots does not number the next boot 1 again; a number
+ * lower than the count is counted on.
+ */
+static void replay_counts_boots_by_their_numbers(void **state)
+{
+	static const char damaged[] = "\x01\xfe garbage where boots 1 and 2 were\n"
+				      "boot 3 1700000000 6.1\nstart 0\n";
+	static const char restarted[] = "boot 1 0 a\nboot 2 0 a\nboot 1 0 a\nboot x 0 a\n";
+	struct bci_journal j;
+
+	(void)state;
+	assert_int_equal(bci_journal_init(&j, 1), 0);
+	assert_int_equal(bci_journal_replay(&j, "bootci-journal.txt", damaged, sizeof(damaged) - 1), 0);
+	assert_int_equal(j.boots, 3);
+	assert_int_equal(j.skipped, 1);
+	bci_journal_close(&j);
+	assert_int_equal(bci_journal_init(&j, 1), 0);
+	assert_int_equal(bci_journal_replay(&j, "bootci-journal.txt", restarted,
+					    sizeof(restarted) - 1), 0);
+	assert_int_equal(j.boots, 4);
+	bci_journal_close(&j);
+}
+
 static void replay_of_a_long_line_is_bounded(void **state)
 {
 	size_t len = 5000;
@@ -465,6 +490,7 @@ int main(void)
 		cmocka_unit_test(quote_escapes_and_bounds),
 		cmocka_unit_test(replay_keeps_valid_lines_around_garbage),
 		cmocka_unit_test(replay_of_a_long_line_is_bounded),
+		cmocka_unit_test(replay_counts_boots_by_their_numbers),
 		cmocka_unit_test_setup_teardown(cut_torn_line_truncates_to_the_last_newline, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(open_cuts_a_torn_tail_and_replays_cleanly_after,
