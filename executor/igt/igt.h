@@ -10,8 +10,9 @@
  *   job.c       one job, the test's life: its command line, its start, the
  *               I/O loop, collection, its resources parked (the test binary
  *               started with lib/spawn, reaped by signals.c)
- *   outputs.c   the job's output files: opened (after a resume too), made
- *               durable, journal.txt's lines, a failed write (full partition)
+ *   outputs.c   the job's output files: its pipes read into them, opened
+ *               (after a resume too), made durable, journal.txt's lines, a
+ *               failed write (full partition)
  *   subtests.c  the test's protocol lines: journals, timers, results, taints
  *   kill.c      the test stopped: timeouts, SIGQUIT then SIGKILL, leftovers
  *   stream.c    a test's stdout/stderr into out.txt/err.txt: lines, limit, tail
@@ -180,12 +181,6 @@ int bci_igt_job_run(struct bci_igt_job *job, struct bci_executor *ex, struct bci
 		    struct bci_igt_progress *progress, unsigned index,
 		    const struct bci_joblist_entry *entry, const struct bci_igt_selection *what);
 /*
- * What the test's stderr pipe holds now, read into err.txt without waiting:
- * at a protocol line, before its barrier (outputs.c), so that what the test
- * wrote to stderr before that line is durable with it.
- */
-void bci_igt_job_drain_stderr(struct bci_igt_job *job);
-/*
  * Releases what the last finished job still holds (its files, sockets and
  * buffers stay until the next test has exec'ed, out of the gap between the
  * two): the engine calls it then, and when the run ends.
@@ -232,6 +227,18 @@ void bci_igt_comms_mirror(struct bci_executor *ex, unsigned index, const char *o
  * (what a crash tore off their ends cut), into job->fds. 0 or -errno.
  */
 int bci_igt_outputs_open(struct bci_igt_job *job, const char *dir);
+/*
+ * One read of the test's stdout (@file BCI_RESULTS_FILE_OUT) or stderr
+ * (BCI_RESULTS_FILE_ERR) pipe into its file, without waiting; the pipe is
+ * closed at its end. true when something was read.
+ */
+bool bci_igt_outputs_read(struct bci_igt_job *job, int file, long now);
+/*
+ * What the test's stderr pipe holds now, read into err.txt without waiting:
+ * at a protocol line, before its barrier (bci_igt_outputs_sync), so that what
+ * the test wrote to stderr before that line is durable with it.
+ */
+void bci_igt_outputs_drain_stderr(struct bci_igt_job *job);
 /* The kernel log's new records into dmesg.txt (none once a result file failed). */
 void bci_igt_outputs_drain_kmsg(struct bci_igt_job *job);
 /* The test's stderr and the kernel log drained, then the outputs and comms that grew made

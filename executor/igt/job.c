@@ -230,47 +230,6 @@ out:
 }
 
 /*
- * One read of the test's stdout (@file BCI_RESULTS_FILE_OUT) or stderr
- * (BCI_RESULTS_FILE_ERR) into its file; the pipe is closed at its end. The
- * pipe does not block (job_start): what poll found ready may have been
- * drained since (bci_igt_job_drain_stderr). Its own buffer: a stdout line's
- * handling drains stderr while the stdout read is being fed. true when
- * something was read.
- */
-static bool read_stream(struct bci_igt_job *job, int file, long now)
-{
-	struct bci_igt_stream *s = file == BCI_RESULTS_FILE_OUT ? &job->out : &job->err;
-	char buf[65536];
-	ssize_t n = read(s->pipe_fd, buf, sizeof(buf));
-
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return false;
-	if (n <= 0) {
-		close(s->pipe_fd);
-		s->pipe_fd = -1;
-		return false;
-	}
-	job->last_activity = now;
-	bci_igt_stream_feed(s, buf, (size_t)n);
-	if (s->write_error)
-		bci_igt_outputs_failed(job, file, s->write_error);
-	return true;
-}
-
-void bci_igt_job_drain_stderr(struct bci_igt_job *job)
-{
-	long now;
-
-	if (job->err.pipe_fd < 0)
-		return;
-	now = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
-	/* Bounded: a test writing stderr without a pause does not hold the boundary for ever. */
-	for (int i = 0; i < 16 && job->err.pipe_fd >= 0; i++)
-		if (!read_stream(job, BCI_RESULTS_FILE_ERR, now))
-			return;
-}
-
-/*
  * One turn's reads of the test's pipes and of the kernel log: one read of each
  * ready pipe, so that neither starves the other. Their order within the turn
  * does not decide what is durable together: a protocol line of stdout drains
@@ -282,7 +241,7 @@ static void job_read(struct bci_igt_job *job, const struct pollfd *pfds, long no
 		int fd = i == 0 ? job->out.pipe_fd : job->err.pipe_fd;
 
 		if (fd >= 0 && (pfds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-			read_stream(job, i == 0 ? BCI_RESULTS_FILE_OUT : BCI_RESULTS_FILE_ERR, now);
+			bci_igt_outputs_read(job, i == 0 ? BCI_RESULTS_FILE_OUT : BCI_RESULTS_FILE_ERR, now);
 	}
 	if (pfds[4].revents & POLLIN)
 		bci_igt_comms_read(job, now);

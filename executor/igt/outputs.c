@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * A job's output files (out.txt, err.txt, dmesg.txt, journal.txt; comms is
- * comms.c's) and their durability: opened for append after a resume, with
+ * comms.c's) and their durability: the test's stdout and stderr pipes read
+ * into them (stream.c), opened for append after a resume, with
  * what a crash tore off their ends cut; the kernel log drained into
  * dmesg.txt; the barrier that makes the files that grew durable (one
  * fdatasync, or one syncfs for several); their sizes at the test's end;
@@ -87,6 +88,47 @@ int bci_igt_outputs_open(struct bci_igt_job *job, const char *dir)
 }
 
 /*
+ * One read of the test's stdout (@file BCI_RESULTS_FILE_OUT) or stderr
+ * (BCI_RESULTS_FILE_ERR) into its file; the pipe is closed at its end. The
+ * pipe does not block (job_start): what poll found ready may have been
+ * drained since (bci_igt_outputs_drain_stderr). Its own buffer: a stdout line's
+ * handling drains stderr while the stdout read is being fed. true when
+ * something was read.
+ */
+bool bci_igt_outputs_read(struct bci_igt_job *job, int file, long now)
+{
+	struct bci_igt_stream *s = file == BCI_RESULTS_FILE_OUT ? &job->out : &job->err;
+	char buf[65536];
+	ssize_t n = read(s->pipe_fd, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return false;
+	if (n <= 0) {
+		close(s->pipe_fd);
+		s->pipe_fd = -1;
+		return false;
+	}
+	job->last_activity = now;
+	bci_igt_stream_feed(s, buf, (size_t)n);
+	if (s->write_error)
+		bci_igt_outputs_failed(job, file, s->write_error);
+	return true;
+}
+
+void bci_igt_outputs_drain_stderr(struct bci_igt_job *job)
+{
+	long now;
+
+	if (job->err.pipe_fd < 0)
+		return;
+	now = bci_clock_ms(job->ex, CLOCK_BOOTTIME);
+	/* Bounded: a test writing stderr without a pause does not hold the boundary for ever. */
+	for (int i = 0; i < 16 && job->err.pipe_fd >= 0; i++)
+		if (!bci_igt_outputs_read(job, BCI_RESULTS_FILE_ERR, now))
+			return;
+}
+
+/*
  * fdatasync of one output file, skipped when it has not grown since its last
  * one (the files are only appended to): on ext4 even a clean file's
  * fdatasync flushes the disk's cache, the costliest thing a quick job does.
@@ -138,7 +180,7 @@ void bci_igt_outputs_sync(struct bci_igt_job *job)
 	off_t size[BCI_RESULTS_FILE_COUNT + 1];
 	int fds[BCI_RESULTS_FILE_COUNT + 1], dirty = 0, at = -1, ret = 0;
 
-	bci_igt_job_drain_stderr(job);
+	bci_igt_outputs_drain_stderr(job);
 	bci_igt_outputs_drain_kmsg(job);
 	for (int i = 0; i <= COMMS; i++) {
 		struct stat st;
