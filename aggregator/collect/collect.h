@@ -152,8 +152,9 @@ struct bci_collect_upload;
  * When the executor's boot fault note is due (boots in a row that ended
  * before their run began reached its cap), sends it to the master
  * (@report's URL, MASTER/api/v1/machines/<machine>/fault) and removes it once
- * the master has it. Says what it did on @console. 0 (also when there was no
- * note), -errno when the note stays for the next boot.
+ * the master has it. Says what it did on @console. 1 when the master took
+ * the note (and with it the machine out of its schedule), 0 when there was
+ * no note to send, -errno when the note stays for the next boot.
  */
 int bci_collect_fault_report(const char *root, const struct bci_collect_upload *report,
 			     FILE *console);

@@ -123,14 +123,22 @@ start_server
 fault_note 2
 : >"$work/collect.log"
 collect "$base" 60s --root "$work/root"
-if [ -s "$note_var" ] && ! grep -q "/fault" "$work/server.log" && ! grep -q "boots in a row" "$work/collect.log"; then
+status=$?
+if [ "$status" = 0 ] && [ -s "$note_var" ] && ! grep -q "/fault" "$work/server.log" && ! grep -q "boots in a row" "$work/collect.log"; then
 	ok "a boot fault note below its cap stays on the machine, not sent"
 else
-	not_ok "a note below its cap"
+	not_ok "a note below its cap: exit $status"
 	diag <"$work/collect.log"
 fi
 fault_note 3
 collect "$base" 60s --root "$work/root"
+status=$?
+if [ "$status" = 3 ] && grep -q "collect: the master took this machine out: exit status 3 asks for a power-off" "$work/collect.log"; then
+	ok "collect exits 3 once the master took the machine out on its note (the image powers off)"
+else
+	not_ok "collect's status after the master took the note: $status (3 expected)"
+	diag <"$work/collect.log"
+fi
 "$aggregator" schedule --data "$work/data" machines >"$work/machines.out" 2>&1
 reason="the machine reported: 3 boots in a row ended before run r1 began: cannot create the run folder /results/runs/r1: Structure needs cleaning (EUCLEAN)"
 if [ ! -e "$note_var" ] && grep -q "PUT /api/v1/machines/lab-01/fault 200 .*taken out of the schedule" "$work/server.log" &&
