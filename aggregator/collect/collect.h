@@ -209,6 +209,24 @@ int bci_collect_master_held(const struct bci_collect_upload *upload, struct bci_
 int bci_collect_run_recognise(const struct bci_manifest *held, const struct bci_manifest *local,
 			      char *why, size_t why_size);
 
+/* The master's answer to a hello: whether it holds the machine out of its schedule. */
+struct bci_collect_hello {
+	char state[16];		/* ready, out, or unscheduled (no scheduler, not in its inventory) */
+	bool out;
+	char note[256];		/* why it is out (one line), or "" */
+};
+/* Reads the master's JSON answer to a hello. 0, or -EPROTO with @err naming what is wrong. */
+int bci_collect_hello_parse(const char *body, size_t len, struct bci_collect_hello *hello,
+			    char *err, size_t err_size);
+/*
+ * PUT (no body) to @upload's URL, MASTER/api/v1/machines/<machine>/hello:
+ * the known-good image started (the master then knows the disk boots, even
+ * when the kernel under test died before it made a run folder). 0 with
+ * @hello, -ENOENT when the master has no such route (an older master), -errno.
+ */
+int bci_collect_hello(const struct bci_collect_upload *upload, struct bci_collect_hello *hello,
+		      char *err, size_t err_size);
+
 /*
  * PUT @note (one line of text) to @upload's URL, MASTER/api/v1/machines/<machine>/fault:
  * the machine says it cannot run its jobs. 0 once the master answered 200, -errno (@err).

@@ -11,9 +11,9 @@
  * (on_finish: reboot into the boot order, or power off).
  *
  * Exit status: 0 every run that is over is uploaded (or there was none), 1 some
- * stay on the partition (message on the console), 2 usage, 3 the master took
- * the machine out on its boot fault note (the known-good image's executor
- * powers off: test_poweroff_status=3).
+ * stay on the partition (message on the console), 2 usage, 3 the master holds
+ * the machine out of its schedule, e.g. on its boot fault note (the
+ * known-good image's executor powers off: test_poweroff_status=3).
  */
 #include "collect.h"
 
@@ -389,6 +389,37 @@ static bool fault_report(struct collect *c)
 }
 
 /*
+ * Then hello: the master learns that the known-good image boots (so a run it
+ * ended is the kernel's fault, not the disk's) and answers whether it holds
+ * the machine out of its schedule. True when it does.
+ */
+static bool hello(struct collect *c)
+{
+	char url[PATH_MAX * 2], err[1024];
+	struct bci_collect_upload report = {
+		.url = url, .token = c->machine.token,
+		.ca_file = bci_config_get(c->config, "ca_file"), .console = c->console,
+	};
+	struct bci_collect_hello answer;
+	int ret;
+
+	master_url(c, url, "hello");
+	ret = bci_collect_hello(&report, &answer, err, sizeof(err));
+	if (ret == -ENOENT) {
+		fprintf(c->console, "collect: the master takes no hello (an older master?): %s\n", err);
+		return false;
+	}
+	if (ret < 0) {
+		fprintf(c->console, "collect: hello: %s\n", err);
+		return false;
+	}
+	if (answer.out)
+		fprintf(c->console, "collect: the master holds this machine out of its schedule: %s\n",
+			answer.note[0] ? answer.note : "(no reason given)");
+	return answer.out;
+}
+
+/*
  * Every run's archive first, then the uploads: a master out of reach this
  * boot still finds every archive ready (and resumable) at the next one.
  */
@@ -643,6 +674,7 @@ int bci_collect_command(int argc, char **argv)
 	}
 	bci_collect_efi_root_set(bci_config_get(c.config, "root"));
 	taken_out = fault_report(&c);
+	taken_out = hello(&c) || taken_out;
 	if (collect_all(&c) == 0) {
 		int deleted = bci_collect_runs_retain(c.runs, bci_config_get_number(c.config, "keep"),
 						      c.console);
@@ -654,7 +686,7 @@ int bci_collect_command(int argc, char **argv)
 	}
 	/* The runs went first: what is left stays for when the machine is back. */
 	if (taken_out) {
-		fprintf(c.console, "collect: the master took this machine out: exit status %d asks"
+		fprintf(c.console, "collect: the master holds this machine out: exit status %d asks"
 				   " for a power-off\n", EXIT_TAKEN_OUT);
 		status = EXIT_TAKEN_OUT;
 	}

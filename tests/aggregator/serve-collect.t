@@ -133,7 +133,7 @@ fi
 fault_note 3
 collect "$base" 60s --root "$work/root"
 status=$?
-if [ "$status" = 3 ] && grep -q "collect: the master took this machine out: exit status 3 asks for a power-off" "$work/collect.log"; then
+if [ "$status" = 3 ] && grep -q "collect: the master holds this machine out: exit status 3 asks for a power-off" "$work/collect.log"; then
 	ok "collect exits 3 once the master took the machine out on its note (the image powers off)"
 else
 	not_ok "collect's status after the master took the note: $status (3 expected)"
@@ -151,6 +151,30 @@ else
 	diag <"$work/collect.log"
 	diag <"$work/machines.out"
 	grep fault "$work/server.log" | diag
+fi
+# The note is gone; the master still holds the machine out: collect's hello learns it.
+: >"$work/collect.log"
+collect "$base" 60s --root "$work/root"
+status=$?
+if [ "$status" = 3 ] && grep -q "PUT /api/v1/machines/lab-01/hello 200 .*out of the schedule" "$work/server.log" &&
+	grep -Fq "collect: the master holds this machine out of its schedule: $reason" "$work/collect.log"; then
+	ok "a machine out of the schedule learns it from its hello at every boot, and exits 3"
+else
+	not_ok "hello of a machine held out: exit $status"
+	diag <"$work/collect.log"
+	grep hello "$work/server.log" | diag
+fi
+"$aggregator" schedule --data "$work/data" return lab-01 >/dev/null 2>&1
+: >"$work/collect.log"
+collect "$base" 60s --root "$work/root"
+status=$?
+hello=$(curl -s -X PUT -H "Authorization: Bearer token-of-lab-01" --data-binary '' "$base/api/v1/machines/lab-01/hello")
+if [ "$status" = 0 ] && ! grep -q "holds this machine out" "$work/collect.log" &&
+	[ "$(printf '%s' "$hello" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["state"], d["note"] == "")')" = "ready True" ]; then
+	ok "once returned, its hello finds it in the schedule again (exit 0)"
+else
+	not_ok "hello after schedule return: exit $status, answer $hello"
+	diag <"$work/collect.log"
 fi
 fault_url=$base/api/v1/machines/lab-01/fault
 wrong=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer token-of-lab-02" --data-binary 'x' "$fault_url")
