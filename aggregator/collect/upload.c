@@ -210,28 +210,42 @@ static bool json_number(struct json_object *root, const char *key, int64_t *out)
 	return true;
 }
 
+/* @body (@len bytes) as one JSON object and nothing but blanks after it; NULL when it is not. */
+static struct json_object *json_object_read(const char *body, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *root = NULL;
+	size_t end;
+
+	if (!tok)
+		return NULL;
+	if (len <= INT_MAX)
+		root = json_tokener_parse_ex(tok, body, (int)len);
+	end = root ? json_tokener_get_parse_end(tok) : 0;
+	json_tokener_free(tok);
+	while (end < len && strchr(" \t\r\n", body[end]) && body[end])
+		end++;
+	if (root && (!json_object_is_type(root, json_type_object) || end < len)) {
+		json_object_put(root);
+		root = NULL;
+	}
+	return root;
+}
+
 enum bci_collect_master_state bci_collect_master_state_parse(const char *body, size_t len,
 							     const char *sha256, uint64_t size,
 							     uint64_t *received, char *err,
 							     size_t err_size)
 {
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *root = NULL;
+	struct json_object *root = json_object_read(body, len);
 	char digest[BCI_SHA256_HEX] = "", state[32] = "";
 	enum bci_collect_master_state ret = BCI_MASTER_UNCLEAR;
 	int64_t n = 0;
 
 	*received = 0;
-	if (!tok)
-		return ret;
-	if (len <= INT_MAX)
-		root = json_tokener_parse_ex(tok, body, (int)len);
-	size_t end = root ? json_tokener_get_parse_end(tok) : 0;
-	while (end < len && strchr(" \t\r\n", body[end]) && body[end])
-		end++;
-	if (!root || !json_object_is_type(root, json_type_object) || end < len) {
+	if (!root) {
 		bci_message(err, err_size, "not a JSON object: %.120s", body);
-		goto out;
+		return ret;
 	}
 	if (!json_string(root, "state", state, sizeof(state))) {
 		bci_message(err, err_size, "no \"state\" in %.120s", body);
@@ -262,7 +276,6 @@ enum bci_collect_master_state bci_collect_master_state_parse(const char *body, s
 	ret = BCI_MASTER_SEND;
 out:
 	json_object_put(root);
-	json_tokener_free(tok);
 	return ret;
 }
 
@@ -727,21 +740,13 @@ int bci_collect_report_fault(const struct bci_collect_upload *upload, const char
 int bci_collect_hello_parse(const char *body, size_t len, struct bci_collect_hello *hello,
 			    char *err, size_t err_size)
 {
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *root = NULL;
+	struct json_object *root = json_object_read(body, len);
 	int ret = -EPROTO;
 
 	*hello = (struct bci_collect_hello){ .out = false };
-	if (!tok)
-		return -ENOMEM;
-	if (len <= INT_MAX)
-		root = json_tokener_parse_ex(tok, body, (int)len);
-	size_t end = root ? json_tokener_get_parse_end(tok) : 0;
-	while (end < len && strchr(" \t\r\n", body[end]) && body[end])
-		end++;
-	if (!root || !json_object_is_type(root, json_type_object) || end < len) {
+	if (!root) {
 		bci_message(err, err_size, "not a JSON object: %.120s", body);
-		goto out;
+		return ret;
 	}
 	if (!json_string(root, "state", hello->state, sizeof(hello->state)) ||
 	    (strcmp(hello->state, "ready") && strcmp(hello->state, "out") &&
@@ -758,7 +763,6 @@ int bci_collect_hello_parse(const char *body, size_t len, struct bci_collect_hel
 	ret = 0;
 out:
 	json_object_put(root);
-	json_tokener_free(tok);
 	return ret;
 }
 

@@ -46,25 +46,6 @@ publish() {
 	loop_publish "$@" | diag
 }
 
-# image NAME WORDS: the test image with WORDS added to its kernel command line (its
-# manifest's digest of boot.ipxe follows, as the master checks it)
-image() {
-	local name=$1 words=$2 dir=$LOOP_WORK/$1-image sum size
-	mkdir -p "$dir"
-	ln -sf "$TEST_IMAGE/vmlinuz" "$TEST_IMAGE/initrd.img" "$dir/"
-	sed "s|^kernel vmlinuz initrd=initrd.img .*|& $words|" "$TEST_IMAGE/boot.ipxe" >"$dir/boot.ipxe"
-	grep -q -F -- "$words" "$dir/boot.ipxe" || return 1
-	sum=$(sha256sum "$dir/boot.ipxe" | cut -d' ' -f1)
-	size=$(stat -c %s "$dir/boot.ipxe")
-	awk -v sum="$sum" -v size="$size" '$4 == "boot.ipxe" { $1 = sum; $2 = size } { print }' \
-		"$BUILD/images/test.manifest" >"$LOOP_WORK/$name.manifest"
-}
-
-# job_field BUILD FIELD: the master's job of BUILD (its fast tier): state, boots or note
-job_field() {
-	loop_jobs "$1" | awk -v f="$2" '$4 == "fast" { if (f == "state") print $6; else if (f == "boots") print $7; else { $1 = $2 = $3 = $4 = $5 = $6 = $7 = ""; sub(/^ +/, ""); print } }'
-}
-
 # wait_for SECONDS COMMAND...: until COMMAND succeeds (every 3 s), 1 when the time is up
 wait_for() {
 	local until=$((SECONDS + $1))
@@ -76,7 +57,7 @@ wait_for() {
 }
 
 judged() {
-	job_field ep note | grep -q -F 'said hello): the disk boots, the kernel under test did not'
+	loop_job_field ep note | grep -q -F 'said hello): the disk boots, the kernel under test did not'
 }
 
 machine_off() {
@@ -98,8 +79,8 @@ check "the known-good image published over HTTP as kg-1" publish_known_good
 check "the machine's disk written from the master's kg-1, entry made, enrolled" \
 	loop_machines_prepare kg-1 || exit 1
 check "a test image whose kernel panics before the executor, and one that finds no partition" \
-	eval 'image ep "rdinit=/bootci-no-such-init" &&
-		image np "bootci.results_label=BOOTCI-NONE bootci.results_wait=1 bootci.error_boots=2"'
+	eval 'loop_image ep "rdinit=/bootci-no-such-init" &&
+		loop_image np "bootci.results_label=BOOTCI-NONE bootci.results_wait=1 bootci.error_boots=2"'
 check "both builds published (their jobs queued, ep first)" \
 	eval 'publish ep "$LOOP_WORK/ep-image" "$LOOP_WORK/ep.manifest" "$LOOP_WORK/one.testlist" - \
 		--commit 1111111 --tier fast &&
@@ -110,7 +91,7 @@ check "the master ended the early-panic run at its cap, and judged it once colle
 	wait_for 1200 judged
 loop_jobs ep | diag
 check "its verdict names the kernel, never the disk (no re-deploy)" \
-	eval 'job_field ep note | grep -q -F "the kernel under test never finished the run" &&
+	eval 'loop_job_field ep note | grep -q -F "the kernel under test never finished the run" &&
 		grep -a -q "early-1: its known-good image started: 1 run the master ended" \
 			"$LOOP_WORK/master.log" && no_redeploy'
 check "the machine whose boots end before their run powered itself off" wait_for 900 machine_off
