@@ -35,10 +35,6 @@ mkdir -p "$LOOP_WORK"
 printf 'igt@igt_basic@pass\n' >"$LOOP_WORK/one.testlist"
 trap 'loop_stop' EXIT
 
-wait_tier() {
-	loop_wait_tier "$@" 2>&1 | diag
-	return "${PIPESTATUS[0]}"
-}
 publish_known_good() {
 	loop_publish_known_good kg-1 "$known_good" "$BUILD/images/known-good.manifest" | diag
 }
