@@ -154,7 +154,10 @@ enum bci_ending bci_executor_boot(struct bci_executor *ex)
 	bci_say("run %s recorded", bci_config_get(ex->config, "run_id"));
 	/* A capped run is over as a finished one is: the known-good image uploads it. */
 	ex->end_reason = ret == BCI_TEST_PROGRAM_CAPPED_NOW ? "finished: capped (boot_cap)" :
+			 ret == BCI_TEST_PROGRAM_POWEROFF ? "finished: the test program asked for a power-off" :
 			 ex->results_full[0] ? "finished: results partition full" : "finished";
+	if (ret == BCI_TEST_PROGRAM_POWEROFF)
+		return BCI_END_POWEROFF;
 	return strcmp(bci_config_get(ex->config, "on_finish"), "poweroff") == 0 ? BCI_END_POWEROFF
 										: BCI_END_REBOOT;
 }

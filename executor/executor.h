@@ -175,9 +175,10 @@ int bci_partition_mount_results(struct bci_executor *ex);
  * test_program.c: without a testlist, runs the one configured test program (its output in
  * the run folder). 0 when it ran (or none is configured), BCI_TEST_PROGRAM_CAPPED_NOW when
  * it took the machine down boot_cap times and this boot ended its run instead (it does
- * not run). -errno when the run could not be recorded.
+ * not run), BCI_TEST_PROGRAM_POWEROFF when it ran and exited with test_poweroff_status
+ * (the boot ends in a power-off). -errno when the run could not be recorded.
  */
-enum { BCI_TEST_PROGRAM_CAPPED_NOW = 1 };
+enum { BCI_TEST_PROGRAM_CAPPED_NOW = 1, BCI_TEST_PROGRAM_POWEROFF = 2 };
 int bci_test_program_run(struct bci_executor *ex);
 
 /* kmsg.c: the kernel log. */

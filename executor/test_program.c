@@ -478,6 +478,24 @@ static int test_program_resume(struct bci_executor *ex, struct test_program *t)
 	return BCI_TEST_PROGRAM_CAPPED_NOW;
 }
 
+/*
+ * The program's exit status test_poweroff_status (when set) asks for a
+ * power-off instead of on_finish: the known-good image's collect exits so
+ * once the master took the machine out (its boots keep failing), so that it
+ * stops rebooting until someone puts it back and powers it on.
+ */
+static bool asks_poweroff(struct bci_executor *ex, const struct test_program *t)
+{
+	unsigned long wanted = bci_config_get_number(ex->config, "test_poweroff_status");
+
+	if (!wanted || t->reaped <= 0 || !WIFEXITED(t->status) ||
+	    (unsigned long)WEXITSTATUS(t->status) != wanted)
+		return false;
+	bci_say("test program asked for a power-off (exit status %lu is test_poweroff_status)",
+		wanted);
+	return true;
+}
+
 int bci_test_program_run(struct bci_executor *ex)
 {
 	struct test_program t = { .ex = ex, .command = bci_config_get(ex->config, "test"),
@@ -506,6 +524,8 @@ int bci_test_program_run(struct bci_executor *ex)
 		ret = test_program_execute(ex, &t, bci_config_get_seconds(ex->config, "test_timeout"));
 	if (!ret)
 		ret = test_program_record(&t);
+	if (!ret && asks_poweroff(ex, &t))
+		ret = BCI_TEST_PROGRAM_POWEROFF;
 	if (t.null_fd >= 0)
 		close(t.null_fd);
 	for (int i = 0; i < STREAMS; i++) {

@@ -135,6 +135,17 @@ static int check_cycles(const struct bci_config_key *key, const char *value, cha
 	return bci_testlist_cycles_parse(key->name, value, specs, &count, why, why_size);
 }
 
+/* test_poweroff_status: an exit status a process can have (1-255), or 0 for none. */
+static int check_exit_status(const struct bci_config_key *key, const char *value, char *why,
+			     size_t why_size)
+{
+	if (strtoul(value, NULL, 10) <= 255)
+		return 0;
+	bci_message(why, why_size, "%s: %s is not an exit status (0 for none, 1-255)", key->name,
+		    value);
+	return -EINVAL;
+}
+
 const struct bci_config_key bci_executor_keys[] = {
 	{ "mode", BCI_CONFIG_CHOICE, "run", "run|deploy",
 	  "run: a test run; deploy: write the known-good disk image the deploy plan names "
@@ -242,6 +253,9 @@ const struct bci_config_key bci_executor_keys[] = {
 	  "without testlist: one test program and its arguments (split on white space)", NULL },
 	{ "test_timeout", BCI_CONFIG_SECONDS, "10m", NULL,
 	  "the test program is killed (SIGTERM, then SIGKILL) after this long", NULL },
+	{ "test_poweroff_status", BCI_CONFIG_NUMBER, "0", NULL,
+	  "the test program's exit status that ends the boot in a power-off instead of on_finish"
+	  " (0: none)", check_exit_status },
 	/* -- how the boot ends -- */
 	{ "on_finish", BCI_CONFIG_CHOICE, "reboot", "reboot|poweroff",
 	  "how the boot ends once the result is recorded", NULL },

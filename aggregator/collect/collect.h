@@ -152,8 +152,9 @@ struct bci_collect_upload;
  * When the executor's boot fault note is due (boots in a row that ended
  * before their run began reached its cap), sends it to the master
  * (@report's URL, MASTER/api/v1/machines/<machine>/fault) and removes it once
- * the master has it. Says what it did on @console. 0 (also when there was no
- * note), -errno when the note stays for the next boot.
+ * the master has it. Says what it did on @console. 1 when the master took
+ * the note (and with it the machine out of its schedule), 0 when there was
+ * no note to send, -errno when the note stays for the next boot.
  */
 int bci_collect_fault_report(const char *root, const struct bci_collect_upload *report,
 			     FILE *console);
@@ -207,6 +208,24 @@ int bci_collect_master_held(const struct bci_collect_upload *upload, struct bci_
  */
 int bci_collect_run_recognise(const struct bci_manifest *held, const struct bci_manifest *local,
 			      char *why, size_t why_size);
+
+/* The master's answer to a hello: whether it holds the machine out of its schedule. */
+struct bci_collect_hello {
+	char state[16];		/* ready, out, or unscheduled (no scheduler, not in its inventory) */
+	bool out;
+	char note[256];		/* why it is out (one line), or "" */
+};
+/* Reads the master's JSON answer to a hello. 0, or -EPROTO with @err naming what is wrong. */
+int bci_collect_hello_parse(const char *body, size_t len, struct bci_collect_hello *hello,
+			    char *err, size_t err_size);
+/*
+ * PUT (no body) to @upload's URL, MASTER/api/v1/machines/<machine>/hello:
+ * the known-good image started (the master then knows the disk boots, even
+ * when the kernel under test died before it made a run folder). 0 with
+ * @hello, -ENOENT when the master has no such route (an older master), -errno.
+ */
+int bci_collect_hello(const struct bci_collect_upload *upload, struct bci_collect_hello *hello,
+		      char *err, size_t err_size);
 
 /*
  * PUT @note (one line of text) to @upload's URL, MASTER/api/v1/machines/<machine>/fault:

@@ -11,7 +11,9 @@
  * (on_finish: reboot into the boot order, or power off).
  *
  * Exit status: 0 every run that is over is uploaded (or there was none), 1 some
- * stay on the partition (message on the console), 2 usage.
+ * stay on the partition (message on the console), 2 usage, 3 the master holds
+ * the machine out of its schedule, e.g. on its boot fault note (the
+ * known-good image's executor powers off: test_poweroff_status=3).
  */
 #include "collect.h"
 
@@ -38,6 +40,7 @@
 #define DEFAULT_CONFIG "/etc/bootci/collect.conf"
 #define DEFAULT_CMDLINE "/proc/cmdline"
 #define CMDLINE_PREFIX "bootci_collect."
+#define EXIT_TAKEN_OUT 3
 
 struct collect {
 	struct bci_config *config;
@@ -372,8 +375,8 @@ static int upload_run(struct collect *c, const struct pending *p)
 	return 0;
 }
 
-/* First of all: a machine that cannot run its jobs says so (fault.c). */
-static void fault_report(struct collect *c)
+/* First of all: a machine that cannot run its jobs says so (fault.c). True once the master has it. */
+static bool fault_report(struct collect *c)
 {
 	char url[PATH_MAX * 2];
 	struct bci_collect_upload report = {
@@ -382,7 +385,38 @@ static void fault_report(struct collect *c)
 	};
 
 	master_url(c, url, "fault");
-	bci_collect_fault_report(bci_config_get(c->config, "root"), &report, c->console);
+	return bci_collect_fault_report(bci_config_get(c->config, "root"), &report, c->console) > 0;
+}
+
+/*
+ * Then hello: the master learns that the known-good image boots (so a run it
+ * ended is the kernel's fault, not the disk's) and answers whether it holds
+ * the machine out of its schedule. True when it does.
+ */
+static bool hello(struct collect *c)
+{
+	char url[PATH_MAX * 2], err[1024];
+	struct bci_collect_upload report = {
+		.url = url, .token = c->machine.token,
+		.ca_file = bci_config_get(c->config, "ca_file"), .console = c->console,
+	};
+	struct bci_collect_hello answer;
+	int ret;
+
+	master_url(c, url, "hello");
+	ret = bci_collect_hello(&report, &answer, err, sizeof(err));
+	if (ret == -ENOENT) {
+		fprintf(c->console, "collect: the master takes no hello (an older master?): %s\n", err);
+		return false;
+	}
+	if (ret < 0) {
+		fprintf(c->console, "collect: hello: %s\n", err);
+		return false;
+	}
+	if (answer.out)
+		fprintf(c->console, "collect: the master holds this machine out of its schedule: %s\n",
+			answer.note[0] ? answer.note : "(no reason given)");
+	return answer.out;
 }
 
 /*
@@ -607,6 +641,7 @@ int bci_collect_command(int argc, char **argv)
 	struct collect c = { 0 };
 	char path[PATH_MAX * 2], err[1024];
 	const char *file;
+	bool taken_out;
 	int status;
 
 	status = setup(&c, argc, argv);
@@ -638,7 +673,8 @@ int bci_collect_command(int argc, char **argv)
 		goto out;
 	}
 	bci_collect_efi_root_set(bci_config_get(c.config, "root"));
-	fault_report(&c);
+	taken_out = fault_report(&c);
+	taken_out = hello(&c) || taken_out;
 	if (collect_all(&c) == 0) {
 		int deleted = bci_collect_runs_retain(c.runs, bci_config_get_number(c.config, "keep"),
 						      c.console);
@@ -647,6 +683,12 @@ int bci_collect_command(int argc, char **argv)
 			c.refused ? " (refused by the master: kept, not sent again)" : "",
 			deleted > 0 ? ", older uploaded runs deleted" : "");
 		status = c.left == 0 && deleted >= 0 ? 0 : 1;
+	}
+	/* The runs went first: what is left stays for when the machine is back. */
+	if (taken_out) {
+		fprintf(c.console, "collect: the master holds this machine out: exit status %d asks"
+				   " for a power-off\n", EXIT_TAKEN_OUT);
+		status = EXIT_TAKEN_OUT;
 	}
 	curl_global_cleanup();
 out:

@@ -6,7 +6,9 @@
  * ever, each handing over to this image and netbooting the same job again.
  * Once the count reached the executor's error_boots the known-good image says
  * so to the master (PUT .../fault), which takes the machine out with the
- * note; the note is removed once the master has it.
+ * note; the note is removed once the master has it, and collect's exit status
+ * then asks the executor to power the machine off (test_poweroff_status): a
+ * machine out of the schedule that reboots only netboots to be sent away.
  */
 #include "collect.h"
 
@@ -58,5 +60,5 @@ int bci_collect_fault_report(const char *root, const struct bci_collect_upload *
 	else
 		fprintf(console, "collect: the master has the fault note (it takes this machine out"
 				 " of its schedule)\n");
-	return 0;
+	return 1;
 }

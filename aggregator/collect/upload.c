@@ -30,9 +30,11 @@
  *   GET URL/manifest            the stored archive's manifest.json (its files'
  *                               paths, sizes and sha256), 404 when not stored
  *
- * And a machine that cannot run its jobs says so (bci_collect_report_fault()):
+ * And a machine that cannot run its jobs says so (bci_collect_report_fault()),
+ * and every start of collect says hello (bci_collect_hello()):
  *
  *   PUT MASTER/api/v1/machines/<machine>/fault   the note, text, one line
+ *   PUT MASTER/api/v1/machines/<machine>/hello   no body; JSON answer: the state
  */
 #include "collect.h"
 
@@ -208,28 +210,42 @@ static bool json_number(struct json_object *root, const char *key, int64_t *out)
 	return true;
 }
 
+/* @body (@len bytes) as one JSON object and nothing but blanks after it; NULL when it is not. */
+static struct json_object *json_object_read(const char *body, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *root = NULL;
+	size_t end;
+
+	if (!tok)
+		return NULL;
+	if (len <= INT_MAX)
+		root = json_tokener_parse_ex(tok, body, (int)len);
+	end = root ? json_tokener_get_parse_end(tok) : 0;
+	json_tokener_free(tok);
+	while (end < len && strchr(" \t\r\n", body[end]) && body[end])
+		end++;
+	if (root && (!json_object_is_type(root, json_type_object) || end < len)) {
+		json_object_put(root);
+		root = NULL;
+	}
+	return root;
+}
+
 enum bci_collect_master_state bci_collect_master_state_parse(const char *body, size_t len,
 							     const char *sha256, uint64_t size,
 							     uint64_t *received, char *err,
 							     size_t err_size)
 {
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *root = NULL;
+	struct json_object *root = json_object_read(body, len);
 	char digest[BCI_SHA256_HEX] = "", state[32] = "";
 	enum bci_collect_master_state ret = BCI_MASTER_UNCLEAR;
 	int64_t n = 0;
 
 	*received = 0;
-	if (!tok)
-		return ret;
-	if (len <= INT_MAX)
-		root = json_tokener_parse_ex(tok, body, (int)len);
-	size_t end = root ? json_tokener_get_parse_end(tok) : 0;
-	while (end < len && strchr(" \t\r\n", body[end]) && body[end])
-		end++;
-	if (!root || !json_object_is_type(root, json_type_object) || end < len) {
+	if (!root) {
 		bci_message(err, err_size, "not a JSON object: %.120s", body);
-		goto out;
+		return ret;
 	}
 	if (!json_string(root, "state", state, sizeof(state))) {
 		bci_message(err, err_size, "no \"state\" in %.120s", body);
@@ -260,7 +276,6 @@ enum bci_collect_master_state bci_collect_master_state_parse(const char *body, s
 	ret = BCI_MASTER_SEND;
 out:
 	json_object_put(root);
-	json_tokener_free(tok);
 	return ret;
 }
 
@@ -670,42 +685,102 @@ out:
 	return ret;
 }
 
-/* ---- a machine that cannot run its jobs says so ---- */
+/* ---- what the machine says to the master: its fault note, its hello ---- */
 
-int bci_collect_report_fault(const struct bci_collect_upload *upload, const char *note, char *err,
-			     size_t err_size)
+/* PUT @body (text) to @upload's URL: 0 once the master answered 200 (its answer in @r), -errno. */
+static int put_text(const struct bci_collect_upload *upload, const char *body, struct response *r,
+		    char *err, size_t err_size)
 {
 	struct curl_slist *headers = NULL;
-	struct response *r = malloc(sizeof(*r));
 	long status = 0;
 	CURLcode code;
 	CURL *curl;
 	int ret = -EIO;
 
-	if (!r)
-		return -ENOMEM;
 	curl = request_new(upload, &headers, r);
-	if (!curl) {
-		free(r);
+	if (!curl)
 		return -ENOMEM;
-	}
 	headers = curl_slist_append(headers, "Content-Type: text/plain; charset=utf-8");
 	headers = curl_slist_append(headers, "Expect:");
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PUT");
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, note);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(note));
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
 	code = curl_easy_perform(curl);
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-	if (code != CURLE_OK)
+	if (code != CURLE_OK) {
 		bci_message(err, err_size, "PUT %s: %s", upload->url, curl_easy_strerror(code));
-	else if (status != 200)
+	} else if (status == 404) {
+		bci_message(err, err_size, "PUT %s: HTTP 404: %.200s", upload->url, r->body);
+		ret = -ENOENT;
+	} else if (status != 200) {
 		bci_message(err, err_size, "PUT %s: HTTP %ld: %.200s", upload->url, status, r->body);
-	else
+	} else {
 		ret = 0;
+	}
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(curl);
+	return ret;
+}
+
+int bci_collect_report_fault(const struct bci_collect_upload *upload, const char *note, char *err,
+			     size_t err_size)
+{
+	struct response *r = malloc(sizeof(*r));
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	ret = put_text(upload, note, r, err, err_size);
+	free(r);
+	return ret < 0 ? (ret == -ENOENT ? -EIO : ret) : 0;
+}
+
+int bci_collect_hello_parse(const char *body, size_t len, struct bci_collect_hello *hello,
+			    char *err, size_t err_size)
+{
+	struct json_object *root = json_object_read(body, len);
+	int ret = -EPROTO;
+
+	*hello = (struct bci_collect_hello){ .out = false };
+	if (!root) {
+		bci_message(err, err_size, "not a JSON object: %.120s", body);
+		return ret;
+	}
+	if (!json_string(root, "state", hello->state, sizeof(hello->state)) ||
+	    (strcmp(hello->state, "ready") && strcmp(hello->state, "out") &&
+	     strcmp(hello->state, "unscheduled"))) {
+		bci_message(err, err_size, "no \"state\" of ready, out or unscheduled in %.120s", body);
+		hello->state[0] = '\0';
+		goto out;
+	}
+	hello->out = !strcmp(hello->state, "out");
+	json_string(root, "note", hello->note, sizeof(hello->note));
+	for (char *c = hello->note; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
+	ret = 0;
+out:
+	json_object_put(root);
+	return ret;
+}
+
+int bci_collect_hello(const struct bci_collect_upload *upload, struct bci_collect_hello *hello,
+		      char *err, size_t err_size)
+{
+	struct response *r = malloc(sizeof(*r));
+	char why[256];
+	int ret;
+
+	*hello = (struct bci_collect_hello){ .out = false };
+	if (!r)
+		return -ENOMEM;
+	ret = put_text(upload, "", r, err, err_size);
+	if (ret == 0 && bci_collect_hello_parse(r->body, r->len, hello, why, sizeof(why)) < 0) {
+		bci_message(err, err_size, "PUT %s: the master's answer: %s", upload->url, why);
+		ret = -EPROTO;
+	}
 	free(r);
 	return ret;
 }

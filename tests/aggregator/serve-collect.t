@@ -123,14 +123,22 @@ start_server
 fault_note 2
 : >"$work/collect.log"
 collect "$base" 60s --root "$work/root"
-if [ -s "$note_var" ] && ! grep -q "/fault" "$work/server.log" && ! grep -q "boots in a row" "$work/collect.log"; then
+status=$?
+if [ "$status" = 0 ] && [ -s "$note_var" ] && ! grep -q "/fault" "$work/server.log" && ! grep -q "boots in a row" "$work/collect.log"; then
 	ok "a boot fault note below its cap stays on the machine, not sent"
 else
-	not_ok "a note below its cap"
+	not_ok "a note below its cap: exit $status"
 	diag <"$work/collect.log"
 fi
 fault_note 3
 collect "$base" 60s --root "$work/root"
+status=$?
+if [ "$status" = 3 ] && grep -q "collect: the master holds this machine out: exit status 3 asks for a power-off" "$work/collect.log"; then
+	ok "collect exits 3 once the master took the machine out on its note (the image powers off)"
+else
+	not_ok "collect's status after the master took the note: $status (3 expected)"
+	diag <"$work/collect.log"
+fi
 "$aggregator" schedule --data "$work/data" machines >"$work/machines.out" 2>&1
 reason="the machine reported: 3 boots in a row ended before run r1 began: cannot create the run folder /results/runs/r1: Structure needs cleaning (EUCLEAN)"
 if [ ! -e "$note_var" ] && grep -q "PUT /api/v1/machines/lab-01/fault 200 .*taken out of the schedule" "$work/server.log" &&
@@ -143,6 +151,30 @@ else
 	diag <"$work/collect.log"
 	diag <"$work/machines.out"
 	grep fault "$work/server.log" | diag
+fi
+# The note is gone; the master still holds the machine out: collect's hello learns it.
+: >"$work/collect.log"
+collect "$base" 60s --root "$work/root"
+status=$?
+if [ "$status" = 3 ] && grep -q "PUT /api/v1/machines/lab-01/hello 200 .*out of the schedule" "$work/server.log" &&
+	grep -Fq "collect: the master holds this machine out of its schedule: $reason" "$work/collect.log"; then
+	ok "a machine out of the schedule learns it from its hello at every boot, and exits 3"
+else
+	not_ok "hello of a machine held out: exit $status"
+	diag <"$work/collect.log"
+	grep hello "$work/server.log" | diag
+fi
+"$aggregator" schedule --data "$work/data" return lab-01 >/dev/null 2>&1
+: >"$work/collect.log"
+collect "$base" 60s --root "$work/root"
+status=$?
+hello=$(curl -s -X PUT -H "Authorization: Bearer token-of-lab-01" --data-binary '' "$base/api/v1/machines/lab-01/hello")
+if [ "$status" = 0 ] && ! grep -q "holds this machine out" "$work/collect.log" &&
+	[ "$(printf '%s' "$hello" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["state"], d["note"] == "")')" = "ready True" ]; then
+	ok "once returned, its hello finds it in the schedule again (exit 0)"
+else
+	not_ok "hello after schedule return: exit $status, answer $hello"
+	diag <"$work/collect.log"
 fi
 fault_url=$base/api/v1/machines/lab-01/fault
 wrong=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer token-of-lab-02" --data-binary 'x' "$fault_url")

@@ -50,26 +50,6 @@ publish() {
 	loop_publish "$@" | diag
 }
 
-# program_image: the test image whose boot.ipxe names the test= program (and its manifest,
-# which the master checks boot.ipxe against)
-program_image() {
-	local dir=$LOOP_WORK/program-image sum size
-	mkdir -p "$dir"
-	ln -sf "$TEST_IMAGE/vmlinuz" "$TEST_IMAGE/initrd.img" "$dir/"
-	sed "s|^kernel vmlinuz initrd=initrd.img .*|& bootci.boot_cap=3 bootci.test=\"$program\"|" \
-		"$TEST_IMAGE/boot.ipxe" >"$dir/boot.ipxe"
-	grep -q 'bootci.test=' "$dir/boot.ipxe" || return 1
-	sum=$(sha256sum "$dir/boot.ipxe" | cut -d' ' -f1)
-	size=$(stat -c %s "$dir/boot.ipxe")
-	awk -v sum="$sum" -v size="$size" '$4 == "boot.ipxe" { $1 = sum; $2 = size } { print }' \
-		"$BUILD/images/test.manifest" >"$LOOP_WORK/program.manifest"
-}
-
-# job_field BUILD FIELD: the master's job of BUILD (one machine, its fast tier): boots or note
-job_field() {
-	loop_jobs "$1" | awk -v f="$2" '$4 == "fast" { if (f == "boots") print $7; else { $1 = $2 = $3 = $4 = $5 = $6 = $7 = ""; sub(/^ +/, ""); print } }'
-}
-
 # run_archive RUN: the master's archive of RUN (by the digest serve answers)
 run_archive() {
 	local sha
@@ -111,7 +91,8 @@ check "the master started with the inventory" loop_master_start || exit 1
 check "the known-good image published over HTTP as kg-1" publish_known_good
 check "the machine's disk written from the master's kg-1, entry made, enrolled" \
 	loop_machines_prepare kg-1 || exit 1
-check "a test image whose command line runs a program that panics at every boot" program_image
+check "a test image whose command line runs a program that panics at every boot" \
+	loop_image program "bootci.boot_cap=3 bootci.test=\"$program\""
 check "the single-program build published (its job queued)" \
 	publish tp "$LOOP_WORK/program-image" "$LOOP_WORK/program.manifest" \
 	"$LOOP_WORK/program.testlist" - --commit 1111111 --tier fast
@@ -122,9 +103,9 @@ check "the machine powered on (netboot, the fixed chain script)" loop_power_on
 check "the single-program run reached the master" wait_tier tp fast 1200
 loop_jobs tp | diag
 check "its job was booted 4 times: 3 crashes, then the boot that capped it" \
-	[ "$(job_field tp boots)" = 4 ]
+	[ "$(loop_job_field tp boots)" = 4 ]
 check "the master's verdict names the kernel" \
-	eval "job_field tp note | grep -F 'the kernel under test crashed at every boot: 3 of the run' >/dev/null"
+	eval "loop_job_field tp note | grep -F 'the kernel under test crashed at every boot: 3 of the run' >/dev/null"
 archive_file tp-fast test/result.txt | diag
 check "its 4 boot records and 3 crash captures reached the master, the run capped" \
 	eval 'archive_has tp-fast "boot-0001/boot.txt" "boot-0004/end.txt" &&
@@ -133,13 +114,13 @@ check "its 4 boot records and 3 crash captures reached the master, the run cappe
 check "the IGT run reached the master whole" wait_tier ig fast 1500
 loop_jobs ig | diag
 check "its job was booted 7 times (3 + 3 + 1), more than the 5 that once meant a bad disk" \
-	[ "$(job_field ig boots)" = 7 ]
+	[ "$(loop_job_field ig boots)" = 7 ]
 check "its 7 boot records, 6 crash captures and both jobs capped reached the master" \
 	eval 'archive_has ig-fast "boot-0007/end.txt" "(^|/)0/out.txt" "(^|/)1/out.txt" &&
 		[ "$(crashes ig-fast)" = 6 ] &&
 		[ "$(archive_file ig-fast bootci-journal.txt | grep -c "^capped ")" = 2 ]'
 check "the master's verdicts name the kernel, never the disk (no re-deploy)" \
-	eval "job_field ig note | grep -F 'the kernel under test crashed at every boot: 6 of the run' >/dev/null && no_redeploy"
+	eval "loop_job_field ig note | grep -F 'the kernel under test crashed at every boot: 6 of the run' >/dev/null && no_redeploy"
 loop_stop
 left=$(loop_leftovers)
 [ -z "$left" ] || echo "left behind: $left" | diag

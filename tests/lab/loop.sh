@@ -148,6 +148,27 @@ loop_jobs() {
 	"$AGGREGATOR" schedule --data "$LOOP_DATA" jobs "$1"
 }
 
+# loop_image NAME WORDS: LOOP_WORK/NAME-image, the test image (TEST_IMAGE) with WORDS added
+# to its kernel command line, and LOOP_WORK/NAME.manifest, the test image's manifest with the
+# new boot.ipxe's digest and size (the master checks boot.ipxe against it)
+loop_image() {
+	local name=$1 words=$2 dir=$LOOP_WORK/$1-image sum size
+	mkdir -p "$dir"
+	ln -sf "$TEST_IMAGE/vmlinuz" "$TEST_IMAGE/initrd.img" "$dir/"
+	sed "s|^kernel vmlinuz initrd=initrd.img .*|& $words|" "$TEST_IMAGE/boot.ipxe" >"$dir/boot.ipxe"
+	grep -q -F -- "$words" "$dir/boot.ipxe" || return 1
+	sum=$(sha256sum "$dir/boot.ipxe" | cut -d' ' -f1)
+	size=$(stat -c %s "$dir/boot.ipxe")
+	awk -v sum="$sum" -v size="$size" '$4 == "boot.ipxe" { $1 = sum; $2 = size } { print }' \
+		"$BUILD/images/test.manifest" >"$LOOP_WORK/$name.manifest"
+}
+
+# loop_job_field BUILD FIELD: a field of the master's job of BUILD's fast tier (one machine):
+# state, boots, or note (the rest of the line)
+loop_job_field() {
+	loop_jobs "$1" | awk -v f="$2" '$4 == "fast" { if (f == "state") print $6; else if (f == "boots") print $7; else { $1 = $2 = $3 = $4 = $5 = $6 = $7 = ""; sub(/^ +/, ""); print } }'
+}
+
 # loop_wait_tier BUILD TIER TIMEOUT: waits until every job of BUILD's TIER is done (its run
 # uploaded and in the store), printing each change of a job's state; 1 when one is abandoned
 # or the time is up.

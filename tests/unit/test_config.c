@@ -344,6 +344,8 @@ static void executor_config_errors_name_line_key_value(void **state)
 		{ "abort_on = lockdep,oops\n", NULL,
 		  "e.conf:1: abort_on: unknown condition 'oops' (taint, lockdep)" },
 		{ "suspend_before = mem\n", NULL, "e.conf:1: suspend_before: 'mem': expected" },
+		{ "test_poweroff_status = 256\n", NULL,
+		  "e.conf:1: test_poweroff_status: 256 is not an exit status (0 for none, 1-255)" },
 		{ "", "bootci.on_error=halt",
 		  "kernel command line: on_error: 'halt' is not one of reboot|poweroff" },
 		{ "suspend_between = mem@2\n", "bootci.test=/bin/true",

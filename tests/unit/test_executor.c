@@ -363,6 +363,48 @@ static void boot_runs_test_and_reboots(void **state)
 	assert_non_null(strstr(recorded, "mount ext4\numount /results\npoweroff\n"));
 }
 
+/* The known-good image's collect exits 3 once the master took the machine out: it powers off. */
+static void boot_test_program_asks_for_poweroff(void **state)
+{
+	struct fixture *f = *state;
+	char cmdline[PATH_MAX + 128];
+	enum bci_ending ending;
+
+	snprintf(cmdline, sizeof(cmdline), "bootci.run_id=r1 bootci.test=\"%s 3\"",
+		 fixture_path("exit-with"));
+	start(f, cmdline);
+	fakeroot_write(&f->root, "/etc/bootci/executor.conf",
+		       "results_wait=1\non_finish=reboot\ntest_poweroff_status=3\n");
+	fakeroot_add_disk(&f->root, "vda", NULL, "BOOTCI-RESULTS");
+	if (fakeroot_add_kernel_modules(&f->root) < 0)
+		skip();
+	assert_int_equal(bci_signals_setup(&f->ex), 0);
+	ending = bci_executor_boot(&f->ex);
+	assert_int_equal(ending, BCI_END_POWEROFF);
+	bci_executor_end(&f->ex, ending);
+	assert_non_null(strstr(fakeroot_read(&f->root, "/results/runs/r1/test/result.txt"),
+			       "exit-status 3\n"));
+	assert_non_null(strstr(recorded, "umount /results\npoweroff\n"));
+}
+
+/* Another status (and the same one without the setting) ends as on_finish says. */
+static void boot_test_program_other_status_reboots(void **state)
+{
+	struct fixture *f = *state;
+	char cmdline[PATH_MAX + 128];
+
+	snprintf(cmdline, sizeof(cmdline), "bootci.run_id=r1 bootci.test=\"%s 1\"",
+		 fixture_path("exit-with"));
+	start(f, cmdline);
+	fakeroot_write(&f->root, "/etc/bootci/executor.conf",
+		       "results_wait=1\ntest_poweroff_status=3\n");
+	fakeroot_add_disk(&f->root, "vda", NULL, "BOOTCI-RESULTS");
+	if (fakeroot_add_kernel_modules(&f->root) < 0)
+		skip();
+	assert_int_equal(bci_signals_setup(&f->ex), 0);
+	assert_int_equal(bci_executor_boot(&f->ex), BCI_END_REBOOT);
+}
+
 static void boot_without_partition_takes_error_path(void **state)
 {
 	struct fixture *f = *state;
@@ -817,6 +859,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(runner_capped_after_boot_cap_crashed_boots, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(boot_runs_test_and_reboots, setup, teardown),
+		cmocka_unit_test_setup_teardown(boot_test_program_asks_for_poweroff, setup, teardown),
+		cmocka_unit_test_setup_teardown(boot_test_program_other_status_reboots, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(boot_without_partition_takes_error_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_reboots, setup, teardown),
 		cmocka_unit_test_setup_teardown(boot_with_bad_config_file_reboots, setup, teardown),

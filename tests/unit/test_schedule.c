@@ -378,7 +378,8 @@ static void test_ended_run_asked_is_no_disk_fault(void **state)
 	j = job_seen(f, "grp-a", "b1-fast");
 	assert_string_equal(j.state, "abandoned");
 	assert_true(j.ended == 0);
-	expect_in(j.note, "its known-good image asked about the run: the disk boots");
+	expect_in(j.note, "its known-good image spoke (asked about the run, or said hello): the disk"
+			  " boots, the kernel under test did not");
 	/* Its upload, whenever it comes, ends the job as done, the note kept. */
 	upload(f, "grp-a", "b1-fast", NULL, 0);
 	assert_int_equal(bci_schedule_run_ingested(f->store, "grp-a", "b1-fast", f->err,
@@ -386,6 +387,66 @@ static void test_ended_run_asked_is_no_disk_fault(void **state)
 	j = job_seen(f, "grp-a", "b1-fast");
 	assert_string_equal(j.state, "done");
 	expect_in(j.note, "ended by the master after 10 boots");
+}
+
+/*
+ * A kernel that died before it made a run folder: collect has no run to ask
+ * about, but its hello vouches for the disk: no re-deploy, the kernel named.
+ */
+static void test_ended_run_hello_is_no_disk_fault(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_schedule_hello hello;
+	struct job_seen j;
+	char note[512], *script;
+
+	build_add(f, "b1", "drm-tip", "igt@core@a\n", "igt@x@1\n");
+	assert_int_equal(bci_schedule_queue(&f->s, "b1", "fast", f->err, sizeof(f->err)), 3);
+	known_good_disk(f, "kg-1", "image");
+	for (int i = 0; i <= BCI_SCHEDULE_MAX_BOOTS; i++)
+		free(boot(f, "52:54:00:00:00:02", T0 + i));
+	assert_int_equal(bci_schedule_hello(&f->s, "nope", T0 + 30, &hello, f->err,
+					    sizeof(f->err)), -ENOENT);
+	assert_false(hello.known);
+	assert_int_equal(bci_schedule_hello(&f->s, "grp-a", T0 + 30, &hello, f->err,
+					    sizeof(f->err)), 0);
+	assert_true(hello.known);
+	assert_false(hello.out);
+	assert_int_equal(hello.ended_runs, 1);
+	/* Said once: a second hello has no ended run left to vouch for. */
+	assert_int_equal(bci_schedule_hello(&f->s, "grp-a", T0 + 31, &hello, f->err,
+					    sizeof(f->err)), 0);
+	assert_int_equal(hello.ended_runs, 0);
+	script = boot(f, "52:54:00:00:00:02", T0 + 40);
+	expect_in(script, "# bootci: nothing to run");
+	free(script);
+	assert_int_equal(deploy_state(f, "grp-a", note, sizeof(note)), BCI_DEPLOY_NONE);
+	j = job_seen(f, "grp-a", "b1-fast");
+	assert_string_equal(j.state, "abandoned");
+	expect_in(j.note, "the kernel under test never finished the run");
+	expect_in(j.note, "said hello): the disk boots, the kernel under test did not");
+	fflush(f->s.log);
+	expect_in(f->log_text, "grp-a: its known-good image started: 1 run the master ended are the"
+			       " kernel's");
+}
+
+/* The hello of a machine taken out says so, with the reason. */
+static void test_hello_of_machine_out(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_schedule_hello hello;
+
+	assert_int_equal(bci_schedule_fault(&f->s, "grp-a", "3 boots in a row", T0, f->err,
+					    sizeof(f->err)), 1);
+	assert_int_equal(bci_schedule_hello(&f->s, "grp-a", T0 + 1, &hello, f->err,
+					    sizeof(f->err)), 0);
+	assert_true(hello.out);
+	assert_string_equal(hello.note, "the machine reported: 3 boots in a row");
+	assert_int_equal(bci_schedule_return(&f->s, "grp-a", T0 + 2, f->err, sizeof(f->err)), 1);
+	assert_int_equal(bci_schedule_hello(&f->s, "grp-a", T0 + 3, &hello, f->err,
+					    sizeof(f->err)), 0);
+	assert_false(hello.out);
+	assert_string_equal(hello.note, "");
 }
 
 static void test_routes(void **state)
@@ -1238,6 +1299,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_boot_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_boot_ends_run_at_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ended_run_hello_is_no_disk_fault, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hello_of_machine_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ended_run_asked_is_no_disk_fault, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_verdict_names_the_kernel, setup, teardown),

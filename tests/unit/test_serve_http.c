@@ -55,6 +55,7 @@ static void test_routes(void **state)
 	route_ok("GET", "/api/v1/machines/m1/runs/r/results/igt@kms_flip@basic/dmesg", BCI_ROUTE_RESULT);
 	route_ok("GET", "/api/v1/machines/m1/runs/r.1/manifest", BCI_ROUTE_MANIFEST);
 	route_ok("PUT", "/api/v1/machines/m1/fault", BCI_ROUTE_FAULT);
+	route_ok("PUT", "/api/v1/machines/m1/hello", BCI_ROUTE_HELLO);
 	assert_int_equal(bci_http_route("GET", "/api/v1/machines/m1/runs/r.1/manifest", &route, err,
 					sizeof(err)), 0);
 	assert_string_equal(route.run_id, "r.1");
@@ -92,6 +93,8 @@ static void test_routes(void **state)
 	route_refused("PUT", "/api/v1/machines/m/runs/r/manifest", 405, "takes GET");
 	route_refused("GET", "/api/v1/machines/m/runs/r/manifests", 400, "run id 'r/manifests'");
 	route_refused("GET", "/api/v1/machines/m1/fault", 405, "takes PUT");
+	route_refused("POST", "/api/v1/machines/m1/hello", 405, "a machine's hello takes PUT");
+	route_refused("PUT", "/api/v1/machines/a b/hello", 400, "machine 'a b'");
 	route_refused("PUT", "/api/v1/machines/../fault", 400, "machine '..'");
 
 	char long_run[300];

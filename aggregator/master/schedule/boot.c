@@ -9,9 +9,11 @@
  * BCI_SCHEDULE_MAX_BOOTS times whose run never came is ended by the master:
  * the answer is `exit`, and the known-good image's collect, asking about the
  * run it finds in progress, learns that and uploads what there is. The next
- * netboot tells which failed: a run uploaded or asked about means the disk
- * boots (the kernel under test never finished the run); no word at all from
- * the known-good image means the disk does not boot, and it is re-deployed.
+ * netboot tells which failed: a run uploaded or asked about, or a hello from
+ * collect (a kernel that died before it made a run folder leaves nothing to
+ * ask about), means the disk boots (the kernel under test never finished the
+ * run); no word at all from the known-good image means the disk does not
+ * boot, and it is re-deployed.
  */
 #include "deploy.h"
 #include "internal.h"
@@ -201,8 +203,9 @@ static int ended_runs_judge(struct bci_schedule *s, const char *machine, const c
 		if (uploaded < 0)
 			return uploaded;
 		snprintf(note, sizeof(note), "%s%s", job->note, uploaded ? "" : asked ?
-			 "; its known-good image asked about the run: the disk boots, the run is"
-			 " uploaded when it can be" :
+			 "; its known-good image spoke (asked about the run, or said hello): the"
+			 " disk boots, the kernel under test did not; what the run has is uploaded"
+			 " when it can be" :
 			 "; the machine netbooted again without a word from its known-good image:"
 			 " the disk is re-deployed");
 		ret = bci_store_job_end(s->store, job->key, uploaded ? "done" : "abandoned", note, 0,

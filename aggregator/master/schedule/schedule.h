@@ -156,6 +156,24 @@ int bci_schedule_return(struct bci_schedule *s, const char *machine, double now,
 int bci_schedule_fault(struct bci_schedule *s, const char *machine, const char *note, double now,
 		       char *err, size_t err_size);
 
+/* What a machine's hello is answered (bci_schedule_hello()). */
+struct bci_schedule_hello {
+	bool known;		/* in the inventory */
+	bool out;		/* taken out of the schedule */
+	char note[256];		/* why it is out, or "" */
+	int ended_runs;		/* runs ended by the master that this hello vouches for */
+};
+/*
+ * @machine's known-good image started (its collect's PUT .../hello) at Unix
+ * time @now: each run the master ended (its boot cap) and sent the machine
+ * to that image for counts as asked about, so the next netboot knows the disk
+ * boots and blames the kernel, even one that died before it made a run
+ * folder (collect had nothing to ask about). @hello says whether the machine
+ * is out and why. 0, -ENOENT when the inventory has no such machine, -errno.
+ */
+int bci_schedule_hello(struct bci_schedule *s, const char *machine, double now,
+		       struct bci_schedule_hello *hello, char *err, size_t err_size);
+
 /*
  * The inventory's tags onto the store's machines (the matrix and the report
  * group by them): each machine of s->inventory gets every tag it lists; a tag

@@ -448,6 +448,18 @@ int bci_schedule_server_fault(struct bci_schedule_server *s, const char *machine
 	return ret;
 }
 
+int bci_schedule_server_hello(struct bci_schedule_server *s, const char *machine,
+			      struct bci_schedule_hello *hello, char *err, size_t err_size)
+{
+	int ret;
+
+	pthread_mutex_lock(&s->lock);
+	inventory_refresh(s);
+	ret = bci_schedule_hello(&s->schedule, machine, now_unix(), hello, err, err_size);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
 const char *bci_schedule_server_data_dir(const struct bci_schedule_server *s)
 {
 	return s->data_dir;

@@ -94,6 +94,10 @@ void bci_schedule_put_free(struct bci_schedule_put *put);
 int bci_schedule_server_fault(struct bci_schedule_server *server, const char *machine,
 			      const char *note, char *err, size_t err_size);
 
+/* A machine's hello (serve's PUT /api/v1/machines/<machine>/hello): bci_schedule_hello() under the lock. */
+int bci_schedule_server_hello(struct bci_schedule_server *server, const char *machine,
+			      struct bci_schedule_hello *hello, char *err, size_t err_size);
+
 /* For publish_http.c: the server's data folder, store, log, and its lock. */
 const char *bci_schedule_server_data_dir(const struct bci_schedule_server *server);
 struct bci_store *bci_schedule_server_store(struct bci_schedule_server *server);

@@ -107,6 +107,7 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, struct requ
 	case BCI_ROUTE_MANIFEST:
 		return serve_get_manifest(connection, r);
 	case BCI_ROUTE_FAULT:
+	case BCI_ROUTE_HELLO:
 		return serve_fault_begin(connection, r);
 	case BCI_ROUTE_RUN:
 		if (!r->route.put)
@@ -190,6 +191,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 	}
 	if (r->route.kind == BCI_ROUTE_FAULT)
 		return serve_fault_step(connection, r, data, data_size);
+	if (r->route.kind == BCI_ROUTE_HELLO)
+		return serve_hello_step(connection, r, data, data_size);
 	if (*data_size)
 		return serve_upload_data(connection, r, data, data_size);
 	if (r->route.kind == BCI_ROUTE_RUN && r->route.put && !r->ended)

@@ -6,6 +6,12 @@
  * ended before their run began: bootci-collect(8)). The scheduler takes the
  * machine out with the note as the reason (`schedule machines` shows it)
  * until a person puts it back; without a scheduler the note is only logged.
+ *
+ * And PUT /api/v1/machines/<machine>/hello, the same token, no body: the
+ * machine's collect says at every start that its known-good image booted
+ * (schedule.h, bci_schedule_hello(): the runs the master ended are then not
+ * blamed on the disk, even when the kernel died before making a run folder),
+ * and the answer tells it whether the machine is in the schedule.
  */
 #include "internal.h"
 #include "../schedule/serve_hook.h"
@@ -88,5 +94,45 @@ enum MHD_Result serve_fault_step(struct MHD_Connection *connection, struct reque
 	bci_jsonw_string(&j.w, r->fault);
 	bci_jsonw_key(&j.w, "out");
 	bci_jsonw_bool(&j.w, s->schedule && out >= 0);
+	return serve_json_respond(connection, r, MHD_HTTP_OK, &j);
+}
+
+enum MHD_Result serve_hello_step(struct MHD_Connection *connection, struct request *r,
+				 const char *data, size_t *data_size)
+{
+	struct bci_server *s = r->server;
+	struct bci_schedule_hello hello = { .known = false };
+	struct json_answer j;
+	char why[512] = "";
+	int ret = 0;
+
+	(void)data;
+	if (*data_size) {
+		r->written += *data_size;
+		*data_size = 0;
+		if (r->written > BCI_SERVE_FAULT_MAX)
+			return serve_refuse_later(r, MHD_HTTP_CONTENT_TOO_LARGE,
+						  "a hello has no body");
+		return MHD_YES;
+	}
+	if (s->schedule)
+		ret = bci_schedule_server_hello(s->schedule, r->route.machine, &hello, why,
+						sizeof(why));
+	if (ret < 0 && ret != -ENOENT)
+		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s", why);
+	snprintf(r->note, sizeof(r->note), "hello: %s", !s->schedule ? "no scheduler" :
+		 ret == -ENOENT ? "not in the inventory" : hello.out ? "out of the schedule" :
+		 "in the schedule");
+	if (serve_json_begin(&j) < 0)
+		return MHD_NO;
+	bci_jsonw_key(&j.w, "machine");
+	bci_jsonw_string(&j.w, r->route.machine);
+	bci_jsonw_key(&j.w, "state");
+	bci_jsonw_string(&j.w, !s->schedule || ret == -ENOENT ? "unscheduled" :
+			 hello.out ? "out" : "ready");
+	bci_jsonw_key(&j.w, "note");
+	bci_jsonw_string(&j.w, hello.note);
+	bci_jsonw_key(&j.w, "ended_runs");
+	bci_jsonw_int(&j.w, hello.ended_runs);
 	return serve_json_respond(connection, r, MHD_HTTP_OK, &j);
 }

@@ -70,7 +70,7 @@ int bci_http_route(const char *method, const char *url, struct bci_route *route,
 	}
 	machine = url + strlen(MACHINES_PREFIX);
 	slash = strchr(machine, '/');
-	if (slash && !strcmp(slash, "/fault")) {
+	if (slash && (!strcmp(slash, "/fault") || !strcmp(slash, "/hello"))) {
 		if (!copy_part(route->machine, sizeof(route->machine), machine, slash - machine) ||
 		    !bci_name_machine_ok(route->machine)) {
 			bci_message(err, err_size, "machine '%.*s' is not a word ([A-Za-z0-9._-], 1 to %d)",
@@ -78,9 +78,10 @@ int bci_http_route(const char *method, const char *url, struct bci_route *route,
 				    BCI_MANIFEST_WORD_MAX);
 			return 400;
 		}
-		route->kind = BCI_ROUTE_FAULT;
+		route->kind = !strcmp(slash, "/fault") ? BCI_ROUTE_FAULT : BCI_ROUTE_HELLO;
 		if (!route->put) {
-			bci_message(err, err_size, "%.16s: a machine's fault note takes PUT", method);
+			bci_message(err, err_size, "%.16s: a machine's %s takes PUT", method,
+				    route->kind == BCI_ROUTE_FAULT ? "fault note" : "hello");
 			return 405;
 		}
 		return 0;

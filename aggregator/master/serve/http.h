@@ -34,6 +34,7 @@ enum bci_route_kind {
 	BCI_ROUTE_RESULT,	/* GET: one test's out, err or dmesg */
 	BCI_ROUTE_MANIFEST,	/* GET: the stored run's manifest.json */
 	BCI_ROUTE_FAULT,	/* PUT: the machine's fault note (no run id) */
+	BCI_ROUTE_HELLO,	/* PUT: its known-good image started (no run id, no body) */
 };
 
 struct bci_route {

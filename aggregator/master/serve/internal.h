@@ -7,7 +7,7 @@
  *   upload.c    the upload: per-run exclusion, the body, the workers that keep and ingest it
  *   reads.c     the GETs: a run's state, a test's log, the pages (pages.h)
  *   schedule_routes.c  the scheduler's routes (aggregator/schedule/serve_hook.h)
- *   fault.c     a machine's fault note: the scheduler takes it out
+ *   fault.c     a machine's fault note (the scheduler takes it out) and hello
  */
 #ifndef BCI_SERVE_INTERNAL_H
 #define BCI_SERVE_INTERNAL_H
@@ -169,6 +169,9 @@ enum MHD_Result serve_get_page(struct MHD_Connection *connection, struct request
 enum MHD_Result serve_fault_begin(struct MHD_Connection *connection, struct request *r);
 /* The body, then (@data_size 0) the answer. */
 enum MHD_Result serve_fault_step(struct MHD_Connection *connection, struct request *r,
+				 const char *data, size_t *data_size);
+/* PUT .../hello (body ignored): its known-good image started; answers the machine's state. */
+enum MHD_Result serve_hello_step(struct MHD_Connection *connection, struct request *r,
 				 const char *data, size_t *data_size);
 
 /* ---- the scheduler's routes (schedule_routes.c) ---- */
