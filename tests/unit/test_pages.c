@@ -414,7 +414,7 @@ static void test_store_pages(void **state)
 	assert_int_equal(bci_store_run_file_open(f->store, f->dir, "lab-1", "r9", "a", f->err,
 						 sizeof(f->err)), -ENOENT);
 
-	assert_int_equal(bci_pages_index(f->store, &b, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_pages_index(f->store, f->dir, &b, f->err, sizeof(f->err)), 0);
 	assert_int_equal(count(b.data, "<a href=\"/builds/"), 4);
 	/* Newest first. */
 	assert_true(strstr(b.data, "/builds/fast-4\"") < strstr(b.data, "/builds/full-1\""));
