@@ -438,7 +438,7 @@ const char *bci_export_kcidb_status(const char *result);
 int bci_export_kcidb(struct bci_store *store, const char *build, const char *origin, FILE *out,
 		     char *err, size_t err_size);
 /* A run as one JUnit XML document (a testsuite, a testcase per result) on @out. */
-int bci_export_junit(struct bci_store *store, const char *machine, const char *run_id, FILE *out,
-		     char *err, size_t err_size);
+int bci_export_junit(struct bci_store *store, const char *data_dir, const char *machine,
+		     const char *run_id, FILE *out, char *err, size_t err_size);
 
 #endif
