@@ -125,17 +125,19 @@ int bci_pages_index(struct bci_store *store, const char *data_dir, struct bci_st
 	size_t refused_count = 0;
 	int ret;
 
-	ret = bci_refused_list(data_dir, NULL, &refused, &refused_count, err, err_size);
-	if (ret < 0)
-		return ret;
 	ret = bci_store_metrics_builds(store, 0, 1e18, build_row, &rows, err, err_size);
 	if (ret < 0) {
 		bci_strv_free(&rows);
-		free(refused);
 		return ret;
 	}
 	page_begin(b, "bootci: ", "builds");
-	if (refused_count) {
+	/* Records that cannot be read do not take the builds down with them: said instead. */
+	if (bci_refused_list(data_dir, NULL, &refused, &refused_count, err, err_size) < 0) {
+		bci_str_appendf(b, "<h2 id=\"refused\">refused uploads</h2>\n<p>");
+		bci_html_escape_str(b, err);
+		bci_str_appendf(b, "</p>\n");
+		err[0] = '\0';
+	} else if (refused_count) {
 		bci_str_appendf(b, "<h2 id=\"refused\">refused uploads</h2>\n%s", refused_intro);
 		refused_table(b, refused, refused_count, INDEX_REFUSED_MAX);
 	}

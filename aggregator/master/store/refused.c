@@ -59,8 +59,7 @@ static int record_read(const char *path, struct bci_refused *r, char *err, size_
 			ret = -EINVAL;
 	if (ret == 0 && (!bci_name_machine_ok(json_object_get_string(v[0])) ||
 			 !bci_name_run_id_ok(json_object_get_string(v[1])) ||
-			 !bci_sha256_hex_ok(json_object_get_string(v[2])) ||
-			 json_object_get_string_len(v[4]) > BCI_REFUSED_REASON_MAX))
+			 !bci_sha256_hex_ok(json_object_get_string(v[2]))))
 		ret = -EINVAL;
 	if (ret < 0) {
 		bci_message(err, err_size, "%s: not a refused upload's record", path);
@@ -72,7 +71,8 @@ static int record_read(const char *path, struct bci_refused *r, char *err, size_
 	strcpy(r->run_id, json_object_get_string(v[1]));
 	strcpy(r->sha256, json_object_get_string(v[2]));
 	r->size = (uint64_t)json_object_get_int64(v[3]);
-	strcpy(r->reason, json_object_get_string(v[4]));
+	/* Bytes written as Latin-1 characters come back longer: the reason is cut, not refused. */
+	snprintf(r->reason, sizeof(r->reason), "%s", json_object_get_string(v[4]));
 	r->time = json_object_get_int64(v[5]);
 	r->count = (uint64_t)json_object_get_int64(v[6]);
 	json_object_put(root);
