@@ -50,8 +50,9 @@
  * run); an unsafe path; a first entry that is not manifest.json, or a
  * manifest that does not parse; a file the manifest does not list, one listed
  * twice in the archive, of another size or sha256, a listed file missing;
- * and, when limits are given, more entries, unpacked bytes, or times the
- * archive's size once unpacked than they allow. Every message names the entry
+ * and, when limits are given, more entries, unpacked bytes, or bytes in one
+ * file than they allow (never a ratio: struct bci_run_archive_limits says
+ * why). Every message names the entry
  * ("entry 7 '0/out.txt': ...") or says it is about the whole archive. Why
  * this strict: one reader that takes exactly what the writer writes cannot
  * disagree with another about what an archive holds, and a tar's other forms
@@ -94,23 +95,41 @@ int bci_run_archive_write(const char *run_dir, const char *path,
 
 /* ---- the reader and its rules ---- */
 
-/* Unpacked bytes always allowed, whatever the ratio (tiny archives of text compress well). */
-#define BCI_RUN_ARCHIVE_RATIO_FLOOR	(64ULL << 20)
 /* What one entry costs unpacked at least (its header block), for the size limits. */
 #define BCI_RUN_ARCHIVE_ENTRY_COST	512
 /* The largest manifest read when no limits are given. */
 #define BCI_RUN_ARCHIVE_MANIFEST_MAX	(64ULL << 20)
 
-/* What an archive from elsewhere may cost (serve's, from its options). */
+/*
+ * What an archive from elsewhere may cost (serve's, from its options). Only
+ * what harms the reader counts: entries, bytes once unpacked, one file's
+ * bytes, the manifest, a path. How well the archive compresses does not: a
+ * job's output of one line repeated packs a thousand times smaller, and is a
+ * real run all the same.
+ */
 struct bci_run_archive_limits {
 	uint64_t max_entries;		/* entries, the manifest's included */
 	uint64_t max_unpacked;		/* file bytes plus BCI_RUN_ARCHIVE_ENTRY_COST a entry */
-	uint64_t max_ratio;		/* unpacked / the archive's size, past the floor */
+	uint64_t max_file;		/* one entry's bytes */
 	uint64_t max_manifest;		/* manifest.json's bytes */
 	size_t max_path;		/* a path's bytes (BCI_MANIFEST_PATH_MAX at most) */
 };
 
-/* The defaults serve documents: 200000 entries, 16 GiB, 200 times, a 64 MiB manifest. */
+/*
+ * The defaults serve documents, above what the executor writes with its own
+ * defaults: a job has five files (journal.txt, out.txt, err.txt, dmesg.txt,
+ * comms), out.txt, err.txt, dmesg.txt and comms' log packets each held to
+ * output_limit (64 MiB, lib/executor_keys.c) and a note, and the run's own
+ * files beside them are small. So a file of 4 GiB is 64 times the largest
+ * one, 200000 entries hold 40000 jobs, and 64 GiB hold 256 jobs that flood
+ * every stream to its cap (more than the machine's results partition holds:
+ * 256 MiB in the known-good image's recipe). A lab that raises output_limit
+ * or its partitions past these raises serve's options with them.
+ */
+#define BCI_RUN_ARCHIVE_DEFAULT_ENTRIES		200000ULL
+#define BCI_RUN_ARCHIVE_DEFAULT_UNPACKED	(64ULL << 30)
+#define BCI_RUN_ARCHIVE_DEFAULT_FILE		(4ULL << 30)
+#define BCI_RUN_ARCHIVE_DEFAULT_MANIFEST	(64ULL << 20)
 void bci_run_archive_limits_default(struct bci_run_archive_limits *limits);
 
 struct bci_run_archive;
@@ -121,7 +140,7 @@ struct bci_run_archive;
  * BCI_RUN_ARCHIVE_MANIFEST_MAX), for archives already accepted or the
  * operator's own. A limit crossed stops the reading there: a bomb is never
  * unpacked in full. The archive comes from the file @path, from @fd (read
- * from its offset, not closed; its size for the ratio from fstat), from
+ * from its offset, not closed), from
  * memory (@data outlives the reader), or, the fuzz target's and the tests'
  * way in, as the uncompressed tar in memory (_plain: everything but the
  * zstd layer). 0 and *@out, or -EINVAL / -errno.

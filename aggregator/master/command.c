@@ -23,8 +23,8 @@ static const char *const usages[] = {
 	"build add NAME --tree TREE --commit SHA --tier fast|full [--base BUILD]\n"
 	  "      [--series-title TITLE] [--message-id ID] [--registered UNIX] | build show NAME\n"
 	  "      register a build (or change it) that runs name with `ingest --build`\n",
-	"machine tag|untag NAME TAG... | machine tags NAME\n"
-	  "      a machine's tags (platform, shard group) that known-issue filters name\n",
+	"machine tag|untag NAME TAG... | machine tags NAME | machine refused [NAME] [--json]\n"
+	  "      a machine's tags that known-issue filters name; the uploads serve refused\n",
 	"report --build NAME [--store URL] [--data DIR] [--filters FILE] [--window N]\n"
 	  "       [--mbox FILE|-] [--send --to ADDR] [--from ADDR] [--url BASE] [--fold N]\n"
 	  "       [--date UNIX] [--html DIR [--results-url SERVE_URL]]\n"

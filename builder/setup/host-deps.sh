@@ -18,8 +18,9 @@ packages=(
 	# the test image and the lab
 	busybox-static kmod qemu-system-x86 ovmf ipxe-qemu systemd-boot-efi
 	fdisk dosfstools mtools e2fsprogs xz-utils zstd cpio
-	# test scripts (JSON comparisons; KCIDB's schema checked by jsonschema; the reply read by git mailinfo)
-	python3 python3-jsonschema git
+	# test scripts (JSON comparisons; KCIDB's schema checked by jsonschema; the reply read by git mailinfo;
+	# the JUnit export validated by xmllint against the Jenkins xUnit plugin's junit-10.xsd)
+	python3 python3-jsonschema git libxml2-utils
 	# ingest.t counts the threads ingest --jobs auto starts
 	strace
 	# the pages served by the master, checked in a real browser (tests/aggregator/pages-browser.t)

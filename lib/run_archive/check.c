@@ -27,7 +27,6 @@ struct bci_run_archive {
 	int fd;				/* opened here (bci_run_archive_open()), or -1 */
 	bool limited;			/* limits below, else only the format's */
 	struct bci_run_archive_limits limits;
-	uint64_t archive_size;		/* compressed, for the ratio (0: unknown) */
 	uint64_t unpacked;		/* file bytes and header blocks so far */
 	uint64_t entries;
 	struct bci_manifest *manifest;
@@ -46,10 +45,10 @@ struct bci_run_archive {
 
 void bci_run_archive_limits_default(struct bci_run_archive_limits *limits)
 {
-	limits->max_entries = 200000;
-	limits->max_unpacked = 16ULL << 30;
-	limits->max_ratio = 200;
-	limits->max_manifest = 64ULL << 20;
+	limits->max_entries = BCI_RUN_ARCHIVE_DEFAULT_ENTRIES;
+	limits->max_unpacked = BCI_RUN_ARCHIVE_DEFAULT_UNPACKED;
+	limits->max_file = BCI_RUN_ARCHIVE_DEFAULT_FILE;
+	limits->max_manifest = BCI_RUN_ARCHIVE_DEFAULT_MANIFEST;
 	limits->max_path = BCI_MANIFEST_PATH_MAX;
 }
 
@@ -91,25 +90,10 @@ static int failure(struct bci_run_archive *r, int ret)
 /* Counts @n more unpacked bytes of entry @number; -EINVAL once a limit is crossed. */
 static int count(struct bci_run_archive *r, uint64_t n, size_t number, const char *path)
 {
-	uint64_t ratio_cap;
-
-	r->unpacked += n;
-	if (!r->limited)
-		return 0;
-	if (r->unpacked > r->limits.max_unpacked)
+	r->unpacked = n > UINT64_MAX - r->unpacked ? UINT64_MAX : r->unpacked + n;
+	if (r->limited && r->unpacked > r->limits.max_unpacked)
 		return refuse(r, number, path, "more than %llu bytes once unpacked (the limit)",
 			      (unsigned long long)r->limits.max_unpacked);
-	if (!r->limits.max_ratio)
-		ratio_cap = 0;
-	else if (r->archive_size > UINT64_MAX / r->limits.max_ratio)
-		ratio_cap = UINT64_MAX;
-	else
-		ratio_cap = r->archive_size * r->limits.max_ratio;
-	if (r->unpacked > BCI_RUN_ARCHIVE_RATIO_FLOOR && r->unpacked > ratio_cap)
-		return refuse(r, number, path,
-			      "unpacks to more than %llu times its %llu bytes (a compression bomb?)",
-			      (unsigned long long)r->limits.max_ratio,
-			      (unsigned long long)r->archive_size);
 	return 0;
 }
 
@@ -149,12 +133,23 @@ static int entry_check(struct bci_run_archive *r, const struct bci_tar_entry *e)
 	if (r->limited && ++r->entries > r->limits.max_entries)
 		return refuse(r, e->number, NULL, "more than %llu entries (the limit)",
 			      (unsigned long long)r->limits.max_entries);
-	ret = count(r, BCI_RUN_ARCHIVE_ENTRY_COST, e->number, NULL);
-	if (ret < 0)
-		return ret;
 	if (len > r->limits.max_path)
 		return refuse(r, e->number, NULL, "a path of %zu bytes (at most %zu)", len,
 			      r->limits.max_path);
+	if (r->limited && e->size > r->limits.max_file)
+		return refuse(r, e->number, e->path, "%llu bytes, more than a file may hold (%llu,"
+			      " the limit)", (unsigned long long)e->size,
+			      (unsigned long long)r->limits.max_file);
+	/*
+	 * Its bytes counted at its header, which says how many follow (the tar
+	 * layer holds the entry to them): an archive past the limit is refused
+	 * before a byte of the file that crosses it is unpacked.
+	 */
+	ret = count(r, BCI_RUN_ARCHIVE_ENTRY_COST, e->number, NULL);
+	if (ret == 0)
+		ret = count(r, e->size, e->number, e->path);
+	if (ret < 0)
+		return ret;
 	switch (e->type) {
 	case TAR_TYPE_FILE:
 	case '\0':
@@ -221,12 +216,9 @@ static int manifest_read(struct bci_run_archive *r)
 	while ((ret = bci_tar_reader_data(r->tar, &block, &n)) == 1) {
 		memcpy(text + len, block, n);
 		len += n;
-		ret = count(r, n, e.number, e.path);
-		if (ret < 0)
-			break;
 	}
 	if (ret < 0) {
-		/* The tar layer's message, or the limit's. */
+		/* The tar layer's message. */
 		free(text);
 		return r->failed = ret;
 	}
@@ -268,7 +260,6 @@ static int open_with(struct bci_tar_reader *tar, int ret, int fd,
 	}
 	*r = (struct bci_run_archive){
 		.tar = tar, .fd = fd, .limited = limits != NULL, .err = err, .err_size = err_size,
-		.archive_size = bci_tar_reader_archive_size(tar),
 	};
 	if (limits) {
 		r->limits = *limits;
@@ -356,8 +347,7 @@ int bci_run_archive_data(struct bci_run_archive *r, const void **data, size_t *l
 	ret = bci_tar_reader_data(r->tar, data, len);
 	if (ret == 1) {
 		bci_sha256_update(&r->hash, *data, *len);
-		ret = count(r, *len, r->number, r->file->path);
-		return ret < 0 ? ret : 1;
+		return 1;
 	}
 	if (ret < 0)
 		return r->failed = ret;

@@ -90,9 +90,6 @@ int bci_tar_reader_next(struct bci_tar_reader *t, struct bci_tar_entry *e);
  */
 int bci_tar_reader_data(struct bci_tar_reader *t, const void **data, size_t *len);
 
-/* The compressed bytes the archive holds, when known (a regular file, memory), else 0. */
-uint64_t bci_tar_reader_archive_size(const struct bci_tar_reader *t);
-
 void bci_tar_reader_close(struct bci_tar_reader *t);
 
 #endif

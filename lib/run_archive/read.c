@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY	/* the buffer-less decoder */
 #include <zstd.h>
@@ -56,7 +55,6 @@ struct bci_tar_reader {
 	size_t pos, end;
 	uint64_t remaining;		/* of the current entry's bytes */
 	uint64_t padding;		/* after them, to the next block */
-	uint64_t archive_size;
 	size_t entries;			/* headers handed out */
 	bool done;			/* the end reached and checked */
 	int failed;			/* once refused or failed, every call says so again */
@@ -198,8 +196,6 @@ static struct bci_tar_reader *reader_new(char *err, size_t err_size)
 int bci_tar_reader_open_fd(int fd, struct bci_tar_reader **out, char *err, size_t err_size)
 {
 	struct bci_tar_reader *t = reader_new(err, err_size);
-	struct stat st;
-	off_t at;
 	int ret;
 
 	*out = NULL;
@@ -213,9 +209,6 @@ int bci_tar_reader_open_fd(int fd, struct bci_tar_reader **out, char *err, size_
 		bci_tar_reader_close(t);
 		return -ENOMEM;
 	}
-	at = lseek(fd, 0, SEEK_CUR);
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && at >= 0 && st.st_size >= at)
-		t->archive_size = (uint64_t)(st.st_size - at);
 	/* A block's worth, at least: enough to say what the file is when it is not zstd. */
 	ret = input_read(t, BLOCK);
 	if (ret == 0)
@@ -237,7 +230,6 @@ int bci_tar_reader_open_memory(const void *data, size_t len, bool plain, struct 
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
-	t->archive_size = len;
 	if (plain) {
 		t->mem = data;
 		t->mem_len = len;
@@ -258,11 +250,6 @@ int bci_tar_reader_open_memory(const void *data, size_t len, bool plain, struct 
 	}
 	*out = t;
 	return 0;
-}
-
-uint64_t bci_tar_reader_archive_size(const struct bci_tar_reader *t)
-{
-	return t->archive_size;
 }
 
 void bci_tar_reader_close(struct bci_tar_reader *t)

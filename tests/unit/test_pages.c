@@ -20,6 +20,7 @@
 #include "../../aggregator/master/report/report.h"
 #include "../../aggregator/master/serve/pages.h"
 #include "../../aggregator/master/store/store.h"
+#include "fsutil.h"
 #include "strv.h"
 
 #include <errno.h>
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int count(const char *text, const char *needle)
 {
@@ -414,11 +416,27 @@ static void test_store_pages(void **state)
 	assert_int_equal(bci_store_run_file_open(f->store, f->dir, "lab-1", "r9", "a", f->err,
 						 sizeof(f->err)), -ENOENT);
 
-	assert_int_equal(bci_pages_index(f->store, &b, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_pages_index(f->store, f->dir, &b, f->err, sizeof(f->err)), 0);
 	assert_int_equal(count(b.data, "<a href=\"/builds/"), 4);
 	/* Newest first. */
 	assert_true(strstr(b.data, "/builds/fast-4\"") < strstr(b.data, "/builds/full-1\""));
+	assert_null(strstr(b.data, "refused uploads"));
 	bci_str_free(&b);
+
+	/* A refused upload's record that cannot be read: the builds are still shown, and why. */
+	{
+		char path[PATH_MAX + 64];
+
+		snprintf(path, sizeof(path), "%s/refused/lab-1", f->dir);
+		assert_int_equal(bci_mkdir_p(path, 0755), 0);
+		strcat(path, "/r9.json");
+		assert_int_equal(bci_write_file_atomic(path, "{", 1, 0644), 0);
+		assert_int_equal(bci_pages_index(f->store, f->dir, &b, f->err, sizeof(f->err)), 0);
+		assert_int_equal(count(b.data, "<a href=\"/builds/"), 4);
+		assert_non_null(strstr(b.data, "/refused/lab-1/r9.json: not a refused upload&#39;s record"));
+		bci_str_free(&b);
+		assert_int_equal(unlink(path), 0);
+	}
 }
 
 int main(void)

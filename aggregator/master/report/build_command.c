@@ -6,19 +6,23 @@
  *             [--series-title TITLE] [--message-id ID] [--registered UNIX]
  *   build show NAME
  *   machine tag|untag NAME TAG...    machine tags NAME
+ *   machine refused [NAME] [--json]  the uploads serve refused (store/refused.h)
  *
  * Runs are attached to a build when they are ingested (`ingest --build`).
  */
 #include "../command.h"
 #include "../commands.h"
 #include "../names.h"
+#include "../store/refused.h"
 #include "../store/store.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int build_print(const struct bci_store_build *b, void *ctx)
 {
@@ -113,10 +117,52 @@ static int tag_print(const char *tag, void *ctx)
 	return 0;
 }
 
+/*
+ * The uploads serve refused, from the data folder's records: one line each,
+ * newest first (time, machine, run, sha256, bytes, times refused, why), or
+ * the records as /api/v1/refused has them.
+ */
+static int refused_print(const char *data_dir, const char *machine, bool json)
+{
+	struct bci_refused *list = NULL;
+	char err[PATH_MAX + 256] = "", when[32];
+	size_t count = 0;
+	int ret;
+
+	ret = bci_refused_list(data_dir, machine, &list, &count, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator machine: %s\n", err);
+		return 1;
+	}
+	if (json) {
+		ret = bci_refused_json(stdout, list, count);
+	} else {
+		for (size_t i = 0; i < count; i++) {
+			const struct bci_refused *r = &list[i];
+			time_t t = (time_t)r->time;
+			struct tm tm;
+
+			if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
+				snprintf(when, sizeof(when), "%lld", (long long)r->time);
+			printf("%s %s %s sha256:%s %llu bytes, refused %llu time%s: %s\n", when,
+			       r->machine, r->run_id, r->sha256, (unsigned long long)r->size,
+			       (unsigned long long)r->count, r->count == 1 ? "" : "s", r->reason);
+		}
+	}
+	free(list);
+	if (ret < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "bootci-aggregator machine: standard output: %s\n",
+			strerror(ret < 0 ? -ret : errno));
+		return 1;
+	}
+	return 0;
+}
+
 int bci_cmd_machine(int argc, char **argv)
 {
 	static const struct option options[] = {
 		BCI_COMMAND_STORE_OPTIONS,
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -124,14 +170,23 @@ int bci_cmd_machine(int argc, char **argv)
 	struct bci_store *store;
 	char err[PATH_MAX + 1024] = "";
 	const char *verb, *machine;
+	bool json = false;
 	int opt, ret = 0;
 
 	bci_command_store_init(&cs, "machine");
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "s:d:h", options, NULL)) != -1)
-		if (!bci_command_store_option(&cs, opt, optarg))
+		if (opt == 'j')
+			json = true;
+		else if (!bci_command_store_option(&cs, opt, optarg))
 			return bci_command_usage_exit(opt);
-	if (argc - optind < 2)
+	if (argc - optind >= 1 && !strcmp(argv[optind], "refused")) {
+		if (argc - optind > 2)
+			return bci_command_usage_exit('?');
+		return refused_print(bci_command_data_dir(&cs),
+				     argc - optind == 2 ? argv[optind + 1] : NULL, json);
+	}
+	if (json || argc - optind < 2)
 		return bci_command_usage_exit('?');
 	verb = argv[optind];
 	machine = argv[optind + 1];

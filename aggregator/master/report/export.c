@@ -13,11 +13,17 @@
  * git_commit_hash is given only when the build's commit is a full sha1 (the
  * schema's pattern); it is in misc.commit either way.
  *
- * JUnit: one testsuite per run, classname igt.BINARY, name the rest of the
- * test name; fail and dmesg-fail are failures, incomplete, crash, timeout
- * and abort errors, skip and notrun skipped; warnings are passes with the
- * result in a property. Text is XML-escaped; control characters XML 1.0
- * cannot hold become '?'.
+ * JUnit, in the form the strictest common reader takes (the Jenkins xUnit
+ * plugin's junit-10.xsd) and GitLab reads (testsuites > testsuite >
+ * testcase, with failure, error or skipped): one testsuite per run, its
+ * machine, run and build as properties; a testcase per result, classname
+ * igt.BINARY, name the rest of the test name. fail and dmesg-fail are
+ * failures, incomplete, crash, timeout and abort errors, skip and notrun
+ * skipped: each says why in its message (the result and the line of the
+ * logs that tells most) and carries the tail of the job's err, out and
+ * dmesg as its text; warnings are passes whose system-out says so, with
+ * the same logs. Text is UTF-8 XML: a byte that is not valid UTF-8, or a
+ * character XML 1.0 cannot hold, is written as \xHH.
  */
 #include "report.h"
 #include "../names.h"
@@ -25,10 +31,13 @@
 #include "jsonw.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *kcidb_status(enum bci_status s)
 {
@@ -299,151 +308,400 @@ out:
 
 /* ---- JUnit ---- */
 
-static void xml_text(FILE *out, const char *s)
+/* The tail of each log a failure carries, cut to whole lines. */
+#define JUNIT_EXCERPT 8192
+/* The longest message attribute: the result and the line that says why. */
+#define JUNIT_MESSAGE 300
+
+/*
+ * Bytes as XML 1.0 text, in UTF-8: markup characters as entities (and, in an
+ * attribute, tab, newline and carriage return as character references, which
+ * a parser would turn into spaces); every byte that is not part of valid
+ * UTF-8, or is a character XML 1.0 cannot hold (a control character, U+FFFE,
+ * U+FFFF), as the four characters \xHH.
+ */
+static void xml_bytes(FILE *out, const char *text, size_t len, bool attribute)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	const unsigned char *s = (const unsigned char *)text, *end = s + len;
+
+	while (s < end) {
+		unsigned c = *s;
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			   (c & 0xf8) == 0xf0 ? 4 : 0;
+		unsigned long cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+		bool ok = n > 0 && (size_t)(end - s) >= n;
+
+		for (size_t i = 1; ok && i < n; i++) {
+			ok = (s[i] & 0xc0) == 0x80;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		/* Overlong forms, surrogates, past U+10FFFF, and what XML 1.0 excludes. */
+		if (ok && ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+			   (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || cp == 0xfffe ||
+			   cp == 0xffff || (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r')))
+			ok = false;
+		if (!ok) {
+			fprintf(out, "\\x%02X", c);
+			s++;
+			continue;
+		}
+		switch (c) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		default:
-			fputc((unsigned char)*s < 0x20 && !strchr("\t\n\r", *s) ? '?' : *s, out);
+		case '\t': fputs(attribute ? "&#9;" : "\t", out); break;
+		case '\n': fputs(attribute ? "&#10;" : "\n", out); break;
+		case '\r': fputs("&#13;", out); break;
+		default: fwrite(s, 1, n, out);
 		}
+		s += n;
 	}
 }
 
-struct junit_ctx {
-	FILE *out;
-	long tests, failures, errors, skipped;
-	double time;
-	int count_only;
+static void xml_text(FILE *out, const char *s)
+{
+	xml_bytes(out, s, strlen(s), true);
+}
+
+/* One result, copied out of the store's iteration (logs are read after it). */
+struct junit_case {
+	char *name;
+	char *result;
+	double duration;
+	int job;
+	int status;
 };
 
-static int junit_case(const struct bci_store_result *result, void *ctx)
-{
-	struct junit_ctx *c = ctx;
-	int status = bci_status_parse(result->result);
-	const char *at = strchr(result->name, '@');
-	const char *second = at ? strchr(at + 1, '@') : NULL;
-	const char *kind = NULL, *tag = NULL;
+struct junit_run {
+	int64_t key;
+	double started;
+	struct bci_store_run run;	/* the fields bci_store_job_log_open() reads, copied */
+	struct junit_case *cases;
+	size_t count, cap;
+	long failures, errors, skipped;
+	double time;
+	int failed;			/* -ENOMEM once a copy failed */
+};
 
+/* The element a result becomes: failure, error, skipped, or none (a pass, a warning). */
+static const char *junit_tag(int status)
+{
 	switch (status) {
 	case BCI_STATUS_FAIL:
 	case BCI_STATUS_DMESG_FAIL:
-		tag = "failure";
-		kind = result->result;
-		break;
+		return "failure";
 	case BCI_STATUS_SKIP:
 	case BCI_STATUS_NOTRUN:
-		tag = "skipped";
-		kind = result->result;
-		break;
+		return "skipped";
 	case BCI_STATUS_PASS:
 	case BCI_STATUS_DMESG_WARN:
 	case BCI_STATUS_WARN:
-		break;
+		return NULL;
 	default:
-		tag = "error";
-		kind = result->result;
+		return "error";
 	}
-	if (c->count_only) {
-		c->tests++;
-		c->failures += tag && !strcmp(tag, "failure");
-		c->errors += tag && !strcmp(tag, "error");
-		c->skipped += tag && !strcmp(tag, "skipped");
-		c->time += result->duration > 0 ? result->duration : 0;
-		return 0;
-	}
-	fputs("    <testcase classname=\"", c->out);
-	if (second) {
-		char *cls = strndup(result->name, second - result->name);
+}
 
-		if (!cls)
+static int junit_collect(const struct bci_store_result *result, void *ctx)
+{
+	struct junit_run *r = ctx;
+	struct junit_case *c;
+	const char *tag;
+
+	if (r->count == r->cap) {
+		size_t more = r->cap ? r->cap * 2 : 256;
+		struct junit_case *grown = realloc(r->cases, more * sizeof(*grown));
+
+		if (!grown)
 			return -ENOMEM;
-		for (char *p = cls; *p; p++)
-			if (*p == '@')
-				*p = '.';
-		xml_text(c->out, cls);
-		free(cls);
-		fputs("\" name=\"", c->out);
-		xml_text(c->out, second + 1);
-	} else {
-		fputs("igt\" name=\"", c->out);
-		xml_text(c->out, at ? at + 1 : result->name);
+		r->cases = grown;
+		r->cap = more;
 	}
-	fprintf(c->out, "\" time=\"%.3f\">\n", result->duration > 0 ? result->duration : 0.0);
-	if (tag) {
-		fprintf(c->out, "      <%s message=\"", tag);
-		xml_text(c->out, kind);
-		fprintf(c->out, "\" type=\"");
-		xml_text(c->out, kind);
-		fputs("\"/>\n", c->out);
+	c = &r->cases[r->count];
+	*c = (struct junit_case){ .name = strdup(result->name), .result = strdup(result->result),
+				  .duration = result->duration > 0 ? result->duration : 0,
+				  .job = result->job, .status = bci_status_parse(result->result) };
+	if (!c->name || !c->result) {
+		free(c->name);
+		free(c->result);
+		return -ENOMEM;
 	}
-	fputs("      <properties><property name=\"result\" value=\"", c->out);
-	xml_text(c->out, result->result);
-	fprintf(c->out, "\"/><property name=\"igt_name\" value=\"");
-	xml_text(c->out, result->name);
-	fputs("\"/></properties>\n    </testcase>\n", c->out);
+	r->count++;
+	tag = junit_tag(c->status);
+	r->failures += tag && !strcmp(tag, "failure");
+	r->errors += tag && !strcmp(tag, "error");
+	r->skipped += tag && !strcmp(tag, "skipped");
+	r->time += c->duration;
 	return 0;
 }
 
-struct run_found {
-	int64_t key;
-	double started;
-	int found;
+static char *dup_or_null(const char *s, int *failed)
+{
+	char *copy = s ? strdup(s) : NULL;
+
+	if (s && !copy)
+		*failed = -ENOMEM;
+	return copy;
+}
+
+static int junit_run_found(const struct bci_store_run *run, void *ctx)
+{
+	struct junit_run *r = ctx;
+
+	r->key = run->key;
+	r->started = run->started;
+	r->run.machine = dup_or_null(run->machine, &r->failed);
+	r->run.run_id = dup_or_null(run->run_id, &r->failed);
+	r->run.build = dup_or_null(run->build, &r->failed);
+	r->run.digest = dup_or_null(run->digest, &r->failed);
+	r->run.archive_path = dup_or_null(run->archive_path, &r->failed);
+	r->run.archive_root = dup_or_null(run->archive_root, &r->failed);
+	return r->failed;
+}
+
+static void junit_run_free(struct junit_run *r)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		free(r->cases[i].name);
+		free(r->cases[i].result);
+	}
+	free(r->cases);
+	free((char *)r->run.machine);
+	free((char *)r->run.run_id);
+	free((char *)r->run.build);
+	free((char *)r->run.digest);
+	free((char *)r->run.archive_path);
+	free((char *)r->run.archive_root);
+}
+
+/* A log's last JUNIT_EXCERPT bytes, from a line's start: the excerpt and its file's size. */
+struct excerpt {
+	char text[JUNIT_EXCERPT + 1];
+	size_t len;
+	long long size;			/* -1: not read (@why says why) */
+	char why[256];
 };
 
-static int run_found(const struct bci_store_run *run, void *ctx)
+static void excerpt_read(const char *data_dir, const struct junit_run *r, const struct junit_case *c,
+			 const char *which, struct excerpt *e)
 {
-	struct run_found *f = ctx;
+	struct bci_store_result result = { .job = c->job, .name = c->name, .result = c->result };
+	struct stat st;
+	off_t from;
+	ssize_t n;
+	int fd;
 
-	f->key = run->key;
-	f->started = run->started;
-	f->found = 1;
-	return 0;
+	e->len = 0;
+	e->size = -1;
+	fd = bci_store_job_log_open(data_dir, &r->run, &result, which, e->why, sizeof(e->why));
+	if (fd < 0) {
+		if (fd == -ENOENT || !e->why[0])
+			snprintf(e->why, sizeof(e->why), "%s", strerror(-fd));
+		return;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(e->why, sizeof(e->why), "%s", strerror(errno));
+		close(fd);
+		return;
+	}
+	from = st.st_size > JUNIT_EXCERPT ? st.st_size - JUNIT_EXCERPT : 0;
+	n = pread(fd, e->text, JUNIT_EXCERPT, from);
+	close(fd);
+	if (n < 0) {
+		snprintf(e->why, sizeof(e->why), "%s", strerror(errno));
+		return;
+	}
+	e->len = (size_t)n;
+	e->size = (long long)st.st_size;
+	if (from > 0) {
+		char *nl = memchr(e->text, '\n', e->len);
+
+		if (nl && nl + 1 < e->text + e->len) {
+			e->len -= (size_t)(nl + 1 - e->text);
+			memmove(e->text, nl + 1, e->len);
+		}
+	}
+	e->text[e->len] = '\0';
 }
 
-int bci_export_junit(struct bci_store *store, const char *machine, const char *run_id, FILE *out,
-		     char *err, size_t err_size)
+/*
+ * The line of @e that says most about why (IGT's "Failed assertion" or
+ * "Test requirement" line, else its first CRITICAL line), or the last
+ * non-empty one; for the kernel log, the first record at warning level or
+ * worse (its text). Into @line (JUNIT_MESSAGE bytes), or "" when none.
+ */
+static void telling_line(const struct excerpt *e, bool kernel_log, char *line)
 {
-	struct run_found run = { 0 };
-	struct junit_ctx c = { .out = out, .count_only = 1 };
+	static const char *const marks[] = { "Failed assertion", "Test requirement", "CRITICAL" };
+	const char *text = e->text, *best = NULL, *last = NULL;
+	size_t best_rank = sizeof(marks) / sizeof(marks[0]);
+
+	line[0] = '\0';
+	for (const char *p = text; p < text + e->len;) {
+		const char *end = memchr(p, '\n', (size_t)(text + e->len - p));
+
+		end = end ? end : text + e->len;
+		if (kernel_log) {
+			const char *semi = memchr(p, ';', (size_t)(end - p));
+
+			if (semi && *p >= '0' && *p <= '4' && p[1] == ',') {
+				best = semi + 1;
+				snprintf(line, JUNIT_MESSAGE, "%.*s", (int)(end - best), best);
+				return;
+			}
+		} else {
+			for (size_t i = 0; i < best_rank; i++)
+				if (memmem(p, (size_t)(end - p), marks[i], strlen(marks[i]))) {
+					best = p;
+					best_rank = i;
+					break;
+				}
+			if (end > p)
+				last = p;
+		}
+		p = end + 1;
+	}
+	if (!best)
+		best = last;
+	if (best) {
+		const char *end = memchr(best, '\n', (size_t)(text + e->len - best));
+
+		snprintf(line, JUNIT_MESSAGE, "%.*s", (int)((end ? end : text + e->len) - best), best);
+	}
+}
+
+static void excerpt_write(FILE *out, const char *which, const struct excerpt *e)
+{
+	fprintf(out, "--- %s.txt", which);
+	if (e->size < 0)
+		fputs(": not available (", out);
+	else if (e->size == 0)
+		fputs(", empty ---\n", out);
+	else if ((long long)e->len < e->size)
+		fprintf(out, ", its last %zu of %lld bytes ---\n", e->len, e->size);
+	else
+		fputs(" ---\n", out);
+	xml_bytes(out, e->size < 0 ? e->why : e->text, e->size < 0 ? strlen(e->why) : e->len, false);
+	fputs(e->size < 0 ? ")\n" : e->len && e->text[e->len - 1] != '\n' ? "\n" : "", out);
+}
+
+static void junit_case_write(FILE *out, const char *data_dir, const struct junit_run *r,
+			     const struct junit_case *c)
+{
+	static const char *const streams[] = { "err", "out", "dmesg" };
+	const char *tag = junit_tag(c->status);
+	const char *at = strchr(c->name, '@');
+	const char *second = at ? strchr(at + 1, '@') : NULL;
+	bool warned = c->status == BCI_STATUS_DMESG_WARN || c->status == BCI_STATUS_WARN;
+	struct excerpt logs[3];
+	char line[JUNIT_MESSAGE] = "";
+
+	fputs("    <testcase classname=\"", out);
+	if (second) {
+		fputs("igt.", out);
+		xml_bytes(out, at + 1, (size_t)(second - at - 1), true);
+		fputs("\" name=\"", out);
+		xml_text(out, second + 1);
+	} else {
+		fputs("igt\" name=\"", out);
+		xml_text(out, at ? at + 1 : c->name);
+	}
+	fprintf(out, "\" time=\"%.3f\"", c->duration);
+	if (!tag && !warned) {
+		fputs("/>\n", out);
+		return;
+	}
+	fputs(">\n", out);
+	/* A result that never ran has no logs. */
+	for (size_t i = 0; i < 3; i++) {
+		logs[i] = (struct excerpt){ .size = -1 };
+		if (c->status != BCI_STATUS_NOTRUN && c->job >= 0)
+			excerpt_read(data_dir, r, c, streams[i], &logs[i]);
+		else
+			snprintf(logs[i].why, sizeof(logs[i].why), "the test did not run");
+	}
+	if (c->status == BCI_STATUS_DMESG_FAIL || c->status == BCI_STATUS_DMESG_WARN)
+		telling_line(&logs[2], true, line);
+	if (!line[0])
+		telling_line(&logs[0], false, line);
+	if (!line[0])
+		telling_line(&logs[1], false, line);
+	if (tag) {
+		fprintf(out, "      <%s message=\"", tag);
+		xml_text(out, c->result);
+		if (line[0]) {
+			fputs(": ", out);
+			xml_text(out, line);
+		}
+		fputs("\" type=\"", out);
+		xml_text(out, c->result);
+		fputs("\">", out);
+	} else {
+		fputs("      <system-out>", out);
+	}
+	xml_text(out, c->name);
+	fputs(": ", out);
+	xml_text(out, c->result);
+	fputs("\n", out);
+	for (size_t i = 0; i < 3; i++)
+		if (c->status != BCI_STATUS_NOTRUN)
+			excerpt_write(out, streams[i], &logs[i]);
+	fprintf(out, "</%s>\n    </testcase>\n", tag ? tag : "system-out");
+}
+
+static void property(FILE *out, const char *name, const char *value)
+{
+	fprintf(out, "      <property name=\"%s\" value=\"", name);
+	xml_text(out, value);
+	fputs("\"/>\n", out);
+}
+
+int bci_export_junit(struct bci_store *store, const char *data_dir, const char *machine,
+		     const char *run_id, FILE *out, char *err, size_t err_size)
+{
+	struct junit_run r = { 0 };
 	char when[64] = "";
 	int ret;
 
-	ret = bci_store_run_get(store, machine, run_id, run_found, &run, err, err_size);
-	if (ret < 0)
+	ret = bci_store_run_get(store, machine, run_id, junit_run_found, &r, err, err_size);
+	if (ret == 0)
+		ret = bci_store_results_each(store, r.key, junit_collect, &r, err, err_size);
+	if (ret < 0) {
+		if (ret == -ENOMEM && !err[0])
+			snprintf(err, err_size, "%s", strerror(ENOMEM));
+		junit_run_free(&r);
 		return ret;
-	ret = bci_store_results_each(store, run.key, junit_case, &c, err, err_size);
-	if (ret < 0)
-		return ret;
+	}
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
-	fprintf(out, "<testsuites tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" skipped=\"%ld\" time=\"%.3f\">\n",
-		c.tests, c.failures, c.errors, c.skipped, c.time);
+	fprintf(out, "<testsuites name=\"bootci\" tests=\"%zu\" failures=\"%ld\" errors=\"%ld\" time=\"%.3f\">\n",
+		r.count, r.failures, r.errors, r.time);
 	fputs("  <testsuite name=\"", out);
 	xml_text(out, machine);
 	fputc('/', out);
 	xml_text(out, run_id);
 	fputs("\" hostname=\"", out);
 	xml_text(out, machine);
-	fprintf(out, "\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" skipped=\"%ld\" time=\"%.3f\"",
-		c.tests, c.failures, c.errors, c.skipped, c.time);
-	if (run.started > 0) {
-		time_t sec = (time_t)run.started;
+	fprintf(out, "\" tests=\"%zu\" failures=\"%ld\" errors=\"%ld\" skipped=\"%ld\" time=\"%.3f\"",
+		r.count, r.failures, r.errors, r.skipped, r.time);
+	if (r.started > 0) {
+		time_t sec = (time_t)r.started;
 		struct tm tm;
 
 		gmtime_r(&sec, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 		fprintf(out, " timestamp=\"%s\"", when);
 	}
-	fputs(">\n", out);
-	c.count_only = 0;
-	ret = bci_store_results_each(store, run.key, junit_case, &c, err, err_size);
-	if (ret < 0)
-		return ret;
+	fputs(">\n    <properties>\n", out);
+	property(out, "machine", machine);
+	property(out, "run_id", run_id);
+	if (r.run.build)
+		property(out, "build", r.run.build);
+	fputs("    </properties>\n", out);
+	for (size_t i = 0; i < r.count; i++)
+		junit_case_write(out, data_dir, &r, &r.cases[i]);
 	fputs("  </testsuite>\n</testsuites>\n", out);
+	junit_run_free(&r);
 	if (ferror(out) || fflush(out)) {
 		snprintf(err, err_size, "writing the JUnit document: %s", strerror(errno));
 		return -EIO;

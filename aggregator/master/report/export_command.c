@@ -20,13 +20,14 @@
 struct export_args {
 	struct bci_store *store;
 	const char *kind, *build, *origin, *machine, *run_id;
+	const char *data_dir;		/* junit: the logs its failures carry */
 };
 
 static int export_write(FILE *out, const struct export_args *a, char *err, size_t err_size)
 {
 	if (!strcmp(a->kind, "kcidb"))
 		return bci_export_kcidb(a->store, a->build, a->origin, out, err, err_size);
-	return bci_export_junit(a->store, a->machine, a->run_id, out, err, err_size);
+	return bci_export_junit(a->store, a->data_dir, a->machine, a->run_id, out, err, err_size);
 }
 
 static int export_stream(FILE *out, const void *ctx, char *err, size_t err_size)
@@ -85,6 +86,7 @@ int bci_cmd_export(int argc, char **argv)
 	}
 	if (bci_command_store_open(&cs, &a.store))
 		return 1;
+	a.data_dir = bci_command_data_dir(&cs);
 	ret = export_save(output, &a, err, sizeof(err));
 	bci_store_close(a.store);
 	if (ret < 0) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The pages `serve` renders from the store on request (serve/pages.c routes
- * them and caches them until the next ingest): the list of builds, a
+ * them and caches them until the next ingest): the list of builds (and
+ * the uploads serve refused, from the data folder's records), a
  * build's matrix (matrix_html.c), a result with its out/err/dmesg and the
  * crash records of its run, a test's history across builds, and a machine's
  * suspend/resume latency across builds as an inline SVG plot.
@@ -10,6 +11,7 @@
  * in links through bci_html_url_escape().
  */
 #include "report.h"
+#include "../store/refused.h"
 #include "../store/store.h"
 #include "strv.h"
 
@@ -78,9 +80,49 @@ static int build_row(const struct bci_store_build_times *build, void *ctx)
 	return ret;
 }
 
-int bci_pages_index(struct bci_store *store, struct bci_str *b, char *err, size_t err_size)
+/* On the front page: the newest refusals, the rest on /refused. */
+#define INDEX_REFUSED_MAX 10
+
+/* A table of @list's first @max records (0: all), nothing when it is empty. */
+static void refused_table(struct bci_str *b, const struct bci_refused *list, size_t count,
+			  size_t max)
+{
+	size_t shown = max && count > max ? max : count;
+
+	if (!count)
+		return;
+	bci_str_appendf(b, "<table>\n<tr><th>refused (UTC)</th><th>machine</th><th>run</th>"
+			   "<th>archive sha256</th><th>bytes</th><th>times</th><th>why</th></tr>\n");
+	for (size_t i = 0; i < shown; i++) {
+		const struct bci_refused *r = &list[i];
+
+		bci_str_appendf(b, "<tr>");
+		time_cell(b, (double)r->time);
+		bci_str_appendf(b, "<td>");
+		bci_html_escape_str(b, r->machine);
+		bci_str_appendf(b, "</td><td>");
+		bci_html_escape_str(b, r->run_id);
+		bci_str_appendf(b, "</td><td><code>%s</code></td><td>%llu</td><td>%llu</td><td>",
+				r->sha256, (unsigned long long)r->size, (unsigned long long)r->count);
+		bci_html_escape_str(b, r->reason);
+		bci_str_appendf(b, "</td></tr>\n");
+	}
+	bci_str_appendf(b, "</table>\n");
+	if (shown < count)
+		bci_str_appendf(b, "<p><a href=\"/refused\">all %zu refused uploads</a></p>\n", count);
+}
+
+static const char refused_intro[] =
+	"<p>Archives serve did not take (422): each run stays on its machine, whose collect "
+	"sends it again at its next boot; a limit raised (bootci-aggregator-serve(1)) lets it in. "
+	"<a href=\"/api/v1/refused\">JSON</a></p>\n";
+
+int bci_pages_index(struct bci_store *store, const char *data_dir, struct bci_str *b, char *err,
+		    size_t err_size)
 {
 	struct bci_strv rows = { 0 };
+	struct bci_refused *refused = NULL;
+	size_t refused_count = 0;
 	int ret;
 
 	ret = bci_store_metrics_builds(store, 0, 1e18, build_row, &rows, err, err_size);
@@ -89,12 +131,41 @@ int bci_pages_index(struct bci_store *store, struct bci_str *b, char *err, size_
 		return ret;
 	}
 	page_begin(b, "bootci: ", "builds");
+	/* Records that cannot be read do not take the builds down with them: said instead. */
+	if (bci_refused_list(data_dir, NULL, &refused, &refused_count, err, err_size) < 0) {
+		bci_str_appendf(b, "<h2 id=\"refused\">refused uploads</h2>\n<p>");
+		bci_html_escape_str(b, err);
+		bci_str_appendf(b, "</p>\n");
+		err[0] = '\0';
+	} else if (refused_count) {
+		bci_str_appendf(b, "<h2 id=\"refused\">refused uploads</h2>\n%s", refused_intro);
+		refused_table(b, refused, refused_count, INDEX_REFUSED_MAX);
+	}
+	free(refused);
 	bci_str_appendf(b, "<h1>builds</h1>\n<table>\n<tr><th>build</th><th>tier</th>"
 			   "<th>registered (UTC)</th><th>runs</th></tr>\n");
 	for (size_t i = rows.count; i > 0; i--)
 		bci_str_appendf(b, "%s", rows.items[i - 1]);
 	bci_str_appendf(b, "</table>\n");
 	bci_strv_free(&rows);
+	return page_end(b);
+}
+
+int bci_pages_refused(const char *data_dir, struct bci_str *b, char *err, size_t err_size)
+{
+	struct bci_refused *refused = NULL;
+	size_t count = 0;
+	int ret;
+
+	ret = bci_refused_list(data_dir, NULL, &refused, &count, err, err_size);
+	if (ret < 0)
+		return ret;
+	page_begin(b, "bootci: ", "refused uploads");
+	bci_str_appendf(b, "<h1>refused uploads</h1>\n%s", refused_intro);
+	if (!count)
+		bci_str_appendf(b, "<p>None.</p>\n");
+	refused_table(b, refused, count, 0);
+	free(refused);
 	return page_end(b);
 }
 

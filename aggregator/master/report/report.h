@@ -337,7 +337,11 @@ int bci_html_write_view(const char *data_dir, const struct bci_report *report,
 /* ---- the pages serve renders (pages.c) ---- */
 
 /* Each appends one whole page to @b; -ENOENT (@err) when what it shows is not stored. */
-int bci_pages_index(struct bci_store *store, struct bci_str *b, char *err, size_t err_size);
+/* The builds, and above them the newest uploads refused (store/refused.h) under @data_dir. */
+int bci_pages_index(struct bci_store *store, const char *data_dir, struct bci_str *b, char *err,
+		    size_t err_size);
+/* Every upload refused under @data_dir, newest first: machine, run, digest, reason, time. */
+int bci_pages_refused(const char *data_dir, struct bci_str *b, char *err, size_t err_size);
 int bci_pages_matrix(struct bci_store *store, const char *build,
 		     const struct bci_report_options *options, struct bci_str *b, char *err,
 		     size_t err_size);
@@ -434,7 +438,7 @@ const char *bci_export_kcidb_status(const char *result);
 int bci_export_kcidb(struct bci_store *store, const char *build, const char *origin, FILE *out,
 		     char *err, size_t err_size);
 /* A run as one JUnit XML document (a testsuite, a testcase per result) on @out. */
-int bci_export_junit(struct bci_store *store, const char *machine, const char *run_id, FILE *out,
-		     char *err, size_t err_size);
+int bci_export_junit(struct bci_store *store, const char *data_dir, const char *machine,
+		     const char *run_id, FILE *out, char *err, size_t err_size);
 
 #endif

@@ -65,7 +65,7 @@ static void serve_usage(FILE *out)
 		"         [--workers N]\n"
 		"         [--max-connections N] [--max-per-ip N] [--idle-timeout SEC]\n"
 		"         [--request-timeout SEC]\n"
-		"         [--max-body SIZE] [--max-entries N] [--max-unpacked SIZE] [--max-ratio N]\n"
+		"         [--max-body SIZE] [--max-entries N] [--max-unpacked SIZE] [--max-file SIZE]\n"
 		"         [--max-path N] [--max-manifest SIZE]\n"
 		"SIZE: N, NK, NM, NG or NT bytes. See bootci-aggregator-serve(1).\n");
 }
@@ -102,7 +102,7 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 		{ "max-body", required_argument, NULL, 'B' },
 		{ "max-entries", required_argument, NULL, 'E' },
 		{ "max-unpacked", required_argument, NULL, 'U' },
-		{ "max-ratio", required_argument, NULL, 'X' },
+		{ "max-file", required_argument, NULL, 'F' },
 		{ "max-path", required_argument, NULL, 'P' },
 		{ "max-manifest", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
@@ -153,7 +153,7 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 		case 'B': ret = parse_size(optarg, &config->max_body); break;
 		case 'E': ret = parse_size(optarg, &config->limits.max_entries); break;
 		case 'U': ret = parse_size(optarg, &config->limits.max_unpacked); break;
-		case 'X': ret = parse_size(optarg, &config->limits.max_ratio); break;
+		case 'F': ret = parse_size(optarg, &config->limits.max_file); break;
 		case 'M': ret = parse_size(optarg, &config->limits.max_manifest); break;
 		case 'P':
 			ret = parse_count(optarg, BCI_MANIFEST_PATH_MAX, &number);
@@ -172,7 +172,7 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 			while (o->val != opt)
 				o++;
 			fprintf(stderr, "bootci-aggregator serve: --%s '%s': %s\n", o->name, optarg,
-				strchr("BUMEX", opt) ? "not a size (N, NK, NM, NG, NT; above 0)"
+				strchr("BUMEF", opt) ? "not a size (N, NK, NM, NG, NT; above 0)"
 						     : "not a number in range");
 			return 2;
 		}

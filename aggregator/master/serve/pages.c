@@ -4,6 +4,7 @@
 #include "ingest_call.h"
 #include "../names.h"
 #include "../report/report.h"
+#include "../store/refused.h"
 #include "../store/store.h"
 #include "jsonw.h"
 #include "strv.h"
@@ -27,6 +28,7 @@
 bool bci_serve_pages_owns(const char *url)
 {
 	return !strcmp(url, "/") || !strcmp(url, "/metrics") || !strcmp(url, "/api/v1/metrics") ||
+	       !strcmp(url, "/refused") || !strcmp(url, "/api/v1/refused") ||
 	       !strncmp(url, "/builds/", 8) || !strncmp(url, "/tests/", 7) ||
 	       !strncmp(url, "/machines/", 10);
 }
@@ -61,6 +63,10 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 	}
 	if (!strcmp(url, "/metrics") || !strcmp(url, "/api/v1/metrics")) {
 		route->kind = url[1] == 'm' ? BCI_PAGE_METRICS : BCI_PAGE_METRICS_JSON;
+		return 0;
+	}
+	if (!strcmp(url, "/refused") || !strcmp(url, "/api/v1/refused")) {
+		route->kind = url[1] == 'r' ? BCI_PAGE_REFUSED : BCI_PAGE_REFUSED_JSON;
 		return 0;
 	}
 	if (!strncmp(url, "/builds/", 8)) {
@@ -260,6 +266,29 @@ static int metrics_render(struct bci_store *store, struct render *r,
 	return ret;
 }
 
+/* The refused uploads as JSON (store/refused.h), into the body. */
+static int refused_render(const char *data_dir, struct render *r)
+{
+	struct bci_refused *list = NULL;
+	size_t count = 0, len = 0;
+	char *text = NULL;
+	FILE *f;
+	int ret;
+
+	ret = bci_refused_list(data_dir, NULL, &list, &count, r->err, sizeof(r->err));
+	if (ret < 0)
+		return ret;
+	f = open_memstream(&text, &len);
+	ret = f ? bci_refused_json(f, list, count) : -ENOMEM;
+	free(list);
+	if (f && (fclose(f) || !text))
+		ret = -ENOMEM;
+	if (ret == 0)
+		ret = bci_str_append(&r->body, text, len);
+	free(text);
+	return ret;
+}
+
 static int render(struct bci_store *store, const char *data_dir, void *ctx)
 {
 	struct render *r = ctx;
@@ -282,7 +311,7 @@ static int render(struct bci_store *store, const char *data_dir, void *ctx)
 	}
 	switch (route->kind) {
 	case BCI_PAGE_INDEX:
-		ret = bci_pages_index(store, &r->body, r->err, sizeof(r->err));
+		ret = bci_pages_index(store, data_dir, &r->body, r->err, sizeof(r->err));
 		break;
 	case BCI_PAGE_BUILD:
 		ret = bci_pages_matrix(store, route->build, &options, &r->body, r->err, sizeof(r->err));
@@ -300,6 +329,12 @@ static int render(struct bci_store *store, const char *data_dir, void *ctx)
 	case BCI_PAGE_METRICS:
 	case BCI_PAGE_METRICS_JSON:
 		ret = metrics_render(store, r, &options);
+		break;
+	case BCI_PAGE_REFUSED:
+		ret = bci_pages_refused(data_dir, &r->body, r->err, sizeof(r->err));
+		break;
+	case BCI_PAGE_REFUSED_JSON:
+		ret = refused_render(data_dir, r);
 		break;
 	}
 	bci_filters_free(filters);
@@ -353,10 +388,11 @@ void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, c
 	unsigned long generation;
 	char why[300], *key;
 	int status, ret;
+	bool fresh;
 
 	memset(a, 0, sizeof(*a));
 	status = bci_serve_pages_route(method, url, &route, why, sizeof(why));
-	r.json = !strcmp(url, "/api/v1/metrics");
+	r.json = !strcmp(url, "/api/v1/metrics") || !strcmp(url, "/api/v1/refused");
 	if (status) {
 		answer_error(a, status, r.json, why);
 		return;
@@ -366,7 +402,9 @@ void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, c
 		return;
 	}
 	generation = bci_ingest_call_generation(pages->ingest);
-	if (cache_get(pages, key, generation, a)) {
+	/* A refusal changes no generation: its pages are read afresh (the front page within seconds). */
+	fresh = route.kind == BCI_PAGE_REFUSED || route.kind == BCI_PAGE_REFUSED_JSON;
+	if (!fresh && cache_get(pages, key, generation, a)) {
 		snprintf(a->note, sizeof(a->note), "page, cached");
 		free(key);
 		return;
@@ -384,9 +422,9 @@ void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, c
 	a->len = r.body.len;
 	a->body = bci_str_steal(&r.body);
 	snprintf(a->note, sizeof(a->note), "page, %zu bytes", a->len);
-	if (a->body)
-		cache_put(pages, key, generation, a);
-	else
+	if (!a->body)
 		answer_error(a, 500, r.json, "out of memory");
+	else if (!fresh)
+		cache_put(pages, key, generation, a);
 	free(key);
 }

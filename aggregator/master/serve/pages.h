@@ -10,6 +10,8 @@
  *   GET /machines/<machine>/suspend               suspend/resume latency across builds (SVG)
  *   GET /metrics?from=&to=                        the metrics page
  *   GET /api/v1/metrics?from=&to=                 the same as JSON
+ *   GET /refused                                  the uploads refused (store/refused.h)
+ *   GET /api/v1/refused                           the same as JSON (never cached)
  *
  * Pages are rendered from the store on request and kept in a small cache
  * until the next ingest through this server (or PAGES_CACHE_SECONDS, for
@@ -33,6 +35,8 @@ enum bci_page_kind {
 	BCI_PAGE_SUSPEND,
 	BCI_PAGE_METRICS,
 	BCI_PAGE_METRICS_JSON,
+	BCI_PAGE_REFUSED,
+	BCI_PAGE_REFUSED_JSON,
 };
 
 #define BCI_PAGE_NAME_MAX 512

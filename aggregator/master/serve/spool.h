@@ -7,6 +7,7 @@
  *   DATA/archives/<h>.tar.zst               accepted archives, named by their sha256 h
  *   DATA/runs/<machine>/<run>.json          an accepted run: {"machine", "run_id",
  *                                           "sha256", "size", "ingested"}
+ *   DATA/refused/<machine>/<run>.json       an archive refused (422): store/refused.h
  *
  * A run is accepted once its archive and its record are both durable (written,
  * fsynced, renamed, folder fsynced), in that order, so a record never points

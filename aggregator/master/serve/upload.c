@@ -7,6 +7,7 @@
 #include "pages.h"
 #include "spool.h"
 #include "../schedule/serve_hook.h"
+#include "../store/refused.h"
 #include "fsutil.h"
 #include "jsonw.h"
 #include "message.h"
@@ -177,6 +178,25 @@ enum MHD_Result serve_upload_data(struct MHD_Connection *connection, struct requ
 	return MHD_YES;
 }
 
+/*
+ * A refused archive is kept by its machine (collect sends it again at its
+ * next boot), and recorded here so that the master shows it (store/refused.h);
+ * a record that cannot be written is said in the log, the answer stays 422.
+ */
+static void refusal_record(struct bci_server *s, struct request *r, uint64_t size, const char *why)
+{
+	struct bci_refused record = { .size = size, .time = time(NULL) };
+	char err[PATH_MAX + 256];
+
+	snprintf(record.machine, sizeof(record.machine), "%s", r->route.machine);
+	snprintf(record.run_id, sizeof(record.run_id), "%s", r->route.run_id);
+	snprintf(record.sha256, sizeof(record.sha256), "%s", r->sha256);
+	snprintf(record.reason, sizeof(record.reason), "%s", why);
+	if (bci_refused_add(s->config.data_dir, &record, err, sizeof(err)) < 0)
+		fprintf(stderr, "serve: the refusal of %s/%s is not recorded: %s\n", record.machine,
+			record.run_id, err);
+}
+
 /* The body is complete: verify, validate, keep, ingest, answer. */
 static enum MHD_Result upload_end(struct MHD_Connection *connection, struct request *r)
 {
@@ -224,15 +244,19 @@ static enum MHD_Result upload_end(struct MHD_Connection *connection, struct requ
 	close(fd);
 	if (ret < 0) {
 		bci_spool_discard(&s->spool, machine, run_id);
-		if (ret == -EINVAL)
+		if (ret == -EINVAL) {
+			refusal_record(s, r, size, why);
 			return serve_respond_error(connection, r, MHD_HTTP_UNPROCESSABLE_CONTENT,
 					     "archive refused: %s", why);
+		}
 		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				     "cannot validate the archive: %s", why);
 	}
 	ret = bci_spool_accept(&s->spool, machine, run_id, r->sha256, size, why, sizeof(why));
 	if (ret < 0)
 		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s", why);
+	/* Taken now (a limit raised since): no longer shown as refused. */
+	bci_refused_forget(s->config.data_dir, machine, run_id);
 	/*
 	 * Acknowledged from here on: the archive and its record are durable, so
 	 * the client may delete its copy. An ingest that fails (a store down, an

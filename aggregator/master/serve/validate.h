@@ -3,7 +3,7 @@
  * What serve accepts as an upload, checked before anything is kept: a run
  * archive (lib/run_archive.h: its format and its rules, the same reader
  * ingest and the cache use) within serve's limits (--max-entries,
- * --max-unpacked, --max-ratio, --max-manifest, --max-path), whose manifest
+ * --max-unpacked, --max-file, --max-manifest, --max-path), whose manifest
  * names the machine and run of the URL. A bomb is stopped as soon as it
  * crosses a limit, never unpacked in full; nothing is written anywhere.
  */
