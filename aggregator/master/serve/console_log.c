@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: MIT
+/* A machine's console kept per boot (console_log.h): the writer, then the reader. */
+#include "console_log.h"
+
+#include "fsutil.h"
+#include "message.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BOOT_NUMBER_MAX 999999u
+/* How long a held line start waits for more bytes before it is written as it is. */
+#define HOLD_SECONDS 0.5
+#define SYNC_SECONDS 1.0
+
+enum marker {
+	MARKER_NONE,
+	MARKER_FIRMWARE,
+	MARKER_KERNEL,
+};
+
+struct bci_console_log {
+	char dir[PATH_MAX];
+	char machine[130];
+	uint64_t boot_max;
+	FILE *log;
+	pthread_mutex_t *log_lock;
+
+	int fd;				/* the boot being written, or -1 before its first byte */
+	unsigned boot;			/* its number (the highest found at open, until a cut) */
+	uint64_t boot_bytes;		/* the console's bytes kept in this boot */
+	uint64_t dropped;		/* past boot_max */
+	bool dirty;			/* written since the last sync */
+	double synced;			/* when */
+
+	/* The start of the current line, held until it is known to start a boot or not. */
+	char hold[BCI_CONSOLE_MARKER_WINDOW];
+	size_t held;
+	bool deciding;			/* at a line start: bytes go to hold */
+	bool at_line_start;		/* of the file: for notes */
+	double last_byte;
+
+	/* What this boot has shown so far, for the next marker's decision. */
+	bool firmware_started;		/* it began at the firmware's reset */
+	bool kernel_started;		/* a kernel line seen */
+	unsigned lines_since_firmware;
+};
+
+static void say(struct bci_console_log *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct bci_console_log *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!c->log)
+		return;
+	if (c->log_lock)
+		pthread_mutex_lock(c->log_lock);
+	fprintf(c->log, "serve: console %s: ", c->machine);
+	va_start(ap, fmt);
+	vfprintf(c->log, fmt, ap);
+	va_end(ap);
+	fputc('\n', c->log);
+	fflush(c->log);
+	if (c->log_lock)
+		pthread_mutex_unlock(c->log_lock);
+}
+
+/* @dir is shorter than PATH_MAX - 16 (checked at open; the reader's callers build it so). */
+static void boot_path(const char *dir, unsigned number, char path[PATH_MAX])
+{
+	if (snprintf(path, PATH_MAX, "%s/%06u.log", dir, number % (BOOT_NUMBER_MAX + 1)) >= PATH_MAX)
+		path[0] = '\0';
+}
+
+/* The boot number of a file name NNNNNN.log, or 0. */
+static unsigned boot_of_name(const char *name)
+{
+	unsigned number = 0;
+
+	for (int i = 0; i < 6; i++) {
+		if (!isdigit((unsigned char)name[i]))
+			return 0;
+		number = number * 10 + (unsigned)(name[i] - '0');
+	}
+	return strcmp(name + 6, ".log") ? 0 : number;
+}
+
+/* Opens (appending) boot c->boot; a new file's directory entry is made durable. */
+static int boot_open(struct bci_console_log *c)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	boot_path(c->dir, c->boot, path);
+	c->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (c->fd < 0)
+		return -errno;
+	if (fstat(c->fd, &st) == 0 && st.st_size == 0)
+		bci_fsync_dir(c->dir);
+	return 0;
+}
+
+static int sync_now(struct bci_console_log *c, double now)
+{
+	if (c->fd >= 0 && c->dirty && fdatasync(c->fd) < 0)
+		return -errno;
+	c->dirty = false;
+	c->synced = now;
+	return 0;
+}
+
+/* Writes @len bytes as they are to the current boot (opened on its first byte). */
+static int put(struct bci_console_log *c, const char *data, size_t len)
+{
+	int ret;
+
+	if (!len)
+		return 0;
+	if (c->fd < 0) {
+		if (!c->boot)
+			c->boot = 1;
+		if ((ret = boot_open(c)) < 0)
+			return ret;
+	}
+	if ((ret = bci_write_all(c->fd, data, len)) < 0)
+		return ret;
+	c->dirty = true;
+	c->at_line_start = data[len - 1] == '\n';
+	return 0;
+}
+
+static int note_line(struct bci_console_log *c, const char *text)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "%s" BCI_CONSOLE_NOTE_PREFIX "%s ==\n",
+			 c->at_line_start || c->fd < 0 ? "" : "\n", text);
+	int ret;
+
+	if (n >= (int)sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	if ((ret = put(c, line, (size_t)n)) < 0)
+		return ret;
+	return sync_now(c, c->synced);
+}
+
+/* The console's own bytes: kept up to boot_max, counted past it. */
+static int keep(struct bci_console_log *c, const char *data, size_t len)
+{
+	uint64_t room = c->boot_bytes < c->boot_max ? c->boot_max - c->boot_bytes : 0;
+	char text[300];
+	int ret;
+
+	if (len <= room) {
+		c->boot_bytes += len;
+		return put(c, data, len);
+	}
+	if (room) {
+		c->boot_bytes += room;
+		if ((ret = put(c, data, room)) < 0)
+			return ret;
+		snprintf(text, sizeof(text),
+			 "boot %u passed its limit of %llu bytes: the rest of this boot is dropped",
+			 c->boot, (unsigned long long)c->boot_max);
+		if ((ret = note_line(c, text)) < 0)
+			return ret;
+		say(c, "boot %u passed its limit of %llu bytes: the rest of it is dropped", c->boot,
+		    (unsigned long long)c->boot_max);
+	}
+	c->dropped += len - room;
+	return 0;
+}
+
+/* Ends the current boot (says what it dropped, syncs, closes); the next byte opens boot + 1. */
+static int cut(struct bci_console_log *c)
+{
+	char text[200];
+	int ret = 0;
+
+	if (c->dropped) {
+		snprintf(text, sizeof(text), "%llu bytes of boot %u dropped (past its limit)",
+			 (unsigned long long)c->dropped, c->boot);
+		ret = note_line(c, text);
+		say(c, "%llu bytes of boot %u dropped (past its limit of %llu bytes)",
+		    (unsigned long long)c->dropped, c->boot, (unsigned long long)c->boot_max);
+	}
+	if (c->fd >= 0) {
+		if (ret == 0)
+			ret = sync_now(c, c->synced);
+		close(c->fd);
+		c->fd = -1;
+	}
+	if (c->boot >= BOOT_NUMBER_MAX)
+		return -EOVERFLOW;
+	c->boot++;
+	c->boot_bytes = 0;
+	c->dropped = 0;
+	c->at_line_start = true;
+	c->firmware_started = false;
+	c->kernel_started = false;
+	c->lines_since_firmware = 0;
+	return ret;
+}
+
+/* Whether @line (@len bytes: a line's start) is the firmware's reset or the kernel's first line. */
+static enum marker classify(const char *line, size_t len)
+{
+	static const char firmware[] = "\x1b[=3h", kernel[] = "Linux version ";
+	size_t i = 0;
+
+	if (memmem(line, len, firmware, sizeof(firmware) - 1))
+		return MARKER_FIRMWARE;
+	if (len && line[0] == '[') {
+		/* printk's time stamp: "[" blanks, digits "." digits "] " */
+		for (i = 1; i < len && line[i] == ' '; i++)
+			;
+		while (i < len && (isdigit((unsigned char)line[i]) || line[i] == '.'))
+			i++;
+		if (i + 1 >= len || line[i] != ']' || line[i + 1] != ' ')
+			return MARKER_NONE;
+		i += 2;
+	}
+	if (len - i >= sizeof(kernel) - 1 && !memcmp(line + i, kernel, sizeof(kernel) - 1))
+		return MARKER_KERNEL;
+	return MARKER_NONE;
+}
+
+/* The held line start is complete enough: cut before it if it starts a boot, then keep it. */
+static int decide(struct bci_console_log *c, bool whole_line)
+{
+	enum marker marker = classify(c->hold, c->held);
+	bool begins = false;
+	int ret;
+
+	switch (marker) {
+	case MARKER_FIRMWARE:
+		begins = !c->firmware_started || c->kernel_started || c->lines_since_firmware > 0;
+		break;
+	case MARKER_KERNEL:
+		begins = !c->firmware_started || c->kernel_started;
+		break;
+	case MARKER_NONE:
+		break;
+	}
+	if (begins && (c->boot_bytes || c->dropped) && (ret = cut(c)) < 0)
+		return ret;
+	if (marker == MARKER_FIRMWARE) {
+		c->firmware_started = true;
+		c->kernel_started = false;
+		c->lines_since_firmware = 0;
+	} else if (marker == MARKER_KERNEL) {
+		c->kernel_started = true;
+	} else if (whole_line) {
+		c->lines_since_firmware++;
+	}
+	ret = keep(c, c->hold, c->held);
+	c->held = 0;
+	c->deciding = false;
+	return ret;
+}
+
+int bci_console_log_feed(struct bci_console_log *c, const void *data, size_t len, double now)
+{
+	const char *p = data, *end = p + len;
+	int ret;
+
+	if (len)
+		c->last_byte = now;
+	while (p < end) {
+		if (c->deciding) {
+			const char *newline = memchr(p, '\n', (size_t)(end - p));
+			size_t take = (size_t)((newline ? newline + 1 : end) - p);
+
+			if (take > sizeof(c->hold) - c->held)
+				take = sizeof(c->hold) - c->held;
+			memcpy(c->hold + c->held, p, take);
+			c->held += take;
+			p += take;
+			if (c->hold[c->held - 1] == '\n' || c->held == sizeof(c->hold)) {
+				bool whole_line = c->hold[c->held - 1] == '\n';
+
+				if ((ret = decide(c, whole_line)) < 0)
+					return ret;
+				/* A line longer than the window goes on as it is, up to its newline. */
+				c->deciding = whole_line;
+			}
+			continue;
+		}
+		/* Inside a line: up to and with its newline, kept as it is. */
+		{
+			const char *newline = memchr(p, '\n', (size_t)(end - p));
+			size_t take = (size_t)((newline ? newline + 1 : end) - p);
+
+			if ((ret = keep(c, p, take)) < 0)
+				return ret;
+			p += take;
+			if (newline) {
+				c->deciding = true;
+				c->lines_since_firmware++;
+			}
+		}
+	}
+	return 0;
+}
+
+int bci_console_log_note(struct bci_console_log *c, const char *fmt, ...)
+{
+	char text[400];
+	va_list ap;
+	int ret;
+
+	/* A held line start goes first, as it is: the note is about what came before it. */
+	if (c->held && (ret = decide(c, false)) < 0)
+		return ret;
+	c->deciding = true;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	for (char *t = text; *t; t++)
+		if (*t == '\n' || *t == '\r')
+			*t = ' ';
+	return note_line(c, text);
+}
+
+int bci_console_log_tick(struct bci_console_log *c, double now)
+{
+	int ret;
+
+	if (c->held && now - c->last_byte >= HOLD_SECONDS) {
+		if ((ret = decide(c, false)) < 0)
+			return ret;
+	}
+	if (c->dirty && now - c->synced >= SYNC_SECONDS)
+		return sync_now(c, now);
+	return 0;
+}
+
+unsigned bci_console_log_boot(const struct bci_console_log *c)
+{
+	return c->fd >= 0 ? c->boot : 0;
+}
+
+void bci_console_log_close(struct bci_console_log *c)
+{
+	if (!c)
+		return;
+	if (c->held)
+		decide(c, false);
+	if (c->fd >= 0) {
+		sync_now(c, c->synced);
+		close(c->fd);
+	}
+	free(c);
+}
+
+int bci_console_log_open(const char *dir, const char *machine, uint64_t boot_max, FILE *log,
+			 pthread_mutex_t *log_lock, struct bci_console_log **out, char *err,
+			 size_t err_size)
+{
+	struct bci_console_log *c;
+	struct bci_console_boot *boots = NULL;
+	size_t count = 0;
+	int ret;
+
+	if (strlen(dir) >= sizeof(c->dir) - 16) {
+		bci_message(err, err_size, "%s: path too long", dir);
+		return -ENAMETOOLONG;
+	}
+	if ((ret = bci_mkdir_p(dir, 0755)) < 0) {
+		bci_message(err, err_size, "%s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	if ((ret = bci_console_log_list(dir, &boots, &count)) < 0) {
+		bci_message(err, err_size, "%s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		free(boots);
+		return -ENOMEM;
+	}
+	snprintf(c->dir, sizeof(c->dir), "%s", dir);
+	snprintf(c->machine, sizeof(c->machine), "%s", machine);
+	c->boot_max = boot_max ? boot_max : BCI_CONSOLE_BOOT_MAX_DEFAULT;
+	c->log = log;
+	c->log_lock = log_lock;
+	c->fd = -1;
+	c->deciding = true;
+	c->at_line_start = true;
+	if (count) {
+		/*
+		 * A boot begun before serve stopped goes on: what serve did not
+		 * read meanwhile is gone either way, and the next reset cuts.
+		 */
+		c->boot = boots[count - 1].number;
+		c->boot_bytes = boots[count - 1].size;
+		if ((ret = boot_open(c)) < 0) {
+			bci_message(err, err_size, "%s: boot %u: %s", dir, c->boot, strerror(-ret));
+			free(boots);
+			free(c);
+			return ret;
+		}
+		c->firmware_started = true;
+		c->lines_since_firmware = 1;
+		c->at_line_start = false;
+		{
+			char last = '\n';
+			char path[PATH_MAX];
+			int fd;
+
+			boot_path(dir, c->boot, path);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0 && boots[count - 1].size &&
+			    pread(fd, &last, 1, (off_t)boots[count - 1].size - 1) == 1)
+				c->at_line_start = last == '\n';
+			else
+				c->at_line_start = true;
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	free(boots);
+	*out = c;
+	return 0;
+}
+
+/* ---- the reader ---- */
+
+static int compare_boots(const void *a, const void *b)
+{
+	const struct bci_console_boot *x = a, *y = b;
+
+	return x->number < y->number ? -1 : x->number > y->number;
+}
+
+int bci_console_log_list(const char *dir, struct bci_console_boot **out, size_t *count)
+{
+	struct bci_console_boot *boots = NULL;
+	size_t n = 0, capacity = 0;
+	struct dirent *entry;
+	DIR *d = opendir(dir);
+
+	*out = NULL;
+	*count = 0;
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((entry = readdir(d))) {
+		unsigned number = boot_of_name(entry->d_name);
+		struct stat st;
+
+		if (!number || fstatat(dirfd(d), entry->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (n == capacity) {
+			struct bci_console_boot *grown;
+
+			capacity = capacity ? capacity * 2 : 16;
+			grown = realloc(boots, capacity * sizeof(*boots));
+			if (!grown) {
+				free(boots);
+				closedir(d);
+				return -ENOMEM;
+			}
+			boots = grown;
+		}
+		boots[n++] = (struct bci_console_boot){ .number = number,
+							.size = (uint64_t)st.st_size,
+							.modified = st.st_mtim.tv_sec };
+	}
+	closedir(d);
+	if (n)
+		qsort(boots, n, sizeof(*boots), compare_boots);
+	*out = boots;
+	*count = n;
+	return 0;
+}
+
+int bci_console_log_open_boot(const char *dir, unsigned number)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (!number || number > BOOT_NUMBER_MAX)
+		return -ENOENT;
+	boot_path(dir, number, path);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	return fd < 0 ? -errno : fd;
+}

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+/* aggregator/master/serve/console_log.c: a console's bytes in, one file per boot out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../../aggregator/master/serve/console_log.h"
+#include "fsutil.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* What OVMF sends at every power on and reset (build/lab/<...>/console.log), and the rest. */
+#define FIRMWARE "\x1b[2J\x1b[01;01H\x1b[=3h\x1b[2J\x1b[01;01H\x1b[2J\x1b[01;01H\x1b[=3h\x1b[2J\x1b[01;01H\r\n"
+#define IPXE "\r\n\x1b[1m\x1b[37m\x1b[40miPXE 1.0.0+git -- Open Source Network Boot Firmware --\r\n" \
+	"tftp://10.0.2.2/boot.ipxe... ok\r\nEFI stub: Loaded initrd from command line option\r\n"
+#define KERNEL "[    0.000000] Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP\r\n" \
+	"[    0.000000] Command line: vmlinuz console=ttyS0\r\n"
+#define RUN "[    3.211558] [bootci] [1/2] igt@igt_kernel@panic-at-start\r\n" \
+	"[    3.773218] Rebooting in 1 seconds..\r\n"
+#define DISK_BOOT "\x1b[2J\x1b[01;01H\x1b[=3h\x1b[2J\x1b[01;01HBdsDxe: loading Boot0001 \"bootci-known-good\"\r\n"
+
+struct fixture {
+	char dir[64];
+	struct bci_console_log *log;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/bootci-console-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	bci_console_log_close(f->log);
+	bci_remove_tree(f->dir);
+	free(f);
+	return 0;
+}
+
+static void open_log(struct fixture *f, uint64_t boot_max)
+{
+	char err[300] = "";
+
+	if (bci_console_log_open(f->dir, "m1", boot_max, NULL, NULL, &f->log, err, sizeof(err)) < 0)
+		fail_msg("open: %s", err);
+}
+
+/* Feeds @text @chunk bytes at a time (0: all at once). */
+static void feed(struct fixture *f, const char *text, size_t chunk)
+{
+	size_t len = strlen(text);
+
+	if (!chunk)
+		chunk = len;
+	for (size_t at = 0; at < len; at += chunk)
+		assert_int_equal(bci_console_log_feed(f->log, text + at,
+						      len - at < chunk ? len - at : chunk, 1.0), 0);
+}
+
+static char *boot_text(struct fixture *f, unsigned number)
+{
+	char path[PATH_MAX], *text = NULL;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/%06u.log", f->dir, number);
+	if (bci_read_file(path, &text, &len, 1 << 20) < 0)
+		return NULL;
+	return text;
+}
+
+static void expect_boot(struct fixture *f, unsigned number, const char *expected)
+{
+	char *text = boot_text(f, number);
+
+	if (!text)
+		fail_msg("boot %u: no file", number);
+	if (strcmp(text, expected))
+		fail_msg("boot %u:\n%s\n-- expected --\n%s", number, text, expected);
+	free(text);
+}
+
+static void expect_boots(struct fixture *f, size_t count)
+{
+	struct bci_console_boot *boots;
+	size_t n;
+
+	assert_int_equal(bci_console_log_list(f->dir, &boots, &n), 0);
+	assert_int_equal(n, count);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(boots[i].number, i + 1);
+	free(boots);
+}
+
+/* The lab's stream: firmware, iPXE, kernel, a panic's reboot; then the disk's known-good boot. */
+static void cut_at_firmware(struct fixture *f, size_t chunk)
+{
+	open_log(f, 0);
+	feed(f, FIRMWARE IPXE KERNEL RUN FIRMWARE IPXE KERNEL RUN DISK_BOOT KERNEL, chunk);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	expect_boots(f, 3);
+	expect_boot(f, 1, FIRMWARE IPXE KERNEL RUN);
+	expect_boot(f, 2, FIRMWARE IPXE KERNEL RUN);
+	expect_boot(f, 3, DISK_BOOT KERNEL);
+}
+
+static void test_cut_at_firmware(void **state)
+{
+	cut_at_firmware(*state, 0);
+}
+
+/* Cut anywhere, a marker split between reads: the same files. */
+static void test_cut_byte_by_byte(void **state)
+{
+	cut_at_firmware(*state, 1);
+}
+
+static void test_cut_odd_chunks(void **state)
+{
+	cut_at_firmware(*state, 7);
+}
+
+/* No firmware output (a kernel booted directly, kexec): each kernel's first line starts a boot. */
+static void test_cut_at_kernel(void **state)
+{
+	struct fixture *f = *state;
+
+	open_log(f, 0);
+	feed(f, "tail of a boot serve joined late\r\n" KERNEL RUN KERNEL "Linux version 6.2 (no time stamp)\n"
+		"not Linux version at a line start\n", 5);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	expect_boots(f, 4);
+	expect_boot(f, 1, "tail of a boot serve joined late\r\n");
+	expect_boot(f, 2, KERNEL RUN);
+	expect_boot(f, 3, KERNEL);
+	expect_boot(f, 4, "Linux version 6.2 (no time stamp)\nnot Linux version at a line start\n");
+}
+
+/* A firmware that resets before a kernel starts (a failed netboot) is a boot of its own. */
+static void test_firmware_twice(void **state)
+{
+	struct fixture *f = *state;
+
+	open_log(f, 0);
+	feed(f, FIRMWARE "PXE-E18: Server response timeout.\r\n" FIRMWARE IPXE, 0);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	expect_boots(f, 2);
+	expect_boot(f, 1, FIRMWARE "PXE-E18: Server response timeout.\r\n");
+	expect_boot(f, 2, FIRMWARE IPXE);
+}
+
+/* A flood: the boot keeps boot_max bytes and says where it was cut; the next boot is whole. */
+static void test_flood_cut_per_boot(void **state)
+{
+	struct fixture *f = *state;
+	char flood[4001], *text;
+
+	memset(flood, 'x', sizeof(flood) - 1);
+	for (size_t i = 99; i < sizeof(flood) - 1; i += 100)
+		flood[i] = '\n';
+	flood[sizeof(flood) - 1] = '\0';
+	open_log(f, 1000);
+	feed(f, FIRMWARE, 0);
+	feed(f, flood, 333);
+	feed(f, FIRMWARE IPXE, 0);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	expect_boots(f, 2);
+	text = boot_text(f, 1);
+	assert_non_null(text);
+	assert_int_equal(memcmp(text, FIRMWARE, strlen(FIRMWARE)), 0);
+	/* 1000 bytes of the console's (the firmware's line with them), then the notes. */
+	for (size_t i = strlen(FIRMWARE); i < 1000; i++)
+		assert_true(text[i] == 'x' || text[i] == '\n');
+	assert_string_equal(text + 1000,
+			    "\n== bootci-serve: boot 1 passed its limit of 1000 bytes: the rest of this boot is dropped ==\n"
+			    "== bootci-serve: 3060 bytes of boot 1 dropped (past its limit) ==\n");
+	free(text);
+	expect_boot(f, 2, FIRMWARE IPXE);
+}
+
+/* Notes take lines of their own; a reopened log goes on with the last boot. */
+static void test_notes_and_reopen(void **state)
+{
+	struct fixture *f = *state;
+
+	open_log(f, 0);
+	feed(f, FIRMWARE "half a li", 0);
+	assert_int_equal(bci_console_log_note(f->log, "lost tcp:127.0.0.1:7001\n(closed)"), 0);
+	feed(f, "ne\r\n", 0);
+	assert_int_equal(bci_console_log_boot(f->log), 1);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	open_log(f, 0);
+	assert_int_equal(bci_console_log_note(f->log, "serve started"), 0);
+	feed(f, KERNEL, 0);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	expect_boots(f, 1);
+	expect_boot(f, 1, FIRMWARE "half a li\n== bootci-serve: lost tcp:127.0.0.1:7001 (closed) ==\n"
+			  "ne\r\n== bootci-serve: serve started ==\n" KERNEL);
+}
+
+/* A line start held for a marker is written once the console is silent for half a second. */
+static void test_tick_writes_held_bytes(void **state)
+{
+	struct fixture *f = *state;
+	char *text;
+
+	open_log(f, 0);
+	feed(f, FIRMWARE "login: ", 0);	/* fed at 1.0 */
+	assert_int_equal(bci_console_log_tick(f->log, 1.2), 0);
+	text = boot_text(f, 1);
+	assert_string_equal(text, FIRMWARE);
+	free(text);
+	assert_int_equal(bci_console_log_tick(f->log, 1.6), 0);
+	text = boot_text(f, 1);
+	assert_string_equal(text, FIRMWARE "login: ");
+	free(text);
+}
+
+static void test_reader(void **state)
+{
+	struct fixture *f = *state;
+	char buf[64];
+	int fd;
+
+	expect_boots(f, 0);
+	open_log(f, 0);
+	feed(f, KERNEL KERNEL, 0);
+	assert_int_equal(bci_console_log_open_boot(f->dir, 3), -ENOENT);
+	assert_int_equal(bci_console_log_open_boot(f->dir, 0), -ENOENT);
+	fd = bci_console_log_open_boot(f->dir, 2);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, 15), 15);
+	assert_memory_equal(buf, "[    0.000000] ", 15);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_cut_at_firmware, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cut_byte_by_byte, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cut_odd_chunks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cut_at_kernel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_firmware_twice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flood_cut_per_boot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_notes_and_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tick_writes_held_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reader, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
