@@ -88,8 +88,11 @@ static void expect_boot(struct fixture *f, unsigned number, const char *expected
 
 	if (!text)
 		fail_msg("boot %u: no file", number);
-	if (strcmp(text, expected))
-		fail_msg("boot %u:\n%s\n-- expected --\n%s", number, text, expected);
+	if (strcmp(text, expected)) {
+		print_error("boot %u:\n%s\n-- expected --\n%s\n", number, text, expected);
+		free(text);
+		fail();
+	}
 	free(text);
 }
 
@@ -149,6 +152,21 @@ static void test_cut_at_kernel(void **state)
 	expect_boot(f, 2, KERNEL RUN);
 	expect_boot(f, 3, KERNEL);
 	expect_boot(f, 4, "Linux version 6.2 (no time stamp)\nnot Linux version at a line start\n");
+}
+
+/* A reset in the middle of a line (a watchdog, a hang): the boot ends there, the next starts. */
+static void test_reset_mid_line(void **state)
+{
+	struct fixture *f = *state;
+
+	open_log(f, 0);
+	feed(f, FIRMWARE KERNEL "[   12.5] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [\x1b[1migt\x1b[0m:9"
+		FIRMWARE IPXE, 3);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	expect_boots(f, 2);
+	expect_boot(f, 1, FIRMWARE KERNEL "[   12.5] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [\x1b[1migt\x1b[0m:9");
+	expect_boot(f, 2, FIRMWARE IPXE);
 }
 
 /* A firmware that resets before a kernel starts (a failed netboot) is a boot of its own. */
@@ -261,6 +279,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cut_odd_chunks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_at_kernel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_firmware_twice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reset_mid_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood_cut_per_boot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notes_and_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tick_writes_held_bytes, setup, teardown),

@@ -21,6 +21,9 @@
 #define HOLD_SECONDS 0.5
 #define SYNC_SECONDS 1.0
 
+/* What OVMF sends at every power on and reset (clear, home, set the mode). */
+static const char firmware_reset[] = "\x1b[2J\x1b[01;01H\x1b[=3h";
+
 enum marker {
 	MARKER_NONE,
 	MARKER_FIRMWARE,
@@ -45,6 +48,7 @@ struct bci_console_log {
 	char hold[BCI_CONSOLE_MARKER_WINDOW];
 	size_t held;
 	bool deciding;			/* at a line start: bytes go to hold */
+	bool escape_held;		/* the hold began at an escape inside a line */
 	bool at_line_start;		/* of the file: for notes */
 	double last_byte;
 
@@ -235,7 +239,7 @@ static enum marker classify(const char *line, size_t len)
 	return MARKER_NONE;
 }
 
-/* The held line start is complete enough: cut before it if it starts a boot, then keep it. */
+/* The held line start (or escape) is complete enough: cut before it if it starts a boot, then keep it. */
 static int decide(struct bci_console_log *c, bool whole_line)
 {
 	enum marker marker = classify(c->hold, c->held);
@@ -266,6 +270,7 @@ static int decide(struct bci_console_log *c, bool whole_line)
 	ret = keep(c, c->hold, c->held);
 	c->held = 0;
 	c->deciding = false;
+	c->escape_held = false;
 	return ret;
 }
 
@@ -277,6 +282,28 @@ int bci_console_log_feed(struct bci_console_log *c, const void *data, size_t len
 	if (len)
 		c->last_byte = now;
 	while (p < end) {
+		if (c->escape_held) {
+			/* A reset inside a line: only the firmware's whole reset sequence counts. */
+			while (p < end && c->held < sizeof(firmware_reset) - 1 &&
+			       *p == firmware_reset[c->held])
+				c->hold[c->held++] = *p++;
+			if (c->held == sizeof(firmware_reset) - 1) {
+				c->escape_held = false;	/* now a line start: decided as one */
+				continue;
+			}
+			if (p == end)
+				break;
+			c->escape_held = false;
+			c->deciding = false;
+			if ((ret = keep(c, c->hold, c->held)) < 0)
+				return ret;
+			c->held = 0;
+			if (*p == '\x1b') {
+				c->hold[c->held++] = *p++;
+				c->escape_held = c->deciding = true;
+			}
+			continue;
+		}
 		if (c->deciding) {
 			const char *newline = memchr(p, '\n', (size_t)(end - p));
 			size_t take = (size_t)((newline ? newline + 1 : end) - p);
@@ -296,17 +323,27 @@ int bci_console_log_feed(struct bci_console_log *c, const void *data, size_t len
 			}
 			continue;
 		}
-		/* Inside a line: up to and with its newline, kept as it is. */
+		/*
+		 * Inside a line: kept as it is up to its newline, or up to an
+		 * escape, held like a line start: a reset cuts a line short,
+		 * and the firmware's reset comes right after the cut.
+		 */
 		{
-			const char *newline = memchr(p, '\n', (size_t)(end - p));
-			size_t take = (size_t)((newline ? newline + 1 : end) - p);
+			const char *stop = p;
+			size_t take;
 
+			while (stop < end && *stop != '\n' && *stop != '\x1b')
+				stop++;
+			take = (size_t)(stop - p) + (stop < end && *stop == '\n');
 			if ((ret = keep(c, p, take)) < 0)
 				return ret;
 			p += take;
-			if (newline) {
+			if (stop < end) {
 				c->deciding = true;
-				c->lines_since_firmware++;
+				if (*stop == '\n')
+					c->lines_since_firmware++;
+				else
+					c->escape_held = true;
 			}
 		}
 	}

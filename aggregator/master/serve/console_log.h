@@ -19,9 +19,11 @@
  *
  * Where a boot starts: at a line that holds, in its first
  * BCI_CONSOLE_MARKER_WINDOW bytes, the firmware's console reset (OVMF clears
- * the screen and sets its mode with ESC [ = 3 h at every power on and reset)
- * or the kernel's first line ("Linux version ", after printk's "[ time] " if
- * any). A kernel line right after the firmware's is the same boot; a second
+ * the screen and sets its mode with ESC [ = 3 h at every power on and reset;
+ * inside a line, which a reset may cut short, its whole sequence
+ * ESC [ 2 J ESC [ 0 1 ; 0 1 H ESC [ = 3 h, and the boot starts at its first
+ * escape) or the kernel's first line
+ * ("Linux version ", after printk's "[ time] " if any). A kernel line right after the firmware's is the same boot; a second
  * kernel line in a boot (a kexec, a kernel started without firmware output)
  * or the firmware's reset after at least one other line starts a new one.
  *

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# serve's console readers against a real ser2net on 127.0.0.1, as the lab and a
+# real lab put it in front of a machine's serial line: the line is a TCP source
+# (console-source.py, what QEMU's serial socket is to ser2net). serve keeps the
+# stream per boot; ser2net restarted between two boots loses nothing serve read;
+# a flood is cut at the boot's limit and said; a console server that is down
+# is said once and tried again; the boots are served; a restarted serve goes on.
+set -uo pipefail
+# shellcheck source=tests/aggregator/serve-lib.sh
+. "$SRC/tests/aggregator/serve-lib.sh"
+
+if ! command -v ser2net >/dev/null; then
+	echo "1..0 # SKIP ser2net is not installed (Debian: apt-get install ser2net)"
+	exit 0
+fi
+
+source_pid= ser2net_pid=
+cleanup_console() {
+	[ -z "$ser2net_pid" ] || kill -TERM "$ser2net_pid" 2>/dev/null
+	[ -z "$source_pid" ] || kill -TERM "$source_pid" 2>/dev/null
+	cleanup
+}
+trap cleanup_console EXIT
+
+free_port() {
+	/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+line_port=$(free_port)
+console_port=$(free_port)
+down_port=$(free_port)
+mkdir -p "$work/data" "$work/line"
+: >"$work/tokens"
+cat >"$work/data/machines.conf" <<CONF
+[machine m1]
+mac = 52:54:00:00:00:01
+console = tcp:127.0.0.1:$console_port
+[machine m2]
+mac = 52:54:00:00:00:02
+console = tcp:127.0.0.1:$down_port
+CONF
+# The lab's ser2net (tests/lab/lab console): keepopen keeps the reader across the line's resets.
+cat >"$work/ser2net.yaml" <<YAML
+connection: &m1
+  accepter: tcp,127.0.0.1,$console_port
+  connector: keepopen(retry-time=200),tcp,127.0.0.1,$line_port
+  options:
+    max-connections: 4
+    kickolduser: false
+YAML
+
+start_ser2net() {
+	ser2net -n -u -c "$work/ser2net.yaml" -P "$work/ser2net.pid" >>"$work/ser2net.log" 2>&1 &
+	ser2net_pid=$!
+}
+stop_ser2net() {
+	kill -TERM "$ser2net_pid"
+	wait "$ser2net_pid" 2>/dev/null
+	ser2net_pid=
+}
+
+/usr/bin/python3 "$SRC/tests/aggregator/console-source.py" "$line_port" "$work/line" 2>>"$work/source.log" &
+source_pid=$!
+wait_until test -e "$work/line/listening" || { echo "Bail out! the line did not start"; exit 1; }
+start_ser2net
+start_server --console-boot-max 65536
+
+consoles=$work/data/consoles/m1
+boot() { printf '%s/%06u.log' "$consoles" "$1"; }
+# The console's bytes of a boot file: serve's notes taken out.
+console_bytes() { grep -av '^== bootci-serve: ' "$(boot "$1")"; }
+# send NAME: the line sends $work/NAME once something is connected, after what was sent before.
+sent=0
+send() {
+	sent=$((sent + 1))
+	cp "$work/$1" "$work/line/send.$(printf %03d "$sent")-$1"
+}
+has() { [ -f "$(boot "$1")" ] && grep -aq -- "$2" "$(boot "$1")"; }
+
+firmware=$'\e[2J\e[01;01H\e[=3h\e[2J\e[01;01H\e[2J\e[01;01H\e[=3h\e[2J\e[01;01H\r\n'
+{
+	printf '%s' "$firmware"
+	printf 'iPXE 1.0.0+ -- Open Source Network Boot Firmware\r\n'
+	printf '[    0.000000] Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org)\r\n'
+	for i in $(seq 200); do printf '[    1.%06d] line A%d\r\n' "$i" "$i"; done
+	printf '[    3.211558] [bootci] [1/2] igt@igt_kernel@panic-at-start\r\nA-end\r\n'
+} >"$work/A"
+{
+	printf '%s' "$firmware"
+	printf '[    0.000000] Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org)\r\n'
+	for i in $(seq 200); do printf '[    1.%06d] line B%d\r\n' "$i" "$i"; done
+	printf 'B-end\r\n'
+} >"$work/B"
+
+# 1. The stream, kept as it came.
+send A
+if wait_until has 1 A-end && cmp -s <(console_bytes 1) "$work/A" &&
+	grep -q "console m1: reading tcp:127.0.0.1:$console_port" "$work/server.log"; then
+	ok "serve reads m1's console through ser2net and keeps it byte for byte"
+else
+	not_ok "m1's first boot"
+	diag <"$work/server.log"
+fi
+
+# 2. ser2net restarted between two boots: serve reconnects, nothing it read is lost.
+stop_ser2net
+wait_until grep -q "console m1: lost tcp:127.0.0.1:$console_port: closed by the console server" \
+	"$work/server.log"
+sleep 1
+start_ser2net
+send B
+if wait_until has 2 B-end && cmp -s <(console_bytes 1) "$work/A" && cmp -s <(console_bytes 2) "$work/B" &&
+	grep -aq "^== bootci-serve: lost tcp:127.0.0.1:$console_port at .*: closed by the console server ==" "$(boot 1)" &&
+	[ "$(grep -c "console m1: reading" "$work/server.log")" = 2 ]; then
+	ok "ser2net restarted: serve reconnects, cuts the next boot at the firmware, loses nothing it read"
+else
+	not_ok "ser2net restart"
+	diag <"$work/server.log"
+	ls -l "$consoles" | diag
+fi
+
+# 3. A flood: the boot keeps its limit and says so; the next boot is whole.
+{
+	printf '%s' "$firmware"
+	head -c 1048576 /dev/zero | tr '\0' 'x' | fold -w 99 | sed 's/$/\r/'
+} >"$work/flood"
+{
+	printf '%s' "$firmware"
+	printf 'after the flood\r\n'
+} >"$work/after"
+send flood
+send after
+size=0
+if wait_until has 4 'after the flood' && size=$(stat -c %s "$(boot 3)") && [ "$size" -le 66000 ] &&
+	grep -aq "^== bootci-serve: boot 3 passed its limit of 65536 bytes: the rest of this boot is dropped ==" "$(boot 3)" &&
+	grep -aq "^== bootci-serve: [0-9]* bytes of boot 3 dropped (past its limit) ==" "$(boot 3)" &&
+	grep -q "console m1: boot 3 passed its limit of 65536 bytes" "$work/server.log" &&
+	cmp -s <(console_bytes 4) "$work/after"; then
+	ok "a 1 MiB flood keeps 64 KiB of its boot ($size bytes with the notes), said in the file and the log"
+else
+	not_ok "flood (boot 3: $size bytes)"
+	diag <"$work/server.log"
+fi
+dropped=$(sed -n 's/^== bootci-serve: \([0-9]*\) bytes of boot 3 dropped.*/\1/p' "$(boot 3)")
+check "boot 3 kept its first 64 KiB and counted the rest ($dropped bytes dropped)" \
+	test "$((65536 + dropped))" = "$(stat -c %s "$work/flood")" -a \
+	"$(head -c 65536 "$(boot 3)" | sha256sum)" = "$(head -c 65536 "$work/flood" | sha256sum)"
+
+# 4. A console server that is down: said once, tried again, nothing else disturbed.
+sleep 2
+count=$(grep -c "console m2: tcp:127.0.0.1:$down_port: Connection refused; trying again" "$work/server.log")
+check "m2's console server down: said once ($count) while it is tried again" test "$count" = 1
+check "m2 has no boot yet" test ! -e "$work/data/consoles/m2/000001.log"
+
+# 5. The boots served.
+curl -s "$base/machines/m1/consoles/" >"$work/list.html"
+if grep -q '<a href="/machines/m1/consoles/4">4</a>' "$work/list.html" &&
+	grep -q '<a href="/machines/m1/consoles/1">1</a>' "$work/list.html"; then
+	ok "GET /machines/m1/consoles/ lists the boots"
+else
+	not_ok "console list"
+	diag <"$work/list.html"
+fi
+curl -s -D "$work/headers" -o "$work/boot2" "$base/machines/m1/consoles/2"
+if cmp -s "$work/boot2" "$(boot 2)" && grep -qi '^content-type: text/plain' "$work/headers" &&
+	grep -qi '^x-content-type-options: nosniff' "$work/headers"; then
+	ok "GET /machines/m1/consoles/2 is boot 2's file as text/plain"
+else
+	not_ok "console boot 2"
+	diag <"$work/headers"
+fi
+check "a boot that is not there is 404" \
+	test "$(curl -s -o /dev/null -w '%{http_code}' "$base/machines/m1/consoles/99")" = 404
+check "a name that cannot be a machine is 400" \
+	test "$(curl -s -o /dev/null -w '%{http_code}' "$base/machines/m%3Cb%3E/consoles/")" = 400
+
+# 6. serve restarted: the last boot goes on, with a note where serve came back.
+stop_server
+printf 'while serve was away\r\n' >"$work/away"
+send away
+start_server --console-boot-max 65536
+wait_until has 4 'while serve was away'
+if [ "$server_status" = 0 ] && has 4 'while serve was away' && [ ! -e "$(boot 5)" ] &&
+	cmp -s <(console_bytes 4) <(cat "$work/after" "$work/away"); then
+	ok "a restarted serve appends to the boot it was reading"
+else
+	not_ok "serve restart"
+	diag <"$work/server.log"
+fi
+
+stop_server
+done_testing
