@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# serve's console readers against a real ser2net on 127.0.0.1, as the lab and a
-# real lab put it in front of a machine's serial line: the line is a TCP source
-# (console-source.py, what QEMU's serial socket is to ser2net). serve keeps the
+# serve's console readers against a real ser2net on 127.0.0.1, started by the
+# lab's `lab console` as it fronts a machine's serial line: the line is a TCP
+# source (console-source.py, what QEMU's serial socket is to ser2net). serve keeps the
 # stream per boot; ser2net restarted between two boots loses nothing serve read;
 # a flood is cut at the boot's limit and said; a console server that is down
 # is said once and tried again; the boots are served; a restarted serve goes on.
@@ -14,9 +14,11 @@ if ! command -v ser2net >/dev/null; then
 	exit 0
 fi
 
-source_pid= ser2net_pid=
+lab=$SRC/tests/lab/lab
+machine=$work/machine
+source_pid=''
 cleanup_console() {
-	[ -z "$ser2net_pid" ] || kill -TERM "$ser2net_pid" 2>/dev/null
+	"$lab" console "$machine" stop >/dev/null 2>&1
 	[ -z "$source_pid" ] || kill -TERM "$source_pid" 2>/dev/null
 	cleanup
 }
@@ -39,30 +41,24 @@ console = tcp:127.0.0.1:$console_port
 mac = 52:54:00:00:00:02
 console = tcp:127.0.0.1:$down_port
 CONF
-# The lab's ser2net (tests/lab/lab console): keepopen keeps the reader across the line's resets.
-cat >"$work/ser2net.yaml" <<YAML
-connection: &m1
-  accepter: tcp,127.0.0.1,$console_port
-  connector: keepopen(retry-time=200),tcp,127.0.0.1,$line_port
-  options:
-    max-connections: 4
-    kickolduser: false
-YAML
-
 start_ser2net() {
-	ser2net -n -u -c "$work/ser2net.yaml" -P "$work/ser2net.pid" >>"$work/ser2net.log" 2>&1 &
-	ser2net_pid=$!
+	"$lab" console "$machine" start --port "$console_port" --serial-port "$line_port" >>"$work/lab.log" 2>&1
 }
 stop_ser2net() {
-	kill -TERM "$ser2net_pid"
-	wait "$ser2net_pid" 2>/dev/null
-	ser2net_pid=
+	"$lab" console "$machine" stop >>"$work/lab.log" 2>&1
 }
 
 /usr/bin/python3 "$SRC/tests/aggregator/console-source.py" "$line_port" "$work/line" 2>>"$work/source.log" &
 source_pid=$!
 wait_until test -e "$work/line/listening" || { echo "Bail out! the line did not start"; exit 1; }
 start_ser2net
+if [ "$("$lab" console "$machine" status)" = on ] && grep -q "keepopen(retry-time=200),tcp,127.0.0.1,$line_port" "$machine/ser2net.yaml" &&
+	grep -qx "serial_port=$line_port" "$machine/console.conf"; then
+	ok "lab console starts ser2net in front of the machine's serial port"
+else
+	not_ok "lab console start"
+	diag <"$work/lab.log"
+fi
 start_server --console-boot-max 65536
 
 consoles=$work/data/consoles/m1
@@ -104,6 +100,7 @@ fi
 
 # 2. ser2net restarted between two boots: serve reconnects, nothing it read is lost.
 stop_ser2net
+check "lab console stop ends its ser2net" test "$("$lab" console "$machine" status)" = off
 wait_until grep -q "console m1: lost tcp:127.0.0.1:$console_port: closed by the console server" \
 	"$work/server.log"
 sleep 1
@@ -116,7 +113,7 @@ if wait_until has 2 B-end && cmp -s <(console_bytes 1) "$work/A" && cmp -s <(con
 else
 	not_ok "ser2net restart"
 	diag <"$work/server.log"
-	ls -l "$consoles" | diag
+	find "$consoles" -type f -printf '%f %s\n' | diag
 fi
 
 # 3. A flood: the boot keeps its limit and says so; the next boot is whole.
