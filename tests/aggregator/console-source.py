@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # A machine's serial line for tests/aggregator/console.t: a TCP server on
-# 127.0.0.1:PORT (what QEMU's `-chardev socket,server=on` is to ser2net) that
+# 127.0.0.1:PORT, or [ADDRESS]:PORT (what QEMU's `-chardev socket,server=on` is to ser2net) that
 # sends, to whoever is connected, each file DIR/send.* in name order and
 # renames it sent.* once sent whole. A file whose sending fails (the reader went
 # away) is sent again to the next connection, from its start.
@@ -11,9 +11,10 @@ import sys
 import time
 
 port, folder = int(sys.argv[1]), sys.argv[2]
-server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+address = sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1"  # or ::1
+server = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM)
 server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-server.bind(("127.0.0.1", port))
+server.bind((address, port))
 server.listen(4)
 open(os.path.join(folder, "listening"), "w").close()
 while True:

@@ -4,7 +4,8 @@
 # source (console-source.py, what QEMU's serial socket is to ser2net). serve keeps the
 # stream per boot; ser2net restarted between two boots loses nothing serve read;
 # a flood is cut at the boot's limit and said; a console server that is down
-# is said once and tried again; the boots are served; a restarted serve goes on.
+# is said once and tried again; a silent console (over IPv6) is no fault; the
+# boots are served; a restarted serve goes on.
 set -uo pipefail
 # shellcheck source=tests/aggregator/serve-lib.sh
 . "$SRC/tests/aggregator/serve-lib.sh"
@@ -16,10 +17,11 @@ fi
 
 lab=$SRC/tests/lab/lab
 machine=$work/machine
-source_pid=''
+source_pid='' silent_pid=''
 cleanup_console() {
 	"$lab" console "$machine" stop >/dev/null 2>&1
 	[ -z "$source_pid" ] || kill -TERM "$source_pid" 2>/dev/null
+	[ -z "$silent_pid" ] || kill -TERM "$silent_pid" 2>/dev/null
 	cleanup
 }
 trap cleanup_console EXIT
@@ -31,7 +33,13 @@ free_port() {
 line_port=$(free_port)
 console_port=$(free_port)
 down_port=$(free_port)
-mkdir -p "$work/data" "$work/line"
+silent_port=$(free_port)
+mkdir -p "$work/data" "$work/line" "$work/silent"
+# The silent line listens on IPv6's loopback when the host has one.
+silent_address=::1 silent_console="tcp:[::1]:$silent_port"
+if ! /usr/bin/python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+	silent_address=127.0.0.1 silent_console="tcp:127.0.0.1:$silent_port"
+fi
 : >"$work/tokens"
 cat >"$work/data/machines.conf" <<CONF
 [machine m1]
@@ -40,6 +48,9 @@ console = tcp:127.0.0.1:$console_port
 [machine m2]
 mac = 52:54:00:00:00:02
 console = tcp:127.0.0.1:$down_port
+[machine m3]
+mac = 52:54:00:00:00:03
+console = $silent_console
 CONF
 start_ser2net() {
 	"$lab" console "$machine" start --port "$console_port" --serial-port "$line_port" >>"$work/lab.log" 2>&1
@@ -50,7 +61,11 @@ stop_ser2net() {
 
 /usr/bin/python3 "$SRC/tests/aggregator/console-source.py" "$line_port" "$work/line" 2>>"$work/source.log" &
 source_pid=$!
-wait_until test -e "$work/line/listening" || { echo "Bail out! the line did not start"; exit 1; }
+/usr/bin/python3 "$SRC/tests/aggregator/console-source.py" "$silent_port" "$work/silent" "$silent_address" \
+	2>>"$work/source.log" &
+silent_pid=$!
+wait_until test -e "$work/line/listening" -a -e "$work/silent/listening" ||
+	{ echo "Bail out! the lines did not start"; exit 1; }
 start_ser2net
 if [ "$("$lab" console "$machine" status)" = on ] && grep -q "keepopen(retry-time=200),tcp,127.0.0.1,$line_port" "$machine/ser2net.yaml" &&
 	grep -qx "serial_port=$line_port" "$machine/console.conf"; then
@@ -149,7 +164,18 @@ count=$(grep -c "console m2: tcp:127.0.0.1:$down_port: Connection refused; tryin
 check "m2's console server down: said once ($count) while it is tried again" test "$count" = 1
 check "m2 has no boot yet" test ! -e "$work/data/consoles/m2/000001.log"
 
-# 5. The boots served.
+# 5. A console that says nothing (a machine off, or hung without a word): no fault, no noise.
+if [ "$(grep -c "console m3:" "$work/server.log")" = 1 ] &&
+	grep -qF "console m3: reading $silent_console" "$work/server.log" &&
+	[ "$(grep -avc '^== bootci-serve: reading ' "$work/data/consoles/m3/000001.log")" = 0 ]; then
+	ok "m3's silent console ($silent_console) stays connected, unremarked, its boot holds only the note"
+else
+	not_ok "m3's silent console"
+	diag <"$work/server.log"
+	diag <"$work/data/consoles/m3/000001.log"
+fi
+
+# 6. The boots served.
 curl -s "$base/machines/m1/consoles/" >"$work/list.html"
 if grep -q '<a href="/machines/m1/consoles/4">4</a>' "$work/list.html" &&
 	grep -q '<a href="/machines/m1/consoles/1">1</a>' "$work/list.html"; then
@@ -171,7 +197,7 @@ check "a boot that is not there is 404" \
 check "a name that cannot be a machine is 400" \
 	test "$(curl -s -o /dev/null -w '%{http_code}' "$base/machines/m%3Cb%3E/consoles/")" = 400
 
-# 6. serve restarted: the last boot goes on, with a note where serve came back.
+# 7. serve restarted: the last boot goes on, with a note where serve came back.
 stop_server
 printf 'while serve was away\r\n' >"$work/away"
 send away
