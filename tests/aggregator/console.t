@@ -5,7 +5,8 @@
 # stream per boot; ser2net restarted between two boots loses nothing serve read;
 # a flood is cut at the boot's limit and said; a console server that is down
 # is said once and tried again; a silent console (over IPv6) is no fault; the
-# boots are served; a restarted serve goes on.
+# boots are served; a restarted serve goes on; a boot that died in a test says
+# which, with the console from that test's start.
 set -uo pipefail
 # shellcheck source=tests/aggregator/serve-lib.sh
 . "$SRC/tests/aggregator/serve-lib.sh"
@@ -210,6 +211,32 @@ else
 	not_ok "serve restart"
 	diag <"$work/server.log"
 fi
+
+# 8. A boot that died in a test: the job in flight at its end, and its tail, served.
+{
+	printf '%s' "$firmware"
+	printf '[    3.416269] [bootci] [1/3] igt@igt_basic@pass\r\n'
+	printf '[    3.517409] [bootci] [2/3] igt@igt_kernel@panic-at-start\r\n'
+	printf '[    3.547109] bootci: [1/3] igt@igt_basic@pass pass 0.1s (elapsed 0s, ETA 0s)\r\n'
+	printf '[    3.9] Kernel panic - not syncing: sysrq triggered crash\r\n'
+	printf '%s' "$firmware"
+} >"$work/crash"
+send crash
+wait_until has 6 'bootci-serve\|=3h'
+curl -s -o "$work/tail" -w '%{http_code}' "$base/machines/m1/consoles/5/tail" >"$work/tail.status"
+curl -s "$base/machines/m1/consoles/" >"$work/list.html"
+if [ "$(cat "$work/tail.status")" = 200 ] &&
+	head -n1 "$work/tail" | grep -qF "== bootci-serve: boot 5 of m1 ended while [2/3] igt@igt_kernel@panic-at-start ran; its console from that job's start ==" &&
+	[ "$(sed -n 2p "$work/tail")" = $'[    3.517409] [bootci] [2/3] igt@igt_kernel@panic-at-start\r' ] &&
+	grep -q 'Kernel panic - not syncing' "$work/tail" &&
+	grep -qF '<a href="/machines/m1/consoles/5/tail">[2/3] igt@igt_kernel@panic-at-start</a>' "$work/list.html"; then
+	ok "a boot that died in a test: the test in flight and the console from its start are served and listed"
+else
+	not_ok "crash tail"
+	diag <"$work/tail"
+fi
+check "a boot that ended with no test in flight has no tail (404)" \
+	test "$(curl -s -o /dev/null -w '%{http_code}' "$base/machines/m1/consoles/4/tail")" = 404
 
 stop_server
 done_testing

@@ -271,6 +271,48 @@ static void test_reader(void **state)
 	close(fd);
 }
 
+/* The job in flight at a boot's end, from the executor's console lines. */
+static void test_in_flight(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_console_in_flight job;
+	static const char jobs[] =
+		"[    3.416269] [bootci] [1/6] igt@igt_basic@pass\r\n"
+		"[    3.416300] [bootci] console lines are stamped on this log's clock\r\n"
+		"[    3.517409] [bootci] [2/6] igt@igt_basic@fail\r\n"
+		"[    3.547109] bootci: [1/6] igt@igt_basic@pass pass 0.1s (elapsed 0s, ETA 0s)\r\n"
+		"[    3.579236] bootci: [2/6] igt@igt_basic@fail fail 0.0s (elapsed 0s, ETA 0s)\r\n";
+	static const char crash[] =
+		"[    3.820673] [bootci] [3/6] igt@igt_kernel@panic-at-start (resumed: panic-at-start)\r\n"
+		"[    3.9] Kernel panic - not syncing: sysrq triggered crash\r\n";
+	int fd;
+
+	open_log(f, 0);
+	feed(f, FIRMWARE KERNEL, 0);
+	feed(f, jobs, 0);
+	feed(f, FIRMWARE KERNEL, 0);
+	feed(f, jobs, 0);
+	feed(f, crash, 0);
+	feed(f, FIRMWARE, 0);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	expect_boots(f, 3);
+
+	fd = bci_console_log_open_boot(f->dir, 1);
+	assert_int_equal(bci_console_log_in_flight(fd, &job), 0);
+	close(fd);
+	fd = bci_console_log_open_boot(f->dir, 2);
+	assert_int_equal(bci_console_log_in_flight(fd, &job), 1);
+	close(fd);
+	assert_int_equal(job.index, 3);
+	assert_int_equal(job.total, 6);
+	assert_string_equal(job.name, "igt@igt_kernel@panic-at-start (resumed: panic-at-start)");
+	assert_int_equal(job.start, strlen(FIRMWARE KERNEL) + strlen(jobs));
+	fd = bci_console_log_open_boot(f->dir, 3);
+	assert_int_equal(bci_console_log_in_flight(fd, &job), 0);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +326,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_notes_and_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tick_writes_held_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_in_flight, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

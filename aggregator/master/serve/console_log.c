@@ -532,3 +532,70 @@ int bci_console_log_open_boot(const char *dir, unsigned number)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	return fd < 0 ? -errno : fd;
 }
+
+/* "[N/M] " at @p: 1 with the numbers and @p past it, else 0. */
+static int job_numbers(const char **p, unsigned *index, unsigned *total)
+{
+	char *end;
+	unsigned long n, m;
+
+	if (**p != '[' || !isdigit((unsigned char)(*p)[1]))
+		return 0;
+	n = strtoul(*p + 1, &end, 10);
+	if (*end != '/' || !isdigit((unsigned char)end[1]))
+		return 0;
+	m = strtoul(end + 1, &end, 10);
+	if (end[0] != ']' || end[1] != ' ' || !n || n > m || m > UINT_MAX)
+		return 0;
+	*index = (unsigned)n;
+	*total = (unsigned)m;
+	*p = end + 2;
+	return 1;
+}
+
+int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out)
+{
+	static const char start_mark[] = "[bootci] ", end_mark[] = "bootci: ";
+	bool in_flight = false;
+	uint64_t offset = 0;
+	char *line = NULL;
+	size_t capacity = 0;
+	ssize_t len;
+	int dup_fd = dup(fd);
+	FILE *f;
+
+	if (dup_fd < 0)
+		return -errno;
+	f = fdopen(dup_fd, "r");
+	if (!f) {
+		close(dup_fd);
+		return -ENOMEM;
+	}
+	while ((len = getline(&line, &capacity, f)) > 0) {
+		/* Only the line's start: after printk's time stamp, if any. */
+		size_t window = (size_t)len < 40 ? (size_t)len : 40;
+		const char *at, *p;
+		unsigned index, total;
+
+		if ((at = memmem(line, window, start_mark, sizeof(start_mark) - 1))) {
+			p = at + sizeof(start_mark) - 1;
+			if (job_numbers(&p, &index, &total)) {
+				size_t name_len = strcspn(p, "\r\n");
+
+				in_flight = true;
+				out->index = index;
+				out->total = total;
+				snprintf(out->name, sizeof(out->name), "%.*s", (int)name_len, p);
+				out->start = offset;
+			}
+		} else if (in_flight && (at = memmem(line, window, end_mark, sizeof(end_mark) - 1))) {
+			p = at + sizeof(end_mark) - 1;
+			if (job_numbers(&p, &index, &total) && index == out->index)
+				in_flight = false;
+		}
+		offset += (uint64_t)len;
+	}
+	free(line);
+	fclose(f);
+	return in_flight;
+}

@@ -93,4 +93,26 @@ int bci_console_log_list(const char *dir, struct bci_console_boot **out, size_t 
 /* Opens boot @number of @dir for reading: a file descriptor, -ENOENT, or -errno. */
 int bci_console_log_open_boot(const char *dir, unsigned number);
 
+/*
+ * The job in flight when a boot's console ends, from the executor's console
+ * lines (written by executor/igt/progress.c): a job's start is its kernel log
+ * marker `[bootci] [N/M] NAME`, its end the line `bootci: [N/M] NAME RESULT ...`,
+ * which may come after the next job's start. The job in flight is the last
+ * started one without an end after its start: at a crash, a hang or a reset,
+ * the test that was running, and the console from its start is its tail.
+ */
+#define BCI_CONSOLE_TAIL_MAX (64u << 10)
+
+struct bci_console_in_flight {
+	unsigned index, total;		/* N/M */
+	char name[512];			/* NAME as the marker says it (a resumed job's note too) */
+	uint64_t start;			/* the offset of its marker's line in the boot's file */
+};
+
+/*
+ * Scans boot @fd (read from its start). 1 with @out filled when a job was in
+ * flight at its end, 0 when none was, -errno.
+ */
+int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out);
+
 #endif

@@ -4,6 +4,8 @@
  *
  *   GET /machines/<machine>/consoles/       its boots: number, size, last output (HTML)
  *   GET /machines/<machine>/consoles/<N>    boot N's console as read (text/plain)
+ *   GET /machines/<machine>/consoles/<N>/tail   the job in flight at its end, and the
+ *                                           console from that job's start (text/plain)
  *
  * Names and numbers are checked before any path is made of them.
  */
@@ -26,6 +28,8 @@
 #include <unistd.h>
 
 #define CONSOLES_SEGMENT "/consoles"
+/* The boots of the list whose job in flight is looked for (each a read of its file). */
+#define LIST_SCANNED 50
 
 bool serve_console_owns(const char *url)
 {
@@ -63,7 +67,7 @@ static enum MHD_Result answer_list(struct MHD_Connection *connection, struct req
 				       "read yet).</p>\n");
 	else
 		bci_str_appendf(&page, "<table>\n<tr><th>boot</th><th>bytes</th>"
-				       "<th>last output (UTC)</th></tr>\n");
+				       "<th>last output (UTC)</th><th>in flight at its end</th></tr>\n");
 	/* The latest first: the boot a reader looks for is usually the last one. */
 	for (size_t i = count; i-- > 0;) {
 		char when[32];
@@ -73,8 +77,24 @@ static enum MHD_Result answer_list(struct MHD_Connection *connection, struct req
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 		bci_str_appendf(&page, "<tr><td><a href=\"/machines/");
 		bci_html_url_escape(&page, machine);
-		bci_str_appendf(&page, "/consoles/%u\">%u</a></td><td>%llu</td><td>%s</td></tr>\n",
+		bci_str_appendf(&page, "/consoles/%u\">%u</a></td><td>%llu</td><td>%s</td><td>",
 				boots[i].number, boots[i].number, (unsigned long long)boots[i].size, when);
+		if (count - i <= LIST_SCANNED) {
+			struct bci_console_in_flight job;
+			int fd = bci_console_log_open_boot(dir, boots[i].number);
+
+			if (fd >= 0 && bci_console_log_in_flight(fd, &job) == 1) {
+				bci_str_appendf(&page, "<a href=\"/machines/");
+				bci_html_url_escape(&page, machine);
+				bci_str_appendf(&page, "/consoles/%u/tail\">[%u/%u] ", boots[i].number,
+						job.index, job.total);
+				bci_html_escape_str(&page, job.name);
+				bci_str_appendf(&page, "</a>");
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+		bci_str_appendf(&page, "</td></tr>\n");
 	}
 	if (count)
 		bci_str_appendf(&page, "</table>\n");
@@ -125,6 +145,81 @@ static enum MHD_Result answer_boot(struct MHD_Connection *connection, struct req
 	return ret;
 }
 
+/* The console of boot @number from the start of the job in flight at its end (its last 64 KiB). */
+static enum MHD_Result answer_tail(struct MHD_Connection *connection, struct request *r,
+				   const char *machine, const char *dir, unsigned number)
+{
+	struct bci_console_in_flight job;
+	struct MHD_Response *response;
+	enum MHD_Result ret;
+	char head[800];
+	uint64_t from;
+	struct stat st;
+	int fd = bci_console_log_open_boot(dir, number), found, head_len;
+
+	if (fd == -ENOENT)
+		return serve_respond_error(connection, r, MHD_HTTP_NOT_FOUND,
+					   "machine %s has no console of boot %u", machine, number);
+	found = fd < 0 ? fd : bci_console_log_in_flight(fd, &job);
+	if (found < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					   "console of %s, boot %u: %s", machine, number,
+					   strerror(found < 0 ? -found : errno));
+	}
+	if (!found) {
+		close(fd);
+		return serve_respond_error(connection, r, MHD_HTTP_NOT_FOUND,
+					   "boot %u of %s ended with no job in flight", number, machine);
+	}
+	from = job.start;
+	if ((uint64_t)st.st_size - from > BCI_CONSOLE_TAIL_MAX)
+		from = (uint64_t)st.st_size - BCI_CONSOLE_TAIL_MAX;
+	head_len = snprintf(head, sizeof(head),
+			    BCI_CONSOLE_NOTE_PREFIX "boot %u of %s ended while [%u/%u] %s ran; "
+			    "its console from that job's start%s ==\n",
+			    number, machine, job.index, job.total, job.name,
+			    from > job.start ? " (the last 64 KiB)" : "");
+	if (head_len < 0 || (size_t)head_len >= sizeof(head))
+		head_len = (int)strlen(head);
+	{
+		/* The head, then the file's bytes: read here (at most 64 KiB). */
+		size_t len = (size_t)((uint64_t)st.st_size - from);
+		char *body = malloc((size_t)head_len + len);
+		ssize_t got;
+
+		if (!body) {
+			close(fd);
+			return MHD_NO;
+		}
+		memcpy(body, head, (size_t)head_len);
+		got = pread(fd, body + head_len, len, (off_t)from);
+		close(fd);
+		if (got < 0) {
+			free(body);
+			return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+						   "console of %s, boot %u: %s", machine, number,
+						   strerror(errno));
+		}
+		response = MHD_create_response_from_buffer((size_t)head_len + (size_t)got, body,
+							   MHD_RESPMEM_MUST_FREE);
+		if (!response) {
+			free(body);
+			return MHD_NO;
+		}
+	}
+	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
+	ret = MHD_queue_response(connection, MHD_HTTP_OK, response);
+	MHD_destroy_response(response);
+	snprintf(r->note, sizeof(r->note), "console tail of %s, boot %u: [%u/%u]", machine, number,
+		 job.index, job.total);
+	r->status = MHD_HTTP_OK;
+	r->answered = true;
+	return ret;
+}
+
 enum MHD_Result serve_console_request(struct MHD_Connection *connection, struct request *r,
 				      const char *url, const char *method)
 {
@@ -148,9 +243,13 @@ enum MHD_Result serve_console_request(struct MHD_Connection *connection, struct 
 	if (!*rest || !strcmp(rest, "/"))
 		return answer_list(connection, r, machine, dir);
 	rest++;
-	for (const char *p = rest; *p; p++)
-		if (!isdigit((unsigned char)*p) || (number = number * 10 + (unsigned long)(*p - '0')) > 999999)
-			return serve_respond_error(connection, r, MHD_HTTP_NOT_FOUND,
-						   "no such console: a boot is a number (1 to 999999)");
+	for (; isdigit((unsigned char)*rest) && number <= 999999; rest++)
+		number = number * 10 + (unsigned long)(*rest - '0');
+	if (!number || number > 999999 || (*rest && strcmp(rest, "/tail")))
+		return serve_respond_error(connection, r, MHD_HTTP_NOT_FOUND,
+					   "no such console: /consoles/N or /consoles/N/tail, N a boot "
+					   "(1 to 999999)");
+	if (*rest)
+		return answer_tail(connection, r, machine, dir, (unsigned)number);
 	return answer_boot(connection, r, machine, dir, (unsigned)number);
 }
