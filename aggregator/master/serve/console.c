@@ -45,8 +45,11 @@ struct reader {
 	int fd;
 	double next_try, backoff, since;	/* since: the connect's start, or the connection's */
 	char last_error[200];
+	double write_error_said;	/* when a failed write was last said (a full disk: once a minute) */
 	bool seen;			/* in the inventory just read */
 };
+
+#define WRITE_ERROR_EVERY 60.0
 
 struct bci_consoles {
 	char *data_dir;
@@ -262,9 +265,12 @@ static void reader_event(struct bci_consoles *cs, struct reader *r, short revent
 	for (int turn = 0; turn < 16; turn++) {
 		n = read(r->fd, buf, sizeof(buf));
 		if (n > 0) {
-			if ((ret = bci_console_log_feed(r->log, buf, (size_t)n, now)) < 0)
-				say(cs, "console %s: cannot keep %zd bytes read: %s", r->machine, n,
-				    strerror(-ret));
+			if ((ret = bci_console_log_feed(r->log, buf, (size_t)n, now)) < 0 &&
+			    (!r->write_error_said || now - r->write_error_said >= WRITE_ERROR_EVERY)) {
+				r->write_error_said = now;
+				say(cs, "console %s: cannot keep what it read: %s (said once a minute "
+					"while it lasts)", r->machine, strerror(-ret));
+			}
 			if ((size_t)n < sizeof(buf))
 				return;
 			continue;
@@ -445,11 +451,14 @@ static void *consoles_main(void *arg)
 				}
 		}
 		for (size_t i = 0; i < cs->reader_count; i++) {
-			int ret = bci_console_log_tick(cs->readers[i].log, now);
+			struct reader *r = &cs->readers[i];
+			int ret = bci_console_log_tick(r->log, now);
 
-			if (ret < 0)
-				say(cs, "console %s: cannot write its file: %s", cs->readers[i].machine,
-				    strerror(-ret));
+			if (ret < 0 && (!r->write_error_said || now - r->write_error_said >= WRITE_ERROR_EVERY)) {
+				r->write_error_said = now;
+				say(cs, "console %s: cannot write its file: %s (said once a minute while it "
+					"lasts)", r->machine, strerror(-ret));
+			}
 		}
 	}
 	free(fds);
