@@ -183,34 +183,69 @@ static void test_firmware_twice(void **state)
 	expect_boot(f, 2, FIRMWARE IPXE);
 }
 
-/* A flood: the boot keeps boot_max bytes and says where it was cut; the next boot is whole. */
+/*
+ * A flood: the boot keeps its head (three quarters of boot_max) and its last
+ * bytes, says where and how much was dropped between them; the next boot is whole.
+ */
 static void test_flood_cut_per_boot(void **state)
 {
 	struct fixture *f = *state;
-	char flood[4001], *text;
+	char input[4200], expected[6000];
+	size_t len = 0, tail;
+	int n;
 
-	memset(flood, 'x', sizeof(flood) - 1);
-	for (size_t i = 99; i < sizeof(flood) - 1; i += 100)
-		flood[i] = '\n';
-	flood[sizeof(flood) - 1] = '\0';
+	len += (size_t)snprintf(input, sizeof(input), "%s", FIRMWARE);
+	for (int line = 0; len + 100 < sizeof(input) && line < 40; line++)
+		len += (size_t)snprintf(input + len, sizeof(input) - len, "L%04d%094d\n", line, line);
+	/* 60 + 4000 bytes: 750 kept in the head, 3310 past it in segments of 125: 26 full, 60. */
+	assert_int_equal(len, 4060);
+	tail = 125 + 60;
+	n = snprintf(expected, sizeof(expected),
+		     "%.750s\n== bootci-serve: boot 1 passed 750 bytes (--console-boot-max 1000): its "
+		     "middle is dropped, its last part kept at its end ==\n"
+		     "== bootci-serve: %zu bytes of boot 1 dropped here (past its limit); its last %zu "
+		     "bytes follow ==\n%s",
+		     input, 3310 - tail, tail, input + len - tail);
+	assert_true(n > 0 && (size_t)n < sizeof(expected));
 	open_log(f, 1000);
-	feed(f, FIRMWARE, 0);
-	feed(f, flood, 333);
+	feed(f, input, 333);
 	feed(f, FIRMWARE IPXE, 0);
 	bci_console_log_close(f->log);
 	f->log = NULL;
 	expect_boots(f, 2);
-	text = boot_text(f, 1);
-	assert_non_null(text);
-	assert_int_equal(memcmp(text, FIRMWARE, strlen(FIRMWARE)), 0);
-	/* 1000 bytes of the console's (the firmware's line with them), then the notes. */
-	for (size_t i = strlen(FIRMWARE); i < 1000; i++)
-		assert_true(text[i] == 'x' || text[i] == '\n');
-	assert_string_equal(text + 1000,
-			    "\n== bootci-serve: boot 1 passed its limit of 1000 bytes: the rest of this boot is dropped ==\n"
-			    "== bootci-serve: 3060 bytes of boot 1 dropped (past its limit) ==\n");
-	free(text);
+	expect_boot(f, 1, expected);
 	expect_boot(f, 2, FIRMWARE IPXE);
+}
+
+/* A serve that stopped mid-flood (killed): the next one appends the segments it left. */
+static void test_flood_tail_recovered(void **state)
+{
+	struct fixture *f = *state;
+	char flood[2001], path[PATH_MAX], *text;
+	FILE *segment;
+
+	memset(flood, 'y', sizeof(flood) - 1);
+	flood[sizeof(flood) - 1] = '\0';
+	open_log(f, 1000);
+	feed(f, FIRMWARE, 0);
+	feed(f, flood, 0);
+	/* As a kill leaves it: the file handle gone without the boot's end. */
+	free(f->log);
+	f->log = NULL;
+	snprintf(path, sizeof(path), "%s/000001.tail-11", f->dir);
+	assert_non_null(segment = fopen(path, "r"));
+	fclose(segment);
+	open_log(f, 1000);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	expect_boots(f, 1);
+	assert_int_equal(access(path, F_OK), -1);
+	text = boot_text(f, 1);
+	assert_non_null(strstr(text, "== bootci-serve: bytes of boot 1 dropped here (past its limit; how "
+				     "many was lost when serve stopped); its last bytes follow ==\n"));
+	/* 60 + 2000 bytes: 750 in the head, 1310 past it: 10 full segments and 60 bytes. */
+	assert_int_equal(strspn(strstr(text, "follow ==\n") + 10, "y"), 125 + 60);
+	free(text);
 }
 
 /* Notes take lines of their own; a reopened log goes on with the last boot. */
@@ -323,6 +358,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_firmware_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_mid_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood_cut_per_boot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flood_tail_recovered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notes_and_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tick_writes_held_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader, setup, teardown),

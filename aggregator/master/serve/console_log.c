@@ -40,7 +40,15 @@ struct bci_console_log {
 	int fd;				/* the boot being written, or -1 before its first byte */
 	unsigned boot;			/* its number (the highest found at open, until a cut) */
 	uint64_t boot_bytes;		/* the console's bytes kept in this boot */
-	uint64_t dropped;		/* past boot_max */
+	uint64_t dropped;		/* between the head and the tail */
+	/*
+	 * Past the head (three quarters of boot_max), the boot's last bytes in
+	 * two segments taking turns, each an eighth: NNNNNN.tail-K, K counting.
+	 */
+	int tail_fd;			/* the segment being written, or -1 */
+	unsigned tail_number;		/* its K (0: none yet) */
+	uint64_t tail_bytes;		/* in it */
+	uint64_t tail_older;		/* in segment K - 1 (0: none) */
 	bool dirty;			/* written since the last sync */
 	double synced;			/* when */
 
@@ -117,6 +125,8 @@ static int sync_now(struct bci_console_log *c, double now)
 {
 	if (c->fd >= 0 && c->dirty && fdatasync(c->fd) < 0)
 		return -errno;
+	if (c->tail_fd >= 0 && c->dirty && fdatasync(c->tail_fd) < 0)
+		return -errno;
 	c->dirty = false;
 	c->synced = now;
 	return 0;
@@ -158,10 +168,133 @@ static int note_line(struct bci_console_log *c, const char *text)
 	return sync_now(c, c->synced);
 }
 
-/* The console's own bytes: kept up to boot_max, counted past it. */
+static uint64_t head_max(const struct bci_console_log *c)
+{
+	return c->boot_max - c->boot_max / 4;
+}
+
+static uint64_t segment_max(const struct bci_console_log *c)
+{
+	return c->boot_max / 8 ? c->boot_max / 8 : 1;
+}
+
+static void tail_path(const char *dir, unsigned boot, unsigned number, char path[PATH_MAX])
+{
+	if (snprintf(path, PATH_MAX, "%s/%06u.tail-%u", dir, boot % (BOOT_NUMBER_MAX + 1), number) >=
+	    PATH_MAX)
+		path[0] = '\0';
+}
+
+/* Past the head: into the current segment; a full one starts the next, dropping the older. */
+static int tail_put(struct bci_console_log *c, const char *data, size_t len)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	while (len) {
+		uint64_t space = segment_max(c) - c->tail_bytes;
+		size_t n = len < space ? len : (size_t)space;
+
+		if (c->tail_fd < 0) {
+			c->tail_number++;
+			tail_path(c->dir, c->boot, c->tail_number, path);
+			c->tail_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+			if (c->tail_fd < 0)
+				return -errno;
+			if (c->tail_number > 2) {
+				/* Segment K - 2 is dropped: its bytes are counted, its name removed. */
+				tail_path(c->dir, c->boot, c->tail_number - 2, path);
+				unlink(path);
+			}
+		}
+		if ((ret = bci_write_all(c->tail_fd, data, n)) < 0)
+			return ret;
+		c->dirty = true;
+		c->tail_bytes += n;
+		data += n;
+		len -= n;
+		if (c->tail_bytes == segment_max(c)) {
+			fdatasync(c->tail_fd);
+			close(c->tail_fd);
+			c->tail_fd = -1;
+			c->dropped += c->tail_older;
+			c->tail_older = c->tail_bytes;
+			c->tail_bytes = 0;
+		}
+	}
+	return 0;
+}
+
+/* Copies file @path (if there) to the end of the boot's file, then removes it. */
+static int append_file(struct bci_console_log *c, const char *path)
+{
+	char buf[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	while ((n = bci_read_retry(fd, buf, sizeof(buf))) > 0)
+		if ((ret = put(c, buf, (size_t)n)) < 0)
+			break;
+	if (n < 0 && ret == 0)
+		ret = (int)n;
+	close(fd);
+	if (ret == 0)
+		unlink(path);
+	return ret;
+}
+
+/*
+ * The boot's end (or serve's): its kept tail goes after its head, with a
+ * note saying how much was dropped between them; the segments are removed.
+ * @known: whether the dropped count is known (not after a restart).
+ */
+static int tail_finish(struct bci_console_log *c, bool known)
+{
+	char path[PATH_MAX], text[300];
+	unsigned last = c->tail_number;
+	int ret;
+
+	if (!last)
+		return 0;
+	if (c->tail_fd >= 0) {
+		fdatasync(c->tail_fd);
+		close(c->tail_fd);
+		c->tail_fd = -1;
+	}
+	if (known) {
+		snprintf(text, sizeof(text), "%llu bytes of boot %u dropped here (past its limit); "
+			 "its last %llu bytes follow", (unsigned long long)c->dropped, c->boot,
+			 (unsigned long long)(c->tail_older + c->tail_bytes));
+		say(c, "%llu bytes of boot %u dropped (past its limit of %llu bytes), its last %llu kept",
+		    (unsigned long long)c->dropped, c->boot, (unsigned long long)c->boot_max,
+		    (unsigned long long)(c->tail_older + c->tail_bytes));
+	} else {
+		snprintf(text, sizeof(text), "bytes of boot %u dropped here (past its limit; how many "
+			 "was lost when serve stopped); its last bytes follow", c->boot);
+	}
+	if ((ret = note_line(c, text)) < 0)
+		return ret;
+	for (unsigned k = last > 1 ? last - 1 : 1; k <= last; k++) {
+		tail_path(c->dir, c->boot, k, path);
+		if ((ret = append_file(c, path)) < 0)
+			return ret;
+	}
+	c->tail_number = 0;
+	c->tail_bytes = 0;
+	c->tail_older = 0;
+	c->dropped = 0;
+	if ((ret = sync_now(c, c->synced)) < 0)
+		return ret;
+	bci_fsync_dir(c->dir);
+	return 0;
+}
+
+/* The console's own bytes: the head kept up to three quarters of boot_max, then the tail. */
 static int keep(struct bci_console_log *c, const char *data, size_t len)
 {
-	uint64_t room = c->boot_bytes < c->boot_max ? c->boot_max - c->boot_bytes : 0;
+	uint64_t head = head_max(c), room = c->boot_bytes < head ? head - c->boot_bytes : 0;
 	char text[300];
 	int ret;
 
@@ -174,30 +307,23 @@ static int keep(struct bci_console_log *c, const char *data, size_t len)
 		if ((ret = put(c, data, room)) < 0)
 			return ret;
 		snprintf(text, sizeof(text),
-			 "boot %u passed its limit of %llu bytes: the rest of this boot is dropped",
-			 c->boot, (unsigned long long)c->boot_max);
+			 "boot %u passed %llu bytes (--console-boot-max %llu): its middle is dropped, "
+			 "its last part kept at its end", c->boot, (unsigned long long)head,
+			 (unsigned long long)c->boot_max);
 		if ((ret = note_line(c, text)) < 0)
 			return ret;
-		say(c, "boot %u passed its limit of %llu bytes: the rest of it is dropped", c->boot,
+		say(c, "boot %u passed %llu bytes (--console-boot-max %llu): its middle is dropped, "
+		       "its last part kept", c->boot, (unsigned long long)head,
 		    (unsigned long long)c->boot_max);
 	}
-	c->dropped += len - room;
-	return 0;
+	return tail_put(c, data + room, len - room);
 }
 
 /* Ends the current boot (says what it dropped, syncs, closes); the next byte opens boot + 1. */
 static int cut(struct bci_console_log *c)
 {
-	char text[200];
-	int ret = 0;
+	int ret = tail_finish(c, true);
 
-	if (c->dropped) {
-		snprintf(text, sizeof(text), "%llu bytes of boot %u dropped (past its limit)",
-			 (unsigned long long)c->dropped, c->boot);
-		ret = note_line(c, text);
-		say(c, "%llu bytes of boot %u dropped (past its limit of %llu bytes)",
-		    (unsigned long long)c->dropped, c->boot, (unsigned long long)c->boot_max);
-	}
 	if (c->fd >= 0) {
 		if (ret == 0)
 			ret = sync_now(c, c->synced);
@@ -256,7 +382,7 @@ static int decide(struct bci_console_log *c, bool whole_line)
 	case MARKER_NONE:
 		break;
 	}
-	if (begins && (c->boot_bytes || c->dropped) && (ret = cut(c)) < 0)
+	if (begins && c->boot_bytes && (ret = cut(c)) < 0)
 		return ret;
 	if (marker == MARKER_FIRMWARE) {
 		c->firmware_started = true;
@@ -393,11 +519,48 @@ void bci_console_log_close(struct bci_console_log *c)
 		return;
 	if (c->held)
 		decide(c, false);
+	tail_finish(c, true);
 	if (c->fd >= 0) {
 		sync_now(c, c->synced);
 		close(c->fd);
 	}
 	free(c);
+}
+
+/*
+ * Segments of the last boot left by a serve that stopped without finishing
+ * them (killed, or the machine lost power): appended now, the dropped count
+ * unknown.
+ */
+static int tail_recover(struct bci_console_log *c)
+{
+	char prefix[32], path[PATH_MAX];
+	struct dirent *entry;
+	unsigned last = 0;
+	DIR *d = opendir(c->dir);
+
+	if (!d)
+		return -errno;
+	snprintf(prefix, sizeof(prefix), "%06u.tail-", c->boot);
+	while ((entry = readdir(d))) {
+		unsigned long k;
+		char *end;
+
+		if (strncmp(entry->d_name, prefix, strlen(prefix)))
+			continue;
+		k = strtoul(entry->d_name + strlen(prefix), &end, 10);
+		if (!*end && k && k <= UINT_MAX && k > last)
+			last = (unsigned)k;
+	}
+	closedir(d);
+	if (!last)
+		return 0;
+	for (unsigned k = 1; k + 1 < last; k++) {
+		tail_path(c->dir, c->boot, k, path);
+		unlink(path);
+	}
+	c->tail_number = last;
+	return tail_finish(c, false);
 }
 
 int bci_console_log_open(const char *dir, const char *machine, uint64_t boot_max, FILE *log,
@@ -432,6 +595,7 @@ int bci_console_log_open(const char *dir, const char *machine, uint64_t boot_max
 	c->log = log;
 	c->log_lock = log_lock;
 	c->fd = -1;
+	c->tail_fd = -1;
 	c->deciding = true;
 	c->at_line_start = true;
 	if (count) {
@@ -464,6 +628,13 @@ int bci_console_log_open(const char *dir, const char *machine, uint64_t boot_max
 				c->at_line_start = true;
 			if (fd >= 0)
 				close(fd);
+		}
+		if ((ret = tail_recover(c)) < 0) {
+			bci_message(err, err_size, "%s: boot %u's tail: %s", dir, c->boot, strerror(-ret));
+			close(c->fd);
+			free(boots);
+			free(c);
+			return ret;
 		}
 	}
 	free(boots);

@@ -27,9 +27,15 @@
  * kernel line in a boot (a kexec, a kernel started without firmware output)
  * or the firmware's reset after at least one other line starts a new one.
  *
- * Storage is bounded per boot: past @boot_max bytes of the console's, the rest
- * of the boot is dropped (counted), and a note says where the cut is; at the
- * boot's end another says how many bytes were dropped. Silence costs nothing.
+ * Storage is bounded per boot, and a flood keeps what a crash leaves last:
+ * past three quarters of @boot_max bytes of the console's (the head), a note
+ * says the boot is cut, and what follows goes to NNNNNN.tail-K, segments of an
+ * eighth of @boot_max taking turns (the one before the previous is dropped,
+ * counted). At the boot's end the last two segments are appended after a note
+ * saying how many bytes were dropped there, and removed: the boot's file is its
+ * head, the notes, and its last bytes (an eighth to a quarter of @boot_max).
+ * Segments a stopped serve left are appended when it starts again. Silence
+ * costs nothing.
  *
  * Durability: bytes are written as they are read (a crash of serve loses
  * nothing it has read) and fdatasync'ed at a boot's end, at each note, and
