@@ -348,6 +348,41 @@ static void test_in_flight(void **state)
 	close(fd);
 }
 
+/* The marker's line across the scan's block boundary (64 KiB from the end), long output after it. */
+static void test_in_flight_far_back(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_console_in_flight job;
+	static const char marker[] = "[   10.000001] [bootci] [7/9] igt@kms_flip@flip-vs-panning-vs-hang\r\n";
+	char *after = malloc(65536 - 20 + 1), *before = malloc(300001);
+	size_t at;
+	int fd;
+
+	/* 65516 bytes after the marker's line: its 68 bytes straddle the boundary. */
+	for (at = 0; at + 100 <= 65516; at += 100)
+		snprintf(after + at, 101, "%099zu\n", at);
+	memset(after + at, 'z', 65516 - at);
+	after[65516] = '\0';
+	memset(before, 'b', 300000);
+	before[300000] = '\0';
+	open_log(f, 0);
+	feed(f, FIRMWARE "[    9.0] [bootci] [6/9] igt@kms_flip@basic\r\n", 0);
+	feed(f, before, 0);
+	feed(f, "\r\n[    9.9] bootci: [6/9] igt@kms_flip@basic pass 0.1s\r\n", 0);
+	feed(f, marker, 0);
+	feed(f, after, 0);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	fd = bci_console_log_open_boot(f->dir, 1);
+	assert_int_equal(bci_console_log_in_flight(fd, &job), 1);
+	close(fd);
+	assert_int_equal(job.index, 7);
+	assert_string_equal(job.name, "igt@kms_flip@flip-vs-panning-vs-hang");
+	assert_int_equal(job.start, strlen(FIRMWARE) + 45 + 300000 + 2 + 54);
+	free(after);
+	free(before);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +398,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tick_writes_held_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_in_flight_far_back, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

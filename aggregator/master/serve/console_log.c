@@ -724,49 +724,118 @@ static int job_numbers(const char **p, unsigned *index, unsigned *total)
 	return 1;
 }
 
-int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out)
+enum job_line {
+	JOB_LINE_NONE,
+	JOB_LINE_START,
+	JOB_LINE_END,
+};
+
+/* What the line starting with @line (NUL-terminated, its start only) says of a job. */
+static enum job_line job_line(const char *line, unsigned *index, unsigned *total, const char **name)
 {
 	static const char start_mark[] = "[bootci] ", end_mark[] = "bootci: ";
-	bool in_flight = false;
-	uint64_t offset = 0;
-	char *line = NULL;
-	size_t capacity = 0;
-	ssize_t len;
-	int dup_fd = dup(fd);
-	FILE *f;
+	/* Only at the line's start, after printk's time stamp if any. */
+	size_t window = strnlen(line, 40);
+	const char *at, *p;
 
-	if (dup_fd < 0)
-		return -errno;
-	f = fdopen(dup_fd, "r");
-	if (!f) {
-		close(dup_fd);
-		return -ENOMEM;
-	}
-	while ((len = getline(&line, &capacity, f)) > 0) {
-		/* Only the line's start: after printk's time stamp, if any. */
-		size_t window = (size_t)len < 40 ? (size_t)len : 40;
-		const char *at, *p;
-		unsigned index, total;
-
-		if ((at = memmem(line, window, start_mark, sizeof(start_mark) - 1))) {
-			p = at + sizeof(start_mark) - 1;
-			if (job_numbers(&p, &index, &total)) {
-				size_t name_len = strcspn(p, "\r\n");
-
-				in_flight = true;
-				out->index = index;
-				out->total = total;
-				snprintf(out->name, sizeof(out->name), "%.*s", (int)name_len, p);
-				out->start = offset;
-			}
-		} else if (in_flight && (at = memmem(line, window, end_mark, sizeof(end_mark) - 1))) {
-			p = at + sizeof(end_mark) - 1;
-			if (job_numbers(&p, &index, &total) && index == out->index)
-				in_flight = false;
+	if ((at = memmem(line, window, start_mark, sizeof(start_mark) - 1))) {
+		p = at + sizeof(start_mark) - 1;
+		if (job_numbers(&p, index, total)) {
+			*name = p;
+			return JOB_LINE_START;
 		}
-		offset += (uint64_t)len;
+	} else if ((at = memmem(line, window, end_mark, sizeof(end_mark) - 1))) {
+		p = at + sizeof(end_mark) - 1;
+		if (job_numbers(&p, index, total))
+			return JOB_LINE_END;
 	}
-	free(line);
-	fclose(f);
-	return in_flight;
+	return JOB_LINE_NONE;
+}
+
+/* A line's start as job_line() reads it: up to the name's length, NUL-terminated. */
+#define LINE_START_MAX (40 + sizeof(((struct bci_console_in_flight *)0)->name))
+#define SCAN_BLOCK 65536
+/* How far back from a boot's end a job's start is looked for: past its limit, a boot has no more. */
+#define SCAN_MAX (64ULL << 20)
+
+/*
+ * From the end backwards: the last job start, and whether its end came after
+ * it (an end line of the same job between it and the end). A crash is near
+ * the end, so this reads little of a long boot.
+ */
+int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out)
+{
+	unsigned ended[64];
+	size_t ended_count = 0;
+	char *block = malloc(SCAN_BLOCK), start[LINE_START_MAX + 1];
+	uint64_t size, low, line_end;
+	struct stat st;
+	int ret = 0;
+
+	if (!block)
+		return -ENOMEM;
+	if (fstat(fd, &st) < 0) {
+		free(block);
+		return -errno;
+	}
+	size = (uint64_t)st.st_size;
+	line_end = size;
+	/* Each turn: the block before line_end; its lines from the last to the first. */
+	for (uint64_t high = size; high > 0 && size - high < SCAN_MAX; high = low) {
+		ssize_t got;
+		size_t i;
+
+		low = high > SCAN_BLOCK ? high - SCAN_BLOCK : 0;
+		got = pread(fd, block, (size_t)(high - low), (off_t)low);
+		if (got != (ssize_t)(high - low)) {
+			ret = got < 0 ? -errno : -EIO;
+			break;
+		}
+		for (i = (size_t)(high - low); i-- > 0 || low == 0;) {
+			uint64_t line_start;
+			unsigned index, total;
+			const char *name;
+			size_t len;
+
+			if (i != (size_t)-1 && block[i] != '\n')
+				continue;
+			line_start = low + i + 1;	/* i == -1: the file's first line */
+			if (line_start < line_end) {
+				len = line_end - line_start < LINE_START_MAX ? (size_t)(line_end - line_start) :
+										LINE_START_MAX;
+				if (line_start + len <= high)
+					memcpy(start, block + (line_start - low), len);
+				else if (pread(fd, start, len, (off_t)line_start) != (ssize_t)len)
+					len = 0;
+				start[len] = '\0';
+				switch (job_line(start, &index, &total, &name)) {
+				case JOB_LINE_END:
+					if (ended_count < sizeof(ended) / sizeof(ended[0]))
+						ended[ended_count++] = index;
+					break;
+				case JOB_LINE_START:
+					for (size_t k = 0; k < ended_count; k++)
+						if (ended[k] == index)
+							goto out;	/* the last job started had ended */
+					out->index = index;
+					out->total = total;
+					snprintf(out->name, sizeof(out->name), "%.*s",
+						 (int)strcspn(name, "\r\n"), name);
+					out->start = line_start;
+					ret = 1;
+					goto out;
+				case JOB_LINE_NONE:
+					break;
+				}
+			}
+			line_end = line_start;
+			if (i == (size_t)-1)
+				break;
+		}
+		if (low == 0)
+			break;
+	}
+out:
+	free(block);
+	return ret;
 }
