@@ -6,7 +6,9 @@
 # a flood is cut at the boot's limit and said; a console server that is down
 # is said once and tried again; a silent console (over IPv6) is no fault; the
 # boots are served; a restarted serve goes on; a boot that died in a test says
-# which, with the console from that test's start.
+# which, with the console from that test's start; a boot netbooted into a run's
+# job (its job initrd served) is that run's, and the result that was running
+# when it died has its console.
 set -uo pipefail
 # shellcheck source=tests/aggregator/serve-lib.sh
 . "$SRC/tests/aggregator/serve-lib.sh"
@@ -243,6 +245,55 @@ else
 fi
 check "a boot that ended with no test in flight has no tail (404)" \
 	test "$(curl -s -o /dev/null -w '%{http_code}' "$base/machines/m1/consoles/4/tail")" = 404
+
+# 9. A run's boot: the firmware netboots m1's job (its job initrd fetched), a test panics; the
+# result that was running has that boot's console, and another run's or test's has none.
+image=$work/image
+mkdir -p "$image"
+head -c 4096 /dev/urandom >"$image/vmlinuz"
+head -c 8192 /dev/urandom >"$image/initrd.img"
+printf '#!ipxe\nkernel vmlinuz initrd=initrd.img console=ttyS0\ninitrd initrd.img\nboot\n' >"$image/boot.ipxe"
+printf 'igt@igt_basic@pass\nigt@igt_kernel@panic-at-start\n' >"$image/fast.testlist"
+manifest_line() { printf '%s %s 100644 %s bootci-builder\n' "$(sha256sum <"$image/$1" | cut -d' ' -f1)" "$(stat -c %s "$image/$1")" "$1"; }
+{
+	echo "# bootci-builder manifest: SHA256 SIZE MODE PATH ORIGIN"
+	manifest_line boot.ipxe
+	manifest_line initrd.img
+	manifest_line vmlinuz
+} >"$image/manifest"
+"$aggregator" publish --data "$work/data" --tree t --commit abc --tier fast --build b1 "$image" >"$work/publish.log" 2>&1
+# Boot 6 began with the firmware's reset that ended boot 5: the firmware netboots.
+script=$(curl -sf "$base/api/v1/boot/52:54:00:00:00:01")
+initrd_url=$(sed -n 's/^initrd --name job.img //p' <<<"$script")
+curl -sf -o /dev/null "$initrd_url"
+wait_until has 6 "netboot of run b1-fast"
+{
+	printf '[    0.000000] Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org)\r\n'
+	printf '[    3.416269] [bootci] [1/2] igt@igt_basic@pass\r\n'
+	printf '[    3.517409] [bootci] [2/2] igt@igt_kernel@panic-at-start\r\n'
+	printf '[    3.547109] bootci: [1/2] igt@igt_basic@pass pass 0.1s (elapsed 0s, ETA 0s)\r\n'
+	printf '[    3.9] Kernel panic - not syncing: sysrq triggered crash in b1-fast\r\n'
+	printf '%s' "$firmware"
+} >"$work/run-crash"
+send run-crash
+wait_until has 7 '=3h'
+result_console() { curl -s -o "$work/result-console" -w '%{http_code}' "$base/machines/m1/runs/$1/results/$2/console"; }
+if [ -n "$initrd_url" ] && grep -aq "^== bootci-serve: netboot of run b1-fast (its job initrd served at .*) ==" "$(boot 6)" &&
+	[ "$(result_console b1-fast igt@igt_kernel@panic-at-start)" = 200 ] &&
+	head -n1 "$work/result-console" | grep -qF "boot 6 of m1 ended while [2/2] igt@igt_kernel@panic-at-start ran" &&
+	grep -q 'Kernel panic - not syncing: sysrq triggered crash in b1-fast' "$work/result-console"; then
+	ok "the result that was running when its run's boot died has that boot's console"
+else
+	not_ok "a result's console"
+	diag <<<"$script"
+	diag <"$work/publish.log"
+	[ ! -f "$work/result-console" ] || diag <"$work/result-console"
+	find "$consoles" -type f -printf '%f %s\n' | diag
+fi
+check "a result that was not running at a crash has none (404)" \
+	test "$(result_console b1-fast igt@igt_basic@pass)" = 404
+check "nor has the same test in another run (404)" \
+	test "$(result_console b2-fast igt@igt_kernel@panic-at-start)" = 404
 
 stop_server
 done_testing

@@ -383,6 +383,37 @@ static void test_in_flight_far_back(void **state)
 	free(before);
 }
 
+/* A boot's run, from serve's note of its job initrd; which tests a job runs. */
+static void test_run_of_a_boot(void **state)
+{
+	struct fixture *f = *state;
+	char run[BCI_CONSOLE_RUN_MAX + 1];
+	int fd;
+
+	open_log(f, 0);
+	feed(f, FIRMWARE "http://10.0.2.2:8080/api/v1/boot/52%3A54... ok\r\n", 0);
+	assert_int_equal(bci_console_log_note(f->log, BCI_CONSOLE_RUN_NOTE "b1-fast (its job initrd served at "
+					      "2026-12-06T09:00:00Z)"), 0);
+	feed(f, "...ok\r\n" KERNEL FIRMWARE "BdsDxe: loading Boot0001\r\n" KERNEL, 0);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	fd = bci_console_log_open_boot(f->dir, 1);
+	assert_int_equal(bci_console_log_run(fd, run), 1);
+	assert_string_equal(run, "b1-fast");
+	close(fd);
+	fd = bci_console_log_open_boot(f->dir, 2);
+	assert_int_equal(bci_console_log_run(fd, run), 0);
+	close(fd);
+
+	assert_true(bci_console_log_job_runs("igt@kms_flip@basic", "igt@kms_flip@basic"));
+	assert_true(bci_console_log_job_runs("igt@kms_flip@basic (resumed: basic)", "igt@kms_flip@basic"));
+	assert_true(bci_console_log_job_runs("igt@kms_flip (3 subtests)", "igt@kms_flip@basic"));
+	assert_true(bci_console_log_job_runs("igt@kms_flip@basic", "igt@kms_flip@basic@pipe-A"));
+	assert_false(bci_console_log_job_runs("igt@kms_flip@basic", "igt@kms_flip@basic-vs"));
+	assert_false(bci_console_log_job_runs("igt@kms_flip", "igt@kms_flipper@x"));
+	assert_false(bci_console_log_job_runs("", "igt@a@b"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +430,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_flight_far_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_of_a_boot, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

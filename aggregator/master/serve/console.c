@@ -51,6 +51,13 @@ struct reader {
 
 #define WRITE_ERROR_EVERY 60.0
 
+/* A note for a machine's console from another thread, written by the readers' thread. */
+struct queued_note {
+	struct queued_note *next;
+	char machine[BCI_CONSOLE_MACHINE_MAX + 1];
+	char text[300];
+};
+
 struct bci_consoles {
 	char *data_dir;
 	char inventory_path[PATH_MAX];
@@ -62,7 +69,10 @@ struct bci_consoles {
 	pthread_mutex_t *log_lock;
 	struct reader *readers;
 	size_t reader_count;
-	int wake[2];			/* stop: a byte on wake[1] */
+	int wake[2];			/* a byte on wake[1]: a note queued, or stop */
+	pthread_mutex_t queue_lock;	/* notes, stopping */
+	struct queued_note *notes, *notes_tail;
+	bool stopping;
 	pthread_t thread;
 	bool thread_started;
 };
@@ -399,6 +409,52 @@ static void inventory_refresh(struct bci_consoles *cs, double now)
 	bci_inventory_free(inv);
 }
 
+/* Writes the notes other threads queued, each in its machine's console; true when stopping. */
+static bool drain_queue(struct bci_consoles *cs)
+{
+	struct queued_note *notes, *next;
+	char bytes[64];
+	bool stopping;
+
+	while (read(cs->wake[0], bytes, sizeof(bytes)) > 0)
+		;
+	pthread_mutex_lock(&cs->queue_lock);
+	notes = cs->notes;
+	cs->notes = cs->notes_tail = NULL;
+	stopping = cs->stopping;
+	pthread_mutex_unlock(&cs->queue_lock);
+	for (; notes; notes = next) {
+		next = notes->next;
+		for (size_t i = 0; i < cs->reader_count; i++)
+			if (!strcmp(cs->readers[i].machine, notes->machine))
+				bci_console_log_note(cs->readers[i].log, "%s", notes->text);
+		free(notes);
+	}
+	return stopping;
+}
+
+void bci_consoles_run_served(struct bci_consoles *cs, const char *machine, const char *run_id)
+{
+	struct queued_note *note;
+	char when[32], byte = 0;
+
+	if (!cs || strlen(machine) > BCI_CONSOLE_MACHINE_MAX || !(note = calloc(1, sizeof(*note))))
+		return;
+	utc_now(when);
+	snprintf(note->machine, sizeof(note->machine), "%s", machine);
+	snprintf(note->text, sizeof(note->text), BCI_CONSOLE_RUN_NOTE "%s (its job initrd served at %s)",
+		 run_id, when);
+	pthread_mutex_lock(&cs->queue_lock);
+	if (cs->notes_tail)
+		cs->notes_tail->next = note;
+	else
+		cs->notes = note;
+	cs->notes_tail = note;
+	pthread_mutex_unlock(&cs->queue_lock);
+	if (write(cs->wake[1], &byte, 1) < 0 && errno != EAGAIN)
+		say(cs, "consoles: cannot wake the reader: %s", strerror(errno));
+}
+
 static void *consoles_main(void *arg)
 {
 	struct bci_consoles *cs = arg;
@@ -438,7 +494,7 @@ static void *consoles_main(void *arg)
 		ready = poll(fds, n, CONSOLE_POLL_MS);
 		if (ready < 0 && errno != EINTR)
 			break;
-		if (ready > 0 && fds[0].revents)
+		if (ready > 0 && fds[0].revents && drain_queue(cs))
 			break;
 		now = now_monotonic();
 		for (size_t k = 1; ready > 0 && k < n; k++) {
@@ -472,10 +528,21 @@ void bci_consoles_stop(struct bci_consoles *cs)
 	if (cs->thread_started) {
 		char byte = 0;
 
-		if (write(cs->wake[1], &byte, 1) < 0)
+		pthread_mutex_lock(&cs->queue_lock);
+		cs->stopping = true;
+		pthread_mutex_unlock(&cs->queue_lock);
+		if (write(cs->wake[1], &byte, 1) < 0 && errno != EAGAIN)
 			say(cs, "consoles: cannot wake the reader: %s", strerror(errno));
 		pthread_join(cs->thread, NULL);
 	}
+	/* Notes queued after the thread's last turn have no reader to write them. */
+	while (cs->notes) {
+		struct queued_note *next = cs->notes->next;
+
+		free(cs->notes);
+		cs->notes = next;
+	}
+	pthread_mutex_destroy(&cs->queue_lock);
 	for (size_t i = 0; i < cs->reader_count; i++)
 		reader_free(&cs->readers[i]);
 	free(cs->readers);
@@ -496,6 +563,7 @@ int bci_consoles_start(const char *data_dir, uint64_t boot_max, FILE *log, pthre
 	if (!cs)
 		return -ENOMEM;
 	cs->wake[0] = cs->wake[1] = -1;
+	pthread_mutex_init(&cs->queue_lock, NULL);
 	cs->boot_max = boot_max;
 	cs->log = log;
 	cs->log_lock = log_lock;

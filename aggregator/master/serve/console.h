@@ -38,6 +38,15 @@ int bci_consoles_start(const char *data_dir, uint64_t boot_max, FILE *log, pthre
 /* Stops the thread, writes out and syncs every console's file. NULL is fine. */
 void bci_consoles_stop(struct bci_consoles *consoles);
 
+/*
+ * Says in @machine's console, where its stream is now, that the job of run
+ * @run_id was handed out (its job initrd served: the firmware is netbooting
+ * it): the boot this lands in is that run's (console_log.h's run note). From
+ * any thread: the note is queued for the readers' thread. A machine whose
+ * console is not read: nothing. @cs NULL: nothing.
+ */
+void bci_consoles_run_served(struct bci_consoles *consoles, const char *machine, const char *run_id);
+
 /* DATA/consoles/<machine> into @out (@size bytes); -ENAMETOOLONG when it does not fit. */
 int bci_consoles_dir(const char *data_dir, const char *machine, char *out, size_t size);
 

@@ -839,3 +839,43 @@ out:
 	free(block);
 	return ret;
 }
+
+bool bci_console_log_job_runs(const char *name, const char *test)
+{
+	/* The job's test, or its binary ("igt@kms_flip (3 subtests)") and one of its tests. */
+	size_t n = strcspn(name, " ");
+
+	return n && !strncmp(name, test, n) && (test[n] == '\0' || test[n] == '@');
+}
+
+int bci_console_log_run(int fd, char run_id[BCI_CONSOLE_RUN_MAX + 1])
+{
+	static const char note[] = BCI_CONSOLE_NOTE_PREFIX BCI_CONSOLE_RUN_NOTE;
+	char *head = malloc(BCI_CONSOLE_RUN_SCAN + 1), *at;
+	ssize_t got;
+	int ret = 0;
+
+	if (!head)
+		return -ENOMEM;
+	got = pread(fd, head, BCI_CONSOLE_RUN_SCAN, 0);
+	if (got < 0) {
+		free(head);
+		return -errno;
+	}
+	head[got] = '\0';
+	/* A note is a line of its own; the console's bytes may hold NULs: memmem, not strstr. */
+	for (at = head; (at = memmem(at, (size_t)(head + got - at), note, sizeof(note) - 1));
+	     at += sizeof(note) - 1) {
+		const char *word = at + sizeof(note) - 1;
+		size_t len = strcspn(word, " \r\n");
+
+		if ((at == head || at[-1] == '\n') && len && len <= BCI_CONSOLE_RUN_MAX) {
+			memcpy(run_id, word, len);
+			run_id[len] = '\0';
+			ret = 1;
+			break;
+		}
+	}
+	free(head);
+	return ret;
+}

@@ -55,6 +55,12 @@
 #define BCI_CONSOLE_MARKER_WINDOW 64
 #define BCI_CONSOLE_BOOT_MAX_DEFAULT (16ULL << 20)
 #define BCI_CONSOLE_NOTE_PREFIX "== bootci-serve: "
+#define BCI_CONSOLE_MACHINE_MAX 128
+/*
+ * The note that ties a boot to a run: "== bootci-serve: netboot of run RUN
+ * (...) ==", written when serve hands the machine that run's job initrd.
+ */
+#define BCI_CONSOLE_RUN_NOTE "netboot of run "
 
 struct bci_console_log;
 
@@ -116,9 +122,20 @@ struct bci_console_in_flight {
 };
 
 /*
- * Scans boot @fd (read from its start). 1 with @out filled when a job was in
+ * Scans boot @fd (read from its end). 1 with @out filled when a job was in
  * flight at its end, 0 when none was, -errno.
  */
 int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out);
+/* Whether job @name (as in_flight says it) runs test @test (igt@binary@subtest...). */
+bool bci_console_log_job_runs(const char *name, const char *test);
+
+#define BCI_CONSOLE_RUN_MAX 128
+/*
+ * The run boot @fd netbooted (its run note, in its first BCI_CONSOLE_RUN_SCAN
+ * bytes: the firmware's and iPXE's output before the kernel). 1 with
+ * @run_id, 0 when it has none (a known-good boot), -errno.
+ */
+#define BCI_CONSOLE_RUN_SCAN (256u << 10)
+int bci_console_log_run(int fd, char run_id[BCI_CONSOLE_RUN_MAX + 1]);
 
 #endif

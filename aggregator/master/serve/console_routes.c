@@ -6,6 +6,9 @@
  *   GET /machines/<machine>/consoles/<N>    boot N's console as read (text/plain)
  *   GET /machines/<machine>/consoles/<N>/tail   the job in flight at its end, and the
  *                                           console from that job's start (text/plain)
+ *   GET /machines/<machine>/runs/<run>/results/<test>/console
+ *       the tail of the latest boot of that run (its run note) that ended while the
+ *       test ran: the result's console, for its page to link
  *
  * Names and numbers are checked before any path is made of them.
  */
@@ -14,6 +17,8 @@
 #include "console_log.h"
 #include "../names.h"
 #include "../report/report.h"
+#include "../schedule/route.h"
+#include "pages.h"
 #include "strv.h"
 
 #include <ctype.h>
@@ -28,8 +33,19 @@
 #include <unistd.h>
 
 #define CONSOLES_SEGMENT "/consoles"
+#define RESULT_CONSOLE_SUFFIX "/console"
+/* How many of a machine's latest boots a result's console is looked for in. */
+#define RESULT_SCANNED 200
 /* The boots of the list whose job in flight is looked for (each a read of its file). */
 #define LIST_SCANNED 50
+
+void serve_console_served(struct bci_server *s, const char *url)
+{
+	struct bci_schedule_route route;
+
+	if (bci_schedule_route_parse(url, &route) == 0 && route.kind == BCI_SCHEDULE_ROUTE_JOB_INITRD)
+		bci_consoles_run_served(s->consoles, route.first, route.second);
+}
 
 bool serve_console_owns(const char *url)
 {
@@ -41,6 +57,15 @@ bool serve_console_owns(const char *url)
 	slash = strchr(name, '/');
 	if (!slash || slash == name)
 		return false;
+	if (!strncmp(slash, "/runs/", 6)) {
+		/* /runs/<run>/results/<test>/console: the test's name has no '/'. */
+		const char *results = strchr(slash + 6, '/'), *end;
+
+		if (!results || results == slash + 6 || strncmp(results, "/results/", 9))
+			return false;
+		end = results + 9 + strcspn(results + 9, "/");
+		return end > results + 9 && !strcmp(end, RESULT_CONSOLE_SUFFIX);
+	}
 	return !strncmp(slash, CONSOLES_SEGMENT, strlen(CONSOLES_SEGMENT)) &&
 	       (slash[strlen(CONSOLES_SEGMENT)] == '\0' || slash[strlen(CONSOLES_SEGMENT)] == '/');
 }
@@ -220,11 +245,44 @@ static enum MHD_Result answer_tail(struct MHD_Connection *connection, struct req
 	return ret;
 }
 
+/* The result's console: the latest boot of @run whose console ended while @test ran. */
+static enum MHD_Result answer_result(struct MHD_Connection *connection, struct request *r,
+				     const char *machine, const char *dir, const char *run,
+				     const char *test)
+{
+	struct bci_console_boot *boots;
+	size_t count, scanned = 0;
+	unsigned found = 0;
+	int err;
+
+	if ((err = bci_console_log_list(dir, &boots, &count)) < 0)
+		return serve_respond_error(connection, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					   "consoles of %s: %s", machine, strerror(-err));
+	for (size_t i = count; i-- > 0 && !found && scanned < RESULT_SCANNED; scanned++) {
+		struct bci_console_in_flight job;
+		char boot_run[BCI_CONSOLE_RUN_MAX + 1];
+		int fd = bci_console_log_open_boot(dir, boots[i].number);
+
+		if (fd < 0)
+			continue;
+		if (bci_console_log_run(fd, boot_run) == 1 && !strcmp(boot_run, run) &&
+		    bci_console_log_in_flight(fd, &job) == 1 && bci_console_log_job_runs(job.name, test))
+			found = boots[i].number;
+		close(fd);
+	}
+	free(boots);
+	if (!found)
+		return serve_respond_error(connection, r, MHD_HTTP_NOT_FOUND,
+					   "no boot of run %s on %s ended while %s ran (of its latest "
+					   "%d consoles)", run, machine, test, RESULT_SCANNED);
+	return answer_tail(connection, r, machine, dir, found);
+}
+
 enum MHD_Result serve_console_request(struct MHD_Connection *connection, struct request *r,
 				      const char *url, const char *method)
 {
 	char machine[BCI_MANIFEST_WORD_MAX + 1], dir[PATH_MAX];
-	const char *name = url + 10, *rest = strchr(name, '/') + strlen(CONSOLES_SEGMENT);
+	const char *name = url + 10, *rest;
 	size_t len = (size_t)(strchr(name, '/') - name);
 	unsigned long number = 0;
 
@@ -240,6 +298,24 @@ enum MHD_Result serve_console_request(struct MHD_Connection *connection, struct 
 					   "'%s' is not a machine name", machine);
 	if (bci_consoles_dir(r->server->config.data_dir, machine, dir, sizeof(dir)) < 0)
 		return serve_respond_error(connection, r, MHD_HTTP_BAD_REQUEST, "machine name too long");
+	if (!strncmp(name + len, "/runs/", 6)) {
+		char run[BCI_MANIFEST_WORD_MAX + 1], test[BCI_PAGE_NAME_MAX + 1];
+		const char *run_at = name + len + 6, *test_at = strchr(run_at, '/') + 9;
+		size_t run_len = (size_t)(test_at - 9 - run_at);
+		size_t test_len = strlen(test_at) - strlen(RESULT_CONSOLE_SUFFIX);
+
+		if (run_len >= sizeof(run) || test_len >= sizeof(test))
+			return serve_respond_error(connection, r, MHD_HTTP_BAD_REQUEST, "name too long");
+		memcpy(run, run_at, run_len);
+		run[run_len] = '\0';
+		memcpy(test, test_at, test_len);
+		test[test_len] = '\0';
+		if (!bci_name_run_id_ok(run) || !bci_name_test_ok(test))
+			return serve_respond_error(connection, r, MHD_HTTP_BAD_REQUEST,
+						   "'%s' or '%s' is not a run or a test", run, test);
+		return answer_result(connection, r, machine, dir, run, test);
+	}
+	rest = name + len + strlen(CONSOLES_SEGMENT);
 	if (!*rest || !strcmp(rest, "/"))
 		return answer_list(connection, r, machine, dir);
 	rest++;

@@ -179,6 +179,8 @@ enum MHD_Result serve_fault_step(struct MHD_Connection *connection, struct reque
 bool serve_console_owns(const char *url);
 enum MHD_Result serve_console_request(struct MHD_Connection *connection, struct request *r,
 				      const char *url, const char *method);
+/* A scheduler's route @url was answered 200: a job initrd served is noted in its console. */
+void serve_console_served(struct bci_server *s, const char *url);
 
 /* ---- the scheduler's routes (schedule_routes.c) ---- */
 
