@@ -391,6 +391,8 @@ static void inventory_refresh(struct bci_consoles *cs, double now)
 			/* Its console moved: the old reader goes, a new one reads the new place. */
 			bci_console_log_note(cs->readers[i].log, "console now %s (was %s)",
 					     machine->console.spec, cs->readers[i].console.spec);
+			say(cs, "console %s: now %s (was %s)", machine->name, machine->console.spec,
+			    cs->readers[i].console.spec);
 			reader_free(&cs->readers[i]);
 			cs->readers[i] = cs->readers[--cs->reader_count];
 		}
