@@ -295,5 +295,24 @@ check "a result that was not running at a crash has none (404)" \
 check "nor has the same test in another run (404)" \
 	test "$(result_console b2-fast igt@igt_kernel@panic-at-start)" = 404
 
+# 10. The inventory changed: a console no longer named is closed; one that moved is read there.
+cat >"$work/data/machines.conf.new" <<CONF
+[machine m1]
+mac = 52:54:00:00:00:01
+console = tcp:127.0.0.1:$down_port
+[machine m3]
+mac = 52:54:00:00:00:03
+console = $silent_console
+CONF
+mv "$work/data/machines.conf.new" "$work/data/machines.conf"
+if wait_until grep -q "console m2: no longer in the inventory: not read" "$work/server.log" &&
+	wait_until grep -qF "console m1: now tcp:127.0.0.1:$down_port (was tcp:127.0.0.1:$console_port)" "$work/server.log" &&
+	wait_until grep -q "console m1: tcp:127.0.0.1:$down_port: Connection refused" "$work/server.log"; then
+	ok "the inventory re-read: m2's console closed, m1's read at its new place"
+else
+	not_ok "inventory change"
+	diag <"$work/server.log"
+fi
+
 stop_server
 done_testing
