@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The master's console capture on a real QEMU machine: `lab console` fronts its serial
 # line with ser2net, serve reads it (the inventory's console key), and a kernel that
-# panics at every boot (no root, panic=1) under OVMF for 40 s gives serve one file per
+# panics at every boot (no root, panic=1) under OVMF for 60 s gives serve one file per
 # boot, each cut at OVMF's reset and holding its panic, their bytes together exactly
 # what QEMU's own log of the serial line holds.
 set -uo pipefail
@@ -49,7 +49,7 @@ check "serve reads the machine's console through the lab's ser2net" \
 # An initramfs with nothing in it: the kernel finds no init and no root, and panics.
 : | (cd "$work" && cpio -o -H newc --quiet) >"$work/empty.cpio"
 "$LAB" boot "$machine" --kernel "$KERNEL" --initrd "$work/empty.cpio" \
-	--append "console=ttyS0 panic=1" --timeout 40 >/dev/null 2>&1
+	--append "console=ttyS0 panic=1" --timeout 60 >/dev/null 2>&1
 sleep 1
 kill -TERM "$serve_pid"
 wait "$serve_pid"
