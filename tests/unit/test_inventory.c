@@ -126,6 +126,53 @@ static void test_refused(void **state)
 	expect_error("[schedule]\n[schedule]\n", ":2: [schedule] given twice");
 }
 
+static void test_console(void **state)
+{
+	struct bci_inventory *inv = parse_ok("[machine a]\nmac = 52:54:00:00:00:01\n"
+					     "console = tcp:127.0.0.1:7001\n"
+					     "[machine b]\nmac = 52:54:00:00:00:02\n"
+					     "console = tcp:[::1]:65535\n"
+					     "[machine c]\nmac = 52:54:00:00:00:03\n"
+					     "console = /dev/ttyUSB0   115200\n"
+					     "[machine d]\nmac = 52:54:00:00:00:04\n"
+					     "console = /dev/ttyS1\n"
+					     "[machine e]\nmac = 52:54:00:00:00:05\n");
+
+	(void)state;
+	assert_int_equal(inv->machines[0].console.kind, BCI_CONSOLE_TCP);
+	assert_string_equal(inv->machines[0].console.address, "127.0.0.1");
+	assert_int_equal(inv->machines[0].console.port, 7001);
+	assert_string_equal(inv->machines[0].console.spec, "tcp:127.0.0.1:7001");
+	assert_int_equal(inv->machines[1].console.kind, BCI_CONSOLE_TCP);
+	assert_string_equal(inv->machines[1].console.address, "::1");
+	assert_int_equal(inv->machines[1].console.port, 65535);
+	assert_int_equal(inv->machines[2].console.kind, BCI_CONSOLE_TTY);
+	assert_string_equal(inv->machines[2].console.path, "/dev/ttyUSB0");
+	assert_int_equal(inv->machines[2].console.baud, 115200);
+	assert_int_equal(inv->machines[3].console.kind, BCI_CONSOLE_TTY);
+	assert_string_equal(inv->machines[3].console.path, "/dev/ttyS1");
+	assert_int_equal(inv->machines[3].console.baud, 0);
+	assert_int_equal(inv->machines[4].console.kind, BCI_CONSOLE_NONE);
+	bci_inventory_free(inv);
+
+#define MACHINE "[machine a]\nmac = 52:54:00:00:00:01\n"
+	expect_error(MACHINE "console = tcp:127.0.0.1\n", ":3: console: 'tcp:127.0.0.1': expected tcp:ADDRESS:PORT");
+	expect_error(MACHINE "console = tcp:127.0.0.1:0\n", ":3: console: 'tcp:127.0.0.1:0': port '0'");
+	expect_error(MACHINE "console = tcp:127.0.0.1:65536\n", "port '65536'");
+	expect_error(MACHINE "console = tcp:127.0.0.1:70x\n", "port '70x'");
+	expect_error(MACHINE "console = tcp:consoles.lab:7001\n",
+		     "'consoles.lab' is not a numeric IPv4 address");
+	expect_error(MACHINE "console = tcp:::1:7001\n", "is not a numeric IPv4 address");
+	expect_error(MACHINE "console = tcp:[127.0.0.1]:7001\n", "is not a numeric IPv6 address");
+	expect_error(MACHINE "console = tcp:[::1]7001\n", "expected tcp:ADDRESS:PORT");
+	expect_error(MACHINE "console = ttyUSB0\n", ":3: console: 'ttyUSB0': expected tcp:ADDRESS:PORT or a tty");
+	expect_error(MACHINE "console = /dev/ttyUSB0 115201\n", "speed '115201'");
+	expect_error(MACHINE "console = /dev/ttyUSB0 fast\n", "speed 'fast'");
+	expect_error(MACHINE "console = /dev/\n", "'/dev/' is not a tty's absolute path");
+	expect_error(MACHINE "console = /dev/ttyS0\nconsole = /dev/ttyS1\n", ":4: console given twice");
+#undef MACHINE
+}
+
 static void test_nul_refused(void **state)
 {
 	static const char text[] = "[machine a]\nmac = 52:54:00:00:00:01\n\0x";
@@ -144,6 +191,7 @@ int main(void)
 		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_console),
 		cmocka_unit_test(test_nul_refused),
 	};
 

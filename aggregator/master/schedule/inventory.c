@@ -12,9 +12,11 @@
 #include "fsutil.h"
 #include "message.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +59,7 @@ void bci_inventory_free(struct bci_inventory *inv)
 		strv_free(inv->machines[i].tags);
 		free(inv->machines[i].shard_group);
 		strv_free(inv->machines[i].power);
+		bci_inventory_console_clear(&inv->machines[i].console);
 	}
 	free(inv->machines);
 	for (size_t i = 0; i < inv->tree_count; i++)
@@ -154,6 +157,113 @@ static int split_words(struct parser *p, const char *key, const char *value, con
 out:
 	strv_free(v);
 	free(copy);
+	return ret;
+}
+
+void bci_inventory_console_clear(struct bci_inventory_console *console)
+{
+	free(console->spec);
+	free(console->address);
+	free(console->path);
+	memset(console, 0, sizeof(*console));
+}
+
+/* The speeds a tty console may be set to (termios' Bnnn constants between them). */
+static const unsigned console_speeds[] = {
+	1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600,
+};
+
+static int console_tcp(const char *rest, struct bci_inventory_console *out, char *why,
+		       size_t why_size)
+{
+	char address[INET6_ADDRSTRLEN + 1];
+	unsigned char binary[sizeof(struct in6_addr)];
+	const char *colon, *start = rest;
+	unsigned long port;
+	size_t len;
+	char *end;
+
+	if (*rest == '[') {
+		colon = strstr(rest, "]:");
+		start = rest + 1;
+		len = colon ? (size_t)(colon - start) : 0;
+		colon = colon ? colon + 1 : NULL;
+	} else {
+		colon = strrchr(rest, ':');
+		len = colon ? (size_t)(colon - rest) : 0;
+	}
+	if (!colon || !len || len >= sizeof(address)) {
+		snprintf(why, why_size, "expected tcp:ADDRESS:PORT (an IPv6 address in brackets)");
+		return -EINVAL;
+	}
+	memcpy(address, start, len);
+	address[len] = '\0';
+	if (inet_pton(*rest == '[' ? AF_INET6 : AF_INET, address, binary) != 1) {
+		snprintf(why, why_size,
+			 "'%s' is not a numeric %s address (the reader never waits for a name lookup)",
+			 address, *rest == '[' ? "IPv6" : "IPv4");
+		return -EINVAL;
+	}
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (!isdigit((unsigned char)colon[1]) || *end || errno || port < 1 || port > 65535) {
+		snprintf(why, why_size, "port '%s': a number from 1 to 65535", colon + 1);
+		return -EINVAL;
+	}
+	out->kind = BCI_CONSOLE_TCP;
+	out->port = (unsigned)port;
+	return (out->address = strdup(address)) ? 0 : -ENOMEM;
+}
+
+static int console_tty(const char *value, struct bci_inventory_console *out, char *why,
+		       size_t why_size)
+{
+	const char *blank = strpbrk(value, " \t");
+	size_t len = blank ? (size_t)(blank - value) : strlen(value);
+
+	if (blank) {
+		const char *speed = blank + strspn(blank, " \t");
+		unsigned long baud;
+		char *end;
+
+		errno = 0;
+		baud = strtoul(speed, &end, 10);
+		for (size_t i = 0; !errno && !*end && isdigit((unsigned char)*speed) &&
+				   i < sizeof(console_speeds) / sizeof(console_speeds[0]); i++)
+			if (baud == console_speeds[i])
+				out->baud = (unsigned)baud;
+		if (!out->baud) {
+			snprintf(why, why_size, "speed '%s': one of 1200 ... 115200, 230400, 460800, 921600",
+				 speed);
+			return -EINVAL;
+		}
+	}
+	if (len < 2 || value[len - 1] == '/') {
+		snprintf(why, why_size, "'%.*s' is not a tty's absolute path", (int)len, value);
+		return -EINVAL;
+	}
+	out->kind = BCI_CONSOLE_TTY;
+	return (out->path = strndup(value, len)) ? 0 : -ENOMEM;
+}
+
+int bci_inventory_console_parse(const char *value, struct bci_inventory_console *out, char *why,
+				size_t why_size)
+{
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!strncmp(value, "tcp:", 4))
+		ret = console_tcp(value + 4, out, why, why_size);
+	else if (value[0] == '/')
+		ret = console_tty(value, out, why, why_size);
+	else {
+		snprintf(why, why_size, "expected tcp:ADDRESS:PORT or a tty's path (/dev/...)");
+		ret = -EINVAL;
+	}
+	if (ret == 0 && !(out->spec = strdup(value)))
+		ret = -ENOMEM;
+	if (ret < 0)
+		bci_inventory_console_clear(out);
 	return ret;
 }
 
@@ -276,6 +386,16 @@ static int parse_machine_key(struct parser *p, const char *key, const char *valu
 			return fail(p, "deadline: '%s' is not a duration (N, Ns, Nm, Nh; 1s to 30 days)",
 				    value, "");
 		return 0;
+	}
+	if (!strcmp(key, "console")) {
+		char why[200];
+
+		/* A bit of its own, far from the others: other keys may join below it. */
+		if ((ret = once(p, 16, key)) < 0)
+			return ret;
+		if ((ret = bci_inventory_console_parse(value, &m->console, why, sizeof(why))) == -EINVAL)
+			return fail(p, "console: '%s': %s", value, why);
+		return ret;
 	}
 	return fail(p, "unknown key '%s' in [machine %s]", key, m->name);
 }

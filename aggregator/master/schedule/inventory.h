@@ -18,6 +18,12 @@
  *   deadline = 45m                optional (default 1h): silence (no job asked
  *                                 for, no run uploaded) after which it is
  *                                 power cycled
+ *   console = tcp:127.0.0.1:7001  optional: the machine's serial console, read by
+ *                                 serve: tcp:ADDRESS:PORT of a console server
+ *                                 (ser2net, conserver; an IPv6 address in
+ *                                 brackets: tcp:[::1]:7001), or a local tty
+ *                                 (/dev/ttyUSB0, optionally followed by a
+ *                                 speed: /dev/ttyUSB0 115200)
  *
  *   [tree NAME]                   optional, per kernel tree
  *   full = gated                  gated (default): the full tier is queued once
@@ -43,6 +49,22 @@ enum bci_full_rule {
 	BCI_FULL_NEVER,
 };
 
+enum bci_console_kind {
+	BCI_CONSOLE_NONE,
+	BCI_CONSOLE_TCP,
+	BCI_CONSOLE_TTY,
+};
+
+/* A machine's console (the console key); the strings are the inventory's. */
+struct bci_inventory_console {
+	enum bci_console_kind kind;
+	char *spec;			/* the value as written, for messages */
+	char *address;			/* TCP: a numeric IPv4 or IPv6 address (no brackets) */
+	unsigned port;			/* TCP: 1..65535 */
+	char *path;			/* TTY: an absolute path */
+	unsigned baud;			/* TTY: 0 (leave the line as it is) or a speed */
+};
+
 struct bci_inventory_machine {
 	char *name;
 	char mac[18];			/* lowercase, ':'-separated */
@@ -50,6 +72,7 @@ struct bci_inventory_machine {
 	char *shard_group;		/* NULL: runs every testlist alone */
 	char **power;			/* NULL-terminated argv, or NULL: no power command */
 	unsigned long deadline;		/* seconds */
+	struct bci_inventory_console console;	/* kind NONE: no console key */
 	unsigned line;			/* of its [machine] header */
 };
 
@@ -85,6 +108,14 @@ const struct bci_inventory_machine *bci_inventory_by_name(const struct bci_inven
 							  const char *name);
 /* The full-tier rule of @tree (gated unless a [tree] section says otherwise). */
 enum bci_full_rule bci_inventory_full_rule(const struct bci_inventory *inventory, const char *tree);
+/*
+ * Parses a console key's @value into @out (its strings malloc'ed; freed with
+ * bci_inventory_console_clear()). -EINVAL with @why (no line number) when it
+ * is not one, -ENOMEM.
+ */
+int bci_inventory_console_parse(const char *value, struct bci_inventory_console *out, char *why,
+				size_t why_size);
+void bci_inventory_console_clear(struct bci_inventory_console *console);
 /* A MAC in any accepted spelling into lowercase aa:bb:cc:dd:ee:ff; -EINVAL if it is not one. */
 int bci_inventory_mac_normalize(const char *text, char out[18]);
 

@@ -66,7 +66,7 @@ static void serve_usage(FILE *out)
 		"         [--max-connections N] [--max-per-ip N] [--idle-timeout SEC]\n"
 		"         [--request-timeout SEC]\n"
 		"         [--max-body SIZE] [--max-entries N] [--max-unpacked SIZE] [--max-file SIZE]\n"
-		"         [--max-path N] [--max-manifest SIZE]\n"
+		"         [--max-path N] [--max-manifest SIZE] [--console-boot-max SIZE]\n"
 		"SIZE: N, NK, NM, NG or NT bytes. See bootci-aggregator-serve(1).\n");
 }
 
@@ -105,6 +105,7 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 		{ "max-file", required_argument, NULL, 'F' },
 		{ "max-path", required_argument, NULL, 'P' },
 		{ "max-manifest", required_argument, NULL, 'M' },
+		{ "console-boot-max", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -155,6 +156,7 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 		case 'U': ret = parse_size(optarg, &config->limits.max_unpacked); break;
 		case 'F': ret = parse_size(optarg, &config->limits.max_file); break;
 		case 'M': ret = parse_size(optarg, &config->limits.max_manifest); break;
+		case 'O': ret = parse_size(optarg, &config->console_boot_max); break;
 		case 'P':
 			ret = parse_count(optarg, BCI_MANIFEST_PATH_MAX, &number);
 			config->limits.max_path = number;
@@ -172,7 +174,7 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 			while (o->val != opt)
 				o++;
 			fprintf(stderr, "bootci-aggregator serve: --%s '%s': %s\n", o->name, optarg,
-				strchr("BUMEF", opt) ? "not a size (N, NK, NM, NG, NT; above 0)"
+				strchr("BUMEFO", opt) ? "not a size (N, NK, NM, NG, NT; above 0)"
 						     : "not a number in range");
 			return 2;
 		}

@@ -2,6 +2,7 @@
 /* serve's HTTP server (server.h): routing and libmicrohttpd callbacks; the pieces in internal.h. */
 #include "internal.h"
 #include "auth.h"
+#include "console.h"
 #include "http.h"
 #include "ingest_call.h"
 #include "pages.h"
@@ -92,6 +93,8 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, struct requ
 
 	if (bci_schedule_http_owns(url))
 		return serve_schedule_request(connection, r, url, method);
+	if (serve_console_owns(url))
+		return serve_console_request(connection, r, url, method);
 	if (bci_serve_pages_owns(url))
 		return serve_get_page(connection, r, url, method);
 	status = bci_http_route(method, url, &r->route, why, sizeof(why));
@@ -330,6 +333,7 @@ static void server_free(struct bci_server *s)
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
 	free(s->workers);
+	bci_consoles_stop(s->consoles);
 	bci_schedule_server_stop(s->schedule);
 	bci_serve_pages_free(s->pages);
 	bci_ingest_call_free(s->ingest);
@@ -396,7 +400,9 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 		goto fail;
 	}
 	if ((ret = bci_schedule_server_start(config->data_dir, config->store_url, config->log,
-					     &s->schedule, err, err_size)) < 0)
+					     &s->schedule, err, err_size)) < 0 ||
+	    (ret = bci_consoles_start(config->data_dir, config->console_boot_max, config->log,
+				      &s->lock, &s->consoles, err, err_size)) < 0)
 		goto fail;
 	if (!config->cert != !config->key) {
 		bci_message(err, err_size, "--cert and --key go together");

@@ -8,6 +8,7 @@
  *   reads.c     the GETs: a run's state, a test's log, the pages (pages.h)
  *   schedule_routes.c  the scheduler's routes (aggregator/schedule/serve_hook.h)
  *   fault.c     a machine's fault note (the scheduler takes it out) and hello
+ *   console_routes.c  a machine's consoles, per boot (console.h reads them, console_log.h keeps them)
  */
 #ifndef BCI_SERVE_INTERNAL_H
 #define BCI_SERVE_INTERNAL_H
@@ -41,6 +42,7 @@ struct bci_server {
 	struct bci_ingest_call *ingest;
 	struct bci_serve_pages *pages;	/* the read-only pages (pages.h) */
 	struct bci_schedule_server *schedule;	/* the scheduler's routes and loop; NULL: off */
+	struct bci_consoles *consoles;	/* the console readers (console.h) */
 	struct MHD_Daemon *daemon;
 	char *cert_pem, *key_pem;
 	unsigned port;
@@ -173,6 +175,15 @@ enum MHD_Result serve_fault_step(struct MHD_Connection *connection, struct reque
 /* PUT .../hello (body ignored): its known-good image started; answers the machine's state. */
 enum MHD_Result serve_hello_step(struct MHD_Connection *connection, struct request *r,
 				 const char *data, size_t *data_size);
+
+/* ---- a machine's consoles (console_routes.c) ---- */
+
+/* Whether @url is /machines/<machine>/consoles[/...]. */
+bool serve_console_owns(const char *url);
+enum MHD_Result serve_console_request(struct MHD_Connection *connection, struct request *r,
+				      const char *url, const char *method);
+/* A scheduler's route @url was answered 200: a job initrd served is noted in its console. */
+void serve_console_served(struct bci_server *s, const char *url);
 
 /* ---- the scheduler's routes (schedule_routes.c) ---- */
 

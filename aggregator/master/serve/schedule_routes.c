@@ -49,6 +49,8 @@ enum MHD_Result serve_schedule_request(struct MHD_Connection *connection, struct
 	} else {
 		bci_schedule_http_answer(r->server->schedule, method, url, host,
 					 r->server->config.cert, &a);
+		if (a.status == MHD_HTTP_OK)
+			serve_console_served(r->server, url);
 	}
 	return schedule_respond(connection, r, &a);
 }

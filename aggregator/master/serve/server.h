@@ -36,6 +36,7 @@ struct bci_serve_config {
 	unsigned request_timeout;	/* seconds one request may take in all */
 	uint64_t max_body;		/* bytes of one archive */
 	struct bci_run_archive_limits limits;
+	uint64_t console_boot_max;	/* bytes of one boot's console kept (console_log.h); 0: default */
 	FILE *log;			/* one line per request */
 };
 
