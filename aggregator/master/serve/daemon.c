@@ -2,6 +2,7 @@
 /* serve's HTTP server (server.h): routing and libmicrohttpd callbacks; the pieces in internal.h. */
 #include "internal.h"
 #include "auth.h"
+#include "data_lock.h"
 #include "http.h"
 #include "ingest_call.h"
 #include "pages.h"
@@ -344,6 +345,7 @@ static void server_free(struct bci_server *s)
 	pthread_cond_destroy(&s->job_ready);
 	pthread_cond_destroy(&s->idle);
 	pthread_mutex_destroy(&s->lock);
+	bci_serve_data_unlock(s->data_lock);
 	free(s);
 }
 
@@ -382,7 +384,10 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
 	pthread_cond_init(&s->job_ready, NULL);
-	if ((ret = parse_listen(config->listen, &addr, &ipv6, err, err_size)) < 0 ||
+	/* Before anything touches the data folder: the spool's sweep would remove another's files. */
+	s->data_lock = ret = bci_serve_data_lock(config->data_dir, err, err_size);
+	if (ret < 0 ||
+	    (ret = parse_listen(config->listen, &addr, &ipv6, err, err_size)) < 0 ||
 	    (ret = bci_spool_open(&s->spool, config->data_dir, err, err_size)) < 0 ||
 	    (config->tokens && (ret = bci_tokens_load(config->tokens, &s->tokens, err, err_size)) < 0) ||
 	    (ret = bci_ingest_call_open(config->store_url, config->data_dir, config->workers,

@@ -36,6 +36,7 @@ struct busy_run {
 
 struct bci_server {
 	struct bci_serve_config config;
+	int data_lock;			/* DATA/serve.lock's fd (data_lock.h) */
 	struct bci_spool spool;
 	struct bci_tokens *tokens;
 	struct bci_ingest_call *ingest;
