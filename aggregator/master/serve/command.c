@@ -64,7 +64,7 @@ static void serve_usage(FILE *out)
 		"         [--cert FILE --key FILE] [--store URL] [--port-file FILE] [--threads N]\n"
 		"         [--workers N]\n"
 		"         [--max-connections N] [--max-per-ip N] [--idle-timeout SEC]\n"
-		"         [--request-timeout SEC]\n"
+		"         [--request-timeout SEC] [--max-incoming SIZE] [--incoming-max-age SEC]\n"
 		"         [--max-body SIZE] [--max-entries N] [--max-unpacked SIZE] [--max-ratio N]\n"
 		"         [--max-path N] [--max-manifest SIZE]\n"
 		"SIZE: N, NK, NM, NG or NT bytes. See bootci-aggregator-serve(1).\n");
@@ -100,6 +100,8 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 		{ "idle-timeout", required_argument, NULL, 'I' },
 		{ "request-timeout", required_argument, NULL, 'R' },
 		{ "max-body", required_argument, NULL, 'B' },
+		{ "max-incoming", required_argument, NULL, 'Q' },
+		{ "incoming-max-age", required_argument, NULL, 'A' },
 		{ "max-entries", required_argument, NULL, 'E' },
 		{ "max-unpacked", required_argument, NULL, 'U' },
 		{ "max-ratio", required_argument, NULL, 'X' },
@@ -151,6 +153,12 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 			ret = number ? ret : -EINVAL;
 			break;
 		case 'B': ret = parse_size(optarg, &config->max_body); break;
+		case 'Q': ret = parse_size(optarg, &config->max_incoming); break;
+		case 'A':
+			ret = parse_count(optarg, 366 * 86400, &number);
+			config->incoming_max_age = number;
+			ret = number ? ret : -EINVAL;
+			break;
 		case 'E': ret = parse_size(optarg, &config->limits.max_entries); break;
 		case 'U': ret = parse_size(optarg, &config->limits.max_unpacked); break;
 		case 'X': ret = parse_size(optarg, &config->limits.max_ratio); break;
@@ -172,7 +180,7 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 			while (o->val != opt)
 				o++;
 			fprintf(stderr, "bootci-aggregator serve: --%s '%s': %s\n", o->name, optarg,
-				strchr("BUMEX", opt) ? "not a size (N, NK, NM, NG, NT; above 0)"
+				strchr("BUMEXQ", opt) ? "not a size (N, NK, NM, NG, NT; above 0)"
 						     : "not a number in range");
 			return 2;
 		}

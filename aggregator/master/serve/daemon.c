@@ -57,6 +57,8 @@ void bci_serve_config_default(struct bci_serve_config *config)
 	config->idle_timeout = 60;
 	config->request_timeout = 3600;
 	config->max_body = 4ULL << 30;
+	config->max_incoming = 8ULL << 30;
+	config->incoming_max_age = 3 * 86400;
 	bci_run_archive_limits_default(&config->limits);
 	config->log = stderr;
 }
@@ -327,6 +329,7 @@ static void server_free(struct bci_server *s)
 	serve_workers_stop(s);
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
+	serve_incoming_stop(s);
 	free(s->workers);
 	bci_schedule_server_stop(s->schedule);
 	bci_serve_pages_free(s->pages);
@@ -423,6 +426,8 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	if (ipv6)
 		flags |= MHD_USE_IPv6;
 	bci_spool_each_pending(&s->spool, recover_one, s, err, err_size);
+	if ((ret = serve_incoming_start(s, err, err_size)) < 0)
+		goto fail;
 	s->workers = calloc(config->workers ? config->workers : 1, sizeof(*s->workers));
 	if (!s->workers) {
 		ret = -ENOMEM;

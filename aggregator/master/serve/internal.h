@@ -8,6 +8,7 @@
  *   reads.c     the GETs: a run's state, a test's log, the pages (pages.h)
  *   schedule_routes.c  the scheduler's routes (aggregator/schedule/serve_hook.h)
  *   fault.c     a machine's fault note: the scheduler takes it out
+ *   incoming.c  DATA/incoming's upkeep: cut uploads expire
  */
 #ifndef BCI_SERVE_INTERNAL_H
 #define BCI_SERVE_INTERNAL_H
@@ -61,6 +62,11 @@ struct bci_server {
 	pthread_cond_t job_ready;
 	struct request *jobs, *jobs_tail;
 	bool workers_stopping;
+
+	/* The expiry of cut uploads (incoming.c): a thread that sweeps, woken to stop. */
+	pthread_t expiry;
+	bool expiry_running, expiry_stopping;
+	pthread_cond_t expiry_wake;
 };
 
 struct request {
@@ -89,6 +95,7 @@ struct request {
 	uint64_t expected;		/* body bytes announced, or UINT64_MAX */
 	uint64_t total;			/* the archive's size when known, or UINT64_MAX */
 	uint64_t written;		/* body bytes received */
+	uint64_t room;			/* bytes the archive may reach: the machine's room in incoming/ */
 	char sha256[BCI_SHA256_HEX_LEN + 1];
 	struct bci_schedule_put *schedule_put;	/* a publish in progress (serve_hook.h) */
 	/* a fault note (fault.c) */
@@ -148,6 +155,9 @@ int serve_authenticate(struct MHD_Connection *connection, struct request *r, boo
 
 /* ---- the upload (upload.c) ---- */
 
+/* Whether this request (or serve_busy_claim()'s caller) got the run: one at a time per run. */
+bool serve_busy_claim(struct bci_server *s, const char *machine, const char *run_id);
+void serve_busy_release(struct bci_server *s, const char *machine, const char *run_id);
 bool serve_run_lock(struct bci_server *s, struct request *r);
 void serve_run_unlock(struct bci_server *s, struct request *r);
 enum MHD_Result serve_upload_begin(struct MHD_Connection *connection, struct request *r);
@@ -156,6 +166,15 @@ enum MHD_Result serve_upload_data(struct MHD_Connection *connection, struct requ
 enum MHD_Result serve_upload_queue(struct MHD_Connection *connection, struct request *r);
 void *serve_worker_main(void *arg);
 void serve_workers_stop(struct bci_server *s);
+
+/* ---- DATA/incoming's upkeep (incoming.c) ---- */
+
+/*
+ * Removes the cut uploads older than --incoming-max-age now (each said in the
+ * log), then starts the thread that does it again periodically.
+ */
+int serve_incoming_start(struct bci_server *s, char *err, size_t err_size);
+void serve_incoming_stop(struct bci_server *s);
 
 /* ---- the GETs (reads.c) ---- */
 

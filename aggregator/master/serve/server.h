@@ -8,7 +8,8 @@
  *
  * One upload, in order: route, token (401 none or wrong, 403 another
  * machine's run), the run's state (200 stored with the same digest, 409 with
- * another), size limits (413), then the body streams into DATA/incoming;
+ * another), size limits (413), the machine's room in DATA/incoming (429:
+ * try later, once its other uploads finish or expire), then the body streams into DATA/incoming;
  * once complete: sha256 against X-Bootci-Sha256 (400), the archive's checks
  * (422), kept durably (spool), ingested, answered 201.
  */
@@ -35,6 +36,8 @@ struct bci_serve_config {
 	unsigned idle_timeout;		/* seconds a connection may stay silent */
 	unsigned request_timeout;	/* seconds one request may take in all */
 	uint64_t max_body;		/* bytes of one archive */
+	uint64_t max_incoming;		/* bytes of unfinished uploads one machine may hold */
+	uint64_t incoming_max_age;	/* seconds a cut upload stays unwritten before it expires */
 	struct bci_run_archive_limits limits;
 	FILE *log;			/* one line per request */
 };
