@@ -471,6 +471,9 @@ unsigned bci_server_port(const struct bci_server *server)
 	return server->port;
 }
 
+/* Seconds without a byte from any upload after which a stop stops waiting for them. */
+#define STOP_SILENCE 5
+
 void bci_server_stop(struct bci_server *s)
 {
 	struct timespec deadline;
@@ -485,8 +488,26 @@ void bci_server_stop(struct bci_server *s)
 	if (s->in_flight)
 		fprintf(s->config.log, "serve: stopping: %u upload(s) in flight, finishing them\n",
 			s->in_flight);
-	while (s->in_flight && pthread_cond_timedwait(&s->idle, &s->lock, &deadline) != ETIMEDOUT)
-		;
+	/*
+	 * Uploads still sending are waited for; one whose client went silent (a
+	 * machine powered off without closing its connection) would hold the
+	 * stop until the idle timeout: cut, it keeps its bytes for a resume.
+	 */
+	while (s->in_flight && !serve_uploads_silent(s, STOP_SILENCE)) {
+		struct timespec tick;
+
+		clock_gettime(CLOCK_REALTIME, &tick);
+		tick.tv_sec++;
+		if (tick.tv_sec > deadline.tv_sec)
+			tick = deadline;
+		if (pthread_cond_timedwait(&s->idle, &s->lock, &tick) == ETIMEDOUT &&
+		    tick.tv_sec == deadline.tv_sec)
+			break;
+	}
+	if (s->in_flight)
+		fprintf(s->config.log, "serve: stopping: %u upload(s) cut, kept for a resume (%s)\n",
+			s->in_flight, serve_uploads_silent(s, STOP_SILENCE) ?
+			"their clients went silent" : "past --request-timeout");
 	pthread_mutex_unlock(&s->lock);
 	server_free(s);
 }

@@ -62,6 +62,8 @@ struct bci_server {
 	pthread_cond_t job_ready;
 	struct request *jobs, *jobs_tail;
 	bool workers_stopping;
+	unsigned working;		/* uploads a worker holds */
+	int64_t last_body;		/* monotonic second an upload last got bytes (atomic) */
 
 	/* The expiry of cut uploads (incoming.c): a thread that sweeps, woken to stop. */
 	pthread_t expiry;
@@ -165,6 +167,11 @@ enum MHD_Result serve_upload_data(struct MHD_Connection *connection, struct requ
 				  const char *data, size_t *data_size);
 enum MHD_Result serve_upload_queue(struct MHD_Connection *connection, struct request *r);
 void *serve_worker_main(void *arg);
+/*
+ * Under s->lock: no upload waits for or sits in a worker, and none received a
+ * byte for @seconds: what is still in flight has clients gone silent.
+ */
+bool serve_uploads_silent(struct bci_server *s, unsigned seconds);
 void serve_workers_stop(struct bci_server *s);
 
 /* ---- DATA/incoming's upkeep (incoming.c) ---- */

@@ -76,6 +76,26 @@ void serve_run_unlock(struct bci_server *s, struct request *r)
 
 /* ---- the upload ---- */
 
+static int64_t now_seconds(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec;
+}
+
+/* An upload is alive: serve_uploads_silent() waits for it at a stop. */
+static void body_seen(struct bci_server *s)
+{
+	__atomic_store_n(&s->last_body, now_seconds(), __ATOMIC_RELAXED);
+}
+
+bool serve_uploads_silent(struct bci_server *s, unsigned seconds)
+{
+	return !s->jobs && !s->working &&
+	       now_seconds() - __atomic_load_n(&s->last_body, __ATOMIC_RELAXED) >= seconds;
+}
+
 /* Why an upload is answered 429: the machine's quota in incoming/. */
 static const char *quota_message(const struct request *r, uint64_t held, uint64_t needed,
 				 char *why, size_t size)
@@ -102,6 +122,7 @@ enum MHD_Result serve_upload_begin(struct MHD_Connection *connection, struct req
 	bool answered;
 	int fd;
 
+	body_seen(s);
 	if (serve_authenticate(connection, r, &answered) < 0)
 		return answered ? MHD_YES : MHD_NO;
 	digest = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, BCI_HTTP_SHA256_HEADER);
@@ -189,6 +210,7 @@ enum MHD_Result serve_upload_data(struct MHD_Connection *connection, struct requ
 
 	(void)connection;
 	*size = 0;
+	body_seen(s);
 	if (serve_elapsed(&r->began) > s->config.request_timeout) {
 		/* The bytes so far stay: the client may resume from them. */
 		fdatasync(r->fd);
@@ -318,14 +340,17 @@ void *serve_worker_main(void *arg)
 		s->jobs = r->next_job;
 		if (!s->jobs)
 			s->jobs_tail = NULL;
+		s->working++;
 		pthread_mutex_unlock(&s->lock);
 
 		r->in_worker = true;
 		upload_end(r->connection, r);
 		r->in_worker = false;
 		MHD_resume_connection(r->connection);
+		body_seen(s);
 
 		pthread_mutex_lock(&s->lock);
+		s->working--;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
