@@ -63,8 +63,9 @@ static void serve_usage(FILE *out)
 		"usage: bootci-aggregator serve --data DIR [--listen ADDR:PORT] [--tokens FILE]\n"
 		"         [--cert FILE --key FILE] [--store URL] [--port-file FILE] [--threads N]\n"
 		"         [--workers N]\n"
-		"         [--max-connections N] [--max-per-ip N] [--idle-timeout SEC]\n"
-		"         [--request-timeout SEC] [--max-incoming SIZE] [--incoming-max-age SEC]\n"
+		"         [--max-connections N] [--max-per-ip N] [--max-per-token N]\n"
+		"         [--header-timeout SEC] [--idle-timeout SEC] [--request-timeout SEC]\n"
+		"         [--max-incoming SIZE] [--incoming-max-age SEC]\n"
 		"         [--max-body SIZE] [--max-entries N] [--max-unpacked SIZE] [--max-ratio N]\n"
 		"         [--max-path N] [--max-manifest SIZE]\n"
 		"SIZE: N, NK, NM, NG or NT bytes. See bootci-aggregator-serve(1).\n");
@@ -97,6 +98,8 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 		{ "workers", required_argument, NULL, 'W' },
 		{ "max-connections", required_argument, NULL, 'C' },
 		{ "max-per-ip", required_argument, NULL, 'N' },
+		{ "max-per-token", required_argument, NULL, 'K' },
+		{ "header-timeout", required_argument, NULL, 'H' },
 		{ "idle-timeout", required_argument, NULL, 'I' },
 		{ "request-timeout", required_argument, NULL, 'R' },
 		{ "max-body", required_argument, NULL, 'B' },
@@ -141,6 +144,15 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 		case 'N':
 			ret = parse_count(optarg, 65536, &number);
 			config->max_per_ip = (unsigned)number;
+			break;
+		case 'K':
+			ret = parse_count(optarg, 65536, &number);
+			config->max_per_token = (unsigned)number;
+			break;
+		case 'H':
+			ret = parse_count(optarg, 3600, &number);
+			config->header_timeout = (unsigned)number;
+			ret = number ? ret : -EINVAL;
 			break;
 		case 'I':
 			ret = parse_count(optarg, 86400, &number);

@@ -55,6 +55,8 @@ void bci_serve_config_default(struct bci_serve_config *config)
 	config->workers = bci_serve_default_workers();
 	config->max_connections = 256;
 	config->idle_timeout = 60;
+	config->header_timeout = 10;
+	config->max_per_token = 8;
 	config->request_timeout = 3600;
 	config->max_body = 4ULL << 30;
 	config->max_incoming = 8ULL << 30;
@@ -326,6 +328,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 static void server_free(struct bci_server *s)
 {
+	serve_gate_free(s);
 	serve_workers_stop(s);
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
@@ -439,7 +442,16 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 			goto fail;
 		}
 
-	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &addr };
+	/* Plain HTTP: the gate (gate.c) listens, and hands over connections whose head is read. */
+	if (!config->cert) {
+		if ((ret = serve_gate_listen(s, &addr, err, err_size)) < 0)
+			goto fail;
+		flags |= MHD_USE_NO_LISTEN_SOCKET;
+		options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION,
+							(intptr_t)serve_gate_notify, s };
+	} else {
+		options[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &addr };
+	}
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, config->threads, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, config->max_connections, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, config->idle_timeout, NULL };
@@ -457,8 +469,14 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 		ret = -EADDRNOTAVAIL;
 		goto fail;
 	}
-	info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	s->port = info ? info->port : 0;
+	if (s->gate) {
+		if ((ret = serve_gate_start(s, err, err_size)) < 0)
+			goto fail;
+		s->port = serve_gate_port(s);
+	} else {
+		info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+		s->port = info ? info->port : 0;
+	}
 	*out = s;
 	return 0;
 fail:
@@ -479,9 +497,13 @@ void bci_server_stop(struct bci_server *s)
 	struct timespec deadline;
 	MHD_socket listener;
 
-	listener = MHD_quiesce_daemon(s->daemon);
-	if (listener != MHD_INVALID_SOCKET)
-		close(listener);
+	if (s->gate) {
+		serve_gate_stop(s);
+	} else {
+		listener = MHD_quiesce_daemon(s->daemon);
+		if (listener != MHD_INVALID_SOCKET)
+			close(listener);
+	}
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += s->config.request_timeout + 1;
 	pthread_mutex_lock(&s->lock);

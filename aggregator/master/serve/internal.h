@@ -9,6 +9,7 @@
  *   schedule_routes.c  the scheduler's routes (aggregator/schedule/serve_hook.h)
  *   fault.c     a machine's fault note: the scheduler takes it out
  *   incoming.c  DATA/incoming's upkeep: cut uploads expire
+ *   gate.c      connections wait there for their request's head, then get a slot by token
  */
 #ifndef BCI_SERVE_INTERNAL_H
 #define BCI_SERVE_INTERNAL_H
@@ -24,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
+#include <sys/socket.h>
 
 /* A machine's fault note: one line, short enough to be a schedule note with its prefix. */
 #define BCI_SERVE_FAULT_MAX 200
@@ -44,6 +46,7 @@ struct bci_server {
 	struct bci_serve_pages *pages;	/* the read-only pages (pages.h) */
 	struct bci_schedule_server *schedule;	/* the scheduler's routes and loop; NULL: off */
 	struct MHD_Daemon *daemon;
+	struct serve_gate *gate;	/* gate.c; NULL over TLS */
 	char *cert_pem, *key_pem;
 	unsigned port;
 
@@ -182,6 +185,21 @@ void serve_workers_stop(struct bci_server *s);
  */
 int serve_incoming_start(struct bci_server *s, char *err, size_t err_size);
 void serve_incoming_stop(struct bci_server *s);
+
+/* ---- the gate (gate.c) ---- */
+
+/* Creates the gate and its listening socket on @addr (s->gate). */
+int serve_gate_listen(struct bci_server *s, const struct sockaddr_storage *addr, char *err,
+		      size_t err_size);
+unsigned serve_gate_port(const struct bci_server *s);
+/* Starts taking connections into s->daemon (started with MHD_USE_NO_LISTEN_SOCKET). */
+int serve_gate_start(struct bci_server *s, char *err, size_t err_size);
+/* Stops taking connections and closes those still waiting; the admitted stay. */
+void serve_gate_stop(struct bci_server *s);
+void serve_gate_free(struct bci_server *s);
+/* libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION: an admitted connection's slot comes back. */
+void serve_gate_notify(void *cls, struct MHD_Connection *connection, void **socket_context,
+		       enum MHD_ConnectionNotificationCode code);
 
 /* ---- the GETs (reads.c) ---- */
 

@@ -34,6 +34,8 @@ struct bci_serve_config {
 	unsigned max_connections;
 	unsigned max_per_ip;		/* connections from one address; 0: no limit */
 	unsigned idle_timeout;		/* seconds a connection may stay silent */
+	unsigned header_timeout;	/* seconds a new connection has to send its request's head */
+	unsigned max_per_token;		/* connections one machine's token may hold; 0: no limit */
 	unsigned request_timeout;	/* seconds one request may take in all */
 	uint64_t max_body;		/* bytes of one archive */
 	uint64_t max_incoming;		/* bytes of unfinished uploads one machine may hold */
