@@ -70,8 +70,9 @@ stop_server
 start_server --incoming-max-age 2
 put d --stop-after 300000 >/dev/null
 wait_until part_has m1 d
-part_gone() { [ ! -e "$work/data/incoming/m1/$1.part" ]; }
-if wait_until part_gone d && grep -qF "incoming/m1/d.part: expired, removed" "$work/server.log"; then
+# expired RUN: its .part is gone and the log says why (the line comes just after the removal).
+expired() { [ ! -e "$work/data/incoming/m1/$1.part" ] && grep -qF "incoming/m1/$1.part: expired, removed" "$work/server.log"; }
+if wait_until expired d; then
 	ok "a cut upload is removed while serve runs, once unwritten past --incoming-max-age"
 else
 	not_ok "periodic expiry: d.part still there"
