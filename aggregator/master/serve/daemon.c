@@ -328,10 +328,12 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 static void server_free(struct bci_server *s)
 {
-	serve_gate_free(s);
+	serve_gate_stop(s);
 	serve_workers_stop(s);
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
+	/* After libmicrohttpd's threads: their notices of closed connections reach the gate. */
+	serve_gate_free(s);
 	serve_incoming_stop(s);
 	free(s->workers);
 	bci_schedule_server_stop(s->schedule);
