@@ -112,26 +112,6 @@ static int value_plain(const char *s)
 	return 1;
 }
 
-/* The series' Message-ID without its angle brackets, checked to be one msg-id. */
-static int message_id_clean(const char *in, char *out, size_t size)
-{
-	size_t n;
-
-	in += strspn(in, " \t");
-	if (*in == '<')
-		in++;
-	n = strcspn(in, ">");
-	if (!n || n >= size || (in[n] == '>' && in[n + 1 + strspn(in + n + 1, " \t")]))
-		return -EINVAL;
-	memcpy(out, in, n);
-	out[n] = '\0';
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)out[i] <= 0x20 || (unsigned char)out[i] > 0x7e || out[i] == '<' ||
-		    out[i] == '"' || out[i] == '\\')
-			return -EINVAL;
-	return strchr(out, '@') ? 0 : -EINVAL;
-}
-
 /*
  * What a dot-atom keeps of @in: the characters bci_name_clean() keeps, its
  * dots too unless one would start or end the atom or follow another.
@@ -282,7 +262,7 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 	const char *from = o->from && *o->from ? o->from : "bootci <bootci@localhost>";
 	const char *url = o->matrix_url && *o->matrix_url ? o->matrix_url : NULL;
 	const struct bci_report_change **sorted = NULL;
-	char series_id[998], domain[256], build_atom[256], *subject_text = NULL, *subject = NULL;
+	char series_id[BCI_NAME_MESSAGE_ID_MAX + 1], domain[256], build_atom[256], *subject_text = NULL, *subject = NULL;
 	char *title = NULL, *at;
 	int failed = bci_report_failed(r), fold_after = o->fold_after > 0 ? o->fold_after : 1;
 	long suspend_regressions = 0;
@@ -294,7 +274,7 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 		snprintf(err, err_size, "From, To and the matrix URL must be printable ASCII on one line");
 		return -EINVAL;
 	}
-	if (r->message_id && message_id_clean(r->message_id, series_id, sizeof(series_id)) < 0) {
+	if (r->message_id && bci_name_message_id(r->message_id, series_id, sizeof(series_id)) < 0) {
 		snprintf(err, err_size, "build %s: '%s' is not a Message-ID (<left@right>, one line)",
 			 r->build, r->message_id);
 		return -EINVAL;
