@@ -18,6 +18,8 @@ packages=(
 	# the test image and the lab
 	busybox-static kmod qemu-system-x86 ovmf ipxe-qemu systemd-boot-efi
 	fdisk dosfstools mtools e2fsprogs xz-utils zstd cpio
+	# the lab's BMCs (ipmi_sim) and the master's ipmi power driver (ipmitool)
+	openipmi ipmitool
 	# test scripts (JSON comparisons; KCIDB's schema checked by jsonschema; the reply read by git mailinfo)
 	python3 python3-jsonschema git
 	# ingest.t counts the threads ingest --jobs auto starts

@@ -184,7 +184,7 @@ static void test_ipmi_refused(void **state)
 	assert_int_equal(f->result.fault, BCI_POWER_REFUSED);
 	assert_true(bci_power_fault_takes_out(f->result.fault));
 	assert_string_equal(f->result.why,
-			    "BMC 127.0.0.1:9623 refuses user admin: > RAKP 2 HMAC is invalid");
+			    "BMC 127.0.0.1:9623 refuses user admin: RAKP 2 HMAC is invalid");
 	calls = read_back(f, "calls");
 	assert_int_equal(count(calls, "\n"), 1);
 	free(calls);

@@ -136,6 +136,9 @@ static bool line_with(const char *text, const char *needle, char *line, size_t s
 		return false;
 	for (start = hit; start > text && start[-1] != '\n'; start--)
 		;
+	/* ipmitool -v marks some of its lines with "> ": not part of what they say. */
+	while (*start == '>' || *start == ' ')
+		start++;
 	end = strchr(hit, '\n');
 	if (!end)
 		end = hit + strlen(hit);

@@ -154,3 +154,40 @@ int bci_schedule_return(struct bci_schedule *s, const char *machine, double now,
 	ret = bci_store_machine_state_put(s->store, &put, err, err_size);
 	return ret < 0 ? ret : 1;
 }
+
+int bci_schedule_power(struct bci_schedule *s, const char *machine, const char *action, char *err,
+		       size_t err_size)
+{
+	static const enum bci_power_action actions[] = { BCI_POWER_ON, BCI_POWER_OFF, BCI_POWER_CYCLE,
+							 BCI_POWER_STATUS };
+	const struct bci_inventory_machine *m = bci_inventory_by_name(s->inventory, machine);
+	struct bci_power power;
+	struct bci_power_result result;
+	size_t i;
+	int ret;
+
+	if (!m) {
+		bci_message(err, err_size, "no machine %s in the inventory", machine);
+		return -ENOENT;
+	}
+	for (i = 0; i < sizeof(actions) / sizeof(*actions); i++)
+		if (!strcmp(action, bci_power_action_name(actions[i])))
+			break;
+	if (i == sizeof(actions) / sizeof(*actions)) {
+		bci_message(err, err_size, "power %.32s: on, off, cycle or status", action);
+		return -EINVAL;
+	}
+	power = power_of(s, m);
+	ret = bci_power_act(&power, actions[i], &result);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret < 0) {
+		bci_message(err, err_size, "%s: %s", machine, result.why);
+		return ret;
+	}
+	if (actions[i] == BCI_POWER_STATUS)
+		bci_schedule_say(s, "%s: power is %s", machine, bci_power_state_name(result.state));
+	else
+		bci_schedule_say(s, "%s: power %s: %s", machine, action, result.why);
+	return 0;
+}
