@@ -331,7 +331,8 @@ static int ipmi_call(const struct bci_power *p, const char *verb, struct run_out
 		if (ret == -ENOMEM)
 			return ret;
 		if (ret < 0) {
-			r->fault = BCI_POWER_UNUSABLE;
+			/* Not even killed (-ETIME): stuck waiting for the BMC; else not started. */
+			r->fault = ret == -ETIME ? BCI_POWER_NO_ANSWER : BCI_POWER_UNUSABLE;
 			return -EIO;
 		}
 		if (exited_zero(out))
