@@ -183,9 +183,14 @@ loop_machine_on() {
 	local i=$1 name=${LOOP_NAMES[$1]} dir
 	dir=$(loop_dir "$name")
 	if [ "${LOOP_POWER:-command}" = ipmi ]; then
-		"$LAB" bmc "$dir" start --port "${LOOP_BMC_PORTS[$i]}" --tftp "$LOOP_WORK/tftp" \
-			--mac "$(loop_mac "$i")" --timeout "${LOOP_POWER_TIMEOUT:-1800}" >/dev/null &&
-			"$AGGREGATOR" schedule --data "$LOOP_DATA" power "$name" on
+		# What the master did goes to LOOP_WORK/power.log (and to stderr when it failed).
+		if ! { "$LAB" bmc "$dir" start --port "${LOOP_BMC_PORTS[$i]}" --tftp "$LOOP_WORK/tftp" \
+			--mac "$(loop_mac "$i")" --timeout "${LOOP_POWER_TIMEOUT:-1800}" &&
+			"$AGGREGATOR" schedule --data "$LOOP_DATA" power "$name" on; } \
+			>>"$LOOP_WORK/power.log" 2>&1; then
+			tail -n 5 "$LOOP_WORK/power.log" >&2
+			return 1
+		fi
 	else
 		"$LAB" power "$dir" on --tftp "$LOOP_WORK/tftp" --mac "$(loop_mac "$i")" \
 			--timeout "${LOOP_POWER_TIMEOUT:-1800}" >/dev/null
