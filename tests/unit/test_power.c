@@ -70,7 +70,8 @@ static size_t count(const char *text, const char *needle)
 
 /*
  * The fake BMC: its chassis state in DIR/state, how it answers in DIR/mode
- * (ok, refuse, down, hang, stuck: actions leave the state as it is); every
+ * (ok, refuse, down, hang, fail: every call fails once in session, stuck: actions
+ * leave the state as it is); every
  * call's arguments appended to DIR/calls.
  */
 static const char fake_ipmitool[] =
@@ -84,6 +85,9 @@ static const char fake_ipmitool[] =
 	"down) echo 'Get Auth Capabilities error' >&2\n"
 	"      echo 'Error: Unable to establish IPMI v2 / RMCP+ session' >&2; exit 1 ;;\n"
 	"hang) exec sleep 30 ;;\n"
+	"fail) echo 'Set Session Privilege Level to ADMINISTRATOR' >&2\n"
+	"      echo 'Set Chassis Power Control to Up/On failed: Invalid data field in request' >&2\n"
+	"      exit 1 ;;\n"
 	"esac\n"
 	"for verb; do :; done\n"
 	"case $verb in\n"
@@ -188,6 +192,19 @@ static void test_ipmi_refused(void **state)
 	calls = read_back(f, "calls");
 	assert_int_equal(count(calls, "\n"), 1);
 	free(calls);
+}
+
+/* A chassis command the BMC answered with an error: a failed attempt, not a refusal. */
+static void test_ipmi_command_failed(void **state)
+{
+	struct fixture *f = *state;
+
+	write_file(f, "mode", "fail\n", 0644);
+	assert_int_equal(act(f, BCI_POWER_ON), -EIO);
+	assert_int_equal(f->result.fault, BCI_POWER_FAILED);
+	assert_false(bci_power_fault_takes_out(f->result.fault));
+	assert_string_equal(f->result.why, "BMC 127.0.0.1:9623: Set Chassis Power Control to Up/On"
+					   " failed: Invalid data field in request");
 }
 
 /* A BMC that does not answer: asked BCI_POWER_IPMI_CALLS times, then said so. */
@@ -314,6 +331,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ipmi_actions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ipmi_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ipmi_command_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ipmi_no_answer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ipmi_not_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ipmi_unusable, setup, teardown),

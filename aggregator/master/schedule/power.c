@@ -275,6 +275,12 @@ static void ipmi_fault(const struct bci_power *p, const struct run_output *out,
 	const struct bci_inventory_ipmi *ipmi = &p->machine->ipmi;
 	char line[200], how[64];
 
+	/* The session was made and the chassis command itself failed: whatever else -v said. */
+	if (line_with(out->text, "Chassis Power Control", line, sizeof(line))) {
+		r->fault = BCI_POWER_FAILED;
+		bci_message(r->why, sizeof(r->why), "BMC %s:%u: %s", ipmi->host, ipmi->port, line);
+		return;
+	}
 	if (out->timed_out) {
 		r->fault = BCI_POWER_NO_ANSWER;
 		bci_message(r->why, sizeof(r->why),
