@@ -64,10 +64,11 @@ static const struct usage {
 	  "      the known-good disk image (disk.img ...) as VERSION, the same way\n" },
 	{ "schedule",
 	  "schedule machines | schedule jobs [BUILD] | schedule return MACHINE\n"
-	  "         | schedule redeploy MACHINE\n"
+	  "         | schedule redeploy MACHINE | schedule power MACHINE on|off|cycle|status\n"
 	  "         [--data DIR] [--store URL]\n"
 	  "      the lab's machines (state, power cycles, why one is out) and jobs, from\n"
-	  "      DATA/machines.conf and the store; return puts a machine taken out back\n" },
+	  "      DATA/machines.conf and the store; return puts a machine taken out back\n"
+	  "      (and powers it on); power runs its power driver by hand\n" },
 	{ "serve",
 	  "serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
 	  "      the CI master's upload server (serve --help, bootci-aggregator-serve(1))\n" },
