@@ -39,7 +39,8 @@ static const struct usage {
 	  "       [--date UNIX] [--html DIR [--results-url SERVE_URL]]\n"
 	  "      compare the build with its baseline (the last N runs, default 5, of its\n"
 	  "      base tree) through DATA/known-issues.txt; write the reply to the series\n"
-	  "      as an mbox message, and with --send pipe it to `sendmail -t`; --html writes\n"
+	  "      as an mbox message (each test once, its machines beneath; --url: serve's\n"
+	  "      address, linked), and with --send pipe it to `sendmail -t`; --html writes\n"
 	  "      the test matrix DIR/NAME/index.html and a page per result, or with\n"
 	  "      --results-url links each cell to serve's page of the result instead\n" },
 	{ "metrics",
