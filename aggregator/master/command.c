@@ -51,8 +51,10 @@ static const struct usage {
 	  "      JSON on stdout, or the page serve shows at /metrics written to FILE\n" },
 	{ "export",
 	  "export kcidb --build NAME [--origin NAME] [-o OUT] |\n"
-	  "       export junit --machine NAME --run-id ID [-o OUT]   [--store URL] [--data DIR]\n"
-	  "      a build as KCIDB I/O v4.2 JSON, a run as JUnit XML (OUT replaced atomically)\n" },
+	  "       export junit --machine NAME --run-id ID [-o OUT]   [--url BASE] [--store URL]\n"
+	  "       [--data DIR]\n"
+	  "      a build as KCIDB I/O v4.2 JSON, a run as JUnit XML (OUT replaced atomically);\n"
+	  "      --url: serve's address, each result linked to its page there\n" },
 	{ "publish",
 	  "publish --build NAME --tree T --commit C --tier fast|full [--base NAME]\n"
 	  "        [--series-title TITLE --message-id ID] [--manifest FILE]\n"

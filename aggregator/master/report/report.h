@@ -470,12 +470,17 @@ const char *bci_export_kcidb_status(const char *result);
 /*
  * The build named @build as one KCIDB I/O v4.2 document on @out: a checkout
  * and a build (ids "@origin:@build"), a test per result of each of its runs.
- * @origin: the CI system's name, [a-z0-9_]+.
+ * @origin: the CI system's name, [a-z0-9_]+. With @url (serve's address,
+ * or NULL), each test's log_url is its result's page there (links.c).
  */
-int bci_export_kcidb(struct bci_store *store, const char *build, const char *origin, FILE *out,
-		     char *err, size_t err_size);
-/* A run as one JUnit XML document (a testsuite, a testcase per result) on @out. */
+int bci_export_kcidb(struct bci_store *store, const char *build, const char *origin,
+		     const char *url, FILE *out, char *err, size_t err_size);
+/*
+ * A run as one JUnit XML document (a testsuite, a testcase per result) on
+ * @out. With @url (serve's address, or NULL), each testcase's system-out
+ * (and a failure's text) gives its result's page there: "result page: URL".
+ */
 int bci_export_junit(struct bci_store *store, const char *data_dir, const char *machine,
-		     const char *run_id, FILE *out, char *err, size_t err_size);
+		     const char *run_id, const char *url, FILE *out, char *err, size_t err_size);
 
 #endif
