@@ -828,13 +828,15 @@ static void test_mbox_grouping(void **state)
 	assert_int_equal(occurrences(text, "\n      http://master:8080/builds/series%201?test=%5Eigt@bin_"), TESTS);
 	assert_non_null(strstr(text, "?test=%5Eigt@bin_07@sub%24\n"));
 	assert_non_null(strstr(text, "Matrix: http://master:8080/builds/series%201\n"));
-	/* 2 before 10, a machine never cut, a line of machines within 78 columns. */
+	/* 2 before 10, a machine never cut, a line of machines within 78 columns, no blank ending one. */
 	assert_non_null(strstr(text, "shard-9, shard-10,"));
 	/* A test is its name, its machines wrapped (about 7 to a line), a link and a blank line. */
 	assert_true(line_count(text) < TESTS * (3 + MACHINES / 6) + 40);
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strstr(line, "://"))
 			assert_true(strlen(line) <= 78);
+		assert_true(line[strlen(line) - 1] != ' ');
+	}
 	free(text);
 
 	/* Twenty subtests of one binary, the same machines and transition: one item. */

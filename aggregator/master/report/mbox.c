@@ -267,13 +267,17 @@ static void lines_write(struct body *b, const struct item *it, const char *url, 
 			end++;
 		body_printf(b, "    - ");
 		for (size_t j = i; j < end; j++) {
-			size_t len = strlen(it->changes[j]->machine) + (j + 1 < end ? 2 : 1);
+			/* The name and its ',' or ':' on this line, else on the next (no blank left at the end). */
+			size_t len = strlen(it->changes[j]->machine) + 1;
 
-			if (j > i && column + len > LINE_WIDTH) {
+			if (j > i && column + 1 + len > LINE_WIDTH) {
 				body_printf(b, "\n      ");
 				column = 6;
+			} else if (j > i) {
+				body_printf(b, " ");
+				column++;
 			}
-			body_printf(b, "%s%s", it->changes[j]->machine, j + 1 < end ? ", " : ":");
+			body_printf(b, "%s%s", it->changes[j]->machine, j + 1 < end ? "," : ":");
 			column += len;
 		}
 		body_printf(b, " [%s] -> [%s]", bci_status_label(it->changes[i]->from),
