@@ -39,7 +39,8 @@ static const struct usage {
 	  "       [--date UNIX] [--html DIR [--results-url SERVE_URL]]\n"
 	  "      compare the build with its baseline (the last N runs, default 5, of its\n"
 	  "      base tree) through DATA/known-issues.txt; write the reply to the series\n"
-	  "      as an mbox message, and with --send pipe it to `sendmail -t`; --html writes\n"
+	  "      as an mbox message (each test once, its machines beneath; --url: serve's\n"
+	  "      address, linked), and with --send pipe it to `sendmail -t`; --html writes\n"
 	  "      the test matrix DIR/NAME/index.html and a page per result, or with\n"
 	  "      --results-url links each cell to serve's page of the result instead\n" },
 	{ "metrics",
@@ -50,8 +51,10 @@ static const struct usage {
 	  "      JSON on stdout, or the page serve shows at /metrics written to FILE\n" },
 	{ "export",
 	  "export kcidb --build NAME [--origin NAME] [-o OUT] |\n"
-	  "       export junit --machine NAME --run-id ID [-o OUT]   [--store URL] [--data DIR]\n"
-	  "      a build as KCIDB I/O v4.2 JSON, a run as JUnit XML (OUT replaced atomically)\n" },
+	  "       export junit --machine NAME --run-id ID [-o OUT]   [--url BASE] [--store URL]\n"
+	  "       [--data DIR]\n"
+	  "      a build as KCIDB I/O v4.2 JSON, a run as JUnit XML (OUT replaced atomically);\n"
+	  "      --url: serve's address, each result linked to its page there\n" },
 	{ "publish",
 	  "publish --build NAME --tree T --commit C --tier fast|full [--base NAME]\n"
 	  "        [--series-title TITLE --message-id ID] [--manifest FILE]\n"
