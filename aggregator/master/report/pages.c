@@ -11,6 +11,7 @@
  * in links through bci_html_url_escape().
  */
 #include "report.h"
+#include "machine_pages.h"
 #include "../store/refused.h"
 #include "../store/store.h"
 #include "strv.h"
@@ -148,7 +149,8 @@ int bci_pages_index(struct bci_store *store, const char *data_dir, struct bci_st
 		bci_str_appendf(b, "%s", rows.items[i - 1]);
 	bci_str_appendf(b, "</table>\n");
 	bci_strv_free(&rows);
-	return page_end(b);
+	ret = bci_pages_machines_list(store, b, err, err_size);
+	return ret < 0 ? ret : page_end(b);
 }
 
 int bci_pages_refused(const char *data_dir, struct bci_str *b, char *err, size_t err_size)

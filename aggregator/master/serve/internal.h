@@ -230,6 +230,13 @@ enum MHD_Result serve_console_request(struct MHD_Connection *connection, struct 
 /* A scheduler's route @url was answered 200: a job initrd served is noted in its console. */
 void serve_console_served(struct bci_server *s, const char *url);
 
+/* ---- a run's archive (archive_route.c) ---- */
+
+/* Whether @url is /machines/<machine>/runs/<run-id>/archive. */
+bool serve_archive_owns(const char *url);
+enum MHD_Result serve_archive_request(struct MHD_Connection *connection, struct request *r,
+				      const char *url, const char *method);
+
 /* ---- the scheduler's routes (schedule_routes.c) ---- */
 
 enum MHD_Result serve_schedule_request(struct MHD_Connection *connection, struct request *r,
