@@ -9,6 +9,8 @@
  *   schedule_routes.c  the scheduler's routes (aggregator/schedule/serve_hook.h)
  *   fault.c     a machine's fault note (the scheduler takes it out) and hello
  *   console_routes.c  a machine's consoles, per boot (console.h reads them, console_log.h keeps them)
+ *   archive_route.c   a stored run's archive, downloaded
+ *   page_consoles.c   the consoles a machine's or a run's page links (page_consoles.h)
  *   incoming.c  DATA/incoming's upkeep: cut uploads expire
  *   gate.c      connections wait there for their request's head, then get a slot by token
  */
