@@ -9,7 +9,7 @@
 set -uo pipefail
 # shellcheck source=tests/aggregator/pages-lib.sh
 . "$SRC/tests/aggregator/pages-lib.sh"
-plan 33
+plan 34
 
 pages_store
 check "two builds, four runs ingested" test $? = 0
@@ -19,6 +19,9 @@ check "a run whose boot died ingested, with its pstore record" test $? = 0
 mkdir -p "$data/consoles/lab-3"
 printf '== bootci-serve: netboot of run crash-run (build crash-1) ==\nLinux version 6.1.0-test\n<b>boot</b>\n' \
 	>"$data/consoles/lab-3/000001.log"
+# lab-3's disk marked for a re-deploy (schedule/deploy.h's mark, as `schedule redeploy` writes it).
+mkdir -p "$data/schedule/damaged"
+printf 'GPT unreadable <b>\n' >"$data/schedule/damaged/lab-3"
 add_machine lab-1 token-1
 start_server
 
@@ -44,6 +47,8 @@ check "... its console, linked, with the run it netbooted" \
 	grep -q '<a href="/machines/lab-3/consoles/1">1</a></td><td>[0-9]*</td><td>20[0-9-]* [0-9:]*</td><td><a href="/machines/lab-3/runs/crash-run">' "$work/body"
 check "... its two boots and one crash record counted" \
 	grep -q '<td>2</td><td>[^<]*</td><td>1</td></tr>' "$work/body"
+check "... its disk's re-deploy and why, escaped" \
+	grep -qF '<p class="deploy">Its disk is to be re-deployed at its next boot: GPT unreadable &lt;b&gt;</p>' "$work/body"
 
 code=$(get /machines/lab-3/runs/crash-run)
 check "the run page of crash-run: 200" test "$code" = 200

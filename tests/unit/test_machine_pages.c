@@ -212,6 +212,15 @@ static void test_machine_page(void **state)
 	assert_non_null(strstr(b.data, "<a href=\"/api/v1/machines/lab-1\">JSON</a>"));
 	assert_non_null(strstr(b.data, "<a href=\"/machines/lab-1/suspend\">"));
 	assert_null(strstr(b.data, "class=\"pages\""));
+	assert_null(strstr(b.data, "class=\"deploy\""));
+	bci_str_free(&b);
+
+	/* Its disk marked for a re-deploy, as serve reads the mark. */
+	page.deploy = "damaged";
+	page.deploy_note = "GPT unreadable " EVIL;
+	assert_int_equal(bci_pages_machine(f->store, &page, &b, f->err, sizeof(f->err)), 0);
+	assert_non_null(strstr(b.data, "<p class=\"deploy\">Its disk is to be re-deployed at its"
+				       " next boot: GPT unreadable &lt;script&gt;"));
 	bci_str_free(&b);
 
 	page.json = true;
@@ -222,6 +231,8 @@ static void test_machine_page(void **state)
 	assert_string_equal(get_string(get(o, "state"), "note"), "no answer after 3 power cycles " EVIL);
 	assert_int_equal(json_object_get_int(get(get(o, "state"), "power_cycles")), 3);
 	assert_int_equal(json_object_get_int(get(get(o, "state"), "last_cycle")), 90000);
+	assert_string_equal(get_string(get(o, "deploy"), "state"), "damaged");
+	assert_string_equal(get_string(get(o, "deploy"), "note"), "GPT unreadable " EVIL);
 	jobs = get(o, "jobs");
 	assert_int_equal(json_object_array_length(jobs), 1);
 	assert_int_equal(json_object_get_int(get(json_object_array_get_idx(jobs, 0), "netboots")), 4);

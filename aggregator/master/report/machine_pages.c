@@ -588,6 +588,14 @@ static void machine_html(const struct machine_view *v, struct bci_str *b)
 		bci_str_appendf(b, "</tr>\n</table>\n");
 	}
 
+	if (v->page->deploy) {
+		bci_str_appendf(b, "<p class=\"deploy\">Its disk is %s: ",
+				!strcmp(v->page->deploy, "damaged") ? "to be re-deployed at its next boot"
+								    : "being re-deployed");
+		bci_html_escape_str(b, v->page->deploy_note ? v->page->deploy_note : "");
+		bci_str_appendf(b, "</p>\n");
+	}
+
 	bci_str_appendf(b, "<h2 id=\"jobs\">jobs</h2>\n");
 	if (!v->n_jobs) {
 		bci_str_appendf(b, "<p>The scheduler gave it no job.</p>\n");
@@ -687,6 +695,15 @@ static int machine_json(const struct machine_view *v, struct bci_str *b)
 		bci_jsonw_object_end(w);
 	}
 	json_time(w, "last_upload", v->last_upload);
+	bci_jsonw_key(w, "deploy");
+	if (!v->page->deploy) {
+		bci_jsonw_null(w);
+	} else {
+		bci_jsonw_object_begin(w);
+		json_string(w, "state", v->page->deploy);
+		json_string(w, "note", v->page->deploy_note);
+		bci_jsonw_object_end(w);
+	}
 	json_int(w, "jobs_total", (long long)v->n_jobs);
 	bci_jsonw_key(w, "jobs");
 	bci_jsonw_array_begin(w);

@@ -44,6 +44,9 @@ struct bci_machine_page {
 	unsigned page;			/* of its runs, from 1 (0: 1) */
 	const struct bci_page_console *consoles;	/* newest first */
 	size_t n_consoles;
+	/* Its disk's re-deploy (schedule/deploy.h): "damaged", "deploying", or NULL: none. */
+	const char *deploy;
+	const char *deploy_note;	/* the reason, or the version being written */
 	bool json;
 };
 

@@ -4,6 +4,7 @@
 #include "ingest_call.h"
 #include "page_consoles.h"
 #include "../report/machine_pages.h"
+#include "../schedule/deploy.h"
 #include "../names.h"
 #include "../report/report.h"
 #include "../store/refused.h"
@@ -367,8 +368,18 @@ static int machine_render(struct bci_store *store, const char *data_dir, struct 
 		struct bci_machine_page p = { .machine = route->machine, .page = (unsigned)page,
 					      .consoles = consoles, .n_consoles = count,
 					      .json = r->json };
+		/* The re-deploy marks, read by their one reader (only the data folder is used). */
+		struct bci_schedule schedule = { .store = store, .data_dir = data_dir };
+		char note[512];
 
-		ret = bci_pages_machine(store, &p, &r->body, r->err, sizeof(r->err));
+		ret = bci_schedule_deploy_state(&schedule, route->machine, note, sizeof(note), r->err,
+						sizeof(r->err));
+		if (ret == BCI_DEPLOY_DAMAGED || ret == BCI_DEPLOY_DEPLOYING) {
+			p.deploy = ret == BCI_DEPLOY_DAMAGED ? "damaged" : "deploying";
+			p.deploy_note = note;
+		}
+		if (ret >= 0)
+			ret = bci_pages_machine(store, &p, &r->body, r->err, sizeof(r->err));
 	} else {
 		struct bci_run_page p = { .data_dir = data_dir, .machine = route->machine,
 					  .run_id = route->run_id, .consoles = consoles,
