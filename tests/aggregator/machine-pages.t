@@ -9,7 +9,7 @@
 set -uo pipefail
 # shellcheck source=tests/aggregator/pages-lib.sh
 . "$SRC/tests/aggregator/pages-lib.sh"
-plan 34
+plan 35
 
 pages_store
 check "two builds, four runs ingested" test $? = 0
@@ -64,6 +64,8 @@ check "... each result links its page" \
 href=$(grep -o 'href="/machines/lab-3/runs/crash-run/results/igt@igt_a@basic"' "$work/body" | head -1 | sed 's/^href="//; s/"$//')
 code=$(get "$href")
 check "... and that page answers 200" test "$code" = 200
+check "... and links its machine and run back" \
+	grep -q 'machine <a href="/machines/lab-3">lab-3</a>, run <a href="/machines/lab-3/runs/crash-run">crash-run</a>' "$work/body"
 
 code=$(get /api/v1/machines/lab-3/runs/crash-run/summary)
 check "the run's JSON: 200" test "$code" = 200

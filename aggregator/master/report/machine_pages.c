@@ -571,7 +571,9 @@ static void machine_html(const struct machine_view *v, struct bci_str *b)
 	bci_str_appendf(b, "<h2 id=\"state\">state</h2>\n");
 	if (!v->known) {
 		bci_str_appendf(b, "<p>The scheduler has not recorded this machine (it never asked"
-				   " for a job).</p>\n");
+				   " for a job).</p>\n<table>\n<tr><th>last upload (UTC)</th>");
+		time_cell(b, v->last_upload);
+		bci_str_appendf(b, "</tr>\n</table>\n");
 	} else {
 		bci_str_appendf(b, "<table>\n<tr><th>state</th><td class=\"machine-%s\">",
 				v->state && !strcmp(v->state, "ready") ? "ready" : "out");
@@ -612,7 +614,8 @@ static void machine_html(const struct machine_view *v, struct bci_str *b)
 
 	consoles_html(b, machine, v->page->consoles, v->page->n_consoles, true);
 
-	bci_str_appendf(b, "<h2 id=\"runs\">runs</h2>\n<p>%zu runs, newest first", v->n_runs);
+	bci_str_appendf(b, "<h2 id=\"runs\">runs</h2>\n<p>%zu run%s, newest first", v->n_runs,
+			v->n_runs == 1 ? "" : "s");
 	if (pages > 1)
 		bci_str_appendf(b, "; page %zu of %zu", page, pages);
 	bci_str_appendf(b, ".</p>\n");

@@ -258,11 +258,17 @@ int bci_pages_result(struct bci_store *store, const char *data_dir, const char *
 	page_begin(b, "", test);
 	bci_str_appendf(b, "<h1>");
 	bci_html_escape_str(b, test);
-	bci_str_appendf(b, "</h1>\n<p>machine ");
+	bci_str_appendf(b, "</h1>\n<p>machine <a href=\"/machines/");
+	bci_html_url_escape(b, machine);
+	bci_str_appendf(b, "\">");
 	bci_html_escape_str(b, machine);
-	bci_str_appendf(b, ", run ");
+	bci_str_appendf(b, "</a>, run <a href=\"/machines/");
+	bci_html_url_escape(b, machine);
+	bci_str_appendf(b, "/runs/");
+	bci_html_url_escape(b, run_id);
+	bci_str_appendf(b, "\">");
 	bci_html_escape_str(b, run_id);
-	bci_str_appendf(b, " (");
+	bci_str_appendf(b, "</a> (");
 	bci_html_escape_str(b, found.state);
 	bci_str_appendf(b, ")");
 	if (found.build) {
