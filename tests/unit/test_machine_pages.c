@@ -6,7 +6,8 @@
  * text from the archive's folder), results and archive; the JSON of each
  * read back with json-c and compared with the store; every name escaped in
  * both; unknown machines, runs and pages refused. Also serve's routes of
- * these pages and the front page's list of machines.
+ * these pages and the front page's list of machines. On SQLite, or on the
+ * PostgreSQL database in BOOTCI_TEST_STORE_URL (tests/aggregator/store-postgres.t).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+#include <libpq-fe.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,15 +124,34 @@ static void fill(struct fixture *f)
 	assert_int_equal(bci_write_file_atomic(path, "Kernel panic <b>oops</b>\n", 25, 0644), 0);
 }
 
+static void pg_reset(const char *url)
+{
+	PGconn *conn = PQconnectdb(url);
+	PGresult *res;
+
+	assert_int_equal(PQstatus(conn), CONNECTION_OK);
+	res = PQexec(conn, "SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
+			   " CREATE SCHEMA public");
+	assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	PQfinish(conn);
+}
+
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
+	const char *pg = getenv("BOOTCI_TEST_STORE_URL");
 	char url[PATH_MAX + 32];
 
 	assert_non_null(f);
 	snprintf(f->dir, sizeof(f->dir), "/tmp/bootci-machine-pages-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	snprintf(url, sizeof(url), "sqlite:%s/bootci.sqlite", f->dir);
+	if (pg && *pg) {
+		snprintf(url, sizeof(url), "%s", pg);
+		pg_reset(pg);
+	} else {
+		snprintf(url, sizeof(url), "sqlite:%s/bootci.sqlite", f->dir);
+	}
 	if (bci_store_open(url, f->dir, &f->store, f->err, sizeof(f->err)) < 0)
 		fail_msg("%s", f->err);
 	fill(f);
