@@ -17,7 +17,7 @@ pages_crash_run
 check "a run whose boot died ingested, with its pstore record" test $? = 0
 # Boot 1 of lab-3's console, as serve keeps it, tied to the run by its note.
 mkdir -p "$data/consoles/lab-3"
-printf '== bootci-serve: netboot of run crash-run (build crash-1) ==\nLinux version 6.1.0-test\n<b>boot</b>\n' \
+printf '== bootci-serve: netboot of run crash-run (build crash-1) ==\nLinux version 6.1.0-test\n<b>boot</b>\n[    2.000000] bootci: boot 2 of the run; previous boot: kernel crash (1 pstore records)\n' \
 	>"$data/consoles/lab-3/000001.log"
 # lab-3's disk marked for a re-deploy (schedule/deploy.h's mark, as `schedule redeploy` writes it).
 mkdir -p "$data/schedule/damaged"
@@ -58,7 +58,8 @@ check "... boot 2 says how boot 1 ended and links the record it found" \
 	grep -q 'kernel crash (pstore: dmesg-efi_pstore-1)</td><td>[^<]*</td><td><a href="#crash-1">dmesg-efi_pstore-1</a>' "$work/body"
 check "... the pstore record's text, escaped" \
 	grep -qF 'Kernel panic - not syncing: &lt;b&gt;Fatal&lt;/b&gt; exception' "$work/body"
-check "... its console linked" grep -q '<a href="/machines/lab-3/consoles/1">1</a>' "$work/body"
+check "... its console linked on the row of boot 2, which the executor said it was" \
+	grep -q '<tr id="boot-2">.*<a href="/machines/lab-3/consoles/1">1</a></td></tr>' "$work/body"
 check "... each result links its page" \
 	grep -q '<a href="/machines/lab-3/runs/crash-run/results/igt@igt_b@crash">igt@igt_b@crash</a></td><td class="incomplete">' "$work/body"
 href=$(grep -o 'href="/machines/lab-3/runs/crash-run/results/igt@igt_a@basic"' "$work/body" | head -1 | sed 's/^href="//; s/"$//')
@@ -77,6 +78,7 @@ assert [b["index"] for b in r["boots"]] == [1, 2], r["boots"]
 assert r["boots"][1]["previous"] == "kernel crash (pstore: dmesg-efi_pstore-1)", r["boots"]
 assert [(c["boot"], c["source"], c["name"]) for c in r["crash_records"]] == [(2, "pstore", "dmesg-efi_pstore-1")]
 assert [c["boot"] for c in r["consoles"]] == [1] and r["consoles"][0]["run_id"] == "crash-run"
+assert r["consoles"][0]["run_boot"] == 2 and [b["consoles"] for b in r["boots"]] == [[], [1]]
 assert sorted(x["test"] for x in r["results"]) == ["igt@igt_a@basic", "igt@igt_b@crash"]
 assert r["counts"] == {"pass": 1, "incomplete": 1}, r["counts"]
 assert r["url"] == "/machines/lab-3/runs/crash-run"

@@ -17,6 +17,7 @@
 
 #include "../../aggregator/master/report/machine_pages.h"
 #include "../../aggregator/master/report/report.h"
+#include "../../aggregator/master/serve/page_consoles.h"
 #include "../../aggregator/master/serve/pages.h"
 #include "../../aggregator/master/store/store.h"
 #include "fsutil.h"
@@ -172,7 +173,7 @@ static int teardown(void **state)
 }
 
 static const struct bci_page_console consoles[] = {
-	{ .number = 7, .size = 4096, .modified = 2200, .run_id = "r2" },
+	{ .number = 7, .size = 4096, .modified = 2200, .run_id = "r2", .run_boot = 2 },
 	{ .number = 6, .size = 100, .modified = 2100, .run_id = "" },
 };
 
@@ -357,6 +358,9 @@ static void test_run_page(void **state)
 	assert_non_null(strstr(b.data, "<a href=\"/machines/lab-1/runs/r2/archive\">download</a> (5 bytes"));
 	assert_non_null(strstr(b.data, "<td>done</td><td>4</td>"));
 	assert_non_null(strstr(b.data, "<a href=\"/machines/lab-1/consoles/7\">7</a>"));
+	/* ... on the row of the boot it was. */
+	assert_non_null(strstr(b.data, "dmesg-&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;</a>"
+				       "</td><td><a href=\"/machines/lab-1/consoles/7\">7</a></td></tr>"));
 	assert_non_null(strstr(b.data, "<a href=\"/api/v1/machines/lab-1/runs/r2/summary\">JSON</a>"));
 	bci_str_free(&b);
 
@@ -369,6 +373,9 @@ static void test_run_page(void **state)
 	assert_int_equal(json_object_array_length(boots), 2);
 	assert_string_equal(get_string(json_object_array_get_idx(boots, 1), "previous"),
 			    "kernel crash " EVIL);
+	assert_int_equal(json_object_array_length(get(json_object_array_get_idx(boots, 0), "consoles")), 0);
+	assert_int_equal(json_object_get_int(json_object_array_get_idx(
+				 get(json_object_array_get_idx(boots, 1), "consoles"), 0)), 7);
 	assert_string_equal(get_string(json_object_array_get_idx(get(o, "crash_records"), 0), "name"),
 			    "dmesg-" EVIL);
 	results = get(o, "results");
@@ -414,6 +421,64 @@ static void test_front_page(void **state)
 	bci_str_free(&b);
 }
 
+static void console_write(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/consoles/lab-1", dir);
+	assert_int_equal(bci_mkdir_p(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/consoles/lab-1/%s", dir, name);
+	assert_int_equal(bci_write_file_atomic(path, text, strlen(text), 0644), 0);
+}
+
+/* serve's side: the consoles of a machine, of a run, and the run's boot each was. */
+static void test_page_consoles(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_page_console *list = NULL;
+	size_t n = 0;
+
+	assert_int_equal(serve_page_consoles(f->dir, "lab-1", NULL, &list, &n, f->err,
+					     sizeof(f->err)), 0);
+	assert_int_equal(n, 0);
+	assert_null(list);
+	console_write(f->dir, "000001.log",
+		      "== bootci-serve: netboot of run r2 (build drm-tip-1) ==\n"
+		      "Linux version 6.9.0\n[    2.500000] bootci: boot 2 of the run; previous boot:"
+		      " kernel crash (1 pstore records)\n");
+	console_write(f->dir, "000002.log", "Linux version 6.9.0\nknown-good\n");
+	console_write(f->dir, "000003.log",
+		      "== bootci-serve: netboot of run r2 (build drm-tip-1) ==\n"
+		      "bootci: boot x of the run;\nbootci: boot 3 of the runs\n");
+	console_write(f->dir, "000004.log",
+		      "== bootci-serve: netboot of run r22 (build drm-tip-1) ==\n"
+		      "bootci: boot 1 of the run; previous boot: none\n");
+
+	assert_int_equal(serve_page_consoles(f->dir, "lab-1", NULL, &list, &n, f->err,
+					     sizeof(f->err)), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(list[0].number, 4);
+	assert_string_equal(list[0].run_id, "r22");
+	assert_int_equal(list[0].run_boot, 1);
+	assert_int_equal(list[2].number, 2);
+	assert_string_equal(list[2].run_id, "");
+	assert_int_equal(list[2].run_boot, 0);
+	free(list);
+
+	/* r2's: boot 3's console has no boot line the executor would write, boot 1's says 2. */
+	assert_int_equal(serve_page_consoles(f->dir, "lab-1", "r2", &list, &n, f->err,
+					     sizeof(f->err)), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(list[0].number, 3);
+	assert_int_equal(list[0].run_boot, 0);
+	assert_int_equal(list[1].number, 1);
+	assert_int_equal(list[1].run_boot, 2);
+	assert_int_equal(list[1].size, strlen("== bootci-serve: netboot of run r2 (build drm-tip-1) ==\n"
+					      "Linux version 6.9.0\n[    2.500000] bootci: boot 2 of the"
+					      " run; previous boot: kernel crash (1 pstore records)\n"));
+	free(list);
+}
+
 static void test_routes(void **state)
 {
 	struct bci_page_route r;
@@ -454,6 +519,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_machine_paging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_front_page, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_page_consoles, setup, teardown),
 		cmocka_unit_test(test_routes),
 	};
 

@@ -155,8 +155,8 @@ static void consoles_html(struct bci_str *b, const char *machine, const struct b
 		bci_str_appendf(b, "<p>None kept.</p>\n");
 		return;
 	}
-	bci_str_appendf(b, "<table>\n<tr><th>boot</th><th>bytes</th><th>last output (UTC)</th>%s</tr>\n",
-			with_run ? "<th>run</th>" : "");
+	bci_str_appendf(b, "<table>\n<tr><th>boot</th><th>bytes</th><th>last output (UTC)</th>%s"
+			   "<th>the run's boot</th></tr>\n", with_run ? "<th>run</th>" : "");
 	for (size_t i = 0; i < n; i++) {
 		bci_str_appendf(b, "<tr><td><a href=\"");
 		machine_href(b, machine);
@@ -174,7 +174,10 @@ static void consoles_html(struct bci_str *b, const char *machine, const struct b
 			}
 			bci_str_appendf(b, "</td>");
 		}
-		bci_str_appendf(b, "</tr>\n");
+		if (c[i].run_boot)
+			bci_str_appendf(b, "<td>%u</td></tr>\n", c[i].run_boot);
+		else
+			bci_str_appendf(b, "<td></td></tr>\n");
 	}
 	bci_str_appendf(b, "</table>\n");
 }
@@ -190,6 +193,11 @@ static void consoles_json(struct bci_jsonw *w, struct bci_str *url, const char *
 		json_int(w, "bytes", (long long)c[i].size);
 		json_time(w, "modified", c[i].modified);
 		json_string(w, "run_id", c[i].run_id[0] ? c[i].run_id : NULL);
+		bci_jsonw_key(w, "run_boot");
+		if (c[i].run_boot)
+			bci_jsonw_int(w, c[i].run_boot);
+		else
+			bci_jsonw_null(w);
 		machine_href(url, machine);
 		bci_str_appendf(url, "/consoles/%u", c[i].number);
 		json_url(w, "url", url);
@@ -1030,7 +1038,7 @@ static void run_html(const struct run_view *v, struct bci_str *b)
 				   " (pstore, EFI) is saved by the boot after the one that died.</p>\n"
 				   "<table>\n<tr><th>boot</th><th>started (UTC)</th><th>kernel</th>"
 				   "<th>command line</th><th>the boot before, as it says</th>"
-				   "<th>ending</th><th>crash records it found</th></tr>\n");
+				   "<th>ending</th><th>crash records it found</th><th>console</th></tr>\n");
 		for (size_t i = 0; i < v->n_boots; i++) {
 			const struct boot_copy *boot = &v->boots[i];
 			bool first = true;
@@ -1048,6 +1056,18 @@ static void run_html(const struct run_view *v, struct bci_str *b)
 				bci_str_appendf(b, "%s<a href=\"#crash-%zu\">", first ? "" : ", ", c + 1);
 				bci_html_escape_str(b, v->crashes[c].name ? v->crashes[c].name : "?");
 				bci_str_appendf(b, "</a>");
+				first = false;
+			}
+			bci_str_appendf(b, "</td><td>");
+			first = true;
+			for (size_t c = 0; c < v->page->n_consoles; c++) {
+				unsigned number = v->page->consoles[c].number;
+
+				if (v->page->consoles[c].run_boot != (unsigned)boot->index)
+					continue;
+				bci_str_appendf(b, "%s<a href=\"", first ? "" : ", ");
+				machine_href(b, machine);
+				bci_str_appendf(b, "/consoles/%u\">%u</a>", number, number);
 				first = false;
 			}
 			bci_str_appendf(b, "</td></tr>\n");
@@ -1143,6 +1163,13 @@ static int run_json(const struct run_view *v, struct bci_str *b)
 		json_string(w, "cmdline", boot->cmdline);
 		json_string(w, "previous", boot->previous);
 		json_string(w, "ending", boot->ending);
+		/* Its consoles, newest first (a boot's console cut in two by a reset is two). */
+		bci_jsonw_key(w, "consoles");
+		bci_jsonw_array_begin(w);
+		for (size_t c = 0; c < v->page->n_consoles; c++)
+			if (v->page->consoles[c].run_boot == (unsigned)boot->index)
+				bci_jsonw_int(w, v->page->consoles[c].number);
+		bci_jsonw_array_end(w);
 		bci_jsonw_object_end(w);
 	}
 	bci_jsonw_array_end(w);

@@ -29,6 +29,7 @@ struct bci_page_console {
 	uint64_t size;
 	double modified;		/* its last byte's time */
 	char run_id[129];		/* the run it netbooted ("": a known-good boot or unknown) */
+	unsigned run_boot;		/* the run's boot it was, as the executor said (0: unknown) */
 };
 
 /* The runs a machine page lists per page, newest first. */

@@ -48,7 +48,7 @@ int serve_page_consoles(const char *data_dir, const char *machine, const char *r
 		/* A boot's file that went away meanwhile (pruned) is not listed. */
 		if (fd < 0)
 			continue;
-		if (bci_console_log_run(fd, c->run_id) != 1)
+		if (bci_console_log_run_boot(fd, c->run_id, &c->run_boot) != 1)
 			c->run_id[0] = '\0';
 		close(fd);
 		if (run_id && strcmp(c->run_id, run_id))
