@@ -17,7 +17,7 @@
 
 #include "../../aggregator/master/report/machine_pages.h"
 #include "../../aggregator/master/report/report.h"
-#include "../../aggregator/master/serve/page_consoles.h"
+#include "../../aggregator/master/serve/page_machine.h"
 #include "../../aggregator/master/serve/pages.h"
 #include "../../aggregator/master/store/store.h"
 #include "fsutil.h"

@@ -10,7 +10,7 @@
  *   fault.c     a machine's fault note (the scheduler takes it out) and hello
  *   console_routes.c  a machine's consoles, per boot (console.h reads them, console_log.h keeps them)
  *   archive_route.c   a stored run's archive, downloaded
- *   page_consoles.c   the consoles a machine's or a run's page links (page_consoles.h)
+ *   page_machine.c    a machine's and a run's page, with their consoles (page_machine.h)
  *   incoming.c  DATA/incoming's upkeep: cut uploads expire
  *   gate.c      connections wait there for their request's head, then get a slot by token
  */

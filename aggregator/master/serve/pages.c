@@ -2,9 +2,7 @@
 /* serve's pages (pages.h): routes, rendering through the store, the cache. */
 #include "pages.h"
 #include "ingest_call.h"
-#include "page_consoles.h"
-#include "../report/machine_pages.h"
-#include "../schedule/deploy.h"
+#include "page_machine.h"
 #include "../names.h"
 #include "../report/report.h"
 #include "../store/refused.h"
@@ -51,7 +49,8 @@ static bool api_machine_page(const char *url)
 
 bool bci_serve_pages_owns(const char *url)
 {
-	return !strcmp(url, "/") || api_machine_page(url) || !strcmp(url, "/metrics") || !strcmp(url, "/api/v1/metrics") ||
+	return !strcmp(url, "/") || api_machine_page(url) ||
+	       !strcmp(url, "/metrics") || !strcmp(url, "/api/v1/metrics") ||
 	       !strcmp(url, "/refused") || !strcmp(url, "/api/v1/refused") ||
 	       !strncmp(url, "/builds/", 8) || !strncmp(url, "/tests/", 7) ||
 	       !strncmp(url, "/machines/", 10);
@@ -340,57 +339,6 @@ static int refused_render(const char *data_dir, struct render *r)
 	return ret;
 }
 
-/* A machine's or a run's page (report/machine_pages.h), with the consoles serve keeps. */
-static int machine_render(struct bci_store *store, const char *data_dir, struct render *r)
-{
-	const struct bci_page_route *route = r->route;
-	bool machine = route->kind == BCI_PAGE_MACHINE || route->kind == BCI_PAGE_MACHINE_JSON;
-	struct bci_page_console *consoles = NULL;
-	unsigned long page = 1;
-	size_t count = 0;
-	int ret;
-
-	if (machine && r->page) {
-		char *end;
-
-		page = strtoul(r->page, &end, 10);
-		if (*r->page < '0' || *r->page > '9' || *end || page < 1 || page > 1000000) {
-			snprintf(r->err, sizeof(r->err), "page '%.40s': a number from 1", r->page);
-			r->bad_request = 1;
-			return -EINVAL;
-		}
-	}
-	ret = serve_page_consoles(data_dir, route->machine, machine ? NULL : route->run_id,
-				  &consoles, &count, r->err, sizeof(r->err));
-	if (ret < 0)
-		return ret;
-	if (machine) {
-		struct bci_machine_page p = { .machine = route->machine, .page = (unsigned)page,
-					      .consoles = consoles, .n_consoles = count,
-					      .json = r->json };
-		/* The re-deploy marks, read by their one reader (only the data folder is used). */
-		struct bci_schedule schedule = { .store = store, .data_dir = data_dir };
-		char note[512];
-
-		ret = bci_schedule_deploy_state(&schedule, route->machine, note, sizeof(note), r->err,
-						sizeof(r->err));
-		if (ret == BCI_DEPLOY_DAMAGED || ret == BCI_DEPLOY_DEPLOYING) {
-			p.deploy = ret == BCI_DEPLOY_DAMAGED ? "damaged" : "deploying";
-			p.deploy_note = note;
-		}
-		if (ret >= 0)
-			ret = bci_pages_machine(store, &p, &r->body, r->err, sizeof(r->err));
-	} else {
-		struct bci_run_page p = { .data_dir = data_dir, .machine = route->machine,
-					  .run_id = route->run_id, .consoles = consoles,
-					  .n_consoles = count, .json = r->json };
-
-		ret = bci_pages_run(store, &p, &r->body, r->err, sizeof(r->err));
-	}
-	free(consoles);
-	return ret;
-}
-
 static int render(struct bci_store *store, const char *data_dir, void *ctx)
 {
 	struct render *r = ctx;
@@ -442,7 +390,9 @@ static int render(struct bci_store *store, const char *data_dir, void *ctx)
 	case BCI_PAGE_MACHINE_JSON:
 	case BCI_PAGE_RUN:
 	case BCI_PAGE_RUN_JSON:
-		ret = machine_render(store, data_dir, r);
+		ret = serve_machine_page(store, data_dir, route->kind, route->machine, route->run_id,
+					 r->page, &r->body, r->err, sizeof(r->err));
+		r->bad_request = ret == -EINVAL;
 		break;
 	}
 	bci_filters_free(filters);
