@@ -87,6 +87,9 @@ static void fill(struct fixture *f)
 		{ .job = 0, .name = "igt@t@a", .result = "pass", .duration = 1.5 },
 		{ .job = 1, .name = "igt@t@<b>", .result = "incomplete", .duration = -1 },
 	};
+	struct bci_store_suspend cycle = { .cycle = 1, .state = "mem", .result = "pass", .wall = 3,
+					   .suspended = 1, .latency = 0.25, .kernel_suspend = -1,
+					   .kernel_resume = -1, .woke = "rtc <b>" };
 	int64_t key, job_key;
 	char path[PATH_MAX + 256];
 
@@ -98,6 +101,7 @@ static void fill(struct fixture *f)
 		assert_int_equal(bci_store_boot_add(f->store, key, &boots[i], f->err, sizeof(f->err)), 0);
 	assert_int_equal(bci_store_crash_add(f->store, key, &crash, f->err, sizeof(f->err)), 0);
 	assert_int_equal(bci_store_results_add(f->store, key, results, 2, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_suspend_add(f->store, key, &cycle, f->err, sizeof(f->err)), 0);
 	/* lab-2: 120 runs, three pages. */
 	for (int i = 0; i < 120; i++) {
 		char id[16];
@@ -362,6 +366,9 @@ static void test_run_page(void **state)
 	assert_non_null(strstr(b.data, "dmesg-&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;</a>"
 				       "</td><td><a href=\"/machines/lab-1/consoles/7\">7</a></td></tr>"));
 	assert_non_null(strstr(b.data, "<a href=\"/api/v1/machines/lab-1/runs/r2/summary\">JSON</a>"));
+	/* Its suspend cycle, every number, the unknown ones empty. */
+	assert_non_null(strstr(b.data, "<tr><td>1</td><td>mem</td><td>pass</td><td>rtc &lt;b&gt;</td>"
+				       "<td>3.000</td><td>1.000</td><td>0.250</td><td></td><td></td></tr>"));
 	bci_str_free(&b);
 
 	page.json = true;
@@ -385,6 +392,13 @@ static void test_run_page(void **state)
 	assert_true(json_object_is_type(get(json_object_array_get_idx(results, 1), "duration"),
 					json_type_null));
 	assert_int_equal(json_object_get_int(get(get(o, "counts"), "incomplete")), 1);
+	assert_int_equal(json_object_array_length(get(o, "suspend_cycles")), 1);
+	assert_string_equal(get_string(json_object_array_get_idx(get(o, "suspend_cycles"), 0), "woke"),
+			    "rtc <b>");
+	assert_true(json_object_get_double(get(json_object_array_get_idx(get(o, "suspend_cycles"), 0),
+					       "latency")) == 0.25);
+	assert_true(json_object_is_type(get(json_object_array_get_idx(get(o, "suspend_cycles"), 0),
+					    "kernel_resume"), json_type_null));
 	archive = get(o, "archive");
 	assert_int_equal(json_object_get_int(get(archive, "bytes")), 5);
 	assert_string_equal(get_string(archive, "url"), "/machines/lab-1/runs/r2/archive");
@@ -400,6 +414,7 @@ static void test_run_page(void **state)
 	assert_int_equal(bci_pages_run(f->store, &page, &b, f->err, sizeof(f->err)), 0);
 	assert_non_null(strstr(b.data, "<h2 id=\"boots\">boots</h2>\n<p>None recorded.</p>"));
 	assert_non_null(strstr(b.data, "<th>archive</th><td>not kept</td>"));
+	assert_null(strstr(b.data, "<h2 id=\"suspend\">"));
 	assert_null(strstr(b.data, "<h2 id=\"job\">"));
 	bci_str_free(&b);
 

@@ -793,6 +793,12 @@ struct result_copy {
 	double duration;
 };
 
+struct suspend_copy {
+	int cycle;
+	char *state, *result, *woke;
+	double wall, suspended, latency, kernel_suspend, kernel_resume;
+};
+
 struct run_view {
 	const struct bci_run_page *page;
 	struct bci_store *store;
@@ -807,6 +813,8 @@ struct run_view {
 	size_t n_crashes;
 	struct result_copy *results;
 	size_t n_results;
+	struct suspend_copy *suspends;
+	size_t n_suspends;
 	long counts[BCI_STATUS_COUNT];
 	bool archive_kept;
 	long long archive_bytes;
@@ -899,6 +907,25 @@ static int result_keep(const struct bci_store_result *result, void *ctx)
 	return v->failed ? -ENOMEM : 0;
 }
 
+static int suspend_keep(const struct bci_store_suspend *cycle, void *ctx)
+{
+	struct run_view *v = ctx;
+	struct suspend_copy *c = grow(&v->suspends, &v->n_suspends, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->cycle = cycle->cycle;
+	c->state = copy(cycle->state, &v->failed);
+	c->result = copy(cycle->result, &v->failed);
+	c->woke = copy(cycle->woke, &v->failed);
+	c->wall = cycle->wall;
+	c->suspended = cycle->suspended;
+	c->latency = cycle->latency;
+	c->kernel_suspend = cycle->kernel_suspend;
+	c->kernel_resume = cycle->kernel_resume;
+	return v->failed ? -ENOMEM : 0;
+}
+
 static void run_view_free(struct run_view *v)
 {
 	free(v->build);
@@ -927,6 +954,12 @@ static void run_view_free(struct run_view *v)
 		free(v->results[i].result);
 	}
 	free(v->results);
+	for (size_t i = 0; i < v->n_suspends; i++) {
+		free(v->suspends[i].state);
+		free(v->suspends[i].result);
+		free(v->suspends[i].woke);
+	}
+	free(v->suspends);
 }
 
 static int run_read(struct bci_store *store, struct run_view *v, char *err, size_t err_size)
@@ -949,6 +982,8 @@ static int run_read(struct bci_store *store, struct run_view *v, char *err, size
 		ret = bci_store_crashes_each(store, v->key, crash_keep, v, err, err_size);
 	if (ret >= 0)
 		ret = bci_store_results_each(store, v->key, result_keep, v, err, err_size);
+	if (ret >= 0)
+		ret = bci_store_suspends_each(store, v->key, suspend_keep, v, err, err_size);
 	if (ret < 0)
 		return ret;
 	/* Ingest keeps it under archives/ by its digest; a pruned data folder may have lost it. */
@@ -1082,6 +1117,32 @@ static void run_html(const struct run_view *v, struct bci_str *b)
 
 	consoles_html(b, machine, v->page->consoles, v->page->n_consoles, false);
 
+	if (v->n_suspends) {
+		bci_str_appendf(b, "<h2 id=\"suspend\">suspend cycles</h2>\n<p><a href=\"");
+		machine_href(b, machine);
+		bci_str_appendf(b, "/suspend\">the machine's latency across runs</a></p>\n<table>\n"
+				   "<tr><th>cycle</th><th>state</th><th>result</th><th>woke by</th>"
+				   "<th>wall (s)</th><th>suspended (s)</th><th>latency (s)</th>"
+				   "<th>kernel suspend (s)</th><th>kernel resume (s)</th></tr>\n");
+		for (size_t i = 0; i < v->n_suspends; i++) {
+			const struct suspend_copy *c = &v->suspends[i];
+			const double seconds[] = { c->wall, c->suspended, c->latency,
+						   c->kernel_suspend, c->kernel_resume };
+
+			bci_str_appendf(b, "<tr><td>%d</td>", c->cycle);
+			text_cell(b, c->state);
+			text_cell(b, c->result);
+			text_cell(b, c->woke);
+			for (size_t k = 0; k < 5; k++)
+				if (seconds[k] >= 0)
+					bci_str_appendf(b, "<td>%.3f</td>", seconds[k]);
+				else
+					bci_str_appendf(b, "<td></td>");
+			bci_str_appendf(b, "</tr>\n");
+		}
+		bci_str_appendf(b, "</table>\n");
+	}
+
 	bci_str_appendf(b, "<h2 id=\"results\">results</h2>\n<p>%zu results", v->n_results);
 	for (int s = 0; s < BCI_STATUS_COUNT; s++)
 		if (v->counts[s])
@@ -1185,6 +1246,30 @@ static int run_json(const struct run_view *v, struct bci_str *b)
 	}
 	bci_jsonw_array_end(w);
 	consoles_json(w, &url, machine, v->page->consoles, v->page->n_consoles);
+	bci_jsonw_key(w, "suspend_cycles");
+	bci_jsonw_array_begin(w);
+	for (size_t i = 0; i < v->n_suspends; i++) {
+		const struct suspend_copy *c = &v->suspends[i];
+		const char *const keys[] = { "wall", "suspended", "latency", "kernel_suspend",
+					     "kernel_resume" };
+		const double seconds[] = { c->wall, c->suspended, c->latency, c->kernel_suspend,
+					   c->kernel_resume };
+
+		bci_jsonw_object_begin(w);
+		json_int(w, "cycle", c->cycle);
+		json_string(w, "state", c->state);
+		json_string(w, "result", c->result);
+		json_string(w, "woke", c->woke);
+		for (size_t k = 0; k < 5; k++) {
+			bci_jsonw_key(w, keys[k]);
+			if (seconds[k] >= 0)
+				bci_jsonw_double(w, seconds[k]);
+			else
+				bci_jsonw_null(w);
+		}
+		bci_jsonw_object_end(w);
+	}
+	bci_jsonw_array_end(w);
 	bci_jsonw_key(w, "counts");
 	bci_jsonw_object_begin(w);
 	for (int s = 0; s < BCI_STATUS_COUNT; s++)
