@@ -19,6 +19,7 @@
 #include "../../aggregator/master/report/report.h"
 #include "../../aggregator/master/serve/page_machine.h"
 #include "../../aggregator/master/serve/pages.h"
+#include "../../aggregator/master/store/refused.h"
 #include "../../aggregator/master/store/store.h"
 #include "fsutil.h"
 #include "strv.h"
@@ -296,6 +297,62 @@ static void test_machine_page(void **state)
 	bci_str_free(&b);
 }
 
+static void refused_add(struct fixture *f, const char *machine, const char *run_id)
+{
+	struct bci_refused r = { .size = 123, .time = 7200 };
+
+	snprintf(r.machine, sizeof(r.machine), "%s", machine);
+	snprintf(r.run_id, sizeof(r.run_id), "%s", run_id);
+	snprintf(r.sha256, sizeof(r.sha256), "%s", DIGEST);
+	snprintf(r.reason, sizeof(r.reason), "an entry of 2 GiB <past> the limit");
+	if (bci_refused_add(f->dir, &r, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+}
+
+/* The uploads serve refused from a machine: on its page, and a page of their own. */
+static void test_machine_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_machine_page page = { .data_dir = f->dir, .machine = "lab-1" };
+	struct bci_str b = { 0 };
+	struct json_object *o;
+	char path[PATH_MAX + 64];
+
+	assert_int_equal(bci_pages_machine(f->store, &page, &b, f->err, sizeof(f->err)), 0);
+	assert_null(strstr(b.data, "id=\"refused\""));
+	bci_str_free(&b);
+
+	refused_add(f, "lab-1", "big-1");
+	refused_add(f, "lab-7", "big-2");
+	assert_int_equal(bci_pages_machine(f->store, &page, &b, f->err, sizeof(f->err)), 0);
+	assert_non_null(strstr(b.data, "<tr><td>1970-01-01 02:00:00</td><td>big-1</td><td>123</td>"
+				       "<td>1</td><td>an entry of 2 GiB &lt;past&gt; the limit</td></tr>"));
+	assert_null(strstr(b.data, "big-2"));
+	bci_str_free(&b);
+
+	/* A machine the store never saw whose uploads were all refused still has its page. */
+	page.machine = "lab-7";
+	page.json = true;
+	assert_int_equal(bci_pages_machine(f->store, &page, &b, f->err, sizeof(f->err)), 0);
+	o = parse(&b);
+	assert_int_equal(json_object_array_length(get(o, "refused")), 1);
+	assert_string_equal(get_string(json_object_array_get_idx(get(o, "refused"), 0), "reason"),
+			    "an entry of 2 GiB <past> the limit");
+	assert_int_equal(json_object_get_int(get(o, "runs_total")), 0);
+	json_object_put(o);
+	bci_str_free(&b);
+
+	/* A record that cannot be read: the page still comes, saying so. */
+	snprintf(path, sizeof(path), "%s/refused/lab-1/big-3.json", f->dir);
+	assert_int_equal(bci_write_file_atomic(path, "{", 1, 0644), 0);
+	page.machine = "lab-1";
+	page.json = false;
+	assert_int_equal(bci_pages_machine(f->store, &page, &b, f->err, sizeof(f->err)), 0);
+	assert_non_null(strstr(b.data, "/refused/lab-1/big-3.json: not a refused upload&#39;s record"));
+	assert_non_null(strstr(b.data, "<p>2 runs, newest first.</p>"));
+	bci_str_free(&b);
+}
+
 static void test_machine_paging(void **state)
 {
 	struct fixture *f = *state;
@@ -532,6 +589,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_machine_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_machine_paging, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_machine_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_front_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_page_consoles, setup, teardown),

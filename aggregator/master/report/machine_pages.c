@@ -6,6 +6,7 @@
  */
 #include "machine_pages.h"
 #include "report.h"
+#include "../store/refused.h"
 #include "../store/store.h"
 #include "jsonw.h"
 #include "strv.h"
@@ -376,6 +377,9 @@ struct machine_view {
 	size_t n_jobs;			/* every job seen */
 	struct run_copy *runs;		/* oldest first */
 	size_t n_runs;
+	struct bci_refused *refused;	/* newest first */
+	size_t n_refused;
+	char refused_error[512];	/* why they could not be read, or "" */
 	bool failed;			/* out of memory */
 };
 
@@ -460,6 +464,7 @@ static void machine_view_free(struct machine_view *v)
 		free(v->runs[i].last_ending);
 	}
 	free(v->runs);
+	free(v->refused);
 }
 
 static size_t page_count(size_t runs)
@@ -502,9 +507,17 @@ static int machine_read(struct bci_store *store, struct machine_view *v, char *e
 	ret = bci_store_runs_each(store, machine, run_keep, v, err, err_size);
 	if (ret < 0)
 		return ret;
-	if (!v->known && !tags && !jobs && !v->n_runs) {
-		snprintf(err, err_size, "machine '%s' is not known: no run, job or state is stored",
-			 machine);
+	if (v->page->data_dir) {
+		/* Records that cannot be read do not take the page down with them: said instead. */
+		if (bci_refused_list(v->page->data_dir, machine, &v->refused, &v->n_refused,
+				     v->refused_error, sizeof(v->refused_error)) == 0)
+			v->refused_error[0] = '\0';
+		else if (!v->refused_error[0])
+			snprintf(v->refused_error, sizeof(v->refused_error), "not readable");
+	}
+	if (!v->known && !tags && !jobs && !v->n_runs && !v->n_refused) {
+		snprintf(err, err_size, "machine '%s' is not known: no run, job, state or refused"
+			 " upload is stored", machine);
 		return -ENOENT;
 	}
 	if (page > page_count(v->n_runs)) {
@@ -622,6 +635,30 @@ static void machine_html(const struct machine_view *v, struct bci_str *b)
 
 	consoles_html(b, machine, v->page->consoles, v->page->n_consoles, true);
 
+	if (v->refused_error[0]) {
+		bci_str_appendf(b, "<h2 id=\"refused\">uploads refused</h2>\n<p>");
+		bci_html_escape_str(b, v->refused_error);
+		bci_str_appendf(b, "</p>\n");
+	} else if (v->n_refused) {
+		bci_str_appendf(b, "<h2 id=\"refused\">uploads refused</h2>\n<p>Runs serve did not"
+				   " take: each stays on the machine, whose collect sends it again."
+				   " <a href=\"/refused\">All machines'</a>.</p>\n<table>\n"
+				   "<tr><th>refused (UTC)</th><th>run</th><th>bytes</th><th>times</th>"
+				   "<th>why</th></tr>\n");
+		for (size_t i = 0; i < v->n_refused; i++) {
+			const struct bci_refused *r = &v->refused[i];
+
+			bci_str_appendf(b, "<tr>");
+			time_cell(b, (double)r->time);
+			text_cell(b, r->run_id);
+			bci_str_appendf(b, "<td>%llu</td><td>%llu</td>", (unsigned long long)r->size,
+					(unsigned long long)r->count);
+			text_cell(b, r->reason);
+			bci_str_appendf(b, "</tr>\n");
+		}
+		bci_str_appendf(b, "</table>\n");
+	}
+
 	bci_str_appendf(b, "<h2 id=\"runs\">runs</h2>\n<p>%zu run%s, newest first", v->n_runs,
 			v->n_runs == 1 ? "" : "s");
 	if (pages > 1)
@@ -722,6 +759,23 @@ static int machine_json(const struct machine_view *v, struct bci_str *b)
 		job_json(w, job_newest(v, i));
 	bci_jsonw_array_end(w);
 	consoles_json(w, &url, machine, v->page->consoles, v->page->n_consoles);
+	if (v->refused_error[0])
+		json_string(w, "refused_error", v->refused_error);
+	bci_jsonw_key(w, "refused");
+	bci_jsonw_array_begin(w);
+	for (size_t i = 0; i < v->n_refused; i++) {
+		const struct bci_refused *r = &v->refused[i];
+
+		bci_jsonw_object_begin(w);
+		json_string(w, "run_id", r->run_id);
+		json_string(w, "sha256", r->sha256);
+		json_int(w, "size", (long long)r->size);
+		json_string(w, "reason", r->reason);
+		json_int(w, "time", r->time);
+		json_int(w, "count", (long long)r->count);
+		bci_jsonw_object_end(w);
+	}
+	bci_jsonw_array_end(w);
 	json_int(w, "runs_total", (long long)v->n_runs);
 	json_int(w, "page", v->page->page ? v->page->page : 1);
 	json_int(w, "pages", (long long)page_count(v->n_runs));

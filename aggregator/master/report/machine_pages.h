@@ -41,6 +41,7 @@ struct bci_page_console {
 int bci_pages_machines_list(struct bci_store *store, struct bci_str *b, char *err, size_t err_size);
 
 struct bci_machine_page {
+	const char *data_dir;		/* its refused uploads are read there (store/refused.h) */
 	const char *machine;
 	unsigned page;			/* of its runs, from 1 (0: 1) */
 	const struct bci_page_console *consoles;	/* newest first */

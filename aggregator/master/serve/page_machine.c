@@ -96,7 +96,8 @@ int serve_machine_page(struct bci_store *store, const char *data_dir, enum bci_p
 	if (ret < 0)
 		return ret;
 	if (machine_page) {
-		struct bci_machine_page p = { .machine = machine, .page = (unsigned)number,
+		struct bci_machine_page p = { .data_dir = data_dir, .machine = machine,
+					      .page = (unsigned)number,
 					      .consoles = consoles, .n_consoles = count,
 					      .json = json };
 		/* The re-deploy mark, read by its one reader (which uses only the data folder). */
