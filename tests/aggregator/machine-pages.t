@@ -9,7 +9,7 @@
 set -uo pipefail
 # shellcheck source=tests/aggregator/pages-lib.sh
 . "$SRC/tests/aggregator/pages-lib.sh"
-plan 35
+plan 36
 
 pages_store
 check "two builds, four runs ingested" test $? = 0
@@ -39,6 +39,10 @@ check "... links each machine's page" \
 code=$(get /builds/drm-tip-2)
 check "the matrix's machine headers link the machine page" \
 	grep -q '<th><a href="/machines/lab-1">lab-1</a></th>' "$work/body"
+
+code=$(get /tests/igt@gem_exec@basic)
+check "a test's history links each run's machine and run" \
+	grep -q '<td><a href="/machines/lab-2">lab-2</a></td><td><a href="/machines/lab-2/runs/[^"]*">' "$work/body"
 
 code=$(get /machines/lab-3)
 check "lab-3's page: 200 without a token" test "$code" = 200

@@ -324,11 +324,17 @@ static int history_row(const struct bci_store_run *run, const struct bci_store_r
 		bci_html_escape_str(b, run->build);
 		bci_str_appendf(b, "</a>");
 	}
-	bci_str_appendf(b, "</td><td>");
+	bci_str_appendf(b, "</td><td><a href=\"/machines/");
+	bci_html_url_escape(b, run->machine);
+	bci_str_appendf(b, "\">");
 	bci_html_escape_str(b, run->machine);
-	bci_str_appendf(b, "</td><td>");
+	bci_str_appendf(b, "</a></td><td><a href=\"/machines/");
+	bci_html_url_escape(b, run->machine);
+	bci_str_appendf(b, "/runs/");
+	bci_html_url_escape(b, run->run_id);
+	bci_str_appendf(b, "\">");
 	bci_html_escape_str(b, run->run_id);
-	bci_str_appendf(b, "</td><td class=\"%s\"><a href=\"", status >= 0 ? bci_status_name(status) : "");
+	bci_str_appendf(b, "</a></td><td class=\"%s\"><a href=\"", status >= 0 ? bci_status_name(status) : "");
 	result_link(b, run->machine, run->run_id, result->name);
 	bci_str_appendf(b, "\">");
 	bci_html_escape_str(b, status >= 0 ? bci_status_name(status) : result->result);
