@@ -146,6 +146,28 @@ static void json_url(struct bci_jsonw *w, const char *key, struct bci_str *url)
 	bci_str_reset(url);
 }
 
+/*
+ * Grows @array (of @size-byte items, *@n used, room for *@cap) by one zeroed
+ * item, doubling its room when full; NULL when out of memory.
+ */
+static void *grow(void *array_ptr, size_t *n, size_t *cap, size_t size)
+{
+	void **array = array_ptr;
+	char *items = *array;
+
+	if (*n == *cap) {
+		size_t room = *cap ? *cap * 2 : 16;
+
+		items = realloc(*array, room * size);
+		if (!items)
+			return NULL;
+		*array = items;
+		*cap = room;
+	}
+	memset(items + *n * size, 0, size);
+	return items + (*n)++ * size;
+}
+
 /* ---- the consoles (both pages) ---- */
 
 static void consoles_html(struct bci_str *b, const char *machine, const struct bci_page_console *c,
@@ -376,7 +398,7 @@ struct machine_view {
 	struct job_copy jobs[BCI_MACHINE_PAGE_JOBS];	/* a ring: the newest last */
 	size_t n_jobs;			/* every job seen */
 	struct run_copy *runs;		/* oldest first */
-	size_t n_runs;
+	size_t n_runs, cap_runs;
 	struct bci_refused *refused;	/* newest first */
 	size_t n_refused;
 	char refused_error[512];	/* why they could not be read, or "" */
@@ -413,14 +435,10 @@ static int job_keep(const struct bci_store_job *job, void *ctx)
 static int run_keep(const struct bci_store_run *run, void *ctx)
 {
 	struct machine_view *v = ctx;
-	struct run_copy *grown, *r;
+	struct run_copy *r = grow(&v->runs, &v->n_runs, &v->cap_runs, sizeof(*r));
 
-	grown = realloc(v->runs, (v->n_runs + 1) * sizeof(*grown));
-	if (!grown)
+	if (!r)
 		return -ENOMEM;
-	v->runs = grown;
-	r = &v->runs[v->n_runs++];
-	memset(r, 0, sizeof(*r));
 	r->run_id = copy(run->run_id, &v->failed);
 	r->build = copy(run->build, &v->failed);
 	r->state = copy(run->state, &v->failed);
@@ -862,13 +880,13 @@ struct run_view {
 	bool has_job;
 	struct job_copy job;
 	struct boot_copy *boots;
-	size_t n_boots;
+	size_t n_boots, cap_boots;
 	struct crash_copy *crashes;
-	size_t n_crashes;
+	size_t n_crashes, cap_crashes;
 	struct result_copy *results;
-	size_t n_results;
+	size_t n_results, cap_results;
 	struct suspend_copy *suspends;
-	size_t n_suspends;
+	size_t n_suspends, cap_suspends;
 	long counts[BCI_STATUS_COUNT];
 	bool archive_kept;
 	long long archive_bytes;
@@ -901,23 +919,10 @@ static int run_job_found(const struct bci_store_job *job, void *ctx)
 	return job_copy_set(&v->job, job);
 }
 
-/* Grows @array (of @size-byte items, *@n used) by one zeroed item; NULL when out of memory. */
-static void *grow(void *array_ptr, size_t *n, size_t size)
-{
-	void **array = array_ptr;
-	char *grown = realloc(*array, (*n + 1) * size);
-
-	if (!grown)
-		return NULL;
-	*array = grown;
-	memset(grown + *n * size, 0, size);
-	return grown + (*n)++ * size;
-}
-
 static int boot_keep(const struct bci_store_boot *boot, void *ctx)
 {
 	struct run_view *v = ctx;
-	struct boot_copy *c = grow(&v->boots, &v->n_boots, sizeof(*c));
+	struct boot_copy *c = grow(&v->boots, &v->n_boots, &v->cap_boots, sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
@@ -933,7 +938,7 @@ static int boot_keep(const struct bci_store_boot *boot, void *ctx)
 static int crash_keep(const struct bci_store_crash *crash, void *ctx)
 {
 	struct run_view *v = ctx;
-	struct crash_copy *c = grow(&v->crashes, &v->n_crashes, sizeof(*c));
+	struct crash_copy *c = grow(&v->crashes, &v->n_crashes, &v->cap_crashes, sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
@@ -947,7 +952,7 @@ static int crash_keep(const struct bci_store_crash *crash, void *ctx)
 static int result_keep(const struct bci_store_result *result, void *ctx)
 {
 	struct run_view *v = ctx;
-	struct result_copy *c = grow(&v->results, &v->n_results, sizeof(*c));
+	struct result_copy *c = grow(&v->results, &v->n_results, &v->cap_results, sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
@@ -964,7 +969,7 @@ static int result_keep(const struct bci_store_result *result, void *ctx)
 static int suspend_keep(const struct bci_store_suspend *cycle, void *ctx)
 {
 	struct run_view *v = ctx;
-	struct suspend_copy *c = grow(&v->suspends, &v->n_suspends, sizeof(*c));
+	struct suspend_copy *c = grow(&v->suspends, &v->n_suspends, &v->cap_suspends, sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
