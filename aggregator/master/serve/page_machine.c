@@ -71,12 +71,11 @@ int serve_page_consoles(const char *data_dir, const char *machine, const char *r
 	return 0;
 }
 
-int serve_machine_page(struct bci_store *store, const char *data_dir, enum bci_page_kind kind,
-		       const char *machine, const char *run_id, const char *page,
-		       struct bci_str *body, char *err, size_t err_size)
+int serve_machine_page(struct bci_store *store, const char *data_dir, const char *machine,
+		       const char *run_id, const char *page, bool json, struct bci_str *body,
+		       char *err, size_t err_size)
 {
-	bool machine_page = kind == BCI_PAGE_MACHINE || kind == BCI_PAGE_MACHINE_JSON;
-	bool json = kind == BCI_PAGE_MACHINE_JSON || kind == BCI_PAGE_RUN_JSON;
+	bool machine_page = !run_id;
 	struct bci_page_console *consoles = NULL;
 	unsigned long number = 1;
 	size_t count = 0;
@@ -91,8 +90,7 @@ int serve_machine_page(struct bci_store *store, const char *data_dir, enum bci_p
 			return -EINVAL;
 		}
 	}
-	ret = serve_page_consoles(data_dir, machine, machine_page ? NULL : run_id, &consoles, &count,
-				  err, err_size);
+	ret = serve_page_consoles(data_dir, machine, run_id, &consoles, &count, err, err_size);
 	if (ret < 0)
 		return ret;
 	if (machine_page) {

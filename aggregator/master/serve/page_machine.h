@@ -9,8 +9,7 @@
 #ifndef BCI_SERVE_PAGE_MACHINE_H
 #define BCI_SERVE_PAGE_MACHINE_H
 
-#include "pages.h"
-
+#include <stdbool.h>
 #include <stddef.h>
 
 struct bci_page_console;
@@ -18,14 +17,14 @@ struct bci_store;
 struct bci_str;
 
 /*
- * The page @kind (BCI_PAGE_MACHINE, _MACHINE_JSON, _RUN, _RUN_JSON) of
- * @machine (and @run_id) appended to @body; @page the query's ?page= (NULL:
- * 1). 0, -EINVAL a bad ?page= (a 400), -ENOENT nothing such (a 404), -errno;
- * @err says why.
+ * The page of @machine (@run_id NULL), or of its run @run_id, as HTML or
+ * (@json) JSON, appended to @body; @page the query's ?page= (NULL: 1). 0,
+ * -EINVAL a bad ?page= (a 400), -ENOENT nothing such (a 404), -errno; @err
+ * says why.
  */
-int serve_machine_page(struct bci_store *store, const char *data_dir, enum bci_page_kind kind,
-		       const char *machine, const char *run_id, const char *page,
-		       struct bci_str *body, char *err, size_t err_size);
+int serve_machine_page(struct bci_store *store, const char *data_dir, const char *machine,
+		       const char *run_id, const char *page, bool json, struct bci_str *body,
+		       char *err, size_t err_size);
 
 /* How many of a machine's latest consoles its page lists. */
 #define BCI_PAGE_CONSOLES_LISTED 20

@@ -390,8 +390,10 @@ static int render(struct bci_store *store, const char *data_dir, void *ctx)
 	case BCI_PAGE_MACHINE_JSON:
 	case BCI_PAGE_RUN:
 	case BCI_PAGE_RUN_JSON:
-		ret = serve_machine_page(store, data_dir, route->kind, route->machine, route->run_id,
-					 r->page, &r->body, r->err, sizeof(r->err));
+		ret = serve_machine_page(store, data_dir, route->machine,
+					 route->kind == BCI_PAGE_RUN || route->kind == BCI_PAGE_RUN_JSON ?
+					 route->run_id : NULL, r->page, r->json, &r->body, r->err,
+					 sizeof(r->err));
 		r->bad_request = ret == -EINVAL;
 		break;
 	}
