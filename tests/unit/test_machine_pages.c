@@ -182,6 +182,12 @@ static const struct bci_page_console consoles[] = {
 	{ .number = 6, .size = 100, .modified = 2100, .run_id = "" },
 };
 
+/* r2's, as serve finds them: boot 2's console, then boot 1's (which crashed). */
+static const struct bci_page_console run_consoles[] = {
+	{ .number = 7, .size = 4096, .modified = 2200, .run_id = "r2", .run_boot = 2 },
+	{ .number = 5, .size = 2048, .modified = 2050, .run_id = "r2", .run_boot = 1 },
+};
+
 static struct json_object *parse(const struct bci_str *b)
 {
 	struct json_object *o;
@@ -397,7 +403,7 @@ static void test_run_page(void **state)
 {
 	struct fixture *f = *state;
 	struct bci_run_page page = { .data_dir = f->dir, .machine = "lab-1", .run_id = "r2",
-				     .consoles = consoles, .n_consoles = 1 };
+				     .consoles = run_consoles, .n_consoles = 2 };
 	struct bci_str b = { 0 };
 	struct json_object *o, *boots, *results, *archive;
 
@@ -419,7 +425,9 @@ static void test_run_page(void **state)
 	assert_non_null(strstr(b.data, "<a href=\"/machines/lab-1/runs/r2/archive\">download</a> (5 bytes"));
 	assert_non_null(strstr(b.data, "<td>done</td><td>4</td>"));
 	assert_non_null(strstr(b.data, "<a href=\"/machines/lab-1/consoles/7\">7</a>"));
-	/* ... on the row of the boot it was. */
+	/* ... on the row of the boot it was, a boot that crashed with its last test's tail. */
+	assert_non_null(strstr(b.data, "<td><a href=\"/machines/lab-1/consoles/5\">5</a> (<a href=\""
+				       "/machines/lab-1/consoles/5/tail\">its last test</a>)</td></tr>"));
 	assert_non_null(strstr(b.data, "dmesg-&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;</a>"
 				       "</td><td><a href=\"/machines/lab-1/consoles/7\">7</a></td></tr>"));
 	assert_non_null(strstr(b.data, "<a href=\"/api/v1/machines/lab-1/runs/r2/summary\">JSON</a>"));
@@ -437,7 +445,8 @@ static void test_run_page(void **state)
 	assert_int_equal(json_object_array_length(boots), 2);
 	assert_string_equal(get_string(json_object_array_get_idx(boots, 1), "previous"),
 			    "kernel crash " EVIL);
-	assert_int_equal(json_object_array_length(get(json_object_array_get_idx(boots, 0), "consoles")), 0);
+	assert_int_equal(json_object_get_int(json_object_array_get_idx(
+				 get(json_object_array_get_idx(boots, 0), "consoles"), 0)), 5);
 	assert_int_equal(json_object_get_int(json_object_array_get_idx(
 				 get(json_object_array_get_idx(boots, 1), "consoles"), 0)), 7);
 	assert_string_equal(get_string(json_object_array_get_idx(get(o, "crash_records"), 0), "name"),

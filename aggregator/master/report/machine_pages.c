@@ -1162,6 +1162,13 @@ static void run_html(const struct run_view *v, struct bci_str *b)
 				bci_str_appendf(b, "%s<a href=\"", first ? "" : ", ");
 				machine_href(b, machine);
 				bci_str_appendf(b, "/consoles/%u\">%u</a>", number, number);
+				/* A boot that did not end cleanly: the test it ended in, from its start. */
+				if (!boot->ending || strncmp(boot->ending, "clean", 5)) {
+					bci_str_appendf(b, " (<a href=\"");
+					machine_href(b, machine);
+					bci_str_appendf(b, "/consoles/%u/tail\">its last test</a>)",
+							number);
+				}
 				first = false;
 			}
 			bci_str_appendf(b, "</td></tr>\n");
