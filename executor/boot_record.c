@@ -118,6 +118,7 @@ int bci_boot_begin(struct bci_executor *ex)
 	ret = bci_write_file_atomic(path, record, strlen(record), 0644);
 	if (ret < 0)
 		bci_error("cannot write %s: %s", path, strerror(-ret));
+	/* serve ties the console to the run's boot by "boot N of the run;" (console_log.h). */
 	if (ex->kernel_crashed)
 		bci_say("boot %u of the run; previous boot: kernel crash (%d pstore records)",
 			ex->boot_number, saved.pstore);

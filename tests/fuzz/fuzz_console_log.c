@@ -9,6 +9,7 @@
 #include "../../aggregator/master/serve/console_log.h"
 #include "fsutil.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,24 @@ static void fresh_dir(void)
 	bci_remove_tree(dir);
 }
 
+/* A boot's run and the run's boot, read from its head: a word, a number in range. */
+static void run_check(const char *path)
+{
+	char run_id[BCI_CONSOLE_RUN_MAX + 1];
+	unsigned boot = 7;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found;
+
+	if (fd < 0)
+		abort();
+	found = bci_console_log_run_boot(fd, run_id, &boot);
+	close(fd);
+	if (found < 0 || (found == 0 && boot) || boot > 999999)
+		abort();
+	if (found == 1 && (!run_id[0] || strlen(run_id) > BCI_CONSOLE_RUN_MAX ||
+			   strpbrk(run_id, " \r\n")))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bci_console_log *log;
@@ -90,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		total += len;
 		free(text);
+		run_check(path);
 	}
 	if (total != size)
 		abort();

@@ -54,11 +54,17 @@ static void check_route(const char *line)
 		name_check(route.build);
 		break;
 	case BCI_PAGE_RESULT:
-		if (!bci_manifest_word_ok(route.run_id))
-			abort();
 		name_check(route.test);
 		/* fall through */
+	case BCI_PAGE_RUN:
+	case BCI_PAGE_RUN_JSON:
+		if (!bci_manifest_word_ok(route.run_id))
+			abort();
+		name_check(route.run_id);
+		/* fall through */
 	case BCI_PAGE_SUSPEND:
+	case BCI_PAGE_MACHINE:
+	case BCI_PAGE_MACHINE_JSON:
 		if (!bci_manifest_word_ok(route.machine))
 			abort();
 		name_check(route.machine);

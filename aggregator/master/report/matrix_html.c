@@ -124,7 +124,7 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_matrix_view *vi
 		if (links == BCI_HTML_SERVED) {
 			bci_str_appendf(b, "<a href=\"/machines/");
 			bci_html_url_escape(b, m->machines[j]);
-			bci_str_appendf(b, "/suspend\">");
+			bci_str_appendf(b, "\">");
 		}
 		bci_html_escape_str(b, m->machines[j]);
 		bci_str_appendf(b, links == BCI_HTML_SERVED ? "</a></th>" : "</th>");

@@ -11,6 +11,7 @@
  * in links through bci_html_url_escape().
  */
 #include "report.h"
+#include "machine_pages.h"
 #include "../store/refused.h"
 #include "../store/store.h"
 #include "strv.h"
@@ -148,7 +149,8 @@ int bci_pages_index(struct bci_store *store, const char *data_dir, struct bci_st
 		bci_str_appendf(b, "%s", rows.items[i - 1]);
 	bci_str_appendf(b, "</table>\n");
 	bci_strv_free(&rows);
-	return page_end(b);
+	ret = bci_pages_machines_list(store, b, err, err_size);
+	return ret < 0 ? ret : page_end(b);
 }
 
 int bci_pages_refused(const char *data_dir, struct bci_str *b, char *err, size_t err_size)
@@ -256,11 +258,17 @@ int bci_pages_result(struct bci_store *store, const char *data_dir, const char *
 	page_begin(b, "", test);
 	bci_str_appendf(b, "<h1>");
 	bci_html_escape_str(b, test);
-	bci_str_appendf(b, "</h1>\n<p>machine ");
+	bci_str_appendf(b, "</h1>\n<p>machine <a href=\"/machines/");
+	bci_html_url_escape(b, machine);
+	bci_str_appendf(b, "\">");
 	bci_html_escape_str(b, machine);
-	bci_str_appendf(b, ", run ");
+	bci_str_appendf(b, "</a>, run <a href=\"/machines/");
+	bci_html_url_escape(b, machine);
+	bci_str_appendf(b, "/runs/");
+	bci_html_url_escape(b, run_id);
+	bci_str_appendf(b, "\">");
 	bci_html_escape_str(b, run_id);
-	bci_str_appendf(b, " (");
+	bci_str_appendf(b, "</a> (");
 	bci_html_escape_str(b, found.state);
 	bci_str_appendf(b, ")");
 	if (found.build) {
@@ -316,11 +324,17 @@ static int history_row(const struct bci_store_run *run, const struct bci_store_r
 		bci_html_escape_str(b, run->build);
 		bci_str_appendf(b, "</a>");
 	}
-	bci_str_appendf(b, "</td><td>");
+	bci_str_appendf(b, "</td><td><a href=\"/machines/");
+	bci_html_url_escape(b, run->machine);
+	bci_str_appendf(b, "\">");
 	bci_html_escape_str(b, run->machine);
-	bci_str_appendf(b, "</td><td>");
+	bci_str_appendf(b, "</a></td><td><a href=\"/machines/");
+	bci_html_url_escape(b, run->machine);
+	bci_str_appendf(b, "/runs/");
+	bci_html_url_escape(b, run->run_id);
+	bci_str_appendf(b, "\">");
 	bci_html_escape_str(b, run->run_id);
-	bci_str_appendf(b, "</td><td class=\"%s\"><a href=\"", status >= 0 ? bci_status_name(status) : "");
+	bci_str_appendf(b, "</a></td><td class=\"%s\"><a href=\"", status >= 0 ? bci_status_name(status) : "");
 	result_link(b, run->machine, run->run_id, result->name);
 	bci_str_appendf(b, "\">");
 	bci_html_escape_str(b, status >= 0 ? bci_status_name(status) : result->result);

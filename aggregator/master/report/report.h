@@ -20,6 +20,7 @@
  *   matrix_html.c      the matrix page
  *   html_write.c       a build's static pages: the matrix and a page per result
  *   pages.c            the pages serve renders on request
+ *   machine_pages.c    a machine's page and a run's, HTML and JSON (machine_pages.h)
  *   metrics.c          the CI's metrics over a time window
  *   command.c          `bootci-aggregator report`
  *   build_command.c    `build`, `machine`: what a person registers

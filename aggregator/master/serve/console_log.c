@@ -848,13 +848,36 @@ bool bci_console_log_job_runs(const char *name, const char *test)
 	return n && !strncmp(name, test, n) && (test[n] == '\0' || test[n] == '@');
 }
 
-int bci_console_log_run(int fd, char run_id[BCI_CONSOLE_RUN_MAX + 1])
+/* The executor's "bootci: boot N of the run;" in @head (@len bytes): N, or 0. */
+static unsigned boot_line(const char *head, size_t len)
+{
+	static const char marker[] = BCI_CONSOLE_BOOT_LINE;
+	const char *at, *end = head + len;
+
+	for (at = head; (at = memmem(at, (size_t)(end - at), marker, sizeof(marker) - 1));
+	     at += sizeof(marker) - 1) {
+		const char *digit = at + sizeof(marker) - 1, *p = digit;
+		unsigned long n = 0;
+
+		while (p < end && *p >= '0' && *p <= '9' && n <= 999999)
+			n = n * 10 + (unsigned long)(*p++ - '0');
+		if (p > digit && n && n <= 999999 &&
+		    (size_t)(end - p) >= strlen(BCI_CONSOLE_BOOT_LINE_END) &&
+		    !memcmp(p, BCI_CONSOLE_BOOT_LINE_END, strlen(BCI_CONSOLE_BOOT_LINE_END)))
+			return (unsigned)n;
+	}
+	return 0;
+}
+
+int bci_console_log_run_boot(int fd, char run_id[BCI_CONSOLE_RUN_MAX + 1], unsigned *boot)
 {
 	static const char note[] = BCI_CONSOLE_NOTE_PREFIX BCI_CONSOLE_RUN_NOTE;
 	char *head = malloc(BCI_CONSOLE_RUN_SCAN + 1), *at;
 	ssize_t got;
 	int ret = 0;
 
+	if (boot)
+		*boot = 0;
 	if (!head)
 		return -ENOMEM;
 	got = pread(fd, head, BCI_CONSOLE_RUN_SCAN, 0);
@@ -876,6 +899,14 @@ int bci_console_log_run(int fd, char run_id[BCI_CONSOLE_RUN_MAX + 1])
 			break;
 		}
 	}
+	/* The executor speaks after the run note (serve writes it as it hands out the initrd). */
+	if (ret == 1 && boot)
+		*boot = boot_line(at, (size_t)(head + got - at));
 	free(head);
 	return ret;
+}
+
+int bci_console_log_run(int fd, char run_id[BCI_CONSOLE_RUN_MAX + 1])
+{
+	return bci_console_log_run_boot(fd, run_id, NULL);
 }

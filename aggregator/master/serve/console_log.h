@@ -137,5 +137,14 @@ bool bci_console_log_job_runs(const char *name, const char *test);
  */
 #define BCI_CONSOLE_RUN_SCAN (256u << 10)
 int bci_console_log_run(int fd, char run_id[BCI_CONSOLE_RUN_MAX + 1]);
+/*
+ * The same, and the run's boot number the executor said in that head
+ * (executor/boot_record.c, after its kernel's log: a line ending
+ * `bootci: boot N of the run; previous boot: ...`) in *@boot, 0 when it
+ * did not say one there (the boot died before, or a known-good boot).
+ */
+#define BCI_CONSOLE_BOOT_LINE "bootci: boot "
+#define BCI_CONSOLE_BOOT_LINE_END " of the run;"
+int bci_console_log_run_boot(int fd, char run_id[BCI_CONSOLE_RUN_MAX + 1], unsigned *boot);
 
 #endif

@@ -100,6 +100,8 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, struct requ
 		return serve_schedule_request(connection, r, url, method);
 	if (serve_console_owns(url))
 		return serve_console_request(connection, r, url, method);
+	if (serve_archive_owns(url))
+		return serve_archive_request(connection, r, url, method);
 	if (bci_serve_pages_owns(url))
 		return serve_get_page(connection, r, url, method);
 	status = bci_http_route(method, url, &r->route, why, sizeof(why));

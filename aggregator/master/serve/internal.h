@@ -9,6 +9,8 @@
  *   schedule_routes.c  the scheduler's routes (aggregator/schedule/serve_hook.h)
  *   fault.c     a machine's fault note (the scheduler takes it out) and hello
  *   console_routes.c  a machine's consoles, per boot (console.h reads them, console_log.h keeps them)
+ *   archive_route.c   a stored run's archive, downloaded
+ *   page_machine.c    a machine's and a run's page, with their consoles (page_machine.h)
  *   incoming.c  DATA/incoming's upkeep: cut uploads expire
  *   gate.c      connections wait there for their request's head, then get a slot by token
  */
@@ -229,6 +231,13 @@ enum MHD_Result serve_console_request(struct MHD_Connection *connection, struct 
 				      const char *url, const char *method);
 /* A scheduler's route @url was answered 200: a job initrd served is noted in its console. */
 void serve_console_served(struct bci_server *s, const char *url);
+
+/* ---- a run's archive (archive_route.c) ---- */
+
+/* Whether @url is /machines/<machine>/runs/<run-id>/archive. */
+bool serve_archive_owns(const char *url);
+enum MHD_Result serve_archive_request(struct MHD_Connection *connection, struct request *r,
+				      const char *url, const char *method);
 
 /* ---- the scheduler's routes (schedule_routes.c) ---- */
 

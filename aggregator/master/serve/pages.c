@@ -2,6 +2,7 @@
 /* serve's pages (pages.h): routes, rendering through the store, the cache. */
 #include "pages.h"
 #include "ingest_call.h"
+#include "page_machine.h"
 #include "../names.h"
 #include "../report/report.h"
 #include "../store/refused.h"
@@ -25,9 +26,31 @@
 
 /* ---- routes ---- */
 
+#define API_MACHINES "/api/v1/machines/"
+
+/*
+ * Of the machines' API (serve/http.c: their uploads, manifests, faults), the
+ * pages take only what is theirs: a machine's JSON and a run's summary.
+ */
+static bool api_machine_page(const char *url)
+{
+	const char *slash, *end;
+
+	if (strncmp(url, API_MACHINES, strlen(API_MACHINES)))
+		return false;
+	slash = strchr(url + strlen(API_MACHINES), '/');
+	if (!slash)
+		return true;
+	if (strncmp(slash, "/runs/", 6))
+		return false;
+	end = strchr(slash + 6, '/');
+	return end && !strcmp(end, "/summary");
+}
+
 bool bci_serve_pages_owns(const char *url)
 {
-	return !strcmp(url, "/") || !strcmp(url, "/metrics") || !strcmp(url, "/api/v1/metrics") ||
+	return !strcmp(url, "/") || api_machine_page(url) ||
+	       !strcmp(url, "/metrics") || !strcmp(url, "/api/v1/metrics") ||
 	       !strcmp(url, "/refused") || !strcmp(url, "/api/v1/refused") ||
 	       !strncmp(url, "/builds/", 8) || !strncmp(url, "/tests/", 7) ||
 	       !strncmp(url, "/machines/", 10);
@@ -88,6 +111,24 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 		}
 		return 0;
 	}
+	if (api_machine_page(url)) {
+		p = segment(url + strlen(API_MACHINES), route->machine, sizeof(route->machine),
+			    &too_long);
+		if (too_long || !bci_name_machine_ok(route->machine)) {
+			snprintf(err, err_size, "not a machine name");
+			return 400;
+		}
+		route->kind = BCI_PAGE_MACHINE_JSON;
+		if (!*p)
+			return 0;
+		p = segment(p + 6, route->run_id, sizeof(route->run_id), &too_long);
+		if (too_long || !bci_name_run_id_ok(route->run_id)) {
+			snprintf(err, err_size, "not a run id");
+			return 400;
+		}
+		route->kind = BCI_PAGE_RUN_JSON;
+		return 0;
+	}
 	if (strncmp(url, "/machines/", 10)) {
 		snprintf(err, err_size, "no such page");
 		return 404;
@@ -97,18 +138,27 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 		snprintf(err, err_size, "not a machine name");
 		return 400;
 	}
+	if (!*p) {
+		route->kind = BCI_PAGE_MACHINE;
+		return 0;
+	}
 	if (!strcmp(p, "/suspend")) {
 		route->kind = BCI_PAGE_SUSPEND;
 		return 0;
 	}
 	if (strncmp(p, "/runs/", 6)) {
-		snprintf(err, err_size, "no such page: a machine has /suspend and /runs/<run-id>/results/<test>");
+		snprintf(err, err_size, "no such page: a machine has /suspend, /runs/<run-id> and"
+			 " /runs/<run-id>/results/<test>");
 		return 404;
 	}
 	p = segment(p + 6, route->run_id, sizeof(route->run_id), &too_long);
 	if (too_long || !bci_name_run_id_ok(route->run_id)) {
 		snprintf(err, err_size, "not a run id");
 		return 400;
+	}
+	if (!*p) {
+		route->kind = BCI_PAGE_RUN;
+		return 0;
 	}
 	if (strncmp(p, "/results/", 9)) {
 		snprintf(err, err_size, "no such page: a run has /results/<test>");
@@ -219,7 +269,7 @@ static void cache_put(struct bci_serve_pages *pages, const char *key, unsigned l
 
 struct render {
 	const struct bci_page_route *route;
-	const char *from, *to;
+	const char *from, *to, *page;
 	struct bci_str body;
 	bool json;
 	char err[1024];
@@ -336,6 +386,16 @@ static int render(struct bci_store *store, const char *data_dir, void *ctx)
 	case BCI_PAGE_REFUSED_JSON:
 		ret = refused_render(data_dir, r);
 		break;
+	case BCI_PAGE_MACHINE:
+	case BCI_PAGE_MACHINE_JSON:
+	case BCI_PAGE_RUN:
+	case BCI_PAGE_RUN_JSON:
+		ret = serve_machine_page(store, data_dir, route->machine,
+					 route->kind == BCI_PAGE_RUN || route->kind == BCI_PAGE_RUN_JSON ?
+					 route->run_id : NULL, r->page, r->json, &r->body, r->err,
+					 sizeof(r->err));
+		r->bad_request = ret == -EINVAL;
+		break;
 	}
 	bci_filters_free(filters);
 	return ret;
@@ -381,10 +441,11 @@ static void answer_error(struct bci_page_answer *a, int status, bool json, const
 }
 
 void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, const char *url,
-			    const char *from, const char *to, struct bci_page_answer *a)
+			    const char *from, const char *to, const char *page,
+			    struct bci_page_answer *a)
 {
 	struct bci_page_route route;
-	struct render r = { .route = &route, .from = from, .to = to };
+	struct render r = { .route = &route, .from = from, .to = to, .page = page };
 	unsigned long generation;
 	char why[300], *key;
 	int status, ret;
@@ -392,12 +453,13 @@ void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, c
 
 	memset(a, 0, sizeof(*a));
 	status = bci_serve_pages_route(method, url, &route, why, sizeof(why));
-	r.json = !strcmp(url, "/api/v1/metrics") || !strcmp(url, "/api/v1/refused");
+	r.json = !strncmp(url, "/api/v1/", 8);
 	if (status) {
 		answer_error(a, status, r.json, why);
 		return;
 	}
-	if (asprintf(&key, "%s?from=%s&to=%s", url, from ? from : "", to ? to : "") < 0) {
+	if (asprintf(&key, "%s?from=%s&to=%s&page=%s", url, from ? from : "", to ? to : "",
+		     page ? page : "") < 0) {
 		answer_error(a, 500, r.json, "out of memory");
 		return;
 	}

@@ -6,6 +6,10 @@
  *   GET /                                         the builds
  *   GET /builds/<build>                           the build's test matrix
  *   GET /machines/<machine>/runs/<run-id>/results/<test>   a result, its logs, crash records
+ *   GET /machines/<machine>?page=N                a machine: state, jobs, consoles, runs
+ *   GET /api/v1/machines/<machine>?page=N         the same as JSON
+ *   GET /machines/<machine>/runs/<run-id>         a run: boots, crash records, results
+ *   GET /api/v1/machines/<machine>/runs/<run-id>/summary   the same as JSON
  *   GET /tests/<test>                             the test's history across builds
  *   GET /machines/<machine>/suspend               suspend/resume latency across builds (SVG)
  *   GET /metrics?from=&to=                        the metrics page
@@ -37,6 +41,10 @@ enum bci_page_kind {
 	BCI_PAGE_METRICS_JSON,
 	BCI_PAGE_REFUSED,
 	BCI_PAGE_REFUSED_JSON,
+	BCI_PAGE_MACHINE,
+	BCI_PAGE_MACHINE_JSON,
+	BCI_PAGE_RUN,
+	BCI_PAGE_RUN_JSON,
 };
 
 #define BCI_PAGE_NAME_MAX 512
@@ -73,8 +81,9 @@ struct bci_page_answer {
 	char note[300];			/* for the log */
 };
 
-/* The answer to GET @url; @from, @to: the query's values, or NULL. */
+/* The answer to GET @url; @from, @to, @page: the query's values, or NULL. */
 void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, const char *url,
-			    const char *from, const char *to, struct bci_page_answer *answer);
+			    const char *from, const char *to, const char *page,
+			    struct bci_page_answer *answer);
 
 #endif

@@ -170,7 +170,8 @@ enum MHD_Result serve_get_page(struct MHD_Connection *connection, struct request
 
 	bci_serve_pages_answer(r->server->pages, method, url,
 			       MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "from"),
-			       MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "to"), &a);
+			       MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "to"),
+			       MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "page"), &a);
 	if (!a.body)
 		return MHD_NO;
 	snprintf(r->note, sizeof(r->note), "%s", a.note);
