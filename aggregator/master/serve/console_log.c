@@ -4,6 +4,7 @@
 
 #include "fsutil.h"
 #include "message.h"
+#include "progress_marker.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -704,56 +705,9 @@ int bci_console_log_open_boot(const char *dir, unsigned number)
 	return fd < 0 ? -errno : fd;
 }
 
-/* "[N/M] " at @p: 1 with the numbers and @p past it, else 0. */
-static int job_numbers(const char **p, unsigned *index, unsigned *total)
-{
-	char *end;
-	unsigned long n, m;
-
-	if (**p != '[' || !isdigit((unsigned char)(*p)[1]))
-		return 0;
-	n = strtoul(*p + 1, &end, 10);
-	if (*end != '/' || !isdigit((unsigned char)end[1]))
-		return 0;
-	m = strtoul(end + 1, &end, 10);
-	if (end[0] != ']' || end[1] != ' ' || !n || n > m || m > UINT_MAX)
-		return 0;
-	*index = (unsigned)n;
-	*total = (unsigned)m;
-	*p = end + 2;
-	return 1;
-}
-
-enum job_line {
-	JOB_LINE_NONE,
-	JOB_LINE_START,
-	JOB_LINE_END,
-};
-
-/* What the line starting with @line (NUL-terminated, its start only) says of a job. */
-static enum job_line job_line(const char *line, unsigned *index, unsigned *total, const char **name)
-{
-	static const char start_mark[] = "[bootci] ", end_mark[] = "bootci: ";
-	/* Only at the line's start, after printk's time stamp if any. */
-	size_t window = strnlen(line, 40);
-	const char *at, *p;
-
-	if ((at = memmem(line, window, start_mark, sizeof(start_mark) - 1))) {
-		p = at + sizeof(start_mark) - 1;
-		if (job_numbers(&p, index, total)) {
-			*name = p;
-			return JOB_LINE_START;
-		}
-	} else if ((at = memmem(line, window, end_mark, sizeof(end_mark) - 1))) {
-		p = at + sizeof(end_mark) - 1;
-		if (job_numbers(&p, index, total))
-			return JOB_LINE_END;
-	}
-	return JOB_LINE_NONE;
-}
-
-/* A line's start as job_line() reads it: up to the name's length, NUL-terminated. */
-#define LINE_START_MAX (40 + sizeof(((struct bci_console_in_flight *)0)->name))
+/* A line's start as the marker parser reads it: up to the name's length, NUL-terminated. */
+#define LINE_START_MAX \
+	(BCI_PROGRESS_PREFIX_WINDOW + sizeof(((struct bci_console_in_flight *)0)->name))
 #define SCAN_BLOCK 65536
 /* How far back from a boot's end a job's start is looked for: past its limit, a boot has no more. */
 #define SCAN_MAX (64ULL << 20)
@@ -792,9 +746,8 @@ int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out)
 			break;
 		}
 		for (i = (size_t)(high - low); i-- > 0 || low == 0;) {
+			struct bci_progress_marker marker;
 			uint64_t line_start;
-			unsigned index, total;
-			const char *name;
 			size_t len;
 
 			if (i != (size_t)-1 && block[i] != '\n')
@@ -808,23 +761,23 @@ int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out)
 				else if (pread(fd, start, len, (off_t)line_start) != (ssize_t)len)
 					len = 0;
 				start[len] = '\0';
-				switch (job_line(start, &index, &total, &name)) {
-				case JOB_LINE_END:
+				switch (bci_progress_parse(start, len, &marker)) {
+				case BCI_PROGRESS_END:
 					if (ended_count < sizeof(ended) / sizeof(ended[0]))
-						ended[ended_count++] = index;
+						ended[ended_count++] = marker.number;
 					break;
-				case JOB_LINE_START:
+				case BCI_PROGRESS_START:
 					for (size_t k = 0; k < ended_count; k++)
-						if (ended[k] == index)
+						if (ended[k] == marker.number)
 							goto out;	/* the last job started had ended */
-					out->index = index;
-					out->total = total;
-					snprintf(out->name, sizeof(out->name), "%.*s",
-						 (int)strcspn(name, "\r\n"), name);
+					out->index = marker.number;
+					out->total = marker.total;
+					snprintf(out->name, sizeof(out->name), "%.*s", (int)marker.text_len,
+						 marker.text);
 					out->start = line_start;
 					ret = 1;
 					goto out;
-				case JOB_LINE_NONE:
+				case BCI_PROGRESS_NONE:
 					break;
 				}
 			}
@@ -838,14 +791,6 @@ int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out)
 out:
 	free(block);
 	return ret;
-}
-
-bool bci_console_log_job_runs(const char *name, const char *test)
-{
-	/* The job's test, or its binary ("igt@kms_flip (3 subtests)") and one of its tests. */
-	size_t n = strcspn(name, " ");
-
-	return n && !strncmp(name, test, n) && (test[n] == '\0' || test[n] == '@');
 }
 
 int bci_console_log_run(int fd, char run_id[BCI_CONSOLE_RUN_MAX + 1])

@@ -106,12 +106,12 @@ int bci_console_log_list(const char *dir, struct bci_console_boot **out, size_t 
 int bci_console_log_open_boot(const char *dir, unsigned number);
 
 /*
- * The job in flight when a boot's console ends, from the executor's console
- * lines (written by executor/igt/progress.c): a job's start is its kernel log
- * marker `[bootci] [N/M] NAME`, its end the line `bootci: [N/M] NAME RESULT ...`,
- * which may come after the next job's start. The job in flight is the last
- * started one without an end after its start: at a crash, a hang or a reset,
- * the test that was running, and the console from its start is its tail.
+ * The job in flight when a boot's console ends, from the executor's progress
+ * lines (lib/progress_marker.h): a job's start is its kernel log marker
+ * `[bootci] [N/M] NAME`, its end the console line `bootci: [N/M] NAME RESULT
+ * ...`, which may come after the next job's start. The job in flight is the
+ * last started one without an end after its start: at a crash, a hang or a
+ * reset, the test that was running, and the console from its start is its tail.
  */
 #define BCI_CONSOLE_TAIL_MAX (64u << 10)
 
@@ -126,8 +126,6 @@ struct bci_console_in_flight {
  * flight at its end, 0 when none was, -errno.
  */
 int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out);
-/* Whether job @name (as in_flight says it) runs test @test (igt@binary@subtest...). */
-bool bci_console_log_job_runs(const char *name, const char *test);
 
 #define BCI_CONSOLE_RUN_MAX 128
 /*

@@ -19,6 +19,7 @@
 #include "../report/report.h"
 #include "../schedule/route.h"
 #include "pages.h"
+#include "progress_marker.h"
 #include "strv.h"
 
 #include <ctype.h>
@@ -266,7 +267,7 @@ static enum MHD_Result answer_result(struct MHD_Connection *connection, struct r
 		if (fd < 0)
 			continue;
 		if (bci_console_log_run(fd, boot_run) == 1 && !strcmp(boot_run, run) &&
-		    bci_console_log_in_flight(fd, &job) == 1 && bci_console_log_job_runs(job.name, test))
+		    bci_console_log_in_flight(fd, &job) == 1 && bci_progress_job_runs(job.name, strlen(job.name), test))
 			found = boots[i].number;
 		close(fd);
 	}
