@@ -13,7 +13,7 @@
 #include "report.h"
 #include "../store/refused.h"
 #include "../store/store.h"
-#include "../serve/console.h"
+#include "../serve/console_log.h"
 #include "strv.h"
 
 #include <errno.h>
@@ -248,7 +248,7 @@ static int status_died(int status)
 
 /*
  * The machine's console, when serve keeps one (DATA/consoles/<machine>,
- * serve/console.h): a result whose boot may have ended while it ran links the
+ * serve/console_log.h): a result whose boot may have ended while it ran links the
  * console of that boot from the test's start (serve finds the boot of this run
  * that ended while the test ran, and says so when none did), and every result
  * links the machine's boots. A stat per page: the page is cached.

@@ -50,6 +50,10 @@ struct bci_console_log {
 	unsigned tail_number;		/* its K (0: none yet) */
 	uint64_t tail_bytes;		/* in it */
 	uint64_t tail_older;		/* in segment K - 1 (0: none) */
+	bool flooding;			/* this boot passed its head */
+	unsigned flooded_boots;		/* boots that did, since open */
+	unsigned last_flooded;		/* the latest of them */
+	uint64_t last_dropped;		/* its dropped bytes, once its tail was finished */
 	bool dirty;			/* written since the last sync */
 	double synced;			/* when */
 
@@ -285,6 +289,8 @@ static int tail_finish(struct bci_console_log *c, bool known)
 	c->tail_number = 0;
 	c->tail_bytes = 0;
 	c->tail_older = 0;
+	if (known)
+		c->last_dropped = c->dropped;
 	c->dropped = 0;
 	if ((ret = sync_now(c, c->synced)) < 0)
 		return ret;
@@ -307,6 +313,12 @@ static int keep(struct bci_console_log *c, const char *data, size_t len)
 		c->boot_bytes += room;
 		if ((ret = put(c, data, room)) < 0)
 			return ret;
+	}
+	if (!c->flooding) {
+		c->flooding = true;
+		c->flooded_boots++;
+		c->last_flooded = c->boot;
+		c->last_dropped = 0;
 		snprintf(text, sizeof(text),
 			 "boot %u passed %llu bytes (--console-boot-max %llu): its middle is dropped, "
 			 "its last part kept at its end", c->boot, (unsigned long long)head,
@@ -336,6 +348,7 @@ static int cut(struct bci_console_log *c)
 	c->boot++;
 	c->boot_bytes = 0;
 	c->dropped = 0;
+	c->flooding = false;
 	c->at_line_start = true;
 	c->firmware_started = false;
 	c->kernel_started = false;
@@ -514,6 +527,17 @@ unsigned bci_console_log_boot(const struct bci_console_log *c)
 	return c->fd >= 0 ? c->boot : 0;
 }
 
+void bci_console_log_status(const struct bci_console_log *c, struct bci_console_log_status *out)
+{
+	*out = (struct bci_console_log_status){
+		.boot = bci_console_log_boot(c),
+		.flooding = c->flooding,
+		.flooded_boots = c->flooded_boots,
+		.last_flooded_boot = c->last_flooded,
+		.last_dropped = c->flooding ? c->dropped : c->last_dropped,
+	};
+}
+
 void bci_console_log_close(struct bci_console_log *c)
 {
 	if (!c)
@@ -615,6 +639,12 @@ int bci_console_log_open(const char *dir, const char *machine, uint64_t boot_max
 		c->firmware_started = true;
 		c->lines_since_firmware = 1;
 		c->at_line_start = false;
+		if (c->boot_bytes >= head_max(c)) {
+			/* Its cut was said before serve stopped. */
+			c->flooding = true;
+			c->flooded_boots = 1;
+			c->last_flooded = c->boot;
+		}
 		{
 			char last = '\n';
 			char path[PATH_MAX];
@@ -644,6 +674,13 @@ int bci_console_log_open(const char *dir, const char *machine, uint64_t boot_max
 }
 
 /* ---- the reader ---- */
+
+int bci_consoles_dir(const char *data_dir, const char *machine, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s/%s/%s", data_dir, BCI_CONSOLE_DIR, machine);
+
+	return n < 0 || (size_t)n >= size || (size_t)n >= PATH_MAX - 16 ? -ENAMETOOLONG : 0;
+}
 
 static int compare_boots(const void *a, const void *b)
 {

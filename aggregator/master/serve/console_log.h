@@ -62,6 +62,9 @@
  */
 #define BCI_CONSOLE_RUN_NOTE "netboot of run "
 
+/* DATA/consoles/<machine> into @out (@size bytes); -ENAMETOOLONG when it does not fit. */
+int bci_consoles_dir(const char *data_dir, const char *machine, char *out, size_t size);
+
 struct bci_console_log;
 
 /*
@@ -86,6 +89,16 @@ int bci_console_log_note(struct bci_console_log *c, const char *fmt, ...)
 int bci_console_log_tick(struct bci_console_log *c, double now);
 /* The boot being written (0 before the first byte). */
 unsigned bci_console_log_boot(const struct bci_console_log *c);
+
+struct bci_console_log_status {
+	unsigned boot;			/* as bci_console_log_boot() */
+	bool flooding;			/* it passed its head: its middle is being dropped */
+	unsigned flooded_boots;		/* boots that passed their head since open */
+	unsigned last_flooded_boot;	/* the latest of them (0: none) */
+	uint64_t last_dropped;		/* its bytes dropped (so far, while it floods) */
+};
+/* Where the writer stands: the boot, and the floods since it was opened. */
+void bci_console_log_status(const struct bci_console_log *c, struct bci_console_log_status *out);
 /* Writes out what is held, syncs, closes. */
 void bci_console_log_close(struct bci_console_log *c);
 

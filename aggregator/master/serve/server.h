@@ -37,6 +37,7 @@ struct bci_serve_config {
 	uint64_t max_body;		/* bytes of one archive */
 	struct bci_run_archive_limits limits;
 	uint64_t console_boot_max;	/* bytes of one boot's console kept (console_log.h); 0: default */
+	unsigned console_silent;	/* seconds without a byte that make a console silent; 0: default */
 	FILE *log;			/* one line per request */
 };
 
