@@ -21,6 +21,8 @@
 /* How long a held line start waits for more bytes before it is written as it is. */
 #define HOLD_SECONDS 0.5
 #define SYNC_SECONDS 1.0
+/* What one feed writes at once: its lines (a flood's thousands) become a write or a few. */
+#define OUT_MAX 65536
 
 /* What OVMF sends at every power on and reset (clear, home, set the mode). */
 static const char firmware_reset[] = "\x1b[2J\x1b[01;01H\x1b[=3h";
@@ -55,6 +57,10 @@ struct bci_console_log {
 	unsigned last_flooded;		/* the latest of them */
 	uint64_t last_dropped;		/* its dropped bytes, once its tail was finished */
 	bool dirty;			/* written since the last sync */
+	/* Bytes for out_fd (the boot's file or a tail segment) not yet written: a feed's lines. */
+	char out[OUT_MAX];
+	size_t out_len;
+	int out_fd;
 	double synced;			/* when */
 
 	/* The start of the current line, held until it is known to start a boot or not. */
@@ -126,8 +132,39 @@ static int boot_open(struct bci_console_log *c)
 	return 0;
 }
 
+/* Writes what is held for out_fd: before that file is synced or closed, at a feed's end. */
+static int out_flush(struct bci_console_log *c)
+{
+	int ret = 0;
+
+	if (c->out_len)
+		ret = bci_write_all(c->out_fd, c->out, c->out_len);
+	c->out_len = 0;
+	return ret;
+}
+
+/* @len bytes for @fd, held with those before them for the same file. */
+static int out_write(struct bci_console_log *c, int fd, const char *data, size_t len)
+{
+	int ret;
+
+	if (c->out_len && (fd != c->out_fd || len > sizeof(c->out) - c->out_len) &&
+	    (ret = out_flush(c)) < 0)
+		return ret;
+	if (len >= sizeof(c->out))
+		return bci_write_all(fd, data, len);
+	c->out_fd = fd;
+	memcpy(c->out + c->out_len, data, len);
+	c->out_len += len;
+	return 0;
+}
+
 static int sync_now(struct bci_console_log *c, double now)
 {
+	int ret;
+
+	if ((ret = out_flush(c)) < 0)
+		return ret;
 	if (c->fd >= 0 && c->dirty && fdatasync(c->fd) < 0)
 		return -errno;
 	if (c->tail_fd >= 0 && c->dirty && fdatasync(c->tail_fd) < 0)
@@ -150,7 +187,7 @@ static int put(struct bci_console_log *c, const char *data, size_t len)
 		if ((ret = boot_open(c)) < 0)
 			return ret;
 	}
-	if ((ret = bci_write_all(c->fd, data, len)) < 0)
+	if ((ret = out_write(c, c->fd, data, len)) < 0)
 		return ret;
 	c->dirty = true;
 	c->at_line_start = data[len - 1] == '\n';
@@ -212,13 +249,15 @@ static int tail_put(struct bci_console_log *c, const char *data, size_t len)
 				unlink(path);
 			}
 		}
-		if ((ret = bci_write_all(c->tail_fd, data, n)) < 0)
+		if ((ret = out_write(c, c->tail_fd, data, n)) < 0)
 			return ret;
 		c->dirty = true;
 		c->tail_bytes += n;
 		data += n;
 		len -= n;
 		if (c->tail_bytes == segment_max(c)) {
+			if ((ret = out_flush(c)) < 0)
+				return ret;
 			fdatasync(c->tail_fd);
 			close(c->tail_fd);
 			c->tail_fd = -1;
@@ -263,6 +302,8 @@ static int tail_finish(struct bci_console_log *c, bool known)
 
 	if (!last)
 		return 0;
+	if ((ret = out_flush(c)) < 0)
+		return ret;
 	if (c->tail_fd >= 0) {
 		fdatasync(c->tail_fd);
 		close(c->tail_fd);
@@ -335,8 +376,10 @@ static int keep(struct bci_console_log *c, const char *data, size_t len)
 /* Ends the current boot (says what it dropped, syncs, closes); the next byte opens boot + 1. */
 static int cut(struct bci_console_log *c)
 {
-	int ret = tail_finish(c, true);
+	int ret = tail_finish(c, true), flushed = out_flush(c);
 
+	if (ret == 0)
+		ret = flushed;
 	if (c->fd >= 0) {
 		if (ret == 0)
 			ret = sync_now(c, c->synced);
@@ -414,7 +457,7 @@ static int decide(struct bci_console_log *c, bool whole_line)
 	return ret;
 }
 
-int bci_console_log_feed(struct bci_console_log *c, const void *data, size_t len, double now)
+static int feed(struct bci_console_log *c, const void *data, size_t len, double now)
 {
 	const char *p = data, *end = p + len;
 	int ret;
@@ -490,6 +533,14 @@ int bci_console_log_feed(struct bci_console_log *c, const void *data, size_t len
 	return 0;
 }
 
+int bci_console_log_feed(struct bci_console_log *c, const void *data, size_t len, double now)
+{
+	int ret = feed(c, data, len, now), flushed = out_flush(c);
+
+	/* Written as read: a serve that dies next loses nothing it read. */
+	return ret < 0 ? ret : flushed;
+}
+
 int bci_console_log_note(struct bci_console_log *c, const char *fmt, ...)
 {
 	char text[400];
@@ -517,6 +568,8 @@ int bci_console_log_tick(struct bci_console_log *c, double now)
 		if ((ret = decide(c, false)) < 0)
 			return ret;
 	}
+	if ((ret = out_flush(c)) < 0)
+		return ret;
 	if (c->dirty && now - c->synced >= SYNC_SECONDS)
 		return sync_now(c, now);
 	return 0;
@@ -545,6 +598,7 @@ void bci_console_log_close(struct bci_console_log *c)
 	if (c->held)
 		decide(c, false);
 	tail_finish(c, true);
+	out_flush(c);
 	if (c->fd >= 0) {
 		sync_now(c, c->synced);
 		close(c->fd);
