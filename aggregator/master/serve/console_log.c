@@ -49,6 +49,12 @@ struct bci_console_log {
 	 * two segments taking turns, each an eighth: NNNNNN.tail-K, K counting.
 	 */
 	int tail_fd;			/* the segment being written, or -1 */
+	/*
+	 * The segment before it, full, open until the next sync makes it durable
+	 * (or until it is dropped: a flood's segments mostly are before a sync,
+	 * and then never reach the disk), or -1.
+	 */
+	int tail_prev_fd;
 	unsigned tail_number;		/* its K (0: none yet) */
 	uint64_t tail_bytes;		/* in it */
 	uint64_t tail_older;		/* in segment K - 1 (0: none) */
@@ -169,6 +175,13 @@ static int sync_now(struct bci_console_log *c, double now)
 		return -errno;
 	if (c->tail_fd >= 0 && c->dirty && fdatasync(c->tail_fd) < 0)
 		return -errno;
+	if (c->tail_prev_fd >= 0) {
+		ret = fdatasync(c->tail_prev_fd) < 0 ? -errno : 0;
+		close(c->tail_prev_fd);
+		c->tail_prev_fd = -1;
+		if (ret < 0)
+			return ret;
+	}
 	c->dirty = false;
 	c->synced = now;
 	return 0;
@@ -258,8 +271,10 @@ static int tail_put(struct bci_console_log *c, const char *data, size_t len)
 		if (c->tail_bytes == segment_max(c)) {
 			if ((ret = out_flush(c)) < 0)
 				return ret;
-			fdatasync(c->tail_fd);
-			close(c->tail_fd);
+			/* The one before the previous is dropped next: its bytes need no sync. */
+			if (c->tail_prev_fd >= 0)
+				close(c->tail_prev_fd);
+			c->tail_prev_fd = c->tail_fd;
 			c->tail_fd = -1;
 			c->dropped += c->tail_older;
 			c->tail_older = c->tail_bytes;
@@ -304,8 +319,12 @@ static int tail_finish(struct bci_console_log *c, bool known)
 		return 0;
 	if ((ret = out_flush(c)) < 0)
 		return ret;
+	/* Their bytes are appended to the boot's file, which is synced. */
+	if (c->tail_prev_fd >= 0) {
+		close(c->tail_prev_fd);
+		c->tail_prev_fd = -1;
+	}
 	if (c->tail_fd >= 0) {
-		fdatasync(c->tail_fd);
 		close(c->tail_fd);
 		c->tail_fd = -1;
 	}
@@ -675,6 +694,7 @@ int bci_console_log_open(const char *dir, const char *machine, uint64_t boot_max
 	c->log_lock = log_lock;
 	c->fd = -1;
 	c->tail_fd = -1;
+	c->tail_prev_fd = -1;
 	c->deciding = true;
 	c->at_line_start = true;
 	if (count) {

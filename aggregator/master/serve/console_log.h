@@ -39,7 +39,9 @@
  *
  * Durability: bytes are written as they are read (a crash of serve loses
  * nothing it has read) and fdatasync'ed at a boot's end, at each note, and
- * by bci_console_log_tick() at most a second after they were written.
+ * by bci_console_log_tick() at most a second after they were written; a
+ * tail segment dropped before that sync was never synced (a flood's
+ * dropped middle costs no disk writes).
  */
 #ifndef BCI_SERVE_CONSOLE_LOG_H
 #define BCI_SERVE_CONSOLE_LOG_H
