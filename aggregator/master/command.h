@@ -56,10 +56,13 @@ int bci_command_store_open(const struct bci_command_store *cs, struct bci_store 
 
 /* Prints the usage of every command to @out. */
 void bci_command_usage(FILE *out);
+/* The command about to run (main.c): bci_command_usage_exit() prints its usage only. */
+void bci_command_usage_select(const char *command);
 /*
- * The exit of a command whose getopt() handed back @opt: -h prints the usage
- * on stdout (0), anything else is a usage error (usage on stderr, 2). A bad
- * operand count passes '?'.
+ * The exit of a command whose getopt() handed back @opt: -h prints the
+ * selected command's usage (every command's when none is) on stdout (0),
+ * anything else is a usage error (usage on stderr, 2). A bad operand count
+ * passes '?'.
  */
 int bci_command_usage_exit(int opt);
 

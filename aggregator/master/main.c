@@ -59,6 +59,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[1], commands[i].name))
 			continue;
+		bci_command_usage_select(commands[i].name);
 		return commands[i].run(argc - 1, argv + 1);
 	}
 	fprintf(stderr, "bootci-aggregator: unknown command '%s'\n", argv[1]);

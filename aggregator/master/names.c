@@ -4,6 +4,7 @@
 
 #include "manifest.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,4 +90,30 @@ void bci_name_folder(const char *name, char *out, size_t size)
 	/* "", "." or "..": copied first, snprintf() may not read what it writes. */
 	snprintf(dots, sizeof(dots), "%s", out);
 	snprintf(out, size, "_%s", dots);
+}
+
+int bci_name_message_id(const char *in, char *out, size_t size)
+{
+	size_t n;
+
+	in += strspn(in, " \t");
+	if (*in == '<')
+		in++;
+	n = strcspn(in, ">");
+	if (!n || n >= size || (in[n] == '>' && in[n + 1 + strspn(in + n + 1, " \t")]))
+		return -EINVAL;
+	memcpy(out, in, n);
+	out[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] <= 0x20 || (unsigned char)out[i] > 0x7e || out[i] == '<' ||
+		    out[i] == '"' || out[i] == '\\')
+			return -EINVAL;
+	return strchr(out, '@') ? 0 : -EINVAL;
+}
+
+bool bci_name_message_id_ok(const char *name)
+{
+	char id[BCI_NAME_MESSAGE_ID_MAX + 1];
+
+	return bci_name_message_id(name, id, sizeof(id)) == 0;
 }

@@ -34,6 +34,11 @@
  *                     '/', not    segment, no blank
  *                     "." or ".."
  *   KCIDB origin      [a-z0-9_]+  KCIDB I/O v4's schema
+ *   Message-ID        <left@right> the series' mail that the report's reply
+ *                     (brackets    answers (In-Reply-To, References): one
+ *                     and blanks   msg-id, printable ASCII without blank,
+ *                     around it    '<', '"' or '\', with an '@'; refused at
+ *                     optional)    `build add` and `publish`, not at report time
  *
  * Each function returns true when @name (NUL-terminated) is one of its kind.
  */
@@ -53,6 +58,17 @@ bool bci_name_tree_ok(const char *name);
 bool bci_name_tag_ok(const char *name);
 bool bci_name_test_ok(const char *name);
 bool bci_name_kcidb_origin_ok(const char *name);
+
+/*
+ * The Message-ID @in (the rule above) without its angle brackets into @out
+ * (@size bytes, at most BCI_NAME_MESSAGE_ID_MAX + 1 needed): 0, or -EINVAL
+ * when @in is not one Message-ID or does not fit.
+ */
+#define BCI_NAME_MESSAGE_ID_MAX 997
+/* The rule, as a refusal says it. */
+#define BCI_NAME_MESSAGE_ID_RULE "<left@right>: printable ASCII with an '@', no blank, no line break"
+int bci_name_message_id(const char *in, char *out, size_t size);
+bool bci_name_message_id_ok(const char *name);
 
 /*
  * A free-text name made safe as a file name or a mail atom, into @out

@@ -18,6 +18,8 @@ packages=(
 	# the test image and the lab
 	busybox-static kmod qemu-system-x86 ovmf ipxe-qemu systemd-boot-efi
 	fdisk dosfstools mtools e2fsprogs xz-utils zstd cpio
+	# the lab's BMCs (ipmi_sim) and the master's ipmi power driver (ipmitool)
+	openipmi ipmitool
 	# the lab's console server in front of each machine's serial line (tests/aggregator/console.t)
 	ser2net
 	# test scripts (JSON comparisons; KCIDB's schema checked by jsonschema; the reply read by git mailinfo;

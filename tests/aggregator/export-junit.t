@@ -48,11 +48,17 @@ else
 	grep -a caf "$work/junit.xml" | diag
 fi
 
+# With --url each testcase's system-out gives its result's page on serve.
+"$aggregator" export junit --machine lab-1 --run-id run-1 --url http://master:8080/ \
+	-o "$work/junit-url.xml" >>"$work/log" 2>&1
+
 if ! command -v xmllint >/dev/null; then
 	not_ok "xmllint is not installed (libxml2-utils: builder/setup/host-deps.sh)"
 	not_ok "xmllint is not installed: the schema cannot refuse anything"
+	not_ok "xmllint is not installed: the export with --url is not validated"
 elif [ ! -f "$xsd" ]; then
 	skip "no junit-10.xsd at $xsd (jenkinsci/xunit-plugin, see above; JUNIT_XSD=FILE)"
+	skip "no junit-10.xsd at $xsd"
 	skip "no junit-10.xsd at $xsd"
 else
 	xmllint --noout --schema "$xsd" "$work/junit.xml" >"$work/xsd.out" 2>&1
@@ -65,7 +71,26 @@ else
 	xmllint --noout --schema "$xsd" "$work/bad.xml" >"$work/bad.out" 2>&1
 	check "... and it refuses properties inside a testcase and skipped on testsuites" test $? = 3 -a \
 		"$(grep -c 'not expected\|not allowed' "$work/bad.out")" -ge 2
+	xmllint --noout --schema "$xsd" "$work/junit-url.xml" >"$work/xsd-url.out" 2>&1
+	status=$?
+	check "with --url, valid against junit-10.xsd too" test "$status" = 0
+	[ "$status" = 0 ] || head -20 "$work/xsd-url.out" | diag
 fi
+python3 - "$work/junit-url.xml" >"$work/url.out" 2>&1 <<'PY'
+import sys, xml.etree.ElementTree as ET
+cases = {c.get("name"): c for c in ET.parse(sys.argv[1]).getroot().iter("testcase")}
+page = "result page: http://master:8080/machines/lab-1/runs/run-1/results/"
+for name, case in cases.items():
+    outs = case.findall("system-out")
+    assert len(outs) == 1 and outs[0].text.count(page) == 1, (name, [o.text for o in outs])
+assert cases["p"].find("system-out").text == page + "igt@kms@p\n"
+assert cases["f"].find("failure").text.startswith("igt@kms@f: fail\n" + page + "igt@kms@f\n")
+assert page + "igt@gem@caf%E9-%FF%FE-ok%C3%A9\n" in cases["caf\\xE9-\\xFF\\xFE-ok\u00e9"].find("system-out").text
+print("ok")
+PY
+status=$?
+check "with --url, each testcase's system-out (and a failure's text) gives its result's page" test "$status" = 0
+[ "$status" = 0 ] || diag <"$work/url.out"
 
 # GitLab's reading (lib/gitlab/ci/parsers/test/junit.rb): one top-level testsuites, the
 # testcases of each testsuite under it; a testcase is failed, error or skipped by the element

@@ -15,10 +15,10 @@ schema=$SRC/tests/aggregator/kcidb-v4.2.schema.json
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export BOOTCI_DATA=$work/data
-plan 12
+plan 13
 
 if ! python3 -c 'import jsonschema' 2>/dev/null; then
-	for _ in $(seq 12); do skip "python3-jsonschema is not installed (builder/setup/host-deps.sh)"; done
+	for _ in $(seq 13); do skip "python3-jsonschema is not installed (builder/setup/host-deps.sh)"; done
 	exit 0
 fi
 
@@ -47,6 +47,19 @@ validate "$work/kcidb.json" >"$work/validate.out" 2>&1
 status=$?
 check "the document is valid KCIDB v4.2 (jsonschema, Draft 7, formats checked)" test "$status" = 0
 [ "$status" = 0 ] || diag <"$work/validate.out"
+
+# With --url, each test's log_url is its result's page on serve (tests/aggregator/report-links.t
+# opens them).
+"$aggregator" export kcidb --build series-1 --url http://master:8080 -o "$work/kcidb-url.json" \
+	>>"$work/log" 2>&1 && validate "$work/kcidb-url.json" >"$work/validate-url.out" 2>&1 &&
+	python3 -c 'import json, sys
+tests = json.load(open(sys.argv[1]))["tests"]
+urls = sorted(t["log_url"] for t in tests)
+want = sorted("http://master:8080/machines/lab-1/runs/run-1/results/" + t["misc"]["igt_name"] for t in tests)
+sys.exit(0 if urls == want and len(urls) == 7 else "log_url %r" % urls)' "$work/kcidb-url.json" >>"$work/validate-url.out" 2>&1
+status=$?
+check "with --url: valid, each test's log_url its result's page on serve" test "$status" = 0
+[ "$status" = 0 ] || diag <"$work/validate-url.out"
 
 python3 - "$work/kcidb.json" >"$work/statuses.out" 2>&1 <<'PY'
 import json, sys

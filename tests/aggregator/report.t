@@ -17,7 +17,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 data=$work/data
 export BOOTCI_DATA=$data
-plan 38
+plan 39
 
 agg() { "$aggregator" "$@" >>"$work/log" 2>&1; }
 
@@ -76,7 +76,7 @@ filter https://bugs.example/200
 KNOWN
 
 "$aggregator" report --build series-1 --mbox "$work/reply.mbox" --to 'intel-gfx <gfx@lists.example>' \
-	--from 'bootci <ci@lab.example>' --url https://ci.example/builds --date 1764763200 \
+	--from 'bootci <ci@lab.example>' --url https://ci.example/ --fold 2 --date 1764763200 \
 	>"$work/report.out" 2>&1
 status=$?
 check "report --mbox: exit 0" test "$status" = 0
@@ -113,17 +113,28 @@ body = msg.get_content()
 new, known = body.find("== Possible new issues =="), body.find("== Known issues ==")
 want(0 <= new < known, "sections out of order")
 new_part = body[new:known]
-want("  * igt@kms_flip@basic:\n    - lab-2: PASS -> DMESG-WARN\n" in new_part, "kms_flip on lab-2")
-want("  * igt@gem_exec_whisper@a:\n    - lab-2: PASS -> DMESG-WARN +2 similar issues\n" in new_part, "whisper folded on lab-2")
+# CI Bug Log's form: a test once, its machines with the same transition on one line, each
+# line followed by its link to serve's pages (the matrix's row for several machines, the
+# result's page for one); the three whisper subtests with the same change folded (--fold 2).
+want("  * igt@kms_flip@basic:\n    - lab-1, lab-2: [PASS] -> [DMESG-WARN]\n"
+     "      https://ci.example/builds/series-1?test=%5Eigt@kms_flip@basic%24\n" in new_part, "kms_flip on both")
+want("  * igt@gem_exec_whisper@* (3 subtests):\n    - lab-2: [PASS] -> [DMESG-WARN]\n"
+     "      https://ci.example/builds/series-1?test=%5Eigt@gem_exec_whisper@&status=changed\n" in new_part,
+     "whisper folded on lab-2")
 want("igt@gem_exec_whisper@b" not in body, "folded tests listed")
-want("lab-1: PASS -> DMESG-WARN (https://bugs.example/118) +2 similar issues" in body[known:], "known whisper on lab-1")
-want("  * igt@gem@hang:\n    - lab-1: PASS -> DMESG-WARN (https://bugs.example/200)" in body[known:], "dmesg filter")
+want("  * igt@gem_exec_whisper@* (3 subtests):\n    - lab-1: [PASS] -> [DMESG-WARN] (https://bugs.example/118)\n" in body[known:], "known whisper on lab-1")
+want("  * igt@gem@hang:\n    - lab-1, lab-2: [PASS] -> [DMESG-WARN] (https://bugs.example/200)\n" in body[known:], "dmesg filter")
 want("igt@gem@hang" not in new_part, "known hang listed as new")
 flaky = body.find("== Flaky tests ==")
 want(flaky > known and "igt@gem@flaky" in body[flaky:] and "igt@gem@flaky" not in new_part, "flaky")
 fixed = body.find("== Fixed tests ==")
-want(fixed > 0 and "  * igt@gem@fixed:\n    - lab-1: FAIL -> PASS" in body[fixed:], "fixed")
-want("Test matrix: https://ci.example/builds/series-1/index.html" in body, "matrix link")
+want(fixed > 0 and "  * igt@gem@fixed:\n    - lab-1, lab-2: [FAIL] -> [PASS]\n" in body[fixed:], "fixed")
+want("Test matrix: https://ci.example/builds/series-1\n" in body, "matrix link")
+# No test twice in a section.
+import re
+for section in re.split(r"^== ", body, flags=re.M):
+    items = re.findall(r"^  \* (\S+):$", section, re.M)
+    want(len(items) == len(set(items)), "a test listed twice: %r" % items)
 print("\n".join(problems) if problems else "ok")
 sys.exit(1 if problems else 0)
 PY
@@ -151,11 +162,13 @@ SH
 chmod +x "$work/bin/sendmail"
 mkdir "$work/tmp"
 TMPDIR=$work/tmp PATH=$work/bin:$PATH "$aggregator" report --build series-1 --send --to gfx@lists.example \
-	--from 'bootci <ci@lab.example>' --url https://ci.example/builds --date 1764763200 >"$work/send.out" 2>&1
+	--from 'bootci <ci@lab.example>' --url https://ci.example --date 1764763200 >"$work/send.out" 2>&1
 status=$?
 check "report --send: exit 0" test "$status" = 0
 check "sendmail ran with -t" test "$(cat "$work/sendmail.args" 2>/dev/null)" = "-t"
 check "... and was given the message" grep -q '^In-Reply-To: <cover.1@lists.example>$' "$work/sendmail.in"
+check "... starting with its headers, without the mbox's From_ line" \
+	test "$(head -c 6 "$work/sendmail.in")" = "From: " -a -z "$(grep '^From ' "$work/sendmail.in")"
 check "... leaving no temporary behind in TMPDIR" test -z "$(find "$work/tmp" -mindepth 1)"
 PATH=/usr/bin:/bin "$aggregator" report --build series-1 --send --to gfx@lists.example >"$work/nosendmail.out" 2>&1
 status=$?

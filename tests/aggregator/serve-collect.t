@@ -186,4 +186,29 @@ else
 	not_ok "fault note refusals: $wrong, $lines, $long"
 fi
 stop_server
+
+# The machine's quota in incoming/ full (a cut upload of its own): 429, which collect takes as
+# "try later": it retries until its deadline, keeps the run and marks it neither uploaded nor
+# refused.
+mkdir -p "$work/noise"
+head -c 400000 /dev/urandom >"$work/noise/noise.bin"
+python3 "$tool" archive good "$work/cut.tar.zst" --machine lab-01 --run cut1 --dir "$work/noise" >/dev/null
+cut_size=$(stat -c %s "$work/cut.tar.zst")
+start_server --max-incoming "$cut_size"
+python3 "$tool" put "$(run_url lab-01 cut1)" "$work/cut.tar.zst" --token token-of-lab-01 \
+	--stop-after $((cut_size - 10)) >/dev/null
+wait_until part_has lab-01 cut1
+new_run igt9
+: >"$work/collect.log"
+collect "$base" 3s
+status=$?
+if [ "$status" = 1 ] && [ -d "$results/runs/igt9" ] && [ ! -e "$results/runs/igt9/bootci-refused.txt" ] &&
+	[ ! -e "$results/runs/igt9/bootci-uploaded.txt" ] &&
+	grep -q "HTTP 429: .*try later: machine lab-01 holds .*; retrying in" "$work/collect.log"; then
+	ok "past the machine's quota: collect retries the 429 until its deadline, the run kept, not refused"
+else
+	not_ok "past the machine's quota: collect exits $status"
+	diag <"$work/collect.log"
+fi
+stop_server
 done_testing

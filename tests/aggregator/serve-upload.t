@@ -168,6 +168,40 @@ else
 fi
 stop_server
 
+# SIGTERM while a client has gone silent mid-upload (a machine powered off, its connection
+# never closed): serve does not wait out the idle timeout (120 s) for it; what arrived is kept
+# and the upload resumes after the restart.
+start_server --idle-timeout 120
+mkdir -p "$work/run6" && head -c 300000 /dev/urandom >"$work/run6/big.bin"
+python3 "$tool" archive good "$work/h.tar.zst" --machine m1 --run run6 --dir "$work/run6" >/dev/null
+put run6 "$work/h.tar.zst" --pause-after 100000 --pause 110 >/dev/null 2>&1 &
+client=$!
+wait_until part_has m1 run6
+kill -TERM "$server_pid"
+server_gone() { ! kill -0 "$server_pid" 2>/dev/null; }
+if wait_until server_gone; then
+	wait "$server_pid"
+	server_status=$?
+	if [ "$server_status" = 0 ] && grep -q "PUT /api/v1/machines/m1/runs/run6 .*kept for a resume" "$work/server.log"; then
+		ok "SIGTERM with a client gone silent mid-upload: serve stops (exit 0) without waiting out the idle timeout, its bytes kept"
+	else
+		not_ok "SIGTERM with a silent client: exit $server_status"
+		diag <"$work/server.log"
+	fi
+else
+	not_ok "SIGTERM with a silent client: serve still running 20 s later"
+	kill -KILL "$server_pid"
+	wait "$server_pid"
+fi
+server_pid=
+kill "$client" 2>/dev/null
+wait "$client" 2>/dev/null
+start_server
+received=$(json "$(get run6)" received)
+answer=$(put run6 "$work/h.tar.zst" --from "$received")
+check "the silent client's upload resumes after the restart: 201 ($answer)" test "${answer%% *}" = 201
+stop_server
+
 # TLS: the same API over HTTPS with a certificate of our own.
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
 	-days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null

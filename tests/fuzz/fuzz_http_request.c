@@ -54,10 +54,25 @@ static void check_headers(const char *value)
 	bci_http_length(value, &length);
 }
 
+/* The gate's scan of a raw head: a token it finds is one bci_http_bearer() accepts. */
+static void check_head(const uint8_t *data, size_t size)
+{
+	struct bci_http_head head;
+	int ret = bci_http_head_scan((const char *)data, size, &head);
+
+	if (ret != 0 && ret != 1)
+		abort();
+	if (head.has_token && (ret != 1 || strlen(head.token) > BCI_HTTP_TOKEN_MAX ||
+			       !head.token[0] || strchr(head.token, ' ')))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1), *line, *next, err[256];
 	struct bci_tokens *tokens;
+
+	check_head(data, size);
 
 	if (!text)
 		return 0;

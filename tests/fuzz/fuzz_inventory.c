@@ -2,7 +2,7 @@
 /*
  * Fuzz target for the lab inventory (machines.conf): whatever is accepted
  * must hold only what the format allows (normalized MACs, unique names and
- * MACs, absolute power commands), and every machine must be found again by
+ * MACs, absolute power commands, each power driver with its own keys), and every machine must be found again by
  * its MAC and name.
  */
 #include "../../aggregator/master/schedule/inventory.h"
@@ -32,6 +32,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (bci_inventory_by_mac(inv, m->mac) != m || bci_inventory_by_name(inv, m->name) != m)
 			abort();
 		if (m->power && (!m->power[0] || m->power[0][0] != '/'))
+			abort();
+		/* Each driver with its own keys only, the ipmi driver's all set. */
+		if ((m->power_driver == BCI_POWER_DRIVER_COMMAND) != !!m->power)
+			abort();
+		if (m->power_driver != BCI_POWER_DRIVER_COMMAND &&
+		    (m->power_on || m->power_off || m->power_status))
+			abort();
+		if ((m->power_driver == BCI_POWER_DRIVER_IPMI) !=
+		    !!(m->ipmi.host && m->ipmi.user && m->ipmi.password_file && m->ipmi.port))
+			abort();
+		if (m->ipmi.host && (m->ipmi.host[0] == '-' || m->ipmi.password_file[0] != '/'))
 			abort();
 		if (!m->tags || m->deadline == 0)
 			abort();

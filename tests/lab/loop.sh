@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Sourced by `make demo` (tests/lab/demo) and tests/lab/loop.t: the lab run by its master, the
 # lab side of it. A master (`bootci-aggregator serve` on 127.0.0.1, tests/lab/master.sh) with an
-# inventory of QEMU machines whose power command is `lab power DIR cycle`; each machine's
+# inventory of QEMU machines whose power command is `lab power DIR cycle`, or (LOOP_POWER=ipmi)
+# whose power driver is ipmi, each machine with its own BMC (`lab bmc`: ipmi_sim); each machine's
 # firmware netboots one fixed iPXE script chaining to /api/v1/boot/${net0/mac}; builds and the
 # known-good image are published over HTTP with a publisher's token. Needs AGGREGATOR, LAB and
 # master.sh sourced. The caller sets, before loop_master_start:
@@ -13,6 +14,9 @@
 #                      when set, is machine I's instead
 #   LOOP_POWER_CYCLES  the inventory's power-cycles (default 2)
 #   LOOP_POWER_WRAP[I] words put before machine I's power command (e.g. /usr/bin/env VAR=...)
+#   LOOP_POWER         command (default): `lab power DIR cycle`; ipmi: the master powers every
+#                      machine through its BMC (ipmitool), never through the lab script; the
+#                      BMCs' UDP ports are LOOP_BMC_PORTS[I], chosen by loop_master_start
 #   LOOP_KNOWN_ISSUES  the lab's known-issue filters (default tests/lab/loop/known-issues.txt)
 # and calls loop_stop from an EXIT trap: it powers every machine off and stops the master.
 
@@ -45,6 +49,7 @@ loop_master_start() {
 	LOOP_MASTER=http://127.0.0.1:$LOOP_PORT
 	LOOP_GUEST_MASTER=http://10.0.2.2:$LOOP_PORT
 	: >"$LOOP_WORK/tokens/machines"
+	LOOP_BMC_PORTS=()
 	{
 		echo "# written by tests/lab/loop.sh"
 		echo "[schedule]"
@@ -57,7 +62,16 @@ loop_master_start() {
 			echo "mac = $(loop_mac "$i")"
 			echo "tags = qemu, lab"
 			[ -z "${LOOP_GROUP:-}" ] || echo "shard-group = $LOOP_GROUP"
-			echo "power = ${LOOP_POWER_WRAP[$i]:+${LOOP_POWER_WRAP[$i]} }$LAB power $(loop_dir "$name") cycle"
+			if [ "${LOOP_POWER:-command}" = ipmi ]; then
+				LOOP_BMC_PORTS[i]=$(loop_bmc_port "${LOOP_BMC_PORTS[@]}")
+				echo "power = ipmi"
+				echo "ipmi-host = 127.0.0.1"
+				echo "ipmi-port = ${LOOP_BMC_PORTS[$i]}"
+				echo "ipmi-user = admin"
+				echo "ipmi-password-file = $(loop_dir "$name")/bmc/password"
+			else
+				echo "power = ${LOOP_POWER_WRAP[$i]:+${LOOP_POWER_WRAP[$i]} }$LAB power $(loop_dir "$name") cycle"
+			fi
 			echo "deadline = ${LOOP_DEADLINES[$i]:-${LOOP_DEADLINE:-10m}}"
 		done
 		echo
@@ -75,6 +89,31 @@ loop_master_start() {
 	master_token_line release "$token" >"$LOOP_DATA/publishers"
 	export BOOTCI_SCHEDULE_TICK=${BOOTCI_SCHEDULE_TICK:-2}
 	master_start "$LOOP_DATA" "$LOOP_PORT" "$LOOP_WORK/tokens/machines" "$LOOP_WORK/master.log"
+}
+
+# loop_bmc_port [TAKEN...]: a port free for both UDP (the BMC's IPMI-over-LAN) and TCP (its VM
+# channel, QEMU's chardev) on 127.0.0.1, below the ephemeral range as master_free_port's, and
+# none of TAKEN
+loop_bmc_port() {
+	python3 -c 'import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+taken = set(int(p) for p in sys.argv[1:])
+for port in random.sample(range(max(1024, low - 12000), low), 200):
+    if port in taken:
+        continue
+    try:
+        for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+            s = socket.socket(socket.AF_INET, kind)
+            try:
+                s.bind(("127.0.0.1", port))
+            finally:
+                s.close()
+    except OSError:
+        continue
+    print(port)
+    break
+else:
+    raise SystemExit("loop_bmc_port: no free port below %d" % low)' "$@"
 }
 
 # loop_publish_known_good VERSION IMAGE_DIR MANIFEST: over HTTP, as release tooling would
@@ -130,16 +169,40 @@ loop_machines_prepare() {
 	return $status
 }
 
-# loop_power_on: the fixed iPXE script in the lab's TFTP folder, then every machine on
-# (the same command the master's power cycle runs, with the machine's MAC)
-loop_power_on() {
-	local i name
+# loop_tftp: the fixed iPXE script in the lab's TFTP folder
+loop_tftp() {
 	# shellcheck disable=SC2016 # ${net0/mac} is iPXE's
 	"$LAB" tftp "$LOOP_WORK/tftp" --chain "$LOOP_GUEST_MASTER/api/v1/boot/\${net0/mac}"
+}
+
+# loop_machine_on I: machine I on, netbooting loop_tftp's script with its MAC. LOOP_POWER=ipmi:
+# its BMC started (`lab bmc`, LAB_QEMU_EXTRA kept for every power on), then the master powers
+# it on (`schedule power NAME on`, its ipmi driver); else the same command the master's power
+# cycle runs.
+loop_machine_on() {
+	local i=$1 name=${LOOP_NAMES[$1]} dir
+	dir=$(loop_dir "$name")
+	if [ "${LOOP_POWER:-command}" = ipmi ]; then
+		# What the master did goes to LOOP_WORK/power.log (and to stderr when it failed).
+		if ! { "$LAB" bmc "$dir" start --port "${LOOP_BMC_PORTS[$i]}" --tftp "$LOOP_WORK/tftp" \
+			--mac "$(loop_mac "$i")" --timeout "${LOOP_POWER_TIMEOUT:-1800}" &&
+			"$AGGREGATOR" schedule --data "$LOOP_DATA" power "$name" on; } \
+			>>"$LOOP_WORK/power.log" 2>&1; then
+			tail -n 5 "$LOOP_WORK/power.log" >&2
+			return 1
+		fi
+	else
+		"$LAB" power "$dir" on --tftp "$LOOP_WORK/tftp" --mac "$(loop_mac "$i")" \
+			--timeout "${LOOP_POWER_TIMEOUT:-1800}" >/dev/null
+	fi
+}
+
+# loop_power_on: the fixed iPXE script in the lab's TFTP folder, then every machine on
+loop_power_on() {
+	local i
+	loop_tftp
 	for i in "${!LOOP_NAMES[@]}"; do
-		name=${LOOP_NAMES[$i]}
-		"$LAB" power "$(loop_dir "$name")" on --tftp "$LOOP_WORK/tftp" --mac "$(loop_mac "$i")" \
-			--timeout "${LOOP_POWER_TIMEOUT:-1800}" >/dev/null || return 1
+		loop_machine_on "$i" || return 1
 	done
 }
 
@@ -211,17 +274,24 @@ loop_wait_gate() {
 	return 1
 }
 
-# loop_stop: every machine off, the master stopped (SIGTERM), whatever state they were in
+# loop_stop: every machine off (and its BMC stopped), the master stopped (SIGTERM), whatever
+# state they were in
 loop_stop() {
-	local name
+	local name dir
 	for name in "${LOOP_NAMES[@]}"; do
-		[ -d "$(loop_dir "$name")" ] && "$LAB" power "$(loop_dir "$name")" off >/dev/null 2>&1
+		dir=$(loop_dir "$name")
+		[ -d "$dir" ] || continue
+		if [ -d "$dir/bmc" ]; then
+			"$LAB" bmc "$dir" stop >/dev/null 2>&1
+		else
+			"$LAB" power "$dir" off >/dev/null 2>&1
+		fi
 	done
 	master_stop
 }
 
-# loop_leftovers: the processes of this loop still alive (QEMU on its disks, serve on its
-# data folder); nothing printed when there are none
+# loop_leftovers: the processes of this loop still alive (QEMU on its disks, a BMC on its
+# lan.conf, serve on its data folder); nothing printed when there are none
 loop_leftovers() {
 	# shellcheck disable=SC2009 # the arguments are what tell this loop's processes apart
 	ps -eo pid=,args= | grep -F -e "$LOOP_WORK/machines/" -e "--data $LOOP_DATA" | grep -v -e grep -e 'ps -eo' || true

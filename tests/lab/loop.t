@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The lab loop of `make demo`, shorter (tests/lab/loop.sh does the lab side of both): one
-# machine run by a master (`serve` on 127.0.0.1, its inventory's power command driving QEMU),
+# machine run by a master (`serve` on 127.0.0.1) that powers it through its BMC (ipmi_sim,
+# `lab bmc`; the inventory's ipmi driver),
 # the known-good image published over HTTP and written to the machine's disk from the
 # master, one fixed iPXE script chaining to /api/v1/boot/${net0/mac}; a base build whose
 # fast tier is one passing subtest, then a patched build whose fast tier adds a subtest that
@@ -29,6 +30,7 @@ LOOP_TREE=loop-tree
 LOOP_TREE_FULL=never
 LOOP_DEADLINE=10m
 LOOP_POWER_TIMEOUT=900
+LOOP_POWER=ipmi
 panicked=igt@igt_kernel@panic
 
 rm -rf "$LOOP_WORK"
@@ -87,7 +89,8 @@ check "the patched build published on the base (its job queued behind the base's
 	--message-id "<loop.1@lab.example>"
 check "the inventory's tags are the machine's in the store (the matrix groups by them)" \
 	tags_are loop-1 "lab qemu "
-check "the machine powered on (netboot, the fixed chain script)" loop_power_on
+check "the machine powered on by the master through its BMC (netboot, the fixed chain script)" \
+	loop_power_on
 check "the base build's fast tier done: netbooted, run, handed over, uploaded" \
 	wait_tier base fast 900
 loop_jobs base | diag
@@ -106,4 +109,4 @@ check "the reply's possible new issues are exactly $panicked on loop-1" \
 loop_stop
 left=$(loop_leftovers)
 [ -z "$left" ] || echo "left behind: $left" | diag
-check "no QEMU or serve left behind" [ -z "$left" ]
+check "no QEMU, BMC or serve left behind" [ -z "$left" ]

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Recovery by power cycling, in the lab: a master (`serve` on 127.0.0.1, tests/lab/loop.sh) whose
-# inventory's power command drives two QEMU machines (`lab power DIR cycle`), power-cycles = 1.
+# Recovery by power cycling, in the lab: a master (`serve` on 127.0.0.1, tests/lab/loop.sh) that
+# powers two QEMU machines through their BMCs (LOOP_POWER=ipmi: each machine has its own
+# OpenIPMI ipmi_sim, `lab bmc`; the master's ipmi driver runs ipmitool), power-cycles = 1.
+# The master powers them on too (`schedule power NAME on`): the lab script never does.
 #   pc-hang  netboots its job, whose only test (igt_timing@silent-hang) hangs without a word for
 #            an hour: the machine never uploads nor asks again. Past its deadline (80 s) serve
-#            runs its power command; QEMU is restarted, the firmware netboots and the machine
-#            asks for its job again (boot 2 of the same job).
-#   pc-dead  a board that takes power but never runs (QEMU started paused, -S, by its power
-#            command too): it never asks. Past its deadline (15 s) it is power cycled once, stays
-#            silent, and past the next deadline it is taken out of the schedule: the schedule's
-#            JSON says so and its netboot gets `exit`.
+#            cycles it through its BMC (read back: on); QEMU is restarted, the firmware netboots
+#            and the machine asks for its job again (boot 2 of the same job).
+#   pc-dead  a board that takes power but never runs (QEMU started paused, -S, by its BMC at
+#            every power on): it never asks. Past its deadline (15 s) it is power cycled once,
+#            stays silent, and past the next deadline it is taken out of the schedule: the
+#            schedule's JSON says so and its netboot gets `exit`. Then it is powered off (as a
+#            machine taken out may power itself off) and `schedule return` powers it back on.
 # Asserted on serve's log, GET /api/v1/schedule/machines, the QEMU processes and the consoles.
 set -uo pipefail
 # shellcheck source=tests/lab/tap.sh
@@ -27,8 +30,7 @@ LOOP_TREE=power-tree
 LOOP_TREE_FULL=never
 LOOP_POWER_CYCLES=1
 LOOP_DEADLINES=(80s 15s)
-# shellcheck disable=SC2034 # read by loop_master_start
-LOOP_POWER_WRAP=("" "/usr/bin/env LAB_QEMU_EXTRA=-S")
+LOOP_POWER=ipmi
 export BOOTCI_SCHEDULE_TICK=1
 hang=$(loop_dir pc-hang)
 dead=$(loop_dir pc-dead)
@@ -88,9 +90,20 @@ segment_has() {
 	return 1
 }
 
-# qemu_pid_of DIR: the machine's QEMU pid (lab power's pid file)
+# qemu_pid_of DIR: the machine's QEMU pid (QEMU's own pid file)
 qemu_pid_of() {
 	cat "$1/qemu.pid" 2>/dev/null
+}
+
+# qemu_wait DIR [OLD_PID]: until the machine's QEMU has written its pid file, and it is not
+# OLD_PID (the BMC reads on once it started the machine's lab script, which then becomes QEMU),
+# at most 10 s
+qemu_wait() {
+	local tries=0
+	while { [ -z "$(qemu_pid_of "$1")" ] || [ "$(qemu_pid_of "$1")" = "${2:-}" ]; } && [ $tries -lt 100 ]; do
+		sleep 0.1
+		tries=$((tries + 1))
+	done
 }
 
 # the steps, as functions so that their output goes to the TAP log
@@ -104,10 +117,26 @@ both_on() {
 }
 dead_restarted() {
 	local now
+	qemu_wait "$dead" "$dead_pid"
 	now=$(qemu_pid_of "$dead")
 	echo "pc-dead's QEMU: pid $dead_pid before the cycle, ${now:-none} after" | diag
-	[ -n "$now" ] && [ "$now" != "$dead_pid" ] &&
-		grep -c "lab: $dead power cycled" "$LOOP_WORK/master.log" >/dev/null
+	[ -n "$now" ] && [ "$now" != "$dead_pid" ]
+}
+inventory_ipmi() {
+	diag <"$LOOP_DATA/machines.conf"
+	[ "$(grep -c '^power = ipmi$' "$LOOP_DATA/machines.conf")" = 2 ] &&
+		[ "$(grep -c -F "$LAB" "$LOOP_DATA/machines.conf")" = 0 ]
+}
+# returned: pc-dead, powered off while out, returned: powered back on by its BMC, a new QEMU
+returned() {
+	local out before
+	before=$(qemu_pid_of "$dead")
+	"$AGGREGATOR" schedule --data "$LOOP_DATA" power pc-dead off 2>&1 | diag
+	[ "$("$LAB" power "$dead" status)" = off ] || { echo "pc-dead's QEMU still runs after power off" | diag; return 1; }
+	out=$("$AGGREGATOR" schedule --data "$LOOP_DATA" return pc-dead 2>&1)
+	printf '%s\n' "$out" | diag
+	printf '%s\n' "$out" | grep -E '^schedule: pc-dead: powered back on: BMC 127\.0\.0\.1:[0-9]+: chassis power on \(it was off\); reads on$' >/dev/null &&
+		qemu_wait "$dead" "$before" && [ -n "$(qemu_pid_of "$dead")" ] && [ "$(qemu_pid_of "$dead")" != "$before" ]
 }
 answers_exit() {
 	local script
@@ -116,7 +145,7 @@ answers_exit() {
 	[ "$(printf '%s\n' "$script" | grep -cx exit)" = 1 ]
 }
 
-plan 14
+plan 17
 started=$SECONDS
 for name in "${LOOP_NAMES[@]}"; do
 	mkdir -p "$(loop_dir "$name")"
@@ -124,31 +153,35 @@ for name in "${LOOP_NAMES[@]}"; do
 		{ diag <"$LOOP_WORK/disk-$name.log"; exit 1; }
 done
 check "the master started (power-cycles = 1, deadlines 80 s and 15 s)" loop_master_start || exit 1
+check "its inventory powers both machines through their BMCs (power = ipmi)" inventory_ipmi
 # pc-dead on first: its 15 s deadline runs from serve's first turn.
-# shellcheck disable=SC2016 # ${net0/mac} is iPXE's
-"$LAB" tftp "$LOOP_WORK/tftp" --chain "$LOOP_GUEST_MASTER/api/v1/boot/\${net0/mac}" >/dev/null
-LAB_QEMU_EXTRA=-S "$LAB" power "$dead" on --tftp "$LOOP_WORK/tftp" --mac "$(loop_mac 1)" \
-	--timeout 900 >/dev/null
+loop_tftp >/dev/null
+export LOOP_POWER_TIMEOUT=900
+LAB_QEMU_EXTRA=-S loop_machine_on 1 2>&1 | diag
+qemu_wait "$dead"
 dead_pid=$(qemu_pid_of "$dead")
 check "a build whose fast tier hangs published over HTTP" publish_hang
-"$LAB" power "$hang" on --tftp "$LOOP_WORK/tftp" --mac "$(loop_mac 0)" --timeout 900 >/dev/null
-check "both machines powered on (pc-dead's QEMU paused)" both_on
+loop_machine_on 0 2>&1 | diag
+qemu_wait "$hang"
+check "both machines powered on by the master through their BMCs (pc-dead's QEMU paused)" both_on
 
 # pc-dead: cycled once by its power command, then taken out.
 check "pc-dead silent past its deadline: serve power cycled it" \
 	wait_log '^schedule: pc-dead: silent for [0-9]+ s \(deadline 15 s\): power cycle 1 of 1$' 60
-sleep 1
-check "its power command restarted its QEMU (another process)" dead_restarted
+check "through its BMC, the state read back" \
+	wait_log '^schedule: pc-dead: power cycle 1: BMC 127\.0\.0\.1:[0-9]+: chassis power cycle \(it was on\); reads on$' 60
+check "its BMC restarted its QEMU (another process)" dead_restarted
 check "silent after its cycle: taken out of the schedule" \
 	wait_log '^schedule: pc-dead: silent for [0-9]+ s after 1 power cycle\(s\): taken out of the schedule$' 60
 check "the schedule's JSON: pc-dead out, 1 power cycle, the note says why" \
 	json_is pc-dead 'm["state"] == "out" and m["power_cycles"] == 1 and "taken out" in m["note"]'
 check "pc-dead's netboot answer is exit" answers_exit "$(loop_mac 1)"
+check "pc-dead powered off while out, then returned: its BMC powers it back on" returned
 
 # pc-hang: netbooted its job, hung in the test, cycled, asked for the same job again.
 check "pc-hang netbooted its job" wait_log '^schedule: boot: pc-hang: \S+ \(first boot, boot 1\)$' 180
-check "pc-hang silent past its deadline: serve power cycled it" \
-	wait_log '^schedule: pc-hang: silent for [0-9]+ s \(deadline 80 s\): power cycle 1 of 1$' 240
+check "pc-hang silent past its deadline: serve power cycled it through its BMC" \
+	wait_log '^schedule: pc-hang: power cycle 1: BMC 127\.0\.0\.1:[0-9]+: chassis power cycle \(it was on\); reads on$' 240
 check "before the cycle its console shows the job's test hanging" \
 	segment_has "$hang" 1 'starting subtest silent-hang'
 check "the machine came back and asked for the same job again" \
@@ -159,4 +192,4 @@ echo "took $((SECONDS - started)) s" | diag
 loop_stop
 left=$(loop_leftovers)
 [ -z "$left" ] || echo "left behind: $left" | diag
-check "no QEMU or serve left behind" [ -z "$left" ]
+check "no QEMU, BMC or serve left behind" [ -z "$left" ]

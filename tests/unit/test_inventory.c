@@ -173,6 +173,89 @@ static void test_console(void **state)
 #undef MACHINE
 }
 
+/* The power drivers' keys: the command driver's four commands, the ipmi driver's BMC. */
+static void test_power_drivers(void **state)
+{
+	struct bci_inventory *inv = parse_ok(
+		"[schedule]\nipmitool = /opt/ipmitool/bin/ipmitool\n"
+		"[machine pdu]\nmac = 52:54:00:00:00:01\npower = /usr/bin/pdu cycle 4\n"
+		"power-on = /usr/bin/pdu on 4\npower-off = /usr/bin/pdu off 4\n"
+		"power-status = /usr/bin/pdu status 4\n"
+		"[machine bmc]\nmac = 52:54:00:00:00:02\npower = ipmi\nipmi-host = 10.0.0.21\n"
+		"ipmi-user = admin\nipmi-password-file = /etc/bootci/bmc/bmc\n"
+		"[machine lab]\nmac = 52:54:00:00:00:03\nipmi-port = 9623\nipmi-host = 127.0.0.1\n"
+		"ipmi-user = admin\nipmi-password-file = /tmp/lab/bmc.pass\npower = ipmi\n"
+		"[machine bare]\nmac = 52:54:00:00:00:04\n");
+	const struct bci_inventory_machine *m;
+
+	(void)state;
+	assert_string_equal(inv->ipmitool, "/opt/ipmitool/bin/ipmitool");
+	m = &inv->machines[0];
+	assert_int_equal(m->power_driver, BCI_POWER_DRIVER_COMMAND);
+	assert_string_equal(m->power[1], "cycle");
+	assert_string_equal(m->power_on[1], "on");
+	assert_string_equal(m->power_off[1], "off");
+	assert_string_equal(m->power_status[1], "status");
+	assert_null(m->ipmi.host);
+	m = &inv->machines[1];
+	assert_int_equal(m->power_driver, BCI_POWER_DRIVER_IPMI);
+	assert_null(m->power);
+	assert_string_equal(m->ipmi.host, "10.0.0.21");
+	assert_int_equal(m->ipmi.port, BCI_INVENTORY_IPMI_PORT_DEFAULT);
+	assert_string_equal(m->ipmi.user, "admin");
+	assert_string_equal(m->ipmi.password_file, "/etc/bootci/bmc/bmc");
+	/* The driver's keys in any order around power = ipmi. */
+	m = &inv->machines[2];
+	assert_int_equal(m->power_driver, BCI_POWER_DRIVER_IPMI);
+	assert_int_equal(m->ipmi.port, 9623);
+	m = &inv->machines[3];
+	assert_int_equal(m->power_driver, BCI_POWER_DRIVER_NONE);
+	assert_null(m->power);
+	bci_inventory_free(inv);
+	inv = parse_ok("[machine a]\nmac = 52:54:00:00:00:01\n");
+	assert_string_equal(inv->ipmitool, BCI_INVENTORY_IPMITOOL_DEFAULT);
+	bci_inventory_free(inv);
+}
+
+#define MACHINE_A "[machine a]\nmac = 52:54:00:00:00:01\n"
+#define IPMI_KEYS "ipmi-host = h\nipmi-user = u\nipmi-password-file = /p\n"
+
+static void test_power_refused(void **state)
+{
+	(void)state;
+	expect_error(MACHINE_A "power = ipmitool\n",
+		     ":3: power: 'ipmitool' is neither a driver (ipmi) nor an absolute command");
+	expect_error(MACHINE_A "power = ipmi\npower = ipmi\n", ":4: power given twice");
+	expect_error(MACHINE_A "power = /bin/cycle\npower-on = on.sh\n",
+		     ":4: power-on: 'on.sh': the command is an absolute path");
+	expect_error(MACHINE_A "power = /bin/cycle\npower-status = /bin/st \"x\"\n",
+		     ":4: power-status: '\"x\"': no quoting");
+	expect_error(MACHINE_A "power-off = /bin/off\n",
+		     ":1: machine a: power-off is for the command driver (power = COMMAND ...)");
+	expect_error(MACHINE_A "power = ipmi\n" IPMI_KEYS "power-status = /bin/st\n",
+		     ":1: machine a: power-status is for the command driver");
+	expect_error(MACHINE_A "power = /bin/cycle\nipmi-host = h\n",
+		     ":1: machine a: ipmi-host is for the ipmi driver (power = ipmi)");
+	expect_error(MACHINE_A "ipmi-port = 623\n", ":1: machine a: ipmi-port is for the ipmi driver");
+	expect_error(MACHINE_A "power = ipmi\nipmi-user = u\nipmi-password-file = /p\n",
+		     ":1: machine a: power = ipmi needs ipmi-host");
+	expect_error(MACHINE_A "power = ipmi\nipmi-host = h\nipmi-password-file = /p\n",
+		     ":1: machine a: power = ipmi needs ipmi-user");
+	expect_error(MACHINE_A "power = ipmi\nipmi-host = h\nipmi-user = u\n",
+		     ":1: machine a: power = ipmi needs ipmi-password-file");
+	expect_error(MACHINE_A "power = ipmi\nipmi-host = -oProxyCommand=x\n",
+		     ":4: ipmi-host: '-oProxyCommand=x' is not a host name or address");
+	expect_error(MACHINE_A "power = ipmi\nipmi-host = a b\n", ":4: ipmi-host: 'a b'");
+	expect_error(MACHINE_A "ipmi-port = 0\n", ":3: ipmi-port: '0' (a port from 1 to 65535)");
+	expect_error(MACHINE_A "ipmi-port = 65536\n", ":3: ipmi-port: '65536'");
+	expect_error(MACHINE_A "ipmi-user = a-user-name-of-17c\n", ":3: ipmi-user: 'a-user-name-of-17c'");
+	expect_error(MACHINE_A "ipmi-user = -E\n", ":3: ipmi-user: '-E'");
+	expect_error(MACHINE_A "ipmi-password-file = bmc.pass\n",
+		     ":3: ipmi-password-file: 'bmc.pass' is not an absolute path");
+	expect_error(MACHINE_A "ipmi-password = secret\n", ":3: unknown key 'ipmi-password' in [machine a]");
+	expect_error("[schedule]\nipmitool = ipmitool\n", ":2: ipmitool: 'ipmitool' is not an absolute path");
+}
+
 static void test_nul_refused(void **state)
 {
 	static const char text[] = "[machine a]\nmac = 52:54:00:00:00:01\n\0x";
@@ -192,6 +275,8 @@ int main(void)
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_console),
+		cmocka_unit_test(test_power_drivers),
+		cmocka_unit_test(test_power_refused),
 		cmocka_unit_test(test_nul_refused),
 	};
 

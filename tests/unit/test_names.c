@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* aggregator/master/names.c: each kind of name, taken and refused. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -125,6 +126,31 @@ static void test_folder(void **state)
 	assert_string_equal(out, "a-b");
 }
 
+/* One Message-ID: what build add and publish refuse is what the reply could not carry. */
+static void test_message_id(void **state)
+{
+	char id[BCI_NAME_MESSAGE_ID_MAX + 1];
+
+	(void)state;
+	assert_int_equal(bci_name_message_id(" <1.2@x.example> \t", id, sizeof(id)), 0);
+	assert_string_equal(id, "1.2@x.example");
+	assert_int_equal(bci_name_message_id("a@b", id, sizeof(id)), 0);
+	assert_string_equal(id, "a@b");
+	assert_true(bci_name_message_id_ok("<a@b>"));
+	assert_false(bci_name_message_id_ok("<a@b>\nBcc: x@y"));
+	assert_false(bci_name_message_id_ok("<a@b>\n"));
+	assert_false(bci_name_message_id_ok("<a\r@b>"));
+	assert_false(bci_name_message_id_ok("<a@\x01b>"));
+	assert_false(bci_name_message_id_ok("<a b@c>"));
+	assert_false(bci_name_message_id_ok("<ab>"));
+	assert_false(bci_name_message_id_ok("<>"));
+	assert_false(bci_name_message_id_ok(""));
+	assert_false(bci_name_message_id_ok("<a@b> x"));
+	assert_false(bci_name_message_id_ok("<a\"@b>"));
+	assert_false(bci_name_message_id_ok("<a@\xc3\xa9>"));
+	assert_int_equal(bci_name_message_id("<a@b>", id, 3), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +159,7 @@ int main(void)
 		cmocka_unit_test(test_test),
 		cmocka_unit_test(test_kcidb_origin),
 		cmocka_unit_test(test_folder),
+		cmocka_unit_test(test_message_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

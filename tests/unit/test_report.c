@@ -8,7 +8,9 @@
  * store's interface: baseline from the base tree only and only up to the
  * build, the baseline window, flaky tests, known issues by machine tag and
  * status, fixed tests, warnings, new tests, suspend latency against the
- * baseline's spread, and the reply's subject encoding and refusals.
+ * baseline's spread, and the reply's subject encoding and refusals, its
+ * grouping (a test once, its machines beneath, many subtests folded) and its
+ * links to serve's pages, and the bare message --send gives sendmail.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include <errno.h>
 #include <libpq-fe.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -753,6 +756,159 @@ static void test_mbox_refusals(void **state)
 	free(text);
 }
 
+/* The reply written for @r with @o, as text (the caller frees it). */
+static char *reply_text(const struct bci_report *r, const struct bci_mbox_options *o)
+{
+	char err[512] = "", *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	assert_non_null(out);
+	assert_int_equal(bci_mbox_write(out, r, o, err, sizeof(err)), 0);
+	fclose(out);
+	return text;
+}
+
+/* How many times @needle is in @text. */
+static size_t occurrences(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static size_t line_count(const char *text)
+{
+	return occurrences(text, "\n");
+}
+
+/*
+ * 20 tests regressed on 40 machines: each test once with its machines
+ * beneath on one wrapped line (not 800 items), each line linked to serve's
+ * pages; 20 subtests of one binary with the same changes folded into one
+ * item; the same test on two machines once (the demo's reply had it twice).
+ */
+static void test_mbox_grouping(void **state)
+{
+	enum { TESTS = 20, MACHINES = 40 };
+	struct bci_report_change changes[TESTS * MACHINES];
+	char names[TESTS][64], machines[MACHINES][32], *text, *line, *save = NULL;
+	struct bci_report r = { .build = "series 1", .tree = "t", .commit = "c", .tier = "fast",
+				.base_tree = "t", .window = 1, .machines = MACHINES,
+				.changes = changes, .n_changes = TESTS * MACHINES };
+	struct bci_mbox_options o = { .date = 0, .matrix_url = "http://master:8080/" };
+
+	(void)state;
+	for (int m = 0; m < MACHINES; m++)
+		snprintf(machines[m], sizeof(machines[m]), "shard-%d", m + 1);
+	/* Twenty binaries, a subtest each; the report's order is by test then machine. */
+	for (int t = 0; t < TESTS; t++) {
+		snprintf(names[t], sizeof(names[t]), "igt@bin_%02d@sub", t);
+		for (int m = 0; m < MACHINES; m++)
+			changes[t * MACHINES + m] = (struct bci_report_change){
+				.test = names[t], .machine = machines[m], .run_id = machines[m],
+				.from = BCI_STATUS_PASS, .to = BCI_STATUS_FAIL,
+				.change = BCI_CHANGE_REGRESSION, .verdict = BCI_VERDICT_NEW };
+	}
+	r.counts[BCI_VERDICT_NEW] = TESTS * MACHINES;
+	text = reply_text(&r, &o);
+	for (int t = 0; t < TESTS; t++) {
+		char item[2048];
+
+		snprintf(item, sizeof(item), "\n  * %s:\n    - shard-1, shard-2, shard-3,", names[t]);
+		assert_int_equal(occurrences(text, item), 1);
+		snprintf(item, sizeof(item), "%s:", names[t]);
+		assert_int_equal(occurrences(text, item), 1);
+	}
+	assert_int_equal(occurrences(text, "\n  * "), TESTS);
+	assert_int_equal(occurrences(text, " [PASS] -> [FAIL]\n"), TESTS);
+	/* Each test's line links to the matrix showing its row; the build's name percent-encoded. */
+	assert_int_equal(occurrences(text, "\n      http://master:8080/builds/series%201?test=%5Eigt@bin_"), TESTS);
+	assert_non_null(strstr(text, "?test=%5Eigt@bin_07@sub%24\n"));
+	assert_non_null(strstr(text, "Matrix: http://master:8080/builds/series%201\n"));
+	/* 2 before 10, a machine never cut, a line of machines within 78 columns, no blank ending one. */
+	assert_non_null(strstr(text, "shard-9, shard-10,"));
+	/* A test is its name, its machines wrapped (about 7 to a line), a link and a blank line. */
+	assert_true(line_count(text) < TESTS * (3 + MACHINES / 6) + 40);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(line, "://"))
+			assert_true(strlen(line) <= 78);
+		assert_true(line[strlen(line) - 1] != ' ');
+	}
+	free(text);
+
+	/* Twenty subtests of one binary, the same machines and transition: one item. */
+	for (int t = 0; t < TESTS; t++)
+		snprintf(names[t], sizeof(names[t]), "igt@kms_flip@sub-%02d", t);
+	text = reply_text(&r, &o);
+	assert_int_equal(occurrences(text, "\n  * "), 1);
+	assert_non_null(strstr(text, "\n  * igt@kms_flip@* (20 subtests):\n    - shard-1, shard-2,"));
+	assert_null(strstr(text, "igt@kms_flip@sub-"));
+	assert_non_null(strstr(text, "\n      http://master:8080/builds/series%201"
+				     "?test=%5Eigt@kms_flip@&status=changed\n"));
+	assert_true(line_count(text) < 60);
+	free(text);
+	/* --fold 20: listed one by one. */
+	o.fold_after = TESTS;
+	text = reply_text(&r, &o);
+	assert_int_equal(occurrences(text, "\n  * igt@kms_flip@sub-"), TESTS);
+	free(text);
+
+	/* The demo's case: one test crashed on two machines, and a third machine's other transition. */
+	changes[0] = (struct bci_report_change){ .test = "igt@igt_kernel@panic", .machine = "demo-2",
+		.run_id = "r2", .from = BCI_STATUS_NOTRUN, .to = BCI_STATUS_CRASH,
+		.change = BCI_CHANGE_REGRESSION, .verdict = BCI_VERDICT_NEW };
+	changes[1] = changes[0];
+	changes[1].machine = "demo-1";
+	changes[1].run_id = "r1";
+	changes[2] = changes[0];
+	changes[2].machine = "demo-3";
+	changes[2].run_id = "r3";
+	changes[2].to = BCI_STATUS_TIMEOUT;
+	r.n_changes = 3;
+	o.fold_after = 0;
+	text = reply_text(&r, &o);
+	assert_int_equal(occurrences(text, "igt@igt_kernel@panic:"), 1);
+	assert_non_null(strstr(text, "\n  * igt@igt_kernel@panic:\n"
+				     "    - demo-1, demo-2: [NOTRUN] -> [CRASH]\n"
+				     "      http://master:8080/builds/series%201?test=%5Eigt@igt_kernel@panic%24\n"
+				     "    - demo-3: [NOTRUN] -> [TIMEOUT]\n"
+				     "      http://master:8080/machines/demo-3/runs/r3/results/igt@igt_kernel@panic\n"));
+	free(text);
+	/* Without a URL, no link. */
+	o.matrix_url = NULL;
+	text = reply_text(&r, &o);
+	assert_null(strstr(text, "://"));
+	free(text);
+}
+
+static bool starts_with(const char *text, const char *prefix)
+{
+	return !strncmp(text, prefix, strlen(prefix));
+}
+
+/* The message alone for a mail transfer agent: no From_ line. */
+static void test_mbox_bare(void **state)
+{
+	struct bci_report r = { .build = "b", .tree = "t", .commit = "c", .tier = "fast",
+				.base_tree = "t", .window = 1,
+				.series_title = "x", .message_id = "<a@b>" };
+	struct bci_mbox_options o = { .date = 0, .to = "list@example" };
+	char *text;
+
+	(void)state;
+	text = reply_text(&r, &o);
+	assert_true(starts_with(text, "From bootci Thu Jan  1 00:00:00 1970\nFrom: "));
+	free(text);
+	o.bare = true;
+	text = reply_text(&r, &o);
+	assert_true(starts_with(text, "From: bootci <bootci@localhost>\nTo: list@example\n"));
+	assert_null(strstr(text, "\nFrom bootci"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -764,6 +920,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_matrix, setup, teardown),
 		cmocka_unit_test(test_subject_encoding),
 		cmocka_unit_test(test_mbox_refusals),
+		cmocka_unit_test(test_mbox_grouping),
+		cmocka_unit_test(test_mbox_bare),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,15 +59,15 @@ static int judge(struct bci_store *store, const char *build, void *ctx, char *er
 
 static void inventory_set(struct fixture *f, const char *extra)
 {
-	char text[PATH_MAX * 3], power[PATH_MAX + 64];
+	char text[PATH_MAX * 4], power[PATH_MAX + 64];
 
 	snprintf(power, sizeof(power), "%s/power.sh", f->dir);
 	snprintf(text, sizeof(text),
-		 "[schedule]\npower-cycles = 2\npower-timeout = 10s\n"
+		 "[schedule]\npower-cycles = 2\npower-timeout = 10s\nipmitool = %s/ipmitool\n"
 		 "[machine solo]\nmac = 52:54:00:00:00:01\ndeadline = 10m\npower = %s solo\n"
 		 "[machine grp-a]\nmac = 52:54:00:00:00:02\nshard-group = g\n"
 		 "[machine grp-b]\nmac = 52:54:00:00:00:03\nshard-group = g\n%s",
-		 power, extra);
+		 f->dir, power, extra);
 	bci_inventory_free(f->inv);
 	f->inv = NULL;
 	if (bci_inventory_parse("machines.conf", text, strlen(text), &f->inv, f->err,
@@ -1188,7 +1188,13 @@ static void test_power_cycle_then_out(void **state)
 	expect_in(f->err, "no machine nobody in the inventory");
 	assert_int_equal(bci_schedule_return(&f->s, "solo", T0 + 9100, f->err, sizeof(f->err)), 1);
 	assert_string_equal(machine_state(f, "solo"), "ready 0 -");
+	/* Returned, it is powered back on (it may have powered itself off): its power command. */
+	assert_int_equal(power_lines(f), 4);
+	fflush(f->s.log);
+	expect_in(f->log_text, "schedule: solo: powered back on: power ran;"
+			       " state not read back (no power-status)\n");
 	assert_int_equal(bci_schedule_return(&f->s, "solo", T0 + 9101, f->err, sizeof(f->err)), 0);
+	assert_int_equal(power_lines(f), 4);
 	build_add(f, "b2", "drm-tip", "igt@core@a\n", full_list);
 	assert_int_equal(bci_schedule_queue(&f->s, "b2", "fast", f->err, sizeof(f->err)), 3);
 	script = boot(f, "52:54:00:00:00:01", T0 + 9200);
@@ -1196,9 +1202,85 @@ static void test_power_cycle_then_out(void **state)
 	free(script);
 	/* Its deadline counts from the return: nothing within it, a cycle after it. */
 	assert_int_equal(bci_schedule_tick(&f->s, T0 + 9200 + 599, f->err, sizeof(f->err)), 0);
-	assert_int_equal(power_lines(f), 3);
-	assert_int_equal(bci_schedule_tick(&f->s, T0 + 9200 + 601, f->err, sizeof(f->err)), 0);
 	assert_int_equal(power_lines(f), 4);
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 9200 + 601, f->err, sizeof(f->err)), 0);
+	assert_int_equal(power_lines(f), 5);
+}
+
+/* A file of the fixture's folder, written whole. */
+static void fixture_file(struct fixture *f, const char *name, const char *text, mode_t mode)
+{
+	char path[PATH_MAX + 64];
+	FILE *file;
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	file = fopen(path, "w");
+	assert_non_null(file);
+	fputs(text, file);
+	assert_int_equal(fclose(file), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/*
+ * A machine whose BMC cannot be worked is taken out at its first power cycle, its
+ * note saying why; `schedule return` powers it back on (tests/unit/test_power.c has
+ * the driver itself; a fake ipmitool here: its chassis state in DIR/state, how it
+ * answers in DIR/mode).
+ */
+static void test_power_bmc_fault_then_return(void **state)
+{
+	struct fixture *f = *state;
+	char extra[PATH_MAX + 256], *text = NULL;
+	size_t len;
+
+	fixture_file(f, "ipmitool",
+		     "#!/bin/sh\ndir=$(dirname \"$0\")\n"
+		     "case $(cat \"$dir/mode\") in\n"
+		     "refuse) echo 'RAKP 2 message indicates an error : unauthorized name' >&2; exit 1 ;;\n"
+		     "down) echo 'Error: Unable to establish IPMI v2 / RMCP+ session' >&2; exit 1 ;;\n"
+		     "esac\n"
+		     "for verb; do :; done\n"
+		     "case $verb in\n"
+		     "status) echo \"Chassis Power is $(cat \"$dir/state\")\" ;;\n"
+		     "on|cycle) echo on >\"$dir/state\" ;;\n"
+		     "esac\n", 0755);
+	fixture_file(f, "bmc.pass", "secret\n", 0600);
+	fixture_file(f, "state", "off\n", 0644);
+	fixture_file(f, "mode", "refuse\n", 0644);
+	snprintf(extra, sizeof(extra),
+		 "[machine bmc]\nmac = 52:54:00:00:00:09\ndeadline = 10m\npower = ipmi\n"
+		 "ipmi-host = 127.0.0.1\nipmi-port = 9623\nipmi-user = nobody\n"
+		 "ipmi-password-file = %s/bmc.pass\n", f->dir);
+	inventory_set(f, extra);
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 601, f->err, sizeof(f->err)), 0);
+	assert_string_equal(machine_state(f, "bmc"),
+			    "out 1 power cycle 1: BMC 127.0.0.1:9623 refuses user nobody: RAKP 2 message"
+			    " indicates an error : unauthorized name: taken out of the schedule");
+	fflush(f->s.log);
+	expect_in(f->log_text, "schedule: bmc: silent for 601 s (deadline 600 s): power cycle 1 of 2\n"
+			       "schedule: bmc: power cycle 1: BMC 127.0.0.1:9623 refuses user nobody:");
+	/* Returned while the BMC still refuses: back in, and the command says the power failed. */
+	assert_int_equal(bci_schedule_return(&f->s, "bmc", T0 + 700, f->err, sizeof(f->err)), -EIO);
+	expect_in(f->err, "bmc is back in the schedule, but its power failed: BMC 127.0.0.1:9623 refuses");
+	assert_string_equal(machine_state(f, "bmc"), "ready 0 -");
+	/* Silent again with the BMC down: out at the next cycle, said so. */
+	fixture_file(f, "mode", "down\n", 0644);
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 1301, f->err, sizeof(f->err)), 0);
+	assert_string_equal(machine_state(f, "bmc"),
+			    "out 1 power cycle 1: BMC 127.0.0.1:9623 does not answer"
+			    " (2 calls of 2 tries, 2 s each): taken out of the schedule");
+	/* Repaired, and off (a machine taken out may power itself off): return powers it on. */
+	fixture_file(f, "mode", "ok\n", 0644);
+	assert_int_equal(bci_schedule_return(&f->s, "bmc", T0 + 1400, f->err, sizeof(f->err)), 1);
+	assert_string_equal(machine_state(f, "bmc"), "ready 0 -");
+	fflush(f->s.log);
+	expect_in(f->log_text, "schedule: bmc: powered back on: BMC 127.0.0.1:9623: chassis power on"
+			       " (it was off); reads on\n");
+	snprintf(extra, sizeof(extra), "%s/state", f->dir);
+	assert_int_equal(bci_read_file(extra, &text, &len, 64), 0);
+	assert_string_equal(text, "on\n");
+	free(text);
 }
 
 static int build_tier_row(const struct bci_store_build *build, void *ctx)
@@ -1315,6 +1397,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_judge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_known_good_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_power_bmc_fault_then_return, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tags_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_ingested, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redeploy_by_command, setup, teardown),

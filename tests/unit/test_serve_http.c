@@ -330,6 +330,31 @@ static void test_default_workers(void **state)
 	assert_int_equal(bci_serve_default_workers(), CPU_COUNT(&all) + 1 > 16 ? 16 : CPU_COUNT(&all) + 1);
 }
 
+/* The gate's scan: complete only at the empty line; the bearer token found in any case. */
+static void test_head_scan(void **state)
+{
+	static const char full[] = "PUT /api/v1/machines/m1/runs/r HTTP/1.1\r\nHost: x\r\n"
+				   "authorization:   Bearer tok-1  \r\nContent-Length: 3\r\n\r\nabc";
+	struct bci_http_head head;
+
+	(void)state;
+	for (size_t len = 0; len < strlen(full) - 3; len++)
+		assert_int_equal(bci_http_head_scan(full, len, &head), 0);
+	assert_int_equal(bci_http_head_scan(full, strlen(full) - 3, &head), 1);
+	assert_true(head.has_token);
+	assert_string_equal(head.token, "tok-1");
+	assert_int_equal(bci_http_head_scan("GET / HTTP/1.0\n\n", 16, &head), 1);
+	assert_false(head.has_token);
+	assert_int_equal(bci_http_head_scan("GET / HTTP/1.1\r\nAuthorization: Basic eA==\r\n\r\n",
+					    46, &head), 1);
+	assert_false(head.has_token);
+	/* A header line that only starts like one, or a token in the body, is not the token. */
+	assert_int_equal(bci_http_head_scan("GET / HTTP/1.1\r\nX-Authorization: Bearer t\r\n\r\n"
+					    "Authorization: Bearer u\r\n\r\n", 73, &head), 1);
+	assert_false(head.has_token);
+	assert_int_equal(bci_http_head_scan("GET / HTTP/1.1\r\nHost: x\r\nX: y", 31, &head), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_default_workers),
+		cmocka_unit_test(test_head_scan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

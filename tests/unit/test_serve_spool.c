@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SHA_X "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881" /* "x" */
@@ -243,6 +244,59 @@ static void test_killed_leftovers(void **state)
 	}
 }
 
+struct expired_seen {
+	char runs[4][32];
+	int count;
+};
+
+static int note_expired(void *ctx, const char *machine, const char *run_id, uint64_t size,
+			uint64_t age)
+{
+	struct expired_seen *seen = ctx;
+
+	assert_string_equal(machine, "m1");
+	assert_int_equal(size, 3);
+	assert_true(age >= 100);
+	assert_true(seen->count < 4);
+	snprintf(seen->runs[seen->count++], sizeof(seen->runs[0]), "%s", run_id);
+	return 0;
+}
+
+/* Only the cut uploads older than the age are listed and removed; the quota counts the others. */
+static void test_expiry_and_quota(void **state)
+{
+	struct fixture *f = *state;
+	struct expired_seen seen = { 0 };
+	struct bci_run_status status;
+	char path[PATH_MAX], err[256];
+	time_t now = time(NULL);
+	uint64_t size = 0;
+
+	upload(f, "old", SHA_X, "abc", 0);
+	upload(f, "fresh", SHA_Y, "defgh", 0);
+	bci_spool_part_path(&f->spool, "m1", "old", path);
+	assert_int_equal(utimensat(AT_FDCWD, path,
+				   (struct timespec[]){ { now - 200, 0 }, { now - 200, 0 } }, 0), 0);
+	assert_int_equal(bci_spool_incoming_bytes(&f->spool, "m1", NULL), 8);
+	assert_int_equal(bci_spool_incoming_bytes(&f->spool, "m1", "fresh"), 3);
+	assert_int_equal(bci_spool_incoming_bytes(&f->spool, "m2", NULL), 0);
+
+	assert_int_equal(bci_spool_each_expired(&f->spool, now, 100, note_expired, &seen), 0);
+	assert_int_equal(seen.count, 1);
+	assert_string_equal(seen.runs[0], "old");
+	/* Younger than a larger age: kept. */
+	assert_int_equal(bci_spool_expire(&f->spool, "m1", "old", now, 300, &size), 0);
+	assert_int_equal(bci_spool_expire(&f->spool, "m1", "fresh", now, 100, &size), 0);
+	assert_int_equal(bci_spool_expire(&f->spool, "m1", "old", now, 100, &size), 1);
+	assert_int_equal(size, 3);
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "old", &status, err, sizeof(err)), 0);
+	assert_int_equal(status.state, BCI_RUN_ABSENT);
+	assert_int_equal(bci_spool_status(&f->spool, "m1", "fresh", &status, err, sizeof(err)), 0);
+	assert_int_equal(status.state, BCI_RUN_PARTIAL);
+	assert_int_equal(bci_spool_incoming_bytes(&f->spool, "m1", NULL), 5);
+	assert_int_equal(bci_spool_expire(&f->spool, "m1", "old", now, 100, &size), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +305,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_crash_before_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_digests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_leftovers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_expiry_and_quota, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

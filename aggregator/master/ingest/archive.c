@@ -841,9 +841,18 @@ int bci_ingest_dir(struct bci_store *store, const char *data_dir, const char *di
 		snprintf(name, sizeof(name), "%.*s", (int)(dir + len - start), start);
 	}
 	info.run = run_id ? run_id : name;
-	if (!machine || !bci_name_machine_ok(machine)) {
-		bci_message(err, err_size, "%s: a results folder does not name its machine: give a"
-			    " machine name ([A-Za-z0-9._-], 1 to 128)", dir);
+	/* The caller names @dir before this message: it is not repeated. */
+	if (!machine) {
+		bci_message(err, err_size, "a results folder does not name its machine: give one"
+			    " (--machine NAME)");
+		return -EINVAL;
+	}
+	if (!bci_name_machine_ok(machine)) {
+		char quoted[300];
+
+		bci_message(err, err_size, "machine '%s' is not a word ([A-Za-z0-9._-], 1 to 128"
+			    " bytes, not . or ..)", bci_quote(quoted, sizeof(quoted), machine,
+							      strlen(machine)));
 		return -EINVAL;
 	}
 	if (!bci_name_run_id_ok(info.run)) {

@@ -11,7 +11,9 @@
 #include "../commands.h"
 #include "ingest.h"
 #include "../serve/server.h"
+#include "../names.h"
 #include "../store/store.h"
+#include "message.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -152,6 +154,17 @@ int bci_cmd_ingest(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return bci_command_usage_exit('?');
+	/* Refused once here, not once per source. */
+	if ((b.machine && !bci_name_machine_ok(b.machine)) ||
+	    (b.run_id && !bci_name_run_id_ok(b.run_id))) {
+		const char *value = b.machine && !bci_name_machine_ok(b.machine) ? b.machine : b.run_id;
+		char quoted[300];
+
+		fprintf(stderr, "bootci-aggregator ingest: --%s '%s': not a word ([A-Za-z0-9._-], 1 to"
+			" 128 bytes, not . or ..)\n", value == b.machine ? "machine" : "run-id",
+			bci_quote(quoted, sizeof(quoted), value, strlen(value)));
+		return 2;
+	}
 	b.sources = argv + optind;
 	b.count = (size_t)(argc - optind);
 	/* A run id names one run (a machine may have sent them all). */

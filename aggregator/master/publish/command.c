@@ -4,7 +4,9 @@
 #include "../commands.h"
 #include "publish.h"
 #include "../store/store.h"
+#include "../names.h"
 #include "fsutil.h"
+#include "message.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -128,6 +130,14 @@ int bci_cmd_publish(int argc, char **argv)
 	}
 	if (!!p.series_title != !!p.message_id) {
 		fprintf(stderr, "bootci-aggregator publish: --series-title and --message-id go together\n");
+		return 2;
+	}
+	if (p.message_id && !bci_name_message_id_ok(p.message_id)) {
+		char quoted[256];
+
+		fprintf(stderr, "bootci-aggregator publish: --message-id '%s': not one Message-ID"
+			" (" BCI_NAME_MESSAGE_ID_RULE ")\n",
+			bci_quote(quoted, sizeof(quoted), p.message_id, strlen(p.message_id)));
 		return 2;
 	}
 	p.image_dir = argv[optind];

@@ -331,6 +331,14 @@ int bci_publish_dir(struct bci_store *store, const char *data_dir, const struct 
 			    p->build);
 		return -EINVAL;
 	}
+	if (p->message_id && !bci_name_message_id_ok(p->message_id)) {
+		char quoted[256];
+
+		bci_message(err, err_size, "Message-ID '%s' is not one ("
+			    BCI_NAME_MESSAGE_ID_RULE ")",
+			    bci_quote(quoted, sizeof(quoted), p->message_id, strlen(p->message_id)));
+		return -EINVAL;
+	}
 	if ((ret = files_keep(data_dir, p->image_dir, p->manifest, files, count, &manifest_kept, err,
 			      err_size)) < 0)
 		return ret;

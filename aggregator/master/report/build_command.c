@@ -15,6 +15,7 @@
 #include "../names.h"
 #include "../store/refused.h"
 #include "../store/store.h"
+#include "message.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -92,6 +93,15 @@ int bci_cmd_build(int argc, char **argv)
 	if (!strcmp(argv[optind], "add") && !bci_name_build_ok(build.name)) {
 		fprintf(stderr, "bootci-aggregator build add: '%s' is not a build name (no '/', no"
 			" control character, not . or ..)\n", build.name);
+		return 2;
+	}
+	if (!strcmp(argv[optind], "add") && build.message_id &&
+	    !bci_name_message_id_ok(build.message_id)) {
+		char quoted[256];
+
+		fprintf(stderr, "bootci-aggregator build add: --message-id '%s': not one Message-ID"
+			" (" BCI_NAME_MESSAGE_ID_RULE ")\n",
+			bci_quote(quoted, sizeof(quoted), build.message_id, strlen(build.message_id)));
 		return 2;
 	}
 	if (bci_command_store_open(&cs, &store))

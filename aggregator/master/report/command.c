@@ -2,7 +2,8 @@
 /*
  * report --build NAME [--mbox FILE|-] [--send --to ADDR] [--html DIR] ...:
  * a build's report (regress.c) as a reply to its series (mbox.c), mailed
- * through `sendmail -t`, and as static pages (html_write.c).
+ * through `sendmail -t` (the message alone: an mbox's From_ line is no
+ * header), and as static pages (html_write.c).
  */
 #include "../command.h"
 #include "../commands.h"
@@ -20,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Pipes the file @path to `sendmail -t` (found in PATH), which takes the recipients from its headers. */
+/* Pipes the message in @path to `sendmail -t` (found in PATH), which takes the recipients from its headers. */
 static int mail_send(const char *path)
 {
 	int status;
@@ -148,7 +149,7 @@ static int mbox_save(const char *path, const struct bci_report *report,
 
 int bci_cmd_report(int argc, char **argv)
 {
-	struct report_args a = { .window = 5, .fold_after = 1, .date = time(NULL) };
+	struct report_args a = { .window = 5, .fold_after = BCI_MBOX_FOLD_AFTER, .date = time(NULL) };
 	char err[PATH_MAX + 1024] = "", filters_path[PATH_MAX], send_path[PATH_MAX] = "";
 	struct bci_filters *filters = NULL;
 	struct bci_report *report = NULL;
@@ -188,7 +189,7 @@ int bci_cmd_report(int argc, char **argv)
 	}
 	struct bci_mbox_options mbox = { .from = a.from, .to = a.to, .matrix_url = a.matrix_url,
 					 .date = a.date, .fold_after = a.fold_after };
-	if (a.send && !a.mbox) {
+	if (a.send) {
 		const char *tmpdir = getenv("TMPDIR");
 
 		snprintf(send_path, sizeof(send_path), "%s/reply-XXXXXX",
@@ -211,15 +212,22 @@ int bci_cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (a.mbox || a.send) {
-		ret = mbox_save(a.mbox ? a.mbox : send_path, report, &mbox, err, sizeof(err));
+	if (a.mbox) {
+		ret = mbox_save(a.mbox, report, &mbox, err, sizeof(err));
 		if (ret < 0) {
 			fprintf(stderr, "bootci-aggregator report: %s\n", err[0] ? err : strerror(-ret));
 			goto out;
 		}
 	}
 	if (a.send) {
-		ret = mail_send(a.mbox ? a.mbox : send_path);
+		/* What a mail transfer agent takes: the message, without the mbox's framing. */
+		mbox.bare = true;
+		ret = mbox_save(send_path, report, &mbox, err, sizeof(err));
+		if (ret < 0) {
+			fprintf(stderr, "bootci-aggregator report: %s\n", err[0] ? err : strerror(-ret));
+			goto out;
+		}
+		ret = mail_send(send_path);
 		if (ret < 0) {
 			fprintf(stderr, "bootci-aggregator report: sendmail -t: %s\n",
 				ret == -ENOENT ? "not found in PATH" : "failed");

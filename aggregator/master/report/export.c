@@ -29,6 +29,7 @@
 #include "../names.h"
 #include "../store/store.h"
 #include "jsonw.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -111,6 +112,8 @@ struct kcidb_ctx {
 	struct bci_jsonw *w;
 	const char *origin, *build;
 	const char *machine, *run_id, *kernel;
+	const char *url;		/* serve's address, or NULL */
+	struct bci_str link;
 };
 
 static void id_write(struct bci_jsonw *w, const char *origin, const char *const *parts, int n)
@@ -154,6 +157,15 @@ static int kcidb_test(const struct bci_store_result *result, void *ctx)
 		bci_jsonw_key(w, "duration");
 		bci_jsonw_double(w, result->duration);
 	}
+	if (c->url) {
+		bci_str_reset(&c->link);
+		if (bci_link_result(&c->link, c->url, c->machine, c->run_id, result->name) < 0) {
+			free(path);
+			return -ENOMEM;
+		}
+		bci_jsonw_key(w, "log_url");
+		bci_jsonw_string(w, c->link.data);
+	}
 	bci_jsonw_key(w, "environment");
 	bci_jsonw_object_begin(w);
 	bci_jsonw_key(w, "comment");
@@ -185,8 +197,8 @@ static int kcidb_test(const struct bci_store_result *result, void *ctx)
 	return bci_jsonw_object_end(w);
 }
 
-int bci_export_kcidb(struct bci_store *store, const char *build, const char *origin, FILE *out,
-		     char *err, size_t err_size)
+int bci_export_kcidb(struct bci_store *store, const char *build, const char *origin,
+		     const char *url, FILE *out, char *err, size_t err_size)
 {
 	struct bci_store_build *b = NULL;
 	struct run_keys runs = { 0 };
@@ -284,9 +296,12 @@ int bci_export_kcidb(struct bci_store *store, const char *build, const char *ori
 	for (size_t i = 0; i < runs.n && ret >= 0; i++) {
 		struct kcidb_ctx c = { .w = &w, .origin = origin, .build = build,
 				       .machine = runs.v[i].machine, .run_id = runs.v[i].run_id,
-				       .kernel = runs.v[i].kernel };
+				       .kernel = runs.v[i].kernel, .url = url };
 
 		ret = bci_store_results_each(store, runs.v[i].key, kcidb_test, &c, err, err_size);
+		bci_str_free(&c.link);
+		if (ret == -ENOMEM && !err[0])
+			snprintf(err, err_size, "%s", strerror(ENOMEM));
 	}
 	bci_jsonw_array_end(&w);
 	bci_jsonw_object_end(&w);
@@ -586,8 +601,12 @@ static void excerpt_write(FILE *out, const char *which, const struct excerpt *e)
 	fputs(e->size < 0 ? ")\n" : e->len && e->text[e->len - 1] != '\n' ? "\n" : "", out);
 }
 
+/*
+ * @c as a testcase; with @link (its result page on serve), its system-out
+ * starts with "result page: LINK", as does a failure's text.
+ */
 static void junit_case_write(FILE *out, const char *data_dir, const struct junit_run *r,
-			     const struct junit_case *c)
+			     const struct junit_case *c, const char *link)
 {
 	static const char *const streams[] = { "err", "out", "dmesg" };
 	const char *tag = junit_tag(c->status);
@@ -608,11 +627,17 @@ static void junit_case_write(FILE *out, const char *data_dir, const struct junit
 		xml_text(out, at ? at + 1 : c->name);
 	}
 	fprintf(out, "\" time=\"%.3f\"", c->duration);
-	if (!tag && !warned) {
+	if (!tag && !warned && !link) {
 		fputs("/>\n", out);
 		return;
 	}
 	fputs(">\n", out);
+	if (!tag && !warned) {
+		fputs("      <system-out>result page: ", out);
+		xml_text(out, link);
+		fputs("\n</system-out>\n    </testcase>\n", out);
+		return;
+	}
 	/* A result that never ran has no logs. */
 	for (size_t i = 0; i < 3; i++) {
 		logs[i] = (struct excerpt){ .size = -1 };
@@ -644,10 +669,21 @@ static void junit_case_write(FILE *out, const char *data_dir, const struct junit
 	fputs(": ", out);
 	xml_text(out, c->result);
 	fputs("\n", out);
+	if (link) {
+		fputs("result page: ", out);
+		xml_text(out, link);
+		fputs("\n", out);
+	}
 	for (size_t i = 0; i < 3; i++)
 		if (c->status != BCI_STATUS_NOTRUN)
 			excerpt_write(out, streams[i], &logs[i]);
-	fprintf(out, "</%s>\n    </testcase>\n", tag ? tag : "system-out");
+	fprintf(out, "</%s>\n", tag ? tag : "system-out");
+	if (tag && link) {
+		fputs("      <system-out>result page: ", out);
+		xml_text(out, link);
+		fputs("\n</system-out>\n", out);
+	}
+	fputs("    </testcase>\n", out);
 }
 
 static void property(FILE *out, const char *name, const char *value)
@@ -658,8 +694,9 @@ static void property(FILE *out, const char *name, const char *value)
 }
 
 int bci_export_junit(struct bci_store *store, const char *data_dir, const char *machine,
-		     const char *run_id, FILE *out, char *err, size_t err_size)
+		     const char *run_id, const char *url, FILE *out, char *err, size_t err_size)
 {
+	struct bci_str link = { 0 };
 	struct junit_run r = { 0 };
 	char when[64] = "";
 	int ret;
@@ -698,9 +735,18 @@ int bci_export_junit(struct bci_store *store, const char *data_dir, const char *
 	if (r.run.build)
 		property(out, "build", r.run.build);
 	fputs("    </properties>\n", out);
-	for (size_t i = 0; i < r.count; i++)
-		junit_case_write(out, data_dir, &r, &r.cases[i]);
+	for (size_t i = 0; i < r.count; i++) {
+		bci_str_reset(&link);
+		if (url && bci_link_result(&link, url, machine, run_id, r.cases[i].name) < 0) {
+			snprintf(err, err_size, "%s", strerror(ENOMEM));
+			bci_str_free(&link);
+			junit_run_free(&r);
+			return -ENOMEM;
+		}
+		junit_case_write(out, data_dir, &r, &r.cases[i], url ? link.data : NULL);
+	}
 	fputs("  </testsuite>\n</testsuites>\n", out);
+	bci_str_free(&link);
 	junit_run_free(&r);
 	if (ferror(out) || fflush(out)) {
 		snprintf(err, err_size, "writing the JUnit document: %s", strerror(errno));

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * export kcidb --build NAME [--origin NAME] [-o OUT]
- * export junit --machine NAME --run-id ID [-o OUT]
+ * export kcidb --build NAME [--origin NAME] [--url BASE] [-o OUT]
+ * export junit --machine NAME --run-id ID [--url BASE] [-o OUT]
  *
  * A build as KCIDB I/O JSON, a run as JUnit XML (export.c), to standard
- * output or to OUT, replaced atomically.
+ * output or to OUT, replaced atomically; with --url each result links to
+ * its page on serve at BASE.
  */
 #include "../command.h"
 #include "../commands.h"
@@ -20,14 +21,16 @@
 struct export_args {
 	struct bci_store *store;
 	const char *kind, *build, *origin, *machine, *run_id;
+	const char *url;		/* serve's address: each result's page */
 	const char *data_dir;		/* junit: the logs its failures carry */
 };
 
 static int export_write(FILE *out, const struct export_args *a, char *err, size_t err_size)
 {
 	if (!strcmp(a->kind, "kcidb"))
-		return bci_export_kcidb(a->store, a->build, a->origin, out, err, err_size);
-	return bci_export_junit(a->store, a->data_dir, a->machine, a->run_id, out, err, err_size);
+		return bci_export_kcidb(a->store, a->build, a->origin, a->url, out, err, err_size);
+	return bci_export_junit(a->store, a->data_dir, a->machine, a->run_id, a->url, out, err,
+				err_size);
 }
 
 static int export_stream(FILE *out, const void *ctx, char *err, size_t err_size)
@@ -52,6 +55,7 @@ int bci_cmd_export(int argc, char **argv)
 		{ "machine", required_argument, NULL, 'm' },
 		{ "run-id", required_argument, NULL, 'r' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "url", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -63,7 +67,7 @@ int bci_cmd_export(int argc, char **argv)
 
 	bci_command_store_init(&cs, "export");
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:b:O:m:r:o:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:d:b:O:m:r:o:u:h", options, NULL)) != -1) {
 		if (bci_command_store_option(&cs, opt, optarg))
 			continue;
 		switch (opt) {
@@ -72,6 +76,7 @@ int bci_cmd_export(int argc, char **argv)
 		case 'm': a.machine = optarg; break;
 		case 'r': a.run_id = optarg; break;
 		case 'o': output = optarg; break;
+		case 'u': a.url = optarg; break;
 		default:
 			return bci_command_usage_exit(opt);
 		}

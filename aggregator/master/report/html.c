@@ -72,22 +72,24 @@ void bci_html_escape_str(struct bci_str *b, const char *s)
 	bci_html_escape(b, s ? s : "", s ? strlen(s) : 0);
 }
 
-void bci_html_url_escape(struct bci_str *b, const char *s)
+int bci_html_url_escape(struct bci_str *b, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	int ret = 0;
 
-	for (; s && *s; s++) {
+	for (; s && *s && ret >= 0; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		    strchr("-._~@", c)) {
-			bci_str_append(b, s, 1);
+			ret = bci_str_append(b, s, 1);
 		} else {
 			char esc[3] = { '%', hex[c >> 4], hex[c & 15] };
 
-			bci_str_append(b, esc, 3);
+			ret = bci_str_append(b, esc, 3);
 		}
 	}
+	return ret;
 }
 
 const char bci_html_style[] =

@@ -12,11 +12,18 @@
  *
  * The body puts the possible new issues first, as people read the top of
  * a mail: then known issues with their bug links, flaky tests, fixed tests
- * and warnings, the same change on several subtests of one binary on one
- * machine folded into "+N similar issues", and the links to the matrix.
+ * and warnings, and the links to the matrix. Each section lists a test
+ * once with its machines beneath, those with the same transition on one
+ * line (CI Bug Log's form), each line linked to serve's pages (links.c);
+ * many tests of one binary with the same lines are one item, so 20 tests
+ * failing on 40 machines are 20 items, not 800.
+ *
+ * The mbox's framing (the From_ line, >From quoting, the blank line that
+ * ends a message) is left out for a mail transfer agent (options->bare).
  */
 #include "report.h"
 #include "../names.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -112,26 +119,6 @@ static int value_plain(const char *s)
 	return 1;
 }
 
-/* The series' Message-ID without its angle brackets, checked to be one msg-id. */
-static int message_id_clean(const char *in, char *out, size_t size)
-{
-	size_t n;
-
-	in += strspn(in, " \t");
-	if (*in == '<')
-		in++;
-	n = strcspn(in, ">");
-	if (!n || n >= size || (in[n] == '>' && in[n + 1 + strspn(in + n + 1, " \t")]))
-		return -EINVAL;
-	memcpy(out, in, n);
-	out[n] = '\0';
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)out[i] <= 0x20 || (unsigned char)out[i] > 0x7e || out[i] == '<' ||
-		    out[i] == '"' || out[i] == '\\')
-			return -EINVAL;
-	return strchr(out, '@') ? 0 : -EINVAL;
-}
-
 /*
  * What a dot-atom keeps of @in: the characters bci_name_clean() keeps, its
  * dots too unless one would start or end the atom or follow another.
@@ -199,81 +186,232 @@ static void text_clean(char *s)
 			*s = ' ';
 }
 
-static const char *binary_of(const char *test, size_t *len)
+/* How long "igt@binary" is in @test (the whole name when it has no subtest). */
+static size_t binary_length(const char *test)
 {
 	const char *at = strchr(test, '@');
 	const char *second = at ? strchr(at + 1, '@') : NULL;
 
-	*len = second ? (size_t)(second - test) : strlen(test);
-	return test;
+	return second ? (size_t)(second - test) : strlen(test);
 }
 
-static int same_group(const struct bci_report_change *a, const struct bci_report_change *b)
+static int text_order(const char *a, const char *b)
 {
-	size_t la, lb;
-
-	binary_of(a->test, &la);
-	binary_of(b->test, &lb);
-	return a->verdict == b->verdict && la == lb && !strncmp(a->test, b->test, la) &&
-	       !strcmp(a->machine, b->machine) && a->from == b->from && a->to == b->to &&
-	       (a->bug == b->bug || (a->bug && b->bug && !strcmp(a->bug, b->bug)));
+	return strcmp(a ? a : "", b ? b : "");
 }
 
-static int group_order(const void *x, const void *y)
+/* A section's changes by test, then transition and bug (one line each), then machine. */
+static int line_order(const void *x, const void *y)
 {
 	const struct bci_report_change *a = *(const struct bci_report_change *const *)x;
 	const struct bci_report_change *b = *(const struct bci_report_change *const *)y;
-	size_t la, lb;
-	int d = (int)a->verdict - (int)b->verdict;
+	int d = strcmp(a->test, b->test);
 
-	if (d)
-		return d;
-	binary_of(a->test, &la);
-	binary_of(b->test, &lb);
-	d = strncmp(a->test, b->test, la < lb ? la : lb);
-	if (!d)
-		d = (la > lb) - (la < lb);
-	if (!d)
-		d = strcmp(a->machine, b->machine);
 	if (!d)
 		d = (int)a->from - (int)b->from;
 	if (!d)
 		d = (int)a->to - (int)b->to;
 	if (!d)
-		d = strcmp(a->bug ? a->bug : "", b->bug ? b->bug : "");
-	return d ? d : strcmp(a->test, b->test);
+		d = text_order(a->bug, b->bug);
+	/* shard-2 before shard-10. */
+	return d ? d : strverscmp(a->machine, b->machine);
 }
 
-static void section_write(struct body *b, const struct bci_report *r,
-			  const struct bci_report_change **sorted, enum bci_verdict verdict,
-			  const char *title, const char *intro, int fold_after)
+static int same_line(const struct bci_report_change *a, const struct bci_report_change *b)
 {
-	size_t i = 0, n = r->n_changes;
+	return !strcmp(a->test, b->test) && a->from == b->from && a->to == b->to &&
+	       !text_order(a->bug, b->bug);
+}
 
-	while (i < n && sorted[i]->verdict != verdict)
-		i++;
-	if (i == n)
-		return;
-	body_printf(b, "== %s ==\n\n  %s\n\n", title, intro);
-	while (i < n && sorted[i]->verdict == verdict) {
-		size_t end = i + 1;
+/*
+ * One test of a section: its changes, one per machine, and the text of its
+ * machine lines without their links (what two tests must share to fold).
+ */
+struct item {
+	const struct bci_report_change **changes;
+	size_t n;
+	size_t binary_length;
+	char *lines;
+	size_t group_size;		/* the tests of its binary with the same lines */
+	int folded_lead;		/* 1: the fold's line is written here; -1: folded away */
+};
 
-		while (end < n && same_group(sorted[i], sorted[end]))
+/* Lines wrap before this column, a machine name never split. */
+#define LINE_WIDTH 78
+
+/* Appends @link's address, or fails the body when it could not be made. */
+static void link_line(struct body *b, struct bci_str *link, int ret)
+{
+	if (ret < 0)
+		b->oom = 1;
+	else
+		body_printf(b, "      %s\n", link->data);
+	bci_str_reset(link);
+}
+
+/*
+ * The machine lines of @it: "    - m1, m2: [FROM] -> [TO] (bug)", the
+ * machines of one transition on one line (wrapped under it), and with @url
+ * each followed by its link: the result's page when the line names one
+ * machine, else the matrix showing the test's row (its cells link to each
+ * machine's result page).
+ */
+static void lines_write(struct body *b, const struct item *it, const char *url, const char *build)
+{
+	struct bci_str link = { 0 };
+
+	for (size_t i = 0; i < it->n;) {
+		size_t end = i + 1, column = 6;
+
+		while (end < it->n && same_line(it->changes[i], it->changes[end]))
 			end++;
-		for (size_t j = i; j < end && j < i + (size_t)fold_after; j++) {
-			const struct bci_report_change *c = sorted[j];
-			size_t more = end - i > (size_t)fold_after ? end - i - fold_after : 0;
+		body_printf(b, "    - ");
+		for (size_t j = i; j < end; j++) {
+			/* The name and its ',' or ':' on this line, else on the next (no blank left at the end). */
+			size_t len = strlen(it->changes[j]->machine) + 1;
 
-			body_printf(b, "  * %s:\n    - %s: %s -> %s", c->test, c->machine,
-				    bci_status_label(c->from), bci_status_label(c->to));
-			if (c->bug)
-				body_printf(b, " (%s)", c->bug);
-			if (more && j + 1 == i + (size_t)fold_after)
-				body_printf(b, " +%zu similar issue%s", more, more > 1 ? "s" : "");
-			body_printf(b, "\n\n");
+			if (j > i && column + 1 + len > LINE_WIDTH) {
+				body_printf(b, "\n      ");
+				column = 6;
+			} else if (j > i) {
+				body_printf(b, " ");
+				column++;
+			}
+			body_printf(b, "%s%s", it->changes[j]->machine, j + 1 < end ? "," : ":");
+			column += len;
 		}
+		body_printf(b, " [%s] -> [%s]", bci_status_label(it->changes[i]->from),
+			    bci_status_label(it->changes[i]->to));
+		if (it->changes[i]->bug)
+			body_printf(b, " (%s)", it->changes[i]->bug);
+		body_printf(b, "\n");
+		if (url)
+			link_line(b, &link, end - i == 1 ?
+				  bci_link_result(&link, url, it->changes[i]->machine,
+						  it->changes[i]->run_id, it->changes[i]->test) :
+				  bci_link_build_tests(&link, url, build, it->changes[i]->test, true,
+						       false));
 		i = end;
 	}
+	bci_str_free(&link);
+}
+
+/* Items of one binary with the same lines together, by name within. */
+static int fold_order(const void *x, const void *y)
+{
+	const struct item *a = *(const struct item *const *)x, *b = *(const struct item *const *)y;
+	size_t la = a->binary_length, lb = b->binary_length;
+	int d = strncmp(a->changes[0]->test, b->changes[0]->test, la < lb ? la : lb);
+
+	if (!d)
+		d = (la > lb) - (la < lb);
+	if (!d)
+		d = strcmp(a->lines, b->lines);
+	return d ? d : strcmp(a->changes[0]->test, b->changes[0]->test);
+}
+
+static int same_fold(const struct item *a, const struct item *b)
+{
+	/* A test without a subtest is its binary: it folds with nothing. */
+	return a->binary_length == b->binary_length &&
+	       a->binary_length < strlen(a->changes[0]->test) &&
+	       b->binary_length < strlen(b->changes[0]->test) &&
+	       !strncmp(a->changes[0]->test, b->changes[0]->test, a->binary_length) &&
+	       !strcmp(a->lines, b->lines);
+}
+
+/*
+ * The section of @verdict: each test once, its machines beneath grouped by
+ * transition (CI Bug Log's form); more than @fold_after tests of one binary
+ * with the same lines are one item, "igt@binary@* (N subtests)", linked to
+ * the matrix showing them.
+ */
+static void section_write(struct body *b, const struct bci_report *r, enum bci_verdict verdict,
+			  const char *title, const char *intro, int fold_after, const char *url)
+{
+	const struct bci_report_change **changes = NULL;
+	struct item *items = NULL, **by_fold = NULL;
+	size_t n = 0, n_items = 0;
+	struct bci_str link = { 0 };
+
+	for (size_t i = 0; i < r->n_changes; i++)
+		n += r->changes[i].verdict == verdict;
+	if (!n)
+		return;
+	changes = malloc(n * sizeof(*changes));
+	items = calloc(n, sizeof(*items));
+	by_fold = malloc(n * sizeof(*by_fold));
+	if (!changes || !items || !by_fold) {
+		b->oom = 1;
+		goto out;
+	}
+	n = 0;
+	for (size_t i = 0; i < r->n_changes; i++)
+		if (r->changes[i].verdict == verdict)
+			changes[n++] = &r->changes[i];
+	qsort(changes, n, sizeof(*changes), line_order);
+	for (size_t i = 0, end; i < n; i = end) {
+		struct item *it = &items[n_items];
+		struct body lines = { 0 };
+
+		for (end = i + 1; end < n && !strcmp(changes[end]->test, changes[i]->test); end++)
+			;
+		*it = (struct item){ .changes = changes + i, .n = end - i,
+				     .binary_length = binary_length(changes[i]->test) };
+		lines_write(&lines, it, NULL, NULL);
+		if (lines.oom || !lines.p) {
+			free(lines.p);
+			b->oom = 1;
+			goto out;
+		}
+		it->lines = lines.p;
+		by_fold[n_items] = it;
+		n_items++;
+	}
+	qsort(by_fold, n_items, sizeof(*by_fold), fold_order);
+	for (size_t i = 0, end; i < n_items; i = end) {
+		for (end = i + 1; end < n_items && same_fold(by_fold[i], by_fold[end]); end++)
+			;
+		for (size_t j = i; j < end; j++) {
+			by_fold[j]->group_size = end - i;
+			if (end - i > (size_t)fold_after)
+				by_fold[j]->folded_lead = j == i ? 1 : -1;
+		}
+	}
+
+	body_printf(b, "== %s ==\n\n  %s\n\n", title, intro);
+	for (size_t i = 0; i < n_items; i++) {
+		const struct item *it = &items[i];
+		const char *test = it->changes[0]->test;
+
+		if (it->folded_lead < 0)
+			continue;
+		if (!it->folded_lead) {
+			body_printf(b, "  * %s:\n", test);
+			lines_write(b, it, url, r->build);
+		} else {
+			/* "igt@binary@": the fold's name and its link's prefix. */
+			char *prefix = strndup(test, it->binary_length + 1);
+
+			if (!prefix) {
+				b->oom = 1;
+				goto out;
+			}
+			body_printf(b, "  * %s* (%zu subtests):\n%s", prefix, it->group_size, it->lines);
+			if (url)
+				link_line(b, &link, bci_link_build_tests(&link, url, r->build, prefix,
+									 false, true));
+			free(prefix);
+		}
+		body_printf(b, "\n");
+	}
+out:
+	for (size_t i = 0; i < n_items; i++)
+		free(items[i].lines);
+	bci_str_free(&link);
+	free(by_fold);
+	free(items);
+	free(changes);
 }
 
 int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_options *o,
@@ -281,12 +419,13 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 {
 	const char *from = o->from && *o->from ? o->from : "bootci <bootci@localhost>";
 	const char *url = o->matrix_url && *o->matrix_url ? o->matrix_url : NULL;
-	const struct bci_report_change **sorted = NULL;
-	char series_id[998], domain[256], build_atom[256], *subject_text = NULL, *subject = NULL;
+	char series_id[BCI_NAME_MESSAGE_ID_MAX + 1], domain[256], build_atom[256], *subject_text = NULL, *subject = NULL;
 	char *title = NULL, *at;
-	int failed = bci_report_failed(r), fold_after = o->fold_after > 0 ? o->fold_after : 1;
+	int failed = bci_report_failed(r);
+	int fold_after = o->fold_after > 0 ? o->fold_after : BCI_MBOX_FOLD_AFTER;
 	long suspend_regressions = 0;
 	struct body b = { 0 };
+	struct bci_str matrix = { 0 }, baseline = { 0 };
 	struct tm tm;
 	int ret = 0;
 
@@ -294,7 +433,7 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 		snprintf(err, err_size, "From, To and the matrix URL must be printable ASCII on one line");
 		return -EINVAL;
 	}
-	if (r->message_id && message_id_clean(r->message_id, series_id, sizeof(series_id)) < 0) {
+	if (r->message_id && bci_name_message_id(r->message_id, series_id, sizeof(series_id)) < 0) {
 		snprintf(err, err_size, "build %s: '%s' is not a Message-ID (<left@right>, one line)",
 			 r->build, r->message_id);
 		return -EINVAL;
@@ -321,16 +460,13 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 	ret = bci_mbox_encode_header("Subject", subject_text, &subject);
 	if (ret < 0)
 		goto out;
-	sorted = malloc((r->n_changes + 1) * sizeof(*sorted));
-	if (!sorted) {
+	for (size_t i = 0; i < r->n_suspend; i++)
+		suspend_regressions += r->suspend[i].regression;
+	if (url && (bci_link_build(&matrix, url, r->build) < 0 ||
+		    (r->base && bci_link_build(&baseline, url, r->base) < 0))) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < r->n_changes; i++)
-		sorted[i] = &r->changes[i];
-	qsort(sorted, r->n_changes, sizeof(*sorted), group_order);
-	for (size_t i = 0; i < r->n_suspend; i++)
-		suspend_regressions += r->suspend[i].regression;
 
 	/* ---- body ---- */
 	body_printf(&b, "== Series Details ==\n\n");
@@ -341,16 +477,16 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 		    r->base_tree, r->base ? " (base build " : "", r->base ? r->base : "",
 		    r->base ? ")" : "");
 	if (url)
-		body_printf(&b, "Matrix: %s/%s/index.html\n", url, build_atom);
+		body_printf(&b, "Matrix: %s\n", matrix.data);
 	body_printf(&b, "\n== Summary ==\n\n  **%s**\n\n", failed ? "FAILURE" : "SUCCESS");
 	body_printf(&b, "  %ld possible new issues, %ld suspend latency regressions, %ld known issues,\n"
 		    "  %ld flaky, %ld fixed, %ld warnings: %ld results of %d machines compared.\n\n",
 		    r->counts[BCI_VERDICT_NEW], suspend_regressions, r->counts[BCI_VERDICT_KNOWN],
 		    r->counts[BCI_VERDICT_FLAKY], r->counts[BCI_VERDICT_FIXED],
 		    r->counts[BCI_VERDICT_WARNING], r->results, r->machines);
-	section_write(&b, r, sorted, BCI_VERDICT_NEW, "Possible new issues",
+	section_write(&b, r, BCI_VERDICT_NEW, "Possible new issues",
 		      "Changes no known-issue filter explains, on tests stable in the baseline:",
-		      fold_after);
+		      fold_after, url);
 	if (suspend_regressions) {
 		body_printf(&b, "== Suspend latency regressions ==\n\n"
 			    "  Median suspend+resume latency beyond the baseline's spread:\n\n");
@@ -365,19 +501,19 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 		}
 		body_printf(&b, "\n");
 	}
-	section_write(&b, r, sorted, BCI_VERDICT_KNOWN, "Known issues",
-		      "Changes a known-issue filter matched, with its bug:", fold_after);
-	section_write(&b, r, sorted, BCI_VERDICT_FLAKY, "Flaky tests",
+	section_write(&b, r, BCI_VERDICT_KNOWN, "Known issues",
+		      "Changes a known-issue filter matched, with its bug:", fold_after, url);
+	section_write(&b, r, BCI_VERDICT_FLAKY, "Flaky tests",
 		      "Regressions of tests whose state changed inside the baseline window:",
-		      fold_after);
-	section_write(&b, r, sorted, BCI_VERDICT_FIXED, "Fixed tests",
-		      "Tests that pass now and did not in the baseline:", fold_after);
-	section_write(&b, r, sorted, BCI_VERDICT_WARNING, "Warnings",
-		      "Changes between two failing states:", fold_after);
+		      fold_after, url);
+	section_write(&b, r, BCI_VERDICT_FIXED, "Fixed tests",
+		      "Tests that pass now and did not in the baseline:", fold_after, url);
+	section_write(&b, r, BCI_VERDICT_WARNING, "Warnings",
+		      "Changes between two failing states:", fold_after, url);
 	if (url) {
-		body_printf(&b, "== Links ==\n\n  Test matrix: %s/%s/index.html\n", url, build_atom);
+		body_printf(&b, "== Links ==\n\n  Test matrix: %s\n", matrix.data);
 		if (r->base)
-			body_printf(&b, "  Baseline: %s/%s/index.html\n", url, r->base);
+			body_printf(&b, "  Baseline: %s\n", baseline.data);
 	}
 	if (b.oom) {
 		ret = -ENOMEM;
@@ -386,8 +522,10 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 
 	/* ---- the message ---- */
 	gmtime_r(&o->date, &tm);
-	fprintf(out, "From bootci %s %s %2d %02d:%02d:%02d %d\n", days[tm.tm_wday], months[tm.tm_mon],
-		tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, tm.tm_year + 1900);
+	if (!o->bare)
+		fprintf(out, "From bootci %s %s %2d %02d:%02d:%02d %d\n", days[tm.tm_wday],
+			months[tm.tm_mon], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+			tm.tm_year + 1900);
 	fprintf(out, "From: %s\n", from);
 	if (o->to)
 		fprintf(out, "To: %s\n", o->to);
@@ -406,20 +544,23 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 		size_t n = strcspn(line, "\n");
 		const char *p = line + strspn(line, ">");
 
-		if (!strncmp(p, "From ", 5))
+		if (!o->bare && !strncmp(p, "From ", 5))
 			fputc('>', out);
 		fwrite(line, 1, n, out);
 		fputc('\n', out);
 		line += n + (line[n] == '\n');
 	}
-	fputc('\n', out);
+	/* An mbox ends each message with a blank line. */
+	if (!o->bare)
+		fputc('\n', out);
 	if (ferror(out) || fflush(out)) {
 		snprintf(err, err_size, "writing the message: %s", strerror(errno));
 		ret = -EIO;
 	}
 out:
 	free(b.p);
-	free(sorted);
+	bci_str_free(&matrix);
+	bci_str_free(&baseline);
 	free(subject);
 	free(subject_text);
 	free(title);

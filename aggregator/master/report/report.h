@@ -13,6 +13,7 @@
  *                      (compare.h: what these four share)
  *   name_numbers.c     names numbered as first seen (the tests of regress.c and matrix.c)
  *   mbox.c             the reply, one RFC 5322 / MIME message in an mbox
+ *   links.c            the addresses of serve's pages the reply and the exports give
  *   export.c           JUnit XML of a run, KCIDB v4.2 JSON of a build
  *   html.c             what every page shares: the escaper, the style, a log
  *   matrix.c           a build's results as tests x machines (matrix.h)
@@ -37,6 +38,7 @@
 #ifndef BCI_REPORT_H
 #define BCI_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -215,27 +217,62 @@ int bci_report_failed(const struct bci_report *report);
 
 /* ---- the reply (mbox.c) ---- */
 
+/* More tests of one binary with the same changes than this are one item of the reply. */
+#define BCI_MBOX_FOLD_AFTER 3
+
 struct bci_mbox_options {
 	const char *from;		/* the From: address ("bootci <bootci@localhost>" when NULL) */
 	const char *to;			/* the To: address(es), or NULL */
-	const char *matrix_url;		/* base URL of the pages ("" / NULL: no links) */
+	/*
+	 * serve's address (http://master:8080): the reply links to its pages
+	 * (links.c), the build's matrix and each change's result ("" / NULL:
+	 * no links).
+	 */
+	const char *matrix_url;
 	time_t date;			/* the Date: (and the mbox From_ line) */
-	int fold_after;			/* similar changes shown before "+N similar issues" folds them (>= 1) */
+	/* Tests of one binary with the same changes listed one by one (0: BCI_MBOX_FOLD_AFTER). */
+	int fold_after;
+	/* The message alone, as a mail transfer agent takes it: no From_ line, no >From quoting. */
+	bool bare;
 };
 
 /*
  * Writes the reply to the series as one mbox message (a "From " line, the
- * RFC 5322 headers, the plain text body) to @out. -EINVAL if the build's
- * Message-ID or an address holds a line break or cannot be a msg-id.
+ * RFC 5322 headers, the plain text body, a blank line) to @out, or with
+ * @options->bare the message alone. In each section a test is listed once,
+ * its machines beneath, those with the same transition on one line; more
+ * than @options->fold_after tests of one binary with the same lines are
+ * one item "igt@binary@* (N subtests)" linked to the matrix showing them.
+ * -EINVAL if the build's Message-ID or an address holds a line break or
+ * cannot be a msg-id.
  */
 int bci_mbox_write(FILE *out, const struct bci_report *report, const struct bci_mbox_options *options,
 		   char *err, size_t err_size);
 /* RFC 2047 encodes @text (UTF-8) as the value of header @name, folded; appended to @out. */
 int bci_mbox_encode_header(const char *name, const char *text, char **out);
 
-/* ---- what every page shares (html.c) ---- */
+/* ---- serve's page addresses (links.c) ---- */
 
 struct bci_str;
+
+/*
+ * Each appends to @b one address under @base, serve's address
+ * (http://master:8080): 0, or -ENOMEM. The build's matrix,
+ * @base/builds/BUILD.
+ */
+int bci_link_build(struct bci_str *b, const char *base, const char *build);
+/*
+ * The build's matrix showing the tests whose names start with
+ * @test_prefix (@whole: the tests named @test_prefix), only those a change
+ * marks when @changed: @base/builds/BUILD?test=REGEX[&status=changed].
+ */
+int bci_link_build_tests(struct bci_str *b, const char *base, const char *build,
+			 const char *test_prefix, bool whole, bool changed);
+/* A result's page with its logs, @base/machines/M/runs/R/results/T. */
+int bci_link_result(struct bci_str *b, const char *base, const char *machine, const char *run_id,
+		    const char *test);
+
+/* ---- what every page shares (html.c) ---- */
 
 /*
  * The one escaper of text into HTML (text and attribute values): every byte
@@ -243,8 +280,8 @@ struct bci_str;
  */
 void bci_html_escape(struct bci_str *b, const char *text, size_t len);
 void bci_html_escape_str(struct bci_str *b, const char *s);
-/* @s percent-encoded as one URL path segment (or query value): [A-Za-z0-9-._~@] kept. */
-void bci_html_url_escape(struct bci_str *b, const char *s);
+/* @s percent-encoded as one URL path segment (or query value): [A-Za-z0-9-._~@] kept. 0 or -ENOMEM. */
+int bci_html_url_escape(struct bci_str *b, const char *s);
 /* The pages' <style> element. */
 extern const char bci_html_style[];
 /* A section titled @title holding the text of @fd (closed here), or "not available: @why" when @fd < 0. */
@@ -433,12 +470,17 @@ const char *bci_export_kcidb_status(const char *result);
 /*
  * The build named @build as one KCIDB I/O v4.2 document on @out: a checkout
  * and a build (ids "@origin:@build"), a test per result of each of its runs.
- * @origin: the CI system's name, [a-z0-9_]+.
+ * @origin: the CI system's name, [a-z0-9_]+. With @url (serve's address,
+ * or NULL), each test's log_url is its result's page there (links.c).
  */
-int bci_export_kcidb(struct bci_store *store, const char *build, const char *origin, FILE *out,
-		     char *err, size_t err_size);
-/* A run as one JUnit XML document (a testsuite, a testcase per result) on @out. */
+int bci_export_kcidb(struct bci_store *store, const char *build, const char *origin,
+		     const char *url, FILE *out, char *err, size_t err_size);
+/*
+ * A run as one JUnit XML document (a testsuite, a testcase per result) on
+ * @out. With @url (serve's address, or NULL), each testcase's system-out
+ * (and a failure's text) gives its result's page there: "result page: URL".
+ */
 int bci_export_junit(struct bci_store *store, const char *data_dir, const char *machine,
-		     const char *run_id, FILE *out, char *err, size_t err_size);
+		     const char *run_id, const char *url, FILE *out, char *err, size_t err_size);
 
 #endif

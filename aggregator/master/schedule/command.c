@@ -8,7 +8,8 @@
  *                             job in hand and that job's boots so far
  *   schedule jobs [BUILD]     every job (of BUILD): machine, run id, tier, shard, state, boots,
  *                             then the master's verdict when it has one
- *   schedule return MACHINE   a machine taken out is back in (schedule.h)
+ *   schedule return MACHINE   a machine taken out is back in, powered on (schedule.h)
+ *   schedule power MACHINE on|off|cycle|status   its power driver, by hand
  *   schedule redeploy MACHINE its disk is re-deployed at its next boot (deploy.h)
  */
 #include "../command.h"
@@ -128,10 +129,11 @@ int bci_cmd_schedule(int argc, char **argv)
 	if (!((!strcmp(verb, "machines") && operands == 1) ||
 	      (!strcmp(verb, "jobs") && operands <= 2) ||
 	      (!strcmp(verb, "return") && operands == 2) ||
-	      (!strcmp(verb, "redeploy") && operands == 2))) {
+	      (!strcmp(verb, "redeploy") && operands == 2) ||
+	      (!strcmp(verb, "power") && operands == 3))) {
 		fprintf(stderr, "bootci-aggregator schedule: '%.64s'%s: expected machines, jobs [BUILD], "
-			"return MACHINE or redeploy MACHINE\n", verb,
-			operands > 2 ? " with too many operands" : "");
+			"return MACHINE, redeploy MACHINE or power MACHINE ACTION\n", verb,
+			operands > (strcmp(verb, "power") ? 2 : 3) ? " with too many operands" : "");
 		return bci_command_usage_exit('?');
 	}
 	data_dir = bci_command_data_dir(&cs);
@@ -150,6 +152,8 @@ int bci_cmd_schedule(int argc, char **argv)
 		ret = machines_print(&s, err, sizeof(err));
 	else if (!strcmp(verb, "jobs"))
 		ret = jobs_print(&s, operands == 2 ? argv[optind + 1] : NULL, err, sizeof(err));
+	else if (!strcmp(verb, "power"))
+		ret = bci_schedule_power(&s, argv[optind + 1], argv[optind + 2], err, sizeof(err));
 	else if (!strcmp(verb, "redeploy"))
 		ret = bci_schedule_redeploy(&s, argv[optind + 1], "asked for by a person", err,
 					    sizeof(err));

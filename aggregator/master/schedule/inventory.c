@@ -60,8 +60,15 @@ void bci_inventory_free(struct bci_inventory *inv)
 		free(inv->machines[i].shard_group);
 		strv_free(inv->machines[i].power);
 		bci_inventory_console_clear(&inv->machines[i].console);
+		strv_free(inv->machines[i].power_on);
+		strv_free(inv->machines[i].power_off);
+		strv_free(inv->machines[i].power_status);
+		free(inv->machines[i].ipmi.host);
+		free(inv->machines[i].ipmi.user);
+		free(inv->machines[i].ipmi.password_file);
 	}
 	free(inv->machines);
+	free(inv->ipmitool);
 	for (size_t i = 0; i < inv->tree_count; i++)
 		free(inv->trees[i].name);
 	free(inv->trees);
@@ -339,6 +346,100 @@ static int once(struct parser *p, unsigned bit, const char *key)
 	return 0;
 }
 
+/* A command key's value: an absolute program and its words. */
+static int parse_command(struct parser *p, const char *key, const char *value, char ***argv)
+{
+	int ret = split_words(p, key, value, " \t", true, argv);
+
+	if (ret < 0)
+		return ret;
+	if ((*argv)[0][0] != '/')
+		return fail(p, "%s: '%s': the command is an absolute path", key, (*argv)[0]);
+	return 0;
+}
+
+/* A word handed to ipmitool as an option's value: printable, no blank, no leading '-'. */
+static bool ipmi_word_ok(const char *value, size_t max, const char *extra)
+{
+	size_t len = strlen(value);
+
+	if (!len || len > max || value[0] == '-')
+		return false;
+	for (const char *c = value; *c; c++)
+		if (!(isalnum((unsigned char)*c) || strchr(extra, *c)))
+			return false;
+	return true;
+}
+
+/* The power driver's keys (power.h): the command driver's, then the ipmi driver's. */
+static int parse_power_key(struct parser *p, struct bci_inventory_machine *m, const char *key,
+			   const char *value)
+{
+	unsigned long port;
+	int ret;
+
+	if (!strcmp(key, "power")) {
+		if ((ret = once(p, 10, key)) < 0)
+			return ret;
+		if (!strcmp(value, "ipmi")) {
+			m->power_driver = BCI_POWER_DRIVER_IPMI;
+			return 0;
+		}
+		m->power_driver = BCI_POWER_DRIVER_COMMAND;
+		if (value[0] != '/' && !strpbrk(value, " \t/"))
+			return fail(p, "power: '%s' is neither a driver (ipmi) nor an absolute command",
+				    value, "");
+		return parse_command(p, key, value, &m->power);
+	}
+	if (!strcmp(key, "power-on")) {
+		if ((ret = once(p, 11, key)) < 0)
+			return ret;
+		return parse_command(p, key, value, &m->power_on);
+	}
+	if (!strcmp(key, "power-off")) {
+		if ((ret = once(p, 12, key)) < 0)
+			return ret;
+		return parse_command(p, key, value, &m->power_off);
+	}
+	if (!strcmp(key, "power-status")) {
+		if ((ret = once(p, 13, key)) < 0)
+			return ret;
+		return parse_command(p, key, value, &m->power_status);
+	}
+	if (!strcmp(key, "ipmi-host")) {
+		if ((ret = once(p, 14, key)) < 0)
+			return ret;
+		if (!ipmi_word_ok(value, 253, ".-_:"))
+			return fail(p, "ipmi-host: '%s' is not a host name or address%s", value, "");
+		return (m->ipmi.host = strdup(value)) ? 0 : -ENOMEM;
+	}
+	if (!strcmp(key, "ipmi-port")) {
+		if ((ret = once(p, 15, key)) < 0)
+			return ret;
+		if (bci_parse_number(value, &port) < 0 || port < 1 || port > 65535)
+			return fail(p, "ipmi-port: '%s' (a port from 1 to 65535)%s", value, "");
+		m->ipmi.port = (unsigned)port;
+		return 0;
+	}
+	if (!strcmp(key, "ipmi-user")) {
+		if ((ret = once(p, 16, key)) < 0)
+			return ret;
+		/* IPMI user names are at most 16 bytes. */
+		if (!ipmi_word_ok(value, 16, ".-_@"))
+			return fail(p, "ipmi-user: '%s' (1 to 16 letters, digits, '.', '-', '_', '@')%s",
+				    value, "");
+		return (m->ipmi.user = strdup(value)) ? 0 : -ENOMEM;
+	}
+	if (!strcmp(key, "ipmi-password-file")) {
+		if ((ret = once(p, 17, key)) < 0)
+			return ret;
+		if (value[0] != '/')
+			return fail(p, "ipmi-password-file: '%s' is not an absolute path%s", value, "");
+		return (m->ipmi.password_file = strdup(value)) ? 0 : -ENOMEM;
+	}
+	return fail(p, "unknown key '%s' in [machine %s]", key, m->name);
+}
+
 static int parse_machine_key(struct parser *p, const char *key, const char *value)
 {
 	struct bci_inventory *inv = p->inv;
@@ -370,15 +471,8 @@ static int parse_machine_key(struct parser *p, const char *key, const char *valu
 			return fail(p, "shard-group: '%s' is not a word%s", value, "");
 		return (m->shard_group = strdup(value)) ? 0 : -ENOMEM;
 	}
-	if (!strcmp(key, "power")) {
-		if ((ret = once(p, 3, key)) < 0)
-			return ret;
-		if ((ret = split_words(p, key, value, " \t", true, &m->power)) < 0)
-			return ret;
-		if (m->power[0][0] != '/')
-			return fail(p, "power: '%s': the command is an absolute path%s", m->power[0], "");
-		return 0;
-	}
+	if (!strncmp(key, "power", 5) || !strncmp(key, "ipmi-", 5))
+		return parse_power_key(p, m, key, value);
 	if (!strcmp(key, "deadline")) {
 		if ((ret = once(p, 4, key)) < 0)
 			return ret;
@@ -390,8 +484,8 @@ static int parse_machine_key(struct parser *p, const char *key, const char *valu
 	if (!strcmp(key, "console")) {
 		char why[200];
 
-		/* A bit of its own, far from the others: other keys may join below it. */
-		if ((ret = once(p, 16, key)) < 0)
+		/* A bit of its own, far from the others (the power keys take 10-17). */
+		if ((ret = once(p, 24, key)) < 0)
 			return ret;
 		if ((ret = bci_inventory_console_parse(value, &m->console, why, sizeof(why))) == -EINVAL)
 			return fail(p, "console: '%s': %s", value, why);
@@ -440,6 +534,14 @@ static int parse_key(struct parser *p, const char *key, const char *value)
 				return fail(p, "power-timeout: '%s' is not a duration%s", value, "");
 			return 0;
 		}
+		if (!strcmp(key, "ipmitool")) {
+			if ((ret = once(p, 10, key)) < 0)
+				return ret;
+			if (value[0] != '/')
+				return fail(p, "ipmitool: '%s' is not an absolute path%s", value, "");
+			free(inv->ipmitool);
+			return (inv->ipmitool = strdup(value)) ? 0 : -ENOMEM;
+		}
 		return fail(p, "unknown key '%s' in [schedule]%s", key, "");
 	}
 	return -EINVAL;
@@ -477,14 +579,45 @@ static int parse_line(struct parser *p, char *line, char *end)
 	return parse_key(p, line, value);
 }
 
+/* A machine's power keys together: each of its driver, the driver's required ones there. */
+static int check_power(struct parser *p, struct bci_inventory_machine *m)
+{
+	const char *stray = NULL;
+
+	if (m->power_driver != BCI_POWER_DRIVER_COMMAND)
+		stray = m->power_on ? "power-on" : m->power_off ? "power-off"
+			: m->power_status ? "power-status" : NULL;
+	if (stray)
+		return fail(p, "machine %s: %s is for the command driver (power = COMMAND ...)",
+			    m->name, stray);
+	if (m->power_driver != BCI_POWER_DRIVER_IPMI)
+		stray = m->ipmi.host ? "ipmi-host" : m->ipmi.port ? "ipmi-port" : m->ipmi.user
+			? "ipmi-user" : m->ipmi.password_file ? "ipmi-password-file" : NULL;
+	if (stray)
+		return fail(p, "machine %s: %s is for the ipmi driver (power = ipmi)", m->name, stray);
+	if (m->power_driver != BCI_POWER_DRIVER_IPMI)
+		return 0;
+	stray = !m->ipmi.host ? "ipmi-host" : !m->ipmi.user ? "ipmi-user"
+		: !m->ipmi.password_file ? "ipmi-password-file" : NULL;
+	if (stray)
+		return fail(p, "machine %s: power = ipmi needs %s", m->name, stray);
+	if (!m->ipmi.port)
+		m->ipmi.port = BCI_INVENTORY_IPMI_PORT_DEFAULT;
+	return 0;
+}
+
 /* What a section needs once it is complete. */
 static int check_machines(struct parser *p)
 {
-	for (size_t i = 0; i < p->inv->machine_count; i++)
-		if (!p->inv->machines[i].mac[0]) {
-			p->line = p->inv->machines[i].line;
+	for (size_t i = 0; i < p->inv->machine_count; i++) {
+		int ret;
+
+		p->line = p->inv->machines[i].line;
+		if (!p->inv->machines[i].mac[0])
 			return fail(p, "machine %s has no mac%s", p->inv->machines[i].name, "");
-		}
+		if ((ret = check_power(p, &p->inv->machines[i])) < 0)
+			return ret;
+	}
 	return 0;
 }
 
@@ -509,6 +642,10 @@ int bci_inventory_parse(const char *origin, const char *text, size_t len,
 	copy[len] = '\0';
 	p.inv->power_cycles = BCI_INVENTORY_POWER_CYCLES_DEFAULT;
 	p.inv->power_timeout = BCI_INVENTORY_POWER_TIMEOUT_DEFAULT;
+	if (!(p.inv->ipmitool = strdup(BCI_INVENTORY_IPMITOOL_DEFAULT))) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (line = copy; line && *line && ret == 0;) {
 		char *newline = strchr(line, '\n'), *end = newline ? newline : line + strlen(line);
 

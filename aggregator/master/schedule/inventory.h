@@ -6,15 +6,31 @@
  *   # comment (whole lines only); blank lines ignored
  *   [schedule]                    optional, once
  *   power-cycles = 3              failed power cycles before a machine is taken out (1..100)
- *   power-timeout = 60s           how long a power command may run (N, Ns, Nm, Nh)
+ *   power-timeout = 60s           how long a power command (one ipmitool call) may run,
+ *                                 and how long a state may take to read back (N, Ns, Nm, Nh)
+ *   ipmitool = /usr/bin/ipmitool  optional: the ipmitool the ipmi driver runs (absolute)
  *
  *   [machine NAME]                NAME: a word (as a run's machine name)
  *   mac = 52:54:00:12:34:56       required, unique; six hex pairs, ':' or '-'
  *   tags = tgl, gen12             optional, comma-separated words
  *   shard-group = tgl-shards      optional word: the machines of a group share
  *                                 a full testlist between them
- *   power = /usr/bin/pdu cycle 4  optional: argv split on blanks (no shell, no
+ *   power = /usr/bin/pdu cycle 4  optional, the power driver (power.h). A command
+ *                                 (the command driver): what power cycles the
+ *                                 machine, argv split on blanks (no shell, no
  *                                 quoting: wrap anything fancier in a script)
+ *   power-on = /usr/bin/pdu on 4  command driver, optional: what powers it on
+ *                                 (else the cycle command does)
+ *   power-off = /usr/bin/pdu off 4   command driver, optional: what powers it off
+ *   power-status = /usr/bin/pdu status 4   command driver, optional: prints
+ *                                 "on" or "off" (its first word): the state is
+ *                                 read back after each action
+ *   power = ipmi                  the ipmi driver: IPMI-over-LAN to the BMC with
+ *   ipmi-host = 10.0.0.21           required: host name or address
+ *   ipmi-port = 623                 optional (default 623)
+ *   ipmi-user = admin               required
+ *   ipmi-password-file = /etc/bootci/bmc/m1   required, absolute: read by ipmitool
+ *                                   (-f), so the password is never on a command line
  *   deadline = 45m                optional (default 1h): silence (no job asked
  *                                 for, no run uploaded) after which it is
  *                                 power cycled
@@ -31,7 +47,9 @@
  *                                 always: with the fast tier; never
  *
  * Everything is strict: an unknown section or key, a key twice, a machine
- * or MAC twice, a missing mac, a bad value are errors naming the line.
+ * or MAC twice, a missing mac, a bad value are errors naming the line; a
+ * power key that is not its driver's, or a driver's required key missing,
+ * an error naming the machine's line.
  */
 #ifndef BCI_SCHEDULE_INVENTORY_H
 #define BCI_SCHEDULE_INVENTORY_H
@@ -42,6 +60,8 @@
 #define BCI_INVENTORY_DEADLINE_DEFAULT 3600
 #define BCI_INVENTORY_POWER_CYCLES_DEFAULT 3
 #define BCI_INVENTORY_POWER_TIMEOUT_DEFAULT 60
+#define BCI_INVENTORY_IPMI_PORT_DEFAULT 623
+#define BCI_INVENTORY_IPMITOOL_DEFAULT "/usr/bin/ipmitool"
 
 enum bci_full_rule {
 	BCI_FULL_GATED,
@@ -65,12 +85,30 @@ struct bci_inventory_console {
 	unsigned baud;			/* TTY: 0 (leave the line as it is) or a speed */
 };
 
+enum bci_power_driver {
+	BCI_POWER_DRIVER_NONE,		/* no power key: silence is only counted */
+	BCI_POWER_DRIVER_COMMAND,	/* power = COMMAND ... */
+	BCI_POWER_DRIVER_IPMI,		/* power = ipmi */
+};
+
+/* The ipmi driver's BMC (power = ipmi): every field set. */
+struct bci_inventory_ipmi {
+	char *host;
+	unsigned port;
+	char *user;
+	char *password_file;		/* absolute */
+};
+
 struct bci_inventory_machine {
 	char *name;
 	char mac[18];			/* lowercase, ':'-separated */
 	char **tags;			/* NULL-terminated (empty: no tags) */
 	char *shard_group;		/* NULL: runs every testlist alone */
-	char **power;			/* NULL-terminated argv, or NULL: no power command */
+	enum bci_power_driver power_driver;
+	char **power;			/* command driver: the cycle command's NULL-terminated
+					   argv; NULL with any other driver */
+	char **power_on, **power_off, **power_status;	/* command driver, each optional */
+	struct bci_inventory_ipmi ipmi;	/* ipmi driver; all NULL otherwise */
 	unsigned long deadline;		/* seconds */
 	struct bci_inventory_console console;	/* kind NONE: no console key */
 	unsigned line;			/* of its [machine] header */
@@ -88,6 +126,7 @@ struct bci_inventory {
 	size_t tree_count;
 	unsigned long power_cycles;
 	unsigned long power_timeout;	/* seconds */
+	char *ipmitool;			/* absolute path */
 };
 
 /*

@@ -1,94 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
  * Recovery (schedule.h): a machine is alive when it asks for a job or
- * uploads a run. Silent past its deadline, it is power cycled with its
- * inventory command (a lab's PDU or IPMI tool; tests/lab's drives QEMU);
- * each cycle starts the deadline again. When power-cycles cycles in a row
- * did not bring it back it is taken out of the schedule: its state says so
- * (and why), the log says so, and it gets `exit` until a person puts it back
- * (bci_schedule_return(), `bootci-aggregator schedule return MACHINE`).
+ * uploads a run. Silent past its deadline, it is power cycled by its power
+ * driver (power.h: a command such as a PDU's or tests/lab's, or its BMC over
+ * IPMI); each cycle starts the deadline again. When power-cycles cycles in a
+ * row did not bring it back, or at once when its power cannot be worked (the
+ * BMC does not answer, refuses the credentials, or the state read back says
+ * the cycle did not take), it is taken out of the schedule: its state says
+ * so (and why), the log says so, and it gets `exit` until a person puts it
+ * back (bci_schedule_return(), `bootci-aggregator schedule return MACHINE`),
+ * which powers it back on: a machine may power itself off once taken out.
  */
 #include "internal.h"
 
 #include "../store/store.h"
 #include "message.h"
-#include "spawn.h"
+#include "power.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-static long monotonic_ms(void)
+/* The power driver of @m as this schedule runs it (its log, the inventory's timeout). */
+static struct bci_power power_of(struct bci_schedule *s, const struct bci_inventory_machine *m)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * Runs @argv with its output on the log, at most @timeout seconds (then
- * SIGTERM, SIGKILL). 0 when it exited 0, else -EIO with @why.
- */
-static int power_run(struct bci_schedule *s, char *const *argv, unsigned long timeout, char *why,
-		     size_t why_size)
-{
-	int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC), out_fd, status = 0, ret;
-	struct bci_spawn_kill kill = { .first_signal = SIGTERM, .grace_ms = 2000, .give_up_ms = 2000 };
-	long deadline;
-	pid_t pid;
-
-	if (null_fd < 0)
-		return -errno;
-	out_fd = s->log ? fileno(s->log) : null_fd;
-	if (s->log)
-		fflush(s->log);
-	struct bci_spawn spawn = {
-		.path = argv[0], .argv = argv, .stdin_fd = null_fd, .stdout_fd = out_fd,
-		.stderr_fd = out_fd, .process_group = true,
-	};
-	ret = bci_spawn_start(&spawn, &pid);
-	close(null_fd);
-	if (ret < 0) {
-		bci_message(why, why_size, "%s: cannot start: %s", argv[0], strerror(-ret));
-		return ret;
-	}
-	deadline = monotonic_ms() + (long)timeout * 1000;
-	for (;;) {
-		pid_t done = waitpid(pid, &status, WNOHANG);
-
-		if (done == pid)
-			break;
-		if (done < 0 && errno != EINTR) {
-			bci_message(why, why_size, "%s: %s", argv[0], strerror(errno));
-			return -errno;
-		}
-		if (monotonic_ms() >= deadline &&
-		    bci_spawn_kill_step(&kill, pid, monotonic_ms()) == -ETIME) {
-			bci_message(why, why_size, "%s: still running after SIGKILL, left behind",
-				    argv[0]);
-			return -ETIME;
-		}
-		usleep(20 * 1000);
-	}
-	if (kill.sent) {
-		bci_message(why, why_size, "%s: timed out after %lu s", argv[0], timeout);
-		return -ETIME;
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		char how[64];
-
-		bci_spawn_describe(status, how, sizeof(how));
-		bci_message(why, why_size, "%s: %s", argv[0], how);
-		return -EIO;
-	}
-	return 0;
+	return (struct bci_power){ .machine = m, .ipmitool = s->inventory->ipmitool,
+				   .timeout = s->inventory->power_timeout, .log = s->log };
 }
 
 static int recover_one(struct bci_schedule *s, const struct bci_inventory_machine *m, double now,
@@ -97,7 +35,6 @@ static int recover_one(struct bci_schedule *s, const struct bci_inventory_machin
 	struct bci_schedule_state state = { .state = "ready" };
 	struct bci_store_machine_state put;
 	double upload = 0, last;
-	char why[512] = "";
 	int ret;
 
 	ret = bci_schedule_state_read(s, m->name, &state, err, err_size);
@@ -135,16 +72,30 @@ static int recover_one(struct bci_schedule *s, const struct bci_inventory_machin
 		return bci_store_machine_state_put(s->store, &put, err, err_size);
 	}
 	put.power_cycles = state.power_cycles + 1;
-	if (!m->power) {
+	if (m->power_driver == BCI_POWER_DRIVER_NONE) {
 		bci_schedule_say(s, "%s: silent for %.0f s (deadline %lu s) and no power command:"
 				 " counted as cycle %d", m->name, now - last, m->deadline,
 				 put.power_cycles);
+		return bci_store_machine_state_put(s->store, &put, err, err_size);
+	}
+	bci_schedule_say(s, "%s: silent for %.0f s (deadline %lu s): power cycle %d of %lu", m->name,
+			 now - last, m->deadline, put.power_cycles, s->inventory->power_cycles);
+	struct bci_power power = power_of(s, m);
+	struct bci_power_result result;
+
+	ret = bci_power_act(&power, BCI_POWER_CYCLE, &result);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret == 0) {
+		bci_schedule_say(s, "%s: power cycle %d: %s", m->name, put.power_cycles, result.why);
+	} else if (bci_power_fault_takes_out(result.fault)) {
+		bci_message(state.note, sizeof(state.note), "power cycle %d: %s: taken out of the schedule",
+			    put.power_cycles, result.why);
+		put.state = "out";
+		put.note = state.note;
+		bci_schedule_say(s, "%s: %s", m->name, state.note);
 	} else {
-		bci_schedule_say(s, "%s: silent for %.0f s (deadline %lu s): power cycle %d of %lu",
-				 m->name, now - last, m->deadline, put.power_cycles,
-				 s->inventory->power_cycles);
-		if (power_run(s, m->power, s->inventory->power_timeout, why, sizeof(why)) < 0)
-			bci_schedule_say(s, "%s: power command failed: %s", m->name, why);
+		bci_schedule_say(s, "%s: power command failed: %s", m->name, result.why);
 	}
 	return bci_store_machine_state_put(s->store, &put, err, err_size);
 }
@@ -166,13 +117,10 @@ int bci_schedule_return(struct bci_schedule *s, const char *machine, double now,
 	struct bci_schedule_state state = { .state = "ready" };
 	struct bci_store_machine_state put = { .machine = machine, .state = "ready",
 						.last_seen = now };
-	bool known = false;
+	const struct bci_inventory_machine *m = bci_inventory_by_name(s->inventory, machine);
 	int ret;
 
-	for (size_t i = 0; i < s->inventory->machine_count; i++)
-		if (!strcmp(s->inventory->machines[i].name, machine))
-			known = true;
-	if (!known) {
+	if (!m) {
 		bci_message(err, err_size, "no machine %s in the inventory", machine);
 		return -ENOENT;
 	}
@@ -187,5 +135,59 @@ int bci_schedule_return(struct bci_schedule *s, const char *machine, double now,
 	if ((ret = bci_store_machine_state_put(s->store, &put, err, err_size)) < 0)
 		return ret;
 	bci_schedule_say(s, "%s: back in the schedule (it was out: %s)", machine, state.note);
-	return 1;
+	if (m->power_driver == BCI_POWER_DRIVER_NONE)
+		return 1;
+	/* It may have powered itself off once taken out: on, or cycled when it is on. */
+	struct bci_power power = power_of(s, m);
+	struct bci_power_result result;
+
+	ret = bci_power_act(&power, BCI_POWER_CYCLE, &result);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret < 0) {
+		bci_message(err, err_size, "%s is back in the schedule, but its power failed: %s",
+			    machine, result.why);
+		return -EIO;
+	}
+	bci_schedule_say(s, "%s: powered back on: %s", machine, result.why);
+	put.last_cycle = now;
+	ret = bci_store_machine_state_put(s->store, &put, err, err_size);
+	return ret < 0 ? ret : 1;
+}
+
+int bci_schedule_power(struct bci_schedule *s, const char *machine, const char *action, char *err,
+		       size_t err_size)
+{
+	static const enum bci_power_action actions[] = { BCI_POWER_ON, BCI_POWER_OFF, BCI_POWER_CYCLE,
+							 BCI_POWER_STATUS };
+	const struct bci_inventory_machine *m = bci_inventory_by_name(s->inventory, machine);
+	struct bci_power power;
+	struct bci_power_result result;
+	size_t i;
+	int ret;
+
+	if (!m) {
+		bci_message(err, err_size, "no machine %s in the inventory", machine);
+		return -ENOENT;
+	}
+	for (i = 0; i < sizeof(actions) / sizeof(*actions); i++)
+		if (!strcmp(action, bci_power_action_name(actions[i])))
+			break;
+	if (i == sizeof(actions) / sizeof(*actions)) {
+		bci_message(err, err_size, "power %.32s: on, off, cycle or status", action);
+		return -EINVAL;
+	}
+	power = power_of(s, m);
+	ret = bci_power_act(&power, actions[i], &result);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret < 0) {
+		bci_message(err, err_size, "%s: %s", machine, result.why);
+		return ret;
+	}
+	if (actions[i] == BCI_POWER_STATUS)
+		bci_schedule_say(s, "%s: power is %s", machine, bci_power_state_name(result.state));
+	else
+		bci_schedule_say(s, "%s: power %s: %s", machine, action, result.why);
+	return 0;
 }

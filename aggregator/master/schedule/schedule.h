@@ -33,9 +33,10 @@
  * disk.
  *
  * Recovery: bci_schedule_tick() power cycles a machine silent (no job asked
- * for, no run uploaded) past its deadline with its power command, and takes
- * it out of the schedule after the inventory's power-cycles cycles that did
- * not bring it back; bci_schedule_return() puts it back.
+ * for, no run uploaded) past its deadline with its power driver (power.h),
+ * and takes it out of the schedule after the inventory's power-cycles cycles
+ * that did not bring it back, or at once when its BMC does not answer or
+ * refuses; bci_schedule_return() puts it back and powers it on.
  *
  * One struct bci_schedule is used by one thread at a time (its store is).
  *
@@ -48,6 +49,7 @@
  *   deploy.c         re-deploying a damaged disk (deploy.h)
  *   queue.c          queueing a tier, its shards (split.h)
  *   recovery.c       power cycling the silent, taking out the dead
+ *   power.c          the power drivers: commands, IPMI (power.h)
  *   fault.c          taking out a machine that says it cannot run its jobs
  *   runs.c           a run that came in: its job's build, its job done
  *   tags.c           the inventory's tags onto the store's machines
@@ -145,6 +147,16 @@ int bci_schedule_tick(struct bci_schedule *s, double now, char *err, size_t err_
  */
 int bci_schedule_return(struct bci_schedule *s, const char *machine, double now, char *err,
 			size_t err_size);
+
+/*
+ * Takes power @action ("on", "off", "cycle", "status") on @machine (a name of
+ * the inventory) with its power driver (power.h), as a person does by hand,
+ * and says what it read back on the log; its state in the schedule is left
+ * as it is. 0, -ENOENT (no such machine), -EINVAL (no such action), -ENOTSUP
+ * (no driver, or none for @action), -EIO (the driver's fault), all with @err.
+ */
+int bci_schedule_power(struct bci_schedule *s, const char *machine, const char *action, char *err,
+		       size_t err_size);
 
 /*
  * @machine (a name of the inventory) says it cannot run its jobs (@note, one

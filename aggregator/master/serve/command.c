@@ -63,8 +63,9 @@ static void serve_usage(FILE *out)
 		"usage: bootci-aggregator serve --data DIR [--listen ADDR:PORT] [--tokens FILE]\n"
 		"         [--cert FILE --key FILE] [--store URL] [--port-file FILE] [--threads N]\n"
 		"         [--workers N]\n"
-		"         [--max-connections N] [--max-per-ip N] [--idle-timeout SEC]\n"
-		"         [--request-timeout SEC]\n"
+		"         [--max-connections N] [--max-per-ip N] [--max-per-token N]\n"
+		"         [--header-timeout SEC] [--idle-timeout SEC] [--request-timeout SEC]\n"
+		"         [--max-incoming SIZE] [--incoming-max-age SEC]\n"
 		"         [--max-body SIZE] [--max-entries N] [--max-unpacked SIZE] [--max-file SIZE]\n"
 		"         [--max-path N] [--max-manifest SIZE] [--console-boot-max SIZE]\n"
 		"         [--console-silent SEC]\n"
@@ -98,9 +99,13 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 		{ "workers", required_argument, NULL, 'W' },
 		{ "max-connections", required_argument, NULL, 'C' },
 		{ "max-per-ip", required_argument, NULL, 'N' },
+		{ "max-per-token", required_argument, NULL, 'K' },
+		{ "header-timeout", required_argument, NULL, 'H' },
 		{ "idle-timeout", required_argument, NULL, 'I' },
 		{ "request-timeout", required_argument, NULL, 'R' },
 		{ "max-body", required_argument, NULL, 'B' },
+		{ "max-incoming", required_argument, NULL, 'Q' },
+		{ "incoming-max-age", required_argument, NULL, 'A' },
 		{ "max-entries", required_argument, NULL, 'E' },
 		{ "max-unpacked", required_argument, NULL, 'U' },
 		{ "max-file", required_argument, NULL, 'F' },
@@ -143,6 +148,15 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 			ret = parse_count(optarg, 65536, &number);
 			config->max_per_ip = (unsigned)number;
 			break;
+		case 'K':
+			ret = parse_count(optarg, 65536, &number);
+			config->max_per_token = (unsigned)number;
+			break;
+		case 'H':
+			ret = parse_count(optarg, 3600, &number);
+			config->header_timeout = (unsigned)number;
+			ret = number ? ret : -EINVAL;
+			break;
 		case 'I':
 			ret = parse_count(optarg, 86400, &number);
 			config->idle_timeout = (unsigned)number;
@@ -154,6 +168,12 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 			ret = number ? ret : -EINVAL;
 			break;
 		case 'B': ret = parse_size(optarg, &config->max_body); break;
+		case 'Q': ret = parse_size(optarg, &config->max_incoming); break;
+		case 'A':
+			ret = parse_count(optarg, 366 * 86400, &number);
+			config->incoming_max_age = number;
+			ret = number ? ret : -EINVAL;
+			break;
 		case 'E': ret = parse_size(optarg, &config->limits.max_entries); break;
 		case 'U': ret = parse_size(optarg, &config->limits.max_unpacked); break;
 		case 'F': ret = parse_size(optarg, &config->limits.max_file); break;
@@ -181,7 +201,7 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 			while (o->val != opt)
 				o++;
 			fprintf(stderr, "bootci-aggregator serve: --%s '%s': %s\n", o->name, optarg,
-				strchr("BUMEFO", opt) ? "not a size (N, NK, NM, NG, NT; above 0)"
+				strchr("BUMEFOQ", opt) ? "not a size (N, NK, NM, NG, NT; above 0)"
 						     : "not a number in range");
 			return 2;
 		}

@@ -3,6 +3,7 @@
 #include "internal.h"
 #include "auth.h"
 #include "console.h"
+#include "data_lock.h"
 #include "http.h"
 #include "ingest_call.h"
 #include "pages.h"
@@ -55,8 +56,12 @@ void bci_serve_config_default(struct bci_serve_config *config)
 	config->workers = bci_serve_default_workers();
 	config->max_connections = 256;
 	config->idle_timeout = 60;
+	config->header_timeout = 10;
+	config->max_per_token = 8;
 	config->request_timeout = 3600;
 	config->max_body = 4ULL << 30;
+	config->max_incoming = 8ULL << 30;
+	config->incoming_max_age = 3 * 86400;
 	bci_run_archive_limits_default(&config->limits);
 	config->log = stderr;
 }
@@ -329,9 +334,13 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 static void server_free(struct bci_server *s)
 {
+	serve_gate_stop(s);
 	serve_workers_stop(s);
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
+	/* After libmicrohttpd's threads: their notices of closed connections reach the gate. */
+	serve_gate_free(s);
+	serve_incoming_stop(s);
 	free(s->workers);
 	bci_consoles_stop(s->consoles);
 	bci_schedule_server_stop(s->schedule);
@@ -351,6 +360,7 @@ static void server_free(struct bci_server *s)
 	pthread_cond_destroy(&s->job_ready);
 	pthread_cond_destroy(&s->idle);
 	pthread_mutex_destroy(&s->lock);
+	bci_serve_data_unlock(s->data_lock);
 	free(s);
 }
 
@@ -389,7 +399,10 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
 	pthread_cond_init(&s->job_ready, NULL);
-	if ((ret = parse_listen(config->listen, &addr, &ipv6, err, err_size)) < 0 ||
+	/* Before anything touches the data folder: the spool's sweep would remove another's files. */
+	s->data_lock = ret = bci_serve_data_lock(config->data_dir, err, err_size);
+	if (ret < 0 ||
+	    (ret = parse_listen(config->listen, &addr, &ipv6, err, err_size)) < 0 ||
 	    (ret = bci_spool_open(&s->spool, config->data_dir, err, err_size)) < 0 ||
 	    (config->tokens && (ret = bci_tokens_load(config->tokens, &s->tokens, err, err_size)) < 0) ||
 	    (ret = bci_ingest_call_open(config->store_url, config->data_dir, config->workers,
@@ -428,6 +441,8 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	if (ipv6)
 		flags |= MHD_USE_IPv6;
 	bci_spool_each_pending(&s->spool, recover_one, s, err, err_size);
+	if ((ret = serve_incoming_start(s, err, err_size)) < 0)
+		goto fail;
 	s->workers = calloc(config->workers ? config->workers : 1, sizeof(*s->workers));
 	if (!s->workers) {
 		ret = -ENOMEM;
@@ -439,7 +454,16 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 			goto fail;
 		}
 
-	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &addr };
+	/* Plain HTTP: the gate (gate.c) listens, and hands over connections whose head is read. */
+	if (!config->cert) {
+		if ((ret = serve_gate_listen(s, &addr, err, err_size)) < 0)
+			goto fail;
+		flags |= MHD_USE_NO_LISTEN_SOCKET;
+		options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION,
+							(intptr_t)serve_gate_notify, s };
+	} else {
+		options[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &addr };
+	}
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, config->threads, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, config->max_connections, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, config->idle_timeout, NULL };
@@ -457,8 +481,14 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 		ret = -EADDRNOTAVAIL;
 		goto fail;
 	}
-	info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	s->port = info ? info->port : 0;
+	if (s->gate) {
+		if ((ret = serve_gate_start(s, err, err_size)) < 0)
+			goto fail;
+		s->port = serve_gate_port(s);
+	} else {
+		info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+		s->port = info ? info->port : 0;
+	}
 	*out = s;
 	return 0;
 fail:
@@ -471,22 +501,47 @@ unsigned bci_server_port(const struct bci_server *server)
 	return server->port;
 }
 
+/* Seconds without a byte from any upload after which a stop stops waiting for them. */
+#define STOP_SILENCE 5
+
 void bci_server_stop(struct bci_server *s)
 {
 	struct timespec deadline;
 	MHD_socket listener;
 
-	listener = MHD_quiesce_daemon(s->daemon);
-	if (listener != MHD_INVALID_SOCKET)
-		close(listener);
+	if (s->gate) {
+		serve_gate_stop(s);
+	} else {
+		listener = MHD_quiesce_daemon(s->daemon);
+		if (listener != MHD_INVALID_SOCKET)
+			close(listener);
+	}
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += s->config.request_timeout + 1;
 	pthread_mutex_lock(&s->lock);
 	if (s->in_flight)
 		fprintf(s->config.log, "serve: stopping: %u upload(s) in flight, finishing them\n",
 			s->in_flight);
-	while (s->in_flight && pthread_cond_timedwait(&s->idle, &s->lock, &deadline) != ETIMEDOUT)
-		;
+	/*
+	 * Uploads still sending are waited for; one whose client went silent (a
+	 * machine powered off without closing its connection) would hold the
+	 * stop until the idle timeout: cut, it keeps its bytes for a resume.
+	 */
+	while (s->in_flight && !serve_uploads_silent(s, STOP_SILENCE)) {
+		struct timespec tick;
+
+		clock_gettime(CLOCK_REALTIME, &tick);
+		tick.tv_sec++;
+		if (tick.tv_sec > deadline.tv_sec)
+			tick = deadline;
+		if (pthread_cond_timedwait(&s->idle, &s->lock, &tick) == ETIMEDOUT &&
+		    tick.tv_sec == deadline.tv_sec)
+			break;
+	}
+	if (s->in_flight)
+		fprintf(s->config.log, "serve: stopping: %u upload(s) cut, kept for a resume (%s)\n",
+			s->in_flight, serve_uploads_silent(s, STOP_SILENCE) ?
+			"their clients went silent" : "past --request-timeout");
 	pthread_mutex_unlock(&s->lock);
 	server_free(s);
 }

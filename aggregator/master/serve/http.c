@@ -216,3 +216,44 @@ int bci_http_sha256(const char *value, char hex[BCI_SHA256_HEX_LEN + 1], char *e
 	}
 	return 0;
 }
+
+int bci_http_head_scan(const char *buf, size_t len, struct bci_http_head *head)
+{
+	const char *end = NULL, *line, *next, *eol;
+
+	memset(head, 0, sizeof(*head));
+	/* The head ends at an empty line: CRLF CRLF, or bare LFs as libmicrohttpd allows. */
+	for (size_t i = 0; i + 1 < len && !end; i++)
+		if (buf[i] == '\n' && (buf[i + 1] == '\n' ||
+				       (buf[i + 1] == '\r' && i + 2 < len && buf[i + 2] == '\n')))
+			end = buf + i + 1;
+	if (!end)
+		return 0;
+	line = memchr(buf, '\n', (size_t)(end - buf));
+	for (line = line ? line + 1 : end; line < end; line = next) {
+		char value[BCI_HTTP_TOKEN_MAX + 16], err[128];
+		size_t n;
+
+		eol = memchr(line, '\n', (size_t)(end - line));
+		next = eol ? eol + 1 : end;
+		eol = eol ? eol : end;
+		if (eol > line && eol[-1] == '\r')
+			eol--;
+		if ((size_t)(eol - line) < 14 || strncasecmp(line, "Authorization:", 14))
+			continue;
+		line += 14;
+		while (line < eol && (*line == ' ' || *line == '\t'))
+			line++;
+		n = (size_t)(eol - line);
+		while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+			n--;
+		if (n >= sizeof(value))
+			continue;
+		memcpy(value, line, n);
+		value[n] = '\0';
+		if (memchr(value, '\0', n))
+			continue;
+		head->has_token = bci_http_bearer(value, head->token, err, sizeof(err)) == 0;
+	}
+	return 1;
+}

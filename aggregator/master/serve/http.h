@@ -72,4 +72,20 @@ int bci_http_sha256(const char *value, char hex[BCI_SHA256_HEX_LEN + 1], char *e
 /* A decimal byte count (Content-Length) without sign, spaces or overflow. */
 int bci_http_length(const char *value, uint64_t *length);
 
+/*
+ * What serve's gate (gate.c) reads of a request's head before it gives the
+ * connection a slot: whether the head is complete, and the bearer token it
+ * carries. The full parse is libmicrohttpd's, after.
+ */
+struct bci_http_head {
+	bool has_token;				/* an Authorization: Bearer header that parsed */
+	char token[BCI_HTTP_TOKEN_MAX + 1];
+};
+
+/*
+ * Scans the first @len bytes a client sent: 0 while the head is incomplete
+ * (no empty line yet), 1 when it is (@head filled from its header lines).
+ */
+int bci_http_head_scan(const char *buf, size_t len, struct bci_http_head *head);
+
 #endif

@@ -9,6 +9,8 @@
  *   schedule_routes.c  the scheduler's routes (aggregator/schedule/serve_hook.h)
  *   fault.c     a machine's fault note (the scheduler takes it out) and hello
  *   console_routes.c  a machine's consoles, per boot (console.h reads them, console_log.h keeps them)
+ *   incoming.c  DATA/incoming's upkeep: cut uploads expire
+ *   gate.c      connections wait there for their request's head, then get a slot by token
  */
 #ifndef BCI_SERVE_INTERNAL_H
 #define BCI_SERVE_INTERNAL_H
@@ -24,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
+#include <sys/socket.h>
 
 /* A machine's fault note: one line, short enough to be a schedule note with its prefix. */
 #define BCI_SERVE_FAULT_MAX 200
@@ -37,6 +40,7 @@ struct busy_run {
 
 struct bci_server {
 	struct bci_serve_config config;
+	int data_lock;			/* DATA/serve.lock's fd (data_lock.h) */
 	struct bci_spool spool;
 	struct bci_tokens *tokens;
 	struct bci_ingest_call *ingest;
@@ -44,6 +48,7 @@ struct bci_server {
 	struct bci_schedule_server *schedule;	/* the scheduler's routes and loop; NULL: off */
 	struct bci_consoles *consoles;	/* the console readers (console.h) */
 	struct MHD_Daemon *daemon;
+	struct serve_gate *gate;	/* gate.c; NULL over TLS */
 	char *cert_pem, *key_pem;
 	unsigned port;
 
@@ -62,6 +67,13 @@ struct bci_server {
 	pthread_cond_t job_ready;
 	struct request *jobs, *jobs_tail;
 	bool workers_stopping;
+	unsigned working;		/* uploads a worker holds */
+	int64_t last_body;		/* monotonic second an upload last got bytes (atomic) */
+
+	/* The expiry of cut uploads (incoming.c): a thread that sweeps, woken to stop. */
+	pthread_t expiry;
+	bool expiry_running, expiry_stopping;
+	pthread_cond_t expiry_wake;
 };
 
 struct request {
@@ -90,6 +102,7 @@ struct request {
 	uint64_t expected;		/* body bytes announced, or UINT64_MAX */
 	uint64_t total;			/* the archive's size when known, or UINT64_MAX */
 	uint64_t written;		/* body bytes received */
+	uint64_t room;			/* bytes the archive may reach: the machine's room in incoming/ */
 	char sha256[BCI_SHA256_HEX_LEN + 1];
 	struct bci_schedule_put *schedule_put;	/* a publish in progress (serve_hook.h) */
 	/* a fault note (fault.c) */
@@ -149,6 +162,9 @@ int serve_authenticate(struct MHD_Connection *connection, struct request *r, boo
 
 /* ---- the upload (upload.c) ---- */
 
+/* Whether this request (or serve_busy_claim()'s caller) got the run: one at a time per run. */
+bool serve_busy_claim(struct bci_server *s, const char *machine, const char *run_id);
+void serve_busy_release(struct bci_server *s, const char *machine, const char *run_id);
 bool serve_run_lock(struct bci_server *s, struct request *r);
 void serve_run_unlock(struct bci_server *s, struct request *r);
 enum MHD_Result serve_upload_begin(struct MHD_Connection *connection, struct request *r);
@@ -156,7 +172,36 @@ enum MHD_Result serve_upload_data(struct MHD_Connection *connection, struct requ
 				  const char *data, size_t *data_size);
 enum MHD_Result serve_upload_queue(struct MHD_Connection *connection, struct request *r);
 void *serve_worker_main(void *arg);
+/*
+ * Under s->lock: no upload waits for or sits in a worker, and none received a
+ * byte for @seconds: what is still in flight has clients gone silent.
+ */
+bool serve_uploads_silent(struct bci_server *s, unsigned seconds);
 void serve_workers_stop(struct bci_server *s);
+
+/* ---- DATA/incoming's upkeep (incoming.c) ---- */
+
+/*
+ * Removes the cut uploads older than --incoming-max-age now (each said in the
+ * log), then starts the thread that does it again periodically.
+ */
+int serve_incoming_start(struct bci_server *s, char *err, size_t err_size);
+void serve_incoming_stop(struct bci_server *s);
+
+/* ---- the gate (gate.c) ---- */
+
+/* Creates the gate and its listening socket on @addr (s->gate). */
+int serve_gate_listen(struct bci_server *s, const struct sockaddr_storage *addr, char *err,
+		      size_t err_size);
+unsigned serve_gate_port(const struct bci_server *s);
+/* Starts taking connections into s->daemon (started with MHD_USE_NO_LISTEN_SOCKET). */
+int serve_gate_start(struct bci_server *s, char *err, size_t err_size);
+/* Stops taking connections and closes those still waiting; the admitted stay. */
+void serve_gate_stop(struct bci_server *s);
+void serve_gate_free(struct bci_server *s);
+/* libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION: an admitted connection's slot comes back. */
+void serve_gate_notify(void *cls, struct MHD_Connection *connection, void **socket_context,
+		       enum MHD_ConnectionNotificationCode code);
 
 /* ---- the GETs (reads.c) ---- */
 

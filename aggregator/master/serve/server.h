@@ -8,7 +8,8 @@
  *
  * One upload, in order: route, token (401 none or wrong, 403 another
  * machine's run), the run's state (200 stored with the same digest, 409 with
- * another), size limits (413), then the body streams into DATA/incoming;
+ * another), size limits (413), the machine's room in DATA/incoming (429:
+ * try later, once its other uploads finish or expire), then the body streams into DATA/incoming;
  * once complete: sha256 against X-Bootci-Sha256 (400), the archive's checks
  * (422), kept durably (spool), ingested, answered 201.
  */
@@ -33,8 +34,12 @@ struct bci_serve_config {
 	unsigned max_connections;
 	unsigned max_per_ip;		/* connections from one address; 0: no limit */
 	unsigned idle_timeout;		/* seconds a connection may stay silent */
+	unsigned header_timeout;	/* seconds a new connection has to send its request's head */
+	unsigned max_per_token;		/* connections one machine's token may hold; 0: no limit */
 	unsigned request_timeout;	/* seconds one request may take in all */
 	uint64_t max_body;		/* bytes of one archive */
+	uint64_t max_incoming;		/* bytes of unfinished uploads one machine may hold */
+	uint64_t incoming_max_age;	/* seconds a cut upload stays unwritten before it expires */
 	struct bci_run_archive_limits limits;
 	uint64_t console_boot_max;	/* bytes of one boot's console kept (console_log.h); 0: default */
 	unsigned console_silent;	/* seconds without a byte that make a console silent; 0: default */

@@ -414,3 +414,91 @@ int bci_spool_each_pending(const struct bci_spool *spool,
 	closedir(runs);
 	return ret;
 }
+
+/* The run id of an upload's .part named @name, into @run_id; false for any other file. */
+static bool part_run_id(const char *name, char *run_id)
+{
+	size_t stem;
+
+	if (!has_suffix(name, ".part", &stem) || stem > BCI_MANIFEST_WORD_MAX)
+		return false;
+	memcpy(run_id, name, stem);
+	run_id[stem] = '\0';
+	return bci_name_run_id_ok(run_id);
+}
+
+/* Seconds since @st was last modified at @now (0 when in the future). */
+static uint64_t age_of(const struct stat *st, time_t now)
+{
+	return st->st_mtime < now ? (uint64_t)(now - st->st_mtime) : 0;
+}
+
+int bci_spool_each_expired(const struct bci_spool *spool, time_t now, uint64_t max_age,
+			   int (*fn)(void *ctx, const char *machine, const char *run_id,
+				     uint64_t size, uint64_t age),
+			   void *ctx)
+{
+	char path[PATH_MAX], run_id[BCI_MANIFEST_WORD_MAX + 1];
+	struct dirent *m, *f;
+	DIR *incoming, *dir;
+	struct stat st;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/incoming", spool->root);
+	incoming = opendir(path);
+	if (!incoming)
+		return 0;
+	while (ret == 0 && (m = readdir(incoming))) {
+		if (!bci_name_machine_ok(m->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/incoming/%s", spool->root, m->d_name);
+		dir = opendir(path);
+		if (!dir)
+			continue;
+		while (ret == 0 && (f = readdir(dir)))
+			if (part_run_id(f->d_name, run_id) &&
+			    fstatat(dirfd(dir), f->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISREG(st.st_mode) && age_of(&st, now) > max_age)
+				ret = fn(ctx, m->d_name, run_id, (uint64_t)st.st_size, age_of(&st, now));
+		closedir(dir);
+	}
+	closedir(incoming);
+	return ret;
+}
+
+int bci_spool_expire(const struct bci_spool *spool, const char *machine, const char *run_id,
+		     time_t now, uint64_t max_age, uint64_t *size)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	bci_spool_part_path(spool, machine, run_id, path);
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || age_of(&st, now) <= max_age)
+		return 0;
+	*size = (uint64_t)st.st_size;
+	bci_spool_discard(spool, machine, run_id);
+	bci_fsync_parent(path);
+	return 1;
+}
+
+uint64_t bci_spool_incoming_bytes(const struct bci_spool *spool, const char *machine,
+				  const char *except_run_id)
+{
+	char path[PATH_MAX], run_id[BCI_MANIFEST_WORD_MAX + 1];
+	uint64_t total = 0;
+	struct dirent *f;
+	struct stat st;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/incoming/%s", spool->root, machine);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((f = readdir(dir)))
+		if (part_run_id(f->d_name, run_id) &&
+		    (!except_run_id || strcmp(run_id, except_run_id)) &&
+		    fstatat(dirfd(dir), f->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			total += (uint64_t)st.st_size;
+	closedir(dir);
+	return total;
+}

@@ -18,6 +18,9 @@
  * digest without its .part, a temporary file) is removed when the spool is
  * opened, before serve takes requests.
  *
+ * An upload cut short and never resumed expires: once its .part has not been
+ * written for an age the caller chooses, bci_spool_expire() removes it.
+ *
  * Callers serialise the operations on one (machine, run) pair themselves
  * (serve holds a per-run lock); different runs need no coordination.
  */
@@ -30,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 enum bci_run_state {
 	BCI_RUN_ABSENT,
@@ -92,5 +96,31 @@ int bci_spool_each_pending(const struct bci_spool *spool,
 			   int (*fn)(void *ctx, const char *machine, const char *run_id,
 				     const struct bci_run_status *status),
 			   void *ctx, char *err, size_t err_size);
+
+/*
+ * Calls @fn for every upload in incoming/ whose .part was last written more
+ * than @max_age seconds before @now (its size and age in seconds); stops at
+ * the first non-zero return of @fn and returns it. Removes nothing: @fn
+ * decides, and removes with bci_spool_expire() under the run's exclusion.
+ */
+int bci_spool_each_expired(const struct bci_spool *spool, time_t now, uint64_t max_age,
+			   int (*fn)(void *ctx, const char *machine, const char *run_id,
+				     uint64_t size, uint64_t age),
+			   void *ctx);
+
+/*
+ * Removes the upload's .part and digest when the .part is still older than
+ * @max_age seconds at @now (it may have been resumed since it was listed):
+ * 1 removed (its size in *@size), 0 kept or absent.
+ */
+int bci_spool_expire(const struct bci_spool *spool, const char *machine, const char *run_id,
+		     time_t now, uint64_t max_age, uint64_t *size);
+
+/*
+ * The bytes @machine holds in incoming/: the sum of its .part files' sizes,
+ * but @except_run_id's (NULL: none excepted).
+ */
+uint64_t bci_spool_incoming_bytes(const struct bci_spool *spool, const char *machine,
+				  const char *except_run_id);
 
 #endif

@@ -26,33 +26,34 @@
 
 /* ---- per-run exclusion and the in-flight count ---- */
 
-bool serve_run_lock(struct bci_server *s, struct request *r)
+bool serve_busy_claim(struct bci_server *s, const char *machine, const char *run_id)
 {
 	struct busy_run *b;
+	bool claimed = false;
 
 	pthread_mutex_lock(&s->lock);
 	for (b = s->busy; b; b = b->next)
-		if (!strcmp(b->machine, r->route.machine) && !strcmp(b->run_id, r->route.run_id))
+		if (!strcmp(b->machine, machine) && !strcmp(b->run_id, run_id))
 			break;
 	if (!b) {
 		b = calloc(1, sizeof(*b));
 		if (b) {
-			strcpy(b->machine, r->route.machine);
-			strcpy(b->run_id, r->route.run_id);
+			snprintf(b->machine, sizeof(b->machine), "%s", machine);
+			snprintf(b->run_id, sizeof(b->run_id), "%s", run_id);
 			b->next = s->busy;
 			s->busy = b;
-			r->locked = true;
+			claimed = true;
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
-	return r->locked;
+	return claimed;
 }
 
-void serve_run_unlock(struct bci_server *s, struct request *r)
+void serve_busy_release(struct bci_server *s, const char *machine, const char *run_id)
 {
 	pthread_mutex_lock(&s->lock);
 	for (struct busy_run **p = &s->busy; *p; p = &(*p)->next)
-		if (!strcmp((*p)->machine, r->route.machine) && !strcmp((*p)->run_id, r->route.run_id)) {
+		if (!strcmp((*p)->machine, machine) && !strcmp((*p)->run_id, run_id)) {
 			struct busy_run *b = *p;
 
 			*p = b->next;
@@ -60,22 +61,69 @@ void serve_run_unlock(struct bci_server *s, struct request *r)
 			break;
 		}
 	pthread_mutex_unlock(&s->lock);
+}
+
+bool serve_run_lock(struct bci_server *s, struct request *r)
+{
+	r->locked = serve_busy_claim(s, r->route.machine, r->route.run_id);
+	return r->locked;
+}
+
+void serve_run_unlock(struct bci_server *s, struct request *r)
+{
+	serve_busy_release(s, r->route.machine, r->route.run_id);
 	r->locked = false;
 }
 
 /* ---- the upload ---- */
+
+static int64_t now_seconds(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec;
+}
+
+/* An upload is alive: serve_uploads_silent() waits for it at a stop. */
+static void body_seen(struct bci_server *s)
+{
+	__atomic_store_n(&s->last_body, now_seconds(), __ATOMIC_RELAXED);
+}
+
+bool serve_uploads_silent(struct bci_server *s, unsigned seconds)
+{
+	return !s->jobs && !s->working &&
+	       now_seconds() - __atomic_load_n(&s->last_body, __ATOMIC_RELAXED) >= seconds;
+}
+
+/* Why an upload is answered 429: the machine's quota in incoming/. */
+static const char *quota_message(const struct request *r, uint64_t held, uint64_t needed,
+				 char *why, size_t size)
+{
+	const struct bci_serve_config *c = &r->server->config;
+
+	snprintf(why, size,
+		 "try later: machine %s holds %llu bytes of unfinished uploads in incoming/ and"
+		 " this one needs %llu, past its quota of %llu; the room comes back as they finish"
+		 " or expire (%llu s unwritten)", r->route.machine, (unsigned long long)held,
+		 (unsigned long long)needed, (unsigned long long)c->max_incoming,
+		 (unsigned long long)c->incoming_max_age);
+	return why;
+}
 
 /* The headers of a PUT: everything that can be refused before a byte of the body. */
 enum MHD_Result serve_upload_begin(struct MHD_Connection *connection, struct request *r)
 {
 	struct bci_server *s = r->server;
 	const char *digest, *range, *length;
-	uint64_t start = 0, end, total = UINT64_MAX, content_length = UINT64_MAX;
+	uint64_t start = 0, end, total = UINT64_MAX, content_length = UINT64_MAX, held;
 	struct bci_run_status status;
-	char why[300];
+	char why[600];
 	bool answered;
 	int fd;
 
+	body_seen(s);
 	if (serve_authenticate(connection, r, &answered) < 0)
 		return answered ? MHD_YES : MHD_NO;
 	digest = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, BCI_HTTP_SHA256_HEADER);
@@ -129,6 +177,21 @@ enum MHD_Result serve_upload_begin(struct MHD_Connection *connection, struct req
 				     "run %s/%s is stored with sha256 %s, not %s", r->route.machine,
 				     r->route.run_id, status.sha256, r->sha256);
 	}
+	/*
+	 * The machine's other unfinished uploads and this one's whole archive
+	 * within --max-incoming. Past it, a 429: collect takes it as "try
+	 * later", and the room comes back as the others finish or expire.
+	 */
+	if (total != UINT64_MAX && total > s->config.max_incoming)
+		return serve_respond_error(connection, r, MHD_HTTP_CONTENT_TOO_LARGE,
+				     "an archive of %llu bytes, more than a machine may hold in"
+				     " incoming/ (%llu)", (unsigned long long)total,
+				     (unsigned long long)s->config.max_incoming);
+	held = bci_spool_incoming_bytes(&s->spool, r->route.machine, r->route.run_id);
+	r->room = held < s->config.max_incoming ? s->config.max_incoming - held : 0;
+	if (total != UINT64_MAX && total > r->room)
+		return serve_respond_error(connection, r, MHD_HTTP_TOO_MANY_REQUESTS, "%s",
+					   quota_message(r, held, total, why, sizeof(why)));
 	fd = bci_spool_begin(&s->spool, r->route.machine, r->route.run_id, r->sha256, start, why,
 			     sizeof(why));
 	if (fd == -ERANGE)
@@ -148,6 +211,7 @@ enum MHD_Result serve_upload_data(struct MHD_Connection *connection, struct requ
 
 	(void)connection;
 	*size = 0;
+	body_seen(s);
 	if (serve_elapsed(&r->began) > s->config.request_timeout) {
 		/* The bytes so far stay: the client may resume from them. */
 		fdatasync(r->fd);
@@ -156,7 +220,10 @@ enum MHD_Result serve_upload_data(struct MHD_Connection *connection, struct requ
 		r->status = MHD_HTTP_REQUEST_TIMEOUT;
 		return MHD_NO;
 	}
-	if (r->written + n > r->expected || r->start + r->written + n > s->config.max_body) {
+	if (r->written + n > r->expected || r->start + r->written + n > s->config.max_body ||
+	    r->start + r->written + n > r->room) {
+		char why[600];
+
 		close(r->fd);
 		r->fd = -1;
 		bci_spool_discard(&s->spool, r->route.machine, r->route.run_id);
@@ -164,6 +231,11 @@ enum MHD_Result serve_upload_data(struct MHD_Connection *connection, struct requ
 			return serve_refuse_later(r, MHD_HTTP_CONTENT_TOO_LARGE,
 					    "an archive of more than %llu bytes",
 					    (unsigned long long)s->config.max_body);
+		if (r->start + r->written + n > r->room)
+			return serve_refuse_later(r, MHD_HTTP_TOO_MANY_REQUESTS, "%s",
+					    quota_message(r, s->config.max_incoming - r->room,
+							  r->start + r->written + n, why,
+							  sizeof(why)));
 		return serve_refuse_later(r, MHD_HTTP_BAD_REQUEST, "more body than announced");
 	}
 	ret = bci_write_all(r->fd, data, n);
@@ -292,14 +364,17 @@ void *serve_worker_main(void *arg)
 		s->jobs = r->next_job;
 		if (!s->jobs)
 			s->jobs_tail = NULL;
+		s->working++;
 		pthread_mutex_unlock(&s->lock);
 
 		r->in_worker = true;
 		upload_end(r->connection, r);
 		r->in_worker = false;
 		MHD_resume_connection(r->connection);
+		body_seen(s);
 
 		pthread_mutex_lock(&s->lock);
+		s->working--;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
