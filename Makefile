@@ -125,6 +125,7 @@ bench: all
 	@tests/bench/resultgen-vs-igt.sh $(BUILD)
 	@tests/bench/igt-vs-runner $(BUILD)
 	@tests/bench/pages-matrix.sh $(BUILD)
+	@tests/bench/serve-consoles.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \

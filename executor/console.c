@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Console messages for people. */
 #include "executor.h"
+#include "progress_marker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,7 +84,8 @@ static void say(const char *level, const char *fmt, va_list ap)
 
 	if (now < 0)
 		now = 0;
-	fprintf(stderr, "[%5lld.%06lld] bootci: %s", now / 1000000000LL, now / 1000 % 1000000, level);
+	fprintf(stderr, "[%5lld.%06lld] " BCI_PROGRESS_CONSOLE_PREFIX "%s", now / 1000000000LL,
+		now / 1000 % 1000000, level);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	fflush(stderr);

@@ -9,6 +9,7 @@
 
 #include "fsutil.h"
 #include "kmsg_record.h"
+#include "progress_marker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -106,7 +107,7 @@ void bci_kmsg_mark(const struct bci_executor *ex, int level, const char *fmt, ..
 	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return;
-	n = snprintf(text, sizeof(text), "[bootci] ");
+	n = snprintf(text, sizeof(text), BCI_PROGRESS_KMSG_PREFIX);
 	va_start(ap, fmt);
 	n += vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
 	va_end(ap);

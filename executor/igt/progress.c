@@ -3,6 +3,7 @@
 #include "igt.h"
 
 #include "fsutil.h"
+#include "progress_marker.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -139,37 +140,24 @@ static void format_verdict(const struct job_verdict *v, char *buf, size_t size)
 		snprintf(buf + n, size - n, "%s%lu other", n ? ", " : "", v->other);
 }
 
-/* The job's name as the joblist has it: one subtest, or the binary and how many. */
-static void format_job_name(const struct bci_joblist_entry *e, char *name, size_t size)
-{
-	if (e->count == 1 && !strchr(e->subtests[0], '@'))
-		bci_igt_piglit_name(e->binary, e->subtests[0], name, size);
-	else if (e->count == 1)
-		snprintf(name, size, "igt@%s@%s", e->binary, e->subtests[0]);
-	else if (e->count > 1)
-		snprintf(name, size, "igt@%s (%zu subtests)", e->binary, e->count);
-	else
-		snprintf(name, size, "igt@%s", e->binary);
-}
-
 /*
- * The kernel log's marker as job @job starts, `[bootci] [12/340] igt@kms_flip@basic`: the
- * same `[N/M]` and name as its console line, so that one grep finds the job in the serial
- * console, in dmesg and in a pstore dump. A resumed job says what is left of it.
+ * The kernel log's marker as job @job starts, `[bootci] [12/340] igt@kms_flip@basic`
+ * (lib/progress_marker.h): the same `[N/M]` and name as its console line, so that one grep
+ * finds the job in the serial console, in dmesg and in a pstore dump, and the master finds
+ * the job a boot died in. A resumed job says what is left of it.
  */
 void bci_igt_progress_mark(const struct bci_igt_job *job, const struct bci_igt_selection *what)
 {
-	char name[512];
+	char name[BCI_PROGRESS_NAME_SIZE], text[1024];
+	bool resumed = what && (what->left || what->dynamic_filter);
 
-	format_job_name(job->entry, name, sizeof(name));
-	if (what && (what->left || what->dynamic_filter))
-		bci_kmsg_mark(job->ex, 6, "[%u/%zu] %s (resumed: %s%s%s)\n", job->index + 1,
-			      job->journal->job_count, name, job->argv_subtests,
-			      what->dynamic_filter ? " --dynamic-subtest " : "",
-			      what->dynamic_filter ? what->dynamic_filter : "");
-	else
-		bci_kmsg_mark(job->ex, 6, "[%u/%zu] %s\n", job->index + 1, job->journal->job_count,
-			      name);
+	bci_progress_job_name(job->entry, name, sizeof(name));
+	/* Cut to fit (-ENOSPC) is still the marker: its number and name come first. */
+	if (bci_progress_format_start(text, sizeof(text), job->index + 1, job->journal->job_count,
+				      name, resumed ? job->argv_subtests : NULL,
+				      resumed ? what->dynamic_filter : NULL) == -EINVAL)
+		return;
+	bci_kmsg_mark(job->ex, 6, "%s", text);
 }
 
 /*
@@ -184,7 +172,7 @@ static void report(struct bci_igt_progress *p, unsigned index,
 		   const struct bci_joblist_entry *entry, double seconds)
 {
 	struct bci_executor *ex = p->ex;
-	char name[512], elapsed[32], eta[32], result[256];
+	char name[BCI_PROGRESS_NAME_SIZE], elapsed[32], eta[32], result[256], line[1024];
 	long spent = (bci_clock_ms(ex, CLOCK_BOOTTIME) - p->boot_start) / 1000;
 	long since_start = (long)(bci_clock_ms(ex, CLOCK_REALTIME) / 1000 - p->run_started_at);
 	struct job_verdict v;
@@ -196,15 +184,16 @@ static void report(struct bci_igt_progress *p, unsigned index,
 	if (v.tests == 1)
 		snprintf(name, sizeof(name), "%s", v.first_name);
 	else
-		format_job_name(entry, name, sizeof(name));
+		bci_progress_job_name(entry, name, sizeof(name));
 	format_duration(since_start > spent ? since_start : spent, elapsed, sizeof(elapsed));
 	if (p->done_now > 0 && p->total > p->done_total)
 		format_eta(spent * (long)(p->total - p->done_total) / (long)p->done_now, eta,
 			   sizeof(eta));
 	else
 		snprintf(eta, sizeof(eta), "0s");
-	bci_say("[%u/%zu] %s %s %.1fs (elapsed %s, ETA %s)", index + 1, p->total, name, result,
-		seconds, elapsed, eta);
+	if (bci_progress_format_end(line, sizeof(line), index + 1, p->total, name, result, seconds,
+				    elapsed, eta) != -EINVAL)
+		bci_say("%s", line);
 }
 
 void bci_igt_progress_ended(struct bci_igt_progress *p, const struct bci_igt_job *job)

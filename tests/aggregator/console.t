@@ -77,7 +77,7 @@ else
 	not_ok "lab console start"
 	diag <"$work/lab.log"
 fi
-start_server --console-boot-max 65536
+start_server --console-boot-max 65536 --console-silent 2
 
 consoles=$work/data/consoles/m1
 boot() { printf '%s/%06u.log' "$consoles" "$1"; }
@@ -206,11 +206,39 @@ check "a boot that is not there is 404" \
 check "a name that cannot be a machine is 400" \
 	test "$(curl -s -o /dev/null -w '%{http_code}' "$base/machines/m%3Cb%3E/consoles/")" = 400
 
+# 6b. Each console's state in one line, from the file serve's reader keeps (no serve needed):
+# `schedule machines`, GET /api/v1/schedule/machines and the machine's console list.
+"$aggregator" schedule machines --data "$work/data" >"$work/machines.txt" 2>&1
+curl -s "$base/api/v1/schedule/machines" >"$work/states.json"
+if grep -q "^m1  *console \(connected\|silent\) since .* (tcp:127.0.0.1:$console_port), boot 4.*; 1 boot flooded, the last boot 3 ([0-9]* bytes dropped)$" "$work/machines.txt" &&
+	grep -q "^m2  *console reconnecting since .* (tcp:127.0.0.1:$down_port): Connection refused$" "$work/machines.txt" &&
+	grep -qF "m3               console silent since " "$work/machines.txt" &&
+	/usr/bin/python3 - "$work/states.json" "$down_port" <<'PY'
+import json, sys
+machines = {m["name"]: m["console"] for m in json.load(open(sys.argv[1]))["machines"]}
+m1, m2, m3 = machines["m1"], machines["m2"], machines["m3"]
+assert m1["boot"] == 4 and m1["flooded_boots"] == 1 and m1["last_flooded_boot"] == 3, m1
+assert m1["last_dropped"] > 0 and not m1["flooding"], m1
+assert m2["state"] == "reconnecting" and m2["reason"] == "Connection refused", m2
+assert m2["console"] == "tcp:127.0.0.1:" + sys.argv[2] and m2["last_output"] is None, m2
+assert m3["state"] == "silent" and m3["line"].startswith("silent since "), m3
+PY
+then
+	ok "each console's state in one line: schedule machines and the JSON say connected or silent, reconnecting and why, flooded boots"
+else
+	not_ok "console states"
+	diag <"$work/machines.txt"
+	diag <"$work/states.json"
+fi
+curl -s "$base/machines/m2/consoles/" >"$work/list-m2.html"
+check "the console list of m2 says its console is reconnecting, and why" \
+	grep -q "^<p>console reconnecting since .*: Connection refused</p>$" "$work/list-m2.html"
+
 # 7. serve restarted: the last boot goes on, with a note where serve came back.
 stop_server
 printf 'while serve was away\r\n' >"$work/away"
 send away
-start_server --console-boot-max 65536
+start_server --console-boot-max 65536 --console-silent 2
 wait_until has 4 'while serve was away'
 if [ "$server_status" = 0 ] && has 4 'while serve was away' && [ ! -e "$(boot 5)" ] &&
 	cmp -s <(console_bytes 4) <(cat "$work/after" "$work/away"); then

@@ -16,6 +16,8 @@
 #include "fakeroot.h"
 #include "fsutil.h"
 #include "resultgen/resultgen.h"
+#include "progress_marker.h"
+#include "../../aggregator/master/serve/console_log.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1059,6 +1061,82 @@ static void a_jobs_line_is_said_once_the_next_test_runs(void **state)
 	assert_null(strstr(f->console, "[4/4]"));
 }
 
+/*
+ * The executor's progress lines as the master reads them (lib/progress_marker.h): each job's
+ * start in the kernel log and its end on the console, [N/M] and name as the joblist has them;
+ * on a serial console that stops after job 3's start, serve's console reader finds job 3 in
+ * flight, and that it runs each of its subtests.
+ */
+static void progress_lines_are_read_by_the_master(void **state)
+{
+	static const char *const names[] = { "igt@igt_basic@pass", "igt@igt_simple",
+					     "igt@igt_basic (2 subtests)" };
+	struct fixture *f = *state;
+	struct bci_progress_marker m;
+	struct bci_console_in_flight job;
+	struct bci_console_log *log;
+	const char *kmsg, *line, *eol;
+	char *starts[3] = { NULL }, *ends[3] = { NULL }, dir[64], err[300], stream[4096];
+	unsigned seen;
+	int fd;
+
+	start(f, "igt@igt_basic@pass\nigt@igt_simple\nigt@igt_basic@fail\nigt@igt_basic@skip\n",
+	      "bootci.multiple_mode=yes");
+	fakeroot_write(&f->root, "/dev/kmsg", "");
+	assert_int_equal(run_keeping_console(f), 0);
+	kmsg = fakeroot_read(&f->root, "/dev/kmsg");
+	assert_non_null(kmsg);
+	/* Each kernel log record and console line, read by the master's parser. */
+	for (int pass = 0; pass < 2; pass++) {
+		seen = 0;
+		for (line = pass ? f->console : kmsg; *line; line = *eol ? eol + 1 : eol) {
+			eol = line + strcspn(line, "\n");
+			if (bci_progress_parse(line, (size_t)(eol - line), &m) == BCI_PROGRESS_NONE)
+				continue;
+			assert_int_equal(m.kind, pass ? BCI_PROGRESS_END : BCI_PROGRESS_START);
+			assert_int_equal(m.number, ++seen);
+			assert_int_equal(m.total, 3);
+			(pass ? ends : starts)[seen - 1] = strndup(line, (size_t)(eol - line));
+		}
+		assert_int_equal(seen, 3);
+	}
+	for (int k = 0; k < 3; k++) {
+		bci_progress_parse(starts[k], strlen(starts[k]), &m);
+		if (strncmp(m.text, names[k], m.text_len) || m.text_len != strlen(names[k]))
+			fail_msg("job %d's start: %s", k + 1, starts[k]);
+		bci_progress_parse(ends[k], strlen(ends[k]), &m);
+		if (m.name_len != strcspn(names[k], " ") || strncmp(m.text, names[k], m.name_len))
+			fail_msg("job %d's end: %s", k + 1, ends[k]);
+	}
+
+	/* A serial console: the kernel's records stamped, the executor's lines as they are. */
+	snprintf(stream, sizeof(stream),
+		 "[    0.000000] Linux version 6.1.0\r\n[    3.1] %s\r\n[    3.2] %s\r\n%s\r\n"
+		 "%s\r\n[    3.3] %s\r\n[    3.4] Kernel panic - not syncing: sysrq triggered crash\r\n",
+		 strchr(starts[0], ';') + 1, strchr(starts[1], ';') + 1, ends[0], ends[1],
+		 strchr(starts[2], ';') + 1);
+	snprintf(dir, sizeof(dir), "/tmp/bootci-progress-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(bci_console_log_open(dir, "m", 0, NULL, NULL, &log, err, sizeof(err)), 0);
+	assert_int_equal(bci_console_log_feed(log, stream, strlen(stream), 1.0), 0);
+	bci_console_log_close(log);
+	fd = bci_console_log_open_boot(dir, 1);
+	assert_true(fd >= 0);
+	assert_int_equal(bci_console_log_in_flight(fd, &job), 1);
+	close(fd);
+	bci_remove_tree(dir);
+	assert_int_equal(job.index, 3);
+	assert_int_equal(job.total, 3);
+	assert_string_equal(job.name, names[2]);
+	assert_true(bci_progress_job_runs(job.name, strlen(job.name), "igt@igt_basic@fail"));
+	assert_true(bci_progress_job_runs(job.name, strlen(job.name), "igt@igt_basic@skip"));
+	assert_false(bci_progress_job_runs(job.name, strlen(job.name), "igt@igt_simple"));
+	for (int k = 0; k < 3; k++) {
+		free(starts[k]);
+		free(ends[k]);
+	}
+}
+
 static void resume_runs_remaining_subtests_of_a_multiple_job(void **state)
 {
 	struct fixture *f = *state;
@@ -1414,6 +1492,7 @@ int main(void)
 		cmocka_unit_test(output_limit_keeps_what_the_generator_reads),
 		cmocka_unit_test_setup_teardown(resume_marks_the_job_in_flight_incomplete, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_jobs_line_is_said_once_the_next_test_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(progress_lines_are_read_by_the_master, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_runs_remaining_subtests_of_a_multiple_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(resume_continues_after_started_dynamic_subtests, setup, teardown),
 		cmocka_unit_test_setup_teardown(kernel_crash_is_attributed_to_the_subtest, setup, teardown),

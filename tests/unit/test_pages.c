@@ -404,6 +404,29 @@ static void test_store_pages(void **state)
 					  sizeof(f->err)), -ENOENT);
 	bci_str_free(&b);
 
+	/* No console kept: no console links. */
+	assert_int_equal(bci_pages_result(f->store, f->dir, "lab-1", "r3", "igt@t@a", &b, f->err,
+					  sizeof(f->err)), 0);
+	assert_null(strstr(b.data, "<h2>console</h2>"));
+	bci_str_free(&b);
+	/* serve reads lab-1's console: a result whose boot died links its tail, every result the list. */
+	{
+		char consoles[PATH_MAX + 32];
+
+		snprintf(consoles, sizeof(consoles), "%s/consoles/lab-1", f->dir);
+		assert_int_equal(bci_mkdir_p(consoles, 0755), 0);
+	}
+	assert_int_equal(bci_pages_result(f->store, f->dir, "lab-1", "r4", "igt@t@dies", &b, f->err,
+					  sizeof(f->err)), 0);
+	assert_non_null(strstr(b.data, "<a href=\"/machines/lab-1/runs/r4/results/igt@t@dies/console\">"));
+	assert_non_null(strstr(b.data, "<a href=\"/machines/lab-1/consoles/\">"));
+	bci_str_free(&b);
+	assert_int_equal(bci_pages_result(f->store, f->dir, "lab-1", "r3", "igt@t@a", &b, f->err,
+					  sizeof(f->err)), 0);
+	assert_null(strstr(b.data, "/console\">"));
+	assert_non_null(strstr(b.data, "<a href=\"/machines/lab-1/consoles/\">"));
+	bci_str_free(&b);
+
 	/* A crash record's path may not leave the run folder. */
 	assert_int_equal(bci_store_run_file_open(f->store, f->dir, "lab-1", "r4", "../x", f->err,
 						 sizeof(f->err)), -EINVAL);

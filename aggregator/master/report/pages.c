@@ -14,13 +14,16 @@
 #include "machine_pages.h"
 #include "../store/refused.h"
 #include "../store/store.h"
+#include "../serve/console_log.h"
 #include "strv.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static void page_begin(struct bci_str *b, const char *title_prefix, const char *title)
@@ -245,6 +248,36 @@ static int status_died(int status)
 	       status == BCI_STATUS_ABORT;
 }
 
+/*
+ * The machine's console, when serve keeps one (DATA/consoles/<machine>,
+ * serve/console_log.h): a result whose boot may have ended while it ran links the
+ * console of that boot from the test's start (serve finds the boot of this run
+ * that ended while the test ran, and says so when none did), and every result
+ * links the machine's boots. A stat per page: the page is cached.
+ */
+static void console_links(struct bci_str *b, const char *data_dir, const char *machine,
+			  const char *run_id, const char *test, int status)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (bci_consoles_dir(data_dir, machine, dir, sizeof(dir)) < 0 || stat(dir, &st) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		return;
+	bci_str_appendf(b, "<h2>console</h2>\n<p>");
+	if (status_died(status) || status == BCI_STATUS_TIMEOUT) {
+		bci_str_appendf(b, "<a href=\"");
+		result_link(b, machine, run_id, test);
+		bci_str_appendf(b, "/console\">the console of the boot that ended while it ran</a>, "
+				   "from its start · ");
+	}
+	bci_str_appendf(b, "<a href=\"/machines/");
+	bci_html_url_escape(b, machine);
+	bci_str_appendf(b, "/consoles/\">every boot's console of ");
+	bci_html_escape_str(b, machine);
+	bci_str_appendf(b, "</a></p>\n");
+}
+
 int bci_pages_result(struct bci_store *store, const char *data_dir, const char *machine,
 		     const char *run_id, const char *test, struct bci_str *b, char *err,
 		     size_t err_size)
@@ -299,6 +332,7 @@ int bci_pages_result(struct bci_store *store, const char *data_dir, const char *
 			bci_str_appendf(b, "<h2>crash record</h2>\n<p>none: the boot that died left"
 					   " no pstore or EFI record</p>\n");
 	}
+	console_links(b, data_dir, machine, run_id, test, found.status);
 	ret = page_end(b);
 out:
 	free(found.build);

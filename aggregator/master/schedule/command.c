@@ -15,6 +15,7 @@
 #include "../command.h"
 #include "../commands.h"
 #include "../store/store.h"
+#include "../serve/console_state.h"
 #include "deploy.h"
 #include "internal.h"
 
@@ -39,6 +40,26 @@ static int job_in_hand_print(const struct bci_store_job *job, void *ctx)
 	printf("%-16s job %s (build %s, %s tier): %s, %d boot%s\n", (const char *)ctx, job->run_id,
 	       job->build, job->tier, job->state, job->boots, job->boots == 1 ? "" : "s");
 	return 0;
+}
+
+/* The machine's console as serve's reader last wrote it (serve/console_state.h), in one line. */
+static void console_print(struct bci_schedule *s, const struct bci_inventory_machine *m)
+{
+	struct bci_console_state state;
+	char line[600], err[PATH_MAX + 200];
+	int ret;
+
+	if (m->console.kind == BCI_CONSOLE_NONE)
+		return;
+	ret = bci_console_state_of(s->data_dir, m->name, &state, err, sizeof(err));
+	if (ret < 0) {
+		printf("%-16s console: %s\n", m->name, err);
+	} else if (!ret) {
+		printf("%-16s console %s: not read by serve yet\n", m->name, m->console.spec);
+	} else {
+		bci_console_state_line(&state, time(NULL), line, sizeof(line));
+		printf("%-16s console %s\n", m->name, line);
+	}
 }
 
 static int machines_print(struct bci_schedule *s, char *err, size_t err_size)
@@ -67,6 +88,7 @@ static int machines_print(struct bci_schedule *s, char *err, size_t err_size)
 			       disk == BCI_DEPLOY_DAMAGED ? "damaged, re-deployed at its next boot"
 							  : "being re-deployed with known-good",
 			       note);
+		console_print(s, m);
 	}
 	return 0;
 }

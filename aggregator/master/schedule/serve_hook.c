@@ -8,6 +8,7 @@
 #include "judge.h"
 
 #include "../store/store.h"
+#include "../serve/console_state.h"
 #include "config.h"
 #include "fsutil.h"
 #include "jsonw.h"
@@ -334,6 +335,21 @@ static void disk_json(struct bci_schedule *schedule, struct bci_jsonw *w, const 
 		bci_jsonw_null(w);
 }
 
+/* The machine's console reader's state (serve/console_state.h), null when it has none. */
+static void console_json(struct bci_schedule *schedule, struct bci_jsonw *w,
+			 const struct bci_inventory_machine *m)
+{
+	struct bci_console_state state;
+	char err[PATH_MAX + 200];
+
+	bci_jsonw_key(w, "console");
+	if (m->console.kind != BCI_CONSOLE_NONE &&
+	    bci_console_state_of(schedule->data_dir, m->name, &state, err, sizeof(err)) > 0)
+		bci_console_state_json(w, &state, time(NULL));
+	else
+		bci_jsonw_null(w);
+}
+
 static void states_answer(struct bci_schedule_server *s, struct bci_schedule_answer *a)
 {
 	char *body = NULL, err[512];
@@ -379,6 +395,7 @@ static void states_answer(struct bci_schedule_server *s, struct bci_schedule_ans
 		else
 			bci_jsonw_null(&w);
 		disk_json(&s->schedule, &w, m->name);
+		console_json(&s->schedule, &w, m);
 		bci_jsonw_object_end(&w);
 	}
 	bci_jsonw_array_end(&w);

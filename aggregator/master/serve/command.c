@@ -68,6 +68,7 @@ static void serve_usage(FILE *out)
 		"         [--max-incoming SIZE] [--incoming-max-age SEC]\n"
 		"         [--max-body SIZE] [--max-entries N] [--max-unpacked SIZE] [--max-file SIZE]\n"
 		"         [--max-path N] [--max-manifest SIZE] [--console-boot-max SIZE]\n"
+		"         [--console-silent SEC]\n"
 		"SIZE: N, NK, NM, NG or NT bytes. See bootci-aggregator-serve(1).\n");
 }
 
@@ -111,6 +112,7 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 		{ "max-path", required_argument, NULL, 'P' },
 		{ "max-manifest", required_argument, NULL, 'M' },
 		{ "console-boot-max", required_argument, NULL, 'O' },
+		{ "console-silent", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -177,6 +179,11 @@ static int serve_options(int argc, char **argv, struct bci_serve_config *config,
 		case 'F': ret = parse_size(optarg, &config->limits.max_file); break;
 		case 'M': ret = parse_size(optarg, &config->limits.max_manifest); break;
 		case 'O': ret = parse_size(optarg, &config->console_boot_max); break;
+		case 'S':
+			ret = parse_count(optarg, 86400, &number);
+			config->console_silent = (unsigned)number;
+			ret = number ? ret : -EINVAL;
+			break;
 		case 'P':
 			ret = parse_count(optarg, BCI_MANIFEST_PATH_MAX, &number);
 			config->limits.max_path = number;

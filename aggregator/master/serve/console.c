@@ -2,6 +2,7 @@
 /* serve's console readers (console.h): one thread, one poll over every console. */
 #include "console.h"
 #include "console_log.h"
+#include "console_state.h"
 
 #include "../schedule/inventory.h"
 #include "fsutil.h"
@@ -47,6 +48,13 @@ struct reader {
 	char last_error[200];
 	double write_error_said;	/* when a failed write was last said (a full disk: once a minute) */
 	bool seen;			/* in the inventory just read */
+	/* Its state file (console_state.h): what was last written, and when. */
+	char *dir;
+	time_t link_since;		/* connected, or down since */
+	time_t last_output;		/* the last byte read (0: none) */
+	struct bci_console_state written;
+	bool state_written;
+	double state_error_said;
 };
 
 #define WRITE_ERROR_EVERY 60.0
@@ -65,6 +73,7 @@ struct bci_consoles {
 	bool inventory_seen;
 	double inventory_checked;
 	uint64_t boot_max;
+	unsigned silent;		/* seconds: a connected console without a byte is silent */
 	FILE *log;
 	pthread_mutex_t *log_lock;
 	struct reader *readers;
@@ -114,13 +123,6 @@ static void say(struct bci_consoles *cs, const char *fmt, ...)
 		pthread_mutex_unlock(cs->log_lock);
 }
 
-int bci_consoles_dir(const char *data_dir, const char *machine, char *out, size_t size)
-{
-	int n = snprintf(out, size, "%s/%s/%s", data_dir, BCI_CONSOLE_DIR, machine);
-
-	return n < 0 || (size_t)n >= size || (size_t)n >= PATH_MAX - 16 ? -ENAMETOOLONG : 0;
-}
-
 /* ---- one reader ---- */
 
 static void reader_close_fd(struct reader *r)
@@ -144,6 +146,8 @@ static void reader_down(struct bci_consoles *cs, struct reader *r, double now, c
 		r->backoff = r->backoff * 2 > CONSOLE_BACKOFF_MAX ? CONSOLE_BACKOFF_MAX : r->backoff * 2;
 	r->next_try = now + r->backoff;
 	r->state = READER_WAITING;
+	if (was_up)
+		r->link_since = time(NULL);
 	if (was_up) {
 		utc_now(when);
 		bci_console_log_note(r->log, "lost %s at %s: %s", r->console.spec, when, why);
@@ -161,6 +165,7 @@ static void reader_up(struct bci_consoles *cs, struct reader *r, double now)
 
 	r->state = READER_UP;
 	r->since = now;
+	r->link_since = time(NULL);
 	r->last_error[0] = '\0';
 	utc_now(when);
 	bci_console_log_note(r->log, "reading %s from %s", r->console.spec, when);
@@ -275,6 +280,7 @@ static void reader_event(struct bci_consoles *cs, struct reader *r, short revent
 	for (int turn = 0; turn < 16; turn++) {
 		n = read(r->fd, buf, sizeof(buf));
 		if (n > 0) {
+			r->last_output = time(NULL);
 			if ((ret = bci_console_log_feed(r->log, buf, (size_t)n, now)) < 0 &&
 			    (!r->write_error_said || now - r->write_error_said >= WRITE_ERROR_EVERY)) {
 				r->write_error_said = now;
@@ -299,10 +305,62 @@ static void reader_event(struct bci_consoles *cs, struct reader *r, short revent
 	(void)revents;
 }
 
+/*
+ * Writes @r's state file when its state, boot or flood changed, and at least
+ * every BCI_CONSOLE_STATE_EVERY seconds (its last output, the bytes dropped so
+ * far, and that serve still reads it).
+ */
+static void reader_state(struct bci_consoles *cs, struct reader *r, double now, time_t wall)
+{
+	struct bci_console_state state = { 0 }, *old = &r->written;
+	struct bci_console_log_status status;
+	int ret;
+
+	snprintf(state.console, sizeof(state.console), "%s", r->console.spec);
+	if (r->state == READER_UP) {
+		time_t quiet_from = r->last_output > r->link_since ? r->last_output : r->link_since;
+
+		state.link = wall - quiet_from >= (time_t)cs->silent ? BCI_CONSOLE_SILENT :
+								       BCI_CONSOLE_CONNECTED;
+		state.since = state.link == BCI_CONSOLE_SILENT ? quiet_from : r->link_since;
+	} else {
+		state.link = BCI_CONSOLE_RECONNECTING;
+		state.since = r->link_since;
+		snprintf(state.reason, sizeof(state.reason), "%s",
+			 r->last_error[0] ? r->last_error : "connecting");
+	}
+	state.last_output = r->last_output;
+	bci_console_log_status(r->log, &status);
+	state.boot = status.boot;
+	state.flooding = status.flooding;
+	state.flooded_boots = status.flooded_boots;
+	state.last_flooded_boot = status.last_flooded_boot;
+	state.last_dropped = status.last_dropped;
+	/* The bytes dropped so far grow with a flood: they wait for the next write. */
+	if (r->state_written && state.link == old->link && state.since == old->since &&
+	    !strcmp(state.reason, old->reason) && state.boot == old->boot &&
+	    state.flooding == old->flooding && state.flooded_boots == old->flooded_boots &&
+	    wall - old->updated < BCI_CONSOLE_STATE_EVERY)
+		return;
+	state.updated = wall;
+	ret = bci_console_state_write(r->dir, &state);
+	if (ret < 0) {
+		if (!r->state_error_said || now - r->state_error_said >= WRITE_ERROR_EVERY) {
+			r->state_error_said = now;
+			say(cs, "console %s: cannot write its state file: %s (said once a minute while "
+				"it lasts)", r->machine, strerror(-ret));
+		}
+		return;
+	}
+	r->written = state;
+	r->state_written = true;
+}
+
 static void reader_free(struct reader *r)
 {
 	reader_close_fd(r);
 	bci_console_log_close(r->log);
+	free(r->dir);
 	free(r->machine);
 	bci_inventory_console_clear(&r->console);
 }
@@ -334,6 +392,7 @@ static int reader_add(struct bci_consoles *cs, const struct bci_inventory_machin
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 	r->seen = true;
+	r->link_since = time(NULL);
 	if (!(r->machine = strdup(m->name)) || (ret = console_copy(&r->console, &m->console)) < 0) {
 		free(r->machine);
 		return -ENOMEM;
@@ -346,6 +405,12 @@ static int reader_add(struct bci_consoles *cs, const struct bci_inventory_machin
 		free(r->machine);
 		bci_inventory_console_clear(&r->console);
 		return ret;
+	}
+	if (!(r->dir = strdup(dir))) {
+		bci_console_log_close(r->log);
+		free(r->machine);
+		bci_inventory_console_clear(&r->console);
+		return -ENOMEM;
 	}
 	cs->reader_count++;
 	return 0;
@@ -466,6 +531,7 @@ static void *consoles_main(void *arg)
 	for (;;) {
 		double now = now_monotonic();
 		size_t n = 1;
+		time_t wall;
 		int ready;
 
 		inventory_refresh(cs, now);
@@ -508,9 +574,12 @@ static void *consoles_main(void *arg)
 					break;
 				}
 		}
+		wall = time(NULL);
 		for (size_t i = 0; i < cs->reader_count; i++) {
 			struct reader *r = &cs->readers[i];
 			int ret = bci_console_log_tick(r->log, now);
+
+			reader_state(cs, r, now, wall);
 
 			if (ret < 0 && (!r->write_error_said || now - r->write_error_said >= WRITE_ERROR_EVERY)) {
 				r->write_error_said = now;
@@ -556,8 +625,9 @@ void bci_consoles_stop(struct bci_consoles *cs)
 	free(cs);
 }
 
-int bci_consoles_start(const char *data_dir, uint64_t boot_max, FILE *log, pthread_mutex_t *log_lock,
-		       struct bci_consoles **out, char *err, size_t err_size)
+int bci_consoles_start(const char *data_dir, uint64_t boot_max, unsigned silent, FILE *log,
+		       pthread_mutex_t *log_lock, struct bci_consoles **out, char *err,
+		       size_t err_size)
 {
 	struct bci_consoles *cs = calloc(1, sizeof(*cs));
 	int ret;
@@ -567,6 +637,7 @@ int bci_consoles_start(const char *data_dir, uint64_t boot_max, FILE *log, pthre
 	cs->wake[0] = cs->wake[1] = -1;
 	pthread_mutex_init(&cs->queue_lock, NULL);
 	cs->boot_max = boot_max;
+	cs->silent = silent ? silent : BCI_CONSOLE_SILENT_SECONDS;
 	cs->log = log;
 	cs->log_lock = log_lock;
 	if (!(cs->data_dir = strdup(data_dir))) {

@@ -17,6 +17,10 @@
  * The inventory is read again when it changes (at most once a second): a
  * machine whose console key changed is reconnected, one that lost it is
  * closed. A bad inventory keeps the consoles read before, and says why.
+ *
+ * Each reader's state (connected, silent, reconnecting and why, its boot and
+ * its floods) is kept in DATA/consoles/<machine>/state (console_state.h) for
+ * `schedule machines` and the JSON routes, which read it without serve.
  */
 #ifndef BCI_SERVE_CONSOLE_H
 #define BCI_SERVE_CONSOLE_H
@@ -31,10 +35,13 @@ struct bci_consoles;
 /*
  * Starts the reader thread on @data_dir's inventory (none yet is fine: it is
  * looked for again each second). @boot_max: each boot's limit (0: the
+ * default); @silent: the seconds without a byte after which a connected
+ * console is said silent in its state file (console_state.h; 0: the
  * default); @log, under @log_lock, for its lines.
  */
-int bci_consoles_start(const char *data_dir, uint64_t boot_max, FILE *log, pthread_mutex_t *log_lock,
-		       struct bci_consoles **out, char *err, size_t err_size);
+int bci_consoles_start(const char *data_dir, uint64_t boot_max, unsigned silent, FILE *log,
+		       pthread_mutex_t *log_lock, struct bci_consoles **out, char *err,
+		       size_t err_size);
 /* Stops the thread, writes out and syncs every console's file. NULL is fine. */
 void bci_consoles_stop(struct bci_consoles *consoles);
 
@@ -46,8 +53,5 @@ void bci_consoles_stop(struct bci_consoles *consoles);
  * console is not read: nothing. @cs NULL: nothing.
  */
 void bci_consoles_run_served(struct bci_consoles *consoles, const char *machine, const char *run_id);
-
-/* DATA/consoles/<machine> into @out (@size bytes); -ENAMETOOLONG when it does not fit. */
-int bci_consoles_dir(const char *data_dir, const char *machine, char *out, size_t size);
 
 #endif

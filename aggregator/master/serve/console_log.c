@@ -4,6 +4,7 @@
 
 #include "fsutil.h"
 #include "message.h"
+#include "progress_marker.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -20,6 +21,8 @@
 /* How long a held line start waits for more bytes before it is written as it is. */
 #define HOLD_SECONDS 0.5
 #define SYNC_SECONDS 1.0
+/* What one feed writes at once: its lines (a flood's thousands) become a write or a few. */
+#define OUT_MAX 65536
 
 /* What OVMF sends at every power on and reset (clear, home, set the mode). */
 static const char firmware_reset[] = "\x1b[2J\x1b[01;01H\x1b[=3h";
@@ -46,10 +49,24 @@ struct bci_console_log {
 	 * two segments taking turns, each an eighth: NNNNNN.tail-K, K counting.
 	 */
 	int tail_fd;			/* the segment being written, or -1 */
+	/*
+	 * The segment before it, full, open until the next sync makes it durable
+	 * (or until it is dropped: a flood's segments mostly are before a sync,
+	 * and then never reach the disk), or -1.
+	 */
+	int tail_prev_fd;
 	unsigned tail_number;		/* its K (0: none yet) */
 	uint64_t tail_bytes;		/* in it */
 	uint64_t tail_older;		/* in segment K - 1 (0: none) */
+	bool flooding;			/* this boot passed its head */
+	unsigned flooded_boots;		/* boots that did, since open */
+	unsigned last_flooded;		/* the latest of them */
+	uint64_t last_dropped;		/* its dropped bytes, once its tail was finished */
 	bool dirty;			/* written since the last sync */
+	/* Bytes for out_fd (the boot's file or a tail segment) not yet written: a feed's lines. */
+	char out[OUT_MAX];
+	size_t out_len;
+	int out_fd;
 	double synced;			/* when */
 
 	/* The start of the current line, held until it is known to start a boot or not. */
@@ -121,12 +138,50 @@ static int boot_open(struct bci_console_log *c)
 	return 0;
 }
 
+/* Writes what is held for out_fd: before that file is synced or closed, at a feed's end. */
+static int out_flush(struct bci_console_log *c)
+{
+	int ret = 0;
+
+	if (c->out_len)
+		ret = bci_write_all(c->out_fd, c->out, c->out_len);
+	c->out_len = 0;
+	return ret;
+}
+
+/* @len bytes for @fd, held with those before them for the same file. */
+static int out_write(struct bci_console_log *c, int fd, const char *data, size_t len)
+{
+	int ret;
+
+	if (c->out_len && (fd != c->out_fd || len > sizeof(c->out) - c->out_len) &&
+	    (ret = out_flush(c)) < 0)
+		return ret;
+	if (len >= sizeof(c->out))
+		return bci_write_all(fd, data, len);
+	c->out_fd = fd;
+	memcpy(c->out + c->out_len, data, len);
+	c->out_len += len;
+	return 0;
+}
+
 static int sync_now(struct bci_console_log *c, double now)
 {
+	int ret;
+
+	if ((ret = out_flush(c)) < 0)
+		return ret;
 	if (c->fd >= 0 && c->dirty && fdatasync(c->fd) < 0)
 		return -errno;
 	if (c->tail_fd >= 0 && c->dirty && fdatasync(c->tail_fd) < 0)
 		return -errno;
+	if (c->tail_prev_fd >= 0) {
+		ret = fdatasync(c->tail_prev_fd) < 0 ? -errno : 0;
+		close(c->tail_prev_fd);
+		c->tail_prev_fd = -1;
+		if (ret < 0)
+			return ret;
+	}
 	c->dirty = false;
 	c->synced = now;
 	return 0;
@@ -145,7 +200,7 @@ static int put(struct bci_console_log *c, const char *data, size_t len)
 		if ((ret = boot_open(c)) < 0)
 			return ret;
 	}
-	if ((ret = bci_write_all(c->fd, data, len)) < 0)
+	if ((ret = out_write(c, c->fd, data, len)) < 0)
 		return ret;
 	c->dirty = true;
 	c->at_line_start = data[len - 1] == '\n';
@@ -207,15 +262,19 @@ static int tail_put(struct bci_console_log *c, const char *data, size_t len)
 				unlink(path);
 			}
 		}
-		if ((ret = bci_write_all(c->tail_fd, data, n)) < 0)
+		if ((ret = out_write(c, c->tail_fd, data, n)) < 0)
 			return ret;
 		c->dirty = true;
 		c->tail_bytes += n;
 		data += n;
 		len -= n;
 		if (c->tail_bytes == segment_max(c)) {
-			fdatasync(c->tail_fd);
-			close(c->tail_fd);
+			if ((ret = out_flush(c)) < 0)
+				return ret;
+			/* The one before the previous is dropped next: its bytes need no sync. */
+			if (c->tail_prev_fd >= 0)
+				close(c->tail_prev_fd);
+			c->tail_prev_fd = c->tail_fd;
 			c->tail_fd = -1;
 			c->dropped += c->tail_older;
 			c->tail_older = c->tail_bytes;
@@ -258,8 +317,14 @@ static int tail_finish(struct bci_console_log *c, bool known)
 
 	if (!last)
 		return 0;
+	if ((ret = out_flush(c)) < 0)
+		return ret;
+	/* Their bytes are appended to the boot's file, which is synced. */
+	if (c->tail_prev_fd >= 0) {
+		close(c->tail_prev_fd);
+		c->tail_prev_fd = -1;
+	}
 	if (c->tail_fd >= 0) {
-		fdatasync(c->tail_fd);
 		close(c->tail_fd);
 		c->tail_fd = -1;
 	}
@@ -284,6 +349,8 @@ static int tail_finish(struct bci_console_log *c, bool known)
 	c->tail_number = 0;
 	c->tail_bytes = 0;
 	c->tail_older = 0;
+	if (known)
+		c->last_dropped = c->dropped;
 	c->dropped = 0;
 	if ((ret = sync_now(c, c->synced)) < 0)
 		return ret;
@@ -306,6 +373,12 @@ static int keep(struct bci_console_log *c, const char *data, size_t len)
 		c->boot_bytes += room;
 		if ((ret = put(c, data, room)) < 0)
 			return ret;
+	}
+	if (!c->flooding) {
+		c->flooding = true;
+		c->flooded_boots++;
+		c->last_flooded = c->boot;
+		c->last_dropped = 0;
 		snprintf(text, sizeof(text),
 			 "boot %u passed %llu bytes (--console-boot-max %llu): its middle is dropped, "
 			 "its last part kept at its end", c->boot, (unsigned long long)head,
@@ -322,8 +395,10 @@ static int keep(struct bci_console_log *c, const char *data, size_t len)
 /* Ends the current boot (says what it dropped, syncs, closes); the next byte opens boot + 1. */
 static int cut(struct bci_console_log *c)
 {
-	int ret = tail_finish(c, true);
+	int ret = tail_finish(c, true), flushed = out_flush(c);
 
+	if (ret == 0)
+		ret = flushed;
 	if (c->fd >= 0) {
 		if (ret == 0)
 			ret = sync_now(c, c->synced);
@@ -335,6 +410,7 @@ static int cut(struct bci_console_log *c)
 	c->boot++;
 	c->boot_bytes = 0;
 	c->dropped = 0;
+	c->flooding = false;
 	c->at_line_start = true;
 	c->firmware_started = false;
 	c->kernel_started = false;
@@ -400,7 +476,7 @@ static int decide(struct bci_console_log *c, bool whole_line)
 	return ret;
 }
 
-int bci_console_log_feed(struct bci_console_log *c, const void *data, size_t len, double now)
+static int feed(struct bci_console_log *c, const void *data, size_t len, double now)
 {
 	const char *p = data, *end = p + len;
 	int ret;
@@ -476,6 +552,14 @@ int bci_console_log_feed(struct bci_console_log *c, const void *data, size_t len
 	return 0;
 }
 
+int bci_console_log_feed(struct bci_console_log *c, const void *data, size_t len, double now)
+{
+	int ret = feed(c, data, len, now), flushed = out_flush(c);
+
+	/* Written as read: a serve that dies next loses nothing it read. */
+	return ret < 0 ? ret : flushed;
+}
+
 int bci_console_log_note(struct bci_console_log *c, const char *fmt, ...)
 {
 	char text[400];
@@ -503,6 +587,8 @@ int bci_console_log_tick(struct bci_console_log *c, double now)
 		if ((ret = decide(c, false)) < 0)
 			return ret;
 	}
+	if ((ret = out_flush(c)) < 0)
+		return ret;
 	if (c->dirty && now - c->synced >= SYNC_SECONDS)
 		return sync_now(c, now);
 	return 0;
@@ -513,6 +599,17 @@ unsigned bci_console_log_boot(const struct bci_console_log *c)
 	return c->fd >= 0 ? c->boot : 0;
 }
 
+void bci_console_log_status(const struct bci_console_log *c, struct bci_console_log_status *out)
+{
+	*out = (struct bci_console_log_status){
+		.boot = bci_console_log_boot(c),
+		.flooding = c->flooding,
+		.flooded_boots = c->flooded_boots,
+		.last_flooded_boot = c->last_flooded,
+		.last_dropped = c->flooding ? c->dropped : c->last_dropped,
+	};
+}
+
 void bci_console_log_close(struct bci_console_log *c)
 {
 	if (!c)
@@ -520,6 +617,7 @@ void bci_console_log_close(struct bci_console_log *c)
 	if (c->held)
 		decide(c, false);
 	tail_finish(c, true);
+	out_flush(c);
 	if (c->fd >= 0) {
 		sync_now(c, c->synced);
 		close(c->fd);
@@ -596,6 +694,7 @@ int bci_console_log_open(const char *dir, const char *machine, uint64_t boot_max
 	c->log_lock = log_lock;
 	c->fd = -1;
 	c->tail_fd = -1;
+	c->tail_prev_fd = -1;
 	c->deciding = true;
 	c->at_line_start = true;
 	if (count) {
@@ -614,6 +713,12 @@ int bci_console_log_open(const char *dir, const char *machine, uint64_t boot_max
 		c->firmware_started = true;
 		c->lines_since_firmware = 1;
 		c->at_line_start = false;
+		if (c->boot_bytes >= head_max(c)) {
+			/* Its cut was said before serve stopped. */
+			c->flooding = true;
+			c->flooded_boots = 1;
+			c->last_flooded = c->boot;
+		}
 		{
 			char last = '\n';
 			char path[PATH_MAX];
@@ -643,6 +748,13 @@ int bci_console_log_open(const char *dir, const char *machine, uint64_t boot_max
 }
 
 /* ---- the reader ---- */
+
+int bci_consoles_dir(const char *data_dir, const char *machine, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s/%s/%s", data_dir, BCI_CONSOLE_DIR, machine);
+
+	return n < 0 || (size_t)n >= size || (size_t)n >= PATH_MAX - 16 ? -ENAMETOOLONG : 0;
+}
 
 static int compare_boots(const void *a, const void *b)
 {
@@ -704,56 +816,9 @@ int bci_console_log_open_boot(const char *dir, unsigned number)
 	return fd < 0 ? -errno : fd;
 }
 
-/* "[N/M] " at @p: 1 with the numbers and @p past it, else 0. */
-static int job_numbers(const char **p, unsigned *index, unsigned *total)
-{
-	char *end;
-	unsigned long n, m;
-
-	if (**p != '[' || !isdigit((unsigned char)(*p)[1]))
-		return 0;
-	n = strtoul(*p + 1, &end, 10);
-	if (*end != '/' || !isdigit((unsigned char)end[1]))
-		return 0;
-	m = strtoul(end + 1, &end, 10);
-	if (end[0] != ']' || end[1] != ' ' || !n || n > m || m > UINT_MAX)
-		return 0;
-	*index = (unsigned)n;
-	*total = (unsigned)m;
-	*p = end + 2;
-	return 1;
-}
-
-enum job_line {
-	JOB_LINE_NONE,
-	JOB_LINE_START,
-	JOB_LINE_END,
-};
-
-/* What the line starting with @line (NUL-terminated, its start only) says of a job. */
-static enum job_line job_line(const char *line, unsigned *index, unsigned *total, const char **name)
-{
-	static const char start_mark[] = "[bootci] ", end_mark[] = "bootci: ";
-	/* Only at the line's start, after printk's time stamp if any. */
-	size_t window = strnlen(line, 40);
-	const char *at, *p;
-
-	if ((at = memmem(line, window, start_mark, sizeof(start_mark) - 1))) {
-		p = at + sizeof(start_mark) - 1;
-		if (job_numbers(&p, index, total)) {
-			*name = p;
-			return JOB_LINE_START;
-		}
-	} else if ((at = memmem(line, window, end_mark, sizeof(end_mark) - 1))) {
-		p = at + sizeof(end_mark) - 1;
-		if (job_numbers(&p, index, total))
-			return JOB_LINE_END;
-	}
-	return JOB_LINE_NONE;
-}
-
-/* A line's start as job_line() reads it: up to the name's length, NUL-terminated. */
-#define LINE_START_MAX (40 + sizeof(((struct bci_console_in_flight *)0)->name))
+/* A line's start as the marker parser reads it: up to the name's length, NUL-terminated. */
+#define LINE_START_MAX \
+	(BCI_PROGRESS_PREFIX_WINDOW + sizeof(((struct bci_console_in_flight *)0)->name))
 #define SCAN_BLOCK 65536
 /* How far back from a boot's end a job's start is looked for: past its limit, a boot has no more. */
 #define SCAN_MAX (64ULL << 20)
@@ -792,9 +857,8 @@ int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out)
 			break;
 		}
 		for (i = (size_t)(high - low); i-- > 0 || low == 0;) {
+			struct bci_progress_marker marker;
 			uint64_t line_start;
-			unsigned index, total;
-			const char *name;
 			size_t len;
 
 			if (i != (size_t)-1 && block[i] != '\n')
@@ -808,23 +872,23 @@ int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out)
 				else if (pread(fd, start, len, (off_t)line_start) != (ssize_t)len)
 					len = 0;
 				start[len] = '\0';
-				switch (job_line(start, &index, &total, &name)) {
-				case JOB_LINE_END:
+				switch (bci_progress_parse(start, len, &marker)) {
+				case BCI_PROGRESS_END:
 					if (ended_count < sizeof(ended) / sizeof(ended[0]))
-						ended[ended_count++] = index;
+						ended[ended_count++] = marker.number;
 					break;
-				case JOB_LINE_START:
+				case BCI_PROGRESS_START:
 					for (size_t k = 0; k < ended_count; k++)
-						if (ended[k] == index)
+						if (ended[k] == marker.number)
 							goto out;	/* the last job started had ended */
-					out->index = index;
-					out->total = total;
-					snprintf(out->name, sizeof(out->name), "%.*s",
-						 (int)strcspn(name, "\r\n"), name);
+					out->index = marker.number;
+					out->total = marker.total;
+					snprintf(out->name, sizeof(out->name), "%.*s", (int)marker.text_len,
+						 marker.text);
 					out->start = line_start;
 					ret = 1;
 					goto out;
-				case JOB_LINE_NONE:
+				case BCI_PROGRESS_NONE:
 					break;
 				}
 			}
@@ -838,14 +902,6 @@ int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out)
 out:
 	free(block);
 	return ret;
-}
-
-bool bci_console_log_job_runs(const char *name, const char *test)
-{
-	/* The job's test, or its binary ("igt@kms_flip (3 subtests)") and one of its tests. */
-	size_t n = strcspn(name, " ");
-
-	return n && !strncmp(name, test, n) && (test[n] == '\0' || test[n] == '@');
 }
 
 /* The executor's "bootci: boot N of the run;" in @head (@len bytes): N, or 0. */

@@ -39,7 +39,9 @@
  *
  * Durability: bytes are written as they are read (a crash of serve loses
  * nothing it has read) and fdatasync'ed at a boot's end, at each note, and
- * by bci_console_log_tick() at most a second after they were written.
+ * by bci_console_log_tick() at most a second after they were written; a
+ * tail segment dropped before that sync was never synced (a flood's
+ * dropped middle costs no disk writes).
  */
 #ifndef BCI_SERVE_CONSOLE_LOG_H
 #define BCI_SERVE_CONSOLE_LOG_H
@@ -61,6 +63,9 @@
  * (...) ==", written when serve hands the machine that run's job initrd.
  */
 #define BCI_CONSOLE_RUN_NOTE "netboot of run "
+
+/* DATA/consoles/<machine> into @out (@size bytes); -ENAMETOOLONG when it does not fit. */
+int bci_consoles_dir(const char *data_dir, const char *machine, char *out, size_t size);
 
 struct bci_console_log;
 
@@ -86,6 +91,16 @@ int bci_console_log_note(struct bci_console_log *c, const char *fmt, ...)
 int bci_console_log_tick(struct bci_console_log *c, double now);
 /* The boot being written (0 before the first byte). */
 unsigned bci_console_log_boot(const struct bci_console_log *c);
+
+struct bci_console_log_status {
+	unsigned boot;			/* as bci_console_log_boot() */
+	bool flooding;			/* it passed its head: its middle is being dropped */
+	unsigned flooded_boots;		/* boots that passed their head since open */
+	unsigned last_flooded_boot;	/* the latest of them (0: none) */
+	uint64_t last_dropped;		/* its bytes dropped (so far, while it floods) */
+};
+/* Where the writer stands: the boot, and the floods since it was opened. */
+void bci_console_log_status(const struct bci_console_log *c, struct bci_console_log_status *out);
 /* Writes out what is held, syncs, closes. */
 void bci_console_log_close(struct bci_console_log *c);
 
@@ -106,12 +121,12 @@ int bci_console_log_list(const char *dir, struct bci_console_boot **out, size_t 
 int bci_console_log_open_boot(const char *dir, unsigned number);
 
 /*
- * The job in flight when a boot's console ends, from the executor's console
- * lines (written by executor/igt/progress.c): a job's start is its kernel log
- * marker `[bootci] [N/M] NAME`, its end the line `bootci: [N/M] NAME RESULT ...`,
- * which may come after the next job's start. The job in flight is the last
- * started one without an end after its start: at a crash, a hang or a reset,
- * the test that was running, and the console from its start is its tail.
+ * The job in flight when a boot's console ends, from the executor's progress
+ * lines (lib/progress_marker.h): a job's start is its kernel log marker
+ * `[bootci] [N/M] NAME`, its end the console line `bootci: [N/M] NAME RESULT
+ * ...`, which may come after the next job's start. The job in flight is the
+ * last started one without an end after its start: at a crash, a hang or a
+ * reset, the test that was running, and the console from its start is its tail.
  */
 #define BCI_CONSOLE_TAIL_MAX (64u << 10)
 
@@ -126,8 +141,6 @@ struct bci_console_in_flight {
  * flight at its end, 0 when none was, -errno.
  */
 int bci_console_log_in_flight(int fd, struct bci_console_in_flight *out);
-/* Whether job @name (as in_flight says it) runs test @test (igt@binary@subtest...). */
-bool bci_console_log_job_runs(const char *name, const char *test);
 
 #define BCI_CONSOLE_RUN_MAX 128
 /*

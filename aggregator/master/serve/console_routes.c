@@ -2,7 +2,8 @@
 /*
  * A machine's consoles (internal.h), open to any reader as the logs are:
  *
- *   GET /machines/<machine>/consoles/       its boots: number, size, last output (HTML)
+ *   GET /machines/<machine>/consoles/       its reader's state (console_state.h), its boots:
+ *                                           number, size, last output (HTML)
  *   GET /machines/<machine>/consoles/<N>    boot N's console as read (text/plain)
  *   GET /machines/<machine>/consoles/<N>/tail   the job in flight at its end, and the
  *                                           console from that job's start (text/plain)
@@ -15,10 +16,12 @@
 #include "internal.h"
 #include "console.h"
 #include "console_log.h"
+#include "console_state.h"
 #include "../names.h"
 #include "../report/report.h"
 #include "../schedule/route.h"
 #include "pages.h"
+#include "progress_marker.h"
 #include "strv.h"
 
 #include <ctype.h>
@@ -87,6 +90,19 @@ static enum MHD_Result answer_list(struct MHD_Connection *connection, struct req
 	bci_str_appendf(&page, ": consoles</title>%s</head><body>\n<h1>", bci_html_style);
 	bci_html_escape_str(&page, machine);
 	bci_str_appendf(&page, ": console per boot</h1>\n");
+	{
+		struct bci_console_state state;
+		char line[600], why[PATH_MAX + 200];
+		int known = bci_console_state_read(dir, &state, why, sizeof(why));
+
+		if (known > 0)
+			bci_console_state_line(&state, time(NULL), line, sizeof(line));
+		if (known != 0) {
+			bci_str_appendf(&page, "<p>console ");
+			bci_html_escape_str(&page, known > 0 ? line : why);
+			bci_str_appendf(&page, "</p>\n");
+		}
+	}
 	if (!count)
 		bci_str_appendf(&page, "<p>No console kept (none in the inventory, or nothing "
 				       "read yet).</p>\n");
@@ -266,7 +282,7 @@ static enum MHD_Result answer_result(struct MHD_Connection *connection, struct r
 		if (fd < 0)
 			continue;
 		if (bci_console_log_run(fd, boot_run) == 1 && !strcmp(boot_run, run) &&
-		    bci_console_log_in_flight(fd, &job) == 1 && bci_console_log_job_runs(job.name, test))
+		    bci_console_log_in_flight(fd, &job) == 1 && bci_progress_job_runs(job.name, strlen(job.name), test))
 			found = boots[i].number;
 		close(fd);
 	}

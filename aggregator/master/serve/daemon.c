@@ -416,7 +416,8 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	}
 	if ((ret = bci_schedule_server_start(config->data_dir, config->store_url, config->log,
 					     &s->schedule, err, err_size)) < 0 ||
-	    (ret = bci_consoles_start(config->data_dir, config->console_boot_max, config->log,
+	    (ret = bci_consoles_start(config->data_dir, config->console_boot_max,
+				      config->console_silent, config->log,
 				      &s->lock, &s->consoles, err, err_size)) < 0)
 		goto fail;
 	if (!config->cert != !config->key) {

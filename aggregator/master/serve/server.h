@@ -42,6 +42,7 @@ struct bci_serve_config {
 	uint64_t incoming_max_age;	/* seconds a cut upload stays unwritten before it expires */
 	struct bci_run_archive_limits limits;
 	uint64_t console_boot_max;	/* bytes of one boot's console kept (console_log.h); 0: default */
+	unsigned console_silent;	/* seconds without a byte that make a console silent; 0: default */
 	FILE *log;			/* one line per request */
 };
 
