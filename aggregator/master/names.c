@@ -60,7 +60,7 @@ bool bci_name_tag_ok(const char *name)
 bool bci_name_test_ok(const char *name)
 {
 	for (const char *p = name; *p; p++)
-		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f || *p == '/')
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			return false;
 	return component_ok(name);
 }

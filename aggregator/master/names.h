@@ -29,10 +29,14 @@
  *   version
  *   tree (inventory)  word        machines.conf's [tree NAME] header
  *   tag, shard group  word        machines.conf's comma-separated lists
- *   test              visible     an IGT name (igt@binary@subtest@dynamic)
- *                     ASCII, no   as serve's routes take it: one URL path
- *                     '/', not    segment, no blank
- *                     "." or ".."
+ *   test              no control  an IGT name (igt@binary@subtest@dynamic) as
+ *                     byte, not   the store holds it: any other byte, '/',
+ *                     "." or ".." blanks and non-ASCII included; never a
+ *                                 file name (the store finds a test's logs by
+ *                                 its job), the last part of serve's page
+ *                                 and result paths, percent-encoded in links
+ *                                 ("." and ".." are refused: a browser
+ *                                 resolves them out of a path)
  *   KCIDB origin      [a-z0-9_]+  KCIDB I/O v4's schema
  *   Message-ID        <left@right> the series' mail that the report's reply
  *                     (brackets    answers (In-Reply-To, References): one

@@ -124,6 +124,14 @@ static void test_routes(void **state)
 	assert_int_equal(r.kind, BCI_PAGE_HISTORY);
 	assert_int_equal(bci_serve_pages_route("GET", "/api/v1/metrics", &r, err, sizeof(err)), 0);
 	assert_int_equal(r.kind, BCI_PAGE_METRICS_JSON);
+	/* Test names as the store holds them: the rest of the (decoded) path. */
+	assert_int_equal(bci_serve_pages_route("GET", "/tests/igt@a@b/c d", &r, err, sizeof(err)), 0);
+	assert_string_equal(r.test, "igt@a@b/c d");
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/results/igt@a@caf\xc3\xa9/x",
+					       &r, err, sizeof(err)), 0);
+	assert_int_equal(r.kind, BCI_PAGE_RESULT);
+	assert_string_equal(r.run_id, "r");
+	assert_string_equal(r.test, "igt@a@caf\xc3\xa9/x");
 
 	assert_int_equal(bci_serve_pages_route("POST", "/", &r, err, sizeof(err)), 405);
 	assert_int_equal(bci_serve_pages_route("GET", "/builds/..", &r, err, sizeof(err)), 400);
@@ -131,13 +139,13 @@ static void test_routes(void **state)
 	assert_int_equal(bci_serve_pages_route("GET", "/builds/", &r, err, sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/builds/a\x01", &r, err, sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/tests/..", &r, err, sizeof(err)), 400);
-	assert_int_equal(bci_serve_pages_route("GET", "/tests/a b", &r, err, sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/tests/a\nb", &r, err, sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/machines/../etc", &r, err, sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/../results/x", &r, err,
 					       sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/results/..", &r, err,
 					       sizeof(err)), 400);
-	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/results/a/b", &r, err,
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/results/a\x7f", &r, err,
 					       sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/jobs", &r, err, sizeof(err)), 404);
 	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/logs", &r, err,

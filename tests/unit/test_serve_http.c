@@ -72,6 +72,11 @@ static void test_routes(void **state)
 					&route, err, sizeof(err)), 0);
 	assert_string_equal(route.test, "igt@a@b");
 	assert_string_equal(route.stream, "out");
+	/* A test name with '/' (sent as %2F) and UTF-8: everything up to the stream. */
+	assert_int_equal(bci_http_route("GET", "/api/v1/machines/m/runs/r/results/igt@a@b/caf\xc3\xa9/err",
+					&route, err, sizeof(err)), 0);
+	assert_string_equal(route.test, "igt@a@b/caf\xc3\xa9");
+	assert_string_equal(route.stream, "err");
 
 	route_refused("PUT", "/api/v1/machines/m1/runs/..", 400, "run id '..' is not a word");
 	route_refused("PUT", "/api/v1/machines/m1/runs/.", 400, "is not a word");

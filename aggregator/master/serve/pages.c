@@ -46,6 +46,23 @@ static const char *segment(const char *p, char *out, size_t size, bool *too_long
 	return p + n;
 }
 
+/*
+ * A test name is the rest of the (decoded) path: it may hold '/' (sent as
+ * %2F), and nothing follows it in any page's path.
+ */
+static int test_rest(const char *p, struct bci_page_route *route, char *err, size_t err_size)
+{
+	size_t n = strlen(p);
+
+	if (n >= sizeof(route->test) || !bci_name_test_ok(p)) {
+		snprintf(err, err_size, "not a test name (1 to %d bytes, no control character, not"
+			 " . or ..)", BCI_PAGE_NAME_MAX);
+		return 400;
+	}
+	memcpy(route->test, p, n + 1);
+	return 0;
+}
+
 int bci_serve_pages_route(const char *method, const char *url, struct bci_page_route *route,
 			  char *err, size_t err_size)
 {
@@ -81,12 +98,7 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 	}
 	if (!strncmp(url, "/tests/", 7)) {
 		route->kind = BCI_PAGE_HISTORY;
-		p = segment(url + 7, route->test, sizeof(route->test), &too_long);
-		if (too_long || *p || !bci_name_test_ok(route->test)) {
-			snprintf(err, err_size, "not a test name (visible ASCII without '/')");
-			return 400;
-		}
-		return 0;
+		return test_rest(url + 7, route, err, err_size);
 	}
 	if (strncmp(url, "/machines/", 10)) {
 		snprintf(err, err_size, "no such page");
@@ -115,12 +127,7 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 		return 404;
 	}
 	route->kind = BCI_PAGE_RESULT;
-	p = segment(p + 9, route->test, sizeof(route->test), &too_long);
-	if (too_long || *p || !bci_name_test_ok(route->test)) {
-		snprintf(err, err_size, "not a test name (visible ASCII without '/')");
-		return 400;
-	}
-	return 0;
+	return test_rest(p + 9, route, err, err_size);
 }
 
 /* ---- the cache ---- */
