@@ -62,7 +62,8 @@ static int run_order(const void *a, const void *b)
 /* The columns, once every run is read: the runs sorted by machine, one column a machine. */
 static int machines_make(struct bci_matrix *m)
 {
-	qsort(m->runs, m->n_runs, sizeof(*m->runs), run_order);
+	if (m->n_runs > 1)
+		qsort(m->runs, m->n_runs, sizeof(*m->runs), run_order);
 	for (size_t i = 0; i < m->n_runs; i++) {
 		struct bci_matrix_run *r = &m->runs[i];
 

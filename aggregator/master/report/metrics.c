@@ -143,7 +143,7 @@ int bci_metrics_compute(struct bci_store *store, const struct bci_metrics_option
 	ret = bci_store_metrics_builds(store, m->from, m->to, build_add, &c, err, err_size);
 	if (ret >= 0)
 		ret = bci_store_metrics_busy(store, m->from, m->to, busy_add, m, err, err_size);
-	if (ret >= 0)
+	if (ret >= 0 && m->n_machines > 1)
 		qsort(m->machines, m->n_machines, sizeof(*m->machines), machine_order);
 	if (ret >= 0)
 		ret = bci_store_metrics_runs(store, m->from, m->to, run_add, m, err, err_size);
