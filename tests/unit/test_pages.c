@@ -453,6 +453,7 @@ static void test_matrix_machines(void **state)
 	struct fixture *f = *state;
 	struct bci_report_options options = { .data_dir = f->dir, .window = 5 };
 	struct bci_str b = { 0 };
+	struct bci_matrix_query all;
 	const char *one, *two, *ten;
 
 	build_add(f, "b-1", "fast", 1000);
@@ -460,8 +461,10 @@ static void test_matrix_machines(void **state)
 	run_add(f, "big-2", "r2", "b-1", 1100, 1200, 1301, "igt@t@a=pass", NULL);
 	run_add(f, "big-1", "r3", "b-1", 1100, 1200, 1302, "igt@t@a=skip", NULL);
 	run_add(f, "big-2", "r4", "b-1", 1100, 1200, 1303, "igt@t@a=fail", NULL);
-	if (bci_pages_matrix(f->store, "b-1", &options, &b, f->err, sizeof(f->err)) < 0)
+	assert_int_equal(bci_matrix_query_parse(NULL, NULL, NULL, "all", &all, f->err, sizeof(f->err)), 0);
+	if (bci_pages_matrix(f->store, "b-1", &options, &all, &b, f->err, sizeof(f->err)) < 0)
 		fail_msg("%s", f->err);
+	bci_matrix_query_release(&all);
 	one = strstr(b.data, ">big-1</a></th>");
 	two = strstr(b.data, ">big-2</a></th>");
 	ten = strstr(b.data, ">big-10</a></th>");

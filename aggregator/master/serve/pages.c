@@ -227,6 +227,7 @@ static void cache_put(struct bci_serve_pages *pages, const char *key, unsigned l
 struct render {
 	const struct bci_page_route *route;
 	const char *from, *to;
+	const struct bci_matrix_query *matrix;	/* BCI_PAGE_BUILD's rows */
 	struct bci_str body;
 	bool json;
 	char err[1024];
@@ -321,7 +322,8 @@ static int render(struct bci_store *store, const char *data_dir, void *ctx)
 		ret = bci_pages_index(store, data_dir, &r->body, r->err, sizeof(r->err));
 		break;
 	case BCI_PAGE_BUILD:
-		ret = bci_pages_matrix(store, route->build, &options, &r->body, r->err, sizeof(r->err));
+		ret = bci_pages_matrix(store, route->build, &options, r->matrix, &r->body, r->err,
+				       sizeof(r->err));
 		break;
 	case BCI_PAGE_RESULT:
 		ret = bci_pages_result(store, data_dir, route->machine, route->run_id, route->test,
@@ -387,15 +389,26 @@ static void answer_error(struct bci_page_answer *a, int status, bool json, const
 		a->len = 0;
 }
 
-void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, const char *url,
-			    const char *from, const char *to, struct bci_page_answer *a)
+/* A query value in the cache's key: absent and empty are the same. */
+static const char *key_value(const char *value)
 {
+	return value ? value : "";
+}
+
+/* The page's answer, its matrix query parsed (a BCI_PAGE_BUILD's). */
+static void answer(struct bci_serve_pages *pages, const char *url, const struct bci_page_query *q,
+		   struct bci_page_route *route, struct render *r, struct bci_page_answer *a);
+
+void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, const char *url,
+			    const struct bci_page_query *query, struct bci_page_answer *a)
+{
+	static const struct bci_page_query none = { 0 };
+	const struct bci_page_query *q = query ? query : &none;
 	struct bci_page_route route;
-	struct render r = { .route = &route, .from = from, .to = to };
-	unsigned long generation;
-	char why[300], *key;
-	int status, ret;
-	bool fresh;
+	struct bci_matrix_query matrix;
+	struct render r = { .route = &route, .from = q->from, .to = q->to };
+	char why[300];
+	int status;
 
 	memset(a, 0, sizeof(*a));
 	status = bci_serve_pages_route(method, url, &route, why, sizeof(why));
@@ -404,33 +417,57 @@ void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, c
 		answer_error(a, status, r.json, why);
 		return;
 	}
-	if (asprintf(&key, "%s?from=%s&to=%s", url, from ? from : "", to ? to : "") < 0) {
-		answer_error(a, 500, r.json, "out of memory");
+	if (route.kind != BCI_PAGE_BUILD) {
+		answer(pages, url, q, &route, &r, a);
+		return;
+	}
+	if (bci_matrix_query_parse(q->test, q->status, q->page, q->per_page, &matrix, why,
+				   sizeof(why)) < 0) {
+		answer_error(a, 400, false, why);
+	} else {
+		r.matrix = &matrix;
+		answer(pages, url, q, &route, &r, a);
+	}
+	bci_matrix_query_release(&matrix);
+}
+
+static void answer(struct bci_serve_pages *pages, const char *url, const struct bci_page_query *q,
+		   struct bci_page_route *route, struct render *r, struct bci_page_answer *a)
+{
+	unsigned long generation;
+	char *key;
+	int ret;
+	bool fresh;
+
+	if (asprintf(&key, "%s?from=%s&to=%s&test=%s&status=%s&page=%s&per_page=%s", url,
+		     key_value(q->from), key_value(q->to), key_value(q->test), key_value(q->status),
+		     key_value(q->page), key_value(q->per_page)) < 0) {
+		answer_error(a, 500, r->json, "out of memory");
 		return;
 	}
 	generation = bci_ingest_call_generation(pages->ingest);
 	/* A refusal changes no generation: its pages are read afresh (the front page within seconds). */
-	fresh = route.kind == BCI_PAGE_REFUSED || route.kind == BCI_PAGE_REFUSED_JSON;
+	fresh = route->kind == BCI_PAGE_REFUSED || route->kind == BCI_PAGE_REFUSED_JSON;
 	if (!fresh && cache_get(pages, key, generation, a)) {
 		snprintf(a->note, sizeof(a->note), "page, cached");
 		free(key);
 		return;
 	}
-	ret = bci_ingest_call_with_store(pages->ingest, render, &r);
+	ret = bci_ingest_call_with_store(pages->ingest, render, r);
 	if (ret < 0) {
-		answer_error(a, r.bad_request ? 400 : ret == -ENOENT ? 404 : 500, r.json,
-			     ret == -ENOMEM ? "out of memory" : r.err);
-		bci_str_free(&r.body);
+		answer_error(a, r->bad_request ? 400 : ret == -ENOENT ? 404 : 500, r->json,
+			     ret == -ENOMEM ? "out of memory" : r->err);
+		bci_str_free(&r->body);
 		free(key);
 		return;
 	}
 	a->status = 200;
-	a->content_type = r.json ? "application/json" : "text/html; charset=utf-8";
-	a->len = r.body.len;
-	a->body = bci_str_steal(&r.body);
+	a->content_type = r->json ? "application/json" : "text/html; charset=utf-8";
+	a->len = r->body.len;
+	a->body = bci_str_steal(&r->body);
 	snprintf(a->note, sizeof(a->note), "page, %zu bytes", a->len);
 	if (!a->body)
-		answer_error(a, 500, r.json, "out of memory");
+		answer_error(a, 500, r->json, "out of memory");
 	else if (!fresh)
 		cache_put(pages, key, generation, a);
 	free(key);
