@@ -7,7 +7,7 @@
 set -uo pipefail
 # shellcheck source=tests/aggregator/pages-lib.sh
 . "$SRC/tests/aggregator/pages-lib.sh"
-plan 14
+plan 15
 
 "$aggregator" build add names-1 --tree t --commit c --tier fast --data "$data" >>"$work/setup.log" 2>&1 &&
 	"$gen" "$work/runs/n" 'kms_names@café=pass' 'kms_names@a/b=fail' 'kms_names@100%?x#y=pass' \
@@ -59,4 +59,6 @@ check "the API gives the out of igt@kms_names@a/b: 200" \
 
 code=$(get /tests/igt@kms_names@a%0Ab)
 check "a test name with a line break: 400" test "$code" = 400
+code=$(get /tests/igt@kms_names@plain%00x)
+check "a test name with a NUL: 400, not the page of the name before it" test "$code" = 400
 stop_server
