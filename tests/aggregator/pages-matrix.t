@@ -3,11 +3,11 @@
 # query selects (?test= a POSIX extended regex, ?status= a status or
 # changed), the changed tests first, one page of them (?page=, ?per_page=,
 # default 200, "all" for the whole matrix) with links between the pages;
-# a bad value is a 400 naming it.
+# a bad value is a 400 naming it, and so is a regex too costly to compile.
 set -uo pipefail
 # shellcheck source=tests/aggregator/pages-lib.sh
 . "$SRC/tests/aggregator/pages-lib.sh"
-plan 18
+plan 19
 
 pages_store
 check "two builds, four runs ingested" test $? = 0
@@ -60,6 +60,8 @@ check "... the form keeps both values" sh -c \
 
 code=$(get '/builds/drm-tip-2?test=(')
 check "?test=( : 400, naming the regex" sh -c "test $code = 400 && grep -q 'not a POSIX extended regex' '$work/body'"
+code=$(get '/builds/drm-tip-2?test=x%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B%2B')
+check "?test=x++++...: 400, a regex too costly to compile" sh -c "test $code = 400 && grep -q 'too costly' '$work/body'"
 code=$(get '/builds/drm-tip-2?status=bogus')
 check "?status=bogus: 400" test "$code" = 400
 code=$(get '/builds/drm-tip-2?page=0')

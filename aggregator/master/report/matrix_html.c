@@ -84,6 +84,31 @@ static bool count_parse(const char *s, size_t max, size_t *out)
 	return v >= 1;
 }
 
+/*
+ * Whether @re is a regex any reader may have the server compile and run:
+ * glibc's regcomp() copies the tree under each '+' and {m,n} (a few dozen
+ * '+' take gigabytes), and a back-reference makes regexec() backtrack. A
+ * test filter needs none of that.
+ */
+#define TEST_REGEX_MAX 256
+#define TEST_REGEX_PLUS_MAX 8
+static bool test_regex_tame(const char *re)
+{
+	size_t plus = 0;
+
+	if (strlen(re) > TEST_REGEX_MAX || strchr(re, '{'))
+		return false;
+	for (const char *p = re; *p; p++) {
+		if (*p == '\\' && p[1] >= '0' && p[1] <= '9')
+			return false;
+		if (*p == '\\' && p[1])
+			p++;
+		else if (*p == '+')
+			plus++;
+	}
+	return plus <= TEST_REGEX_PLUS_MAX;
+}
+
 int bci_matrix_query_parse(const char *test, const char *status, const char *page,
 			   const char *per_page, struct bci_matrix_query *q, char *err,
 			   size_t err_size)
@@ -98,6 +123,14 @@ int bci_matrix_query_parse(const char *test, const char *status, const char *pag
 	if (!q->test) {
 		snprintf(err, err_size, "out of memory");
 		return -ENOMEM;
+	}
+	if (!test_regex_tame(q->test)) {
+		snprintf(err, err_size, "test=%.200s: the regex is too costly (at most %d bytes, %d"
+			 " '+', no {m,n} and no back-reference)", q->test, TEST_REGEX_MAX,
+			 TEST_REGEX_PLUS_MAX);
+		free(q->test);
+		q->test = NULL;
+		return -EINVAL;
 	}
 	if (*q->test && (code = regcomp(&q->test_regex, q->test, REG_EXTENDED | REG_NOSUB))) {
 		char why[128];

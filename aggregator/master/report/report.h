@@ -280,7 +280,9 @@ struct bci_matrix_query {
 #define BCI_MATRIX_CHANGED BCI_STATUS_COUNT
 /*
  * The query from a URL's (decoded) values, each NULL when absent:
- * @test a POSIX extended regex, @status a status name or "changed",
+ * @test a POSIX extended regex (at most 256 bytes and 8 '+', no {m,n},
+ * no back-reference: what a reader may have the server compile), @status
+ * a status name or "changed",
  * @page from 1, @per_page 1 to BCI_MATRIX_PER_PAGE_MAX or "all". 0, or
  * -EINVAL with @err naming the bad value (a 400). Released by
  * bci_matrix_query_release() either way.
