@@ -72,3 +72,54 @@ void bci_sort(void *base, size_t count, size_t size, compare_fn compare)
 	if (split && !merge_two(at, split, count, size, compare))
 		qsort(base, count, size, compare);
 }
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+int bci_natural_compare(const char *a, const char *b)
+{
+	const char *sa = a, *sb = b;
+	int zeros = 0;
+
+	while (*a && *b) {
+		const char *da, *db;
+		size_t la, lb;
+		int order;
+
+		if (!is_digit(*a) || !is_digit(*b)) {
+			if (*a != *b)
+				return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+			a++;
+			b++;
+			continue;
+		}
+		/* Two numbers: without leading zeros, the longer is larger, else the first digit that differs. */
+		for (da = a; *da == '0'; da++)
+			;
+		for (db = b; *db == '0'; db++)
+			;
+		for (la = 0; is_digit(da[la]); la++)
+			;
+		for (lb = 0; is_digit(db[lb]); lb++)
+			;
+		if (la != lb)
+			return la < lb ? -1 : 1;
+		order = memcmp(da, db, la);
+		if (order)
+			return order < 0 ? -1 : 1;
+		if (!zeros && da - a != db - b)
+			zeros = da - a < db - b ? -1 : 1;
+		a = da + la;
+		b = db + lb;
+	}
+	if (*a || *b)
+		return *a ? 1 : -1;
+	return zeros ? zeros : strcmp(sa, sb);
+}
+
+int bci_natural_compare_ptr(const void *a, const void *b)
+{
+	return bci_natural_compare(*(const char *const *)a, *(const char *const *)b);
+}

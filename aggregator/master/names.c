@@ -26,10 +26,12 @@ bool bci_name_run_id_ok(const char *name)
 
 bool bci_name_build_ok(const char *name)
 {
+	char folder[BCI_NAME_FOLDER_MAX + 1];
+
 	for (const char *p = name; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '/')
 			return false;
-	return component_ok(name);
+	return component_ok(name) && bci_name_folder(name, folder, sizeof(folder)) == 0;
 }
 
 bool bci_name_published_build_ok(const char *name)
@@ -60,7 +62,7 @@ bool bci_name_tag_ok(const char *name)
 bool bci_name_test_ok(const char *name)
 {
 	for (const char *p = name; *p; p++)
-		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f || *p == '/')
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			return false;
 	return component_ok(name);
 }
@@ -80,16 +82,42 @@ void bci_name_clean(const char *name, char *out, size_t size)
 	out[i] = '\0';
 }
 
-void bci_name_folder(const char *name, char *out, size_t size)
+/* A byte a folder keeps as it is: what a file name, a URL path and a mail dot-atom all take. */
+static bool folder_kept(char c)
 {
-	char dots[3];
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '+' || c == '_' || c == '-';
+}
 
-	bci_name_clean(name, out, size);
-	if (component_ok(out))
-		return;
-	/* "", "." or "..": copied first, snprintf() may not read what it writes. */
-	snprintf(dots, sizeof(dots), "%s", out);
-	snprintf(out, size, "_%s", dots);
+int bci_name_folder(const char *name, char *out, size_t size)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	/* "=" alone: no other name is written so ('=' always starts an escape). */
+	if (!name[0])
+		return snprintf(out, size, "=") >= (int)size ? -ENAMETOOLONG : 0;
+	for (size_t i = 0; name[i]; i++) {
+		unsigned char c = (unsigned char)name[i];
+		/* A dot that would start or end the name, or follow another, is escaped. */
+		bool kept = folder_kept((char)c) ||
+			    (c == '.' && i > 0 && name[i + 1] && name[i - 1] != '.');
+		size_t need = kept ? 1 : 3;
+
+		if (o + need >= size) {
+			out[o] = '\0';
+			return -ENAMETOOLONG;
+		}
+		if (kept) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '=';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	out[o] = '\0';
+	return 0;
 }
 
 int bci_name_message_id(const char *in, char *out, size_t size)

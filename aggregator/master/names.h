@@ -17,9 +17,12 @@
  *   run id            word        the manifest's; a URL path segment
  *   build             free text:  what `build add` registers and the pages
  *                     no control  show: a URL path segment (/builds/<build>)
- *                     byte, no    carries any other byte percent-encoded
- *                     '/', not
- *                     "." or ".."
+ *                     byte, no    carries any other byte percent-encoded; a
+ *                     '/', not    static site's folder and the reply's
+ *                     "." or "..",Message-ID carry it through
+ *                     at most     bci_name_folder(), which no two names share
+ *                     255 bytes
+ *                     as a folder
  *   published build   word        names DATA/builds/staging/<build>, goes
  *                                 into its jobs' run ids and the scheduler's
  *                                 routes
@@ -29,10 +32,14 @@
  *   version
  *   tree (inventory)  word        machines.conf's [tree NAME] header
  *   tag, shard group  word        machines.conf's comma-separated lists
- *   test              visible     an IGT name (igt@binary@subtest@dynamic)
- *                     ASCII, no   as serve's routes take it: one URL path
- *                     '/', not    segment, no blank
- *                     "." or ".."
+ *   test              no control  an IGT name (igt@binary@subtest@dynamic) as
+ *                     byte, not   the store holds it: any other byte, '/',
+ *                     "." or ".." blanks and non-ASCII included; never a
+ *                                 file name (the store finds a test's logs by
+ *                                 its job), the last part of serve's page
+ *                                 and result paths, percent-encoded in links
+ *                                 ("." and ".." are refused: a browser
+ *                                 resolves them out of a path)
  *   KCIDB origin      [a-z0-9_]+  KCIDB I/O v4's schema
  *   Message-ID        <left@right> the series' mail that the report's reply
  *                     (brackets    answers (In-Reply-To, References): one
@@ -71,15 +78,23 @@ int bci_name_message_id(const char *in, char *out, size_t size);
 bool bci_name_message_id_ok(const char *name);
 
 /*
- * A free-text name made safe as a file name or a mail atom, into @out
- * (@size > 0 bytes, cut to fit): [A-Za-z0-9.+=_-] kept, every other byte
- * '-'. The result may still be "", "." or ".." (see bci_name_folder()).
+ * A free-text name made safe as a mail atom, into @out (@size > 0 bytes,
+ * cut to fit): [A-Za-z0-9.+=_-] kept, every other byte '-'. Two names may
+ * give the same result: a name that must stay apart from others (a build's
+ * folder, its reply's Message-ID) takes bci_name_folder().
  */
 void bci_name_clean(const char *name, char *out, size_t size);
 /*
  * The folder a free-text name (a build, a machine) is written under in a
- * static site: bci_name_clean(), with "_" put before "", "." and "..".
+ * static site, also its part of the reply's Message-ID: a file name, a URL
+ * path segment and a mail dot-atom at once, into @out (@size > 0 bytes).
+ * [A-Za-z0-9+_-] kept, '.' kept unless it would start or end the result or
+ * follow another '.', every other byte (and '=' itself) as "=XX", its value
+ * in upper-case hex; "" is "=". No two names give the same folder ("a b" is
+ * "a=20b", "a-b" stays "a-b"), never "." or "..". 0, or -ENAMETOOLONG when
+ * it does not fit (@out then holds what fitted, cut before an escape).
  */
-void bci_name_folder(const char *name, char *out, size_t size);
+#define BCI_NAME_FOLDER_MAX 255
+int bci_name_folder(const char *name, char *out, size_t size);
 
 #endif

@@ -3,8 +3,9 @@
  * Fuzz target for serve's request handling without a socket: the first line
  * of the input is "METHOD URL" for the router, every later line is given to
  * each header parser (Content-Range, Authorization, X-Bootci-Sha256,
- * Content-Length), and the whole input is read as a token file. What is
- * accepted must keep the promises the server relies on.
+ * Content-Length), the first line is also decoded as a URL, and the whole
+ * input is read as a token file. What is accepted must keep the promises
+ * the server relies on.
  */
 #include "../../aggregator/master/serve/auth.h"
 #include "../../aggregator/master/serve/http.h"
@@ -33,9 +34,27 @@ static void check_route(const char *line)
 	/* A routed run names a safe machine and run id: they become file names. */
 	if (!bci_manifest_word_ok(route.machine) || !bci_manifest_word_ok(route.run_id))
 		abort();
+	/* A test is never a file name, but is never empty, "." or "..", nor holds a control byte. */
 	if (route.kind == BCI_ROUTE_RESULT &&
-	    (!route.test[0] || strchr(route.test, '/') || !strcmp(route.test, "..")))
+	    (!route.test[0] || !strcmp(route.test, ".") || !strcmp(route.test, "..")))
 		abort();
+	for (const char *p = route.test; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			abort();
+}
+
+/* The unescaper: never longer, never a NUL inside (it would cut a name short). */
+static void check_unescape(const char *line)
+{
+	char *copy = strdup(line);
+	size_t len;
+
+	if (!copy)
+		return;
+	len = bci_http_unescape(copy);
+	if (len > strlen(line) || strlen(copy) != len)
+		abort();
+	free(copy);
 }
 
 static void check_headers(const char *value)
@@ -87,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (next)
 		*next++ = '\0';
 	check_route(line);
+	check_unescape(line);
 	for (line = next; line; line = next) {
 		next = strchr(line, '\n');
 		if (next)

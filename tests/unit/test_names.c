@@ -76,11 +76,15 @@ static void test_test(void **state)
 	assert_false(bci_name_test_ok(""));
 	assert_false(bci_name_test_ok("."));
 	assert_false(bci_name_test_ok(".."));
-	assert_false(bci_name_test_ok("igt@a b"));
-	assert_false(bci_name_test_ok("igt@a/b"));
+	/* What the store holds: blanks, '/', UTF-8 and bytes that are not UTF-8. */
+	assert_true(bci_name_test_ok("igt@a b"));
+	assert_true(bci_name_test_ok("igt@a/b"));
+	assert_true(bci_name_test_ok("igt@a/../b"));
+	assert_true(bci_name_test_ok("igt@caf\xc3\xa9"));
+	assert_true(bci_name_test_ok("igt@\xff"));
 	assert_false(bci_name_test_ok("igt@\x01"));
 	assert_false(bci_name_test_ok("igt@\x7f"));
-	assert_false(bci_name_test_ok("igt@caf\xc3\xa9"));
+	assert_false(bci_name_test_ok("igt@a\nb"));
 }
 
 static void test_kcidb_origin(void **state)
@@ -105,25 +109,54 @@ static void expect_folder(const char *name, size_t size, const char *folder)
 
 static void test_folder(void **state)
 {
-	char out[8];
+	static const char *const names[] = { "a b", "a-b", "a=20b", "a_b", "a.b", "a..b", "a--b",
+					     "a=2E.b", ".a", "=2Ea", "a.", "a=2E", ".", "..", "...",
+					     "_", "", "=", "caf\xc3\xa9", "caf--" };
+	const size_t n = sizeof(names) / sizeof(names[0]);
+	char out[8], folders[sizeof(names) / sizeof(names[0])][64];
 
 	(void)state;
 	expect_folder("drm-tip-1", 64, "drm-tip-1");
-	expect_folder("a+b=c_d.e", 64, "a+b=c_d.e");
-	expect_folder("drm tip/1", 64, "drm-tip-1");
-	expect_folder("caf\xc3\xa9", 64, "caf--");
-	expect_folder("", 64, "_");
-	expect_folder(".", 64, "_.");
-	expect_folder("..", 64, "_..");
-	expect_folder("...", 64, "...");
-	/* Cut to fit, as snprintf does. */
-	expect_folder("abcdefghijkl", 8, "abcdefg");
-	expect_folder("..", 3, "_.");
-	/* Kept: the characters only, "." and ".." are a caller's affair (a mail atom's rules differ). */
+	expect_folder("a+b_c-d.e", 64, "a+b_c-d.e");
+	expect_folder("drm tip/1", 64, "drm=20tip=2F1");
+	expect_folder("a=b", 64, "a=3Db");
+	expect_folder("caf\xc3\xa9", 64, "caf=C3=A9");
+	expect_folder("", 64, "=");
+	expect_folder(".", 64, "=2E");
+	expect_folder("..", 64, "=2E=2E");
+	expect_folder("...", 64, "=2E=2E=2E");
+	expect_folder("a..b.c", 64, "a.=2Eb.c");
+	/* No two names share a folder (nor, through it, a Message-ID). */
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(bci_name_folder(names[i], folders[i], sizeof(folders[i])), 0);
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(folders[i], folders[j]);
+		/* A mail dot-atom: no dot first, last or after another. */
+		assert_true(folders[i][0] != '.' && !strstr(folders[i], ".."));
+		assert_true(folders[i][strlen(folders[i]) - 1] != '.');
+	}
+	/* Cut to fit, never inside an escape, and said. */
+	assert_int_equal(bci_name_folder("abcdefghijkl", out, sizeof(out)), -ENAMETOOLONG);
+	assert_string_equal(out, "abcdefg");
+	assert_int_equal(bci_name_folder("abcde f", out, sizeof(out)), -ENAMETOOLONG);
+	assert_string_equal(out, "abcde");
+	assert_int_equal(bci_name_folder("a\nb", out, sizeof(out)), 0);
+	assert_string_equal(out, "a=0Ab");
+	/* A mail atom's cleaning keeps the characters only. */
 	bci_name_clean("..", out, sizeof(out));
 	assert_string_equal(out, "..");
 	bci_name_clean("a\nb", out, sizeof(out));
 	assert_string_equal(out, "a-b");
+	/* A build name is refused when its folder would not fit in a file name. */
+	{
+		char name[300];
+
+		memset(name, 'x', 255);
+		name[255] = '\0';
+		assert_true(bci_name_build_ok(name));
+		name[254] = ' ';
+		assert_false(bci_name_build_ok(name));
+	}
 }
 
 /* One Message-ID: what build add and publish refuse is what the reply could not carry. */

@@ -124,6 +124,14 @@ static void test_routes(void **state)
 	assert_int_equal(r.kind, BCI_PAGE_HISTORY);
 	assert_int_equal(bci_serve_pages_route("GET", "/api/v1/metrics", &r, err, sizeof(err)), 0);
 	assert_int_equal(r.kind, BCI_PAGE_METRICS_JSON);
+	/* Test names as the store holds them: the rest of the (decoded) path. */
+	assert_int_equal(bci_serve_pages_route("GET", "/tests/igt@a@b/c d", &r, err, sizeof(err)), 0);
+	assert_string_equal(r.test, "igt@a@b/c d");
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/results/igt@a@caf\xc3\xa9/x",
+					       &r, err, sizeof(err)), 0);
+	assert_int_equal(r.kind, BCI_PAGE_RESULT);
+	assert_string_equal(r.run_id, "r");
+	assert_string_equal(r.test, "igt@a@caf\xc3\xa9/x");
 
 	assert_int_equal(bci_serve_pages_route("POST", "/", &r, err, sizeof(err)), 405);
 	assert_int_equal(bci_serve_pages_route("GET", "/builds/..", &r, err, sizeof(err)), 400);
@@ -131,13 +139,13 @@ static void test_routes(void **state)
 	assert_int_equal(bci_serve_pages_route("GET", "/builds/", &r, err, sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/builds/a\x01", &r, err, sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/tests/..", &r, err, sizeof(err)), 400);
-	assert_int_equal(bci_serve_pages_route("GET", "/tests/a b", &r, err, sizeof(err)), 400);
+	assert_int_equal(bci_serve_pages_route("GET", "/tests/a\nb", &r, err, sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/machines/../etc", &r, err, sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/../results/x", &r, err,
 					       sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/results/..", &r, err,
 					       sizeof(err)), 400);
-	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/results/a/b", &r, err,
+	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/results/a\x7f", &r, err,
 					       sizeof(err)), 400);
 	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/jobs", &r, err, sizeof(err)), 404);
 	assert_int_equal(bci_serve_pages_route("GET", "/machines/lab-1/runs/r/logs", &r, err,
@@ -462,6 +470,43 @@ static void test_store_pages(void **state)
 	}
 }
 
+/* The matrix's columns in natural order (big-1, big-2, big-10), each with its machine's last run. */
+static void test_matrix_machines(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_report_options options = { .data_dir = f->dir, .window = 5 };
+	struct bci_str b = { 0 };
+	struct bci_matrix_query all;
+	const char *one, *two, *ten;
+
+	build_add(f, "b-1", "fast", 1000);
+	run_add(f, "big-10", "r1", "b-1", 1100, 1200, 1300, "igt@t@a=pass", NULL);
+	run_add(f, "big-2", "r2", "b-1", 1100, 1200, 1301, "igt@t@a=pass", NULL);
+	run_add(f, "big-1", "r3", "b-1", 1100, 1200, 1302, "igt@t@a=skip", NULL);
+	run_add(f, "big-2", "r4", "b-1", 1100, 1200, 1303, "igt@t@a=fail", NULL);
+	assert_int_equal(bci_matrix_query_parse(NULL, NULL, NULL, "all", &all, f->err, sizeof(f->err)), 0);
+	if (bci_pages_matrix(f->store, "b-1", &options, &all, &b, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	bci_matrix_query_release(&all);
+	one = strstr(b.data, ">big-1</a></th>");
+	two = strstr(b.data, ">big-2</a></th>");
+	ten = strstr(b.data, ">big-10</a></th>");
+	assert_non_null(one);
+	assert_non_null(two);
+	assert_non_null(ten);
+	assert_true(one < two && two < ten);
+	/* The row: big-1's result, big-2's later run's (r4), big-10's. */
+	one = strstr(b.data, "/machines/big-1/runs/r3/results/igt@t@a\">skip<");
+	two = strstr(b.data, "/machines/big-2/runs/r4/results/igt@t@a\">fail<");
+	ten = strstr(b.data, "/machines/big-10/runs/r1/results/igt@t@a\">pass<");
+	assert_non_null(one);
+	assert_non_null(two);
+	assert_non_null(ten);
+	assert_true(one < two && two < ten);
+	assert_null(strstr(b.data, "/runs/r2/"));
+	bci_str_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_routes),
 		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_pages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_matrix_machines, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,6 +72,20 @@ static void test_routes(void **state)
 					&route, err, sizeof(err)), 0);
 	assert_string_equal(route.test, "igt@a@b");
 	assert_string_equal(route.stream, "out");
+	/* The unescaper: %XX decoded, a NUL never (it would cut the name), bad escapes kept. */
+	{
+		char s[] = "/tests/igt@a%2Fb%C3%a9%00x%0A%2%zz%", t[] = "%41+%";
+
+		assert_int_equal(bci_http_unescape(s), strlen("/tests/igt@a/b\xc3\xa9\x01x\n%2%zz%"));
+		assert_string_equal(s, "/tests/igt@a/b\xc3\xa9\x01x\n%2%zz%");
+		assert_int_equal(bci_http_unescape(t), 3);
+		assert_string_equal(t, "A+%");
+	}
+	/* A test name with '/' (sent as %2F) and UTF-8: everything up to the stream. */
+	assert_int_equal(bci_http_route("GET", "/api/v1/machines/m/runs/r/results/igt@a@b/caf\xc3\xa9/err",
+					&route, err, sizeof(err)), 0);
+	assert_string_equal(route.test, "igt@a@b/caf\xc3\xa9");
+	assert_string_equal(route.stream, "err");
 
 	route_refused("PUT", "/api/v1/machines/m1/runs/..", 400, "run id '..' is not a word");
 	route_refused("PUT", "/api/v1/machines/m1/runs/.", 400, "is not a word");

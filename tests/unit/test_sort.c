@@ -80,12 +80,40 @@ static void test_any_order(void **state)
 	}
 }
 
+/* Machine names as people number them: big-1, big-2, big-10. */
+static void test_natural(void **state)
+{
+	const char *names[] = { "big-10", "small", "big-2", "big-1", "big-01", "big", "big-1a",
+				"big-1-2", "big-1-10", "a9", "a10b", "a10a", "big-100", "" };
+	const char *sorted[] = { "", "a9", "a10a", "a10b", "big", "big-1", "big-01", "big-1-2",
+				 "big-1-10", "big-1a", "big-2", "big-10", "big-100", "small" };
+	size_t n = sizeof(names) / sizeof(names[0]);
+
+	(void)state;
+	qsort(names, n, sizeof(names[0]), bci_natural_compare_ptr);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(names[i], sorted[i]);
+	/* A total order: 0 only for the same string, and antisymmetric. */
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			int ij = bci_natural_compare(sorted[i], sorted[j]);
+			int ji = bci_natural_compare(sorted[j], sorted[i]);
+
+			assert_true(i < j ? ij < 0 : i > j ? ij > 0 : ij == 0);
+			assert_true((ij < 0 && ji > 0) || (ij > 0 && ji < 0) || (ij == 0 && ji == 0));
+		}
+	/* Numbers longer than any integer type, and bytes past ASCII, still compare. */
+	assert_true(bci_natural_compare("m-99999999999999999999999", "m-100000000000000000000000") < 0);
+	assert_true(bci_natural_compare("m-\xc3\xa9", "m-z") > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_order_and_tiny),
 		cmocka_unit_test(test_two_parts),
 		cmocka_unit_test(test_any_order),
+		cmocka_unit_test(test_natural),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

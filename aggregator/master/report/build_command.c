@@ -92,7 +92,8 @@ int bci_cmd_build(int argc, char **argv)
 	}
 	if (!strcmp(argv[optind], "add") && !bci_name_build_ok(build.name)) {
 		fprintf(stderr, "bootci-aggregator build add: '%s' is not a build name (no '/', no"
-			" control character, not . or ..)\n", build.name);
+			" control character, not . or .., at most %d bytes as a folder name)\n",
+			build.name, BCI_NAME_FOLDER_MAX);
 		return 2;
 	}
 	if (!strcmp(argv[optind], "add") && build.message_id &&

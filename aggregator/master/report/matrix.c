@@ -2,13 +2,15 @@
 /*
  * A build's results as a matrix (report.h, matrix.h): the build's runs,
  * each machine's results with their tests numbered (name_numbers.h), then
- * sorted into cells of tests x machines, each change of the report marked
- * in its cell. Read from the store once, or taken from the report's own
+ * sorted into cells of tests x machines (machines in natural order, as
+ * bci_natural_compare() has them), each change of the report marked in its
+ * cell. Read from the store once, or taken from the report's own
  * reading of the results (bci_matrix_seen), so a 400k-result build is read
  * once for both.
  */
 #include "matrix.h"
 #include "../store/store.h"
+#include "sort.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -43,17 +45,50 @@ static int run_add(const struct bci_store_run *run, void *ctx)
 	    text_copy(&r->digest, run->digest) || text_copy(&r->archive_path, run->archive_path) ||
 	    text_copy(&r->archive_root, run->archive_root))
 		return -ENOMEM;
-	if (!m->n_machines || strcmp(m->machines[m->n_machines - 1], run->machine)) {
-		grown = realloc(m->machines, (m->n_machines + 1) * sizeof(*m->machines));
-		if (!grown)
-			return -ENOMEM;
-		m->machines = grown;
-		m->machines[m->n_machines] = strdup(run->machine);
-		if (!m->machines[m->n_machines++])
-			return -ENOMEM;
-	}
-	r->machine_index = m->n_machines - 1;
 	return 0;
+}
+
+/* Machines in natural order (big-2 before big-10), each machine's runs in the store's order. */
+static int run_order(const void *a, const void *b)
+{
+	const struct bci_matrix_run *ra = a, *rb = b;
+	int order = bci_natural_compare(ra->machine, rb->machine);
+
+	if (order)
+		return order;
+	return ra->key < rb->key ? -1 : ra->key > rb->key;
+}
+
+/* The columns, once every run is read: the runs sorted by machine, one column a machine. */
+static int machines_make(struct bci_matrix *m)
+{
+	if (m->n_runs > 1)
+		qsort(m->runs, m->n_runs, sizeof(*m->runs), run_order);
+	for (size_t i = 0; i < m->n_runs; i++) {
+		struct bci_matrix_run *r = &m->runs[i];
+
+		if (!m->n_machines || strcmp(m->machines[m->n_machines - 1], r->machine)) {
+			void *grown = realloc(m->machines, (m->n_machines + 1) * sizeof(*m->machines));
+
+			if (!grown)
+				return -ENOMEM;
+			m->machines = grown;
+			m->machines[m->n_machines] = strdup(r->machine);
+			if (!m->machines[m->n_machines++])
+				return -ENOMEM;
+		}
+		r->machine_index = m->n_machines - 1;
+	}
+	return 0;
+}
+
+/* The build's runs and its machines, from the store. */
+static int runs_read(struct bci_store *store, const char *build, struct bci_matrix *m, char *err,
+		     size_t err_size)
+{
+	int ret = bci_store_build_runs_each(store, build, run_add, m, err, err_size);
+
+	return ret < 0 ? ret : machines_make(m);
 }
 
 struct read_ctx {
@@ -182,7 +217,7 @@ out:
 static int matrix_load(struct bci_store *store, const char *build, struct bci_matrix *m, char *err,
 		       size_t err_size)
 {
-	int ret = bci_store_build_runs_each(store, build, run_add, m, err, err_size);
+	int ret = runs_read(store, build, m, err, err_size);
 
 	for (size_t i = 0; i < m->n_runs && ret >= 0; i++) {
 		struct read_ctx c = { .m = m, .run = (int)i };
@@ -237,7 +272,7 @@ int bci_matrix_begin(struct bci_store *store, const char *build,
 	if (pthread_mutex_init(&m->lock, NULL))
 		return -ENOMEM;
 	m->has_lock = true;
-	ret = bci_store_build_runs_each(store, build, run_add, m, err, err_size);
+	ret = runs_read(store, build, m, err, err_size);
 	return ret < 0 ? ret : 0;
 }
 

@@ -445,7 +445,8 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 	for (char *p = domain; *p; p++)
 		if (*p == '-' && !p[1])
 			*p = '\0';
-	atom_clean(r->build, build_atom, sizeof(build_atom));
+	/* The build's folder (html_write.c), which no other build shares: the Message-ID's too. */
+	bci_name_folder(r->build, build_atom, sizeof(build_atom));
 	title = strdup(r->series_title ? r->series_title : r->build);
 	if (!title)
 		return -ENOMEM;

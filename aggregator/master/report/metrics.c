@@ -21,6 +21,7 @@
 #include "report.h"
 #include "../store/store.h"
 #include "jsonw.h"
+#include "sort.h"
 #include "strv.h"
 
 #include <errno.h>
@@ -84,6 +85,13 @@ static int build_add(const struct bci_store_build_times *t, void *ctx)
 	return 0;
 }
 
+/* The machines as every page lists them (bci_natural_compare()). */
+static int machine_order(const void *a, const void *b)
+{
+	return bci_natural_compare(((const struct bci_metrics_machine *)a)->name,
+				   ((const struct bci_metrics_machine *)b)->name);
+}
+
 static int busy_add(const struct bci_store_machine_busy *busy, void *ctx)
 {
 	struct bci_metrics *m = ctx;
@@ -135,6 +143,8 @@ int bci_metrics_compute(struct bci_store *store, const struct bci_metrics_option
 	ret = bci_store_metrics_builds(store, m->from, m->to, build_add, &c, err, err_size);
 	if (ret >= 0)
 		ret = bci_store_metrics_busy(store, m->from, m->to, busy_add, m, err, err_size);
+	if (ret >= 0 && m->n_machines > 1)
+		qsort(m->machines, m->n_machines, sizeof(*m->machines), machine_order);
 	if (ret >= 0)
 		ret = bci_store_metrics_runs(store, m->from, m->to, run_add, m, err, err_size);
 	for (size_t i = 0; i < m->n_builds && ret >= 0; i++) {

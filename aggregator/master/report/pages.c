@@ -177,10 +177,10 @@ int bci_pages_refused(const char *data_dir, struct bci_str *b, char *err, size_t
 /* ---- a build's matrix ---- */
 
 int bci_pages_matrix(struct bci_store *store, const char *build,
-		     const struct bci_report_options *options, struct bci_str *b, char *err,
-		     size_t err_size)
+		     const struct bci_report_options *options, const struct bci_matrix_query *query,
+		     struct bci_str *b, char *err, size_t err_size)
 {
-	struct bci_matrix_view view = { 0 };
+	struct bci_matrix_view view = { .query = query };
 	struct bci_report *report = NULL;
 	int ret;
 

@@ -40,6 +40,7 @@
 #define BCI_REPORT_H
 
 #include <stdbool.h>
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -296,9 +297,44 @@ void bci_html_log_section(struct bci_str *b, struct bci_store *store, const char
 struct bci_matrix;
 
 /* A build's results as a matrix, read once from the store (the view owns it). */
+/*
+ * The rows of a served matrix (serve's /builds/BUILD?test=&status=&page=&per_page=):
+ * the tests a regex and a status select, the changed ones first (by their
+ * most telling verdict: possible new issue, known, flaky, fixed, warning,
+ * new test, not run), by name within each, one page of them. A matrix of
+ * 40 machines x 10k tests is tens of megabytes that a browser takes a
+ * minute to lay out; a page of rows opens at once, and the whole matrix is
+ * still one link away (per_page=all).
+ */
+#define BCI_MATRIX_PER_PAGE 200
+#define BCI_MATRIX_PER_PAGE_MAX 100000
+struct bci_matrix_query {
+	char *test;		/* the regex as given ("" any), owned */
+	regex_t test_regex;	/* POSIX extended, compiled when test is not "" */
+	int status;		/* a status, BCI_MATRIX_CHANGED (a cell a change marks), or -1 any */
+	size_t page;		/* 1-based; past the last: the last */
+	size_t per_page;	/* 0: every row on one page */
+};
+#define BCI_MATRIX_CHANGED BCI_STATUS_COUNT
+/*
+ * The query from a URL's (decoded) values, each NULL when absent:
+ * @test a POSIX extended regex (at most 256 bytes and 8 '+', no {m,n},
+ * no back-reference: what a reader may have the server compile), @status
+ * a status name or "changed",
+ * @page from 1, @per_page 1 to BCI_MATRIX_PER_PAGE_MAX or "all". 0, or
+ * -EINVAL with @err naming the bad value (a 400). Released by
+ * bci_matrix_query_release() either way.
+ */
+int bci_matrix_query_parse(const char *test, const char *status, const char *page,
+			   const char *per_page, struct bci_matrix_query *query, char *err,
+			   size_t err_size);
+void bci_matrix_query_release(struct bci_matrix_query *query);
+
 struct bci_matrix_view {
 	struct bci_matrix *matrix;
 	size_t tests, machines;
+	/* Set by the caller: one page of the rows it selects (served pages); NULL: every row. */
+	const struct bci_matrix_query *query;
 	/* Set by the caller: result cells link to serve's pages under this URL (any links mode). */
 	const char *results_url;
 	/*
@@ -380,9 +416,10 @@ int bci_pages_index(struct bci_store *store, const char *data_dir, struct bci_st
 		    size_t err_size);
 /* Every upload refused under @data_dir, newest first: machine, run, digest, reason, time. */
 int bci_pages_refused(const char *data_dir, struct bci_str *b, char *err, size_t err_size);
+/* The matrix of @build, the rows @query selects (bci_matrix_query_parse()). */
 int bci_pages_matrix(struct bci_store *store, const char *build,
-		     const struct bci_report_options *options, struct bci_str *b, char *err,
-		     size_t err_size);
+		     const struct bci_report_options *options, const struct bci_matrix_query *query,
+		     struct bci_str *b, char *err, size_t err_size);
 /* A result with its out/err/dmesg and, when its boot died, its run's crash records. */
 int bci_pages_result(struct bci_store *store, const char *data_dir, const char *machine,
 		     const char *run_id, const char *test, struct bci_str *b, char *err,

@@ -89,6 +89,14 @@ static void log_safe(char *out, size_t size, const char *s, bool spaces)
 
 /* ---- libmicrohttpd callbacks ---- */
 
+/* The path and query values decoded without a NUL (http.h). */
+static size_t on_unescape(void *cls, struct MHD_Connection *connection, char *s)
+{
+	(void)cls;
+	(void)connection;
+	return bci_http_unescape(s);
+}
+
 static enum MHD_Result first_call(struct MHD_Connection *connection, struct request *r,
 				  const char *url, const char *method)
 {
@@ -474,6 +482,7 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 							config->max_per_ip, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, 128 * 1024, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s };
+	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)on_unescape, NULL };
 	options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, options,
 				     MHD_OPTION_END);

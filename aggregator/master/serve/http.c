@@ -47,6 +47,31 @@ static int route_result(const char *tail, struct bci_route *route, char *err, si
 	return 0;
 }
 
+static int hex_value(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+size_t bci_http_unescape(char *s)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; s[i]; i++) {
+		int high = s[i] == '%' ? hex_value(s[i + 1]) : -1;
+		int low = high >= 0 ? hex_value(s[i + 2]) : -1;
+
+		if (low < 0) {
+			s[o++] = s[i];
+			continue;
+		}
+		s[o++] = high || low ? (char)(high * 16 + low) : 0x01;
+		i += 2;
+	}
+	s[o] = '\0';
+	return o;
+}
+
 int bci_http_route(const char *method, const char *url, struct bci_route *route, char *err,
 		   size_t err_size)
 {

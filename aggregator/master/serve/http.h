@@ -47,6 +47,15 @@ struct bci_route {
 };
 
 /*
+ * Decodes the %XX of the NUL-terminated @s in place (libmicrohttpd's
+ * unescaper, for the path and each query value): as libmicrohttpd does,
+ * except %00, which becomes 0x01: a NUL would cut the name short and route
+ * another name's page, while a control byte is refused by every name check
+ * (names.h). Returns the decoded length.
+ */
+size_t bci_http_unescape(char *s);
+
+/*
  * Routes @method and the decoded path @url. Returns 0 and fills @route, or
  * the HTTP status to answer (400 a bad machine, run id or test name, 404 no
  * such path, 405 a method the path does not take) with @err saying why.

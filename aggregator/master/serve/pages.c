@@ -69,6 +69,23 @@ static const char *segment(const char *p, char *out, size_t size, bool *too_long
 	return p + n;
 }
 
+/*
+ * A test name is the rest of the (decoded) path: it may hold '/' (sent as
+ * %2F), and nothing follows it in any page's path.
+ */
+static int test_rest(const char *p, struct bci_page_route *route, char *err, size_t err_size)
+{
+	size_t n = strlen(p);
+
+	if (n >= sizeof(route->test) || !bci_name_test_ok(p)) {
+		snprintf(err, err_size, "not a test name (1 to %d bytes, no control character, not"
+			 " . or ..)", BCI_PAGE_NAME_MAX);
+		return 400;
+	}
+	memcpy(route->test, p, n + 1);
+	return 0;
+}
+
 int bci_serve_pages_route(const char *method, const char *url, struct bci_page_route *route,
 			  char *err, size_t err_size)
 {
@@ -104,12 +121,7 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 	}
 	if (!strncmp(url, "/tests/", 7)) {
 		route->kind = BCI_PAGE_HISTORY;
-		p = segment(url + 7, route->test, sizeof(route->test), &too_long);
-		if (too_long || *p || !bci_name_test_ok(route->test)) {
-			snprintf(err, err_size, "not a test name (visible ASCII without '/')");
-			return 400;
-		}
-		return 0;
+		return test_rest(url + 7, route, err, err_size);
 	}
 	if (api_machine_page(url)) {
 		p = segment(url + strlen(API_MACHINES), route->machine, sizeof(route->machine),
@@ -165,12 +177,7 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 		return 404;
 	}
 	route->kind = BCI_PAGE_RESULT;
-	p = segment(p + 9, route->test, sizeof(route->test), &too_long);
-	if (too_long || *p || !bci_name_test_ok(route->test)) {
-		snprintf(err, err_size, "not a test name (visible ASCII without '/')");
-		return 400;
-	}
-	return 0;
+	return test_rest(p + 9, route, err, err_size);
 }
 
 /* ---- the cache ---- */
@@ -269,7 +276,9 @@ static void cache_put(struct bci_serve_pages *pages, const char *key, unsigned l
 
 struct render {
 	const struct bci_page_route *route;
-	const char *from, *to, *page;
+	const char *from, *to;
+	const char *page;			/* the query's page (the matrix's, a machine's runs) */
+	const struct bci_matrix_query *matrix;	/* BCI_PAGE_BUILD's rows */
 	struct bci_str body;
 	bool json;
 	char err[1024];
@@ -364,7 +373,8 @@ static int render(struct bci_store *store, const char *data_dir, void *ctx)
 		ret = bci_pages_index(store, data_dir, &r->body, r->err, sizeof(r->err));
 		break;
 	case BCI_PAGE_BUILD:
-		ret = bci_pages_matrix(store, route->build, &options, &r->body, r->err, sizeof(r->err));
+		ret = bci_pages_matrix(store, route->build, &options, r->matrix, &r->body, r->err,
+				       sizeof(r->err));
 		break;
 	case BCI_PAGE_RESULT:
 		ret = bci_pages_result(store, data_dir, route->machine, route->run_id, route->test,
@@ -440,16 +450,26 @@ static void answer_error(struct bci_page_answer *a, int status, bool json, const
 		a->len = 0;
 }
 
-void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, const char *url,
-			    const char *from, const char *to, const char *page,
-			    struct bci_page_answer *a)
+/* A query value in the cache's key: absent and empty are the same. */
+static const char *key_value(const char *value)
 {
+	return value ? value : "";
+}
+
+/* The page's answer, its matrix query parsed (a BCI_PAGE_BUILD's). */
+static void answer(struct bci_serve_pages *pages, const char *url, const struct bci_page_query *q,
+		   struct bci_page_route *route, struct render *r, struct bci_page_answer *a);
+
+void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, const char *url,
+			    const struct bci_page_query *query, struct bci_page_answer *a)
+{
+	static const struct bci_page_query none = { 0 };
+	const struct bci_page_query *q = query ? query : &none;
 	struct bci_page_route route;
-	struct render r = { .route = &route, .from = from, .to = to, .page = page };
-	unsigned long generation;
-	char why[300], *key;
-	int status, ret;
-	bool fresh;
+	struct bci_matrix_query matrix;
+	struct render r = { .route = &route, .from = q->from, .to = q->to, .page = q->page };
+	char why[300];
+	int status;
 
 	memset(a, 0, sizeof(*a));
 	status = bci_serve_pages_route(method, url, &route, why, sizeof(why));
@@ -458,34 +478,57 @@ void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, c
 		answer_error(a, status, r.json, why);
 		return;
 	}
-	if (asprintf(&key, "%s?from=%s&to=%s&page=%s", url, from ? from : "", to ? to : "",
-		     page ? page : "") < 0) {
-		answer_error(a, 500, r.json, "out of memory");
+	if (route.kind != BCI_PAGE_BUILD) {
+		answer(pages, url, q, &route, &r, a);
+		return;
+	}
+	if (bci_matrix_query_parse(q->test, q->status, q->page, q->per_page, &matrix, why,
+				   sizeof(why)) < 0) {
+		answer_error(a, 400, false, why);
+	} else {
+		r.matrix = &matrix;
+		answer(pages, url, q, &route, &r, a);
+	}
+	bci_matrix_query_release(&matrix);
+}
+
+static void answer(struct bci_serve_pages *pages, const char *url, const struct bci_page_query *q,
+		   struct bci_page_route *route, struct render *r, struct bci_page_answer *a)
+{
+	unsigned long generation;
+	char *key;
+	int ret;
+	bool fresh;
+
+	if (asprintf(&key, "%s?from=%s&to=%s&test=%s&status=%s&page=%s&per_page=%s", url,
+		     key_value(q->from), key_value(q->to), key_value(q->test), key_value(q->status),
+		     key_value(q->page), key_value(q->per_page)) < 0) {
+		answer_error(a, 500, r->json, "out of memory");
 		return;
 	}
 	generation = bci_ingest_call_generation(pages->ingest);
 	/* A refusal changes no generation: its pages are read afresh (the front page within seconds). */
-	fresh = route.kind == BCI_PAGE_REFUSED || route.kind == BCI_PAGE_REFUSED_JSON;
+	fresh = route->kind == BCI_PAGE_REFUSED || route->kind == BCI_PAGE_REFUSED_JSON;
 	if (!fresh && cache_get(pages, key, generation, a)) {
 		snprintf(a->note, sizeof(a->note), "page, cached");
 		free(key);
 		return;
 	}
-	ret = bci_ingest_call_with_store(pages->ingest, render, &r);
+	ret = bci_ingest_call_with_store(pages->ingest, render, r);
 	if (ret < 0) {
-		answer_error(a, r.bad_request ? 400 : ret == -ENOENT ? 404 : 500, r.json,
-			     ret == -ENOMEM ? "out of memory" : r.err);
-		bci_str_free(&r.body);
+		answer_error(a, r->bad_request ? 400 : ret == -ENOENT ? 404 : 500, r->json,
+			     ret == -ENOMEM ? "out of memory" : r->err);
+		bci_str_free(&r->body);
 		free(key);
 		return;
 	}
 	a->status = 200;
-	a->content_type = r.json ? "application/json" : "text/html; charset=utf-8";
-	a->len = r.body.len;
-	a->body = bci_str_steal(&r.body);
+	a->content_type = r->json ? "application/json" : "text/html; charset=utf-8";
+	a->len = r->body.len;
+	a->body = bci_str_steal(&r->body);
 	snprintf(a->note, sizeof(a->note), "page, %zu bytes", a->len);
 	if (!a->body)
-		answer_error(a, 500, r.json, "out of memory");
+		answer_error(a, 500, r->json, "out of memory");
 	else if (!fresh)
 		cache_put(pages, key, generation, a);
 	free(key);

@@ -4,7 +4,7 @@
  * reader as the logs are:
  *
  *   GET /                                         the builds
- *   GET /builds/<build>                           the build's test matrix
+ *   GET /builds/<build>?test=&status=&page=&per_page=   a page of the build's test matrix
  *   GET /machines/<machine>/runs/<run-id>/results/<test>   a result, its logs, crash records
  *   GET /machines/<machine>?page=N                a machine: state, jobs, consoles, runs
  *   GET /api/v1/machines/<machine>?page=N         the same as JSON
@@ -81,9 +81,14 @@ struct bci_page_answer {
 	char note[300];			/* for the log */
 };
 
-/* The answer to GET @url; @from, @to, @page: the query's values, or NULL. */
+/* The values of a page's query (decoded), each NULL when absent. */
+struct bci_page_query {
+	const char *from, *to;				/* the metrics' window */
+	const char *test, *status, *page, *per_page;	/* the matrix's (report.h) */
+};
+
+/* The answer to GET @url with @query. */
 void bci_serve_pages_answer(struct bci_serve_pages *pages, const char *method, const char *url,
-			    const char *from, const char *to, const char *page,
-			    struct bci_page_answer *answer);
+			    const struct bci_page_query *query, struct bci_page_answer *answer);
 
 #endif

@@ -167,11 +167,15 @@ enum MHD_Result serve_get_page(struct MHD_Connection *connection, struct request
 {
 	struct bci_page_answer a;
 	enum MHD_Result ret;
+	const struct bci_page_query query = {
+#define QUERY_VALUE(key) MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, key)
+		.from = QUERY_VALUE("from"), .to = QUERY_VALUE("to"), .test = QUERY_VALUE("test"),
+		.status = QUERY_VALUE("status"), .page = QUERY_VALUE("page"),
+		.per_page = QUERY_VALUE("per_page"),
+#undef QUERY_VALUE
+	};
 
-	bci_serve_pages_answer(r->server->pages, method, url,
-			       MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "from"),
-			       MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "to"),
-			       MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "page"), &a);
+	bci_serve_pages_answer(r->server->pages, method, url, &query, &a);
 	if (!a.body)
 		return MHD_NO;
 	snprintf(r->note, sizeof(r->note), "%s", a.note);
