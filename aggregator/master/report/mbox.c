@@ -24,6 +24,7 @@
 #include "report.h"
 #include "../names.h"
 #include "strv.h"
+#include "sort.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -213,8 +214,8 @@ static int line_order(const void *x, const void *y)
 		d = (int)a->to - (int)b->to;
 	if (!d)
 		d = text_order(a->bug, b->bug);
-	/* shard-2 before shard-10. */
-	return d ? d : strverscmp(a->machine, b->machine);
+	/* shard-2 before shard-10, as every page lists machines. */
+	return d ? d : bci_natural_compare(a->machine, b->machine);
 }
 
 static int same_line(const struct bci_report_change *a, const struct bci_report_change *b)
