@@ -7,9 +7,11 @@
  * devices appear (virtio_pci's virtio devices, a USB controller's ports), so
  * the walk is repeated until a pass finds nothing new.
  *
- * Refused: modules in coldplug_deny, and modules modprobe.d blacklists (as
- * udev applies the blacklist to alias loads). Every path through the root
- * prefix, every load through ex->sys->probe_module.
+ * Refused: modules in coldplug_deny, modules modprobe.d blacklists (as
+ * udev applies the blacklist to alias loads), and the pstore back ends that
+ * pstore_backends does not name (efi_pstore matches the efivars platform
+ * device's alias: a boot told to use no back end would get it anyway). Every
+ * path through the root prefix, every load through ex->sys->probe_module.
  */
 #include "executor.h"
 #include "machine.h"
@@ -35,8 +37,8 @@ struct walk {
 	struct bci_executor *ex;
 	const struct bci_coldplug_plan *skip;
 	struct bci_coldplug_plan *plan;
-	const char **deny;
-	size_t deny_count;
+	const char **deny, **pstore;
+	size_t deny_count, pstore_count;
 	struct bci_coldplug_plan denied;  /* names, each once, for the count */
 	int error;
 };
@@ -80,6 +82,22 @@ void bci_coldplug_plan_free(struct bci_coldplug_plan *plan)
 	plan->modules = NULL;
 	plan->count = 0;
 	plan->denied = 0;
+}
+
+/* The pstore back-end modules pstore_backends chooses among (pstore.c). */
+static const char *const pstore_modules[] = { "efi_pstore", "ramoops" };
+
+/* @name is a pstore back end that pstore_backends does not name. */
+static bool pstore_unwanted(const struct walk *w, const char *name)
+{
+	bool backend = false;
+
+	for (size_t i = 0; i < sizeof(pstore_modules) / sizeof(*pstore_modules); i++)
+		backend = backend || same_module(name, pstore_modules[i]);
+	for (size_t i = 0; backend && i < w->pstore_count; i++)
+		if (same_module(name, w->pstore[i]))
+			return false;
+	return backend;
 }
 
 /* Already in the kernel (loaded, or built in with parameters): ROOT/sys/module/NAME. */
@@ -136,6 +154,7 @@ static void plan_alias(struct walk *w, const char *alias)
 
 		for (size_t i = 0; i < w->deny_count && !denied; i++)
 			denied = same_module(name, w->deny[i]);
+		denied = denied || pstore_unwanted(w, name);
 		if (denied) {
 			if (!plan_has(&w->denied, name) && plan_add(&w->denied, name) < 0)
 				w->error = -ENOMEM;
@@ -193,7 +212,7 @@ int bci_coldplug_plan(struct bci_executor *ex, const struct bci_coldplug_plan *s
 		      struct bci_coldplug_plan *plan)
 {
 	struct walk w = { .ex = ex, .skip = skip, .plan = plan };
-	char devices[PATH_MAX], *storage;
+	char devices[PATH_MAX], *storage, *pstore_storage;
 	int ret;
 
 	memset(plan, 0, sizeof(*plan));
@@ -202,6 +221,13 @@ int bci_coldplug_plan(struct bci_executor *ex, const struct bci_coldplug_plan *s
 	ret = bci_config_get_list(ex->config, "coldplug_deny", &storage, &w.deny, &w.deny_count);
 	if (ret < 0)
 		return ret;
+	ret = bci_config_get_list(ex->config, "pstore_backends", &pstore_storage, &w.pstore,
+				  &w.pstore_count);
+	if (ret < 0) {
+		free(w.deny);
+		free(storage);
+		return ret;
+	}
 	ret = bci_path(ex->root, devices, "/sys/devices");
 	if (ret == 0)
 		walk_dir(&w, devices, 0);
@@ -209,6 +235,8 @@ int bci_coldplug_plan(struct bci_executor *ex, const struct bci_coldplug_plan *s
 	bci_coldplug_plan_free(&w.denied);
 	free(w.deny);
 	free(storage);
+	free(w.pstore);
+	free(pstore_storage);
 	if (ret == 0)
 		ret = w.error;
 	if (ret < 0)
@@ -265,7 +293,7 @@ int bci_coldplug_run(struct bci_executor *ex)
 			used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s",
 						 i ? " " : "", done.modules[i]);
 		bci_say("coldplug: loaded %zu module%s by modalias (%s); %zu refused by "
-			"coldplug_deny or a blacklist", loaded, loaded == 1 ? "" : "s", line, denied);
+			"coldplug_deny, pstore_backends or a blacklist", loaded, loaded == 1 ? "" : "s", line, denied);
 	}
 	bci_coldplug_plan_free(&done);
 	return ret < 0 ? ret : (int)loaded;

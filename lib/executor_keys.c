@@ -212,7 +212,8 @@ const struct bci_config_key bci_executor_keys[] = {
 	  "hardware watchdog timeout while tests run (petted every second); off: not armed", NULL },
 	/* -- crash capture (pstore.c) -- */
 	{ "pstore_backends", BCI_CONFIG_LIST, "efi_pstore", NULL,
-	  "pstore back-end modules loaded at boot (efi_pstore, ramoops)", NULL },
+	  "pstore back-end modules loaded at boot (efi_pstore, ramoops); coldplug loads no other, "
+	  "so empty means no pstore", NULL },
 	{ "ramoops_address", BCI_CONFIG_STRING, "", NULL,
 	  "ramoops: physical address of the memory reserved for it (memmap= on the command line)",
 	  NULL },

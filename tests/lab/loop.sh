@@ -17,6 +17,10 @@
 #   LOOP_POWER         command (default): `lab power DIR cycle`; ipmi: the master powers every
 #                      machine through its BMC (ipmitool), never through the lab script; the
 #                      BMCs' UDP ports are LOOP_BMC_PORTS[I], chosen by loop_master_start
+#   LOOP_CONSOLE       none (default): the master reads no console; ser2net: each machine's
+#                      serial line fronted by ser2net (`lab console`) on LOOP_CONSOLE_PORTS[I]
+#                      (QEMU's end on LOOP_SERIAL_PORTS[I]), the inventory's console key names it
+#                      and serve captures every boot's console
 #   LOOP_KNOWN_ISSUES  the lab's known-issue filters (default tests/lab/loop/known-issues.txt)
 # and calls loop_stop from an EXIT trap: it powers every machine off and stops the master.
 
@@ -50,6 +54,8 @@ loop_master_start() {
 	LOOP_GUEST_MASTER=http://10.0.2.2:$LOOP_PORT
 	: >"$LOOP_WORK/tokens/machines"
 	LOOP_BMC_PORTS=()
+	LOOP_CONSOLE_PORTS=()
+	LOOP_SERIAL_PORTS=()
 	{
 		echo "# written by tests/lab/loop.sh"
 		echo "[schedule]"
@@ -63,7 +69,7 @@ loop_master_start() {
 			echo "tags = qemu, lab"
 			[ -z "${LOOP_GROUP:-}" ] || echo "shard-group = $LOOP_GROUP"
 			if [ "${LOOP_POWER:-command}" = ipmi ]; then
-				LOOP_BMC_PORTS[i]=$(loop_bmc_port "${LOOP_BMC_PORTS[@]}")
+				LOOP_BMC_PORTS[i]=$(loop_bmc_port "${LOOP_BMC_PORTS[@]}" "${LOOP_CONSOLE_PORTS[@]}" "${LOOP_SERIAL_PORTS[@]}")
 				echo "power = ipmi"
 				echo "ipmi-host = 127.0.0.1"
 				echo "ipmi-port = ${LOOP_BMC_PORTS[$i]}"
@@ -71,6 +77,11 @@ loop_master_start() {
 				echo "ipmi-password-file = $(loop_dir "$name")/bmc/password"
 			else
 				echo "power = ${LOOP_POWER_WRAP[$i]:+${LOOP_POWER_WRAP[$i]} }$LAB power $(loop_dir "$name") cycle"
+			fi
+			if [ "${LOOP_CONSOLE:-none}" = ser2net ]; then
+				LOOP_CONSOLE_PORTS[i]=$(loop_bmc_port "${LOOP_BMC_PORTS[@]}" "${LOOP_CONSOLE_PORTS[@]}" "${LOOP_SERIAL_PORTS[@]}")
+				LOOP_SERIAL_PORTS[i]=$(loop_bmc_port "${LOOP_BMC_PORTS[@]}" "${LOOP_CONSOLE_PORTS[@]}" "${LOOP_SERIAL_PORTS[@]}")
+				echo "console = tcp:127.0.0.1:${LOOP_CONSOLE_PORTS[$i]}"
 			fi
 			echo "deadline = ${LOOP_DEADLINES[$i]:-${LOOP_DEADLINE:-10m}}"
 		done
@@ -175,13 +186,20 @@ loop_tftp() {
 	"$LAB" tftp "$LOOP_WORK/tftp" --chain "$LOOP_GUEST_MASTER/api/v1/boot/\${net0/mac}"
 }
 
-# loop_machine_on I: machine I on, netbooting loop_tftp's script with its MAC. LOOP_POWER=ipmi:
+# loop_machine_on I: machine I on, netbooting loop_tftp's script with its MAC (LOOP_CONSOLE=ser2net:
+# its ser2net started first, so that every boot's serial line is its TCP server). LOOP_POWER=ipmi:
 # its BMC started (`lab bmc`, LAB_QEMU_EXTRA kept for every power on), then the master powers
 # it on (`schedule power NAME on`, its ipmi driver); else the same command the master's power
 # cycle runs.
 loop_machine_on() {
 	local i=$1 name=${LOOP_NAMES[$1]} dir
 	dir=$(loop_dir "$name")
+	if [ "${LOOP_CONSOLE:-none}" = ser2net ] &&
+		! "$LAB" console "$dir" start --port "${LOOP_CONSOLE_PORTS[$i]}" \
+			--serial-port "${LOOP_SERIAL_PORTS[$i]}" >>"$LOOP_WORK/console.log" 2>&1; then
+		tail -n 5 "$LOOP_WORK/console.log" >&2
+		return 1
+	fi
 	if [ "${LOOP_POWER:-command}" = ipmi ]; then
 		# What the master did goes to LOOP_WORK/power.log (and to stderr when it failed).
 		if ! { "$LAB" bmc "$dir" start --port "${LOOP_BMC_PORTS[$i]}" --tftp "$LOOP_WORK/tftp" \
@@ -274,8 +292,8 @@ loop_wait_gate() {
 	return 1
 }
 
-# loop_stop: every machine off (and its BMC stopped), the master stopped (SIGTERM), whatever
-# state they were in
+# loop_stop: every machine off (and its BMC and console server stopped), the master stopped
+# (SIGTERM), whatever state they were in
 loop_stop() {
 	local name dir
 	for name in "${LOOP_NAMES[@]}"; do
@@ -286,12 +304,13 @@ loop_stop() {
 		else
 			"$LAB" power "$dir" off >/dev/null 2>&1
 		fi
+		[ ! -f "$dir/console.conf" ] || "$LAB" console "$dir" stop >/dev/null 2>&1
 	done
 	master_stop
 }
 
 # loop_leftovers: the processes of this loop still alive (QEMU on its disks, a BMC on its
-# lan.conf, serve on its data folder); nothing printed when there are none
+# lan.conf, ser2net on its YAML, serve on its data folder); nothing printed when there are none
 loop_leftovers() {
 	# shellcheck disable=SC2009 # the arguments are what tell this loop's processes apart
 	ps -eo pid=,args= | grep -F -e "$LOOP_WORK/machines/" -e "--data $LOOP_DATA" | grep -v -e grep -e 'ps -eo' || true

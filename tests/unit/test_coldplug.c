@@ -120,12 +120,17 @@ static int setup(void **state)
 	return *state ? 0 : -1;
 }
 
+static void teardown_fixture(struct fixture *f)
+{
+	bci_modules_exit(&f->ex);
+	fakeroot_executor_release(&f->root, &f->ex);
+}
+
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	bci_modules_exit(&f->ex);
-	fakeroot_executor_release(&f->root, &f->ex);
+	teardown_fixture(f);
 	free(f);
 	return 0;
 }
@@ -179,6 +184,34 @@ static void deny_list_and_blacklist_refuse_modules(void **state)
 	assert_string_equal(plan_text(&plan), "virtio_pci ");
 	assert_int_equal(plan.denied, 3);
 	bci_coldplug_plan_free(&plan);
+}
+
+/* efi_pstore matches the efivars platform device: only pstore_backends says whether it loads. */
+static void pstore_backends_not_named_are_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_coldplug_plan plan;
+
+	if (start(f, "quiet") < 0)
+		skip();
+	fakesys_add_modalias(&f->root, "platform/efivars.0", "platform:efivars");
+	assert_int_equal(bci_coldplug_plan(&f->ex, NULL, &plan), 0);
+	assert_string_equal(plan_text(&plan), "bochs virtio_pci virtio_blk virtio_net efi_pstore ");
+	assert_int_equal(plan.denied, 0);
+	bci_coldplug_plan_free(&plan);
+
+	/* No back end (a machine without pstore), or another one: efi_pstore is refused. */
+	const char *others[] = { "bootci.pstore_backends=", "bootci.pstore_backends=ramoops" };
+	for (size_t i = 0; i < 2; i++) {
+		teardown_fixture(f);
+		if (start(f, others[i]) < 0)
+			skip();
+		fakesys_add_modalias(&f->root, "platform/efivars.0", "platform:efivars");
+		assert_int_equal(bci_coldplug_plan(&f->ex, NULL, &plan), 0);
+		assert_string_equal(plan_text(&plan), "bochs virtio_pci virtio_blk virtio_net ");
+		assert_int_equal(plan.denied, 1);
+		bci_coldplug_plan_free(&plan);
+	}
 }
 
 static void modules_already_in_the_kernel_are_skipped(void **state)
@@ -241,6 +274,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(plan_follows_device_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(deny_list_and_blacklist_refuse_modules, setup, teardown),
+		cmocka_unit_test_setup_teardown(pstore_backends_not_named_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(modules_already_in_the_kernel_are_skipped, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(run_loads_until_no_new_device, setup, teardown),

@@ -24,6 +24,8 @@
 	"[    0.000000] Command line: vmlinuz console=ttyS0\r\n"
 #define RUN "[    3.211558] [bootci] [1/2] igt@igt_kernel@panic-at-start\r\n" \
 	"[    3.773218] Rebooting in 1 seconds..\r\n"
+#define HANG "[    3.2] [bootci] [2/2] igt@igt_kernel@hang\r\n" \
+	"[    3.9] Kernel panic - not syncing: sysrq triggered crash\r\n"
 #define DISK_BOOT "\x1b[2J\x1b[01;01H\x1b[=3h\x1b[2J\x1b[01;01HBdsDxe: loading Boot0001 \"bootci-known-good\"\r\n"
 
 struct fixture {
@@ -152,6 +154,42 @@ static void test_cut_at_kernel(void **state)
 	expect_boot(f, 2, KERNEL RUN);
 	expect_boot(f, 3, KERNEL);
 	expect_boot(f, 4, "Linux version 6.2 (no time stamp)\nnot Linux version at a line start\n");
+}
+
+/*
+ * The run note ties the kernel that follows it to its boot, even when the boot's start was not
+ * seen: serve connected after the firmware's reset (a reader that joined late), or a firmware
+ * that sends no reset (the note after a kernel then starts the boot).
+ */
+static void test_run_note_keeps_its_kernel(void **state)
+{
+	struct fixture *f = *state;
+	char run[BCI_CONSOLE_RUN_MAX + 1];
+	int fd;
+
+	open_log(f, 0);
+	assert_int_equal(bci_console_log_note(f->log, "reading tcp:127.0.0.1:7001"), 0);
+	feed(f, IPXE, 0);
+	assert_int_equal(bci_console_log_note(f->log, BCI_CONSOLE_RUN_NOTE "b1-fast (served)"), 0);
+	feed(f, KERNEL RUN IPXE, 3);
+	assert_int_equal(bci_console_log_note(f->log, BCI_CONSOLE_RUN_NOTE "b1-fast (served)"), 0);
+	feed(f, KERNEL HANG, 3);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	expect_boots(f, 2);
+	expect_boot(f, 1, "== bootci-serve: reading tcp:127.0.0.1:7001 ==\n" IPXE
+			  "== bootci-serve: netboot of run b1-fast (served) ==\n" KERNEL RUN IPXE);
+	expect_boot(f, 2, "== bootci-serve: netboot of run b1-fast (served) ==\n" KERNEL HANG);
+	for (unsigned boot = 1; boot <= 2; boot++) {
+		struct bci_console_in_flight job;
+
+		fd = bci_console_log_open_boot(f->dir, boot);
+		assert_int_equal(bci_console_log_run(fd, run), 1);
+		assert_string_equal(run, "b1-fast");
+		assert_int_equal(bci_console_log_in_flight(fd, &job), 1);
+		assert_string_equal(job.name, boot == 1 ? "igt@igt_kernel@panic-at-start" : "igt@igt_kernel@hang");
+		close(fd);
+	}
 }
 
 /* A reset in the middle of a line (a watchdog, a hang): the boot ends there, the next starts. */
@@ -430,6 +468,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cut_byte_by_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_odd_chunks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_at_kernel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_note_keeps_its_kernel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_firmware_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_mid_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood_cut_per_boot, setup, teardown),

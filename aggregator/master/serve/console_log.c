@@ -80,6 +80,7 @@ struct bci_console_log {
 	/* What this boot has shown so far, for the next marker's decision. */
 	bool firmware_started;		/* it began at the firmware's reset */
 	bool kernel_started;		/* a kernel line seen */
+	bool netbooted;			/* a run note seen: the kernel to come is this boot's */
 	unsigned lines_since_firmware;
 };
 
@@ -414,6 +415,7 @@ static int cut(struct bci_console_log *c)
 	c->at_line_start = true;
 	c->firmware_started = false;
 	c->kernel_started = false;
+	c->netbooted = false;
 	c->lines_since_firmware = 0;
 	return ret;
 }
@@ -453,7 +455,7 @@ static int decide(struct bci_console_log *c, bool whole_line)
 		begins = !c->firmware_started || c->kernel_started || c->lines_since_firmware > 0;
 		break;
 	case MARKER_KERNEL:
-		begins = !c->firmware_started || c->kernel_started;
+		begins = (!c->firmware_started && !c->netbooted) || c->kernel_started;
 		break;
 	case MARKER_NONE:
 		break;
@@ -576,6 +578,12 @@ int bci_console_log_note(struct bci_console_log *c, const char *fmt, ...)
 	for (char *t = text; *t; t++)
 		if (*t == '\n' || *t == '\r')
 			*t = ' ';
+	if (!strncmp(text, BCI_CONSOLE_RUN_NOTE, strlen(BCI_CONSOLE_RUN_NOTE))) {
+		/* A netboot after a kernel ran (no firmware reset seen between): a new boot. */
+		if (c->kernel_started && c->boot_bytes && (ret = cut(c)) < 0)
+			return ret;
+		c->netbooted = true;
+	}
 	return note_line(c, text);
 }
 

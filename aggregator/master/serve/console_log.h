@@ -26,6 +26,11 @@
  * ("Linux version ", after printk's "[ time] " if any). A kernel line right after the firmware's is the same boot; a second
  * kernel line in a boot (a kexec, a kernel started without firmware output)
  * or the firmware's reset after at least one other line starts a new one.
+ * A run note (BCI_CONSOLE_RUN_NOTE) says the machine is netbooting: after a
+ * kernel it starts a new boot, and the kernel that follows it is that boot's,
+ * even when the boot's start was not seen (serve connected after the
+ * firmware's reset, or the firmware sends none): the run's boot holds its
+ * kernel's console.
  *
  * Storage is bounded per boot, and a flood keeps what a crash leaves last:
  * past three quarters of @boot_max bytes of the console's (the head), a note
