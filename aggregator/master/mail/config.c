@@ -45,7 +45,7 @@ static int absolute_check(const struct bci_config_key *key, const char *value, c
 	return -EINVAL;
 }
 
-static const struct bci_config_key keys[] = {
+static const struct bci_config_key mail_keys[] = {
 	{ "url", BCI_CONFIG_STRING, "", NULL, "the SMTP server (required)", url_check },
 	{ "from", BCI_CONFIG_STRING, "", NULL, "the replies' From: and envelope sender (required)",
 	  address_check },
@@ -81,7 +81,7 @@ int bci_mail_config_read(const char *path, struct bci_mail_config *c, char *err,
 		bci_message(err, err_size, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
-	ret = bci_config_new(keys, &config);
+	ret = bci_config_new(mail_keys, &config);
 	if (ret < 0)
 		goto out;
 	ret = bci_config_parse_file(config, path, text, len, err, err_size);
