@@ -77,6 +77,7 @@ static void test_from_mbox(void **state)
 	free(out);
 	convert("Subject: v\n\nbare\rCR\n", -EINVAL);
 	convert("Subject: no body and no blank line\n", -EINVAL);
+	convert("From x Sun Dec  6 10:00:00 2026\n\nno headers\n", -EINVAL);
 	assert_int_equal(bci_mail_from_mbox("Subject: a\n\n\0b\n", 16, &out, &(size_t){ 0 },
 					    (char[64]){ 0 }, 64), -EINVAL);
 }

@@ -69,7 +69,7 @@ void bci_mail_config_free(struct bci_mail_config *config);
  * in CRLF, the From_ line is gone, ">From " lines lose the '>' mboxrd added,
  * and the blank line that ends an mbox message is dropped. Dots are left
  * alone: libcurl doubles a leading dot as it sends. -EINVAL for a NUL byte,
- * a bare CR, or a message without a blank line after its headers.
+ * a bare CR, or a message without headers or a blank line after them.
  */
 int bci_mail_from_mbox(const char *mbox, size_t len, char **out, size_t *out_len, char *err,
 		       size_t err_size);

@@ -71,8 +71,8 @@ int bci_mail_from_mbox(const char *mbox, size_t len, char **out, size_t *out_len
 	 */
 	if (from_line && blank_at != (size_t)-1 && blank_at > headers_end)
 		n = blank_at;
-	if (!headers_ended || !n) {
-		bci_message(err, err_size, "the message has no blank line after its headers");
+	if (!headers_ended || !headers_end) {
+		bci_message(err, err_size, "the message has no headers, or no blank line after them");
 		free(buf);
 		return -EINVAL;
 	}
