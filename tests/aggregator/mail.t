@@ -12,6 +12,8 @@
 #   550        refused for good: failed, said once, kept (mail list), never tried again
 #   STARTTLS   a server with a self-signed certificate that requires STARTTLS, the CA file in
 #              mail.conf: received byte for byte
+#   AUTH       a server that requires AUTH (aiosmtpd's Controller: its command line has no
+#              AUTH): a wrong password in the auth file is retried, the right one sends
 #   serve      serve's sender thread delivers what is queued, within its interval
 # Skipped when python3-aiosmtpd is not installed.
 set -uo pipefail
@@ -305,6 +307,67 @@ if smtpd "$work/tls" "$tls_port" --tlscert "$work/tls/cert.pem" --tlskey "$work/
 else
 	not_ok "aiosmtpd with --tlscert did not start"
 	diag <"$work/tls/server.log"
+fi
+
+# ---- AUTH, the credentials from a file ----
+# An aiosmtpd that requires AUTH (PLAIN or LOGIN; over plain TCP, loopback only) with one user.
+cat >"$work/authsmtp.py" <<'PY'
+# authsmtp.py DIR PORT USER PASSWORD: saves as savemail.Save does, after AUTH as USER only;
+# each AUTH's mechanism and outcome appended to DIR/auth.
+import asyncio
+import os
+import sys
+
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+
+import savemail
+
+directory, port, user, password = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+
+def authenticator(server, session, envelope, mechanism, auth_data):
+    good = (isinstance(auth_data, LoginPassword) and auth_data.login.decode() == user
+            and auth_data.password.decode() == password)
+    with open(os.path.join(directory, "auth"), "a") as f:
+        f.write("%s %s\n" % (mechanism, "good" if good else "bad"))
+    # handled=False: aiosmtpd answers a refusal with its own 535.
+    return AuthResult(success=good, handled=False)
+
+
+controller = Controller(savemail.Save(directory), hostname="127.0.0.1", port=port,
+                        authenticator=authenticator, auth_required=True,
+                        auth_require_tls=False)
+controller.start()
+asyncio.get_event_loop().run_forever()
+PY
+mkdir -p "$work/auth/received"
+[ "$(id -u)" = 0 ] && chown -R nobody:nogroup "$work/auth"
+auth_port=$(tcp_free_port)
+(cd "$work/auth" && PYTHONPATH=$work exec "${run_as[@]}" "$python" "$work/authsmtp.py" "$work/auth" \
+	"$auth_port" ci-bot 's3cret pass') >>"$work/auth/server.log" 2>&1 &
+smtp_pids+=($!)
+if wait_until listening "$auth_port"; then
+	printf 'user = ci-bot\npassword = wrong\n' >"$work/smtp-auth"
+	chmod 0600 "$work/smtp-auth"
+	config "smtp://127.0.0.1:$auth_port/lab.example" "auth-file = $work/smtp-auth
+"
+	message authed
+	mail queue --message "$work/authed.txt" >>"$work/log" 2>&1
+	mail send >"$work/auth1.out" 2>"$work/auth1.err"
+	check "AUTH refused (535): not sent, to retry (the auth file is the lab's to mend)" \
+		grep -q '^mail: 0 sent, 1 to retry, 0 failed' "$work/auth1.out" || diag <"$work/auth1.err"
+	printf 'user = ci-bot\npassword = s3cret pass\n' >"$work/smtp-auth"
+	sleep 1.2
+	mail send >"$work/auth2.out" 2>"$work/auth2.err"
+	check "... with the right password from the file: sent" grep -q '^mail: 1 sent' "$work/auth2.out" ||
+		diag <"$work/auth2.err"
+	check "... the server saw a bad then a good AUTH" \
+		test "$(awk '{ print $2 }' "$work/auth/auth" | tr '\n' ' ')" = "bad good "
+	check "... received byte for byte" cmp <(mail show '<authed@lab.example>') "$work/auth/received/1.eml"
+else
+	not_ok "the AUTH server did not start"
+	diag <"$work/auth/server.log"
 fi
 
 # ---- serve's sender ----

@@ -191,8 +191,13 @@ int bci_smtp_send(const struct bci_mail_config *config, const char *sender,
 		ret = BCI_SMTP_SENT;
 		goto out;
 	}
-	/* A 5xx is the server's last word on this message; anything else may pass later. */
-	ret = code >= 500 && code < 600 ? BCI_SMTP_REFUSED : BCI_SMTP_LATER;
+	/*
+	 * A 5xx is the server's last word on this message; anything else may pass
+	 * later. So may credentials refused (535): they are the lab's to mend (the
+	 * auth file), not the message's fault.
+	 */
+	ret = code >= 500 && code < 600 && rc != CURLE_LOGIN_DENIED ? BCI_SMTP_REFUSED
+								     : BCI_SMTP_LATER;
 	if (answers.last[0] && code >= 400)
 		bci_message(why, why_size, "%s", answers.last);
 	else
