@@ -14,7 +14,8 @@
 #              mail.conf: received byte for byte
 #   AUTH       a server that requires AUTH (aiosmtpd's Controller: its command line has no
 #              AUTH): a wrong password in the auth file is retried, the right one sends
-#   serve      serve's sender thread delivers what is queued, within its interval
+#   serve      serve's sender thread delivers what is queued, within its interval; with
+#              reply = final it queues the reply of a build whose jobs have all ended
 # Skipped when python3-aiosmtpd is not installed.
 set -uo pipefail
 # shellcheck source=tests/aggregator/serve-lib.sh
@@ -371,7 +372,26 @@ else
 fi
 
 # ---- serve's sender ----
+# series-2: its one job ended, as the scheduler records it (serve, with reply = final, queues
+# its reply); series-1's reply is in the outbox already.
+"$gen" "$work/runs/series-2" kms_flip@basic=pass gem@a=pass >/dev/null
+{
+	"$aggregator" build add series-2 --tree patchwork --commit ccc --tier fast --base base-1 \
+		--series-title 'drm/i915: another' --message-id '<cover.2@lists.example>' \
+		--registered 3000 &&
+		"$aggregator" ingest --machine lab-1 --build series-2 "$work/runs/series-2"
+} >>"$work/setup.log" 2>&1
+"$python" - "$data/bootci.sqlite" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for build, state in (("series-1", "done"), ("series-2", "done"), ("base-1", "abandoned")):
+    db.execute("INSERT INTO schedule_jobs (machine, build, tier, shard, shards, testlist, run_id,"
+               " state, boots, queued) SELECT m.id, b.id, 'fast', 0, 1, '', 'job-' || b.name, ?, 1, 0"
+               " FROM machines m, builds b WHERE m.name = 'lab-1' AND b.name = ?", (state, build))
+db.commit()
+PY
 config "smtp://127.0.0.1:$smtp_port/lab.example" "interval = 1s
+reply = final
 "
 start_server
 check "serve says its sender is on" \
@@ -382,6 +402,15 @@ mail queue --message "$work/served.txt" >>"$work/log" 2>&1
 is_sent() { test "$(state "$1")" = sent; }
 check "serve's sender delivers what is queued" wait_until is_sent '<served@lab.example>'
 check "... received once" test "$(grep -l 'Message-ID: <served@' "$smtp"/received/*.eml | wc -l)" = 1
+build_sent() { mail list | awk -F'\t' -v b="$1" '$6 == b && $2 == "sent"' | grep -q .; }
+check "reply = final: serve queues the reply of a build whose jobs have all ended, and sends it" \
+	wait_until build_sent series-2
+check "... said in its log" grep -q 'mail: build series-2: its jobs have all ended: reply <bootci.series-2' \
+	"$work/server.log"
+check "... threaded on its series' Message-ID" \
+	grep -q $'^In-Reply-To: <cover.2@lists.example>\r$' $(grep -l 'cover.2@' "$smtp"/received/*.eml)
+check "... one reply a build: none more for series-1, none for base-1 (no series)" \
+	test "$(mail list | awk -F'\t' '$6 == "series-1" || $6 == "base-1"' | wc -l)" = 1
 stop_server
 check "serve stops with its sender (exit 0)" test "$server_status" = 0
 

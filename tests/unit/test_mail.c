@@ -268,6 +268,56 @@ static void test_outbox(void **state)
 	bci_store_close(store);
 }
 
+static int final_seen(const char *build, void *ctx)
+{
+	char *names = ctx;
+
+	strcat(names, build);
+	strcat(names, " ");
+	return 0;
+}
+
+static void build_add(struct bci_store *store, const char *name, const char *message_id)
+{
+	struct bci_store_build b = { .name = name, .tree = "t", .commit = "c", .tier = "fast",
+				     .message_id = message_id };
+	char err[256];
+
+	if (bci_store_build_put(store, &b, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+}
+
+/* A build's reply is due when it answers a series and every job it was given has ended. */
+static void test_builds_final(void **state)
+{
+	char err[PATH_MAX + 256], names[256] = "";
+	struct bci_store *store;
+	int64_t job = -1, other = -1;
+
+	assert_int_equal(bci_store_open(NULL, *state, &store, err, sizeof(err)), 0);
+	build_add(store, "series", "<cover@x>");
+	build_add(store, "no-series", NULL);
+	build_add(store, "no-jobs", "<cover2@x>");
+	struct bci_store_job j = { .machine = "m1", .build = "series", .tier = "fast",
+				   .shards = 1, .testlist = "", .run_id = "r1" };
+	assert_int_equal(bci_store_job_add(store, &j, &job, err, sizeof(err)), 0);
+	j.run_id = "r2";
+	assert_int_equal(bci_store_job_add(store, &j, &other, err, sizeof(err)), 0);
+	j.build = "no-series";
+	j.run_id = "r3";
+	assert_int_equal(bci_store_job_add(store, &j, NULL, err, sizeof(err)), 0);
+	assert_int_equal(bci_store_job_update(store, job, "done", 1, 1, err, sizeof(err)), 0);
+	assert_int_equal(bci_store_mail_builds_final(store, final_seen, names, err, sizeof(err)), 0);
+	assert_int_equal(bci_store_job_end(store, other, "abandoned", "x", 0, err, sizeof(err)), 0);
+	assert_int_equal(bci_store_mail_builds_final(store, final_seen, names, err, sizeof(err)), 1);
+	assert_string_equal(names, "series ");
+	struct bci_store_mail mail = { .message_id = "<reply@x>", .build = "series",
+				       .sender = "a@b", .recipients = "c@d\n", .message = "S: x\r\n\r\n" };
+	assert_int_equal(bci_store_mail_queue(store, &mail, NULL, err, sizeof(err)), 0);
+	assert_int_equal(bci_store_mail_builds_final(store, NULL, NULL, err, sizeof(err)), 0);
+	bci_store_close(store);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test_setup_teardown(test_config, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_outbox, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_builds_final, tmpdir_setup, tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,6 @@
  */
 #include "../command.h"
 #include "../commands.h"
-#include "../report/report.h"
 #include "../store/store.h"
 #include "fsutil.h"
 #include "mail.h"
@@ -112,125 +111,29 @@ static int config_load(const char *data_dir, struct bci_mail_config *config)
 	return ret;
 }
 
-struct already {
-	char message_id[512];
-	char state[16];
-};
-
-static int already_seen(const struct bci_store_mail *mail, void *ctx)
+/* --message FILE: the message as it is, its envelope from its headers. */
+static int message_queue(struct bci_store *store, const struct mail_args *a,
+			 const struct bci_mail_config *config)
 {
-	struct already *a = ctx;
-
-	snprintf(a->message_id, sizeof(a->message_id), "%s", mail->message_id);
-	snprintf(a->state, sizeof(a->state), "%s", mail->state);
-	return 0;
-}
-
-/* The build's reply as report --mbox writes it, in *@mbox (malloc'ed). */
-static int reply_make(struct bci_store *store, const struct mail_args *a, const char *data_dir,
-		      const struct bci_mail_config *config, char **mbox, size_t *len)
-{
-	char err[PATH_MAX + 1024] = "", filters_path[PATH_MAX];
-	struct bci_filters *filters = NULL;
-	struct bci_report *report = NULL;
-	char *to = NULL;
-	FILE *out;
+	struct bci_mail_envelope envelope = { 0 };
+	char err[PATH_MAX + 1024] = "", *mbox = NULL, *message = NULL;
+	size_t mbox_len = 0, message_len = 0;
 	int ret;
 
-	snprintf(filters_path, sizeof(filters_path), "%s", a->filters ? a->filters : "");
-	if (!a->filters)
-		snprintf(filters_path, sizeof(filters_path), "%s/known-issues.txt", data_dir);
-	ret = bci_filters_load(filters_path, &filters, err, sizeof(err));
-	if (ret < 0 && !(ret == -ENOENT && !a->filters)) {
-		fprintf(stderr, "bootci-aggregator mail: filters: %s\n", err);
+	ret = bci_read_file(a->message, &mbox, &mbox_len, 16 << 20);
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator mail: %s: %s\n", a->message, strerror(-ret));
 		return ret;
-	}
-	struct bci_report_options options = { .data_dir = data_dir, .filters = filters,
-					      .window = a->window, .threads = 2,
-					      .store_url = a->store.url };
-	ret = bci_report_build(store, a->build, &options, &report, err, sizeof(err));
-	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator mail: %s\n", err[0] ? err : strerror(-ret));
-		goto out;
-	}
-	/* The list first, then the author (and anyone else) the command names. */
-	if (asprintf(&to, "%s%s%s", config->to ? config->to : "", config->to && a->to ? ", " : "",
-		     a->to ? a->to : "") < 0) {
-		to = NULL;
-		ret = -ENOMEM;
-		goto out;
-	}
-	struct bci_mbox_options mbox_options = { .from = config->from, .to = *to ? to : NULL,
-						 .matrix_url = a->matrix_url, .date = a->date,
-						 .fold_after = 1 };
-	out = open_memstream(mbox, len);
-	if (!out) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	ret = bci_mbox_write(out, report, &mbox_options, err, sizeof(err));
-	if (fclose(out) && ret == 0)
-		ret = -ENOMEM;
-	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator mail: %s\n", err[0] ? err : strerror(-ret));
-		free(*mbox);
-		*mbox = NULL;
-	}
-out:
-	free(to);
-	bci_report_free(report);
-	bci_filters_free(filters);
-	return ret;
-}
-
-static int mail_queue(struct mail_args *a)
-{
-	struct bci_mail_config config = { 0 };
-	struct bci_mail_envelope envelope = { 0 };
-	struct bci_store *store = NULL;
-	char err[PATH_MAX + 1024] = "", *mbox = NULL, *message = NULL;
-	const char *data_dir = bci_command_data_dir(&a->store);
-	size_t mbox_len = 0, message_len = 0;
-	int ret, status = 1;
-
-	if (config_load(data_dir, &config) < 0)
-		return 1;
-	if (bci_command_store_open(&a->store, &store))
-		goto out;
-	if (a->build && !a->message) {
-		struct already seen = { "", "" };
-
-		/* One reply a build: queueing it again changes nothing. */
-		ret = bci_store_mail_each(store, a->build, already_seen, &seen, err, sizeof(err));
-		if (ret < 0) {
-			fprintf(stderr, "bootci-aggregator mail: %s\n", err);
-			goto out;
-		}
-		if (ret > 0) {
-			printf("build %s: its reply %s is already in the outbox (%s)\n", a->build,
-			       seen.message_id, seen.state);
-			status = 0;
-			goto out;
-		}
-		if (reply_make(store, a, data_dir, &config, &mbox, &mbox_len) < 0)
-			goto out;
-	} else {
-		ret = bci_read_file(a->message, &mbox, &mbox_len, 16 << 20);
-		if (ret < 0) {
-			fprintf(stderr, "bootci-aggregator mail: %s: %s\n", a->message, strerror(-ret));
-			goto out;
-		}
 	}
 	ret = bci_mail_from_mbox(mbox, mbox_len, &message, &message_len, err, sizeof(err));
 	if (ret == 0)
 		ret = bci_mail_envelope_read(message, &envelope, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "bootci-aggregator mail: %s: %s\n",
-			a->message ? a->message : a->build, err);
+		fprintf(stderr, "bootci-aggregator mail: %s: %s\n", a->message, err);
 		goto out;
 	}
 	struct bci_store_mail mail = { .message_id = envelope.message_id, .build = a->build,
-				       .sender = config.sender, .recipients = envelope.recipients,
+				       .sender = config->sender, .recipients = envelope.recipients,
 				       .message = message };
 	ret = bci_store_mail_queue(store, &mail, NULL, err, sizeof(err));
 	if (ret < 0) {
@@ -241,11 +144,49 @@ static int mail_queue(struct mail_args *a)
 		*p = p[1] ? ' ' : '\0';
 	printf("%s %s: to %s\n", envelope.message_id, ret ? "already in the outbox" : "queued",
 	       envelope.recipients);
-	status = 0;
+	ret = 0;
 out:
 	bci_mail_envelope_free(&envelope);
 	free(message);
 	free(mbox);
+	return ret;
+}
+
+static int mail_queue(struct mail_args *a)
+{
+	struct bci_mail_config config = { 0 };
+	struct bci_store *store = NULL;
+	char err[PATH_MAX + 1024] = "", id[512], recipients[2048];
+	const char *data_dir = bci_command_data_dir(&a->store);
+	int ret, status = 1;
+
+	if (config_load(data_dir, &config) < 0)
+		return 1;
+	if (bci_command_store_open(&a->store, &store))
+		goto out;
+	if (a->message) {
+		status = message_queue(store, a, &config) < 0;
+		goto out;
+	}
+	struct bci_mail_reply reply = { .config = &config, .data_dir = data_dir,
+					.store_url = a->store.url, .threads = 2, .build = a->build,
+					.to = a->to, .filters = a->filters,
+					.matrix_url = a->matrix_url, .window = a->window,
+					.date = a->date };
+	ret = bci_mail_reply_queue(store, &reply, id, sizeof(id), recipients, sizeof(recipients),
+				   err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator mail: build %s: %s\n", a->build,
+			err[0] ? err : strerror(-ret));
+		goto out;
+	}
+	if (ret == 1)
+		printf("build %s: its reply %s is already in the outbox (%s)\n", a->build, id,
+		       recipients);
+	else
+		printf("%s queued: to %s\n", id, recipients);
+	status = 0;
+out:
 	bci_store_close(store);
 	bci_mail_config_free(&config);
 	return status;

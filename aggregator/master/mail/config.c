@@ -60,6 +60,9 @@ static const struct bci_config_key mail_keys[] = {
 	{ "retry-first", BCI_CONFIG_SECONDS, "1m", NULL, "the first retry's delay", NULL },
 	{ "retry-max", BCI_CONFIG_SECONDS, "1h", NULL, "the longest delay between attempts", NULL },
 	{ "retry-for", BCI_CONFIG_SECONDS, "48h", NULL, "how long a message is retried", NULL },
+	{ "reply", BCI_CONFIG_CHOICE, "manual", "manual|final",
+	  "serve queues a build's reply once its jobs have all ended", NULL },
+	{ "matrix-url", BCI_CONFIG_STRING, "", NULL, "the base URL of the pages replies link", NULL },
 	{ NULL, 0, NULL, NULL, NULL, NULL },
 };
 
@@ -112,10 +115,13 @@ int bci_mail_config_read(const char *path, struct bci_mail_config *c, char *err,
 	c->retry_first = bci_config_get_seconds(config, "retry-first");
 	c->retry_max = bci_config_get_seconds(config, "retry-max");
 	c->retry_for = bci_config_get_seconds(config, "retry-for");
+	c->reply_final = !strcmp(bci_config_get(config, "reply"), "final");
+	c->matrix_url = dup_or_null(bci_config_get(config, "matrix-url"));
 	if (!c->url || !c->from || !c->sender ||
 	    (*bci_config_get(config, "to") && !c->to) ||
 	    (*bci_config_get(config, "auth-file") && !c->auth_file) ||
-	    (*bci_config_get(config, "ca-file") && !c->ca_file))
+	    (*bci_config_get(config, "ca-file") && !c->ca_file) ||
+	    (*bci_config_get(config, "matrix-url") && !c->matrix_url))
 		ret = -ENOMEM;
 out:
 	if (ret == -ENOMEM)
@@ -147,5 +153,6 @@ void bci_mail_config_free(struct bci_mail_config *c)
 	free(c->to);
 	free(c->auth_file);
 	free(c->ca_file);
+	free(c->matrix_url);
 	memset(c, 0, sizeof(*c));
 }

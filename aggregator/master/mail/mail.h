@@ -8,6 +8,8 @@
  *                 (CRLF lines, no From_ line, mboxrd quoting undone) and its
  *                 envelope (sender, recipients, Message-ID) from its headers
  *   smtp.c        one delivery through libcurl (smtp://, smtps://, STARTTLS)
+ *   reply.c       a build's reply (report/mbox.c's message) queued once; the
+ *                 replies of the builds whose jobs have all ended
  *   deliver.c     one pass over the outbox: claim, send, mark sent / retry
  *                 with backoff / failed
  *   command.c     `bootci-aggregator mail queue|send|list`
@@ -27,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <time.h>
 
 struct bci_store;
 
@@ -47,6 +50,8 @@ struct bci_mail_config {
 	unsigned long retry_first;	/* the first retry's delay; doubled each time */
 	unsigned long retry_max;	/* the longest delay between two attempts */
 	unsigned long retry_for;	/* how long a message is retried before it fails */
+	bool reply_final;		/* serve queues a build's reply when its jobs have all ended */
+	char *matrix_url;		/* the base URL of the pages the replies link, or NULL */
 };
 
 /*
@@ -113,6 +118,41 @@ int bci_smtp_send(const struct bci_mail_config *config, const char *sender,
 		  const char *recipients, const char *message, size_t len,
 		  void (*accepted)(void *ctx), void *ctx, char *why, size_t why_size);
 
+/* ---- a build's reply (reply.c) ---- */
+
+struct bci_mail_reply {
+	const struct bci_mail_config *config;	/* From, the list, the matrix URL */
+	const char *data_dir;		/* the runs' archives, DATA/known-issues.txt */
+	const char *store_url;		/* for the report's second thread */
+	int threads;			/* the report's threads (bci_report_options) */
+	const char *build;
+	const char *to;			/* more recipients after the list ("A <a@b>, c@d"), or NULL */
+	const char *filters;		/* the filter file, or NULL: DATA/known-issues.txt if any */
+	const char *matrix_url;		/* NULL: the configuration's */
+	int window;			/* the baseline window in runs (0: 5) */
+	time_t date;			/* the Date: and the Message-ID's time */
+};
+
+/*
+ * Queues @r's build's reply (the message `report --mbox` writes, CRLF) from
+ * the configured sender to its To: addresses. 0 when queued, with its
+ * Message-ID in @message_id and its recipients (blank-separated) in
+ * @recipients; 1 when the outbox already holds a message for the build
+ * (nothing changed: @message_id is that one's, @recipients its state).
+ */
+int bci_mail_reply_queue(struct bci_store *store, const struct bci_mail_reply *r,
+			 char *message_id, size_t id_size, char *recipients, size_t recipients_size,
+			 char *err, size_t err_size);
+/*
+ * Queues the reply of every build whose report is final: it answers a
+ * series (a Message-ID), the scheduler gave it jobs and they have all ended
+ * (done or abandoned), and the outbox has no message for it. @defaults
+ * gives all but the build and the date. A line on @log for each reply
+ * queued or that could not be made; returns how many were queued.
+ */
+int bci_mail_replies_final(struct bci_store *store, const struct bci_mail_reply *defaults,
+			   FILE *log, char *err, size_t err_size);
+
 /* ---- the outbox (deliver.c) ---- */
 
 struct bci_mail_pass {
@@ -138,7 +178,7 @@ struct bci_mail_server;
 
 /*
  * Starts serve's sender thread: a pass every interval on a store connection
- * of its own. When the data folder has no mail.conf mail is off: 0 and
+ * of its own (with reply = final, the final builds' replies queued first). When the data folder has no mail.conf mail is off: 0 and
  * *@out NULL. A mail.conf with an error is an error.
  */
 int bci_mail_server_start(const char *data_dir, const char *store_url, FILE *log,

@@ -21,6 +21,7 @@
 struct bci_mail_server {
 	struct bci_mail_config config;
 	struct bci_store *store;
+	char *data_dir, *store_url;
 	FILE *log;
 	pthread_mutex_t lock;		/* stopping */
 	pthread_cond_t wake;
@@ -40,6 +41,17 @@ static void *loop_main(void *arg)
 	pthread_mutex_lock(&s->lock);
 	while (!s->stopping) {
 		pthread_mutex_unlock(&s->lock);
+		if (s->config.reply_final) {
+			struct bci_mail_reply defaults = { .config = &s->config,
+							   .data_dir = s->data_dir,
+							   .store_url = s->store_url, .threads = 1 };
+
+			if (bci_mail_replies_final(s->store, &defaults, s->log, err,
+						   sizeof(err)) < 0 && s->log) {
+				fprintf(s->log, "mail: the final builds: %s\n", err);
+				fflush(s->log);
+			}
+		}
 		if (bci_mail_deliver(s->store, &s->config, bci_mail_now(), s->log, &pass, err,
 				     sizeof(err)) < 0 && s->log) {
 			fprintf(s->log, "mail: %s\n", err);
@@ -68,6 +80,8 @@ void bci_mail_server_stop(struct bci_mail_server *s)
 	}
 	bci_store_close(s->store);
 	bci_mail_config_free(&s->config);
+	free(s->data_dir);
+	free(s->store_url);
 	if (s->curl_started)
 		curl_global_cleanup();
 	pthread_cond_destroy(&s->wake);
@@ -98,6 +112,12 @@ int bci_mail_server_start(const char *data_dir, const char *store_url, FILE *log
 	}
 	if (ret < 0)
 		goto fail;
+	s->data_dir = strdup(data_dir);
+	s->store_url = store_url ? strdup(store_url) : NULL;
+	if (!s->data_dir || (store_url && !s->store_url)) {
+		ret = -ENOMEM;
+		goto fail;
+	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		bci_message(err, err_size, "mail: libcurl's initialisation failed");
 		ret = -EIO;
@@ -113,8 +133,9 @@ int bci_mail_server_start(const char *data_dir, const char *store_url, FILE *log
 	}
 	s->thread_started = true;
 	if (log) {
-		fprintf(log, "mail: sending the outbox through %s every %lu s\n", s->config.url,
-			s->config.interval);
+		fprintf(log, "mail: sending the outbox through %s every %lu s%s\n", s->config.url,
+			s->config.interval,
+			s->config.reply_final ? ", each build's reply queued once its jobs have ended" : "");
 		fflush(log);
 	}
 	*out = s;

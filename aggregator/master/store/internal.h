@@ -103,6 +103,7 @@ enum bci_store_statement {
 	S_MAIL_ALL,
 	S_MAIL_BUILD,
 	S_MAIL_GET,
+	S_MAIL_BUILDS_FINAL,
 	S_COUNT,
 };
 

@@ -42,6 +42,13 @@ static const char *const statements[S_COUNT - S_MAIL_FIRST] = {
 	[S_MAIL_ALL - S_MAIL_FIRST] = MAIL_COLUMNS " ORDER BY id",
 	[S_MAIL_BUILD - S_MAIL_FIRST] = MAIL_COLUMNS " WHERE build = ? ORDER BY id",
 	[S_MAIL_GET - S_MAIL_FIRST] = MAIL_COLUMNS " WHERE message_id = ?",
+	[S_MAIL_BUILDS_FINAL - S_MAIL_FIRST] =
+		"SELECT b.name FROM builds b WHERE b.message_id IS NOT NULL"
+		" AND EXISTS (SELECT 1 FROM schedule_jobs j WHERE j.build = b.id)"
+		" AND NOT EXISTS (SELECT 1 FROM schedule_jobs j WHERE j.build = b.id"
+		"   AND j.state NOT IN ('done', 'abandoned'))"
+		" AND NOT EXISTS (SELECT 1 FROM mail_outbox o WHERE o.build = b.name)"
+		" ORDER BY b.id",
 };
 
 static int query(struct bci_store *store, enum bci_store_statement id,
@@ -183,4 +190,29 @@ int bci_store_mail_get(struct bci_store *store, const char *message_id,
 	int ret = query(store, S_MAIL_GET, &param, 1, row_mail, &walk, err, err_size);
 
 	return ret < 0 ? ret : walk.count > 0;
+}
+
+struct name_walk {
+	int (*fn)(const char *build, void *ctx);
+	void *ctx;
+	int count;
+};
+
+static int row_name(const struct bci_store_value *c, int n, void *ctx)
+{
+	struct name_walk *walk = ctx;
+
+	if (n < 1 || !column_text(&c[0]))
+		return -EPROTO;
+	walk->count++;
+	return walk->fn ? walk->fn(column_text(&c[0]), walk->ctx) : 0;
+}
+
+int bci_store_mail_builds_final(struct bci_store *store, int (*fn)(const char *build, void *ctx),
+				void *ctx, char *err, size_t err_size)
+{
+	struct name_walk walk = { fn, ctx, 0 };
+	int ret = query(store, S_MAIL_BUILDS_FINAL, NULL, 0, row_name, &walk, err, err_size);
+
+	return ret ? ret : walk.count;
 }

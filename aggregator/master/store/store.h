@@ -511,6 +511,13 @@ int bci_store_mail_failed(struct bci_store *store, int64_t key, int attempts, co
 int bci_store_mail_each(struct bci_store *store, const char *build,
 			int (*fn)(const struct bci_store_mail *mail, void *ctx), void *ctx,
 			char *err, size_t err_size);
+/*
+ * Every build whose reply is due, oldest first: it has a Message-ID (it
+ * answers a series), jobs, all of them done or abandoned, and no message in
+ * the outbox. Returns the count.
+ */
+int bci_store_mail_builds_final(struct bci_store *store, int (*fn)(const char *build, void *ctx),
+				void *ctx, char *err, size_t err_size);
 /* The message of Message-ID @message_id: 1 with @fn called, 0 when there is none. */
 int bci_store_mail_get(struct bci_store *store, const char *message_id,
 		       int (*fn)(const struct bci_store_mail *mail, void *ctx), void *ctx,
