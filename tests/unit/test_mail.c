@@ -315,6 +315,10 @@ static void test_builds_final(void **state)
 				       .sender = "a@b", .recipients = "c@d\n", .message = "S: x\r\n\r\n" };
 	assert_int_equal(bci_store_mail_queue(store, &mail, NULL, err, sizeof(err)), 0);
 	assert_int_equal(bci_store_mail_builds_final(store, NULL, NULL, err, sizeof(err)), 0);
+	/* One message a build: another Message-ID for it is refused, saying why. */
+	mail.message_id = "<reply-again@x>";
+	assert_int_equal(bci_store_mail_queue(store, &mail, NULL, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "build series already has a message"));
 	bci_store_close(store);
 }
 

@@ -118,6 +118,16 @@ int bci_mail_reply_queue(struct bci_store *store, const struct bci_mail_reply *r
 					       .recipients = envelope.recipients, .message = message };
 
 		ret = bci_store_mail_queue(store, &mail, NULL, err, err_size);
+		/* Another queuer's reply went in first (serve's and the command's at once). */
+		if (ret == -EEXIST &&
+		    bci_store_mail_each(store, r->build, already_seen, &seen, err, err_size) > 0) {
+			bci_mail_envelope_free(&envelope);
+			free(message);
+			free(mbox);
+			snprintf(message_id, id_size, "%s", seen.message_id);
+			snprintf(recipients, recipients_size, "%s", seen.state);
+			return 1;
+		}
 	}
 	if (ret >= 0) {
 		snprintf(message_id, id_size, "%s", envelope.message_id);

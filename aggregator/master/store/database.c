@@ -203,7 +203,9 @@ static const char *const migrations[] = {
 	 * 7: the mail outbox (outbox.c): each message the master sends by
 	 * SMTP, from queued to sent (or failed), so a restart neither loses one
 	 * nor sends one twice. The build is its name, not a key: a message may
-	 * answer no build, and a build is never deleted under its reply.
+	 * answer no build, and a build is never deleted under its reply. One
+	 * message a build (a unique index; NULLs do not collide), so two
+	 * queuers of one build's reply at once cannot both add one.
 	 */
 	"CREATE TABLE mail_outbox ("
 	"  id {id},"
@@ -219,7 +221,7 @@ static const char *const migrations[] = {
 	"  sent DOUBLE PRECISION,"
 	"  last_error TEXT);"
 	"CREATE INDEX mail_outbox_due ON mail_outbox(state, next_attempt);"
-	"CREATE INDEX mail_outbox_build ON mail_outbox(build);",
+	"CREATE UNIQUE INDEX mail_outbox_build ON mail_outbox(build);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,

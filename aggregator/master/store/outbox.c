@@ -78,6 +78,8 @@ int bci_store_mail_queue(struct bci_store *store, const struct bci_store_mail *m
 		value_real(created, 0),
 	};
 	ret = query(store, S_MAIL_QUEUE, params, 7, bci_store_row_first_int, &id, err, err_size);
+	if (ret == -EEXIST)
+		snprintf(err, err_size, "build %s already has a message in the outbox", mail->build);
 	if (ret < 0)
 		return ret;
 	if (id < 0)

@@ -482,7 +482,8 @@ struct bci_store_mail {
  * Queues @mail (its state, attempts, next_attempt and sent ignored: queued,
  * due now). 0 when queued (its key in *@key, may be NULL); 1 when a message
  * of that Message-ID is already in the outbox, whatever its state (nothing
- * changed): queueing is idempotent.
+ * changed): queueing is idempotent. One message a build: -EEXIST when the
+ * outbox holds another message for @mail->build.
  */
 int bci_store_mail_queue(struct bci_store *store, const struct bci_store_mail *mail, int64_t *key,
 			 char *err, size_t err_size);
