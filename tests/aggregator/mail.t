@@ -415,6 +415,13 @@ check "... one reply a build: none more for series-1, none for base-1 (no series
 stop_server
 check "serve stops with its sender (exit 0)" test "$server_status" = 0
 
+mail queue --message "$work/dots.txt" --to jane@doe.example >"$work/usage.out" 2>&1
+check "--to with --message: a usage error (exit 2) saying why" \
+	bash -c "test $? = 2 && grep -q 'not with --message' '$work/usage.out'"
+mail queue --build series-1 --to 'not an address' >"$work/usage2.out" 2>&1
+check "--to that is not an address: a usage error (exit 2) naming it" \
+	bash -c "test $? = 2 && grep -q \"'not an address': not an address\" '$work/usage2.out'"
+
 printf 'url = smtp://x\nfrom = not an address\n' >"$data/mail.conf"
 mail send >"$work/bad.out" 2>&1
 check "a bad mail.conf: mail send fails (exit 1) naming the key" \

@@ -97,6 +97,11 @@ static int args_parse(int argc, char **argv, struct mail_args *a, const char *ve
 	}
 	if (queue && !a->build && !a->message)
 		return bci_command_usage_exit('?');
+	if (a->message && (a->to || a->matrix_url || a->filters)) {
+		fprintf(stderr, "bootci-aggregator mail: --to, --url and --filters make a build's"
+			" reply: not with --message (its own headers say where it goes)\n");
+		return 2;
+	}
 	return -1;
 }
 
@@ -264,7 +269,7 @@ int bci_cmd_mail(int argc, char **argv)
 	int ret;
 
 	if (argc < 2)
-		return bci_command_usage_exit(!strcmp(argc > 1 ? argv[1] : "", "-h") ? 'h' : '?');
+		return bci_command_usage_exit('?');
 	verb = argv[1];
 	if (!strcmp(verb, "-h") || !strcmp(verb, "--help"))
 		return bci_command_usage_exit('h');
