@@ -6,7 +6,8 @@
 #              to the list and the author); `mail send` delivers it: the bytes received are
 #              report --mbox's message with CRLF lines, byte for byte; a second pass sends nothing
 #   dots       a message of lines starting with dots arrives as queued (libcurl's dot-stuffing)
-#   451        refused for now, then taken: retried after its delay, received once
+#   451        refused for now, then taken: retried after its delay (doubled each time),
+#              received once; past retry-for: failed
 #   drop       the connection closed before the answer to DATA, and a server that cuts the
 #              connection in the middle of DATA: retried later, received once
 #   550        refused for good: failed, said once, kept (mail list), never tried again
@@ -248,6 +249,20 @@ mail send >"$work/later3.out" 2>&1
 check "... sent after it" grep -q '^mail: 1 sent' "$work/later3.out"
 check "... received once" test "$(grep -l 'Message-ID: <later@' "$smtp"/received/*.eml | wc -l)" = 1
 
+message twice
+printf '451\n451\n' >"$smtp/plan"
+mail queue --message "$work/twice.txt" >>"$work/log" 2>&1
+mail send >>"$work/log" 2>"$work/twice1.err"
+sleep 1.2
+mail send >>"$work/log" 2>"$work/twice2.err"
+check "backoff: retried in 1 s, then in 2 s" \
+	bash -c "grep -q 'attempt 1), retried in 1 s' '$work/twice1.err' &&
+		grep -q 'attempt 2), retried in 2 s' '$work/twice2.err'"
+sleep 2.2
+mail send >>"$work/log" 2>&1
+check "... then sent, received once" \
+	test "$(grep -l 'Message-ID: <twice@' "$smtp"/received/*.eml | wc -l)" = 1
+
 message dropped
 printf 'drop\n' >"$smtp/plan"
 mail queue --message "$work/dropped.txt" >>"$work/log" 2>&1
@@ -275,6 +290,17 @@ sleep 1.2
 mail send >>"$work/log" 2>&1
 check "... sent to the working server later, received once" \
 	test "$(grep -l 'Message-ID: <cut@' "$smtp"/received/*.eml | wc -l)" = 1
+
+message expired
+config "smtp://127.0.0.1:$smtp_port/lab.example" "retry-for = 1s
+"
+printf '451\n' >"$smtp/plan"
+mail queue --message "$work/expired.txt" >>"$work/log" 2>&1
+mail send >"$work/expired.out" 2>"$work/expired.err"
+check "refused for now past retry-for: failed, saying so" \
+	bash -c "grep -q '^mail: 0 sent, 0 to retry, 1 failed' '$work/expired.out' &&
+		grep -q 'not sent in retry-for (1 s): 451 4.3.0' '$work/expired.err'"
+config "smtp://127.0.0.1:$smtp_port/lab.example"
 
 message refused
 printf '550\n' >"$smtp/plan"
