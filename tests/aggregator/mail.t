@@ -16,7 +16,8 @@
 #   AUTH       a server that requires AUTH (aiosmtpd's Controller: its command line has no
 #              AUTH): a wrong password in the auth file is retried, the right one sends
 #   serve      serve's sender thread delivers what is queued, within its interval; with
-#              reply = final it queues the reply of a build whose jobs have all ended
+#              reply = final it queues the reply of a build whose jobs have all ended; serve
+#              stopped while a server keeps a delivery waiting stops at once, the message kept
 # Skipped when python3-aiosmtpd is not installed.
 set -uo pipefail
 # shellcheck source=tests/aggregator/serve-lib.sh
@@ -440,6 +441,41 @@ check "... one reply a build: none more for series-1, none for base-1 (no series
 	test "$(mail list | awk -F'\t' '$6 == "series-1" || $6 == "base-1"' | wc -l)" = 1
 stop_server
 check "serve stops with its sender (exit 0)" test "$server_status" = 0
+
+# serve stopped while a delivery waits on a server that never answers: abandoned at once, kept.
+cat >"$work/silent.py" <<'PY'
+import socket
+import sys
+import time
+
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", int(sys.argv[1])))
+listener.listen()
+kept = []
+while True:
+    conn, _ = listener.accept()
+    kept.append(conn)
+    with open(sys.argv[2], "a") as f:
+        f.write("connected\n")
+PY
+silent_port=$(tcp_free_port)
+"$python" "$work/silent.py" "$silent_port" "$work/silent.log" >"$work/silent.out" 2>&1 &
+smtp_pids+=($!)
+wait_until listening "$silent_port"
+: >"$work/silent.log"
+config "smtp://127.0.0.1:$silent_port/lab.example" "timeout = 20s
+interval = 1s
+"
+message silent
+mail queue --message "$work/silent.txt" >>"$work/log" 2>&1
+start_server
+wait_until grep -q connected "$work/silent.log"
+started=$SECONDS
+stop_server
+check "serve stops at once with a delivery in flight (exit 0, within 5 s)" \
+	test "$server_status" = 0 -a $((SECONDS - started)) -le 5
+check "... the message stays queued" test "$(state '<silent@lab.example>')" = queued
 
 mail queue --message "$work/dots.txt" --to jane@doe.example >"$work/usage.out" 2>&1
 check "--to with --message: a usage error (exit 2) saying why" \

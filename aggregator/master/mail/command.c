@@ -210,7 +210,8 @@ static int mail_send(struct mail_args *a)
 	if (bci_command_store_open(&a->store, &store))
 		goto out;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	ret = bci_mail_deliver(store, &config, bci_mail_now(), stderr, &pass, err, sizeof(err));
+	ret = bci_mail_deliver(store, &config, bci_mail_now(), stderr, NULL, &pass, err,
+			       sizeof(err));
 	curl_global_cleanup();
 	printf("mail: %d sent, %d to retry, %d failed\n", pass.sent, pass.retried, pass.failed);
 	if (ret < 0)

@@ -128,8 +128,8 @@ static void say(FILE *log, const struct due *d, const char *fmt, ...)
 }
 
 static int deliver_one(struct bci_store *store, const struct bci_mail_config *config,
-		       const struct due *d, double now, FILE *log, struct bci_mail_pass *pass,
-		       char *err, size_t err_size)
+		       const struct due *d, double now, FILE *log, const atomic_bool *stop,
+		       struct bci_mail_pass *pass, char *err, size_t err_size)
 {
 	struct accepted accepted = { .store = store, .due = d };
 	int attempts = d->attempts + 1, ret;
@@ -141,7 +141,7 @@ static int deliver_one(struct bci_store *store, const struct bci_mail_config *co
 	if (ret <= 0)
 		return ret;	/* another sender has it */
 	ret = bci_smtp_send(config, d->sender, d->recipients, d->message, strlen(d->message),
-			    mark_sent, &accepted, why, sizeof(why));
+			    mark_sent, &accepted, stop, why, sizeof(why));
 	if (ret == BCI_SMTP_SENT) {
 		if (!accepted.marked) {
 			/* Accepted but not marked: the next pass sends it again (mail.h). */
@@ -182,7 +182,8 @@ static int deliver_one(struct bci_store *store, const struct bci_mail_config *co
 }
 
 int bci_mail_deliver(struct bci_store *store, const struct bci_mail_config *config, double now,
-		     FILE *log, struct bci_mail_pass *pass, char *err, size_t err_size)
+		     FILE *log, const atomic_bool *stop, struct bci_mail_pass *pass, char *err,
+		     size_t err_size)
 {
 	struct due_list list = { 0 };
 	int ret, first_error = 0;
@@ -195,10 +196,11 @@ int bci_mail_deliver(struct bci_store *store, const struct bci_mail_config *conf
 		due_list_free(&list);
 		return ret;
 	}
-	for (size_t i = 0; i < list.count; i++) {
+	for (size_t i = 0; i < list.count && !(stop && atomic_load(stop)); i++) {
 		char one[600] = "";
 
-		ret = deliver_one(store, config, &list.items[i], now, log, pass, one, sizeof(one));
+		ret = deliver_one(store, config, &list.items[i], now, log, stop, pass, one,
+				  sizeof(one));
 		if (ret < 0 && !first_error) {
 			first_error = ret;
 			bci_message(err, err_size, "%s", one);

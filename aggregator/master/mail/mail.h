@@ -26,6 +26,7 @@
 #ifndef BCI_MAIL_H
 #define BCI_MAIL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -116,7 +117,8 @@ enum bci_smtp_outcome {
  */
 int bci_smtp_send(const struct bci_mail_config *config, const char *sender,
 		  const char *recipients, const char *message, size_t len,
-		  void (*accepted)(void *ctx), void *ctx, char *why, size_t why_size);
+		  void (*accepted)(void *ctx), void *ctx, const atomic_bool *stop, char *why,
+		  size_t why_size);
 
 /* ---- a build's reply (reply.c) ---- */
 
@@ -167,10 +169,12 @@ double bci_mail_now(void);
  * sent; a message the server took is marked sent at once; one refused for
  * now is retried after retry-first, doubled each attempt up to retry-max,
  * until retry-for after it was queued; one refused for good (5xx) fails.
- * Each outcome but a sent message is one line on @log. Counts in @pass.
+ * Each outcome is one line on @log. Counts in @pass. @stop (may be NULL)
+ * turning true ends the pass at once, the message in flight not sent.
  */
 int bci_mail_deliver(struct bci_store *store, const struct bci_mail_config *config, double now,
-		     FILE *log, struct bci_mail_pass *pass, char *err, size_t err_size);
+		     FILE *log, const atomic_bool *stop, struct bci_mail_pass *pass, char *err,
+		     size_t err_size);
 
 /* ---- serve's sender (serve_hook.c) ---- */
 

@@ -2,7 +2,8 @@
 /*
  * serve's sender (mail.h): a thread that runs one delivery pass every
  * interval of DATA/mail.conf, on a store connection of its own, and is
- * woken to stop. A pass holds no lock of serve's: the network waits happen
+ * woken to stop: a delivery in flight is abandoned then (the message stays
+ * queued), so serve stops without waiting out an SMTP server's timeout. A pass holds no lock of serve's: the network waits happen
  * beside the requests, never in their way.
  */
 #include "mail.h"
@@ -23,9 +24,10 @@ struct bci_mail_server {
 	struct bci_store *store;
 	char *data_dir, *store_url;
 	FILE *log;
-	pthread_mutex_t lock;		/* stopping */
+	pthread_mutex_t lock;		/* stopping, for the wait between passes */
 	pthread_cond_t wake;
-	bool stopping;
+	/* Read without the lock too: a delivery in flight is abandoned when it turns true. */
+	atomic_bool stopping;
 	bool thread_started;
 	bool curl_started;
 	pthread_t thread;
@@ -52,8 +54,8 @@ static void *loop_main(void *arg)
 				fflush(s->log);
 			}
 		}
-		if (bci_mail_deliver(s->store, &s->config, bci_mail_now(), s->log, &pass, err,
-				     sizeof(err)) < 0 && s->log) {
+		if (bci_mail_deliver(s->store, &s->config, bci_mail_now(), s->log, &s->stopping,
+				     &pass, err, sizeof(err)) < 0 && s->log) {
 			fprintf(s->log, "mail: %s\n", err);
 			fflush(s->log);
 		}

@@ -65,6 +65,16 @@ static int debug_seen(CURL *curl, curl_infotype type, char *data, size_t size, v
 	return 0;
 }
 
+/* libcurl's progress callback: non-zero abandons the transfer (serve stopping). */
+static int stop_asked(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		      curl_off_t ulnow)
+{
+	const atomic_bool *stop = ctx;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return atomic_load(stop) ? 1 : 0;
+}
+
 struct credentials {
 	char *user, *password;
 	const char *path;
@@ -121,7 +131,8 @@ static int credentials_read(const char *path, struct credentials *c, char *err, 
 
 int bci_smtp_send(const struct bci_mail_config *config, const char *sender,
 		  const char *recipients, const char *message, size_t len,
-		  void (*accepted)(void *ctx), void *ctx, char *why, size_t why_size)
+		  void (*accepted)(void *ctx), void *ctx, const atomic_bool *stop, char *why,
+		  size_t why_size)
 {
 	struct upload upload = { message, len };
 	struct credentials credentials = { 0 };
@@ -174,6 +185,11 @@ int bci_smtp_send(const struct bci_mail_config *config, const char *sender,
 	curl_easy_setopt(curl, CURLOPT_DEBUGFUNCTION, debug_seen);
 	curl_easy_setopt(curl, CURLOPT_DEBUGDATA, &answers);
 	curl_easy_setopt(curl, CURLOPT_VERBOSE, 1L);
+	if (stop) {
+		curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, stop_asked);
+		curl_easy_setopt(curl, CURLOPT_XFERINFODATA, (void *)stop);
+		curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+	}
 	if (config->starttls)
 		curl_easy_setopt(curl, CURLOPT_USE_SSL, (long)CURLUSESSL_ALL);
 	if (config->ca_file)
