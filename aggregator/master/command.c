@@ -72,6 +72,13 @@ static const struct usage {
 	  "      the lab's machines (state, power cycles, why one is out) and jobs, from\n"
 	  "      DATA/machines.conf and the store; return puts a machine taken out back\n"
 	  "      (and powers it on); power runs its power driver by hand\n" },
+	{ "mail",
+	  "mail queue --build NAME [--to ADDR]... [--url BASE] [--filters FILE] [--window N]\n"
+	  "     | mail queue --message FILE [--build NAME] | mail send | mail list\n"
+	  "     | mail show MESSAGE-ID   [--data DIR] [--store URL]\n"
+	  "      the outbox of the replies the master sends by SMTP (DATA/mail.conf): queue\n"
+	  "      a build's reply (as report --mbox writes it) or a message once, send what is\n"
+	  "      due (serve does it every interval), list the outbox, print one message\n" },
 	{ "serve",
 	  "serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
 	  "      the CI master's upload server (serve --help, bootci-aggregator-serve(1))\n" },

@@ -19,5 +19,7 @@ int bci_cmd_export(int argc, char **argv);
 int bci_cmd_metrics(int argc, char **argv);
 /* schedule/command.c */
 int bci_cmd_schedule(int argc, char **argv);
+/* mail/command.c */
+int bci_cmd_mail(int argc, char **argv);
 
 #endif

@@ -31,6 +31,7 @@ static const struct command {
 	{ "export", bci_cmd_export },
 	{ "publish", bci_cmd_publish },
 	{ "schedule", bci_cmd_schedule },
+	{ "mail", bci_cmd_mail },
 	{ "serve", bci_cmd_serve },
 };
 

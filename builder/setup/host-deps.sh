@@ -22,6 +22,8 @@ packages=(
 	openipmi ipmitool
 	# the lab's console server in front of each machine's serial line (tests/aggregator/console.t)
 	ser2net
+	# the lab's SMTP server on loopback that the master's replies go to (tests/aggregator/mail.t)
+	python3-aiosmtpd
 	# test scripts (JSON comparisons; KCIDB's schema checked by jsonschema; the reply read by git mailinfo;
 	# the JUnit export validated by xmllint against the Jenkins xUnit plugin's junit-10.xsd)
 	python3 python3-jsonschema git libxml2-utils

@@ -233,6 +233,8 @@ formats = [
      lambda t: strcmp_keys(t) + re.findall(r'#define FILTERS_MAGIC "([^"]+)"', t) +
      re.findall(r'"([a-z]+)"', (re.search(r"log_names\[[^]]*\] = \{([^}]*)\}", t) or re.search("()", "")).group(1)),
      "bootci-known-issues.5"),
+    ("the master's mail.conf keys (mail_keys)", re.compile(r"mail_keys\[\] = \{"),
+     lambda t: table_names(t, r"mail_keys\[\] ="), "bootci-mail.conf.5"),
     ("recipe keys (builder_recipe_parse)", re.compile(r"^int builder_recipe_parse\(", re.M),
      strcmp_keys, "bootci-recipe.5"),
     ("spec directives (spec_directives)", re.compile(r"spec_directives\[\] = \{"),

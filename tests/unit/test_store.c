@@ -760,6 +760,7 @@ static void test_durations_kept_and_migrated(void **state)
 		    " ALTER TABLE schedule_jobs DROP COLUMN note;"
 		    " ALTER TABLE schedule_jobs DROP COLUMN ended;"
 		    " ALTER TABLE schedule_jobs DROP COLUMN asked;"
+		    " DROP TABLE mail_outbox;"
 		    " UPDATE bootci_schema SET version = 2");
 	reopen(f);
 	assert_int_equal(bci_store_schema_version(f->store, &version, f->err, sizeof(f->err)), 0);

@@ -199,6 +199,29 @@ static const char *const migrations[] = {
 	"ALTER TABLE schedule_jobs ADD COLUMN note TEXT;"
 	"ALTER TABLE schedule_jobs ADD COLUMN ended DOUBLE PRECISION;"
 	"ALTER TABLE schedule_jobs ADD COLUMN asked DOUBLE PRECISION;",
+	/*
+	 * 7: the mail outbox (outbox.c): each message the master sends by
+	 * SMTP, from queued to sent (or failed), so a restart neither loses one
+	 * nor sends one twice. The build is its name, not a key: a message may
+	 * answer no build, and a build is never deleted under its reply. One
+	 * message a build (a unique index; NULLs do not collide), so two
+	 * queuers of one build's reply at once cannot both add one.
+	 */
+	"CREATE TABLE mail_outbox ("
+	"  id {id},"
+	"  message_id TEXT NOT NULL UNIQUE,"
+	"  build TEXT,"
+	"  sender TEXT NOT NULL,"
+	"  recipients TEXT NOT NULL,"
+	"  message TEXT NOT NULL,"
+	"  state TEXT NOT NULL CHECK (state IN ('queued', 'sent', 'failed')),"
+	"  attempts INTEGER NOT NULL,"
+	"  created DOUBLE PRECISION NOT NULL,"
+	"  next_attempt DOUBLE PRECISION NOT NULL,"
+	"  sent DOUBLE PRECISION,"
+	"  last_error TEXT);"
+	"CREATE INDEX mail_outbox_due ON mail_outbox(state, next_attempt);"
+	"CREATE UNIQUE INDEX mail_outbox_build ON mail_outbox(build);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,

@@ -2,8 +2,8 @@
 /*
  * What the store's modules share (database.c: the schema, the core
  * statements, running any statement, opening, transactions; machines.c:
- * machines, tags, builds; runs.c: runs and what they hold; schedule.c and
- * metrics.c: their parts, each with its own statements; logs.c: a result's
+ * machines, tags, builds; runs.c: runs and what they hold; schedule.c,
+ * metrics.c and outbox.c: their parts, each with its own statements; logs.c: a result's
  * logs). Each calls database.c, which calls none of them. store.h is the
  * folder's interface; this header is not for use outside the folder.
  */
@@ -92,6 +92,18 @@ enum bci_store_statement {
 	S_METRICS_BUILDS = S_METRICS_FIRST,
 	S_METRICS_BUSY,
 	S_METRICS_RUNS,
+	/* ---- the mail outbox (outbox.c; their SQL is in its own table there) ---- */
+	S_MAIL_FIRST,
+	S_MAIL_QUEUE = S_MAIL_FIRST,
+	S_MAIL_DUE,
+	S_MAIL_CLAIM,
+	S_MAIL_SENT,
+	S_MAIL_RETRY,
+	S_MAIL_FAILED,
+	S_MAIL_ALL,
+	S_MAIL_BUILD,
+	S_MAIL_GET,
+	S_MAIL_BUILDS_FINAL,
 	S_COUNT,
 };
 

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in database.c). */
-#define BCI_STORE_SCHEMA_VERSION 6
+#define BCI_STORE_SCHEMA_VERSION 7
 
 struct bci_store;
 
@@ -454,5 +454,74 @@ int bci_store_known_good_files_each(struct bci_store *store, const char *version
 /* The version registered last, given to @fn: 1, 0 when none, -errno. */
 int bci_store_known_good_latest(struct bci_store *store, int (*fn)(const char *version, void *ctx),
 				void *ctx, char *err, size_t err_size);
+
+/* ---- the mail outbox (store/outbox.c; aggregator/master/mail/ uses it) ---- */
+
+/*
+ * A message the master sends by SMTP, kept from the moment it is queued
+ * until the server accepted it (250 after DATA), then marked sent; one that
+ * the server refused for good (5xx) or that could not go out in time is
+ * marked failed and kept. States: queued, sent, failed.
+ */
+struct bci_store_mail {
+	int64_t key;			/* set when read back */
+	const char *message_id;		/* unique: "<left@right>" as in its header */
+	const char *build;		/* the build it answers, or NULL */
+	const char *sender;		/* the envelope sender (MAIL FROM), an address */
+	const char *recipients;		/* the envelope recipients (RCPT TO), one address a line */
+	const char *message;		/* the whole message, lines ending in CRLF */
+	const char *state;		/* queued, sent or failed */
+	int attempts;			/* delivery attempts so far */
+	double created;			/* Unix time queued; 0 on queue: now */
+	double next_attempt;		/* when a queued message is due */
+	double sent;			/* when the server accepted it; 0: not yet */
+	const char *last_error;		/* what the last attempt ended with, or NULL */
+};
+
+/*
+ * Queues @mail (its state, attempts, next_attempt and sent ignored: queued,
+ * due now). 0 when queued (its key in *@key, may be NULL); 1 when a message
+ * of that Message-ID is already in the outbox, whatever its state (nothing
+ * changed): queueing is idempotent. One message a build: -EEXIST when the
+ * outbox holds another message for @mail->build.
+ */
+int bci_store_mail_queue(struct bci_store *store, const struct bci_store_mail *mail, int64_t *key,
+			 char *err, size_t err_size);
+/* Every queued message due at @now (next_attempt <= @now), oldest first; returns the count. */
+int bci_store_mail_due(struct bci_store *store, double now,
+		       int (*fn)(const struct bci_store_mail *mail, void *ctx), void *ctx,
+		       char *err, size_t err_size);
+/*
+ * Takes the queued message @key for one attempt: moves its next_attempt to
+ * @until if it is still queued and due at @now. 1 when this caller has it,
+ * 0 when another sender took it first (or it is no longer queued): two
+ * senders on one store never send one message at once.
+ */
+int bci_store_mail_claim(struct bci_store *store, int64_t key, double now, double until,
+			 char *err, size_t err_size);
+/* The server accepted it at @when: sent, for good. */
+int bci_store_mail_sent(struct bci_store *store, int64_t key, double when, int attempts,
+			char *err, size_t err_size);
+/* An attempt failed for now: queued again, due at @next_attempt, with @error. */
+int bci_store_mail_retry(struct bci_store *store, int64_t key, int attempts, double next_attempt,
+			 const char *error, char *err, size_t err_size);
+/* Refused for good (or out of time): failed, kept with @error, never sent again. */
+int bci_store_mail_failed(struct bci_store *store, int64_t key, int attempts, const char *error,
+			  char *err, size_t err_size);
+/* Every message (@build NULL) or those answering @build, oldest first; returns the count. */
+int bci_store_mail_each(struct bci_store *store, const char *build,
+			int (*fn)(const struct bci_store_mail *mail, void *ctx), void *ctx,
+			char *err, size_t err_size);
+/*
+ * Every build whose reply is due, oldest first: it has a Message-ID (it
+ * answers a series), jobs, all of them done or abandoned, and no message in
+ * the outbox. Returns the count.
+ */
+int bci_store_mail_builds_final(struct bci_store *store, int (*fn)(const char *build, void *ctx),
+				void *ctx, char *err, size_t err_size);
+/* The message of Message-ID @message_id: 1 with @fn called, 0 when there is none. */
+int bci_store_mail_get(struct bci_store *store, const char *message_id,
+		       int (*fn)(const struct bci_store_mail *mail, void *ctx), void *ctx,
+		       char *err, size_t err_size);
 
 #endif
