@@ -35,9 +35,10 @@ check "... each matrix shows its own build's test" sh -c "
 	grep -q 'kms_x@y3' '$work/html/a=3D20b/index.html'"
 ids=$(grep -h '^Message-ID:' "$work"/[123].mbox | sort -u | wc -l)
 check "three Message-IDs, got $ids" test "$ids" = 3
-check "... each reply links to its build's folder" sh -c "
-	grep -q '^Matrix: https://ci.example/a=20b/index.html' '$work/1.mbox' &&
-	grep -q '^Matrix: https://ci.example/a-b/index.html' '$work/2.mbox'"
+check "... each reply links to its own build's page on serve" sh -c "
+	grep -q '^Matrix: https://ci.example/builds/a%20b\$' '$work/1.mbox' &&
+	grep -q '^Matrix: https://ci.example/builds/a-b\$' '$work/2.mbox' &&
+	grep -q '^Matrix: https://ci.example/builds/a%3D20b\$' '$work/3.mbox'"
 
 long=$(printf 'x%.0s' $(seq 250))
 "$aggregator" build add "$long     x" --tree t --commit c --tier fast --data "$data" >"$work/long.out" 2>&1
