@@ -31,6 +31,7 @@ LOOP_TREE_FULL=never
 LOOP_DEADLINE=10m
 LOOP_POWER_TIMEOUT=900
 LOOP_POWER=ipmi
+LOOP_CONSOLE=ser2net
 panicked=igt@igt_kernel@panic
 
 rm -rf "$LOOP_WORK"
@@ -74,7 +75,7 @@ for test, lines in re.findall(r"^  \* (\S+):\n((?:    - .*\n)+)", section.group(
 PY
 }
 
-plan 13
+plan 14
 check "the master started with the inventory" loop_master_start || exit 1
 check "the known-good image published over HTTP as kg-1" \
 	publish_known_good
@@ -106,7 +107,10 @@ new=$(reply_new_issues "$LOOP_WORK/series.mbox")
 echo "possible new issues: $new" | diag
 check "the reply's possible new issues are exactly $panicked on loop-1" \
 	[ "$new" = "$panicked loop-1" ]
+check "the master kept the machine's console per boot, through ser2net, the panic in one" \
+	eval '[ "$(ls "$LOOP_DATA/consoles/loop-1"/*.log | wc -l)" -ge 3 ] &&
+		grep -a -l -F "Kernel panic - not syncing" "$LOOP_DATA/consoles/loop-1"/*.log >/dev/null'
 loop_stop
 left=$(loop_leftovers)
 [ -z "$left" ] || echo "left behind: $left" | diag
-check "no QEMU, BMC or serve left behind" [ -z "$left" ]
+check "no QEMU, BMC, ser2net or serve left behind" [ -z "$left" ]
