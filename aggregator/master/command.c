@@ -69,6 +69,12 @@ static const struct usage {
 	  "      the lab's machines (state, power cycles, why one is out) and jobs, from\n"
 	  "      DATA/machines.conf and the store; return puts a machine taken out back\n"
 	  "      (and powers it on); power runs its power driver by hand\n" },
+	{ "patchwork",
+	  "patchwork poll | patchwork series | patchwork check SERIES CONTEXT STATE\n"
+	  "          [--description TEXT] [--url URL]   [--project NAME] [--data DIR] [--store URL]\n"
+	  "      the Patchwork projects of DATA/patchwork.conf: one poll (new complete series\n"
+	  "      picked up, their mbox kept, pending checks posted), the series settled, or a\n"
+	  "      check (pending|success|warning|fail) on every patch of a series, posted once\n" },
 	{ "serve",
 	  "serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
 	  "      the CI master's upload server (serve --help, bootci-aggregator-serve(1))\n" },

@@ -19,5 +19,7 @@ int bci_cmd_export(int argc, char **argv);
 int bci_cmd_metrics(int argc, char **argv);
 /* schedule/command.c */
 int bci_cmd_schedule(int argc, char **argv);
+/* patchwork/command.c */
+int bci_cmd_patchwork(int argc, char **argv);
 
 #endif

@@ -31,6 +31,7 @@ static const struct command {
 	{ "export", bci_cmd_export },
 	{ "publish", bci_cmd_publish },
 	{ "schedule", bci_cmd_schedule },
+	{ "patchwork", bci_cmd_patchwork },
 	{ "serve", bci_cmd_serve },
 };
 

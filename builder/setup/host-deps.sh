@@ -22,6 +22,9 @@ packages=(
 	openipmi ipmitool
 	# the lab's console server in front of each machine's serial line (tests/aggregator/console.t)
 	ser2net
+	# Patchwork 3.1.3's dependencies (../shared/patchwork/, tests/aggregator/patchwork.t) and its
+	# command-line client, which reads the checks back
+	python3-django python3-djangorestframework python3-django-filters git-pw
 	# test scripts (JSON comparisons; KCIDB's schema checked by jsonschema; the reply read by git mailinfo;
 	# the JUnit export validated by xmllint against the Jenkins xUnit plugin's junit-10.xsd)
 	python3 python3-jsonschema git libxml2-utils

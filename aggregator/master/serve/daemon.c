@@ -8,6 +8,7 @@
 #include "ingest_call.h"
 #include "pages.h"
 #include "spool.h"
+#include "../patchwork/patchwork.h"
 #include "../schedule/serve_hook.h"
 #include "fsutil.h"
 #include "jsonw.h"
@@ -343,6 +344,7 @@ static void server_free(struct bci_server *s)
 	serve_incoming_stop(s);
 	free(s->workers);
 	bci_consoles_stop(s->consoles);
+	bci_patchwork_server_stop(s->patchwork);
 	bci_schedule_server_stop(s->schedule);
 	bci_serve_pages_free(s->pages);
 	bci_ingest_call_free(s->ingest);
@@ -415,7 +417,9 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	if ((ret = bci_schedule_server_start(config->data_dir, config->store_url, config->log,
 					     &s->schedule, err, err_size)) < 0 ||
 	    (ret = bci_consoles_start(config->data_dir, config->console_boot_max, config->log,
-				      &s->lock, &s->consoles, err, err_size)) < 0)
+				      &s->lock, &s->consoles, err, err_size)) < 0 ||
+	    (ret = bci_patchwork_server_start(config->data_dir, config->store_url, config->log,
+					      &s->patchwork, err, err_size)) < 0)
 		goto fail;
 	if (!config->cert != !config->key) {
 		bci_message(err, err_size, "--cert and --key go together");

@@ -3,7 +3,7 @@
  * What the store's modules share (database.c: the schema, the core
  * statements, running any statement, opening, transactions; machines.c:
  * machines, tags, builds; runs.c: runs and what they hold; schedule.c and
- * metrics.c: their parts, each with its own statements; logs.c: a result's
+ * metrics.c and patchwork.c: their parts, each with its own statements; logs.c: a result's
  * logs). Each calls database.c, which calls none of them. store.h is the
  * folder's interface; this header is not for use outside the folder.
  */
@@ -92,6 +92,20 @@ enum bci_store_statement {
 	S_METRICS_BUILDS = S_METRICS_FIRST,
 	S_METRICS_BUSY,
 	S_METRICS_RUNS,
+	/* ---- Patchwork (patchwork.c; their SQL is in its own table there) ---- */
+	S_PATCHWORK_FIRST,
+	S_PW_WATERMARK_GET = S_PATCHWORK_FIRST,
+	S_PW_WATERMARK_PUT,
+	S_PW_SERIES_ADD,
+	S_PW_SERIES_GET,
+	S_PW_SERIES_ALL,
+	S_PW_SERIES_NAMED,
+	S_PW_SERIES_SUPERSEDE,
+	S_PW_PATCH_ADD,
+	S_PW_CHECK_QUEUE,
+	S_PW_CHECKS_OPEN,
+	S_PW_CHECKS_SERIES,
+	S_PW_CHECK_MARK,
 	S_COUNT,
 };
 

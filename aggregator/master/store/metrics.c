@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-static const char *const statements[S_COUNT - S_METRICS_FIRST] = {
+static const char *const statements[S_PATCHWORK_FIRST - S_METRICS_FIRST] = {
 	[S_METRICS_BUILDS - S_METRICS_FIRST] =
 		"SELECT b.name, b.tier, b.registered,"
 		" (SELECT MIN(r.ingested) FROM runs r WHERE r.build = b.id),"
