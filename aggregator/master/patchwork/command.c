@@ -86,7 +86,7 @@ int bci_cmd_patchwork(int argc, char **argv)
 
 	bci_command_store_init(&cs, "patchwork");
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:d:p:D:u:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:d:h", options, NULL)) != -1) {
 		if (bci_command_store_option(&cs, opt, optarg))
 			continue;
 		if (opt == 'p')

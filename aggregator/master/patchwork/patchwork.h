@@ -8,7 +8,8 @@
  *   parse.c       the API's JSON (a series page, a check list, a project) and
  *                 the Link header's next page: no network, fuzzed
  *   client.c      HTTP to Patchwork (libcurl): GET a page, an mbox, POST a check
- *   poll.c        one poll of a project: series listing, pick-up, the mbox
+ *   project.c     a project being followed: its client, its log lines, build names
+ *   poll.c        one poll of a project: the token checked, series listing, pick-up
  *   check.c       checks queued in the store, posted once each
  *   serve_hook.c  the poller thread inside `bootci-aggregator serve`
  *   command.c     `bootci-aggregator patchwork poll|check|series`

@@ -14,7 +14,6 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,43 +21,6 @@
 
 /* At most this many pages are read in one poll (a project followed from far back goes by steps). */
 #define MAX_PAGES 200
-
-void bci_patchwork_say(struct bci_patchwork *pw, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!pw->log)
-		return;
-	fprintf(pw->log, "patchwork %s: ", pw->project->name);
-	va_start(ap, fmt);
-	vfprintf(pw->log, fmt, ap);
-	va_end(ap);
-	fputc('\n', pw->log);
-	fflush(pw->log);
-}
-
-int bci_patchwork_open(struct bci_patchwork *pw, const struct bci_patchwork_project *project,
-		       struct bci_store *store, const char *data_dir, FILE *log, char *err,
-		       size_t err_size)
-{
-	*pw = (struct bci_patchwork){ .project = project, .store = store, .data_dir = data_dir,
-				      .log = log };
-	return bci_patchwork_client_new(project, &pw->client, err, err_size);
-}
-
-void bci_patchwork_close(struct bci_patchwork *pw)
-{
-	bci_patchwork_client_free(pw->client);
-	pw->client = NULL;
-}
-
-int bci_patchwork_build_name(const struct bci_patchwork_project *project, int64_t series,
-			     char *out, size_t size)
-{
-	if ((size_t)snprintf(out, size, "pw-%s-%lld", project->name, (long long)series) >= size)
-		return -ENAMETOOLONG;
-	return 0;
-}
 
 /* What an answer that is not a 2xx means, for the log. */
 static void status_message(struct bci_patchwork *pw, const char *what,
