@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- config ---- */
 
@@ -263,10 +264,12 @@ struct store_fixture {
 static int store_setup(void **state)
 {
 	struct store_fixture *f = calloc(1, sizeof(*f));
+	/* tests/aggregator/store-postgres.t runs this on PostgreSQL: a database of its own. */
+	const char *url = getenv("BOOTCI_TEST_STORE_URL");
 
 	snprintf(f->dir, sizeof(f->dir), "/tmp/bootci-pw-store.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	if (bci_store_open(NULL, f->dir, &f->store, f->err, sizeof(f->err)) < 0)
+	if (bci_store_open(url, f->dir, &f->store, f->err, sizeof(f->err)) < 0)
 		fail_msg("store: %s", f->err);
 	*state = f;
 	return 0;
@@ -291,53 +294,58 @@ static int series_state(const struct bci_store_pw_series *s, void *ctx)
 static void test_store(void **state)
 {
 	struct store_fixture *f = *state;
-	struct bci_store_pw_series s = { .project = "lab", .series = 5, .name = "x", .version = 1,
+	/* Each run its own project: a PostgreSQL database keeps the runs before. */
+	char lab[64], other[64];
+	struct bci_store_pw_series s = { .project = lab, .series = 5, .name = "x", .version = 1,
 					 .total = 2, .state = "picked up", .build = "pw-lab-5" };
 	struct bci_store_pw_check check = { .patch = 51, .context = "bootci-fast",
 					    .state = "pending", .status = "posted" };
 	int64_t watermark = -1;
 	char seen[64] = "";
 
-	assert_int_equal(bci_store_pw_watermark_get(f->store, "lab", &watermark, f->err,
+	snprintf(lab, sizeof(lab), "lab-%d", (int)getpid());
+	snprintf(other, sizeof(other), "other-%d", (int)getpid());
+
+	assert_int_equal(bci_store_pw_watermark_get(f->store, lab, &watermark, f->err,
 						    sizeof(f->err)), 0);
 	assert_int_equal(watermark, 0);
-	assert_int_equal(bci_store_pw_watermark_put(f->store, "lab", 4, f->err, sizeof(f->err)), 0);
-	assert_int_equal(bci_store_pw_watermark_put(f->store, "lab", 9, f->err, sizeof(f->err)), 0);
-	assert_int_equal(bci_store_pw_watermark_get(f->store, "lab", &watermark, f->err,
+	assert_int_equal(bci_store_pw_watermark_put(f->store, lab, 4, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_pw_watermark_put(f->store, lab, 9, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_pw_watermark_get(f->store, lab, &watermark, f->err,
 						    sizeof(f->err)), 0);
 	assert_int_equal(watermark, 9);
-	assert_int_equal(bci_store_pw_watermark_get(f->store, "other", &watermark, f->err,
+	assert_int_equal(bci_store_pw_watermark_get(f->store, other, &watermark, f->err,
 						    sizeof(f->err)), 0);
 	assert_int_equal(watermark, 0);
 
 	assert_int_equal(bci_store_pw_series_add(f->store, &s, f->err, sizeof(f->err)), 0);
 	assert_int_equal(bci_store_pw_series_add(f->store, &s, f->err, sizeof(f->err)), -EEXIST);
 	assert_non_null(strstr(f->err, "series 5 is already settled"));
-	assert_int_equal(bci_store_pw_patch_add(f->store, "lab", 5, 1, 51, f->err, sizeof(f->err)), 0);
-	assert_int_equal(bci_store_pw_patch_add(f->store, "lab", 5, 2, 52, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_pw_patch_add(f->store, lab, 5, 1, 51, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_pw_patch_add(f->store, lab, 5, 2, 52, f->err, sizeof(f->err)), 0);
 	/* Queued on both patches once; asking again queues nothing. */
-	assert_int_equal(bci_store_pw_check_queue(f->store, "lab", 5, "bootci-fast", "pending", NULL,
+	assert_int_equal(bci_store_pw_check_queue(f->store, lab, 5, "bootci-fast", "pending", NULL,
 						  NULL, f->err, sizeof(f->err)), 2);
-	assert_int_equal(bci_store_pw_check_queue(f->store, "lab", 5, "bootci-fast", "pending",
+	assert_int_equal(bci_store_pw_check_queue(f->store, lab, 5, "bootci-fast", "pending",
 						  "again", NULL, f->err, sizeof(f->err)), 0);
-	assert_int_equal(bci_store_pw_checks_open(f->store, "lab", NULL, NULL, f->err,
+	assert_int_equal(bci_store_pw_checks_open(f->store, lab, NULL, NULL, f->err,
 						  sizeof(f->err)), 2);
-	assert_int_equal(bci_store_pw_check_mark(f->store, "lab", &check, f->err, sizeof(f->err)), 0);
-	assert_int_equal(bci_store_pw_checks_open(f->store, "lab", NULL, NULL, f->err,
+	assert_int_equal(bci_store_pw_check_mark(f->store, lab, &check, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_pw_checks_open(f->store, lab, NULL, NULL, f->err,
 						  sizeof(f->err)), 1);
-	assert_int_equal(bci_store_pw_checks_series(f->store, "lab", 5, NULL, NULL, f->err,
+	assert_int_equal(bci_store_pw_checks_series(f->store, lab, 5, NULL, NULL, f->err,
 						    sizeof(f->err)), 2);
 	/* A later version by the same submitter finds it; another name does not. */
-	assert_int_equal(bci_store_pw_series_each(f->store, "lab", "x", NULL, NULL, NULL, f->err,
+	assert_int_equal(bci_store_pw_series_each(f->store, lab, "x", NULL, NULL, NULL, f->err,
 						  sizeof(f->err)), 1);
-	assert_int_equal(bci_store_pw_series_each(f->store, "lab", "y", NULL, NULL, NULL, f->err,
+	assert_int_equal(bci_store_pw_series_each(f->store, lab, "y", NULL, NULL, NULL, f->err,
 						  sizeof(f->err)), 0);
-	assert_int_equal(bci_store_pw_series_supersede(f->store, "lab", 5, 8, "v2 came", f->err,
+	assert_int_equal(bci_store_pw_series_supersede(f->store, lab, 5, 8, "v2 came", f->err,
 						       sizeof(f->err)), 0);
-	assert_int_equal(bci_store_pw_series_get(f->store, "lab", 5, series_state, seen, f->err,
+	assert_int_equal(bci_store_pw_series_get(f->store, lab, 5, series_state, seen, f->err,
 						 sizeof(f->err)), 1);
 	assert_string_equal(seen, "superseded/8");
-	assert_int_equal(bci_store_pw_series_get(f->store, "lab", 6, series_state, seen, f->err,
+	assert_int_equal(bci_store_pw_series_get(f->store, lab, 6, series_state, seen, f->err,
 						 sizeof(f->err)), 0);
 }
 
