@@ -12,7 +12,10 @@
 #   fake PORT_FILE MODE                a stand-in that answers like a broken Patchwork on
 #                                      127.0.0.1 (its port written to PORT_FILE): MODE 500 (every
 #                                      listing a 500), garbage (HTML where JSON belongs), nombox (a
-#                                      complete series without an mbox, another whose mbox is 404)
+#                                      complete series without an mbox, another whose mbox is 404),
+#                                      lost (a series whose checks Patchwork keeps but whose first
+#                                      answer per patch is a 500, as when an answer is lost; GET
+#                                      /posts counts the POSTs per patch)
 # One Python process per command: Patchwork's start is most of what a command costs.
 import mailbox
 import os
@@ -94,6 +97,9 @@ def fake(port_file, mode):
     import http.server
     import json
 
+    kept = {}    # patch id: [(context, state)], the checks Patchwork holds
+    posts = {}   # patch id: POSTs received
+
     class Handler(http.server.BaseHTTPRequestHandler):
         def answer(self, status, body, kind='application/json'):
             data = body.encode()
@@ -107,9 +113,32 @@ def fake(port_file, mode):
             self.rfile.read(int(self.headers.get('Content-Length', 0)))
             self.answer(200, '{}')
 
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers.get('Content-Length', 0))))
+            patch = self.path.split('/')[4]
+            kept.setdefault(patch, []).append((body['context'], body['state']))
+            posts[patch] = posts.get(patch, 0) + 1
+            if posts[patch] == 1:
+                self.answer(500, '<h1>Server Error (500)</h1>', 'text/html')
+            else:
+                self.answer(201, json.dumps(body))
+
         def do_GET(self):
             base = f'http://127.0.0.1:{self.server.server_port}'
-            if self.path.startswith('/api/1.2/projects/'):
+            if self.path == '/posts':
+                self.answer(200, json.dumps(posts, sort_keys=True))
+            elif mode == 'lost' and self.path.startswith('/api/1.2/patches/'):
+                patch = self.path.split('/')[4]
+                self.answer(200, json.dumps([{'context': c, 'state': s}
+                                             for c, s in kept.get(patch, [])]))
+            elif mode == 'lost' and self.path.startswith('/api/1.2/series/'):
+                self.answer(200, json.dumps([{
+                    'id': 5, 'name': 'lost', 'version': 1, 'total': 2, 'received_all': True,
+                    'mbox': f'{base}/series/5/mbox/',
+                    'patches': [{'id': 50, 'msgid': '<lost@bootci.test>'}, {'id': 51}]}]))
+            elif mode == 'lost' and self.path == '/series/5/mbox/':
+                self.answer(200, 'From x Mon Sep 17 00:00:00 2001\nSubject: lost\n\n', 'text/plain')
+            elif self.path.startswith('/api/1.2/projects/'):
                 self.answer(200, json.dumps({'id': 1, 'maintainers': [{'id': 1}]}))
             elif self.path.startswith('/api/1.2/series/') and mode == '500':
                 self.answer(500, '<h1>Server Error (500)</h1>', 'text/html')

@@ -10,7 +10,8 @@
 #   faults      Patchwork stopped (connection refused: said, the check waits in the store, posted
 #               once Patchwork is back); a non-maintainer's token (403 said at the first poll,
 #               the checks wait); a 500 and HTML where JSON belongs (said, nothing settled); a
-#               series without an mbox and one whose mbox is 404 (skipped, said)
+#               series without an mbox and one whose mbox is 404 (skipped, said); a check
+#               whose answer was lost (a 500 after Patchwork kept it) is read back, not posted again
 # Skipped when the tarball or Debian's python3-django, python3-djangorestframework and
 # python3-django-filters are absent.
 set -uo pipefail
@@ -321,6 +322,22 @@ if [ "$status" = 0 ] && grep -q "series 1 'none': no mbox: skipped, not built" <
 else
 	not_ok "a series without an mbox, and one whose mbox is 404, are skipped and said"
 	diag <<<"$out"
+	diag <"$work/series.out"
+fi
+fake_start lost
+poll "$work/fake-lost"
+poll "$work/fake-lost"
+poll "$work/fake-lost"
+posts=$(curl -s "$fake_url/posts")
+"$aggregator" patchwork series --data "$work/fake-lost" >"$work/series.out" 2>&1
+if [ "$posts" = '{"50": 1, "51": 1}' ] &&
+	grep -q "patch 50: check bootci-fast pending was posted before: kept" "$work/polls.log" &&
+	grep -q "patch 51: check bootci-fast pending was posted before: kept" "$work/polls.log" &&
+	[ "$(grep -c 'bootci-fast pending: posted' "$work/series.out")" = 2 ]; then
+	ok "a check whose answer was lost (a 500) is read back from Patchwork, not posted again"
+else
+	not_ok "a check whose answer was lost (a 500) is read back from Patchwork, not posted again ($posts)"
+	diag <"$work/polls.log"
 	diag <"$work/series.out"
 fi
 
