@@ -15,7 +15,9 @@
 #                                      complete series without an mbox, another whose mbox is 404),
 #                                      lost (a series whose checks Patchwork keeps but whose first
 #                                      answer per patch is a 500, as when an answer is lost; GET
-#                                      /posts counts the POSTs per patch)
+#                                      /posts counts the POSTs per patch), pages (six complete
+#                                      series, two a page newest first, the next page in the Link
+#                                      header; GET /pages counts the listing pages read)
 # One Python process per command: Patchwork's start is most of what a command costs.
 import mailbox
 import os
@@ -28,8 +30,10 @@ def settings(folder):
 SECRET_KEY = 'bootci-test-only'
 DEBUG = True
 ALLOWED_HOSTS = ['127.0.0.1', 'localhost']
+# A writer (parse) waits for the server's readers instead of failing at once.
 DATABASES = {{'default': {{'ENGINE': 'django.db.backends.sqlite3',
-                          'NAME': {os.path.join(folder, 'patchwork.sqlite')!r}}}}}
+                          'NAME': {os.path.join(folder, 'patchwork.sqlite')!r},
+                          'OPTIONS': {{'timeout': 60}}}}}}
 ENABLE_REST_API = True
 EMAIL_BACKEND = 'django.core.mail.backends.console.EmailBackend'
 PASSWORD_HASHERS = ['django.contrib.auth.hashers.MD5PasswordHasher']
@@ -49,7 +53,12 @@ def setup(project, listid):
     from rest_framework.authtoken.models import Token
     from patchwork.models import Project
 
+    from django.db import connection
+
     call_command('migrate', run_syncdb=True, verbosity=0, interactive=False)
+    # Readers (the server's answers to the polls) and a writer (parse) at once.
+    with connection.cursor() as cursor:
+        cursor.execute('PRAGMA journal_mode=WAL')
     call_command('loaddata', 'default_tags', 'default_states', verbosity=0)
     p = Project.objects.create(linkname=project, name=project, listid=listid,
                                listemail=listid.replace('.', '@', 1))
@@ -96,9 +105,11 @@ def api_checks(base, series_id):
 def fake(port_file, mode):
     import http.server
     import json
+    import urllib.parse
 
     kept = {}    # patch id: [(context, state)], the checks Patchwork holds
     posts = {}   # patch id: POSTs received
+    pages = []   # the listing pages read, by number
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def answer(self, status, body, kind='application/json'):
@@ -127,6 +138,28 @@ def fake(port_file, mode):
             base = f'http://127.0.0.1:{self.server.server_port}'
             if self.path == '/posts':
                 self.answer(200, json.dumps(posts, sort_keys=True))
+            elif self.path == '/pages':
+                self.answer(200, json.dumps(pages))
+            elif mode == 'pages' and self.path.startswith('/api/1.2/series/'):
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+                page = int(query.get('page', ['1'])[0])
+                pages.append(page)
+                ids = [8 - 2 * page, 7 - 2 * page]
+                body = json.dumps([{'id': i, 'name': f'series {i}', 'version': 1, 'total': 1,
+                                    'received_all': True, 'mbox': f'{base}/series/{i}/mbox/',
+                                    'patches': [{'id': 10 * i}]} for i in ids])
+                data = body.encode()
+                self.send_response(200)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                links = [f'<{base}/api/1.2/series/?page=1>; rel="first"']
+                if page < 3:
+                    links.append(f'<{base}/api/1.2/series/?page={page + 1}>; rel="next"')
+                self.send_header('Link', ', '.join(links))
+                self.end_headers()
+                self.wfile.write(data)
+            elif mode == 'pages' and self.path.startswith('/series/'):
+                self.answer(200, 'From x Mon Sep 17 00:00:00 2001\nSubject: x\n\n', 'text/plain')
             elif mode == 'lost' and self.path.startswith('/api/1.2/patches/'):
                 patch = self.path.split('/')[4]
                 self.answer(200, json.dumps([{'context': c, 'state': s}

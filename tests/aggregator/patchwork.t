@@ -12,6 +12,8 @@
 #               the checks wait); a 500 and HTML where JSON belongs (said, nothing settled); a
 #               series without an mbox and one whose mbox is 404 (skipped, said); a check
 #               whose answer was lost (a 500 after Patchwork kept it) is read back, not posted again
+#   pages       a listing over three pages (the Link header's next): every series picked up,
+#               oldest first; the next poll reads one page only
 # Skipped when the tarball or Debian's python3-django, python3-djangorestframework and
 # python3-django-filters are absent.
 set -uo pipefail
@@ -129,7 +131,7 @@ mbox() {
 series "$work/s1" "three changes" 1 a b c
 series "$work/s2" "two changes" 1 d e
 mbox "$work/first.mbox" "$work"/s1/*.patch "$work"/s2/*0000-cover-letter.patch "$work"/s2/*0001-*.patch
-admin parse "$work/first.mbox"
+admin parse "$work/first.mbox" || { echo "Bail out! Patchwork did not take the first series"; exit 1; }
 
 cat >"$data/patchwork.conf" <<CONF
 [project lab]
@@ -203,7 +205,7 @@ fi
 
 series "$work/s3" "three changes" 2 a b c
 mbox "$work/second.mbox" "$work"/s2/*0002-*.patch "$work"/s3/*.patch
-admin parse "$work/second.mbox"
+admin parse "$work/second.mbox" || { echo "Bail out! Patchwork did not take the second series"; exit 1; }
 if wait_until grep -q "series 3 'three changes' v2 (3 patches) picked up: build pw-lab-3" "$work/server.log" &&
 	grep -q "series 2 'two changes' v1 (2 patches) picked up: build pw-lab-2" "$work/server.log" &&
 	grep -q "series 1 superseded by series 3 'three changes' v2" "$work/server.log"; then
@@ -339,6 +341,18 @@ else
 	not_ok "a check whose answer was lost (a 500) is read back from Patchwork, not posted again ($posts)"
 	diag <"$work/polls.log"
 	diag <"$work/series.out"
+fi
+
+fake_start pages
+poll "$work/fake-pages"
+picked=$(grep -o "series [0-9] 'series [0-9]' v1 (1 patch) picked up" "$work/poll.out" | cut -d' ' -f2 | tr -d '\n')
+poll "$work/fake-pages"
+pages=$(curl -s "$fake_url/pages")
+if [ "$picked" = 123456 ] && [ "$pages" = '[1, 2, 3, 1]' ] && ! grep -q "picked up:" "$work/poll.out"; then
+	ok "a listing over three pages: every series picked up oldest first; the next poll reads one page"
+else
+	not_ok "a listing over three pages: every series picked up oldest first; the next poll reads one page ($picked $pages)"
+	diag <"$work/polls.log"
 fi
 
 done_testing
