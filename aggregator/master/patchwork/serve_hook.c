@@ -157,18 +157,14 @@ int bci_patchwork_server_start(const char *data_dir, const char *store_url, FILE
 		if ((ret = bci_patchwork_open(&s->projects[i], &s->config->projects[i], s->store,
 					      s->data_dir, log, err, err_size)) < 0)
 			goto fail;
-	/* Said at start: a token without rights, a Patchwork that does not answer. */
-	for (size_t i = 0; i < s->count; i++) {
-		char why[2048];
-
-		ret = bci_patchwork_check_rights(&s->projects[i], why, sizeof(why));
-		if (ret < 0 && ret != -EACCES)
-			bci_patchwork_say(&s->projects[i], "%s: the first poll tries again", why);
-		s->projects[i].rights_checked = ret == 0 || ret == -EACCES;
+	/*
+	 * The token's rights are checked by each project's first poll, at once
+	 * in the thread: a Patchwork slow to answer does not hold serve's start.
+	 */
+	for (size_t i = 0; i < s->count; i++)
 		bci_patchwork_say(&s->projects[i], "following project %s on %s, a poll every %lu s",
 				  s->config->projects[i].linkname, s->config->projects[i].url,
 				  s->poll_override ? s->poll_override : s->config->projects[i].poll);
-	}
 	if ((ret = -pthread_create(&s->thread, NULL, loop_main, s)) < 0) {
 		bci_message(err, err_size, "cannot start the Patchwork poller: %s", strerror(-ret));
 		goto fail;
