@@ -242,11 +242,13 @@ else
 fi
 "$aggregator" patchwork check 3 'ci/fast' success --data "$data" >"$work/check.out" 2>&1 && s1=0 || s1=$?
 "$aggregator" patchwork check 3 bootci-fast passed --data "$data" >>"$work/check.out" 2>&1 && s2=0 || s2=$?
+"$aggregator" patchwork poll extra --data "$data" >>"$work/check.out" 2>&1 && s3=0 || s3=$?
 if [ "$s1" = 2 ] && [ "$s2" = 2 ] && grep -q "context 'ci/fast': Patchwork takes a slug" "$work/check.out" &&
-	grep -q "state 'passed': pending, success, warning or fail" "$work/check.out"; then
-	ok "a bad context or state is a usage error naming it"
+	grep -q "state 'passed': pending, success, warning or fail" "$work/check.out" &&
+	[ "$s3" = 2 ] && grep -q "'poll' with a wrong number of operands" "$work/check.out"; then
+	ok "a bad context, state or operand count is a usage error naming it"
 else
-	not_ok "a bad context or state is a usage error naming it"
+	not_ok "a bad context, state or operand count is a usage error naming it"
 	diag <"$work/check.out"
 fi
 

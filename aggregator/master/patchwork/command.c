@@ -103,8 +103,11 @@ int bci_cmd_patchwork(int argc, char **argv)
 	if (!((!strcmp(verb, "poll") && operands == 1) ||
 	      (!strcmp(verb, "series") && operands == 1) ||
 	      (!strcmp(verb, "check") && operands == 4))) {
-		fprintf(stderr, "bootci-aggregator patchwork: '%.64s': expected poll, series, or"
-			" check SERIES CONTEXT STATE\n", verb);
+		bool known = !strcmp(verb, "poll") || !strcmp(verb, "series") || !strcmp(verb, "check");
+
+		fprintf(stderr, "bootci-aggregator patchwork: '%.64s'%s: expected poll, series, or"
+			" check SERIES CONTEXT STATE\n", verb,
+			known ? " with a wrong number of operands" : "");
 		return bci_command_usage_exit('?');
 	}
 	if ((description || url) && strcmp(verb, "check")) {
