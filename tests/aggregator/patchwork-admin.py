@@ -17,7 +17,8 @@
 #                                      answer per patch is a 500, as when an answer is lost; GET
 #                                      /posts counts the POSTs per patch), pages (six complete
 #                                      series, two a page newest first, the next page in the Link
-#                                      header; GET /pages counts the listing pages read)
+#                                      header; GET /pages counts the listing pages read), endless
+#                                      (the same with a next page always)
 # One Python process per command: Patchwork's start is most of what a command costs.
 import mailbox
 import os
@@ -140,11 +141,12 @@ def fake(port_file, mode):
                 self.answer(200, json.dumps(posts, sort_keys=True))
             elif self.path == '/pages':
                 self.answer(200, json.dumps(pages))
-            elif mode == 'pages' and self.path.startswith('/api/1.2/series/'):
+            elif mode in ('pages', 'endless') and self.path.startswith('/api/1.2/series/'):
                 query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
                 page = int(query.get('page', ['1'])[0])
                 pages.append(page)
-                ids = [8 - 2 * page, 7 - 2 * page]
+                top = 8 if mode == 'pages' else 100000
+                ids = [top - 2 * page, top - 1 - 2 * page]
                 body = json.dumps([{'id': i, 'name': f'series {i}', 'version': 1, 'total': 1,
                                     'received_all': True, 'mbox': f'{base}/series/{i}/mbox/',
                                     'patches': [{'id': 10 * i}]} for i in ids])
@@ -153,7 +155,7 @@ def fake(port_file, mode):
                 self.send_header('Content-Type', 'application/json')
                 self.send_header('Content-Length', str(len(data)))
                 links = [f'<{base}/api/1.2/series/?page=1>; rel="first"']
-                if page < 3:
+                if page < 3 or mode == 'endless':
                     links.append(f'<{base}/api/1.2/series/?page={page + 1}>; rel="next"')
                 self.send_header('Link', ', '.join(links))
                 self.end_headers()

@@ -13,7 +13,7 @@
 #               series without an mbox and one whose mbox is 404 (skipped, said); a check
 #               whose answer was lost (a 500 after Patchwork kept it) is read back, not posted again
 #   pages       a listing over three pages (the Link header's next): every series picked up,
-#               oldest first; the next poll reads one page only
+#               oldest first; the next poll reads one page only; past 200 pages nothing is taken
 # Skipped when the tarball or Debian's python3-django, python3-djangorestframework and
 # python3-django-filters are absent.
 set -uo pipefail
@@ -355,6 +355,17 @@ if [ "$picked" = 123456 ] && [ "$pages" = '[1, 2, 3, 1]' ] && ! grep -q "picked 
 else
 	not_ok "a listing over three pages: every series picked up oldest first; the next poll reads one page ($picked $pages)"
 	diag <"$work/polls.log"
+fi
+
+fake_start endless
+poll "$work/fake-endless"
+if [ "$status" = 1 ] &&
+	grep -q "more than 200 pages of series above series 0: set first-series in patchwork.conf" "$work/poll.out" &&
+	[ -z "$("$aggregator" patchwork series --data "$work/fake-endless")" ]; then
+	ok "past 200 pages of new series nothing is taken, and first-series is named"
+else
+	not_ok "past 200 pages of new series nothing is taken, and first-series is named"
+	diag <"$work/poll.out"
 fi
 
 done_testing

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* At most this many pages are read in one poll (a project followed from far back goes by steps). */
+/* At most this many pages are read in one poll: a project followed from far back needs first-series. */
 #define MAX_PAGES 200
 
 /* What an answer that is not a 2xx means, for the log. */
@@ -331,9 +331,21 @@ static int fetch_new(struct bci_patchwork *pw, int64_t watermark,
 		for (size_t i = before; i < *count; i++)
 			if ((*series)[i].id <= watermark)
 				below = true;
-		if (below || !reply.next[0] || ++pages >= MAX_PAGES) {
+		if (below || !reply.next[0]) {
 			bci_patchwork_reply_clear(&reply);
 			return 0;
+		}
+		if (++pages >= MAX_PAGES) {
+			/*
+			 * Settling these and moving the watermark above them would
+			 * skip the older ones for good: nothing is taken instead.
+			 */
+			bci_message(err, err_size,
+				    "more than %d pages of series above series %lld: set"
+				    " first-series in %s to start nearer the present",
+				    MAX_PAGES, (long long)watermark, BCI_PATCHWORK_CONFIG_FILE);
+			bci_patchwork_reply_clear(&reply);
+			return -E2BIG;
 		}
 		if (strncmp(reply.next, pw->project->url, strlen(pw->project->url))) {
 			bci_message(err, err_size, "%s: its next page %s is not on %s", url,
