@@ -324,12 +324,19 @@ static void test_store(void **state)
 	assert_int_equal(bci_store_pw_patch_add(f->store, lab, 5, 1, 51, f->err, sizeof(f->err)), 0);
 	assert_int_equal(bci_store_pw_patch_add(f->store, lab, 5, 2, 52, f->err, sizeof(f->err)), 0);
 	/* Queued on both patches once; asking again queues nothing. */
-	assert_int_equal(bci_store_pw_check_queue(f->store, lab, 5, "bootci-fast", "pending", NULL,
-						  NULL, f->err, sizeof(f->err)), 2);
+	if (bci_store_pw_check_queue(f->store, lab, 5, "bootci-fast", "pending", NULL, NULL, f->err,
+				     sizeof(f->err)) != 2)
+		fail_msg("queue: %s", f->err);
 	assert_int_equal(bci_store_pw_check_queue(f->store, lab, 5, "bootci-fast", "pending",
 						  "again", NULL, f->err, sizeof(f->err)), 0);
 	assert_int_equal(bci_store_pw_checks_open(f->store, lab, NULL, NULL, f->err,
 						  sizeof(f->err)), 2);
+	/* Taken once as read: a second poster holding the same reading gets nothing. */
+	check.status = "queued";
+	check.attempts = 0;
+	assert_int_equal(bci_store_pw_check_claim(f->store, lab, &check, f->err, sizeof(f->err)), 1);
+	assert_int_equal(bci_store_pw_check_claim(f->store, lab, &check, f->err, sizeof(f->err)), 0);
+	check.status = "posted";
 	assert_int_equal(bci_store_pw_check_mark(f->store, lab, &check, f->err, sizeof(f->err)), 0);
 	assert_int_equal(bci_store_pw_checks_open(f->store, lab, NULL, NULL, f->err,
 						  sizeof(f->err)), 1);

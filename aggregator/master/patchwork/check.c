@@ -12,8 +12,17 @@
 #include "message.h"
 
 #include <errno.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
+
+static double now_unix(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static bool state_ok(const char *state)
 {
@@ -159,18 +168,28 @@ static int already_there(struct bci_patchwork *pw, const struct bci_store_pw_che
 }
 
 /*
- * Posts one check: 1 posted (or found already there), 0 left queued or
- * refused (said), -errno for a fault that stops the flush (said by the caller).
+ * Posts one check: 1 posted (or found already there), 0 left to another
+ * poster, queued or refused (said), -errno for a fault that stops the flush
+ * (said by the caller).
+ *
+ * Its status says what is known: "queued" was never sent; "posting" is
+ * being sent by a poster (this process or another on the same store) since
+ * it was claimed, or that poster died mid-POST once BCI_PATCHWORK_STALE
+ * seconds went by; "unknown" was sent and no clear answer came. The last
+ * two are looked for on Patchwork before any new POST.
  */
 static int post_one(struct bci_patchwork *pw, struct bci_store_pw_check *check, char *err,
 		    size_t err_size)
 {
 	struct bci_patchwork_reply reply;
 	char url[1400], note[2000], body_quoted[200];
+	bool posting = !strcmp(check->status, "posting");
 	char *body;
 	int ret;
 
-	if (!strcmp(check->status, "posting")) {
+	if (posting && now_unix() - check->claimed < BCI_PATCHWORK_STALE)
+		return 0;
+	if (posting || !strcmp(check->status, "unknown")) {
 		ret = already_there(pw, check, err, err_size);
 		if (ret < 0)
 			return ret;
@@ -180,20 +199,21 @@ static int post_one(struct bci_patchwork *pw, struct bci_store_pw_check *check, 
 			return mark(pw, check, "posted", NULL, err, err_size) < 0 ? -EIO : 1;
 		}
 	}
-	check->attempts++;
-	if ((ret = mark(pw, check, "posting", NULL, err, err_size)) < 0)
+	ret = bci_store_pw_check_claim(pw->store, pw->project->name, check, err, err_size);
+	if (ret <= 0)
 		return ret;
-	if (!(body = check_body(check)))
+	if (!(body = check_body(check))) {
+		mark(pw, check, "queued", NULL, note, sizeof(note));
 		return -ENOMEM;
+	}
 	snprintf(url, sizeof(url), "%s/patches/%lld/checks/", bci_patchwork_client_api(pw->client),
 		 (long long)check->patch);
 	ret = bci_patchwork_request(pw->client, "POST", url, body, BCI_PATCHWORK_PAGE_LIMIT,
 				    &reply, err, err_size);
 	free(body);
 	if (ret < 0) {
-		/* Never sent: it is still only queued. Sent but no answer: "posting" stays. */
-		if (!reply.sent)
-			mark(pw, check, "queued", NULL, note, sizeof(note));
+		/* Never sent: it is still only queued. Sent but no answer: unknown. */
+		mark(pw, check, reply.sent ? "unknown" : "queued", NULL, note, sizeof(note));
 		bci_patchwork_reply_clear(&reply);
 		return ret;
 	}
@@ -223,10 +243,11 @@ static int post_one(struct bci_patchwork *pw, struct bci_store_pw_check *check, 
 				  check->context, check->state, note);
 		return mark(pw, check, "refused", note, err, err_size) < 0 ? -EIO : 0;
 	}
-	/* A 5xx: whether Patchwork kept it is unknown; "posting" is read back next time. */
+	/* A 5xx: whether Patchwork kept it is unknown; it is looked for next time. */
 	bci_message(err, err_size, "%s: Patchwork answered %ld (%s)", url, reply.status,
 		    body_quoted);
 	bci_patchwork_reply_clear(&reply);
+	mark(pw, check, "unknown", NULL, note, sizeof(note));
 	return -EIO;
 }
 

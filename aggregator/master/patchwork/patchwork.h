@@ -41,9 +41,10 @@
  * (every series at or below it is settled: picked up, superseded or
  * skipped), each settled series with its patches, and each check with its
  * posting state. A series is settled once; a check (patch, context, state)
- * is posted once: it is queued in the store first, marked "posting" before
- * the POST and "posted" after Patchwork's 201; a "posting" found later
- * (a crash, a timeout) is read back from Patchwork before any new POST.
+ * is posted once: it is queued in the store first, taken by one poster
+ * ("posting") before the POST and "posted" after Patchwork's 201; one sent
+ * without a clear answer ("unknown"), or left "posting" by a poster that
+ * stopped, is read back from Patchwork before any new POST.
  *
  * Functions return 0 (or a count) on success and -errno on failure with a
  * message in @err; they never print: what happens is said on the @log the
@@ -64,6 +65,12 @@ struct bci_store;
 #define BCI_PATCHWORK_MBOX_LIMIT_DEFAULT (64ULL << 20)
 /* The largest API answer read (one page of series, a project). */
 #define BCI_PATCHWORK_PAGE_LIMIT (8U << 20)
+/*
+ * A check "posting" for longer than this was left by a poster that stopped
+ * mid-POST: it is looked for on Patchwork and posted again if absent. Above
+ * a request's timeout (client.c).
+ */
+#define BCI_PATCHWORK_STALE 300
 /* Series asked for per page of the listing. */
 #define BCI_PATCHWORK_PER_PAGE 50
 

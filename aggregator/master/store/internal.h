@@ -106,6 +106,7 @@ enum bci_store_statement {
 	S_PW_CHECKS_OPEN,
 	S_PW_CHECKS_SERIES,
 	S_PW_CHECK_MARK,
+	S_PW_CHECK_CLAIM,
 	S_COUNT,
 };
 

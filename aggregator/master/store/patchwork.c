@@ -16,8 +16,8 @@
 	"SELECT project, series, name, version, submitter, date, message_id, total, state, build," \
 	" mbox, superseded_by, seen, note FROM patchwork_series"
 #define CHECK_COLUMNS \
-	"SELECT series, patch, context, state, description, target_url, status, attempts, note" \
-	" FROM patchwork_checks"
+	"SELECT series, patch, context, state, description, target_url, status, attempts, note," \
+	" claimed FROM patchwork_checks"
 
 static const char *const statements[S_COUNT - S_PATCHWORK_FIRST] = {
 	[S_PW_WATERMARK_GET - S_PATCHWORK_FIRST] =
@@ -50,13 +50,18 @@ static const char *const statements[S_COUNT - S_PATCHWORK_FIRST] = {
 		" WHERE project = ? AND series = ?"
 		" ON CONFLICT (project, patch, context, state) DO NOTHING",
 	[S_PW_CHECKS_OPEN - S_PATCHWORK_FIRST] =
-		CHECK_COLUMNS " WHERE project = ? AND status IN ('queued', 'posting')"
+		CHECK_COLUMNS " WHERE project = ? AND status IN ('queued', 'posting', 'unknown')"
 		" ORDER BY queued, series, patch, context",
 	[S_PW_CHECKS_SERIES - S_PATCHWORK_FIRST] =
 		CHECK_COLUMNS " WHERE project = ? AND series = ? ORDER BY context, queued, patch",
 	[S_PW_CHECK_MARK - S_PATCHWORK_FIRST] =
-		("UPDATE patchwork_checks SET status = ?, attempts = ?, note = ?, posted = ?"
-		 " WHERE project = ? AND patch = ? AND context = ? AND state = ?"),
+		"UPDATE patchwork_checks SET status = ?, note = ?, posted = ?"
+		" WHERE project = ? AND patch = ? AND context = ? AND state = ?",
+	/* Taken only as it was read (its status and attempts): two posters never both take it. */
+	[S_PW_CHECK_CLAIM - S_PATCHWORK_FIRST] =
+		("UPDATE patchwork_checks SET status = 'posting', attempts = attempts + 1,"
+		 " claimed = ?, note = NULL WHERE project = ? AND patch = ? AND context = ?"
+		 " AND state = ? AND status = ? AND attempts = ? RETURNING attempts"),
 };
 
 static int query(struct bci_store *store, enum bci_store_statement id,
@@ -226,14 +231,14 @@ static int row_check(const struct bci_store_value *c, int n, void *ctx)
 	struct bci_store_pw_check check;
 	int ret;
 
-	if (n < 9)
+	if (n < 10)
 		return -EPROTO;
 	check = (struct bci_store_pw_check){
 		.series = column_int(&c[0], 0), .patch = column_int(&c[1], 0),
 		.context = column_text(&c[2]), .state = column_text(&c[3]),
 		.description = column_text(&c[4]), .target_url = column_text(&c[5]),
 		.status = column_text(&c[6]), .attempts = (int)column_int(&c[7], 0),
-		.note = column_text(&c[8]),
+		.note = column_text(&c[8]), .claimed = column_real(&c[9], 0),
 	};
 	walk->count++;
 	if (walk->fn && (ret = walk->fn(&check, walk->ctx)) != 0)
@@ -268,12 +273,27 @@ int bci_store_pw_check_mark(struct bci_store *store, const char *project,
 {
 	bool posted = !strcmp(check->status, "posted");
 	struct bci_store_value params[] = {
-		value_text(check->status), value_int(check->attempts), value_text(check->note),
+		value_text(check->status), value_text(check->note),
 		posted ? value_real(bci_store_now(), 0)
 		       : (struct bci_store_value){ .type = BCI_STORE_NULL },
 		value_text(project), value_int(check->patch), value_text(check->context),
 		value_text(check->state),
 	};
 
-	return query(store, S_PW_CHECK_MARK, params, 8, NULL, NULL, err, err_size);
+	return query(store, S_PW_CHECK_MARK, params, 7, NULL, NULL, err, err_size);
+}
+
+int bci_store_pw_check_claim(struct bci_store *store, const char *project,
+			     const struct bci_store_pw_check *check, char *err, size_t err_size)
+{
+	struct bci_store_value params[] = {
+		value_real(bci_store_now(), 0), value_text(project), value_int(check->patch),
+		value_text(check->context), value_text(check->state), value_text(check->status),
+		value_int(check->attempts),
+	};
+	int64_t attempts = -1;
+	int ret = query(store, S_PW_CHECK_CLAIM, params, 7, bci_store_row_first_int, &attempts,
+			err, err_size);
+
+	return ret < 0 ? ret : attempts > 0;
 }

@@ -485,9 +485,14 @@ struct bci_store_pw_series {
 struct bci_store_pw_check {
 	int64_t series, patch;
 	const char *context, *state, *description, *target_url;	/* the last two may be NULL */
-	const char *status;		/* "queued", "posting", "posted", "refused" */
-	int attempts;
+	/*
+	 * "queued"; "posting" (a poster took it at @claimed); "unknown" (sent,
+	 * no clear answer: look on Patchwork first); "posted"; "refused".
+	 */
+	const char *status;
+	int attempts;			/* times a poster took it */
 	const char *note;		/* the last refusal or fault, may be NULL */
+	double claimed;			/* when a poster last took it, 0: never */
 };
 
 /* Every series at or below *@series is settled (0 when none is recorded). */
@@ -523,7 +528,7 @@ int bci_store_pw_patch_add(struct bci_store *store, const char *project, int64_t
 int bci_store_pw_check_queue(struct bci_store *store, const char *project, int64_t series,
 			     const char *context, const char *state, const char *description,
 			     const char *target_url, char *err, size_t err_size);
-/* The project's checks not posted yet ("queued", "posting"), oldest first: the count. */
+/* The project's checks not posted yet ("queued", "posting", "unknown"), oldest first: the count. */
 int bci_store_pw_checks_open(struct bci_store *store, const char *project,
 			     int (*fn)(const struct bci_store_pw_check *check, void *ctx), void *ctx,
 			     char *err, size_t err_size);
@@ -531,8 +536,15 @@ int bci_store_pw_checks_open(struct bci_store *store, const char *project,
 int bci_store_pw_checks_series(struct bci_store *store, const char *project, int64_t series,
 			       int (*fn)(const struct bci_store_pw_check *check, void *ctx),
 			       void *ctx, char *err, size_t err_size);
-/* Sets the posting state of a check (its project, patch, context, state name it). */
+/* Sets the status and note of a check (its project, patch, context, state name it). */
 int bci_store_pw_check_mark(struct bci_store *store, const char *project,
 			    const struct bci_store_pw_check *check, char *err, size_t err_size);
+/*
+ * Takes @check to post it ("posting", attempts + 1, claimed now) only if its
+ * status and attempts are still @check's: 1 taken, 0 another poster took it
+ * first (another process on the same store), -errno.
+ */
+int bci_store_pw_check_claim(struct bci_store *store, const char *project,
+			     const struct bci_store_pw_check *check, char *err, size_t err_size);
 
 #endif
