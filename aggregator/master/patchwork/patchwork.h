@@ -257,6 +257,9 @@ int bci_patchwork_build_name(const struct bci_patchwork_project *project, int64_
  * @description and @target_url may be NULL. Returns the number of checks
  * posted now; the ones Patchwork could not take stay queued for the next
  * poll (-errno with @err when none could be posted because of a fault).
+ * Any thread or process may call it with its own struct bci_patchwork and
+ * store connection while serve's poller runs: each check is taken by one
+ * poster (bci_store_pw_check_claim()).
  */
 int bci_patchwork_check(struct bci_patchwork *pw, int64_t series, const char *context,
 			const char *state, const char *description, const char *target_url,
