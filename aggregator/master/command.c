@@ -79,6 +79,12 @@ static const struct usage {
 	  "      the outbox of the replies the master sends by SMTP (DATA/mail.conf): queue\n"
 	  "      a build's reply (as report --mbox writes it) or a message once, send what is\n"
 	  "      due (serve does it every interval), list the outbox, print one message\n" },
+	{ "patchwork",
+	  "patchwork poll | patchwork series | patchwork check SERIES CONTEXT STATE\n"
+	  "          [--description TEXT] [--url URL]   [--project NAME] [--data DIR] [--store URL]\n"
+	  "      the Patchwork projects of DATA/patchwork.conf: one poll (new complete series\n"
+	  "      picked up, their mbox kept, pending checks posted), the series settled, or a\n"
+	  "      check (pending|success|warning|fail) on every patch of a series, posted once\n" },
 	{ "serve",
 	  "serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
 	  "      the CI master's upload server (serve --help, bootci-aggregator-serve(1))\n" },

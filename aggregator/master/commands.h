@@ -21,5 +21,7 @@ int bci_cmd_metrics(int argc, char **argv);
 int bci_cmd_schedule(int argc, char **argv);
 /* mail/command.c */
 int bci_cmd_mail(int argc, char **argv);
+/* patchwork/command.c */
+int bci_cmd_patchwork(int argc, char **argv);
 
 #endif

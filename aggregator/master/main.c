@@ -32,6 +32,7 @@ static const struct command {
 	{ "publish", bci_cmd_publish },
 	{ "schedule", bci_cmd_schedule },
 	{ "mail", bci_cmd_mail },
+	{ "patchwork", bci_cmd_patchwork },
 	{ "serve", bci_cmd_serve },
 };
 

@@ -24,6 +24,9 @@ packages=(
 	ser2net
 	# the lab's SMTP server on loopback that the master's replies go to (tests/aggregator/mail.t)
 	python3-aiosmtpd
+	# Patchwork 3.1.3's dependencies (../shared/patchwork/, tests/aggregator/patchwork.t) and its
+	# command-line client, which reads the checks back
+	python3-django python3-djangorestframework python3-django-filters git-pw
 	# test scripts (JSON comparisons; KCIDB's schema checked by jsonschema; the reply read by git mailinfo;
 	# the JUnit export validated by xmllint against the Jenkins xUnit plugin's junit-10.xsd)
 	python3 python3-jsonschema git libxml2-utils

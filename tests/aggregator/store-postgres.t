@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The store's unit suites (tests/unit/test_store.c, test_ingest.c, test_schedule.c, test_report.c,
-# test_pages.c, test_machine_pages.c, test_mail.c's outbox) against a
+# test_pages.c, test_machine_pages.c, test_mail.c's outbox, test_patchwork.c) against a
 # real PostgreSQL server of their own: Debian's postgresql 15, a cluster made
 # by initdb in a temporary folder, listening only on a Unix socket in that
 # folder (no TCP), run as the unprivileged `postgres` user when this script
@@ -12,7 +12,7 @@ set -uo pipefail
 . "$SRC/tests/tap.sh"
 
 pgbin=/usr/lib/postgresql/15/bin
-suites=(test_store test_ingest test_report test_schedule test_pages test_machine_pages test_mail)
+suites=(test_store test_ingest test_report test_schedule test_pages test_machine_pages test_mail test_patchwork)
 if [ ! -x "$pgbin/initdb" ] || [ ! -x "$pgbin/pg_ctl" ]; then
 	plan 1
 	not_ok "PostgreSQL 15 server binaries in $pgbin (Debian package postgresql-15)"

@@ -229,6 +229,8 @@ formats = [
     ("the inventory's sections and keys (bci_inventory_parse)",
      re.compile(r"^int bci_inventory_parse\(", re.M),
      lambda t: strcmp_keys(t) + ["[%s" % s for s in strcmp_keys(t, "line")], "bootci-machines.conf.5"),
+    ("patchwork.conf's keys (bci_patchwork_config_parse)",
+     re.compile(r"^int bci_patchwork_config_parse\(", re.M), strcmp_keys, "bootci-patchwork.conf.5"),
     ("known-issue filter keys (filters)", re.compile(r'#define FILTERS_MAGIC "'),
      lambda t: strcmp_keys(t) + re.findall(r'#define FILTERS_MAGIC "([^"]+)"', t) +
      re.findall(r'"([a-z]+)"', (re.search(r"log_names\[[^]]*\] = \{([^}]*)\}", t) or re.search("()", "")).group(1)),

@@ -761,6 +761,8 @@ static void test_durations_kept_and_migrated(void **state)
 		    " ALTER TABLE schedule_jobs DROP COLUMN ended;"
 		    " ALTER TABLE schedule_jobs DROP COLUMN asked;"
 		    " DROP TABLE mail_outbox;"
+		    " DROP TABLE patchwork_checks; DROP TABLE patchwork_patches;"
+		    " DROP TABLE patchwork_series; DROP TABLE patchwork_cursor;"
 		    " UPDATE bootci_schema SET version = 2");
 	reopen(f);
 	assert_int_equal(bci_store_schema_version(f->store, &version, f->err, sizeof(f->err)), 0);

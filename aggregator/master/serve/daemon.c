@@ -9,6 +9,7 @@
 #include "pages.h"
 #include "spool.h"
 #include "../mail/mail.h"
+#include "../patchwork/patchwork.h"
 #include "../schedule/serve_hook.h"
 #include "fsutil.h"
 #include "jsonw.h"
@@ -355,6 +356,7 @@ static void server_free(struct bci_server *s)
 	free(s->workers);
 	bci_consoles_stop(s->consoles);
 	bci_mail_server_stop(s->mail);
+	bci_patchwork_server_stop(s->patchwork);
 	bci_schedule_server_stop(s->schedule);
 	bci_serve_pages_free(s->pages);
 	bci_ingest_call_free(s->ingest);
@@ -430,7 +432,9 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 				      config->console_silent, config->log,
 				      &s->lock, &s->consoles, err, err_size)) < 0 ||
 	    (ret = bci_mail_server_start(config->data_dir, config->store_url, config->log,
-					 &s->mail, err, err_size)) < 0)
+					 &s->mail, err, err_size)) < 0 ||
+	    (ret = bci_patchwork_server_start(config->data_dir, config->store_url, config->log,
+					      &s->patchwork, err, err_size)) < 0)
 		goto fail;
 	if (!config->cert != !config->key) {
 		bci_message(err, err_size, "--cert and --key go together");

@@ -222,6 +222,57 @@ static const char *const migrations[] = {
 	"  last_error TEXT);"
 	"CREATE INDEX mail_outbox_due ON mail_outbox(state, next_attempt);"
 	"CREATE UNIQUE INDEX mail_outbox_build ON mail_outbox(build);",
+	/*
+	 * 8: the Patchwork projects followed (patchwork.c): each project's
+	 * watermark, the series settled with their patches, and every check
+	 * with how far its posting went, so a restart neither repeats a series
+	 * nor posts a check twice.
+	 */
+	"CREATE TABLE patchwork_cursor ("
+	"  project TEXT PRIMARY KEY,"
+	"  last_series BIGINT NOT NULL,"
+	"  updated DOUBLE PRECISION NOT NULL);"
+	"CREATE TABLE patchwork_series ("
+	"  project TEXT NOT NULL,"
+	"  series BIGINT NOT NULL,"
+	"  name TEXT,"
+	"  version INTEGER NOT NULL,"
+	"  submitter TEXT,"
+	"  date TEXT,"
+	"  message_id TEXT,"
+	"  total INTEGER NOT NULL,"
+	"  state TEXT NOT NULL CHECK (state IN ('picked up', 'superseded', 'skipped')),"
+	"  build TEXT,"
+	"  mbox TEXT,"
+	"  superseded_by BIGINT,"
+	"  seen DOUBLE PRECISION NOT NULL,"
+	"  note TEXT,"
+	"  PRIMARY KEY (project, series));"
+	"CREATE INDEX patchwork_series_name ON patchwork_series(project, name);"
+	"CREATE TABLE patchwork_patches ("
+	"  project TEXT NOT NULL,"
+	"  series BIGINT NOT NULL,"
+	"  position INTEGER NOT NULL,"
+	"  patch BIGINT NOT NULL,"
+	"  PRIMARY KEY (project, series, position),"
+	"  FOREIGN KEY (project, series) REFERENCES patchwork_series(project, series));"
+	"CREATE TABLE patchwork_checks ("
+	"  project TEXT NOT NULL,"
+	"  series BIGINT NOT NULL,"
+	"  patch BIGINT NOT NULL,"
+	"  context TEXT NOT NULL,"
+	"  state TEXT NOT NULL CHECK (state IN ('pending', 'success', 'warning', 'fail')),"
+	"  description TEXT,"
+	"  target_url TEXT,"
+	"  status TEXT NOT NULL"
+	"    CHECK (status IN ('queued', 'posting', 'unknown', 'posted', 'refused')),"
+	"  attempts INTEGER NOT NULL,"
+	"  queued DOUBLE PRECISION NOT NULL,"
+	"  claimed DOUBLE PRECISION,"
+	"  posted DOUBLE PRECISION,"
+	"  note TEXT,"
+	"  PRIMARY KEY (project, patch, context, state));"
+	"CREATE INDEX patchwork_checks_open ON patchwork_checks(project, status);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,

@@ -3,7 +3,7 @@
  * What the store's modules share (database.c: the schema, the core
  * statements, running any statement, opening, transactions; machines.c:
  * machines, tags, builds; runs.c: runs and what they hold; schedule.c,
- * metrics.c and outbox.c: their parts, each with its own statements; logs.c: a result's
+ * metrics.c, outbox.c and patchwork.c: their parts, each with its own statements; logs.c: a result's
  * logs). Each calls database.c, which calls none of them. store.h is the
  * folder's interface; this header is not for use outside the folder.
  */
@@ -104,6 +104,21 @@ enum bci_store_statement {
 	S_MAIL_BUILD,
 	S_MAIL_GET,
 	S_MAIL_BUILDS_FINAL,
+	/* ---- Patchwork (patchwork.c; their SQL is in its own table there) ---- */
+	S_PATCHWORK_FIRST,
+	S_PW_WATERMARK_GET = S_PATCHWORK_FIRST,
+	S_PW_WATERMARK_PUT,
+	S_PW_SERIES_ADD,
+	S_PW_SERIES_GET,
+	S_PW_SERIES_ALL,
+	S_PW_SERIES_NAMED,
+	S_PW_SERIES_SUPERSEDE,
+	S_PW_PATCH_ADD,
+	S_PW_CHECK_QUEUE,
+	S_PW_CHECKS_OPEN,
+	S_PW_CHECKS_SERIES,
+	S_PW_CHECK_MARK,
+	S_PW_CHECK_CLAIM,
 	S_COUNT,
 };
 

@@ -20,7 +20,7 @@
 	"SELECT id, message_id, build, sender, recipients, message, state, attempts, created," \
 	" next_attempt, sent, last_error FROM mail_outbox"
 
-static const char *const statements[S_COUNT - S_MAIL_FIRST] = {
+static const char *const statements[S_PATCHWORK_FIRST - S_MAIL_FIRST] = {
 	[S_MAIL_QUEUE - S_MAIL_FIRST] =
 		"INSERT INTO mail_outbox (message_id, build, sender, recipients, message, state,"
 		" attempts, created, next_attempt) VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)"

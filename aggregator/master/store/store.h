@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in database.c). */
-#define BCI_STORE_SCHEMA_VERSION 7
+#define BCI_STORE_SCHEMA_VERSION 8
 
 struct bci_store;
 
@@ -523,5 +523,96 @@ int bci_store_mail_builds_final(struct bci_store *store, int (*fn)(const char *b
 int bci_store_mail_get(struct bci_store *store, const char *message_id,
 		       int (*fn)(const struct bci_store_mail *mail, void *ctx), void *ctx,
 		       char *err, size_t err_size);
+/* ---- Patchwork (patchwork.c; aggregator/master/patchwork/ follows the projects) ---- */
+
+/*
+ * Per project (the name in DATA/patchwork.conf): the watermark, the series
+ * settled (each once), their patches and the checks posted on them. A
+ * series' state: "picked up" (its mbox kept, a build job to run),
+ * "superseded" (a newer version of it came; superseded_by says which),
+ * "skipped" (no mbox, too large: the note says why).
+ */
+struct bci_store_pw_series {
+	const char *project;
+	int64_t series;
+	const char *name;		/* may be NULL */
+	int version;
+	const char *submitter;		/* email, may be NULL */
+	const char *date;		/* Patchwork's date of the series, may be NULL */
+	const char *message_id;		/* may be NULL */
+	int total;
+	const char *state;
+	const char *build;		/* the build job's name ("picked up"), else NULL */
+	const char *mbox;		/* the mbox's path in the data folder, else NULL */
+	int64_t superseded_by;		/* 0: none */
+	double seen;			/* when the master settled it */
+	const char *note;		/* may be NULL */
+};
+
+/* One check of a patch, and how far its posting went. */
+struct bci_store_pw_check {
+	int64_t series, patch;
+	const char *context, *state, *description, *target_url;	/* the last two may be NULL */
+	/*
+	 * "queued"; "posting" (a poster took it at @claimed); "unknown" (sent,
+	 * no clear answer: look on Patchwork first); "posted"; "refused".
+	 */
+	const char *status;
+	int attempts;			/* times a poster took it */
+	const char *note;		/* the last refusal or fault, may be NULL */
+	double claimed;			/* when a poster last took it, 0: never */
+};
+
+/* Every series at or below *@series is settled (0 when none is recorded). */
+int bci_store_pw_watermark_get(struct bci_store *store, const char *project, int64_t *series,
+			       char *err, size_t err_size);
+int bci_store_pw_watermark_put(struct bci_store *store, const char *project, int64_t series,
+			       char *err, size_t err_size);
+/* Records a settled series: -EEXIST when it already is. */
+int bci_store_pw_series_add(struct bci_store *store, const struct bci_store_pw_series *series,
+			    char *err, size_t err_size);
+/* Series @series of @project to @fn: 1 found, 0 not, -errno. */
+int bci_store_pw_series_get(struct bci_store *store, const char *project, int64_t series,
+			    int (*fn)(const struct bci_store_pw_series *series, void *ctx), void *ctx,
+			    char *err, size_t err_size);
+/*
+ * The project's series, by id (@name NULL), or those named @name by
+ * @submitter (NULL matches a series without one): the count, or -errno.
+ */
+int bci_store_pw_series_each(struct bci_store *store, const char *project, const char *name,
+			     const char *submitter,
+			     int (*fn)(const struct bci_store_pw_series *series, void *ctx),
+			     void *ctx, char *err, size_t err_size);
+/* Marks @series superseded by @by, with @note. */
+int bci_store_pw_series_supersede(struct bci_store *store, const char *project, int64_t series,
+				  int64_t by, const char *note, char *err, size_t err_size);
+/* The patch @patch, number @position (from 1) of @series. */
+int bci_store_pw_patch_add(struct bci_store *store, const char *project, int64_t series,
+			   int position, int64_t patch, char *err, size_t err_size);
+/*
+ * Queues check (@context, @state) on every patch of @series that does not
+ * have it yet: the number queued (0: every patch already has it).
+ */
+int bci_store_pw_check_queue(struct bci_store *store, const char *project, int64_t series,
+			     const char *context, const char *state, const char *description,
+			     const char *target_url, char *err, size_t err_size);
+/* The project's checks not posted yet ("queued", "posting", "unknown"), oldest first: the count. */
+int bci_store_pw_checks_open(struct bci_store *store, const char *project,
+			     int (*fn)(const struct bci_store_pw_check *check, void *ctx), void *ctx,
+			     char *err, size_t err_size);
+/* The checks of @series, by context and patch: the count. */
+int bci_store_pw_checks_series(struct bci_store *store, const char *project, int64_t series,
+			       int (*fn)(const struct bci_store_pw_check *check, void *ctx),
+			       void *ctx, char *err, size_t err_size);
+/* Sets the status and note of a check (its project, patch, context, state name it). */
+int bci_store_pw_check_mark(struct bci_store *store, const char *project,
+			    const struct bci_store_pw_check *check, char *err, size_t err_size);
+/*
+ * Takes @check to post it ("posting", attempts + 1, claimed now) only if its
+ * status and attempts are still @check's: 1 taken, 0 another poster took it
+ * first (another process on the same store), -errno.
+ */
+int bci_store_pw_check_claim(struct bci_store *store, const char *project,
+			     const struct bci_store_pw_check *check, char *err, size_t err_size);
 
 #endif

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The master follows Patchwork projects (Patchwork 3.x's REST API, /api/1.2/):
+ * new complete series in, a build job recorded per series, checks out on
+ * every patch of a series.
+ *
+ *   config.c      DATA/patchwork.conf, the projects followed (format below)
+ *   parse.c       the API's JSON (a series page, a check list, a project) and
+ *                 the Link header's next page: no network, fuzzed
+ *   client.c      HTTP to Patchwork (libcurl): GET a page, an mbox, POST a check
+ *   project.c     a project being followed: its client, its log lines, build names
+ *   poll.c        one poll of a project: the token checked, series listing, pick-up
+ *   check.c       checks queued in the store, posted once each
+ *   serve_hook.c  the poller thread inside `bootci-aggregator serve`
+ *   command.c     `bootci-aggregator patchwork poll|check|series`
+ *
+ * DATA/patchwork.conf:
+ *
+ *   # comment (whole lines only); blank lines ignored
+ *   [project NAME]                NAME: a word, the project's name in the store
+ *                                 and in DATA/series/NAME/
+ *   url = http://127.0.0.1:8000   required: Patchwork's base (http or https);
+ *                                 the API is URL/api/1.2/
+ *   project = intel-gfx           optional: the project's linkname (default NAME)
+ *   token-file = /etc/bootci/pw   required, absolute: the REST token (one line);
+ *                                 its user must be a maintainer of the project
+ *                                 for Patchwork to take checks
+ *   poll = 5m                     optional (default 5m): time between polls
+ *                                 (N, Ns, Nm, Nh; 1 s to 1 day)
+ *   serve-url = http://ci:8080    optional: serve's base URL; a check links to
+ *                                 SERVE-URL/builds/BUILD (else no link)
+ *   mbox-limit = 64M              optional (default 64M): a larger series mbox
+ *                                 is not fetched (the series is skipped)
+ *   first-series = 1200           optional (default 0): series with a lower id
+ *                                 are never picked up (a project followed late)
+ *
+ * Everything is strict: an unknown section or key, a key twice, a project
+ * twice, a missing required key or a bad value is an error naming the line.
+ *
+ * What the store keeps (store.h, "Patchwork"): per project the watermark
+ * (every series at or below it is settled: picked up, superseded or
+ * skipped), each settled series with its patches, and each check with its
+ * posting state. A series is settled once; a check (patch, context, state)
+ * is posted once: it is queued in the store first, taken by one poster
+ * ("posting") before the POST and "posted" after Patchwork's 201; one sent
+ * without a clear answer ("unknown"), or left "posting" by a poster that
+ * stopped, is read back from Patchwork before any new POST.
+ *
+ * Functions return 0 (or a count) on success and -errno on failure with a
+ * message in @err; they never print: what happens is said on the @log the
+ * caller gives (one line each).
+ */
+#ifndef BCI_PATCHWORK_H
+#define BCI_PATCHWORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct bci_store;
+
+#define BCI_PATCHWORK_CONFIG_FILE "patchwork.conf"
+#define BCI_PATCHWORK_POLL_DEFAULT 300
+#define BCI_PATCHWORK_MBOX_LIMIT_DEFAULT (64ULL << 20)
+/* The largest API answer read (one page of series, a project). */
+#define BCI_PATCHWORK_PAGE_LIMIT (8U << 20)
+/*
+ * A check "posting" for longer than this was left by a poster that stopped
+ * mid-POST: it is looked for on Patchwork and posted again if absent. Above
+ * a request's timeout (client.c).
+ */
+#define BCI_PATCHWORK_STALE 300
+/* Series asked for per page of the listing. */
+#define BCI_PATCHWORK_PER_PAGE 50
+
+/* ---- config.c ---- */
+
+struct bci_patchwork_project {
+	char *name;		/* the section's NAME */
+	char *url;		/* Patchwork's base, without a trailing '/' */
+	char *linkname;
+	char *token_file;
+	unsigned long poll;	/* seconds */
+	char *serve_url;	/* NULL: checks carry no link */
+	unsigned long long mbox_limit;
+	int64_t first_series;
+	unsigned line;		/* the section's line, for messages */
+};
+
+struct bci_patchwork_config {
+	struct bci_patchwork_project *projects;
+	size_t project_count;
+};
+
+/* Parses @len bytes of @text (@origin names it in messages) into *@out, owned by the caller. */
+int bci_patchwork_config_parse(const char *origin, const char *text, size_t len,
+			       struct bci_patchwork_config **out, char *err, size_t err_size);
+/* Reads @path: -ENOENT (no message) when there is none. */
+int bci_patchwork_config_load(const char *path, struct bci_patchwork_config **out, char *err,
+			      size_t err_size);
+void bci_patchwork_config_free(struct bci_patchwork_config *config);
+/* The project named @name, or NULL. */
+const struct bci_patchwork_project *
+bci_patchwork_config_project(const struct bci_patchwork_config *config, const char *name);
+
+/* ---- parse.c: the API's JSON ---- */
+
+/* One series of a listing page (GET /api/1.2/series/); its strings are its own. */
+struct bci_patchwork_series {
+	int64_t id;
+	char *name;		/* Patchwork's name (the cover's subject, prefixes cut), or NULL */
+	int version;
+	char *date;		/* as Patchwork gives it (ISO 8601, UTC) */
+	char *submitter;	/* the submitter's email, or NULL */
+	char *mbox;		/* the series' mbox URL, or NULL */
+	char *message_id;	/* the cover letter's Message-ID, else the first patch's, or NULL */
+	bool received_all;
+	int total;
+	int64_t *patches;	/* patch ids in the series' order */
+	size_t patch_count;
+};
+
+void bci_patchwork_series_clear(struct bci_patchwork_series *series);
+void bci_patchwork_series_free_all(struct bci_patchwork_series *series, size_t count);
+
+/*
+ * Parses a page of the series listing (a JSON array) and appends its series
+ * to *@series (realloc'ed; *@count updated). A page that is not an array of
+ * series objects with an integer id is -EBADMSG naming what is wrong; other
+ * fields missing or of another type are taken as absent.
+ */
+int bci_patchwork_series_parse(const char *json, size_t len, struct bci_patchwork_series **series,
+			       size_t *count, char *err, size_t err_size);
+
+/*
+ * A check list (GET /api/1.2/patches/ID/checks/, a JSON array): 1 when it
+ * holds a check of @context in @state, 0 when not, -EBADMSG when it is no
+ * list of objects.
+ */
+int bci_patchwork_checks_has(const char *json, size_t len, const char *context, const char *state,
+			     char *err, size_t err_size);
+
+/*
+ * A project (GET /api/1.2/projects/LINKNAME/): its maintainers' user ids into
+ * *@ids (malloc'ed, *@count of them). -EBADMSG when it is no project object.
+ */
+int bci_patchwork_project_maintainers(const char *json, size_t len, int64_t **ids, size_t *count,
+				      char *err, size_t err_size);
+
+/*
+ * The target of rel="next" in a Link header's value (RFC 8288:
+ * `<URL>; rel="next", <URL>; rel="prev"`) into @next: 1 found, 0 none,
+ * -EBADMSG for a malformed header, -ENAMETOOLONG when it does not fit.
+ */
+int bci_patchwork_link_next(const char *header, char *next, size_t next_size);
+
+/* ---- client.c: HTTP ---- */
+
+struct bci_patchwork_client;
+
+/* A client of @project, reading its token file: -errno with @err naming the file. */
+int bci_patchwork_client_new(const struct bci_patchwork_project *project,
+			     struct bci_patchwork_client **out, char *err, size_t err_size);
+void bci_patchwork_client_free(struct bci_patchwork_client *client);
+
+struct bci_patchwork_reply {
+	long status;		/* HTTP status; 0 when no answer came */
+	char *body;		/* malloc'ed, NUL-terminated (may be NULL with status 0) */
+	size_t len;
+	char next[2048];	/* the Link header's next page, or "" */
+	bool sent;		/* false: the request never reached the server (refused, no route) */
+};
+
+void bci_patchwork_reply_clear(struct bci_patchwork_reply *reply);
+
+/*
+ * @method ("GET", "POST", "PATCH") of @url (absolute) with @json_body (may be
+ * NULL) and the token, reading at most @limit bytes of answer. 0 when an
+ * answer came (any status: the caller judges it), -ECONNREFUSED or -EIO
+ * (no answer or a cut one: @err says what libcurl said), -EFBIG when the
+ * answer was larger than @limit.
+ */
+int bci_patchwork_request(struct bci_patchwork_client *client, const char *method, const char *url,
+			  const char *json_body, size_t limit, struct bci_patchwork_reply *reply,
+			  char *err, size_t err_size);
+
+/* GET @url into the file @path (atomically), at most @limit bytes: as above; 404 etc. in *@status. */
+int bci_patchwork_download(struct bci_patchwork_client *client, const char *url, const char *path,
+			   unsigned long long limit, long *status, char *err, size_t err_size);
+
+/* The API's base, "URL/api/1.2". */
+const char *bci_patchwork_client_api(const struct bci_patchwork_client *client);
+
+/* ---- poll.c, check.c: following a project ---- */
+
+/* A project being followed: its config, client, store and log (all borrowed but the client). */
+struct bci_patchwork {
+	const struct bci_patchwork_project *project;
+	struct bci_patchwork_client *client;
+	struct bci_store *store;
+	const char *data_dir;
+	FILE *log;		/* one line per event; may be NULL */
+	bool rights_checked;
+};
+
+int bci_patchwork_open(struct bci_patchwork *pw, const struct bci_patchwork_project *project,
+		       struct bci_store *store, const char *data_dir, FILE *log, char *err,
+		       size_t err_size);
+void bci_patchwork_close(struct bci_patchwork *pw);
+
+/* Says on the log "patchwork NAME: ..." */
+void bci_patchwork_say(struct bci_patchwork *pw, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Checks the token against the project once: Patchwork answers, the project
+ * exists, the token is accepted (else 401/403 is said) and its user is one of
+ * the project's maintainers (else: checks will be refused with 403). 0 when
+ * all is well, -EACCES when the token lacks rights (said on the log), another
+ * -errno when Patchwork could not tell.
+ */
+int bci_patchwork_check_rights(struct bci_patchwork *pw, char *err, size_t err_size);
+
+/* What one poll did. */
+struct bci_patchwork_poll_counts {
+	unsigned seen;		/* series above the watermark */
+	unsigned picked;	/* picked up now */
+	unsigned waiting;	/* incomplete, or a fault to retry */
+	unsigned superseded;
+	unsigned skipped;	/* no mbox, or over the limit */
+	unsigned checks_posted;
+	unsigned checks_waiting;
+};
+
+/*
+ * One poll: the new series above the watermark, each complete one picked up
+ * (its mbox in DATA/series/NAME/ID/series.mbox, a build job recorded, a
+ * pending bootci-fast check queued on each patch), then every queued check
+ * posted. A fault (Patchwork down, a 5xx, garbage) stops the poll with what
+ * was settled kept: 0 when the poll went through, -errno with @err said too.
+ */
+int bci_patchwork_poll(struct bci_patchwork *pw, struct bci_patchwork_poll_counts *counts,
+		       char *err, size_t err_size);
+
+/* The build name of series @series of @project: "pw-NAME-ID". */
+int bci_patchwork_build_name(const struct bci_patchwork_project *project, int64_t series,
+			     char *out, size_t size);
+
+#define BCI_PATCHWORK_CONTEXT_FAST "bootci-fast"
+#define BCI_PATCHWORK_CONTEXT_FULL "bootci-full"
+
+/*
+ * Check @context in @state (pending|success|warning|fail) on every patch of
+ * @series (one the store has picked up): queued in the store once (asking
+ * again adds nothing), then every queued check of the project posted.
+ * @description and @target_url may be NULL. Returns the number of checks
+ * posted now; the ones Patchwork could not take stay queued for the next
+ * poll (-errno with @err when none could be posted because of a fault).
+ * Any thread or process may call it with its own struct bci_patchwork and
+ * store connection while serve's poller runs: each check is taken by one
+ * poster (bci_store_pw_check_claim()).
+ */
+int bci_patchwork_check(struct bci_patchwork *pw, int64_t series, const char *context,
+			const char *state, const char *description, const char *target_url,
+			char *err, size_t err_size);
+
+/* Posts every queued check of the project: the number posted, or -errno on a fault. */
+int bci_patchwork_checks_flush(struct bci_patchwork *pw, unsigned *waiting, char *err,
+			       size_t err_size);
+
+/* ---- serve_hook.c: the poller inside serve ---- */
+
+struct bci_patchwork_server;
+
+/*
+ * Starts the poller on DATA/patchwork.conf (0 and *@out NULL when there is
+ * none: Patchwork is not followed), with its own store connection. Each
+ * project is polled every its poll interval; $BOOTCI_PATCHWORK_POLL (a
+ * duration) overrides every project's, for tests.
+ */
+int bci_patchwork_server_start(const char *data_dir, const char *store_url, FILE *log,
+			       struct bci_patchwork_server **out, char *err, size_t err_size);
+void bci_patchwork_server_stop(struct bci_patchwork_server *server);
+
+#endif

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The poller inside `bootci-aggregator serve` (patchwork.h, "serve_hook.c"):
+ * one thread, its own store connection, each project polled when its
+ * interval has gone by. DATA/patchwork.conf is read at start; a change
+ * takes a restart of serve.
+ */
+#include "patchwork.h"
+
+#include "../store/store.h"
+#include "config.h"
+#include "message.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct bci_patchwork_server {
+	struct bci_patchwork_config *config;
+	struct bci_patchwork *projects;		/* one per config project */
+	time_t *next_poll;
+	size_t count;
+	struct bci_store *store;
+	FILE *log;
+	char *data_dir;
+	unsigned long poll_override;		/* 0: each project's own */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stopping;
+	bool thread_started;
+	pthread_t thread;
+};
+
+static time_t now_monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+static void poll_project(struct bci_patchwork_server *s, size_t i)
+{
+	struct bci_patchwork_poll_counts counts;
+	char err[2048];
+	unsigned long interval = s->poll_override ? s->poll_override
+						  : s->projects[i].project->poll;
+
+	if (bci_patchwork_poll(&s->projects[i], &counts, err, sizeof(err)) >= 0 &&
+	    (counts.seen || counts.checks_posted || counts.checks_waiting))
+		bci_patchwork_say(&s->projects[i],
+				  "polled: %u new, %u picked up, %u waiting, %u superseded,"
+				  " %u skipped; %u check(s) posted, %u waiting", counts.seen,
+				  counts.picked, counts.waiting, counts.superseded, counts.skipped,
+				  counts.checks_posted, counts.checks_waiting);
+	s->next_poll[i] = now_monotonic() + (time_t)interval;
+}
+
+static void *loop_main(void *arg)
+{
+	struct bci_patchwork_server *s = arg;
+	struct timespec deadline;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping) {
+		time_t now = now_monotonic(), soonest = now + 3600;
+
+		for (size_t i = 0; i < s->count && !s->stopping; i++) {
+			if (s->next_poll[i] <= now) {
+				pthread_mutex_unlock(&s->lock);
+				poll_project(s, i);
+				pthread_mutex_lock(&s->lock);
+			}
+			if (s->next_poll[i] < soonest)
+				soonest = s->next_poll[i];
+		}
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += soonest > now_monotonic() ? soonest - now_monotonic() : 1;
+		while (!s->stopping && pthread_cond_timedwait(&s->wake, &s->lock, &deadline) == 0)
+			;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+void bci_patchwork_server_stop(struct bci_patchwork_server *s)
+{
+	if (!s)
+		return;
+	if (s->thread_started) {
+		pthread_mutex_lock(&s->lock);
+		s->stopping = true;
+		pthread_cond_broadcast(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->thread, NULL);
+	}
+	for (size_t i = 0; s->projects && i < s->count; i++)
+		bci_patchwork_close(&s->projects[i]);
+	free(s->projects);
+	free(s->next_poll);
+	bci_store_close(s->store);
+	bci_patchwork_config_free(s->config);
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	free(s->data_dir);
+	free(s);
+}
+
+int bci_patchwork_server_start(const char *data_dir, const char *store_url, FILE *log,
+			       struct bci_patchwork_server **out, char *err, size_t err_size)
+{
+	struct bci_patchwork_server *s;
+	const char *poll = getenv("BOOTCI_PATCHWORK_POLL");
+	pthread_condattr_t attr;
+	char path[PATH_MAX];
+	int ret;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	s->log = log;
+	if (poll && *poll && (bci_parse_seconds(poll, &s->poll_override) < 0 ||
+			      s->poll_override > 86400)) {
+		bci_message(err, err_size, "BOOTCI_PATCHWORK_POLL=%s: a duration up to 1 day", poll);
+		ret = -EINVAL;
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/%s", data_dir, BCI_PATCHWORK_CONFIG_FILE);
+	ret = bci_patchwork_config_load(path, &s->config, err, err_size);
+	if (ret == -ENOENT) {
+		if (log)
+			fprintf(log, "patchwork: no %s: no Patchwork project is followed\n", path);
+		bci_patchwork_server_stop(s);
+		return 0;
+	}
+	if (ret < 0)
+		goto fail;
+	s->count = s->config->project_count;
+	if (!(s->data_dir = strdup(data_dir)) ||
+	    !(s->projects = calloc(s->count + 1, sizeof(*s->projects))) ||
+	    !(s->next_poll = calloc(s->count + 1, sizeof(*s->next_poll)))) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if ((ret = bci_store_open(store_url, data_dir, &s->store, err, err_size)) < 0)
+		goto fail;
+	for (size_t i = 0; i < s->count; i++)
+		if ((ret = bci_patchwork_open(&s->projects[i], &s->config->projects[i], s->store,
+					      s->data_dir, log, err, err_size)) < 0)
+			goto fail;
+	/*
+	 * The token's rights are checked by each project's first poll, at once
+	 * in the thread: a Patchwork slow to answer does not hold serve's start.
+	 */
+	for (size_t i = 0; i < s->count; i++)
+		bci_patchwork_say(&s->projects[i], "following project %s on %s, a poll every %lu s",
+				  s->config->projects[i].linkname, s->config->projects[i].url,
+				  s->poll_override ? s->poll_override : s->config->projects[i].poll);
+	if ((ret = -pthread_create(&s->thread, NULL, loop_main, s)) < 0) {
+		bci_message(err, err_size, "cannot start the Patchwork poller: %s", strerror(-ret));
+		goto fail;
+	}
+	s->thread_started = true;
+	*out = s;
+	return 0;
+fail:
+	bci_patchwork_server_stop(s);
+	return ret;
+}

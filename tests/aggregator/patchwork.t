@@ -1,0 +1,371 @@
+#!/usr/bin/env bash
+# The master against the real Patchwork 3.1.3 (../shared/patchwork/, unpacked here, on Debian's
+# Django) on 127.0.0.1, as `nobody` when this runs as root:
+#   pick-up     a 3-patch series mailed in with its cover (parse_mail, as a list would) is picked
+#               up once: its mbox kept (and it applies with git am), pending bootci-fast on each
+#               patch, read back through the REST API; a series missing a patch waits
+#   once        a second poll and serve's poller after a restart pick nothing up again; the
+#               missing patch mailed, serve picks the series up; a v2 supersedes the first
+#   checks      `patchwork check` posts success on every patch once, asked twice
+#   faults      Patchwork stopped (connection refused: said, the check waits in the store, posted
+#               once Patchwork is back); a non-maintainer's token (403 said at the first poll,
+#               the checks wait); a 500 and HTML where JSON belongs (said, nothing settled); a
+#               series without an mbox and one whose mbox is 404 (skipped, said); a check
+#               whose answer was lost (a 500 after Patchwork kept it) is read back, not posted again
+#   pages       a listing over three pages (the Link header's next): every series picked up,
+#               oldest first; the next poll reads one page only; past 200 pages nothing is taken
+# Skipped when the tarball or Debian's python3-django, python3-djangorestframework and
+# python3-django-filters are absent.
+set -uo pipefail
+# shellcheck source=tests/aggregator/serve-lib.sh
+. "$SRC/tests/aggregator/serve-lib.sh"
+
+tarball=$SRC/../shared/patchwork/patchwork-3.1.3.tar.xz
+python=/usr/bin/python3
+admin=$SRC/tests/aggregator/patchwork-admin.py
+if [ ! -f "$tarball" ]; then
+	echo "1..0 # SKIP $tarball is absent"
+	exit 0
+fi
+if ! "$python" -c 'import django, rest_framework, django_filters' 2>/dev/null; then
+	echo "1..0 # SKIP Debian's python3-django, python3-djangorestframework or python3-django-filters missing"
+	exit 0
+fi
+
+pw=$work/pw
+data=$work/data
+mkdir -p "$pw" "$data"
+: >"$work/tokens"
+chmod 0755 "$work"
+tar -xf "$tarball" -C "$pw"
+pw_src=$pw/patchwork-3.1.3
+run_as=()
+if [ "$(id -u)" = 0 ]; then
+	run_as=(setpriv --reuid nobody --regid nogroup --clear-groups --)
+	chown -R nobody:nogroup "$pw"
+fi
+pw_env=(env PYTHONPATH="$pw:$pw_src" DJANGO_SETTINGS_MODULE=bootci_pw_settings HOME="$pw")
+# admin COMMAND ARGS...: patchwork-admin.py on this Patchwork, as its user
+admin() { "${run_as[@]}" "${pw_env[@]}" "$python" "$admin" "$1" "$pw" "${@:2}"; }
+
+tcp_free_port() {
+	"$python" -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+pw_pid=
+pw_port=$(tcp_free_port)
+pw_url=http://127.0.0.1:$pw_port
+# pw_start: runserver in the background (its PID in $pw_pid), ready when the API answers.
+pw_start() {
+	(cd "$pw" && exec "${run_as[@]}" "${pw_env[@]}" "$python" "$pw_src/manage.py" runserver \
+		--noreload "127.0.0.1:$pw_port" >>"$work/patchwork.log" 2>&1) &
+	pw_pid=$!
+	wait_until curl -sf -o /dev/null "$pw_url/api/1.2/" || {
+		echo "Bail out! Patchwork did not start:"
+		diag <"$work/patchwork.log"
+		exit 1
+	}
+}
+pw_stop() {
+	kill -TERM "$pw_pid" 2>/dev/null
+	wait "$pw_pid" 2>/dev/null
+	pw_pid=
+}
+fake_pid=
+cleanup_patchwork() {
+	[ -z "$pw_pid" ] || kill -TERM "$pw_pid" 2>/dev/null
+	[ -z "$fake_pid" ] || kill -TERM "$fake_pid" 2>/dev/null
+	cleanup
+}
+trap cleanup_patchwork EXIT
+
+admin settings
+read -r ci_token visitor_token < <(admin setup bootci-test bootci-test.lists.bootci.test) || true
+if [ -z "${visitor_token:-}" ]; then
+	echo "Bail out! Patchwork's set-up failed"
+	exit 1
+fi
+printf '%s\n' "$ci_token" >"$work/ci.token"
+printf '%s\n' "$visitor_token" >"$work/visitor.token"
+pw_start
+
+# The "kernel tree": a git repository and the series mailed from it.
+repo=$work/repo
+git init -q "$repo"
+git -C "$repo" config user.name 'Ann Dev'
+git -C "$repo" config user.email ann@bootci.test
+echo base >"$repo/README"
+git -C "$repo" add README
+git -C "$repo" commit -qm base
+base_commit=$(git -C "$repo" rev-parse HEAD)
+# series DIR SUBJECT FILE... [-v N]: one commit per FILE on a branch from base, mailed as a
+# threaded series with a cover letter; the messages in DIR/*.patch
+series() {
+	local dir=$1 subject=$2 version=$3
+	shift 3
+	# Each series its own second: format-patch's Message-IDs carry the time.
+	sleep 1
+	git -C "$repo" checkout -q -B "work-$RANDOM" "$base_commit"
+	for f in "$@"; do
+		echo "$subject $f" >"$repo/$f"
+		git -C "$repo" add "$f"
+		git -C "$repo" commit -qm "igt: $subject: $f"
+	done
+	git -C "$repo" format-patch -q --cover-letter --thread=shallow -n -v "$version" \
+		--add-header='List-Id: <bootci-test.lists.bootci.test>' -o "$dir" "$base_commit"
+	sed -i "s/\*\*\* SUBJECT HERE \*\*\*/$subject/" "$dir"/*cover-letter.patch
+}
+# mbox OUT FILE...: the messages as one mbox
+mbox() {
+	local out=$1 f
+	shift
+	for f in "$@"; do
+		cat "$f"
+		echo
+	done >"$out"
+	chmod 0644 "$out"
+}
+series "$work/s1" "three changes" 1 a b c
+series "$work/s2" "two changes" 1 d e
+mbox "$work/first.mbox" "$work"/s1/*.patch "$work"/s2/*0000-cover-letter.patch "$work"/s2/*0001-*.patch
+admin parse "$work/first.mbox" || { echo "Bail out! Patchwork did not take the first series"; exit 1; }
+
+cat >"$data/patchwork.conf" <<CONF
+[project lab]
+url = $pw_url
+project = bootci-test
+token-file = $work/ci.token
+poll = 1m
+serve-url = http://localhost:8080
+CONF
+
+# poll [DATA]: one `patchwork poll`, its output in $work/poll.out and $out, its status in $status
+poll() {
+	"$aggregator" patchwork poll --data "${1:-$data}" >"$work/poll.out" 2>&1 && status=0 || status=$?
+	out=$(cat "$work/poll.out")
+	cat "$work/poll.out" >>"$work/polls.log"
+}
+# checks SERIES: the checks on SERIES's patches as Patchwork's API gives them
+checks() { "$python" "$admin" api-checks "$pw_url" "$1"; }
+
+# ---- pick-up ----
+poll
+if [ "$status" = 0 ] && grep -q "series 1 'three changes' v1 (3 patches) picked up: build pw-lab-1" <<<"$out" &&
+	grep -q "series 2: 1 of 2 patch(es) received: it waits" <<<"$out" &&
+	grep -q "3 check(s) posted" <<<"$out"; then
+	ok "the complete series is picked up, the one missing a patch waits"
+else
+	not_ok "the complete series is picked up, the one missing a patch waits"
+	diag <<<"$out"
+fi
+
+git clone -q "$repo" "$work/clone" && git -C "$work/clone" checkout -q "$base_commit"
+if [ -s "$data/series/lab/1/series.mbox" ] &&
+	git -C "$work/clone" -c user.name=t -c user.email=t@t am -q "$data/series/lab/1/series.mbox" &&
+	[ "$(git -C "$work/clone" rev-list --count "$base_commit..HEAD")" = 3 ]; then
+	ok "the series' mbox is kept in DATA/series/lab/1 and applies with git am"
+else
+	not_ok "the series' mbox is kept in DATA/series/lab/1 and applies with git am"
+fi
+
+expected_pending="1 bootci-fast pending ci http://localhost:8080/builds/pw-lab-1
+2 bootci-fast pending ci http://localhost:8080/builds/pw-lab-1
+3 bootci-fast pending ci http://localhost:8080/builds/pw-lab-1"
+got=$(checks 1)
+if [ "$got" = "$expected_pending" ]; then
+	ok "pending bootci-fast on every patch, read back through Patchwork's API"
+else
+	not_ok "pending bootci-fast on every patch, read back through Patchwork's API"
+	diag <<<"$got"
+fi
+
+# ---- once ----
+poll
+if [ "$status" = 0 ] && ! grep -q "picked up:" <<<"$out" && [ "$(checks 1)" = "$expected_pending" ]; then
+	ok "a second poll picks nothing up and posts nothing again"
+else
+	not_ok "a second poll picks nothing up and posts nothing again"
+	diag <<<"$out"
+fi
+
+BOOTCI_PATCHWORK_POLL=1s start_server
+wait_until grep -q "patchwork lab: following project bootci-test on $pw_url, a poll every 1 s" \
+	"$work/server.log"
+# Two polls at least: the second restart's poll has run when its line is there twice.
+sleep 2.5
+if ! grep -q "picked up:" "$work/server.log" && [ "$(checks 1)" = "$expected_pending" ]; then
+	ok "serve's poller after a restart picks nothing up again"
+else
+	not_ok "serve's poller after a restart picks nothing up again"
+	diag <"$work/server.log"
+fi
+
+series "$work/s3" "three changes" 2 a b c
+mbox "$work/second.mbox" "$work"/s2/*0002-*.patch "$work"/s3/*.patch
+admin parse "$work/second.mbox" || { echo "Bail out! Patchwork did not take the second series"; exit 1; }
+if wait_until grep -q "series 3 'three changes' v2 (3 patches) picked up: build pw-lab-3" "$work/server.log" &&
+	grep -q "series 2 'two changes' v1 (2 patches) picked up: build pw-lab-2" "$work/server.log" &&
+	grep -q "series 1 superseded by series 3 'three changes' v2" "$work/server.log"; then
+	ok "serve picks up the series once complete, and a v2 that supersedes the first"
+else
+	not_ok "serve picks up the series once complete, and a v2 that supersedes the first"
+	diag <"$work/server.log"
+	curl -s "$pw_url/api/1.2/series/" | "$python" -c 'import json, sys
+for s in json.load(sys.stdin):
+    print(s["id"], s["name"], s["version"], s["received_all"], [p["id"] for p in s["patches"]])' | diag
+fi
+stop_server
+"$aggregator" patchwork series --data "$data" >"$work/series.out" 2>&1
+if grep -q "^lab 1 v1 superseded build pw-lab-1: superseded by series 3 (v2) 'three changes'" "$work/series.out" &&
+	grep -q "^lab 2 v1 picked up build pw-lab-2 'two changes'" "$work/series.out" &&
+	[ "$(grep -c '^lab ' "$work/series.out")" = 3 ]; then
+	ok "the store holds each series once, the superseded one noted"
+else
+	not_ok "the store holds each series once, the superseded one noted"
+	diag <"$work/series.out"
+fi
+
+# ---- checks ----
+"$aggregator" patchwork check 3 bootci-fast success --description "fast: 12 pass" \
+	--url http://localhost:8080/builds/pw-lab-3 --data "$data" >"$work/check.out" 2>&1 && s1=0 || s1=$?
+"$aggregator" patchwork check 3 bootci-fast success --data "$data" >>"$work/check.out" 2>&1 && s2=0 || s2=$?
+got=$(checks 3 | grep -c 'bootci-fast success ci http://localhost:8080/builds/pw-lab-3')
+if [ "$s1" = 0 ] && [ "$s2" = 0 ] && [ "$got" = 3 ] &&
+	grep -q "check bootci-fast success is already there on every patch" "$work/check.out"; then
+	ok "a check asked for twice is posted once on every patch"
+else
+	not_ok "a check asked for twice is posted once on every patch ($s1 $s2 $got)"
+	diag <"$work/check.out"
+fi
+"$aggregator" patchwork check 3 'ci/fast' success --data "$data" >"$work/check.out" 2>&1 && s1=0 || s1=$?
+"$aggregator" patchwork check 3 bootci-fast passed --data "$data" >>"$work/check.out" 2>&1 && s2=0 || s2=$?
+"$aggregator" patchwork poll extra --data "$data" >>"$work/check.out" 2>&1 && s3=0 || s3=$?
+if [ "$s1" = 2 ] && [ "$s2" = 2 ] && grep -q "context 'ci/fast': Patchwork takes a slug" "$work/check.out" &&
+	grep -q "state 'passed': pending, success, warning or fail" "$work/check.out" &&
+	[ "$s3" = 2 ] && grep -q "'poll' with a wrong number of operands" "$work/check.out"; then
+	ok "a bad context, state or operand count is a usage error naming it"
+else
+	not_ok "a bad context, state or operand count is a usage error naming it"
+	diag <"$work/check.out"
+fi
+
+# ---- faults ----
+pw_stop
+poll
+"$aggregator" patchwork check 2 bootci-full fail --description "full: not run: fast tier failed" \
+	--data "$data" >"$work/check.out" 2>&1 && s1=0 || s1=$?
+if [ "$status" = 1 ] && grep -q "Couldn't connect to server: nothing polled" <<<"$out" &&
+	[ "$s1" = 1 ] && grep -q "2 check(s) wait for the next poll" "$work/check.out"; then
+	ok "Patchwork stopped: said at the poll and the check, which waits in the store"
+else
+	not_ok "Patchwork stopped: said at the poll and the check, which waits in the store"
+	diag <<<"$out"
+	diag <"$work/check.out"
+fi
+pw_start
+poll
+poll
+got=$(checks 2 | grep -c 'bootci-full fail')
+if [ "$status" = 0 ] && [ "$got" = 2 ] && grep -q "2 check(s) posted" "$work/polls.log"; then
+	ok "Patchwork back: the waiting check is posted once on each patch"
+else
+	not_ok "Patchwork back: the waiting check is posted once on each patch ($got)"
+	diag <"$work/polls.log"
+fi
+
+mkdir -p "$work/visitor"
+sed "s|$work/ci.token|$work/visitor.token|" "$data/patchwork.conf" >"$work/visitor/patchwork.conf"
+poll "$work/visitor"
+if grep -q "the token of $work/visitor.token is no maintainer's of project bootci-test: Patchwork will refuse its checks (403)" <<<"$out" &&
+	grep -q "403: Patchwork refuses checks from the token of $work/visitor.token" <<<"$out" &&
+	! checks 3 | grep -q visitor; then
+	ok "a non-maintainer's token: 403 said at the first poll, its checks wait"
+else
+	not_ok "a non-maintainer's token: 403 said at the first poll, its checks wait"
+	diag <<<"$out"
+fi
+pw_stop
+
+# fake_start MODE: the broken stand-in, its URL in $fake_url
+fake_start() {
+	[ -z "$fake_pid" ] || kill -TERM "$fake_pid" 2>/dev/null
+	rm -f "$work/fake.port"
+	"$python" "$admin" fake "$work/fake.port" "$1" &
+	fake_pid=$!
+	wait_until test -s "$work/fake.port"
+	fake_url=http://127.0.0.1:$(cat "$work/fake.port")
+	mkdir -p "$work/fake-$1"
+	sed "s|^url = .*|url = $fake_url|" "$data/patchwork.conf" >"$work/fake-$1/patchwork.conf"
+}
+fake_start 500
+poll "$work/fake-500"
+status_500=$status
+out_500=$out
+fake_start garbage
+poll "$work/fake-garbage"
+if [ "$status_500" = 1 ] && grep -q "Patchwork answered 500 (<h1>Server Error (500)</h1>): nothing new taken; next poll retries" <<<"$out_500" &&
+	[ "$status" = 1 ] && grep -q "series listing: not JSON .*starting '<html>maintenance</html>'" <<<"$out" &&
+	[ -z "$("$aggregator" patchwork series --data "$work/fake-garbage")" ]; then
+	ok "a 500 and HTML where JSON belongs are said, nothing is settled"
+else
+	not_ok "a 500 and HTML where JSON belongs are said, nothing is settled"
+	diag <<<"$out_500"
+	diag <<<"$out"
+fi
+fake_start nombox
+poll "$work/fake-nombox"
+"$aggregator" patchwork series --data "$work/fake-nombox" >"$work/series.out" 2>&1
+if [ "$status" = 0 ] && grep -q "series 1 'none': no mbox: skipped, not built" <<<"$out" &&
+	grep -q "series 2 'gone': no mbox (.*/series/2/mbox/ answered 404): skipped, not built" <<<"$out" &&
+	[ "$(grep -c '^lab [12] v1 skipped' "$work/series.out")" = 2 ] &&
+	[ ! -e "$work/fake-nombox/series/lab/2/series.mbox" ]; then
+	ok "a series without an mbox, and one whose mbox is 404, are skipped and said"
+else
+	not_ok "a series without an mbox, and one whose mbox is 404, are skipped and said"
+	diag <<<"$out"
+	diag <"$work/series.out"
+fi
+fake_start lost
+poll "$work/fake-lost"
+poll "$work/fake-lost"
+poll "$work/fake-lost"
+posts=$(curl -s "$fake_url/posts")
+"$aggregator" patchwork series --data "$work/fake-lost" >"$work/series.out" 2>&1
+if [ "$posts" = '{"50": 1, "51": 1}' ] &&
+	grep -q "patch 50: check bootci-fast pending was posted before: kept" "$work/polls.log" &&
+	grep -q "patch 51: check bootci-fast pending was posted before: kept" "$work/polls.log" &&
+	[ "$(grep -c 'bootci-fast pending: posted' "$work/series.out")" = 2 ]; then
+	ok "a check whose answer was lost (a 500) is read back from Patchwork, not posted again"
+else
+	not_ok "a check whose answer was lost (a 500) is read back from Patchwork, not posted again ($posts)"
+	diag <"$work/polls.log"
+	diag <"$work/series.out"
+fi
+
+fake_start pages
+poll "$work/fake-pages"
+picked=$(grep -o "series [0-9] 'series [0-9]' v1 (1 patch) picked up" "$work/poll.out" | cut -d' ' -f2 | tr -d '\n')
+poll "$work/fake-pages"
+pages=$(curl -s "$fake_url/pages")
+if [ "$picked" = 123456 ] && [ "$pages" = '[1, 2, 3, 1]' ] && ! grep -q "picked up:" "$work/poll.out"; then
+	ok "a listing over three pages: every series picked up oldest first; the next poll reads one page"
+else
+	not_ok "a listing over three pages: every series picked up oldest first; the next poll reads one page ($picked $pages)"
+	diag <"$work/polls.log"
+fi
+
+fake_start endless
+poll "$work/fake-endless"
+if [ "$status" = 1 ] &&
+	grep -q "more than 200 pages of series above series 0: set first-series in patchwork.conf" "$work/poll.out" &&
+	[ -z "$("$aggregator" patchwork series --data "$work/fake-endless")" ]; then
+	ok "past 200 pages of new series nothing is taken, and first-series is named"
+else
+	not_ok "past 200 pages of new series nothing is taken, and first-series is named"
+	diag <"$work/poll.out"
+fi
+
+done_testing
