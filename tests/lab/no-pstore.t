@@ -160,6 +160,16 @@ console_no_pstore_backend() {
 		grep -a 'Linux version' "$LOOP_WORK/boot-console" >/dev/null &&
 		! grep -a 'persistent store backend' "$LOOP_WORK/boot-console" >/dev/null
 }
+# the boot after the one that died begins with the master's own power cycle (its note), so
+# the hung boot ends where the master acted, not only where the firmware's reset is seen
+console_power_cut() {
+	local n file
+	n=$(head -n 1 "$LOOP_WORK/result-console" 2>/dev/null | sed -n "s/.*boot \([0-9]*\) of $machine ended while.*/\1/p")
+	[ -n "$n" ] || return 1
+	file=$LOOP_DATA/consoles/$machine/$(printf '%06d' $((n + 1))).log
+	head -n 1 "$file" 2>/dev/null | cut -c1-200 | diag
+	head -n 1 "$file" 2>/dev/null | grep -F "== bootci-serve: power cycle by the master" >/dev/null
+}
 result_page_links() {
 	local page=$LOOP_WORK/result-page code
 	code=$(curl -s -o "$page" -w '%{http_code}' --max-time 20 \
@@ -169,7 +179,7 @@ result_page_links() {
 	grep -F "results/$hang/console\"" "$page" >/dev/null
 }
 
-plan 17
+plan 18
 job=nopstore-fast
 started=$SECONDS
 check "the master started: IPMI power, a 120 s deadline, the console through ser2net" \
@@ -199,6 +209,7 @@ check "the hanging test is incomplete, the one after it ran (skip)" \
 check "no pstore capture: no boot of the run saved a record, pstore_backends empty" \
 	no_pstore_capture
 check "the result's console on the master answers 200 with the kernel's panic" console_has_panic
+check "the next boot's console begins at the master's own power cycle" console_power_cut
 check "efi_pstore never registered in that boot (the known-good boots' did)" \
 	console_no_pstore_backend
 if result_page_links; then

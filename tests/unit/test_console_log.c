@@ -192,6 +192,32 @@ static void test_run_note_keeps_its_kernel(void **state)
 	}
 }
 
+/*
+ * The master's own power cycle of a hung machine: its note ends the hung
+ * boot even though no reset was seen, and the firmware and kernel that follow
+ * are the new boot's, not a boot of their own each.
+ */
+static void test_power_note_starts_a_boot(void **state)
+{
+	struct fixture *f = *state;
+
+	open_log(f, 0);
+	feed(f, FIRMWARE KERNEL HANG, 5);
+	assert_int_equal(bci_console_log_note(f->log, BCI_CONSOLE_POWER_NOTE "cycle by the master"), 0);
+	feed(f, FIRMWARE KERNEL RUN, 7);
+	/* Off, then on, with nothing said between: one boot, both notes at its head. */
+	assert_int_equal(bci_console_log_note(f->log, BCI_CONSOLE_POWER_NOTE "off by the master"), 0);
+	assert_int_equal(bci_console_log_note(f->log, BCI_CONSOLE_POWER_NOTE "on by the master"), 0);
+	feed(f, FIRMWARE IPXE, 0);
+	bci_console_log_close(f->log);
+	f->log = NULL;
+	expect_boots(f, 3);
+	expect_boot(f, 1, FIRMWARE KERNEL HANG);
+	expect_boot(f, 2, "== bootci-serve: power cycle by the master ==\n" FIRMWARE KERNEL RUN);
+	expect_boot(f, 3, "== bootci-serve: power off by the master ==\n"
+			  "== bootci-serve: power on by the master ==\n" FIRMWARE IPXE);
+}
+
 /* A reset in the middle of a line (a watchdog, a hang): the boot ends there, the next starts. */
 static void test_reset_mid_line(void **state)
 {
@@ -471,6 +497,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_note_keeps_its_kernel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_firmware_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_mid_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_power_note_starts_a_boot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood_cut_per_boot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood_tail_recovered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notes_and_reopen, setup, teardown),

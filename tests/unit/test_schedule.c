@@ -1139,6 +1139,37 @@ static const char *machine_state(struct fixture *f, const char *machine)
 	return s.text;
 }
 
+struct power_told {
+	char lines[512];
+};
+
+static void power_told(void *ctx, const char *machine, const char *action, const char *how)
+{
+	struct power_told *t = ctx;
+	size_t n = strlen(t->lines);
+
+	(void)how;
+	snprintf(t->lines + n, sizeof(t->lines) - n, "%s %s;", machine, action);
+}
+
+/* Each power action the master takes is told (serve starts the machine's console's next boot). */
+static void test_power_actions_told(void **state)
+{
+	struct fixture *f = *state;
+	struct power_told told = { .lines = "" };
+
+	f->s.power_done = power_told;
+	f->s.power_ctx = &told;
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_tick(&f->s, T0 + 601, f->err, sizeof(f->err)), 0);
+	assert_string_equal(told.lines, "solo cycle;");
+	assert_int_equal(bci_schedule_power(&f->s, "solo", "status", f->err, sizeof(f->err)), 0);
+	assert_string_equal(told.lines, "solo cycle;");
+	assert_int_equal(bci_schedule_power(&f->s, "solo", "cycle", f->err, sizeof(f->err)), 0);
+	assert_string_equal(told.lines, "solo cycle;solo cycle;");
+	assert_int_equal(power_lines(f), 2);
+}
+
 static void test_power_cycle_then_out(void **state)
 {
 	struct fixture *f = *state;
@@ -1396,6 +1427,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tree_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_judge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_known_good_versions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_power_actions_told, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_bmc_fault_then_return, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tags_sync, setup, teardown),

@@ -29,6 +29,18 @@ static struct bci_power power_of(struct bci_schedule *s, const struct bci_invent
 				   .timeout = s->inventory->power_timeout, .log = s->log };
 }
 
+/* bci_power_act() on @m; an action taken (not a status) is told to s->power_done. */
+static int power_act(struct bci_schedule *s, const struct bci_inventory_machine *m,
+		     enum bci_power_action action, struct bci_power_result *result)
+{
+	struct bci_power power = power_of(s, m);
+	int ret = bci_power_act(&power, action, result);
+
+	if (ret == 0 && action != BCI_POWER_STATUS && s->power_done)
+		s->power_done(s->power_ctx, m->name, bci_power_action_name(action), result->why);
+	return ret;
+}
+
 static int recover_one(struct bci_schedule *s, const struct bci_inventory_machine *m, double now,
 		       char *err, size_t err_size)
 {
@@ -80,10 +92,9 @@ static int recover_one(struct bci_schedule *s, const struct bci_inventory_machin
 	}
 	bci_schedule_say(s, "%s: silent for %.0f s (deadline %lu s): power cycle %d of %lu", m->name,
 			 now - last, m->deadline, put.power_cycles, s->inventory->power_cycles);
-	struct bci_power power = power_of(s, m);
 	struct bci_power_result result;
 
-	ret = bci_power_act(&power, BCI_POWER_CYCLE, &result);
+	ret = power_act(s, m, BCI_POWER_CYCLE, &result);
 	if (ret == -ENOMEM)
 		return ret;
 	if (ret == 0) {
@@ -138,10 +149,9 @@ int bci_schedule_return(struct bci_schedule *s, const char *machine, double now,
 	if (m->power_driver == BCI_POWER_DRIVER_NONE)
 		return 1;
 	/* It may have powered itself off once taken out: on, or cycled when it is on. */
-	struct bci_power power = power_of(s, m);
 	struct bci_power_result result;
 
-	ret = bci_power_act(&power, BCI_POWER_CYCLE, &result);
+	ret = power_act(s, m, BCI_POWER_CYCLE, &result);
 	if (ret == -ENOMEM)
 		return ret;
 	if (ret < 0) {
@@ -161,7 +171,6 @@ int bci_schedule_power(struct bci_schedule *s, const char *machine, const char *
 	static const enum bci_power_action actions[] = { BCI_POWER_ON, BCI_POWER_OFF, BCI_POWER_CYCLE,
 							 BCI_POWER_STATUS };
 	const struct bci_inventory_machine *m = bci_inventory_by_name(s->inventory, machine);
-	struct bci_power power;
 	struct bci_power_result result;
 	size_t i;
 	int ret;
@@ -177,8 +186,7 @@ int bci_schedule_power(struct bci_schedule *s, const char *machine, const char *
 		bci_message(err, err_size, "power %.32s: on, off, cycle or status", action);
 		return -EINVAL;
 	}
-	power = power_of(s, m);
-	ret = bci_power_act(&power, actions[i], &result);
+	ret = power_act(s, m, actions[i], &result);
 	if (ret == -ENOMEM)
 		return ret;
 	if (ret < 0) {

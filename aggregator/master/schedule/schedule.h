@@ -104,6 +104,9 @@ struct bci_schedule {
 	bci_schedule_judge_fn judge;
 	void *judge_ctx;
 	FILE *log;				/* one line per decision; NULL: none */
+	/* Told after each power action the master took on a machine (serve's console cut); NULL: none. */
+	void (*power_done)(void *ctx, const char *machine, const char *action, const char *how);
+	void *power_ctx;
 };
 
 /*

@@ -477,6 +477,19 @@ int bci_schedule_server_hello(struct bci_schedule_server *s, const char *machine
 	return ret;
 }
 
+void bci_schedule_server_on_power(struct bci_schedule_server *s,
+				  void (*fn)(void *ctx, const char *machine, const char *action,
+					     const char *how),
+				  void *ctx)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->schedule.power_done = fn;
+	s->schedule.power_ctx = ctx;
+	pthread_mutex_unlock(&s->lock);
+}
+
 const char *bci_schedule_server_data_dir(const struct bci_schedule_server *s)
 {
 	return s->data_dir;

@@ -98,6 +98,16 @@ int bci_schedule_server_fault(struct bci_schedule_server *server, const char *ma
 int bci_schedule_server_hello(struct bci_schedule_server *server, const char *machine,
 			      struct bci_schedule_hello *hello, char *err, size_t err_size);
 
+/*
+ * @fn(@ctx, machine, action, how) is called after each power action the
+ * scheduler takes on a machine (recovery's cycles, `return`), from its
+ * thread: serve starts the machine's console's next boot there. NULL: none.
+ */
+void bci_schedule_server_on_power(struct bci_schedule_server *server,
+				  void (*fn)(void *ctx, const char *machine, const char *action,
+					     const char *how),
+				  void *ctx);
+
 /* For publish_http.c: the server's data folder, store, log, and its lock. */
 const char *bci_schedule_server_data_dir(const struct bci_schedule_server *server);
 struct bci_store *bci_schedule_server_store(struct bci_schedule_server *server);

@@ -500,17 +500,16 @@ static bool drain_queue(struct bci_consoles *cs)
 	return stopping;
 }
 
-void bci_consoles_run_served(struct bci_consoles *cs, const char *machine, const char *run_id)
+/* Queues @text for @machine's console, written by the readers' thread. */
+static void note_queue(struct bci_consoles *cs, const char *machine, const char *text)
 {
 	struct queued_note *note;
-	char when[32], byte = 0;
+	char byte = 0;
 
 	if (!cs || strlen(machine) > BCI_CONSOLE_MACHINE_MAX || !(note = calloc(1, sizeof(*note))))
 		return;
-	utc_now(when);
 	snprintf(note->machine, sizeof(note->machine), "%s", machine);
-	snprintf(note->text, sizeof(note->text), BCI_CONSOLE_RUN_NOTE "%s (its job initrd served at %s)",
-		 run_id, when);
+	snprintf(note->text, sizeof(note->text), "%s", text);
 	pthread_mutex_lock(&cs->queue_lock);
 	if (cs->notes_tail)
 		cs->notes_tail->next = note;
@@ -520,6 +519,27 @@ void bci_consoles_run_served(struct bci_consoles *cs, const char *machine, const
 	pthread_mutex_unlock(&cs->queue_lock);
 	if (write(cs->wake[1], &byte, 1) < 0 && errno != EAGAIN)
 		say(cs, "consoles: cannot wake the reader: %s", strerror(errno));
+}
+
+void bci_consoles_run_served(struct bci_consoles *cs, const char *machine, const char *run_id)
+{
+	char when[32], text[300];
+
+	utc_now(when);
+	snprintf(text, sizeof(text), BCI_CONSOLE_RUN_NOTE "%s (its job initrd served at %s)", run_id,
+		 when);
+	note_queue(cs, machine, text);
+}
+
+void bci_consoles_power_done(struct bci_consoles *cs, const char *machine, const char *action,
+			     const char *how)
+{
+	char when[32], text[300];
+
+	utc_now(when);
+	snprintf(text, sizeof(text), BCI_CONSOLE_POWER_NOTE "%s by the master at %s: %s", action,
+		 when, how);
+	note_queue(cs, machine, text);
 }
 
 static void *consoles_main(void *arg)

@@ -53,5 +53,12 @@ void bci_consoles_stop(struct bci_consoles *consoles);
  * console is not read: nothing. @cs NULL: nothing.
  */
 void bci_consoles_run_served(struct bci_consoles *consoles, const char *machine, const char *run_id);
+/*
+ * Says in @machine's console that the master itself powered it (@action: on,
+ * off or cycle; @how: the driver's line): a new boot starts there
+ * (console_log.h's power note). From any thread, as bci_consoles_run_served().
+ */
+void bci_consoles_power_done(struct bci_consoles *consoles, const char *machine, const char *action,
+			     const char *how);
 
 #endif

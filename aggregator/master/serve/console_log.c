@@ -81,6 +81,7 @@ struct bci_console_log {
 	bool firmware_started;		/* it began at the firmware's reset */
 	bool kernel_started;		/* a kernel line seen */
 	bool netbooted;			/* a run note seen: the kernel to come is this boot's */
+	bool powered;			/* a power note began it: the firmware to come is its own */
 	unsigned lines_since_firmware;
 };
 
@@ -416,6 +417,7 @@ static int cut(struct bci_console_log *c)
 	c->firmware_started = false;
 	c->kernel_started = false;
 	c->netbooted = false;
+	c->powered = false;
 	c->lines_since_firmware = 0;
 	return ret;
 }
@@ -452,10 +454,11 @@ static int decide(struct bci_console_log *c, bool whole_line)
 
 	switch (marker) {
 	case MARKER_FIRMWARE:
-		begins = !c->firmware_started || c->kernel_started || c->lines_since_firmware > 0;
+		begins = (!c->firmware_started && !c->powered) || c->kernel_started ||
+			 c->lines_since_firmware > 0;
 		break;
 	case MARKER_KERNEL:
-		begins = (!c->firmware_started && !c->netbooted) || c->kernel_started;
+		begins = (!c->firmware_started && !c->netbooted && !c->powered) || c->kernel_started;
 		break;
 	case MARKER_NONE:
 		break;
@@ -583,6 +586,11 @@ int bci_console_log_note(struct bci_console_log *c, const char *fmt, ...)
 		if (c->kernel_started && c->boot_bytes && (ret = cut(c)) < 0)
 			return ret;
 		c->netbooted = true;
+	} else if (!strncmp(text, BCI_CONSOLE_POWER_NOTE, strlen(BCI_CONSOLE_POWER_NOTE))) {
+		/* The master powered the machine: what follows is a boot of its own. */
+		if (c->boot_bytes && (ret = cut(c)) < 0)
+			return ret;
+		c->powered = true;
 	}
 	return note_line(c, text);
 }

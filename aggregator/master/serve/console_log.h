@@ -30,7 +30,10 @@
  * kernel it starts a new boot, and the kernel that follows it is that boot's,
  * even when the boot's start was not seen (serve connected after the
  * firmware's reset, or the firmware sends none): the run's boot holds its
- * kernel's console.
+ * kernel's console. A power note (BCI_CONSOLE_POWER_NOTE) says the master
+ * itself powered the machine (recovery's power cycle): it starts a new boot
+ * (when the current one holds anything), and the firmware's reset and the
+ * kernel that follow it are that boot's.
  *
  * Storage is bounded per boot, and a flood keeps what a crash leaves last:
  * past three quarters of @boot_max bytes of the console's (the head), a note
@@ -68,6 +71,8 @@
  * (...) ==", written when serve hands the machine that run's job initrd.
  */
 #define BCI_CONSOLE_RUN_NOTE "netboot of run "
+/* The note of the master's own power action: "== bootci-serve: power ACTION by the master (...) ==". */
+#define BCI_CONSOLE_POWER_NOTE "power "
 
 /* DATA/consoles/<machine> into @out (@size bytes); -ENAMETOOLONG when it does not fit. */
 int bci_consoles_dir(const char *data_dir, const char *machine, char *out, size_t size);

@@ -354,6 +354,8 @@ static void server_free(struct bci_server *s)
 	serve_gate_free(s);
 	serve_incoming_stop(s);
 	free(s->workers);
+	/* No power note may reach the consoles once they stop (the hook is set under the lock). */
+	bci_schedule_server_on_power(s->schedule, NULL, NULL);
 	bci_consoles_stop(s->consoles);
 	bci_mail_server_stop(s->mail);
 	bci_patchwork_server_stop(s->patchwork);
@@ -392,6 +394,12 @@ static int recover_one(void *ctx, const char *machine, const char *run_id,
 		fprintf(s->config.log, "serve: %s/%s: ingested (accepted before a restart)\n", machine,
 			run_id);
 	return 0;
+}
+
+/* The scheduler's power hook (serve_hook.h) into the machine's console (console.h). */
+static void console_power_done(void *ctx, const char *machine, const char *action, const char *how)
+{
+	bci_consoles_power_done(ctx, machine, action, how);
 }
 
 int bci_server_start(const struct bci_serve_config *config, struct bci_server **out, char *err,
@@ -436,6 +444,8 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	    (ret = bci_patchwork_server_start(config->data_dir, config->store_url, config->log,
 					      &s->patchwork, err, err_size)) < 0)
 		goto fail;
+	/* The master's own power actions start a boot in the machine's console. */
+	bci_schedule_server_on_power(s->schedule, console_power_done, s->consoles);
 	if (!config->cert != !config->key) {
 		bci_message(err, err_size, "--cert and --key go together");
 		ret = -EINVAL;
