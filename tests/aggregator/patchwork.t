@@ -12,6 +12,12 @@
 #               the checks wait); a 500 and HTML where JSON belongs (said, nothing settled); a
 #               series without an mbox and one whose mbox is 404 (skipped, said); a check
 #               whose answer was lost (a 500 after Patchwork kept it) is read back, not posted again
+#   builds      with a build-command, the "fast script" (a fresh clone of the test's git repository,
+#               `git am` of the series' mbox, then a prebuilt image folder copied: bootci-builder is
+#               not run, to keep the test fast): a series is built, published and registered with
+#               its title and Message-ID, its fast tier queued; a series that does not apply gets
+#               bootci-fast fail naming that with the log's link, read back from Patchwork; neither
+#               is built again; a command that hangs is killed at build-timeout
 #   pages       a listing over three pages (the Link header's next): every series picked up,
 #               oldest first; the next poll reads one page only; past 200 pages nothing is taken
 # Skipped when the tarball or Debian's python3-django, python3-djangorestframework and
@@ -367,5 +373,136 @@ else
 	not_ok "past 200 pages of new series nothing is taken, and first-series is named"
 	diag <"$work/poll.out"
 fi
+
+# ---- builds ----
+# The lab's build command, the "fast script": a fresh clone of the kernel tree (here the test's
+# small git repository) at the base branch, `git am` of the series' mbox (exit 3 when it does not
+# apply), then a prebuilt test image copied into the output folder instead of running
+# bootci-builder, to keep the test fast; the commit built in OUT/commit.
+pw_start
+image=$work/image
+mkdir -p "$image"
+head -c 4096 /dev/urandom >"$image/vmlinuz"
+head -c 8192 /dev/urandom >"$image/initrd.img"
+printf '#!ipxe\nkernel vmlinuz initrd=initrd.img console=ttyS0\ninitrd initrd.img\nboot\n' >"$image/boot.ipxe"
+printf 'igt@core@a\nigt@core@b\n' >"$image/fast.testlist"
+printf 'igt@t@1\nigt@t@2\n' >"$image/full.testlist"
+manifest_line() { printf '%s %s 100644 %s bootci-builder\n' "$(sha256sum <"$image/$1" | cut -d' ' -f1)" "$(stat -c %s "$image/$1")" "$1"; }
+{
+	echo "# bootci-builder manifest: SHA256 SIZE MODE PATH ORIGIN"
+	manifest_line boot.ipxe
+	manifest_line initrd.img
+	manifest_line vmlinuz
+} >"$image/manifest"
+cat >"$work/build-cmd" <<SCRIPT
+#!/bin/sh
+# MBOX BASE BRANCH OUT
+set -u
+tmp=\$(mktemp -d)
+trap 'rm -rf "\$tmp"' EXIT
+git clone -q -b "\$3" "\$2" "\$tmp/tree" || exit 1
+cd "\$tmp/tree" || exit 1
+git -c user.name=bootci -c user.email=ci@bootci.test am "\$1" || exit 3
+git rev-parse HEAD >"\$4/commit"
+cp "$image"/* "\$4/"
+SCRIPT
+printf '#!/bin/sh\necho building forever\nexec sleep 61\n' >"$work/hang-cmd"
+chmod 0755 "$work/build-cmd" "$work/hang-cmd"
+git -C "$repo" branch -f ci-base "$base_commit"
+last=$(curl -s "$pw_url/api/1.2/series/?order=-id&per_page=1" | "$python" -c 'import json, sys; print(json.load(sys.stdin)[0]["id"])')
+good=$((last + 1))
+bad=$((last + 2))
+series "$work/s4" "good series" 1 f g
+# A patch against a README the base does not have: it does not apply.
+git -C "$repo" checkout -q -B nowhere "$base_commit"
+echo other >"$repo/README"
+git -C "$repo" commit -qam "README: other"
+mid=$(git -C "$repo" rev-parse HEAD)
+# Its own second: format-patch's Message-IDs carry the time.
+sleep 1
+echo more >"$repo/README"
+git -C "$repo" commit -qam "README: more"
+git -C "$repo" format-patch -q --cover-letter --thread=shallow -n -v 1 \
+	--add-header='List-Id: <bootci-test.lists.bootci.test>' -o "$work/s5" "$mid"
+sed -i "s/\*\*\* SUBJECT HERE \*\*\*/bad series/" "$work"/s5/*cover-letter.patch
+mbox "$work/third.mbox" "$work"/s4/*.patch
+mbox "$work/fourth.mbox" "$work"/s5/*.patch
+admin parse "$work/third.mbox" && admin parse "$work/fourth.mbox" ||
+	{ echo "Bail out! Patchwork did not take the build series"; exit 1; }
+mkdir -p "$work/builds"
+cat >"$work/builds/patchwork.conf" <<CONF
+[project lab]
+url = $pw_url
+project = bootci-test
+token-file = $work/ci.token
+serve-url = http://localhost:8080
+first-series = $good
+build-command = $work/build-cmd
+base = $repo
+branch = ci-base
+tree = t
+build-timeout = 60s
+CONF
+cat >"$work/builds/machines.conf" <<CONF
+[machine solo]
+mac = 52:54:00:00:00:01
+[tree t]
+full = always
+CONF
+poll "$work/builds"
+msgid=$(grep -i -m1 '^Message-Id:' "$work"/s4/*cover-letter.patch | sed 's/^[^:]*: *//')
+row=$(sqlite3 "$work/builds/bootci.sqlite" \
+	"SELECT tree, tier, series_title, message_id, length(commit_id) FROM builds WHERE name = 'pw-lab-$good'")
+if [ "$status" = 0 ] && grep -q "series $good: built and published as pw-lab-$good (tree t, commit [0-9a-f]\{40\})" <<<"$out" &&
+	grep -q "pw-lab-$good: fast tier queued, [1-9][0-9]* job(s)" <<<"$out" &&
+	[ "$row" = "t|fast|good series|$msgid|40" ] &&
+	grep -q "^Applying: igt: good series: g" "$work/builds/series/lab/$good/build.log"; then
+	ok "a series picked up is built by the build command, registered with its title and Message-ID, its fast tier queued"
+else
+	not_ok "a series picked up is built by the build command, registered with its title and Message-ID, its fast tier queued"
+	diag <<<"$out"
+	diag <<<"$row / $msgid"
+fi
+
+described() {
+	curl -s "$pw_url/api/1.2/series/$1/" | "$python" -c 'import json, sys, urllib.request
+for p in sorted(json.load(sys.stdin)["patches"], key=lambda p: p["id"]):
+    for c in json.load(urllib.request.urlopen(p["url"] + "checks/")):
+        print(c["context"], c["state"], c["description"], c["target_url"])'
+}
+got=$(described "$bad" | grep "bootci-fast fail")
+if grep -q "series $bad: does not apply to $repo ci-base: bootci-fast fail queued" <<<"$out" &&
+	[ "$got" = "bootci-fast fail does not apply to $repo ci-base http://localhost:8080/series/lab/$bad/build.log" ] &&
+	grep -q "^bootci: exit status 3" "$work/builds/series/lab/$bad/build.log" &&
+	! sqlite3 "$work/builds/bootci.sqlite" "SELECT name FROM builds" | grep -q "pw-lab-$bad"; then
+	ok "a series that does not apply gets bootci-fast fail naming that with the log's link, read back from Patchwork"
+else
+	not_ok "a series that does not apply gets bootci-fast fail naming that with the log's link, read back from Patchwork"
+	diag <<<"$got"
+	diag <"$work/builds/series/lab/$bad/build.log"
+fi
+poll "$work/builds"
+if [ "$status" = 0 ] && ! grep -q "building" <<<"$out" && grep -q "0 built, 0 failed to build" <<<"$out"; then
+	ok "a series built or failed is not built again"
+else
+	not_ok "a series built or failed is not built again"
+	diag <<<"$out"
+fi
+
+mkdir -p "$work/hang"
+sed -e "s|^build-command = .*|build-command = $work/hang-cmd|" -e "s|^build-timeout = .*|build-timeout = 1s|" \
+	-e "s|^first-series = .*|first-series = $good|" "$work/builds/patchwork.conf" >"$work/hang/patchwork.conf"
+start=$SECONDS
+poll "$work/hang"
+if [ $((SECONDS - start)) -lt 30 ] &&
+	grep -q "series $good: does not build: killed after build-timeout (1 s): bootci-fast fail queued" <<<"$out" &&
+	grep -q "^bootci: killed after build-timeout (1 s)" "$work/hang/series/lab/$good/build.log" &&
+	! pgrep -f "sleep 61" >/dev/null; then
+	ok "a build command that hangs is killed at build-timeout and the series fails"
+else
+	not_ok "a build command that hangs is killed at build-timeout and the series fails"
+	diag <<<"$out"
+fi
+pw_stop
 
 done_testing

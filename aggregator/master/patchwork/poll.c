@@ -452,6 +452,12 @@ int bci_patchwork_poll(struct bci_patchwork *pw, struct bci_patchwork_poll_count
 						      err_size)) < 0)
 			goto out;
 	}
+	/* A build fault is said by it and retried at the next poll; the checks go out still. */
+	if (bci_patchwork_build_pending(pw, &counts->built, &counts->build_failed, err,
+					err_size) == -EINTR) {
+		ret = -EINTR;
+		goto out;
+	}
 	if (!fault) {
 		ret = bci_patchwork_checks_flush(pw, &counts->checks_waiting, err, err_size);
 		if (ret >= 0) {
