@@ -17,7 +17,8 @@
 #               not run, to keep the test fast): a series is built, published and registered with
 #               its title and Message-ID, its fast tier queued; a series that does not apply gets
 #               bootci-fast fail naming that with the log's link, read back from Patchwork; neither
-#               is built again; a command that hangs is killed at build-timeout
+#               is built again; serve serves the build log; a command that hangs is killed at
+#               build-timeout
 #   pages       a listing over three pages (the Link header's next): every series picked up,
 #               oldest first; the next poll reads one page only; past 200 pages nothing is taken
 # Skipped when the tarball or Debian's python3-django, python3-djangorestframework and
@@ -487,6 +488,20 @@ if [ "$status" = 0 ] && ! grep -q "building" <<<"$out" && grep -q "0 built, 0 fa
 else
 	not_ok "a series built or failed is not built again"
 	diag <<<"$out"
+fi
+
+start_server --data "$work/builds"
+curl -s -o "$work/log.got" -w '%{http_code} %{content_type}\n' "$base/series/lab/$bad/build.log" >"$work/log.status"
+code_other=$(curl -s -o /dev/null -w '%{http_code}' "$base/series/lab/99999/build.log")
+code_bad=$(curl -s -o /dev/null -w '%{http_code}' "$base/series/..%2Fx/1/build.log")
+stop_server
+if [ "$(cat "$work/log.status")" = "200 text/plain; charset=utf-8" ] &&
+	cmp -s "$work/log.got" "$work/builds/series/lab/$bad/build.log" &&
+	[ "$code_other" = 404 ] && [ "$code_bad" = 400 ]; then
+	ok "serve serves a series' build log at the fail check's link; none is 404, a bad name 400"
+else
+	not_ok "serve serves a series' build log at the fail check's link; none is 404, a bad name 400 ($code_other $code_bad)"
+	diag <"$work/log.status"
 fi
 
 mkdir -p "$work/hang"
