@@ -19,6 +19,10 @@
 #               bootci-fast fail naming that with the log's link, read back from Patchwork; neither
 #               is built again; serve serves the build log; a command that hangs is killed at
 #               build-timeout
+#   tiers       the fast tier's jobs ended (a run ingested, the jobs marked as the scheduler
+#               does): bootci-fast success with the report's one-line summary and the matrix's
+#               link; all abandoned: bootci-fast fail and bootci-full "not run: fast tier failed";
+#               the full tier's jobs ended: bootci-full success
 #   pages       a listing over three pages (the Link header's next): every series picked up,
 #               oldest first; the next poll reads one page only; past 200 pages nothing is taken
 # Skipped when the tarball or Debian's python3-django, python3-djangorestframework and
@@ -413,6 +417,7 @@ git -C "$repo" branch -f ci-base "$base_commit"
 last=$(curl -s "$pw_url/api/1.2/series/?order=-id&per_page=1" | "$python" -c 'import json, sys; print(json.load(sys.stdin)[0]["id"])')
 good=$((last + 1))
 bad=$((last + 2))
+third=$((last + 3))
 series "$work/s4" "good series" 1 f g
 # A patch against a README the base does not have: it does not apply.
 git -C "$repo" checkout -q -B nowhere "$base_commit"
@@ -428,7 +433,9 @@ git -C "$repo" format-patch -q --cover-letter --thread=shallow -n -v 1 \
 sed -i "s/\*\*\* SUBJECT HERE \*\*\*/bad series/" "$work"/s5/*cover-letter.patch
 mbox "$work/third.mbox" "$work"/s4/*.patch
 mbox "$work/fourth.mbox" "$work"/s5/*.patch
-admin parse "$work/third.mbox" && admin parse "$work/fourth.mbox" ||
+series "$work/s6" "third series" 1 h
+mbox "$work/fifth.mbox" "$work"/s6/*.patch
+admin parse "$work/third.mbox" && admin parse "$work/fourth.mbox" && admin parse "$work/fifth.mbox" ||
 	{ echo "Bail out! Patchwork did not take the build series"; exit 1; }
 mkdir -p "$work/builds"
 cat >"$work/builds/patchwork.conf" <<CONF
@@ -502,6 +509,40 @@ if [ "$(cat "$work/log.status")" = "200 text/plain; charset=utf-8" ] &&
 else
 	not_ok "serve serves a series' build log at the fail check's link; none is 404, a bad name 400 ($code_other $code_bad)"
 	diag <"$work/log.status"
+fi
+
+# ---- the checks after the tiers ----
+# The good series' fast tier ends with a run of its machine (ingested, its job done, as the
+# scheduler records it); the third series' fast jobs are all abandoned, no run back.
+"$python" "$SRC/tests/aggregator/report-runs.py" "$work/runs-good" core@a=pass core@b=pass >/dev/null
+"$aggregator" ingest --data "$work/builds" --machine solo --build "pw-lab-$good" "$work/runs-good" >>"$work/setup.log" 2>&1
+sqlite3 "$work/builds/bootci.sqlite" 	"UPDATE schedule_jobs SET state = 'done' WHERE build = (SELECT id FROM builds WHERE name = 'pw-lab-$good');
+	 UPDATE schedule_jobs SET state = 'abandoned' WHERE build = (SELECT id FROM builds WHERE name = 'pw-lab-$third')"
+poll "$work/builds"
+got_good=$(described "$good" | grep -c "^bootci-fast success fast: 2 result(s) on 1 machine(s): 0 possible new issue(s), 0 known, 0 flaky, 0 fixed, 0 warning(s) http://localhost:8080/builds/pw-lab-$good$")
+got_third=$(described "$third" | grep -E "^bootci-(fast|full) fail")
+if [ "$status" = 0 ] && [ "$got_good" = 2 ] && [ "$(described "$good" | grep -c "bootci-full")" = 0 ] &&
+	[ "$got_third" = "bootci-fast fail fast: no run came back from the fast tier's machines http://localhost:8080/builds/pw-lab-$third
+bootci-full fail full: not run: fast tier failed http://localhost:8080/builds/pw-lab-$third" ]; then
+	ok "the fast tier ended: bootci-fast with the report's summary and the matrix's link; failed: bootci-full not run"
+else
+	not_ok "the fast tier ended: bootci-fast with the report's summary and the matrix's link; failed: bootci-full not run"
+	diag <<<"$out"
+	described "$good" | diag
+	diag <<<"$got_third"
+fi
+sqlite3 "$work/builds/bootci.sqlite" 	"INSERT INTO schedule_jobs (machine, build, tier, shard, shards, testlist, run_id, state, boots, queued)
+	 SELECT m.id, b.id, 'full', 0, 1, '', 'full-1', 'done', 1, 0 FROM machines m, builds b
+	 WHERE m.name = 'solo' AND b.name = 'pw-lab-$good'"
+poll "$work/builds"
+poll "$work/builds"
+got=$(described "$good" | grep -c "^bootci-full success full: 2 result(s) on 1 machine(s): 0 possible new issue(s)")
+if [ "$status" = 0 ] && [ "$got" = 2 ] && [ "$(described "$good" | grep -c '^bootci-fast success')" = 2 ]; then
+	ok "the full tier ended: bootci-full success with the summary, once on every patch"
+else
+	not_ok "the full tier ended: bootci-full success with the summary, once on every patch ($got)"
+	diag <"$work/polls.log"
+	described "$good" | diag
 fi
 
 mkdir -p "$work/hang"

@@ -12,7 +12,9 @@
  *   poll.c        one poll of a project: the token checked, series listing, pick-up
  *   check.c       checks queued in the store, posted once each
  *   build.c       the build command run on each series picked up, its image
- *                 published as the build; the checks after the tiers
+ *                 published as the build
+ *   tiers.c       the checks after the fast and full tiers
+ *   log_route.c   serve's GET /series/NAME/ID/build.log
  *   serve_hook.c  the poller thread inside `bootci-aggregator serve`
  *   command.c     `bootci-aggregator patchwork poll|check|series`
  *
@@ -256,6 +258,7 @@ struct bci_patchwork_poll_counts {
 	unsigned checks_waiting;
 	unsigned built;		/* series built and published (build.c) */
 	unsigned build_failed;	/* series that did not apply or build */
+	unsigned tier_checks;	/* checks queued after a tier ended (tiers.c) */
 };
 
 /*
@@ -307,6 +310,16 @@ int bci_patchwork_checks_flush(struct bci_patchwork *pw, unsigned *waiting, char
  */
 int bci_patchwork_build_pending(struct bci_patchwork *pw, unsigned *built, unsigned *failed,
 				char *err, size_t err_size);
+
+/*
+ * The checks after the tiers (tiers.c): for each series whose build is
+ * registered, bootci-fast success|warning|fail with the report's one-line
+ * summary and the matrix's link once the fast tier's jobs have all ended
+ * (done or abandoned), bootci-full likewise once the full tier's have, or
+ * bootci-full fail "full: not run: fast tier failed". Each queued once;
+ * the number queued now in *@queued.
+ */
+int bci_patchwork_tiers(struct bci_patchwork *pw, unsigned *queued, char *err, size_t err_size);
 
 /* ---- serve_hook.c: the poller inside serve ---- */
 

@@ -458,6 +458,8 @@ int bci_patchwork_poll(struct bci_patchwork *pw, struct bci_patchwork_poll_count
 		ret = -EINTR;
 		goto out;
 	}
+	/* Said by it when it fails; the next poll looks again. */
+	bci_patchwork_tiers(pw, &counts->tier_checks, err, err_size);
 	if (!fault) {
 		ret = bci_patchwork_checks_flush(pw, &counts->checks_waiting, err, err_size);
 		if (ret >= 0) {
