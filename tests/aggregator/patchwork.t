@@ -23,6 +23,8 @@
 #               does): bootci-fast success with the report's one-line summary and the matrix's
 #               link; all abandoned: bootci-fast fail and bootci-full "not run: fast tier failed";
 #               the full tier's jobs ended: bootci-full success
+#   reply       serve's sender (reply = final) queues the build's reply to the list and the
+#               series' submitter, threaded on the series' Message-ID
 #   pages       a listing over three pages (the Link header's next): every series picked up,
 #               oldest first; the next poll reads one page only; past 200 pages nothing is taken
 # Skipped when the tarball or Debian's python3-django, python3-djangorestframework and
@@ -513,11 +515,13 @@ fi
 
 # ---- the checks after the tiers ----
 # The good series' fast tier ends with a run of its machine (ingested, its job done, as the
-# scheduler records it); the third series' fast jobs are all abandoned, no run back.
+# scheduler records it); the third series' fast jobs are all abandoned, no run back. (serve ran
+# above with the scheduler on: the tree's full = always may have queued full jobs already.)
 "$python" "$SRC/tests/aggregator/report-runs.py" "$work/runs-good" core@a=pass core@b=pass >/dev/null
 "$aggregator" ingest --data "$work/builds" --machine solo --build "pw-lab-$good" "$work/runs-good" >>"$work/setup.log" 2>&1
-sqlite3 "$work/builds/bootci.sqlite" 	"UPDATE schedule_jobs SET state = 'done' WHERE build = (SELECT id FROM builds WHERE name = 'pw-lab-$good');
-	 UPDATE schedule_jobs SET state = 'abandoned' WHERE build = (SELECT id FROM builds WHERE name = 'pw-lab-$third')"
+sqlite3 "$work/builds/bootci.sqlite" \
+	"UPDATE schedule_jobs SET state = 'done' WHERE tier = 'fast' AND build = (SELECT id FROM builds WHERE name = 'pw-lab-$good');
+	 UPDATE schedule_jobs SET state = 'abandoned' WHERE tier = 'fast' AND build = (SELECT id FROM builds WHERE name = 'pw-lab-$third')"
 poll "$work/builds"
 got_good=$(described "$good" | grep -c "^bootci-fast success fast: 2 result(s) on 1 machine(s): 0 possible new issue(s), 0 known, 0 flaky, 0 fixed, 0 warning(s) http://localhost:8080/builds/pw-lab-$good$")
 got_third=$(described "$third" | grep -E "^bootci-(fast|full) fail")
@@ -531,7 +535,9 @@ else
 	described "$good" | diag
 	diag <<<"$got_third"
 fi
-sqlite3 "$work/builds/bootci.sqlite" 	"INSERT INTO schedule_jobs (machine, build, tier, shard, shards, testlist, run_id, state, boots, queued)
+sqlite3 "$work/builds/bootci.sqlite" \
+	"UPDATE schedule_jobs SET state = 'done' WHERE tier = 'full' AND build = (SELECT id FROM builds WHERE name = 'pw-lab-$good');
+	 INSERT INTO schedule_jobs (machine, build, tier, shard, shards, testlist, run_id, state, boots, queued)
 	 SELECT m.id, b.id, 'full', 0, 1, '', 'full-1', 'done', 1, 0 FROM machines m, builds b
 	 WHERE m.name = 'solo' AND b.name = 'pw-lab-$good'"
 poll "$work/builds"
@@ -543,6 +549,31 @@ else
 	not_ok "the full tier ended: bootci-full success with the summary, once on every patch ($got)"
 	diag <"$work/polls.log"
 	described "$good" | diag
+fi
+
+# ---- the reply ----
+# serve's sender with reply = final queues the reply of a build whose jobs have all ended; no
+# SMTP server answers, so it stays in the outbox to be read. The scheduler stays off (no
+# machines.conf): nothing queues more jobs meanwhile.
+rm "$work/builds/machines.conf"
+printf 'url = smtp://127.0.0.1:1/lab.example\nfrom = bootci <ci@lab.example>\nto = list <bootci-test@lists.bootci.test>\ninterval = 1s\nreply = final\n' \
+	>"$work/builds/mail.conf"
+reply_listed() { "$aggregator" mail list --data "$work/builds" | awk -F'\t' -v b="pw-lab-$good" '$6 == b' | grep -q .; }
+start_server --data "$work/builds"
+wait_until reply_listed
+stop_server
+line=$("$aggregator" mail list --data "$work/builds" | awk -F'\t' -v b="pw-lab-$good" '$6 == b')
+reply_id=$(cut -f1 <<<"$line")
+"$aggregator" mail show "$reply_id" --data "$work/builds" >"$work/reply.eml" 2>&1
+if [ "$(cut -f7 <<<"$line")" = "bootci-test@lists.bootci.test,ann@bootci.test" ] &&
+	grep -q "^In-Reply-To: $msgid"$'\r$' "$work/reply.eml" &&
+	grep -q "^To: list <bootci-test@lists.bootci.test>, ann@bootci.test"$'\r$' "$work/reply.eml"; then
+	ok "the final report's reply is queued to the list and the series' author, threaded on its Message-ID"
+else
+	not_ok "the final report's reply is queued to the list and the series' author, threaded on its Message-ID"
+	diag <<<"$line"
+	diag <"$work/reply.eml"
+	tail -20 "$work/server.log" | diag
 fi
 
 mkdir -p "$work/hang"

@@ -370,6 +370,11 @@ static void test_store(void **state)
 						  sizeof(f->err)), 1);
 	assert_int_equal(bci_store_pw_series_each(f->store, lab, "y", NULL, NULL, NULL, f->err,
 						  sizeof(f->err)), 0);
+	/* The series a build was made from (the mail's author lookup). */
+	assert_int_equal(bci_store_pw_series_by_build(f->store, "pw-lab-5", NULL, NULL, f->err,
+						      sizeof(f->err)), 1);
+	assert_int_equal(bci_store_pw_series_by_build(f->store, "pw-none-1", NULL, NULL, f->err,
+						      sizeof(f->err)), 0);
 	assert_int_equal(bci_store_pw_series_supersede(f->store, lab, 5, 8, "v2 came", f->err,
 						       sizeof(f->err)), 0);
 	assert_int_equal(bci_store_pw_series_get(f->store, lab, 5, series_state, seen, f->err,
