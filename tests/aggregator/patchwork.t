@@ -437,8 +437,10 @@ mbox "$work/third.mbox" "$work"/s4/*.patch
 mbox "$work/fourth.mbox" "$work"/s5/*.patch
 series "$work/s6" "third series" 1 h
 mbox "$work/fifth.mbox" "$work"/s6/*.patch
-admin parse "$work/third.mbox" && admin parse "$work/fourth.mbox" && admin parse "$work/fifth.mbox" ||
-	{ echo "Bail out! Patchwork did not take the build series"; exit 1; }
+if ! { admin parse "$work/third.mbox" && admin parse "$work/fourth.mbox" && admin parse "$work/fifth.mbox"; }; then
+	echo "Bail out! Patchwork did not take the build series"
+	exit 1
+fi
 mkdir -p "$work/builds"
 cat >"$work/builds/patchwork.conf" <<CONF
 [project lab]
