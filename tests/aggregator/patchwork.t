@@ -18,7 +18,7 @@
 #               its title and Message-ID, its fast tier queued; a series that does not apply gets
 #               bootci-fast fail naming that with the log's link, read back from Patchwork; neither
 #               is built again; serve serves the build log; a command that hangs is killed at
-#               build-timeout
+#               build-timeout, and a second poller meanwhile leaves the series to the first
 #   tiers       the fast tier's jobs ended (a run ingested, the jobs marked as the scheduler
 #               does): bootci-fast success with the report's one-line summary and the matrix's
 #               link; all abandoned: bootci-fast fail and bootci-full "not run: fast tier failed";
@@ -579,18 +579,26 @@ else
 fi
 
 mkdir -p "$work/hang"
-sed -e "s|^build-command = .*|build-command = $work/hang-cmd|" -e "s|^build-timeout = .*|build-timeout = 1s|" \
-	-e "s|^first-series = .*|first-series = $good|" "$work/builds/patchwork.conf" >"$work/hang/patchwork.conf"
+sed -e "s|^build-command = .*|build-command = $work/hang-cmd|" -e "s|^build-timeout = .*|build-timeout = 3s|" \
+	-e "s|^first-series = .*|first-series = $third|" "$work/builds/patchwork.conf" >"$work/hang/patchwork.conf"
 start=$SECONDS
+"$aggregator" patchwork poll --data "$work/hang" >"$work/hang1.out" 2>&1 &
+first_poll=$!
+wait_until grep -qs "building forever" "$work/hang/series/lab/$third/build.log"
 poll "$work/hang"
+second=$out
+wait "$first_poll"
+out=$(cat "$work/hang1.out")
 if [ $((SECONDS - start)) -lt 30 ] &&
-	grep -q "series $good: does not build: killed after build-timeout (1 s): bootci-fast fail queued" <<<"$out" &&
-	grep -q "^bootci: killed after build-timeout (1 s)" "$work/hang/series/lab/$good/build.log" &&
+	grep -q "series $third: another process builds it: left to it" <<<"$second" &&
+	grep -q "series $third: does not build: killed after build-timeout (3 s): bootci-fast fail queued" <<<"$out" &&
+	grep -q "^bootci: killed after build-timeout (3 s)" "$work/hang/series/lab/$third/build.log" &&
 	! pgrep -f "sleep 61" >/dev/null; then
-	ok "a build command that hangs is killed at build-timeout and the series fails"
+	ok "a build command that hangs is killed at build-timeout and the series fails; a second poller leaves it alone"
 else
-	not_ok "a build command that hangs is killed at build-timeout and the series fails"
+	not_ok "a build command that hangs is killed at build-timeout and the series fails; a second poller leaves it alone"
 	diag <<<"$out"
+	diag <<<"$second"
 fi
 pw_stop
 

@@ -18,7 +18,10 @@
  *
  * A series is built once: it is done when its build is in the store or its
  * bootci-fast fail check is queued. A master stopped mid-build runs that
- * build again at its next poll.
+ * build again at its next poll. One builder at a time per series, across
+ * processes (serve's poller and a `patchwork poll` by hand): each holds
+ * DATA/series/NAME/ID/build.lock (flock) while it builds; another finding
+ * it held leaves the series to it.
  */
 #include "patchwork.h"
 
@@ -35,6 +38,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -239,6 +243,35 @@ static void read_commit(const char *path, int64_t series, char *out, size_t size
 	free(text);
 }
 
+/*
+ * Takes DATA/series/NAME/ID/build.lock: its fd (the lock held until it is
+ * closed), -EWOULDBLOCK when another process builds the series, -errno.
+ */
+static int build_lock(struct bci_patchwork *pw, int64_t series, char *err, size_t err_size)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/series/%s/%lld/build.lock", pw->data_dir,
+			     pw->project->name, (long long)series) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		bci_message(err, err_size, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		close(fd);
+		if (e == EWOULDBLOCK)
+			return -EWOULDBLOCK;
+		bci_message(err, err_size, "%s: flock: %s", path, strerror(e));
+		return -e;
+	}
+	return fd;
+}
+
 /* Builds one series: 1 built and published, 0 failed (its check queued), -errno. */
 static int build_one(struct bci_patchwork *pw, const struct todo *t, char *err, size_t err_size)
 {
@@ -358,7 +391,25 @@ int bci_patchwork_build_pending(struct bci_patchwork *pw, unsigned *built, unsig
 			ret = 0;
 			continue;
 		}
-		ret = build_one(pw, t, err, err_size);
+		int lock = build_lock(pw, t->series, err, err_size);
+
+		if (lock == -EWOULDBLOCK) {
+			bci_patchwork_say(pw, "series %lld: another process builds it: left to it",
+					  (long long)t->series);
+			ret = 0;
+			continue;
+		}
+		if (lock < 0) {
+			ret = lock;
+			break;
+		}
+		/* Done while this waited for the lock's holder? */
+		ret = done_already(pw, t, err, err_size);
+		if (ret == 0)
+			ret = build_one(pw, t, err, err_size);
+		else if (ret > 0)
+			ret = 2;
+		close(lock);
 		if (ret == 1)
 			(*built)++;
 		else if (ret == 0)
