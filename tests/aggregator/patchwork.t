@@ -18,7 +18,8 @@
 #               its title and Message-ID, its fast tier queued; a series that does not apply gets
 #               bootci-fast fail naming that with the log's link, read back from Patchwork; neither
 #               is built again; serve serves the build log; a command that hangs is killed at
-#               build-timeout, and a second poller meanwhile leaves the series to the first
+#               build-timeout, and a second poller meanwhile leaves the series to the first; with
+#               mail.conf, the series that does not build gets one reply saying so
 #   tiers       the fast tier's jobs ended (a run ingested, the jobs marked as the scheduler
 #               does): bootci-fast success with the report's one-line summary and the matrix's
 #               link; all abandoned: bootci-fast fail and bootci-full "not run: fast tier failed";
@@ -581,6 +582,7 @@ fi
 mkdir -p "$work/hang"
 sed -e "s|^build-command = .*|build-command = $work/hang-cmd|" -e "s|^build-timeout = .*|build-timeout = 3s|" \
 	-e "s|^first-series = .*|first-series = $third|" "$work/builds/patchwork.conf" >"$work/hang/patchwork.conf"
+cp "$work/builds/mail.conf" "$work/hang/mail.conf"
 start=$SECONDS
 "$aggregator" patchwork poll --data "$work/hang" >"$work/hang1.out" 2>&1 &
 first_poll=$!
@@ -599,6 +601,23 @@ else
 	not_ok "a build command that hangs is killed at build-timeout and the series fails; a second poller leaves it alone"
 	diag <<<"$out"
 	diag <<<"$second"
+fi
+third_msgid=$(grep -i -m1 '^Message-Id:' "$work"/s6/*cover-letter.patch | sed 's/^[^:]*: *//')
+line=$("$aggregator" mail list --data "$work/hang" | awk -F'\t' -v b="pw-lab-$third" '$6 == b')
+"$aggregator" mail show "$(cut -f1 <<<"$line")" --data "$work/hang" >"$work/fail-reply.eml" 2>&1
+if [ "$("$aggregator" mail list --data "$work/hang" | wc -l)" = 1 ] &&
+	[ "$(cut -f7 <<<"$line")" = "bootci-test@lists.bootci.test,ann@bootci.test" ] &&
+	grep -q "^In-Reply-To: $third_msgid"$'\r$' "$work/fail-reply.eml" &&
+	[ "$("$python" -c 'import email, email.header, sys
+m = email.message_from_binary_file(open(sys.argv[1], "rb"))
+print(str(email.header.make_header(email.header.decode_header(m["Subject"]))))' "$work/fail-reply.eml")" = "Re: third series" ] &&
+	grep -q "^bootci did not test this series: it does not build: killed after build-timeout (3 s)."$'\r$' "$work/fail-reply.eml" &&
+	grep -q "^The build's log: http://localhost:8080/series/lab/$third/build.log"$'\r$' "$work/fail-reply.eml"; then
+	ok "a series that does not build gets one reply to the list and its author, threaded, saying why with the log's link"
+else
+	not_ok "a series that does not build gets one reply to the list and its author, threaded, saying why with the log's link"
+	diag <<<"$line"
+	diag <"$work/fail-reply.eml"
 fi
 pw_stop
 

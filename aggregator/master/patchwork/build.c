@@ -14,7 +14,8 @@
  * pw-NAME-ID with the series' name and Message-ID, so its fast tier is
  * queued. A series whose command exits BCI_PATCHWORK_EXIT_NO_APPLY does not
  * apply to the base; any other failure does not build: either way a
- * bootci-fast fail check is queued naming that, with the log's link.
+ * bootci-fast fail check is queued naming that, with the log's link, and
+ * with DATA/mail.conf a reply saying so (fail_mail.c).
  *
  * A series is built once: it is done when its build is in the store or its
  * bootci-fast fail check is queued. A master stopped mid-build runs that
@@ -46,7 +47,7 @@
 
 struct todo {
 	int64_t series;
-	char *name, *message_id, *build, *mbox;
+	char *name, *message_id, *build, *mbox, *submitter;
 };
 
 struct todo_list {
@@ -70,6 +71,7 @@ static int collect(const struct bci_store_pw_series *s, void *ctx)
 	*t = (struct todo){ .series = s->series };
 	if ((s->name && !(t->name = strdup(s->name))) ||
 	    (s->message_id && !(t->message_id = strdup(s->message_id))) ||
+	    (s->submitter && !(t->submitter = strdup(s->submitter))) ||
 	    !(t->build = strdup(s->build)) || !(t->mbox = strdup(s->mbox)))
 		return -ENOMEM;
 	return 0;
@@ -82,6 +84,7 @@ static void todo_free(struct todo_list *list)
 		free(list->items[i].message_id);
 		free(list->items[i].build);
 		free(list->items[i].mbox);
+		free(list->items[i].submitter);
 	}
 	free(list->items);
 }
@@ -224,6 +227,19 @@ static int fail_check(struct bci_patchwork *pw, const struct todo *t, const char
 		return ret;
 	bci_patchwork_say(pw, "series %lld: %s: bootci-fast fail queued", (long long)t->series,
 			  why);
+	{
+		struct bci_patchwork_failed f = {
+			.series = t->series, .build = t->build, .name = t->name,
+			.message_id = t->message_id, .submitter = t->submitter, .why = why,
+			.log_url = url[0] ? url : NULL,
+		};
+		char merr[1024] = "";
+
+		/* The check is what counts; a reply that cannot be made is said. */
+		if (bci_patchwork_fail_mail(pw, &f, merr, sizeof(merr)) < 0)
+			bci_patchwork_say(pw, "series %lld: its reply: %s", (long long)t->series,
+					  merr);
+	}
 	return 0;
 }
 

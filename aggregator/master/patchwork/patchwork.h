@@ -14,6 +14,7 @@
  *   build.c       the build command run on each series picked up, its image
  *                 published as the build
  *   tiers.c       the checks after the fast and full tiers
+ *   fail_mail.c   the reply to a series that does not apply or build
  *   log_route.c   serve's GET /series/NAME/ID/build.log
  *   serve_hook.c  the poller thread inside `bootci-aggregator serve`
  *   command.c     `bootci-aggregator patchwork poll|check|series`
@@ -310,6 +311,24 @@ int bci_patchwork_checks_flush(struct bci_patchwork *pw, unsigned *waiting, char
  */
 int bci_patchwork_build_pending(struct bci_patchwork *pw, unsigned *built, unsigned *failed,
 				char *err, size_t err_size);
+
+/* A series that did not apply or build, for its reply (fail_mail.c). */
+struct bci_patchwork_failed {
+	int64_t series;
+	const char *build;		/* pw-NAME-ID: the outbox keeps one message a build */
+	const char *name, *message_id, *submitter;	/* each may be NULL */
+	const char *why;		/* "does not apply to BASE BRANCH", ... */
+	const char *log_url;		/* may be NULL */
+};
+
+/*
+ * With DATA/mail.conf, queues a reply to the list and the submitter,
+ * threaded on the series' Message-ID, saying @f->why with the log's link:
+ * 0 queued (or no mail.conf, or nobody to send it to), 1 when the outbox
+ * holds it already, -errno.
+ */
+int bci_patchwork_fail_mail(struct bci_patchwork *pw, const struct bci_patchwork_failed *f,
+			    char *err, size_t err_size);
 
 /*
  * The checks after the tiers (tiers.c): for each series whose build is
