@@ -19,7 +19,8 @@
 #               bootci-fast fail naming that with the log's link, read back from Patchwork; neither
 #               is built again; serve serves the build log; a command that hangs is killed at
 #               build-timeout, and a second poller meanwhile leaves the series to the first; with
-#               mail.conf, the series that does not build gets one reply saying so
+#               mail.conf, the series that does not build gets one reply saying so; a command that
+#               fails, or leaves no image, fails the series
 #   tiers       the fast tier's jobs ended (a run ingested, the jobs marked as the scheduler
 #               does): bootci-fast success with the report's one-line summary and the matrix's
 #               link; all abandoned: bootci-fast fail and bootci-full "not run: fast tier failed";
@@ -618,6 +619,23 @@ else
 	not_ok "a series that does not build gets one reply to the list and its author, threaded, saying why with the log's link"
 	diag <<<"$line"
 	diag <"$work/fail-reply.eml"
+fi
+# build-command /bin/false: does not build; /bin/true leaves no image: publish refuses it.
+for cmd in false true; do
+	mkdir -p "$work/cmd-$cmd"
+	sed -e "s|^build-command = .*|build-command = /bin/$cmd|" -e "s|^first-series = .*|first-series = $third|" \
+		"$work/builds/patchwork.conf" >"$work/cmd-$cmd/patchwork.conf"
+	poll "$work/cmd-$cmd"
+	cp "$work/poll.out" "$work/cmd-$cmd.out"
+done
+if grep -q "series $third: does not build: the build command exited 1: bootci-fast fail queued" "$work/cmd-false.out" &&
+	grep -q "series $third: does not build: its image was refused: .*manifest.*: bootci-fast fail queued" "$work/cmd-true.out" &&
+	! sqlite3 "$work/cmd-true/bootci.sqlite" "SELECT name FROM builds" | grep -q .; then
+	ok "a build command that fails, or leaves no image, fails the series and registers nothing"
+else
+	not_ok "a build command that fails, or leaves no image, fails the series and registers nothing"
+	diag <"$work/cmd-false.out"
+	diag <"$work/cmd-true.out"
 fi
 pw_stop
 

@@ -52,7 +52,7 @@ static void poll_project(struct bci_patchwork_server *s, size_t i)
 
 	if (bci_patchwork_poll(&s->projects[i], &counts, err, sizeof(err)) >= 0 &&
 	    (counts.seen || counts.checks_posted || counts.checks_waiting || counts.built ||
-	     counts.build_failed))
+	     counts.build_failed || counts.tier_checks))
 		bci_patchwork_say(&s->projects[i],
 				  "polled: %u new, %u picked up, %u waiting, %u superseded,"
 				  " %u skipped; %u built, %u failed to build; %u check(s) posted,"
