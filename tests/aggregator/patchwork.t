@@ -20,7 +20,7 @@
 #               is built again; serve serves the build log; a command that hangs is killed at
 #               build-timeout, and a second poller meanwhile leaves the series to the first; with
 #               mail.conf, the series that does not build gets one reply saying so; a command that
-#               fails, or leaves no image, fails the series
+#               fails, or leaves no image, fails the series; serve stopped mid-build kills it
 #   tiers       the fast tier's jobs ended (a run ingested, the jobs marked as the scheduler
 #               does): bootci-fast success with the report's one-line summary and the matrix's
 #               link; all abandoned: bootci-fast fail and bootci-full "not run: fast tier failed";
@@ -620,6 +620,24 @@ else
 	diag <<<"$line"
 	diag <"$work/fail-reply.eml"
 fi
+# serve stopped mid-build: the command is killed at once, the series not failed (built again later).
+mkdir -p "$work/stop"
+sed -e "s|^build-command = .*|build-command = $work/hang-cmd|" -e "s|^first-series = .*|first-series = $third|" \
+	"$work/builds/patchwork.conf" >"$work/stop/patchwork.conf"
+start_server --data "$work/stop"
+wait_until grep -qs "building forever" "$work/stop/series/lab/$third/build.log"
+start=$SECONDS
+stop_server
+if [ $((SECONDS - start)) -lt 10 ] && grep -q "^bootci: killed: the master stops" "$work/stop/series/lab/$third/build.log" &&
+	[ "$(sqlite3 "$work/stop/bootci.sqlite" "SELECT count(*) FROM patchwork_checks WHERE state = 'fail'")" = 0 ] &&
+	! pgrep -f "sleep 61" >/dev/null; then
+	ok "serve stopped mid-build kills the build command at once and leaves the series to build again"
+else
+	not_ok "serve stopped mid-build kills the build command at once and leaves the series to build again"
+	tail -5 "$work/server.log" | diag
+	diag <"$work/stop/series/lab/$third/build.log"
+fi
+
 # build-command /bin/false: does not build; /bin/true leaves no image: publish refuses it.
 for cmd in false true; do
 	mkdir -p "$work/cmd-$cmd"
