@@ -655,6 +655,22 @@ else
 	diag <"$work/cmd-false.out"
 	diag <"$work/cmd-true.out"
 fi
+# Patchwork down: the series picked up before (here with no build-command yet) are built anyway.
+mkdir -p "$work/down"
+sed -e "/^build-command = /d" -e "s|^first-series = .*|first-series = $good|" \
+	"$work/builds/patchwork.conf" >"$work/down/patchwork.conf"
+poll "$work/down"
+picked=$(grep -c "picked up: build" <<<"$out")
+sed -e "s|^first-series = .*|first-series = $good|" "$work/builds/patchwork.conf" >"$work/down/patchwork.conf"
 pw_stop
+poll "$work/down"
+if [ "$picked" = 3 ] && [ "$status" = 1 ] && grep -q "Couldn't connect to server: nothing polled" <<<"$out" &&
+	grep -q "series $good: built and published as pw-lab-$good" <<<"$out" &&
+	grep -q "series $bad: does not apply to $repo ci-base: bootci-fast fail queued" <<<"$out"; then
+	ok "Patchwork down: the series picked up before are built all the same"
+else
+	not_ok "Patchwork down: the series picked up before are built all the same ($picked)"
+	diag <<<"$out"
+fi
 
 done_testing
