@@ -26,6 +26,7 @@
  */
 #include "patchwork.h"
 
+#include "../names.h"
 #include "../publish/publish.h"
 #include "../store/store.h"
 #include "fsutil.h"
@@ -362,11 +363,19 @@ static int build_one(struct bci_patchwork *pw, const struct todo *t, char *err, 
 	}
 	read_commit(commit_path, t->series, commit, sizeof(commit));
 	{
+		/* A Message-ID the reply could not carry is the series' fault, not the image's. */
+		const char *message_id = t->message_id && bci_name_message_id_ok(t->message_id)
+						 ? t->message_id : NULL;
 		struct bci_publish p = {
 			.build = t->build, .tree = project->tree, .commit = commit, .tier = "fast",
-			.series_title = t->message_id ? (t->name ? t->name : t->build) : NULL,
-			.message_id = t->message_id, .image_dir = out, .log = pw->log,
+			.series_title = message_id ? (t->name ? t->name : t->build) : NULL,
+			.message_id = message_id, .image_dir = out, .log = pw->log,
 		};
+
+		if (t->message_id && !message_id)
+			bci_patchwork_say(pw, "series %lld: its Message-ID is not one ("
+					  BCI_NAME_MESSAGE_ID_RULE "): build %s registered without"
+					  " it, no reply", (long long)t->series, t->build);
 
 		ret = bci_publish_dir(pw->store, pw->data_dir, &p, perr, sizeof(perr));
 	}
