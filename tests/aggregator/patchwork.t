@@ -27,6 +27,8 @@
 #               the full tier's jobs ended: bootci-full success
 #   reply       serve's sender (reply = final) queues the build's reply to the list and the
 #               series' submitter, threaded on the series' Message-ID
+#   badmsgid    a series whose Message-ID is no <left@right> (a stand-in Patchwork) is built and
+#               registered without it
 #   pages       a listing over three pages (the Link header's next): every series picked up,
 #               oldest first; the next poll reads one page only; past 200 pages nothing is taken
 # Skipped when the tarball or Debian's python3-django, python3-djangorestframework and
@@ -670,6 +672,21 @@ if [ "$picked" = 3 ] && [ "$status" = 1 ] && grep -q "Couldn't connect to server
 	ok "Patchwork down: the series picked up before are built all the same"
 else
 	not_ok "Patchwork down: the series picked up before are built all the same ($picked)"
+	diag <<<"$out"
+fi
+
+# A series whose Message-ID publish would refuse: built and registered without it, said.
+fake_start badmsgid
+printf '#!/bin/sh\ncp "%s"/* "%s/"\n' "$image" "\$4" >"$work/copy-cmd"
+chmod 0755 "$work/copy-cmd"
+printf 'build-command = %s\nbase = nowhere\n' "$work/copy-cmd" >>"$work/fake-badmsgid/patchwork.conf"
+poll "$work/fake-badmsgid"
+if grep -q "series 7: its Message-ID is not one (.*): build pw-lab-7 registered without it, no reply" <<<"$out" &&
+	grep -q "series 7: built and published as pw-lab-7" <<<"$out" &&
+	[ "$(sqlite3 "$work/fake-badmsgid/bootci.sqlite" "SELECT quote(message_id) FROM builds WHERE name = 'pw-lab-7'")" = NULL ]; then
+	ok "a series whose Message-ID is no <left@right> is built and registered without it, said"
+else
+	not_ok "a series whose Message-ID is no <left@right> is built and registered without it, said"
 	diag <<<"$out"
 fi
 
