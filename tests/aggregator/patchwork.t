@@ -24,7 +24,8 @@
 #   tiers       the fast tier's jobs ended (a run ingested, the jobs marked as the scheduler
 #               does): bootci-fast success with the report's one-line summary and the matrix's
 #               link; all abandoned: bootci-fast fail and bootci-full "not run: fast tier failed";
-#               the full tier's jobs ended: bootci-full success
+#               the full tier's jobs ended: bootci-full success; the gate skipped it (the tree's
+#               full = never): bootci-full warning "not run" and why
 #   reply       serve's sender (reply = final) queues the build's reply to the list and the
 #               series' submitter, threaded on the series' Message-ID
 #   badmsgid    a series whose Message-ID is no <left@right> (a stand-in Patchwork) is built and
@@ -657,6 +658,30 @@ else
 	diag <"$work/cmd-false.out"
 	diag <"$work/cmd-true.out"
 fi
+# The tree's full = never: the scheduler's gate skips the full tier (its decision recorded as the
+# scheduler does); bootci-full says it was not run and why.
+mkdir -p "$work/never"
+sed -e "s|^first-series = .*|first-series = $good|" "$work/builds/patchwork.conf" >"$work/never/patchwork.conf"
+printf '[machine solo]\nmac = 52:54:00:00:00:01\n[tree t]\nfull = never\n' >"$work/never/machines.conf"
+poll "$work/never"
+"$aggregator" ingest --data "$work/never" --machine solo --build "pw-lab-$good" "$work/runs-good" >>"$work/setup.log" 2>&1
+sqlite3 "$work/never/bootci.sqlite" \
+	"UPDATE schedule_jobs SET state = 'done' WHERE build = (SELECT id FROM builds WHERE name = 'pw-lab-$good');
+	 INSERT INTO schedule_gates (build, decision, decided)
+	 SELECT id, 'skipped: the tree never runs it', 0 FROM builds WHERE name = 'pw-lab-$good'"
+poll "$work/never"
+got=$(sqlite3 "$work/never/bootci.sqlite" \
+	"SELECT DISTINCT context || ' ' || state || ' ' || description FROM patchwork_checks
+	 WHERE series = $good AND state <> 'pending' ORDER BY context")
+if [ "$got" = "bootci-fast success fast: 2 result(s) on 1 machine(s): 0 possible new issue(s), 0 known, 0 flaky, 0 fixed, 0 warning(s)
+bootci-full warning full: not run: the tree never runs it" ]; then
+	ok "the gate skipped the full tier: bootci-full warning, not run and why"
+else
+	not_ok "the gate skipped the full tier: bootci-full warning, not run and why"
+	diag <<<"$got"
+	diag <<<"$out"
+fi
+
 # Patchwork down: the series picked up before (here with no build-command yet) are built anyway.
 mkdir -p "$work/down"
 sed -e "/^build-command = /d" -e "s|^first-series = .*|first-series = $good|" \

@@ -335,7 +335,8 @@ int bci_patchwork_fail_mail(struct bci_patchwork *pw, const struct bci_patchwork
  * registered, bootci-fast success|warning|fail with the report's one-line
  * summary and the matrix's link once the fast tier's jobs have all ended
  * (done or abandoned), bootci-full likewise once the full tier's have, or
- * bootci-full fail "full: not run: fast tier failed". Each queued once;
+ * bootci-full fail "full: not run: fast tier failed", or "full: not run:
+ * WHY" when the scheduler's gate skipped it. Each queued once;
  * the number queued now in *@queued.
  */
 int bci_patchwork_tiers(struct bci_patchwork *pw, unsigned *queued, char *err, size_t err_size);

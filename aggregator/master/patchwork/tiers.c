@@ -6,7 +6,9 @@
  * warning or fail with the report's one-line summary and a link to the
  * build's matrix; once the jobs of its full tier have all ended, bootci-full
  * likewise; when the fast tier failed, bootci-full fail "not run: fast tier
- * failed" at once. Each is queued once (the store keeps the checks): a poll
+ * failed" at once; when the scheduler's gate skipped the full tier,
+ * bootci-full "full: not run: WHY" (warning, or fail for a possible new
+ * issue). Each is queued once (the store keeps the checks): a poll
  * looks at the builds' jobs, so the scheduler needs no hook.
  */
 #include "patchwork.h"
@@ -194,6 +196,21 @@ static int series_tiers(struct bci_patchwork *pw, int64_t series, const char *bu
 			goto full_after_fail;
 	}
 	if (!f.full) {
+		char decision[300];
+
+		/* The gate skipped the full tier (the tree's full = never, a possible new issue). */
+		ret = bci_store_gate_get(pw->store, build, decision, sizeof(decision), err, err_size);
+		if (ret < 0)
+			return ret;
+		if (ret > 0 && !strncmp(decision, "skipped: ", 9)) {
+			snprintf(summary, sizeof(summary), "full: not run: %s", decision + 9);
+			if ((ret = queue(pw, series, build, BCI_PATCHWORK_CONTEXT_FULL,
+					 strstr(decision, "new issue") ? "fail" : "warning", summary,
+					 err, err_size)) < 0)
+				return ret;
+			(*queued)++;
+			return 0;
+		}
 		if ((ret = tier_ended(pw, build, "full", err, err_size)) <= 0)
 			return ret;
 		if ((ret = judge(pw, build, "full", &state, summary, sizeof(summary), err,

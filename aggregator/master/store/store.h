@@ -439,6 +439,9 @@ int bci_store_gate_put(struct bci_store *store, const char *build, const char *d
 		       char *err, size_t err_size);
 int bci_store_builds_ungated(struct bci_store *store, int (*fn)(const char *build, void *ctx),
 			     void *ctx, char *err, size_t err_size);
+/* The decision on @build's full tier into @decision: 1 found, 0 none yet, -errno. */
+int bci_store_gate_get(struct bci_store *store, const char *build, char *decision, size_t size,
+		       char *err, size_t err_size);
 
 /*
  * The known-good image's versions: its files (disk.img, known-good.efi, ...)
