@@ -18,7 +18,8 @@
 #                                      /posts counts the POSTs per patch), pages (six complete
 #                                      series, two a page newest first, the next page in the Link
 #                                      header; GET /pages counts the listing pages read), endless
-#                                      (the same with a next page always)
+#                                      (the same with a next page always), badmsgid (a complete
+#                                      series whose Message-ID is no <left@right>)
 # One Python process per command: Patchwork's start is most of what a command costs.
 import mailbox
 import os
@@ -173,6 +174,13 @@ def fake(port_file, mode):
                     'patches': [{'id': 50, 'msgid': '<lost@bootci.test>'}, {'id': 51}]}]))
             elif mode == 'lost' and self.path == '/series/5/mbox/':
                 self.answer(200, 'From x Mon Sep 17 00:00:00 2001\nSubject: lost\n\n', 'text/plain')
+            elif mode == 'badmsgid' and self.path.startswith('/api/1.2/series/'):
+                self.answer(200, json.dumps([{
+                    'id': 7, 'name': 'odd', 'version': 1, 'total': 1, 'received_all': True,
+                    'mbox': f'{base}/series/7/mbox/',
+                    'patches': [{'id': 70, 'msgid': 'no angle brackets'}]}]))
+            elif mode == 'badmsgid' and self.path == '/series/7/mbox/':
+                self.answer(200, 'From x Mon Sep 17 00:00:00 2001\nSubject: odd\n\n', 'text/plain')
             elif self.path.startswith('/api/1.2/projects/'):
                 self.answer(200, json.dumps({'id': 1, 'maintainers': [{'id': 1}]}))
             elif self.path.startswith('/api/1.2/series/') and mode == '500':

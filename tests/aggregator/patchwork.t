@@ -12,6 +12,24 @@
 #               the checks wait); a 500 and HTML where JSON belongs (said, nothing settled); a
 #               series without an mbox and one whose mbox is 404 (skipped, said); a check
 #               whose answer was lost (a 500 after Patchwork kept it) is read back, not posted again
+#   builds      with a build-command, the "fast script" (a fresh clone of the test's git repository,
+#               `git am` of the series' mbox, then a prebuilt image folder copied: bootci-builder is
+#               not run, to keep the test fast): a series is built, published and registered with
+#               its title and Message-ID, its fast tier queued; a series that does not apply gets
+#               bootci-fast fail naming that with the log's link, read back from Patchwork; neither
+#               is built again; serve serves the build log; a command that hangs is killed at
+#               build-timeout, and a second poller meanwhile leaves the series to the first; with
+#               mail.conf, the series that does not build gets one reply saying so; a command that
+#               fails, or leaves no image, fails the series; serve stopped mid-build kills it
+#   tiers       the fast tier's jobs ended (a run ingested, the jobs marked as the scheduler
+#               does): bootci-fast success with the report's one-line summary and the matrix's
+#               link; all abandoned: bootci-fast fail and bootci-full "not run: fast tier failed";
+#               the full tier's jobs ended: bootci-full success; the gate skipped it (the tree's
+#               full = never): bootci-full warning "not run" and why
+#   reply       serve's sender (reply = final) queues the build's reply to the list and the
+#               series' submitter, threaded on the series' Message-ID
+#   badmsgid    a series whose Message-ID is no <left@right> (a stand-in Patchwork) is built and
+#               registered without it
 #   pages       a listing over three pages (the Link header's next): every series picked up,
 #               oldest first; the next poll reads one page only; past 200 pages nothing is taken
 # Skipped when the tarball or Debian's python3-django, python3-djangorestframework and
@@ -366,6 +384,335 @@ if [ "$status" = 1 ] &&
 else
 	not_ok "past 200 pages of new series nothing is taken, and first-series is named"
 	diag <"$work/poll.out"
+fi
+
+# ---- builds ----
+# The lab's build command, the "fast script": a fresh clone of the kernel tree (here the test's
+# small git repository) at the base branch, `git am` of the series' mbox (exit 3 when it does not
+# apply), then a prebuilt test image copied into the output folder instead of running
+# bootci-builder, to keep the test fast; the commit built in OUT/commit.
+pw_start
+image=$work/image
+mkdir -p "$image"
+head -c 4096 /dev/urandom >"$image/vmlinuz"
+head -c 8192 /dev/urandom >"$image/initrd.img"
+printf '#!ipxe\nkernel vmlinuz initrd=initrd.img console=ttyS0\ninitrd initrd.img\nboot\n' >"$image/boot.ipxe"
+printf 'igt@core@a\nigt@core@b\n' >"$image/fast.testlist"
+printf 'igt@t@1\nigt@t@2\n' >"$image/full.testlist"
+manifest_line() { printf '%s %s 100644 %s bootci-builder\n' "$(sha256sum <"$image/$1" | cut -d' ' -f1)" "$(stat -c %s "$image/$1")" "$1"; }
+{
+	echo "# bootci-builder manifest: SHA256 SIZE MODE PATH ORIGIN"
+	manifest_line boot.ipxe
+	manifest_line initrd.img
+	manifest_line vmlinuz
+} >"$image/manifest"
+cat >"$work/build-cmd" <<SCRIPT
+#!/bin/sh
+# MBOX BASE BRANCH OUT
+set -u
+tmp=\$(mktemp -d)
+trap 'rm -rf "\$tmp"' EXIT
+git clone -q -b "\$3" "\$2" "\$tmp/tree" || exit 1
+cd "\$tmp/tree" || exit 1
+git -c user.name=bootci -c user.email=ci@bootci.test am "\$1" || exit 3
+git rev-parse HEAD >"\$4/commit"
+cp "$image"/* "\$4/"
+SCRIPT
+printf '#!/bin/sh\necho building forever\nexec sleep 61\n' >"$work/hang-cmd"
+chmod 0755 "$work/build-cmd" "$work/hang-cmd"
+git -C "$repo" branch -f ci-base "$base_commit"
+last=$(curl -s "$pw_url/api/1.2/series/?order=-id&per_page=1" | "$python" -c 'import json, sys; print(json.load(sys.stdin)[0]["id"])')
+good=$((last + 1))
+bad=$((last + 2))
+third=$((last + 3))
+series "$work/s4" "good series" 1 f g
+# A patch against a README the base does not have: it does not apply.
+git -C "$repo" checkout -q -B nowhere "$base_commit"
+echo other >"$repo/README"
+git -C "$repo" commit -qam "README: other"
+mid=$(git -C "$repo" rev-parse HEAD)
+# Its own second: format-patch's Message-IDs carry the time.
+sleep 1
+echo more >"$repo/README"
+git -C "$repo" commit -qam "README: more"
+git -C "$repo" format-patch -q --cover-letter --thread=shallow -n -v 1 \
+	--add-header='List-Id: <bootci-test.lists.bootci.test>' -o "$work/s5" "$mid"
+sed -i "s/\*\*\* SUBJECT HERE \*\*\*/bad series/" "$work"/s5/*cover-letter.patch
+mbox "$work/third.mbox" "$work"/s4/*.patch
+mbox "$work/fourth.mbox" "$work"/s5/*.patch
+series "$work/s6" "third series" 1 h
+mbox "$work/fifth.mbox" "$work"/s6/*.patch
+if ! { admin parse "$work/third.mbox" && admin parse "$work/fourth.mbox" && admin parse "$work/fifth.mbox"; }; then
+	echo "Bail out! Patchwork did not take the build series"
+	exit 1
+fi
+mkdir -p "$work/builds"
+cat >"$work/builds/patchwork.conf" <<CONF
+[project lab]
+url = $pw_url
+project = bootci-test
+token-file = $work/ci.token
+serve-url = http://localhost:8080
+first-series = $good
+build-command = $work/build-cmd
+base = $repo
+branch = ci-base
+tree = t
+build-timeout = 60s
+CONF
+cat >"$work/builds/machines.conf" <<CONF
+[machine solo]
+mac = 52:54:00:00:00:01
+[tree t]
+full = always
+CONF
+poll "$work/builds"
+msgid=$(grep -i -m1 '^Message-Id:' "$work"/s4/*cover-letter.patch | sed 's/^[^:]*: *//')
+row=$(sqlite3 "$work/builds/bootci.sqlite" \
+	"SELECT tree, tier, series_title, message_id, length(commit_id) FROM builds WHERE name = 'pw-lab-$good'")
+if [ "$status" = 0 ] && grep -q "series $good: built and published as pw-lab-$good (tree t, commit [0-9a-f]\{40\})" <<<"$out" &&
+	grep -q "pw-lab-$good: fast tier queued, [1-9][0-9]* job(s)" <<<"$out" &&
+	[ "$row" = "t|fast|good series|$msgid|40" ] &&
+	grep -q "^Applying: igt: good series: g" "$work/builds/series/lab/$good/build.log"; then
+	ok "a series picked up is built by the build command, registered with its title and Message-ID, its fast tier queued"
+else
+	not_ok "a series picked up is built by the build command, registered with its title and Message-ID, its fast tier queued"
+	diag <<<"$out"
+	diag <<<"$row / $msgid"
+fi
+
+described() {
+	curl -s "$pw_url/api/1.2/series/$1/" | "$python" -c 'import json, sys, urllib.request
+for p in sorted(json.load(sys.stdin)["patches"], key=lambda p: p["id"]):
+    for c in json.load(urllib.request.urlopen(p["url"] + "checks/")):
+        print(c["context"], c["state"], c["description"], c["target_url"])'
+}
+got=$(described "$bad" | grep "bootci-fast fail")
+if grep -q "series $bad: does not apply to $repo ci-base: bootci-fast fail queued" <<<"$out" &&
+	[ "$got" = "bootci-fast fail does not apply to $repo ci-base http://localhost:8080/series/lab/$bad/build.log" ] &&
+	grep -q "^bootci: exit status 3" "$work/builds/series/lab/$bad/build.log" &&
+	! sqlite3 "$work/builds/bootci.sqlite" "SELECT name FROM builds" | grep -q "pw-lab-$bad"; then
+	ok "a series that does not apply gets bootci-fast fail naming that with the log's link, read back from Patchwork"
+else
+	not_ok "a series that does not apply gets bootci-fast fail naming that with the log's link, read back from Patchwork"
+	diag <<<"$got"
+	diag <"$work/builds/series/lab/$bad/build.log"
+fi
+poll "$work/builds"
+if [ "$status" = 0 ] && ! grep -q "building" <<<"$out" && grep -q "0 built, 0 failed to build" <<<"$out"; then
+	ok "a series built or failed is not built again"
+else
+	not_ok "a series built or failed is not built again"
+	diag <<<"$out"
+fi
+
+start_server --data "$work/builds"
+curl -s -o "$work/log.got" -w '%{http_code} %{content_type}\n' "$base/series/lab/$bad/build.log" >"$work/log.status"
+code_other=$(curl -s -o /dev/null -w '%{http_code}' "$base/series/lab/99999/build.log")
+code_bad=$(curl -s -o /dev/null -w '%{http_code}' "$base/series/..%2Fx/1/build.log")
+stop_server
+if [ "$(cat "$work/log.status")" = "200 text/plain; charset=utf-8" ] &&
+	cmp -s "$work/log.got" "$work/builds/series/lab/$bad/build.log" &&
+	[ "$code_other" = 404 ] && [ "$code_bad" = 400 ]; then
+	ok "serve serves a series' build log at the fail check's link; none is 404, a bad name 400"
+else
+	not_ok "serve serves a series' build log at the fail check's link; none is 404, a bad name 400 ($code_other $code_bad)"
+	diag <"$work/log.status"
+fi
+
+# ---- the checks after the tiers ----
+# The good series' fast tier ends with a run of its machine (ingested, its job done, as the
+# scheduler records it); the third series' fast jobs are all abandoned, no run back. (serve ran
+# above with the scheduler on: the tree's full = always may have queued full jobs already.)
+"$python" "$SRC/tests/aggregator/report-runs.py" "$work/runs-good" core@a=pass core@b=pass >/dev/null
+"$aggregator" ingest --data "$work/builds" --machine solo --build "pw-lab-$good" "$work/runs-good" >>"$work/setup.log" 2>&1
+sqlite3 "$work/builds/bootci.sqlite" \
+	"UPDATE schedule_jobs SET state = 'done' WHERE tier = 'fast' AND build = (SELECT id FROM builds WHERE name = 'pw-lab-$good');
+	 UPDATE schedule_jobs SET state = 'abandoned' WHERE tier = 'fast' AND build = (SELECT id FROM builds WHERE name = 'pw-lab-$third')"
+poll "$work/builds"
+got_good=$(described "$good" | grep -c "^bootci-fast success fast: 2 result(s) on 1 machine(s): 0 possible new issue(s), 0 known, 0 flaky, 0 fixed, 0 warning(s) http://localhost:8080/builds/pw-lab-$good$")
+got_third=$(described "$third" | grep -E "^bootci-(fast|full) fail")
+if [ "$status" = 0 ] && [ "$got_good" = 2 ] && [ "$(described "$good" | grep -c "bootci-full")" = 0 ] &&
+	[ "$got_third" = "bootci-fast fail fast: no run came back from the fast tier's machines http://localhost:8080/builds/pw-lab-$third
+bootci-full fail full: not run: fast tier failed http://localhost:8080/builds/pw-lab-$third" ]; then
+	ok "the fast tier ended: bootci-fast with the report's summary and the matrix's link; failed: bootci-full not run"
+else
+	not_ok "the fast tier ended: bootci-fast with the report's summary and the matrix's link; failed: bootci-full not run"
+	diag <<<"$out"
+	described "$good" | diag
+	diag <<<"$got_third"
+fi
+sqlite3 "$work/builds/bootci.sqlite" \
+	"UPDATE schedule_jobs SET state = 'done' WHERE tier = 'full' AND build = (SELECT id FROM builds WHERE name = 'pw-lab-$good');
+	 INSERT INTO schedule_jobs (machine, build, tier, shard, shards, testlist, run_id, state, boots, queued)
+	 SELECT m.id, b.id, 'full', 0, 1, '', 'full-1', 'done', 1, 0 FROM machines m, builds b
+	 WHERE m.name = 'solo' AND b.name = 'pw-lab-$good'"
+poll "$work/builds"
+poll "$work/builds"
+got=$(described "$good" | grep -c "^bootci-full success full: 2 result(s) on 1 machine(s): 0 possible new issue(s)")
+if [ "$status" = 0 ] && [ "$got" = 2 ] && [ "$(described "$good" | grep -c '^bootci-fast success')" = 2 ]; then
+	ok "the full tier ended: bootci-full success with the summary, once on every patch"
+else
+	not_ok "the full tier ended: bootci-full success with the summary, once on every patch ($got)"
+	diag <"$work/polls.log"
+	described "$good" | diag
+fi
+
+# ---- the reply ----
+# serve's sender with reply = final queues the reply of a build whose jobs have all ended; no
+# SMTP server answers, so it stays in the outbox to be read. The scheduler stays off (no
+# machines.conf): nothing queues more jobs meanwhile.
+rm "$work/builds/machines.conf"
+printf 'url = smtp://127.0.0.1:1/lab.example\nfrom = bootci <ci@lab.example>\nto = list <bootci-test@lists.bootci.test>\ninterval = 1s\nreply = final\n' \
+	>"$work/builds/mail.conf"
+reply_listed() { "$aggregator" mail list --data "$work/builds" | awk -F'\t' -v b="pw-lab-$good" '$6 == b' | grep -q .; }
+start_server --data "$work/builds"
+wait_until reply_listed
+stop_server
+line=$("$aggregator" mail list --data "$work/builds" | awk -F'\t' -v b="pw-lab-$good" '$6 == b')
+reply_id=$(cut -f1 <<<"$line")
+"$aggregator" mail show "$reply_id" --data "$work/builds" >"$work/reply.eml" 2>&1
+if [ "$(cut -f7 <<<"$line")" = "bootci-test@lists.bootci.test,ann@bootci.test" ] &&
+	grep -q "^In-Reply-To: $msgid"$'\r$' "$work/reply.eml" &&
+	grep -q "^To: list <bootci-test@lists.bootci.test>, ann@bootci.test"$'\r$' "$work/reply.eml"; then
+	ok "the final report's reply is queued to the list and the series' author, threaded on its Message-ID"
+else
+	not_ok "the final report's reply is queued to the list and the series' author, threaded on its Message-ID"
+	diag <<<"$line"
+	diag <"$work/reply.eml"
+	tail -20 "$work/server.log" | diag
+fi
+
+mkdir -p "$work/hang"
+sed -e "s|^build-command = .*|build-command = $work/hang-cmd|" -e "s|^build-timeout = .*|build-timeout = 3s|" \
+	-e "s|^first-series = .*|first-series = $third|" "$work/builds/patchwork.conf" >"$work/hang/patchwork.conf"
+cp "$work/builds/mail.conf" "$work/hang/mail.conf"
+start=$SECONDS
+"$aggregator" patchwork poll --data "$work/hang" >"$work/hang1.out" 2>&1 &
+first_poll=$!
+wait_until grep -qs "building forever" "$work/hang/series/lab/$third/build.log"
+poll "$work/hang"
+second=$out
+wait "$first_poll"
+out=$(cat "$work/hang1.out")
+if [ $((SECONDS - start)) -lt 30 ] &&
+	grep -q "series $third: another process builds it: left to it" <<<"$second" &&
+	grep -q "series $third: does not build: killed after build-timeout (3 s): bootci-fast fail queued" <<<"$out" &&
+	grep -q "^bootci: killed after build-timeout (3 s)" "$work/hang/series/lab/$third/build.log" &&
+	! pgrep -f "sleep 61" >/dev/null; then
+	ok "a build command that hangs is killed at build-timeout and the series fails; a second poller leaves it alone"
+else
+	not_ok "a build command that hangs is killed at build-timeout and the series fails; a second poller leaves it alone"
+	diag <<<"$out"
+	diag <<<"$second"
+fi
+third_msgid=$(grep -i -m1 '^Message-Id:' "$work"/s6/*cover-letter.patch | sed 's/^[^:]*: *//')
+line=$("$aggregator" mail list --data "$work/hang" | awk -F'\t' -v b="pw-lab-$third" '$6 == b')
+"$aggregator" mail show "$(cut -f1 <<<"$line")" --data "$work/hang" >"$work/fail-reply.eml" 2>&1
+if [ "$("$aggregator" mail list --data "$work/hang" | wc -l)" = 1 ] &&
+	[ "$(cut -f7 <<<"$line")" = "bootci-test@lists.bootci.test,ann@bootci.test" ] &&
+	grep -q "^In-Reply-To: $third_msgid"$'\r$' "$work/fail-reply.eml" &&
+	[ "$("$python" -c 'import email, email.header, sys
+m = email.message_from_binary_file(open(sys.argv[1], "rb"))
+print(str(email.header.make_header(email.header.decode_header(m["Subject"]))))' "$work/fail-reply.eml")" = "Re: third series" ] &&
+	grep -q "^bootci did not test this series: it does not build: killed after build-timeout (3 s)."$'\r$' "$work/fail-reply.eml" &&
+	grep -q "^The build's log: http://localhost:8080/series/lab/$third/build.log"$'\r$' "$work/fail-reply.eml"; then
+	ok "a series that does not build gets one reply to the list and its author, threaded, saying why with the log's link"
+else
+	not_ok "a series that does not build gets one reply to the list and its author, threaded, saying why with the log's link"
+	diag <<<"$line"
+	diag <"$work/fail-reply.eml"
+fi
+# serve stopped mid-build: the command is killed at once, the series not failed (built again later).
+mkdir -p "$work/stop"
+sed -e "s|^build-command = .*|build-command = $work/hang-cmd|" -e "s|^first-series = .*|first-series = $third|" \
+	"$work/builds/patchwork.conf" >"$work/stop/patchwork.conf"
+start_server --data "$work/stop"
+wait_until grep -qs "building forever" "$work/stop/series/lab/$third/build.log"
+start=$SECONDS
+stop_server
+if [ $((SECONDS - start)) -lt 10 ] && grep -q "^bootci: killed: the master stops" "$work/stop/series/lab/$third/build.log" &&
+	[ "$(sqlite3 "$work/stop/bootci.sqlite" "SELECT count(*) FROM patchwork_checks WHERE state = 'fail'")" = 0 ] &&
+	! pgrep -f "sleep 61" >/dev/null; then
+	ok "serve stopped mid-build kills the build command at once and leaves the series to build again"
+else
+	not_ok "serve stopped mid-build kills the build command at once and leaves the series to build again"
+	tail -5 "$work/server.log" | diag
+	diag <"$work/stop/series/lab/$third/build.log"
+fi
+
+# build-command /bin/false: does not build; /bin/true leaves no image: publish refuses it.
+for cmd in false true; do
+	mkdir -p "$work/cmd-$cmd"
+	sed -e "s|^build-command = .*|build-command = /bin/$cmd|" -e "s|^first-series = .*|first-series = $third|" \
+		"$work/builds/patchwork.conf" >"$work/cmd-$cmd/patchwork.conf"
+	poll "$work/cmd-$cmd"
+	cp "$work/poll.out" "$work/cmd-$cmd.out"
+done
+if grep -q "series $third: does not build: the build command exited 1: bootci-fast fail queued" "$work/cmd-false.out" &&
+	grep -q "series $third: does not build: its image was refused: .*manifest.*: bootci-fast fail queued" "$work/cmd-true.out" &&
+	! sqlite3 "$work/cmd-true/bootci.sqlite" "SELECT name FROM builds" | grep -q .; then
+	ok "a build command that fails, or leaves no image, fails the series and registers nothing"
+else
+	not_ok "a build command that fails, or leaves no image, fails the series and registers nothing"
+	diag <"$work/cmd-false.out"
+	diag <"$work/cmd-true.out"
+fi
+# The tree's full = never: the scheduler's gate skips the full tier (its decision recorded as the
+# scheduler does); bootci-full says it was not run and why.
+mkdir -p "$work/never"
+sed -e "s|^first-series = .*|first-series = $good|" "$work/builds/patchwork.conf" >"$work/never/patchwork.conf"
+printf '[machine solo]\nmac = 52:54:00:00:00:01\n[tree t]\nfull = never\n' >"$work/never/machines.conf"
+poll "$work/never"
+"$aggregator" ingest --data "$work/never" --machine solo --build "pw-lab-$good" "$work/runs-good" >>"$work/setup.log" 2>&1
+sqlite3 "$work/never/bootci.sqlite" \
+	"UPDATE schedule_jobs SET state = 'done' WHERE build = (SELECT id FROM builds WHERE name = 'pw-lab-$good');
+	 INSERT INTO schedule_gates (build, decision, decided)
+	 SELECT id, 'skipped: the tree never runs it', 0 FROM builds WHERE name = 'pw-lab-$good'"
+poll "$work/never"
+got=$(sqlite3 "$work/never/bootci.sqlite" \
+	"SELECT DISTINCT context || ' ' || state || ' ' || description FROM patchwork_checks
+	 WHERE series = $good AND state <> 'pending' ORDER BY context")
+if [ "$got" = "bootci-fast success fast: 2 result(s) on 1 machine(s): 0 possible new issue(s), 0 known, 0 flaky, 0 fixed, 0 warning(s)
+bootci-full warning full: not run: the tree never runs it" ]; then
+	ok "the gate skipped the full tier: bootci-full warning, not run and why"
+else
+	not_ok "the gate skipped the full tier: bootci-full warning, not run and why"
+	diag <<<"$got"
+	diag <<<"$out"
+fi
+
+# Patchwork down: the series picked up before (here with no build-command yet) are built anyway.
+mkdir -p "$work/down"
+sed -e "/^build-command = /d" -e "s|^first-series = .*|first-series = $good|" \
+	"$work/builds/patchwork.conf" >"$work/down/patchwork.conf"
+poll "$work/down"
+picked=$(grep -c "picked up: build" <<<"$out")
+sed -e "s|^first-series = .*|first-series = $good|" "$work/builds/patchwork.conf" >"$work/down/patchwork.conf"
+pw_stop
+poll "$work/down"
+if [ "$picked" = 3 ] && [ "$status" = 1 ] && grep -q "Couldn't connect to server: nothing polled" <<<"$out" &&
+	grep -q "series $good: built and published as pw-lab-$good" <<<"$out" &&
+	grep -q "series $bad: does not apply to $repo ci-base: bootci-fast fail queued" <<<"$out"; then
+	ok "Patchwork down: the series picked up before are built all the same"
+else
+	not_ok "Patchwork down: the series picked up before are built all the same ($picked)"
+	diag <<<"$out"
+fi
+
+# A series whose Message-ID publish would refuse: built and registered without it, said.
+fake_start badmsgid
+printf '#!/bin/sh\ncp "%s"/* "%s/"\n' "$image" "\$4" >"$work/copy-cmd"
+chmod 0755 "$work/copy-cmd"
+printf 'build-command = %s\nbase = nowhere\n' "$work/copy-cmd" >>"$work/fake-badmsgid/patchwork.conf"
+poll "$work/fake-badmsgid"
+if grep -q "series 7: its Message-ID is not one (.*): build pw-lab-7 registered without it, no reply" <<<"$out" &&
+	grep -q "series 7: built and published as pw-lab-7" <<<"$out" &&
+	[ "$(sqlite3 "$work/fake-badmsgid/bootci.sqlite" "SELECT quote(message_id) FROM builds WHERE name = 'pw-lab-7'")" = NULL ]; then
+	ok "a series whose Message-ID is no <left@right> is built and registered without it, said"
+else
+	not_ok "a series whose Message-ID is no <left@right> is built and registered without it, said"
+	diag <<<"$out"
 fi
 
 done_testing

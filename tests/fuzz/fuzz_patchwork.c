@@ -75,7 +75,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ret == 0) {
 			for (size_t i = 0; i < config->project_count; i++)
 				if (!config->projects[i].url || !config->projects[i].token_file ||
-				    !config->projects[i].linkname)
+				    !config->projects[i].linkname || !config->projects[i].tree ||
+				    !config->projects[i].branch ||
+				    (config->projects[i].build_command && !config->projects[i].base))
 					abort();
 		} else if (config) {
 			abort();

@@ -50,6 +50,11 @@ static void test_config(void **state)
 			   "serve-url = http://ci.lab:8080\n"
 			   "mbox-limit = 1M\n"
 			   "first-series = 1200\n"
+			   "build-command = /usr/lib/bootci/build-series\n"
+			   "base = /srv/linux.git\n"
+			   "branch = drm-tip\n"
+			   "tree = drm-tip\n"
+			   "build-timeout = 2h\n"
 			   "\n"
 			   "[project  lab ]\r\n"
 			   "  url=http://127.0.0.1:8000  \n"
@@ -64,12 +69,22 @@ static void test_config(void **state)
 	assert_string_equal(p->serve_url, "http://ci.lab:8080");
 	assert_int_equal(p->mbox_limit, 1 << 20);
 	assert_int_equal(p->first_series, 1200);
+	assert_string_equal(p->build_command, "/usr/lib/bootci/build-series");
+	assert_string_equal(p->base, "/srv/linux.git");
+	assert_string_equal(p->branch, "drm-tip");
+	assert_string_equal(p->tree, "drm-tip");
+	assert_int_equal(p->build_timeout, 7200);
 	p = bci_patchwork_config_project(config, "lab");
 	assert_non_null(p);
 	assert_string_equal(p->linkname, "lab");
 	assert_int_equal(p->poll, BCI_PATCHWORK_POLL_DEFAULT);
 	assert_null(p->serve_url);
 	assert_int_equal(p->mbox_limit, BCI_PATCHWORK_MBOX_LIMIT_DEFAULT);
+	assert_null(p->build_command);
+	assert_null(p->base);
+	assert_string_equal(p->branch, "master");
+	assert_string_equal(p->tree, "lab");
+	assert_int_equal(p->build_timeout, BCI_PATCHWORK_BUILD_TIMEOUT_DEFAULT);
 	assert_null(bci_patchwork_config_project(config, "other"));
 	bci_patchwork_config_free(config);
 }
@@ -94,6 +109,14 @@ static void test_config_refused(void **state)
 		{ "[project a]\nmbox-limit = 0\n", "mbox-limit: '0'" },
 		{ "[project a]\nfirst-series = -1\n", "first-series: '-1'" },
 		{ "[project a]\nproject = a b\n", "project: 'a b' is no Patchwork linkname" },
+		{ "[project a]\nbuild-command = build.sh\n", "build-command: 'build.sh' is not an absolute path" },
+		{ "[project a]\nbuild-command = /b --fast\n", "run without a shell" },
+		{ "[project a]\nurl = http://x\ntoken-file = /t\nbuild-command = /b\n",
+		  ":1: project 'a' has a build-command but no base" },
+		{ "[project a]\nbase = a b\n", ":2: base: 'a b'" },
+		{ "[project a]\nbranch = a b\n", ":2: branch: 'a b' is no branch name" },
+		{ "[project a]\ntree = x/y\n", ":2: tree: 'x/y' is no tree name" },
+		{ "[project a]\nbuild-timeout = 2d\n", ":2: build-timeout: '2d'" },
 		{ "[project a]\ncolour = red\n", ":2: unknown key 'colour'" },
 		{ "[project a]\njust words\n", ":2: expected 'key = value'" },
 	};
@@ -347,6 +370,11 @@ static void test_store(void **state)
 						  sizeof(f->err)), 1);
 	assert_int_equal(bci_store_pw_series_each(f->store, lab, "y", NULL, NULL, NULL, f->err,
 						  sizeof(f->err)), 0);
+	/* The series a build was made from (the mail's author lookup). */
+	assert_int_equal(bci_store_pw_series_by_build(f->store, "pw-lab-5", NULL, NULL, f->err,
+						      sizeof(f->err)), 1);
+	assert_int_equal(bci_store_pw_series_by_build(f->store, "pw-none-1", NULL, NULL, f->err,
+						      sizeof(f->err)), 0);
 	assert_int_equal(bci_store_pw_series_supersede(f->store, lab, 5, 8, "v2 came", f->err,
 						       sizeof(f->err)), 0);
 	assert_int_equal(bci_store_pw_series_get(f->store, lab, 5, series_state, seen, f->err,

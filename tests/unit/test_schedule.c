@@ -645,6 +645,16 @@ static void test_fast_gates_full(void **state)
 	assert_int_equal(count_jobs(f, "clean", "full"), 3);
 	fflush(f->s.log);
 	expect_in(f->log_text, "broken: fast tier found a possible new issue: full tier not queued");
+	{
+		char decision[200];
+
+		assert_int_equal(bci_store_gate_get(f->s.store, "broken", decision,
+						    sizeof(decision), f->err, sizeof(f->err)), 1);
+		assert_string_equal(decision, "skipped: the fast tier found a possible new issue");
+		build_add(f, "later", "drm-tip", "igt@core@a\n", full_list);
+		assert_int_equal(bci_store_gate_get(f->s.store, "later", decision,
+						    sizeof(decision), f->err, sizeof(f->err)), 0);
+	}
 }
 
 static void test_tree_rules(void **state)
@@ -673,6 +683,15 @@ static void test_tree_rules(void **state)
 	assert_int_equal(count_jobs(f, "g1", "full"), 3);
 	assert_int_equal(count_jobs(f, "n1", "full"), 0);
 	assert_int_equal(f->judge_calls, 1);
+	/* The decisions as Patchwork's checks read them (bci_store_gate_get). */
+	char decision[200];
+
+	assert_int_equal(bci_store_gate_get(f->s.store, "n1", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(decision, "skipped: the tree never runs it");
+	assert_int_equal(bci_store_gate_get(f->s.store, "a1", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(decision, "queued: the tree always runs it");
 }
 
 /* The report's judgement wired as the gate: a regression against the base build holds the full tier. */

@@ -161,6 +161,16 @@ static int final_take(const char *build, void *ctx)
 	return 0;
 }
 
+/* The submitter of the Patchwork series a build was made from: the reply's second recipient. */
+static int series_author(const struct bci_store_pw_series *series, void *ctx)
+{
+	char *author = ctx;
+
+	if (series->submitter && !author[0])
+		snprintf(author, 320, "%s", series->submitter);
+	return 0;
+}
+
 int bci_mail_replies_final(struct bci_store *store, const struct bci_mail_reply *defaults,
 			   FILE *log, char *err, size_t err_size)
 {
@@ -170,11 +180,17 @@ int bci_mail_replies_final(struct bci_store *store, const struct bci_mail_reply 
 	ret = bci_store_mail_builds_final(store, final_take, &finals, err, err_size);
 	for (size_t i = 0; ret >= 0 && i < finals.count; i++) {
 		struct bci_mail_reply r = *defaults;
-		char id[512], recipients[1024], why[1024] = "";
+		char id[512], recipients[1024], why[1024] = "", author[320] = "", address[320];
 		int one;
 
 		r.build = finals.names[i];
 		r.date = time(NULL);
+		/* A build from a Patchwork series answers its author too, after the list. */
+		if (!r.to && bci_store_pw_series_by_build(store, r.build, series_author, author,
+							  why, sizeof(why)) > 0 &&
+		    bci_mail_address(author, address, sizeof(address)) == 0)
+			r.to = address;
+		why[0] = '\0';
 		one = bci_mail_reply_queue(store, &r, id, sizeof(id), recipients, sizeof(recipients),
 					   why, sizeof(why));
 		if (log) {

@@ -176,10 +176,12 @@ int bci_cmd_patchwork(int argc, char **argv)
 			else
 				bci_patchwork_say(&pw,
 						  "polled: %u new, %u picked up, %u waiting,"
-						  " %u superseded, %u skipped; %u check(s) posted,"
-						  " %u waiting", counts.seen, counts.picked,
-						  counts.waiting, counts.superseded, counts.skipped,
-						  counts.checks_posted, counts.checks_waiting);
+						  " %u superseded, %u skipped; %u built, %u failed"
+						  " to build; %u check(s) posted, %u waiting",
+						  counts.seen, counts.picked, counts.waiting,
+						  counts.superseded, counts.skipped, counts.built,
+						  counts.build_failed, counts.checks_posted,
+						  counts.checks_waiting);
 		} else {
 			ret = bci_patchwork_check(&pw, series, argv[optind + 2], argv[optind + 3],
 						  description, url, err, sizeof(err));

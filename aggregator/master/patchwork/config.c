@@ -18,6 +18,11 @@
 #define KEY_SERVE (1u << 4)
 #define KEY_MBOX (1u << 5)
 #define KEY_FIRST (1u << 6)
+#define KEY_BUILD (1u << 7)
+#define KEY_TREE (1u << 8)
+#define KEY_BASE (1u << 9)
+#define KEY_BRANCH (1u << 10)
+#define KEY_TIMEOUT (1u << 11)
 
 struct parser {
 	const char *origin;
@@ -107,6 +112,7 @@ static int parse_header(struct parser *p, char *line)
 	p->current = &grown[p->config->project_count++];
 	*p->current = (struct bci_patchwork_project){
 		.poll = BCI_PATCHWORK_POLL_DEFAULT, .mbox_limit = BCI_PATCHWORK_MBOX_LIMIT_DEFAULT,
+		.build_timeout = BCI_PATCHWORK_BUILD_TIMEOUT_DEFAULT,
 		.line = p->line,
 	};
 	p->seen = 0;
@@ -180,6 +186,48 @@ static int parse_key(struct parser *p, const char *key, const char *value)
 		project->first_series = (int64_t)number;
 		return 0;
 	}
+	if (!strcmp(key, "build-command")) {
+		if ((ret = once(p, KEY_BUILD, key)) < 0)
+			return ret;
+		if (value[0] != '/' || strpbrk(value, " \t"))
+			return fail(p, "build-command: '%s' is not an absolute path (no arguments:"
+				    " it is run without a shell)", value);
+		project->build_command = strdup(value);
+		return project->build_command ? 0 : -ENOMEM;
+	}
+	if (!strcmp(key, "tree")) {
+		if ((ret = once(p, KEY_TREE, key)) < 0)
+			return ret;
+		if (!bci_manifest_word_ok(value))
+			return fail(p, "tree: '%s' is no tree name (a word)", value);
+		project->tree = strdup(value);
+		return project->tree ? 0 : -ENOMEM;
+	}
+	if (!strcmp(key, "base")) {
+		if ((ret = once(p, KEY_BASE, key)) < 0)
+			return ret;
+		if (!*value || strpbrk(value, " \t"))
+			return fail(p, "base: '%s' is no repository path or URL (one word)", value);
+		project->base = strdup(value);
+		return project->base ? 0 : -ENOMEM;
+	}
+	if (!strcmp(key, "branch")) {
+		if ((ret = once(p, KEY_BRANCH, key)) < 0)
+			return ret;
+		if (!bci_manifest_word_ok(value) && !(strchr(value, '/') && !strpbrk(value, " \t")))
+			return fail(p, "branch: '%s' is no branch name", value);
+		project->branch = strdup(value);
+		return project->branch ? 0 : -ENOMEM;
+	}
+	if (!strcmp(key, "build-timeout")) {
+		if ((ret = once(p, KEY_TIMEOUT, key)) < 0)
+			return ret;
+		if (bci_parse_seconds(value, &project->build_timeout) < 0 ||
+		    project->build_timeout > 86400)
+			return fail(p, "build-timeout: '%s' is no duration from 1s to 1 day"
+				    " (N, Ns, Nm, Nh)", value);
+		return 0;
+	}
 	return fail(p, "unknown key '%s'", key);
 }
 
@@ -198,10 +246,16 @@ static int check_project(struct parser *p)
 		ret = fail(p, "project '%s' has no url", project->name);
 	else if (!project->token_file)
 		ret = fail(p, "project '%s' has no token-file", project->name);
+	else if (project->build_command && !project->base)
+		ret = fail(p, "project '%s' has a build-command but no base", project->name);
 	p->line = line;
 	if (ret < 0)
 		return ret;
 	if (!project->linkname && !(project->linkname = strdup(project->name)))
+		return -ENOMEM;
+	if (!project->tree && !(project->tree = strdup(project->name)))
+		return -ENOMEM;
+	if (!project->branch && !(project->branch = strdup("master")))
 		return -ENOMEM;
 	return 0;
 }
@@ -296,6 +350,10 @@ void bci_patchwork_config_free(struct bci_patchwork_config *config)
 		free(project->linkname);
 		free(project->token_file);
 		free(project->serve_url);
+		free(project->build_command);
+		free(project->tree);
+		free(project->base);
+		free(project->branch);
 	}
 	free(config->projects);
 	free(config);

@@ -11,6 +11,11 @@
  *   project.c     a project being followed: its client, its log lines, build names
  *   poll.c        one poll of a project: the token checked, series listing, pick-up
  *   check.c       checks queued in the store, posted once each
+ *   build.c       the build command run on each series picked up, its image
+ *                 published as the build
+ *   tiers.c       the checks after the fast and full tiers
+ *   fail_mail.c   the reply to a series that does not apply or build
+ *   log_route.c   serve's GET /series/NAME/ID/build.log
  *   serve_hook.c  the poller thread inside `bootci-aggregator serve`
  *   command.c     `bootci-aggregator patchwork poll|check|series`
  *
@@ -33,6 +38,17 @@
  *                                 is not fetched (the series is skipped)
  *   first-series = 1200           optional (default 0): series with a lower id
  *                                 are never picked up (a project followed late)
+ *   build-command = /usr/lib/x    optional, absolute, run without a shell: builds
+ *                                 each series picked up (build.c); without it
+ *                                 series are picked up and not built
+ *   base = /srv/linux.git         required with build-command: the tree the
+ *                                 series apply to (a path or URL, given to the
+ *                                 command)
+ *   branch = drm-tip              optional (default master): the base's branch
+ *   tree = drm-tip                optional (default NAME): the builds' tree in
+ *                                 the store (machines.conf's [tree NAME])
+ *   build-timeout = 1h            optional (default 1h): a build running
+ *                                 longer is killed and said
  *
  * Everything is strict: an unknown section or key, a key twice, a project
  * twice, a missing required key or a bad value is an error naming the line.
@@ -53,6 +69,7 @@
 #ifndef BCI_PATCHWORK_H
 #define BCI_PATCHWORK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,6 +88,10 @@ struct bci_store;
  * a request's timeout (client.c).
  */
 #define BCI_PATCHWORK_STALE 300
+/* A build command running longer is killed. */
+#define BCI_PATCHWORK_BUILD_TIMEOUT_DEFAULT 3600
+/* The build command's exit status when the series does not apply to the base. */
+#define BCI_PATCHWORK_EXIT_NO_APPLY 3
 /* Series asked for per page of the listing. */
 #define BCI_PATCHWORK_PER_PAGE 50
 
@@ -85,6 +106,10 @@ struct bci_patchwork_project {
 	char *serve_url;	/* NULL: checks carry no link */
 	unsigned long long mbox_limit;
 	int64_t first_series;
+	char *build_command;	/* NULL: series are not built */
+	char *base, *branch;	/* the tree and branch series apply to (base NULL: none) */
+	char *tree;		/* the builds' tree in the store */
+	unsigned long build_timeout;	/* seconds */
 	unsigned line;		/* the section's line, for messages */
 };
 
@@ -202,6 +227,7 @@ struct bci_patchwork {
 	const char *data_dir;
 	FILE *log;		/* one line per event; may be NULL */
 	bool rights_checked;
+	const atomic_bool *stop;	/* NULL, or true when serve stops: a build is killed */
 };
 
 int bci_patchwork_open(struct bci_patchwork *pw, const struct bci_patchwork_project *project,
@@ -231,13 +257,18 @@ struct bci_patchwork_poll_counts {
 	unsigned skipped;	/* no mbox, or over the limit */
 	unsigned checks_posted;
 	unsigned checks_waiting;
+	unsigned built;		/* series built and published (build.c) */
+	unsigned build_failed;	/* series that did not apply or build */
+	unsigned tier_checks;	/* checks queued after a tier ended (tiers.c) */
 };
 
 /*
  * One poll: the new series above the watermark, each complete one picked up
  * (its mbox in DATA/series/NAME/ID/series.mbox, a build job recorded, a
- * pending bootci-fast check queued on each patch), then every queued check
- * posted. A fault (Patchwork down, a 5xx, garbage) stops the poll with what
+ * pending bootci-fast check queued on each patch), then with a build-command
+ * every series picked up and not built yet built (bci_patchwork_build_pending()),
+ * the checks after the tiers queued (bci_patchwork_tiers()), then every
+ * queued check posted. A fault (Patchwork down, a 5xx, garbage) stops the poll with what
  * was settled kept: 0 when the poll went through, -errno with @err said too.
  */
 int bci_patchwork_poll(struct bci_patchwork *pw, struct bci_patchwork_poll_counts *counts,
@@ -268,6 +299,47 @@ int bci_patchwork_check(struct bci_patchwork *pw, int64_t series, const char *co
 /* Posts every queued check of the project: the number posted, or -errno on a fault. */
 int bci_patchwork_checks_flush(struct bci_patchwork *pw, unsigned *waiting, char *err,
 			       size_t err_size);
+
+/* ---- build.c: builds from series, checks after the tiers ---- */
+
+/*
+ * Runs the build command on each series picked up and not built yet, one at
+ * a time (the format above build.c): its image published and registered as
+ * the series' build, or a bootci-fast fail check queued naming why (does not
+ * apply, does not build, timed out, image refused). Counts in *@built and
+ * *@failed; -errno on a store fault or when serve stops mid-build.
+ */
+int bci_patchwork_build_pending(struct bci_patchwork *pw, unsigned *built, unsigned *failed,
+				char *err, size_t err_size);
+
+/* A series that did not apply or build, for its reply (fail_mail.c). */
+struct bci_patchwork_failed {
+	int64_t series;
+	const char *build;		/* pw-NAME-ID: the outbox keeps one message a build */
+	const char *name, *message_id, *submitter;	/* each may be NULL */
+	const char *why;		/* "does not apply to BASE BRANCH", ... */
+	const char *log_url;		/* may be NULL */
+};
+
+/*
+ * With DATA/mail.conf, queues a reply to the list and the submitter,
+ * threaded on the series' Message-ID, saying @f->why with the log's link:
+ * 0 queued (or no mail.conf, or nobody to send it to), 1 when the outbox
+ * holds it already, -errno.
+ */
+int bci_patchwork_fail_mail(struct bci_patchwork *pw, const struct bci_patchwork_failed *f,
+			    char *err, size_t err_size);
+
+/*
+ * The checks after the tiers (tiers.c): for each series whose build is
+ * registered, bootci-fast success|warning|fail with the report's one-line
+ * summary and the matrix's link once the fast tier's jobs have all ended
+ * (done or abandoned), bootci-full likewise once the full tier's have, or
+ * bootci-full fail "full: not run: fast tier failed", or "full: not run:
+ * WHY" when the scheduler's gate skipped it. Each queued once;
+ * the number queued now in *@queued.
+ */
+int bci_patchwork_tiers(struct bci_patchwork *pw, unsigned *queued, char *err, size_t err_size);
 
 /* ---- serve_hook.c: the poller inside serve ---- */
 

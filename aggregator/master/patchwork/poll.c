@@ -365,6 +365,23 @@ static int by_id(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+/*
+ * Patchwork could not be listed: the series picked up before are built and
+ * the tiers looked at all the same (their checks wait in the store). @ret
+ * is the fault's, returned with its message left in the caller's @err.
+ */
+static int without_listing(struct bci_patchwork *pw, struct bci_patchwork_poll_counts *counts,
+			   int ret)
+{
+	char err[1024];
+
+	if (bci_patchwork_build_pending(pw, &counts->built, &counts->build_failed, err,
+					sizeof(err)) == -EINTR)
+		return -EINTR;
+	bci_patchwork_tiers(pw, &counts->tier_checks, err, sizeof(err));
+	return ret;
+}
+
 int bci_patchwork_poll(struct bci_patchwork *pw, struct bci_patchwork_poll_counts *counts,
 		       char *err, size_t err_size)
 {
@@ -381,7 +398,7 @@ int bci_patchwork_poll(struct bci_patchwork *pw, struct bci_patchwork_poll_count
 		/* Without rights series are still picked up; their checks wait in the store. */
 		if (ret < 0 && ret != -EACCES) {
 			bci_patchwork_say(pw, "%s: nothing polled", err);
-			return ret;
+			return without_listing(pw, counts, ret);
 		}
 		pw->rights_checked = true;
 	}
@@ -395,7 +412,7 @@ int bci_patchwork_poll(struct bci_patchwork *pw, struct bci_patchwork_poll_count
 	if (ret < 0) {
 		bci_patchwork_say(pw, "%s: nothing new taken; next poll retries", err);
 		bci_patchwork_series_free_all(series, count);
-		return ret;
+		return without_listing(pw, counts, ret);
 	}
 	qsort(series, count, sizeof(*series), by_id);
 	for (size_t i = 0; i < count; i++) {
@@ -452,6 +469,14 @@ int bci_patchwork_poll(struct bci_patchwork *pw, struct bci_patchwork_poll_count
 						      err_size)) < 0)
 			goto out;
 	}
+	/* A build fault is said by it and retried at the next poll; the checks go out still. */
+	if (bci_patchwork_build_pending(pw, &counts->built, &counts->build_failed, err,
+					err_size) == -EINTR) {
+		ret = -EINTR;
+		goto out;
+	}
+	/* Said by it when it fails; the next poll looks again. */
+	bci_patchwork_tiers(pw, &counts->tier_checks, err, err_size);
 	if (!fault) {
 		ret = bci_patchwork_checks_flush(pw, &counts->checks_waiting, err, err_size);
 		if (ret >= 0) {

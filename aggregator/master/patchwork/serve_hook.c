@@ -30,6 +30,7 @@ struct bci_patchwork_server {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stopping;
+	atomic_bool stop;			/* stopping, read by a build without the lock */
 	bool thread_started;
 	pthread_t thread;
 };
@@ -50,11 +51,13 @@ static void poll_project(struct bci_patchwork_server *s, size_t i)
 						  : s->projects[i].project->poll;
 
 	if (bci_patchwork_poll(&s->projects[i], &counts, err, sizeof(err)) >= 0 &&
-	    (counts.seen || counts.checks_posted || counts.checks_waiting))
+	    (counts.seen || counts.checks_posted || counts.checks_waiting || counts.built ||
+	     counts.build_failed || counts.tier_checks))
 		bci_patchwork_say(&s->projects[i],
 				  "polled: %u new, %u picked up, %u waiting, %u superseded,"
-				  " %u skipped; %u check(s) posted, %u waiting", counts.seen,
-				  counts.picked, counts.waiting, counts.superseded, counts.skipped,
+				  " %u skipped; %u built, %u failed to build; %u check(s) posted,"
+				  " %u waiting", counts.seen, counts.picked, counts.waiting,
+				  counts.superseded, counts.skipped, counts.built, counts.build_failed,
 				  counts.checks_posted, counts.checks_waiting);
 	s->next_poll[i] = now_monotonic() + (time_t)interval;
 }
@@ -93,6 +96,7 @@ void bci_patchwork_server_stop(struct bci_patchwork_server *s)
 	if (s->thread_started) {
 		pthread_mutex_lock(&s->lock);
 		s->stopping = true;
+		atomic_store(&s->stop, true);
 		pthread_cond_broadcast(&s->wake);
 		pthread_mutex_unlock(&s->lock);
 		pthread_join(s->thread, NULL);
@@ -157,6 +161,8 @@ int bci_patchwork_server_start(const char *data_dir, const char *store_url, FILE
 		if ((ret = bci_patchwork_open(&s->projects[i], &s->config->projects[i], s->store,
 					      s->data_dir, log, err, err_size)) < 0)
 			goto fail;
+		else
+			s->projects[i].stop = &s->stop;
 	/*
 	 * The token's rights are checked by each project's first poll, at once
 	 * in the thread: a Patchwork slow to answer does not hold serve's start.

@@ -112,6 +112,8 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, struct requ
 		return serve_console_request(connection, r, url, method);
 	if (serve_archive_owns(url))
 		return serve_archive_request(connection, r, url, method);
+	if (serve_series_log_owns(url))
+		return serve_series_log_request(connection, r, url, method);
 	if (bci_serve_pages_owns(url))
 		return serve_get_page(connection, r, url, method);
 	status = bci_http_route(method, url, &r->route, why, sizeof(why));

@@ -237,6 +237,10 @@ void serve_console_served(struct bci_server *s, const char *url);
 /* ---- a run's archive (archive_route.c) ---- */
 
 /* Whether @url is /machines/<machine>/runs/<run-id>/archive. */
+/* GET /series/PROJECT/SERIES/build.log: a series' build log (patchwork/log_route.c). */
+bool serve_series_log_owns(const char *url);
+enum MHD_Result serve_series_log_request(struct MHD_Connection *connection, struct request *r,
+					 const char *url, const char *method);
 bool serve_archive_owns(const char *url);
 enum MHD_Result serve_archive_request(struct MHD_Connection *connection, struct request *r,
 				      const char *url, const char *method);

@@ -36,6 +36,8 @@ static const char *const statements[S_COUNT - S_PATCHWORK_FIRST] = {
 	[S_PW_SERIES_NAMED - S_PATCHWORK_FIRST] =
 		SERIES_COLUMNS " WHERE project = ? AND name = ?"
 		" AND COALESCE(submitter, '') = CAST(? AS TEXT) ORDER BY series",
+	[S_PW_SERIES_BY_BUILD - S_PATCHWORK_FIRST] =
+		SERIES_COLUMNS " WHERE build = ? ORDER BY project, series",
 	[S_PW_SERIES_SUPERSEDE - S_PATCHWORK_FIRST] =
 		"UPDATE patchwork_series SET state = 'superseded', superseded_by = ?, note = ?"
 		" WHERE project = ? AND series = ?",
@@ -151,6 +153,17 @@ int bci_store_pw_series_get(struct bci_store *store, const char *project, int64_
 	struct bci_store_value params[] = { value_text(project), value_int(series) };
 	struct series_walk walk = { fn, ctx, 0 };
 	int ret = query(store, S_PW_SERIES_GET, params, 2, row_series, &walk, err, err_size);
+
+	return ret < 0 ? ret : walk.count > 0;
+}
+
+int bci_store_pw_series_by_build(struct bci_store *store, const char *build,
+				 int (*fn)(const struct bci_store_pw_series *series, void *ctx),
+				 void *ctx, char *err, size_t err_size)
+{
+	struct bci_store_value params[] = { value_text(build) };
+	struct series_walk walk = { fn, ctx, 0 };
+	int ret = query(store, S_PW_SERIES_BY_BUILD, params, 1, row_series, &walk, err, err_size);
 
 	return ret < 0 ? ret : walk.count > 0;
 }

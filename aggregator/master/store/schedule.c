@@ -65,6 +65,9 @@ static const char *const statements[S_METRICS_FIRST - S_SCHEDULE_FIRST] = {
 		" JOIN builds b ON b.id = f.build WHERE b.name = ? ORDER BY f.path",
 	[S_GATE_PUT - S_SCHEDULE_FIRST] =
 		"INSERT INTO schedule_gates (build, decision, decided) VALUES (?, ?, ?)",
+	[S_GATE_GET - S_SCHEDULE_FIRST] =
+		"SELECT g.decision FROM schedule_gates g JOIN builds b ON b.id = g.build"
+		" WHERE b.name = ?",
 	[S_KNOWN_GOOD_ENSURE - S_SCHEDULE_FIRST] =
 		"INSERT INTO known_good (version, registered) VALUES (?, ?) ON CONFLICT (version)"
 		" DO UPDATE SET registered = excluded.registered RETURNING id",
@@ -510,6 +513,33 @@ int bci_store_gate_put(struct bci_store *store, const char *build, const char *d
 	if (ret == -EEXIST)
 		snprintf(err, err_size, "the full tier of %s is already decided", build);
 	return ret;
+}
+
+struct decision_read {
+	char *out;
+	size_t size;
+	bool found;
+};
+
+static int row_decision(const struct bci_store_value *c, int n, void *ctx)
+{
+	struct decision_read *d = ctx;
+
+	if (n < 1 || !column_text(&c[0]))
+		return -EPROTO;
+	snprintf(d->out, d->size, "%s", column_text(&c[0]));
+	d->found = true;
+	return 0;
+}
+
+int bci_store_gate_get(struct bci_store *store, const char *build, char *decision, size_t size,
+		       char *err, size_t err_size)
+{
+	struct bci_store_value params[] = { value_text(build) };
+	struct decision_read d = { decision, size, false };
+	int ret = query(store, S_GATE_GET, params, 1, row_decision, &d, err, err_size);
+
+	return ret < 0 ? ret : d.found;
 }
 
 struct name_walk {

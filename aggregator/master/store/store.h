@@ -439,6 +439,9 @@ int bci_store_gate_put(struct bci_store *store, const char *build, const char *d
 		       char *err, size_t err_size);
 int bci_store_builds_ungated(struct bci_store *store, int (*fn)(const char *build, void *ctx),
 			     void *ctx, char *err, size_t err_size);
+/* The decision on @build's full tier into @decision: 1 found, 0 none yet, -errno. */
+int bci_store_gate_get(struct bci_store *store, const char *build, char *decision, size_t size,
+		       char *err, size_t err_size);
 
 /*
  * The known-good image's versions: its files (disk.img, known-good.efi, ...)
@@ -583,6 +586,10 @@ int bci_store_pw_series_each(struct bci_store *store, const char *project, const
 			     const char *submitter,
 			     int (*fn)(const struct bci_store_pw_series *series, void *ctx),
 			     void *ctx, char *err, size_t err_size);
+/* The series whose build job is @build: 1 with @fn called, 0 when none is. */
+int bci_store_pw_series_by_build(struct bci_store *store, const char *build,
+				 int (*fn)(const struct bci_store_pw_series *series, void *ctx),
+				 void *ctx, char *err, size_t err_size);
 /* Marks @series superseded by @by, with @note. */
 int bci_store_pw_series_supersede(struct bci_store *store, const char *project, int64_t series,
 				  int64_t by, const char *note, char *err, size_t err_size);
