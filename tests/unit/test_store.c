@@ -763,6 +763,7 @@ static void test_durations_kept_and_migrated(void **state)
 		    " DROP TABLE mail_outbox;"
 		    " DROP TABLE patchwork_checks; DROP TABLE patchwork_patches;"
 		    " DROP TABLE patchwork_series; DROP TABLE patchwork_cursor;"
+		    " DROP TABLE build_stages;"
 		    " UPDATE bootci_schema SET version = 2");
 	reopen(f);
 	assert_int_equal(bci_store_schema_version(f->store, &version, f->err, sizeof(f->err)), 0);

@@ -273,6 +273,18 @@ static const char *const migrations[] = {
 	"  note TEXT,"
 	"  PRIMARY KEY (project, patch, context, state));"
 	"CREATE INDEX patchwork_checks_open ON patchwork_checks(project, status);",
+	/*
+	 * 9: the stages of a build's way from the mail to the reply that no
+	 * other row keeps (metrics.c): when its series was complete on
+	 * Patchwork, when its build command started and ended, when its first
+	 * job was handed out. By the build's name: a series' build has stages
+	 * before it is registered, and one that never builds is no build.
+	 */
+	"CREATE TABLE build_stages ("
+	"  build TEXT NOT NULL,"
+	"  stage TEXT NOT NULL,"
+	"  at DOUBLE PRECISION NOT NULL,"
+	"  PRIMARY KEY (build, stage));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,

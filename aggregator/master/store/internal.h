@@ -93,6 +93,9 @@ enum bci_store_statement {
 	S_METRICS_BUILDS = S_METRICS_FIRST,
 	S_METRICS_BUSY,
 	S_METRICS_RUNS,
+	S_BUILD_TIMES,
+	S_STAGE_PUT,
+	S_STAGE_KEEP,
 	/* ---- the mail outbox (outbox.c; their SQL is in its own table there) ---- */
 	S_MAIL_FIRST,
 	S_MAIL_QUEUE = S_MAIL_FIRST,

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in database.c). */
-#define BCI_STORE_SCHEMA_VERSION 8
+#define BCI_STORE_SCHEMA_VERSION 9
 
 struct bci_store;
 
@@ -280,7 +280,13 @@ int bci_store_run_file_open(struct bci_store *store, const char *data_dir, const
 
 /* ---- metrics over a time window (store/metrics.c) ---- */
 
-/* A build registered in the window, with when its results came. */
+/*
+ * A build with the times of its way from the mail to the reply (Unix
+ * seconds; -1: not reached, or not known). The stages the master records
+ * (bci_store_build_stage_put()) and those other rows keep: the series'
+ * pick-up and checks (Patchwork), the scheduler's jobs, the runs, the
+ * reply in the outbox.
+ */
 struct bci_store_build_times {
 	const char *name;
 	const char *tier;
@@ -290,12 +296,42 @@ struct bci_store_build_times {
 	long runs;
 	long jobs;			/* the scheduler's jobs for it */
 	long jobs_open;			/* of those, not done nor abandoned */
+	double series;			/* BCI_STAGE_SERIES: its series complete on Patchwork; -1: not from a series */
+	double noticed;			/* its series picked up by the master's poll */
+	double pending;			/* bootci-fast pending posted on every patch (the last one's 201) */
+	double build_started, build_ended;	/* BCI_STAGE_BUILD_STARTED, BCI_STAGE_BUILD_ENDED */
+	double first_boot;		/* BCI_STAGE_FIRST_BOOT: its first job handed out */
+	/* Of its runs but those of its full tier's jobs: */
+	double tests_started;		/* the first one's start (the machine's clock) */
+	double tests_ended;		/* the last one's end (the machine's clock) */
+	double fast_last_result;	/* the last one ingested */
+	double verdict;			/* the bootci-fast verdict (success, warning, fail) queued */
+	double verdict_posted;		/* ... posted on every patch */
+	double reply_queued;		/* its reply queued in the outbox */
+	double reply_sent;		/* ... accepted by the SMTP server */
 };
 
 /* Every build registered in [@from, @to), oldest first; returns the count. */
 int bci_store_metrics_builds(struct bci_store *store, double from, double to,
 			     int (*fn)(const struct bci_store_build_times *build, void *ctx),
 			     void *ctx, char *err, size_t err_size);
+/* The build named @build: 1 with @fn called, 0 when there is none. */
+int bci_store_build_times_get(struct bci_store *store, const char *build,
+			      int (*fn)(const struct bci_store_build_times *build, void *ctx),
+			      void *ctx, char *err, size_t err_size);
+
+/* The stages the master records by a build's name (table build_stages). */
+#define BCI_STAGE_SERIES "series"		/* its series complete on Patchwork */
+#define BCI_STAGE_BUILD_STARTED "build started"	/* the build command started */
+#define BCI_STAGE_BUILD_ENDED "build ended"	/* ... exited */
+#define BCI_STAGE_FIRST_BOOT "first boot"	/* its first job handed out to a machine */
+/*
+ * Records stage @stage of build @build at @at (Unix seconds). @keep_first:
+ * a time already recorded stays (the first boot of several); otherwise the
+ * new one replaces it (a build run again).
+ */
+int bci_store_build_stage_put(struct bci_store *store, const char *build, const char *stage,
+			      double at, int keep_first, char *err, size_t err_size);
 
 /* A machine's runs that started in the window and their busy time (ended - started). */
 struct bci_store_machine_busy {
