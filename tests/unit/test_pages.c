@@ -9,7 +9,9 @@
  * metrics' queries and numbers (latency to first result and complete
  * report, objectives met, missed and not known yet, busy time, tests per
  * day, regressions found, a window refused), the history page, the suspend
- * page and the result page of a run whose archive is gone.
+ * page and the result page of a run whose archive is gone; a build's stages
+ * from the mail to the reply (stages.c), pure and as the store keeps them,
+ * with the metrics and the matrix page that show them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -507,6 +509,188 @@ static void test_matrix_machines(void **state)
 	bci_str_free(&b);
 }
 
+/*
+ * A build's stages (stages.c), pure: a series' build starts at its series;
+ * each stage took the time since the last one reached before it; a series
+ * dated after its pick-up starts at the pick-up; a build published by hand
+ * starts at its registration; the fast tier's last stages wait for its jobs.
+ */
+static void test_stages(void **state)
+{
+	struct bci_store_build_times t = {
+		.name = "pw-lab-7", .tier = "fast", .registered = 1300, .first_result = 1500,
+		.last_result = 1700, .runs = 1, .jobs = 1, .jobs_open = 0, .series = 1000,
+		.noticed = 1060, .pending = 1062, .build_started = 1061, .build_ended = 1290,
+		.first_boot = 1310, .tests_started = 1330, .tests_ended = 1650,
+		.fast_last_result = 1700, .verdict = 1705, .verdict_posted = 1707,
+		.reply_queued = 1800, .reply_sent = 1801,
+	};
+	struct bci_stages s;
+	struct bci_str b = { 0 };
+	bool known;
+
+	(void)state;
+	bci_stages_from_times(&t, &s);
+	assert_true(bci_stages_from_series(&s));
+	assert_true(bci_stages_start(&s) == 1000);
+	assert_true(bci_stages_took(&s, BCI_AT_NOTICED, &known) == 60 && known);
+	assert_string_equal(bci_stage_took_label(BCI_AT_NOTICED), "waiting for Patchwork's poll");
+	/* The builder started before pending went out: a second before it, as the times say. */
+	assert_true(bci_stages_took(&s, BCI_AT_BUILD_STARTED, &known) == -1 && known);
+	assert_true(bci_stages_took(&s, BCI_AT_BUILD_ENDED, &known) == 229 && known);
+	assert_true(bci_stages_took(&s, BCI_AT_REPLY_SENT, &known) == 1 && known);
+	bci_stages_took(&s, BCI_AT_SERIES, &known);
+	assert_false(known);
+	assert_int_equal(bci_stages_html(&b, &s, 1800), 0);
+	assert_non_null(strstr(b.data, "The clock starts when the series was complete on Patchwork."));
+	assert_int_equal(count(b.data, "<tr class=\"stage\""), BCI_STAGE_COUNT);
+	assert_non_null(strstr(b.data, "<tr class=\"stage\" data-stage=\"noticed\"><td>picked up by the"
+				       " master's poll</td><td>1970-01-01 00:17:40</td><td>60 s</td>"
+				       "<td>60 s</td><td>waiting for Patchwork's poll</td></tr>"));
+	assert_non_null(strstr(b.data, "data-stage=\"build_started\""));
+	assert_non_null(strstr(b.data, "<td>-1 s</td><td>waiting for the builder</td>"));
+	bci_str_free(&b);
+
+	/* A sender's clock ahead of the master's: the series complete at its pick-up. */
+	t.series = 2000;
+	bci_stages_from_times(&t, &s);
+	assert_true(bci_stages_start(&s) == 1060);
+	bci_stages_took(&s, BCI_AT_NOTICED, &known);
+	assert_true(known && bci_stages_took(&s, BCI_AT_NOTICED, &known) == 0);
+
+	/* By hand: no series, the clock at the registration; a job open: no last stages yet. */
+	t = (struct bci_store_build_times){ .name = "b", .tier = "fast", .registered = 500,
+					    .first_result = 900, .last_result = 900, .runs = 1,
+					    .jobs = 2, .jobs_open = 1, .series = -1, .noticed = -1,
+					    .pending = -1, .build_started = -1, .build_ended = -1,
+					    .first_boot = 600, .tests_started = 620,
+					    .tests_ended = 880, .fast_last_result = 900, .verdict = -1,
+					    .verdict_posted = -1, .reply_queued = -1, .reply_sent = -1 };
+	bci_stages_from_times(&t, &s);
+	assert_false(bci_stages_from_series(&s));
+	assert_true(bci_stages_start(&s) == 500);
+	assert_true(s.at[BCI_AT_LAST_RESULT] == -1 && s.at[BCI_AT_TESTS_ENDED] == -1);
+	assert_true(bci_stages_took(&s, BCI_AT_FIRST_BOOT, &known) == 100 && known);
+	assert_int_equal(bci_stages_html(&b, &s, 1800), 0);
+	assert_non_null(strstr(b.data, "Published by hand: the clock starts at the build's registration."));
+	assert_int_equal(count(b.data, "<tr class=\"stage\""), 3);
+	bci_str_free(&b);
+}
+
+/*
+ * On the store: the stages a series' build recorded (its series complete,
+ * its build, its first boot kept from the first of two) with the pick-up,
+ * the runs and the reply are read back; its objective is measured from its
+ * series, a hand-published build's from its registration; the page and the
+ * JSON say where each clock starts and where the time went.
+ */
+static void test_metrics_stages(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_metrics_options options = { .from = 0, .to = 10000, .now = 10000,
+					       .report = { .data_dir = f->dir, .window = 5 } };
+	struct bci_store_pw_series series = { .project = "lab", .series = 7, .name = "a series",
+					      .version = 1, .total = 1, .state = "picked up",
+					      .build = "pw-lab-7", .seen = 4100 };
+	struct bci_store_mail mail = { .message_id = "<r7@lab.example>", .build = "pw-lab-7",
+				       .sender = "ci@lab.example", .recipients = "l@x\n",
+				       .message = "Subject: a\r\n\r\nb\r\n", .created = 6000 };
+	struct bci_metrics *m;
+	struct bci_str page = { 0 };
+	char *json = NULL;
+	size_t len = 0;
+	int64_t key;
+	FILE *out;
+
+	build_add(f, "hand-1", "fast", 3000);
+	run_add(f, "lab-1", "h1", "hand-1", 3100, 3200, 3300, "igt@t@a=pass", NULL);
+	assert_int_equal(bci_store_pw_series_add(f->store, &series, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_stage_put(f->store, "pw-lab-7", BCI_STAGE_SERIES, 4000, 0,
+						   f->err, sizeof(f->err)), 0);
+	/* Run again: the second build's times replace the first's. */
+	assert_int_equal(bci_store_build_stage_put(f->store, "pw-lab-7", BCI_STAGE_BUILD_STARTED,
+						   4110, 0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_stage_put(f->store, "pw-lab-7", BCI_STAGE_BUILD_STARTED,
+						   4120, 0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_stage_put(f->store, "pw-lab-7", BCI_STAGE_BUILD_ENDED,
+						   4900, 0, f->err, sizeof(f->err)), 0);
+	build_add(f, "pw-lab-7", "fast", 5000);
+	/* Handed out twice: the first stays. */
+	assert_int_equal(bci_store_build_stage_put(f->store, "pw-lab-7", BCI_STAGE_FIRST_BOOT, 5100, 1,
+						   f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_stage_put(f->store, "pw-lab-7", BCI_STAGE_FIRST_BOOT, 5400, 1,
+						   f->err, sizeof(f->err)), 0);
+	run_add(f, "lab-1", "p1", "pw-lab-7", 5150, 5450, 5500, "igt@t@a=pass", NULL);
+	assert_int_equal(bci_store_mail_queue(f->store, &mail, &key, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_mail_sent(f->store, key, 6030, 1, f->err, sizeof(f->err)), 0);
+
+	assert_int_equal(bci_metrics_compute(f->store, &options, &m, f->err, sizeof(f->err)), 0);
+	assert_int_equal(m->n_builds, 2);
+	assert_string_equal(m->builds[0].name, "hand-1");
+	assert_false(bci_stages_from_series(&m->builds[0].stages));
+	assert_true(m->builds[0].start == 3000 && m->builds[0].to_complete == 300);
+	assert_string_equal(m->builds[1].name, "pw-lab-7");
+	{
+		const struct bci_metrics_build *b = &m->builds[1];
+		const double *at = b->stages.at;
+
+		if (!(b->start == 4000 && b->to_first == 1500 && b->to_complete == 1500 &&
+		      at[BCI_AT_NOTICED] == 4100 && at[BCI_AT_BUILD_STARTED] == 4120 &&
+		      at[BCI_AT_BUILD_ENDED] == 4900 && at[BCI_AT_REGISTERED] == 5000 &&
+		      at[BCI_AT_FIRST_BOOT] == 5100 && at[BCI_AT_TESTS_STARTED] == 5150 &&
+		      at[BCI_AT_TESTS_ENDED] == 5450 && at[BCI_AT_LAST_RESULT] == 5500 &&
+		      at[BCI_AT_REPLY_QUEUED] == 6000 && at[BCI_AT_REPLY_SENT] == 6030 &&
+		      at[BCI_AT_PENDING] == -1 && at[BCI_AT_VERDICT] == -1))
+			fail_msg("pw-lab-7: start %f, to first %f", b->start, b->to_first);
+		/* 1500 s from the series: met; it would be 500 s from its registration. */
+		assert_int_equal(b->met, 1);
+	}
+	/* Only pw-lab-7 came from a series: one build waited for the poll, 100 s. */
+	assert_int_equal(m->took[BCI_AT_NOTICED].builds, 1);
+	assert_true(m->took[BCI_AT_NOTICED].median == 100);
+	/* Both were handed out: hand-1 has no first boot, so only pw-lab-7's 100 s. */
+	assert_int_equal(m->took[BCI_AT_FIRST_BOOT].builds, 1);
+	assert_int_equal(m->took[BCI_AT_REPLY_SENT].builds, 1);
+	assert_true(m->took[BCI_AT_REPLY_SENT].median == 30);
+
+	out = open_memstream(&json, &len);
+	assert_non_null(out);
+	bci_metrics_json(out, m);
+	fclose(out);
+	assert_non_null(strstr(json, "\"clock_start\": \"series\""));
+	assert_non_null(strstr(json, "\"clock_start\": \"registered\""));
+	assert_non_null(strstr(json, "\"series\": 4000"));
+	assert_non_null(strstr(json, "\"stage\": \"noticed\""));
+	assert_non_null(strstr(json, "\"spent_on\": \"waiting for Patchwork's poll\""));
+	free(json);
+	assert_int_equal(bci_metrics_html(&page, m), 0);
+	assert_non_null(strstr(page.data, "<td>1970-01-01 01:06</td><td>series complete</td>"
+					  "<td class=\"pass\">25 min</td>"));
+	assert_non_null(strstr(page.data, "<tr data-stage=\"noticed\"><td>picked up by the master's"
+					  " poll</td><td>waiting for Patchwork's poll</td><td>1</td>"
+					  "<td>100 s</td><td>100 s</td></tr>"));
+	bci_str_free(&page);
+	bci_metrics_free(m);
+
+	/* The build's matrix page shows its stages. */
+	{
+		struct bci_report_options report = { .data_dir = f->dir, .window = 5 };
+		struct bci_matrix_query all;
+
+		assert_int_equal(bci_matrix_query_parse(NULL, NULL, NULL, "all", &all, f->err,
+							sizeof(f->err)), 0);
+		if (bci_pages_matrix(f->store, "pw-lab-7", &report, &all, &page, f->err,
+				     sizeof(f->err)) < 0)
+			fail_msg("%s", f->err);
+		bci_matrix_query_release(&all);
+		assert_non_null(strstr(page.data, "<h2>from the mail to the reply</h2>"));
+		assert_non_null(strstr(page.data, "data-stage=\"reply_sent\"><td>reply accepted by the"
+						  " SMTP server</td><td>1970-01-01 01:40:30</td>"
+						  "<td>34 min</td><td>30 s</td><td>mail</td>"));
+		bci_str_free(&page);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,6 +700,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_matrix_machines, setup, teardown),
+		cmocka_unit_test(test_stages),
+		cmocka_unit_test_setup_teardown(test_metrics_stages, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

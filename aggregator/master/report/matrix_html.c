@@ -338,6 +338,8 @@ int bci_html_matrix(const struct bci_report *r, const struct bci_matrix_view *vi
 			   " %ld warnings</p>\n", r->counts[BCI_VERDICT_NEW],
 			   r->counts[BCI_VERDICT_KNOWN], r->counts[BCI_VERDICT_FLAKY],
 			   r->counts[BCI_VERDICT_FIXED], r->counts[BCI_VERDICT_WARNING]);
+	if (view->stages && bci_stages_html(b, view->stages, bci_metrics_objective("fast")) < 0)
+		return -ENOMEM;
 	if (q) {
 		size_t per, pages, page;
 

@@ -2,13 +2,18 @@
 /*
  * The CI's own health over a time window [from, to) (Unix seconds):
  *
- *   latency   per build registered in the window: from its registration to
- *             its first result (the first of its runs ingested) and to its
+ *   latency   per build registered in the window: from its start to its
+ *             first result (the first of its runs ingested) and to its
  *             complete report (the last of its runs ingested, once none of
  *             the scheduler's jobs for it is queued or booted, and it has a
  *             run); against the objective of its tier: 30 minutes (fast),
  *             6 hours (full). A build still waiting counts as missing the
- *             objective once the objective's time has passed;
+ *             objective once the objective's time has passed. The start of
+ *             a build from a Patchwork series is the series complete on
+ *             Patchwork, that of a build published by hand its
+ *             registration (stages.c);
+ *   stages    per build its way from the mail to the reply (stages.c), and
+ *             per stage the median and longest time it took;
  *   busy      per machine, the time its runs that started in the window
  *             took (ended - started), and that time's share of the window;
  *   tests     results of the runs ingested in the window, per UTC day;
@@ -62,18 +67,24 @@ static int build_add(const struct bci_store_build_times *t, void *ctx)
 	struct bci_metrics *m = c->m;
 	struct bci_metrics_build *b, *grown = realloc(m->builds, (m->n_builds + 1) * sizeof(*grown));
 	double objective = bci_metrics_objective(t->tier);
+	struct bci_stages stages;
+	double start;
 
 	if (!grown)
 		return -ENOMEM;
 	m->builds = grown;
+	bci_stages_from_times(t, &stages);
+	start = bci_stages_start(&stages);
 	b = &m->builds[m->n_builds++];
 	*b = (struct bci_metrics_build){
 		.name = strdup(t->name ? t->name : ""),
 		.tier = strdup(t->tier ? t->tier : ""),
 		.registered = t->registered,
+		.stages = stages,
+		.start = start,
 		.objective = objective,
-		.to_first = t->first_result >= 0 ? t->first_result - t->registered : -1,
-		.to_complete = t->runs > 0 && !t->jobs_open ? t->last_result - t->registered : -1,
+		.to_first = t->first_result >= 0 ? t->first_result - start : -1,
+		.to_complete = t->runs > 0 && !t->jobs_open ? t->last_result - start : -1,
 		.runs = t->runs,
 	};
 	if (!b->name || !b->tier)
@@ -81,7 +92,42 @@ static int build_add(const struct bci_store_build_times *t, void *ctx)
 	if (b->to_complete >= 0)
 		b->met = b->to_complete <= objective ? 1 : 0;
 	else
-		b->met = c->now - t->registered > objective ? 0 : -1;
+		b->met = c->now - start > objective ? 0 : -1;
+	return 0;
+}
+
+static int double_order(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Per stage, the median and longest time it took over the builds that reached it. */
+static int stages_sum(struct bci_metrics *m)
+{
+	double *took = malloc((m->n_builds + 1) * sizeof(*took));
+
+	if (!took)
+		return -ENOMEM;
+	for (int st = 0; st < BCI_STAGE_COUNT; st++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < m->n_builds; i++) {
+			bool known;
+			double t = bci_stages_took(&m->builds[i].stages, (enum bci_stage)st, &known);
+
+			if (known)
+				took[n++] = t;
+		}
+		m->took[st].builds = (long)n;
+		if (!n)
+			continue;
+		qsort(took, n, sizeof(*took), double_order);
+		m->took[st].median = n % 2 ? took[n / 2] : (took[n / 2 - 1] + took[n / 2]) / 2;
+		m->took[st].max = took[n - 1];
+	}
+	free(took);
 	return 0;
 }
 
@@ -162,6 +208,8 @@ int bci_metrics_compute(struct bci_store *store, const struct bci_metrics_option
 		m->regressions += b->regressions;
 		bci_report_free(report);
 	}
+	if (ret >= 0)
+		ret = stages_sum(m);
 	for (size_t i = 0; i < m->n_builds; i++) {
 		const struct bci_metrics_build *b = &m->builds[i];
 		int full = !strcmp(b->tier, "full");
@@ -261,6 +309,15 @@ void bci_metrics_json(FILE *out, const struct bci_metrics *m)
 		bci_jsonw_string(&w, b->tier);
 		bci_jsonw_key(&w, "registered");
 		bci_jsonw_double(&w, b->registered);
+		bci_jsonw_key(&w, "clock_start");
+		bci_jsonw_string(&w, bci_stages_from_series(&b->stages) ? "series" : "registered");
+		bci_jsonw_key(&w, "start");
+		bci_jsonw_double(&w, b->start);
+		bci_jsonw_key(&w, "stages");
+		bci_jsonw_object_begin(&w);
+		for (int st = 0; st < BCI_STAGE_COUNT; st++)
+			json_seconds(&w, bci_stage_key(st), b->stages.at[st]);
+		bci_jsonw_object_end(&w);
 		json_seconds(&w, "to_first_result", b->to_first);
 		json_seconds(&w, "to_complete", b->to_complete);
 		bci_jsonw_key(&w, "objective_met");
@@ -272,6 +329,21 @@ void bci_metrics_json(FILE *out, const struct bci_metrics *m)
 		bci_jsonw_int(&w, b->runs);
 		bci_jsonw_key(&w, "regressions");
 		bci_jsonw_int(&w, b->regressions);
+		bci_jsonw_object_end(&w);
+	}
+	bci_jsonw_array_end(&w);
+	bci_jsonw_key(&w, "stages");
+	bci_jsonw_array_begin(&w);
+	for (int st = 1; st < BCI_STAGE_COUNT; st++) {
+		bci_jsonw_object_begin(&w);
+		bci_jsonw_key(&w, "stage");
+		bci_jsonw_string(&w, bci_stage_key(st));
+		bci_jsonw_key(&w, "spent_on");
+		bci_jsonw_string(&w, bci_stage_took_label(st));
+		bci_jsonw_key(&w, "builds");
+		bci_jsonw_int(&w, m->took[st].builds);
+		json_seconds(&w, "median_seconds", m->took[st].builds ? m->took[st].median : -1);
+		json_seconds(&w, "max_seconds", m->took[st].builds ? m->took[st].max : -1);
 		bci_jsonw_object_end(&w);
 	}
 	bci_jsonw_array_end(&w);
@@ -319,17 +391,6 @@ void bci_metrics_json(FILE *out, const struct bci_metrics *m)
 
 /* ---- the page ---- */
 
-/* Seconds as a person reads them: "42 s", "17 min", "5.2 h". */
-static void duration_text(struct bci_str *b, double seconds)
-{
-	if (seconds < 120)
-		bci_str_appendf(b, "%.0f s", seconds);
-	else if (seconds < 2 * 3600)
-		bci_str_appendf(b, "%.0f min", seconds / 60);
-	else
-		bci_str_appendf(b, "%.1f h", seconds / 3600);
-}
-
 static void duration_cell(struct bci_str *b, double seconds, double objective)
 {
 	if (seconds < 0) {
@@ -337,7 +398,7 @@ static void duration_cell(struct bci_str *b, double seconds, double objective)
 		return;
 	}
 	bci_str_appendf(b, "<td class=\"%s\">", seconds <= objective ? "pass" : "fail");
-	duration_text(b, seconds);
+	bci_duration_text(b, seconds);
 	bci_str_appendf(b, "</td>");
 }
 
@@ -371,21 +432,40 @@ int bci_metrics_html(struct bci_str *b, const struct bci_metrics *m)
 				   "<td>%ld</td></tr>\n", t ? "full" : "fast",
 				bci_metrics_objective(t ? "full" : "fast") / 60, m->tier[t].builds,
 				m->tier[t].met, m->tier[t].judged - m->tier[t].met);
+	bci_str_appendf(b, "</table>\n<p>The clock of a build from a Patchwork series starts when"
+			   " the series was complete on Patchwork; that of a build published by hand"
+			   " at its registration.</p>\n<h2>where the time went</h2>\n"
+			   "<table id=\"stages\"><tr><th>stage</th><th>spent on</th><th>builds</th>"
+			   "<th>median</th><th>longest</th></tr>\n");
+	for (int st = 1; st < BCI_STAGE_COUNT; st++) {
+		bci_str_appendf(b, "<tr data-stage=\"%s\"><td>%s</td><td>%s</td><td>%ld</td><td>",
+				bci_stage_key(st), bci_stage_label(st), bci_stage_took_label(st),
+				m->took[st].builds);
+		if (m->took[st].builds) {
+			bci_duration_text(b, m->took[st].median);
+			bci_str_appendf(b, "</td><td>");
+			bci_duration_text(b, m->took[st].max);
+		} else {
+			bci_str_appendf(b, "-</td><td>-");
+		}
+		bci_str_appendf(b, "</td></tr>\n");
+	}
 	bci_str_appendf(b, "</table>\n<h2>builds</h2>\n<table id=\"builds\"><tr><th>build</th>"
-			   "<th>tier</th><th>registered (UTC)</th><th>to first result</th>"
+			   "<th>tier</th><th>clock starts (UTC)</th><th>at</th><th>to first result</th>"
 			   "<th>to complete report</th><th>runs</th><th>regressions</th></tr>\n");
 	for (size_t i = 0; i < m->n_builds; i++) {
 		const struct bci_metrics_build *bd = &m->builds[i];
 		char when[32];
 
-		date_text(when, sizeof(when), bd->registered);
+		date_text(when, sizeof(when), bd->start);
 		bci_str_appendf(b, "<tr><td><a href=\"/builds/");
 		bci_html_url_escape(b, bd->name);
 		bci_str_appendf(b, "\">");
 		bci_html_escape_str(b, bd->name);
 		bci_str_appendf(b, "</a></td><td>");
 		bci_html_escape_str(b, bd->tier);
-		bci_str_appendf(b, "</td><td>%s</td>", when);
+		bci_str_appendf(b, "</td><td>%s</td><td>%s</td>", when,
+				bci_stages_from_series(&bd->stages) ? "series complete" : "registered");
 		duration_cell(b, bd->to_first, bd->objective);
 		duration_cell(b, bd->to_complete, bd->objective);
 		bci_str_appendf(b, "<td>%ld</td><td>%ld</td></tr>\n", bd->runs, bd->regressions);
@@ -396,7 +476,7 @@ int bci_metrics_html(struct bci_str *b, const struct bci_metrics *m)
 		bci_str_appendf(b, "<tr><td>");
 		bci_html_escape_str(b, m->machines[i].name);
 		bci_str_appendf(b, "</td><td>%ld</td><td>", m->machines[i].runs);
-		duration_text(b, m->machines[i].busy);
+		bci_duration_text(b, m->machines[i].busy);
 		bci_str_appendf(b, "</td><td>%.1f %%</td></tr>\n",
 				span > 0 ? 100 * m->machines[i].busy / span : 0);
 	}

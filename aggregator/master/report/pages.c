@@ -176,16 +176,26 @@ int bci_pages_refused(const char *data_dir, struct bci_str *b, char *err, size_t
 
 /* ---- a build's matrix ---- */
 
+static int stages_read(const struct bci_store_build_times *times, void *ctx)
+{
+	bci_stages_from_times(times, ctx);
+	return 0;
+}
+
 int bci_pages_matrix(struct bci_store *store, const char *build,
 		     const struct bci_report_options *options, const struct bci_matrix_query *query,
 		     struct bci_str *b, char *err, size_t err_size)
 {
 	struct bci_matrix_view view = { .query = query };
 	struct bci_report *report = NULL;
+	struct bci_stages stages;
 	int ret;
 
 	/* The matrix takes each machine's results from the report's reading of them. */
 	ret = bci_matrix_report(store, build, options, &report, &view, err, err_size);
+	if (ret >= 0 && (ret = bci_store_build_times_get(store, build, stages_read, &stages, err,
+							 err_size)) > 0)
+		view.stages = &stages;
 	if (ret >= 0)
 		ret = bci_html_matrix(report, &view, BCI_HTML_SERVED, b);
 	bci_matrix_release(&view);

@@ -22,6 +22,7 @@
  *   pages.c            the pages serve renders on request
  *   machine_pages.c    a machine's page and a run's, HTML and JSON (machine_pages.h)
  *   metrics.c          the CI's metrics over a time window
+ *   stages.c           a build's way from the mail to the reply: its stages
  *   command.c          `bootci-aggregator report`
  *   build_command.c    `build`, `machine`: what a person registers
  *   export_command.c   `export`
@@ -343,6 +344,8 @@ struct bci_matrix_view {
 	 * megabytes).
 	 */
 	FILE *stream;
+	/* Set by the caller: the build's stages, shown above the matrix (served pages); or NULL. */
+	const struct bci_stages *stages;
 };
 
 int bci_matrix_read(struct bci_store *store, const struct bci_report *report,
@@ -442,14 +445,76 @@ struct bci_latency_point {
 int bci_svg_latency(struct bci_str *b, const char *machine, const struct bci_latency_point *points,
 		    size_t n);
 
+/* ---- a build's way from the mail to the reply (stages.c) ---- */
+
+struct bci_store_build_times;
+
+/*
+ * The stages of a build, in the order they come. A build from a Patchwork
+ * series has them all; one published by hand starts at BCI_AT_REGISTERED.
+ * The last-result stages are the fast tier's (its runs, not the full
+ * tier's jobs'), known once the build's jobs have all ended.
+ */
+enum bci_stage {
+	BCI_AT_SERIES,		/* the series complete on Patchwork: its last patch's date */
+	BCI_AT_NOTICED,		/* picked up by the master's poll */
+	BCI_AT_PENDING,		/* bootci-fast pending posted on every patch */
+	BCI_AT_BUILD_STARTED,
+	BCI_AT_BUILD_ENDED,
+	BCI_AT_REGISTERED,	/* registered: its fast tier queued */
+	BCI_AT_FIRST_BOOT,	/* its first job handed out */
+	BCI_AT_TESTS_STARTED,	/* the first fast run's start (the machine's clock) */
+	BCI_AT_TESTS_ENDED,	/* the last fast run's end (the machine's clock) */
+	BCI_AT_LAST_RESULT,	/* the last fast run uploaded */
+	BCI_AT_VERDICT,		/* the bootci-fast verdict queued: the fast report final */
+	BCI_AT_VERDICT_POSTED,	/* ... posted on every patch */
+	BCI_AT_REPLY_QUEUED,	/* the reply queued (every tier's jobs ended) */
+	BCI_AT_REPLY_SENT,	/* ... accepted by the SMTP server */
+	BCI_STAGE_COUNT
+};
+
+struct bci_stages {
+	double at[BCI_STAGE_COUNT];	/* Unix seconds; -1: not reached (or not known) */
+};
+
+/* "series", "noticed", ...: a stage's name in JSON. */
+const char *bci_stage_key(enum bci_stage stage);
+/* What the stage is, for the pages. */
+const char *bci_stage_label(enum bci_stage stage);
+/* What the time before the stage went to: "waiting for Patchwork's poll", ... */
+const char *bci_stage_took_label(enum bci_stage stage);
+/*
+ * The stages from the store's times. A series whose date is after its
+ * pick-up (its sender's clock ahead of the master's) is taken as complete
+ * at its pick-up.
+ */
+void bci_stages_from_times(const struct bci_store_build_times *times, struct bci_stages *stages);
+/* Whether the build came from a Patchwork series (its clock starts at the series). */
+int bci_stages_from_series(const struct bci_stages *stages);
+/* Where the objectives' clock starts: the series complete, or else the registration. */
+double bci_stages_start(const struct bci_stages *stages);
+/*
+ * The time reaching @stage took, from the last stage before it that was
+ * reached: *@known false (and 0) when @stage or every stage before it was
+ * not reached. Negative when two clocks disagree (a machine's and the
+ * master's).
+ */
+double bci_stages_took(const struct bci_stages *stages, enum bci_stage stage, bool *known);
+/* The stages reached as a table (the build's matrix page), @objective the fast tier's. */
+int bci_stages_html(struct bci_str *b, const struct bci_stages *stages, double objective);
+/* Seconds as a person reads them: "42 s", "17 min", "5.2 h". */
+void bci_duration_text(struct bci_str *b, double seconds);
+
 /* ---- metrics over a time window (metrics.c) ---- */
 
 struct bci_metrics_build {
 	char *name, *tier;
 	double registered;
+	struct bci_stages stages;
+	double start;			/* where its clock starts (bci_stages_start()) */
 	double objective;		/* seconds: the tier's */
-	double to_first;		/* registration to first result, seconds; -1: none yet */
-	double to_complete;		/* registration to complete report; -1: not complete */
+	double to_first;		/* the start to its first result, seconds; -1: none yet */
+	double to_complete;		/* the start to its complete report; -1: not complete */
 	int met;			/* 1 met, 0 missed, -1 not known yet (waiting, within it) */
 	long runs;
 	long regressions;		/* its report's possible new issues + suspend regressions */
@@ -476,6 +541,11 @@ struct bci_metrics {
 	size_t n_days;
 	long results, regressions;
 	struct { long builds, judged, met; } tier[2];	/* [0] fast, [1] full */
+	/* Per stage, over the builds that reached it: the time it took (bci_stages_took()). */
+	struct {
+		long builds;
+		double median, max;	/* seconds (0 when no build reached it) */
+	} took[BCI_STAGE_COUNT];
 };
 
 struct bci_metrics_options {
