@@ -3,8 +3,9 @@
  * Fuzz target for what the master reads from Patchwork and its own
  * patchwork.conf (aggregator/master/patchwork/parse.c, config.c). The first
  * byte picks the reader: 's' a series listing page, 'c' a check list, 'p' a
- * project, 'l' a Link header, anything else patchwork.conf. A series read is
- * whole: a positive id, its patches' ids positive.
+ * project, 'l' a Link header, 'd' a date, anything else patchwork.conf. A
+ * series read is whole: a positive id, its patches' ids positive, when it
+ * was complete -1 or a time since 1970; a date read is one since 1970.
  */
 #include "../../aggregator/master/patchwork/patchwork.h"
 
@@ -34,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		ret = bci_patchwork_series_parse(text, size - 1, &series, &count, err, sizeof(err));
 		for (size_t i = 0; i < count; i++) {
-			if (series[i].id <= 0)
+			if (series[i].id <= 0 || !(series[i].complete == -1 || series[i].complete >= 0))
 				abort();
 			for (size_t j = 0; j < series[i].patch_count; j++)
 				if (series[i].patches[j] <= 0)
@@ -58,6 +59,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ret < 0 && (ids || count))
 			abort();
 		free(ids);
+		break;
+	}
+	case 'd': {
+		double when = -2;
+
+		ret = bci_patchwork_date_parse(text, &when);
+		if (ret == 0 && !(when >= 0))
+			abort();
+		if (ret < 0 && when != -2)
+			abort();
 		break;
 	}
 	case 'l':

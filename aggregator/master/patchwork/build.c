@@ -17,7 +17,9 @@
  * bootci-fast fail check is queued naming that, with the log's link, and
  * with DATA/mail.conf a reply saying so (fail_mail.c).
  *
- * A series is built once: it is done when its build is in the store or its
+ * When the command started and ended are recorded as the build's stages
+ * (store.h, BCI_STAGE_BUILD_STARTED and _ENDED; a build run again replaces
+ * them). A series is built once: it is done when its build is in the store or its
  * bootci-fast fail check is queued. A master stopped mid-build runs that
  * build again at its next poll. One builder at a time per series, across
  * processes (serve's poller and a `patchwork poll` by hand): each holds
@@ -147,6 +149,14 @@ static double now_monotonic(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double unix_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -289,6 +299,17 @@ static int build_lock(struct bci_patchwork *pw, int64_t series, char *err, size_
 	return fd;
 }
 
+/* Records @name of @t's build now (its latency's stages): a failure is said, the build goes on. */
+static void stage(struct bci_patchwork *pw, const struct todo *t, const char *name)
+{
+	char err[512];
+
+	if (bci_store_build_stage_put(pw->store, t->build, name, unix_now(), 0, err,
+				      sizeof(err)) < 0)
+		bci_patchwork_say(pw, "series %lld: stage %s not recorded: %s",
+				  (long long)t->series, name, err);
+}
+
 /* Builds one series: 1 built and published, 0 failed (its check queued), -errno. */
 static int build_one(struct bci_patchwork *pw, const struct todo *t, char *err, size_t err_size)
 {
@@ -322,7 +343,10 @@ static int build_one(struct bci_patchwork *pw, const struct todo *t, char *err, 
 			  (long long)t->series, t->build, argv[0], argv[1], argv[2], argv[3],
 			  argv[4], log_path);
 	started = now_monotonic();
+	stage(pw, t, BCI_STAGE_BUILD_STARTED);
 	ret = run(pw, argv, fd, project->build_timeout, &o, err, err_size);
+	if (ret == 0 && !o.stopped)
+		stage(pw, t, BCI_STAGE_BUILD_ENDED);
 	if (ret == 0) {
 		if (o.timed_out)
 			dprintf(fd, "bootci: killed after build-timeout (%lu s)\n",

@@ -13,6 +13,7 @@
 #include <json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* JSON nesting deeper than this is no Patchwork answer. */
 #define MAX_DEPTH 16
@@ -86,6 +87,62 @@ static bool int_member(struct json_object *object, const char *key, int64_t *out
 	return true;
 }
 
+/* @n digits at @p as a number, or -1. */
+static int digits(const char *p, int n)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+		v = v * 10 + (p[i] - '0');
+	}
+	return v;
+}
+
+int bci_patchwork_date_parse(const char *text, double *out)
+{
+	struct tm tm = { 0 };
+	const char *p = text;
+	double fraction = 0, scale = 0.1;
+	int year, month, day, hour, minute, second;
+	time_t t;
+
+	if (!text || strlen(text) < 19 || text[4] != '-' || text[7] != '-' ||
+	    (text[10] != 'T' && text[10] != ' ') || text[13] != ':' || text[16] != ':')
+		return -EINVAL;
+	year = digits(p, 4);
+	month = digits(p + 5, 2);
+	day = digits(p + 8, 2);
+	hour = digits(p + 11, 2);
+	minute = digits(p + 14, 2);
+	second = digits(p + 17, 2);
+	if (year < 1970 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 ||
+	    hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60)
+		return -EINVAL;
+	p += 19;
+	if (*p == '.') {
+		if (p[1] < '0' || p[1] > '9')
+			return -EINVAL;
+		for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+			fraction += (*p - '0') * scale;
+	}
+	/* Patchwork's dates are UTC without a zone; a zone, if any, may only say UTC. */
+	if (*p && strcmp(p, "Z") && strcmp(p, "+00:00"))
+		return -EINVAL;
+	tm.tm_year = year - 1900;
+	tm.tm_mon = month - 1;
+	tm.tm_mday = day;
+	tm.tm_hour = hour;
+	tm.tm_min = minute;
+	tm.tm_sec = second;
+	t = timegm(&tm);
+	if (t == (time_t)-1 || tm.tm_mday != day)
+		return -EINVAL;
+	*out = (double)t + fraction;
+	return 0;
+}
+
 void bci_patchwork_series_clear(struct bci_patchwork_series *s)
 {
 	free(s->name);
@@ -108,7 +165,9 @@ static int series_read(struct json_object *object, size_t index, struct bci_patc
 		       char *err, size_t err_size)
 {
 	struct json_object *value, *patches;
+	bool latest_patch = false;
 	int64_t number;
+	double date;
 
 	memset(s, 0, sizeof(*s));
 	if (!json_object_is_type(object, json_type_object) || !int_member(object, "id", &s->id) ||
@@ -128,6 +187,8 @@ static int series_read(struct json_object *object, size_t index, struct bci_patc
 		s->total = (int)number;
 	value = member(object, "received_all", json_type_boolean);
 	s->received_all = value && json_object_get_boolean(value);
+	if (bci_patchwork_date_parse(s->date, &s->complete) < 0)
+		s->complete = -1;
 	if ((value = member(object, "submitter", json_type_object)))
 		s->submitter = string_copy(value, "email");
 	if ((value = member(object, "cover_letter", json_type_object)))
@@ -153,6 +214,12 @@ static int series_read(struct json_object *object, size_t index, struct bci_patc
 			s->patches[s->patch_count++] = number;
 			if (!s->message_id && i == 0)
 				s->message_id = string_copy(patch, "msgid");
+			value = member(patch, "date", json_type_string);
+			if (value && bci_patchwork_date_parse(json_object_get_string(value), &date) == 0 &&
+			    (date > s->complete || !latest_patch)) {
+				s->complete = date;
+				latest_patch = true;
+			}
 		}
 	}
 	return 0;

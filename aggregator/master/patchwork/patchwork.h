@@ -144,6 +144,16 @@ struct bci_patchwork_series {
 	int total;
 	int64_t *patches;	/* patch ids in the series' order */
 	size_t patch_count;
+	/*
+	 * When the series was complete on Patchwork (Unix seconds): the latest
+	 * date of its patches, else its own date, else -1. Its own date is its
+	 * first message's (Patchwork's series date): a series is complete when
+	 * its last patch is in, and the time its sender took to send the rest
+	 * (a list delivers a 30-patch series over minutes) is no CI's. Patchwork's
+	 * dates are the mails' Date headers in UTC (its own clock only for a mail
+	 * without one): the sender's clock.
+	 */
+	double complete;
 };
 
 void bci_patchwork_series_clear(struct bci_patchwork_series *series);
@@ -157,6 +167,14 @@ void bci_patchwork_series_free_all(struct bci_patchwork_series *series, size_t c
  */
 int bci_patchwork_series_parse(const char *json, size_t len, struct bci_patchwork_series **series,
 			       size_t *count, char *err, size_t err_size);
+
+/*
+ * A date as Patchwork's API gives it, UTC without a zone
+ * ("2026-12-06T11:25:07", maybe ".123456" after the seconds; a "Z" or
+ * "+00:00" is taken too), into *@out (Unix seconds). -EINVAL for anything
+ * else.
+ */
+int bci_patchwork_date_parse(const char *text, double *out);
 
 /*
  * A check list (GET /api/1.2/patches/ID/checks/, a JSON array): 1 when it
@@ -228,6 +246,12 @@ struct bci_patchwork {
 	FILE *log;		/* one line per event; may be NULL */
 	bool rights_checked;
 	const atomic_bool *stop;	/* NULL, or true when serve stops: a build is killed */
+	/*
+	 * true: a poll builds nothing, another thread runs
+	 * bci_patchwork_build_pending() (serve's builder), so that a build, as
+	 * long as a kernel's, never holds the polls back.
+	 */
+	bool builds_apart;
 };
 
 int bci_patchwork_open(struct bci_patchwork *pw, const struct bci_patchwork_project *project,
@@ -264,11 +288,13 @@ struct bci_patchwork_poll_counts {
 
 /*
  * One poll: the new series above the watermark, each complete one picked up
- * (its mbox in DATA/series/NAME/ID/series.mbox, a build job recorded, a
- * pending bootci-fast check queued on each patch), then with a build-command
- * every series picked up and not built yet built (bci_patchwork_build_pending()),
- * the checks after the tiers queued (bci_patchwork_tiers()), then every
- * queued check posted. A fault (Patchwork down, a 5xx, garbage) stops the poll with what
+ * (its mbox in DATA/series/NAME/ID/series.mbox, a build job recorded, when
+ * it was complete recorded as its build's BCI_STAGE_SERIES, a pending
+ * bootci-fast check queued on each patch) and the checks queued posted at
+ * once, then with a build-command every series picked up and not built yet
+ * built (bci_patchwork_build_pending(); not with builds_apart), the checks
+ * after the tiers queued (bci_patchwork_tiers()), then every queued check
+ * posted. A fault (Patchwork down, a 5xx, garbage) stops the poll with what
  * was settled kept: 0 when the poll went through, -errno with @err said too.
  */
 int bci_patchwork_poll(struct bci_patchwork *pw, struct bci_patchwork_poll_counts *counts,

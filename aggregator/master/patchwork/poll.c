@@ -189,6 +189,11 @@ static int record(struct bci_patchwork *pw, const struct bci_patchwork_series *s
 							 err_size)) < 0)
 			goto fail;
 	}
+	/* Where the build's clock starts (metrics): a series without a date has none. */
+	if (!strcmp(state, "picked up") && build && s->complete >= 0 &&
+	    (ret = bci_store_build_stage_put(pw->store, build, BCI_STAGE_SERIES, s->complete, 0,
+					     err, err_size)) < 0)
+		goto fail;
 	if (!strcmp(state, "picked up") &&
 	    (ret = bci_store_pw_check_queue(pw->store, pw->project->name, s->id,
 					    BCI_PATCHWORK_CONTEXT_FAST, "pending",
@@ -375,7 +380,8 @@ static int without_listing(struct bci_patchwork *pw, struct bci_patchwork_poll_c
 {
 	char err[1024];
 
-	if (bci_patchwork_build_pending(pw, &counts->built, &counts->build_failed, err,
+	if (!pw->builds_apart &&
+	    bci_patchwork_build_pending(pw, &counts->built, &counts->build_failed, err,
 					sizeof(err)) == -EINTR)
 		return -EINTR;
 	bci_patchwork_tiers(pw, &counts->tier_checks, err, sizeof(err));
@@ -469,8 +475,18 @@ int bci_patchwork_poll(struct bci_patchwork *pw, struct bci_patchwork_poll_count
 						      err_size)) < 0)
 			goto out;
 	}
+	/*
+	 * The pending checks of the series picked up go out now, not after
+	 * their builds: a build takes as long as the kernel's.
+	 */
+	if (!fault && counts->picked) {
+		ret = bci_patchwork_checks_flush(pw, &counts->checks_waiting, err, err_size);
+		if (ret > 0)
+			counts->checks_posted += (unsigned)ret;
+	}
 	/* A build fault is said by it and retried at the next poll; the checks go out still. */
-	if (bci_patchwork_build_pending(pw, &counts->built, &counts->build_failed, err,
+	if (!pw->builds_apart &&
+	    bci_patchwork_build_pending(pw, &counts->built, &counts->build_failed, err,
 					err_size) == -EINTR) {
 		ret = -EINTR;
 		goto out;
@@ -480,7 +496,7 @@ int bci_patchwork_poll(struct bci_patchwork *pw, struct bci_patchwork_poll_count
 	if (!fault) {
 		ret = bci_patchwork_checks_flush(pw, &counts->checks_waiting, err, err_size);
 		if (ret >= 0) {
-			counts->checks_posted = (unsigned)ret;
+			counts->checks_posted += (unsigned)ret;
 			ret = 0;
 		} else {
 			/* Said by the flush; the checks stay queued. */

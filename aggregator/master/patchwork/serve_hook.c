@@ -2,8 +2,13 @@
 /*
  * The poller inside `bootci-aggregator serve` (patchwork.h, "serve_hook.c"):
  * one thread, its own store connection, each project polled when its
- * interval has gone by. DATA/patchwork.conf is read at start; a change
- * takes a restart of serve.
+ * interval has gone by; and the builder, another thread with its own store
+ * connection, that runs the build command on the series picked up (woken by
+ * a poll that picked one up, else once per interval for a build to retry).
+ * A build as long as a kernel's then never holds a poll back: a series is
+ * noticed, and its pending checks posted, within a poll interval of its
+ * completion even while another series builds. DATA/patchwork.conf is read
+ * at start; a change takes a restart of serve.
  */
 #include "patchwork.h"
 
@@ -21,9 +26,11 @@
 struct bci_patchwork_server {
 	struct bci_patchwork_config *config;
 	struct bci_patchwork *projects;		/* one per config project */
+	struct bci_patchwork *builders;		/* the same, the builder's (its store) */
 	time_t *next_poll;
 	size_t count;
 	struct bci_store *store;
+	struct bci_store *builder_store;
 	FILE *log;
 	char *data_dir;
 	unsigned long poll_override;		/* 0: each project's own */
@@ -33,6 +40,10 @@ struct bci_patchwork_server {
 	atomic_bool stop;			/* stopping, read by a build without the lock */
 	bool thread_started;
 	pthread_t thread;
+	pthread_cond_t build_wake;
+	bool build_due;				/* a poll picked a series up */
+	bool builder_started;
+	pthread_t builder;
 };
 
 static time_t now_monotonic(void)
@@ -60,6 +71,57 @@ static void poll_project(struct bci_patchwork_server *s, size_t i)
 				  counts.superseded, counts.skipped, counts.built, counts.build_failed,
 				  counts.checks_posted, counts.checks_waiting);
 	s->next_poll[i] = now_monotonic() + (time_t)interval;
+	if (counts.picked && s->builder_started) {
+		pthread_mutex_lock(&s->lock);
+		s->build_due = true;
+		pthread_cond_signal(&s->build_wake);
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+/* The builder: every project's series picked up and not built yet, then their checks posted. */
+static void *builder_main(void *arg)
+{
+	struct bci_patchwork_server *s = arg;
+	struct timespec deadline;
+	unsigned long interval = 86400;
+
+	for (size_t i = 0; i < s->count; i++) {
+		unsigned long poll = s->poll_override ? s->poll_override
+						      : s->projects[i].project->poll;
+
+		if (poll < interval)
+			interval = poll;
+	}
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping) {
+		s->build_due = false;
+		pthread_mutex_unlock(&s->lock);
+		for (size_t i = 0; i < s->count && !atomic_load(&s->stop); i++) {
+			struct bci_patchwork *pw = &s->builders[i];
+			unsigned built = 0, failed = 0;
+			char err[2048];
+
+			if (!pw->project->build_command)
+				continue;
+			/* Said by it when it fails; the next round retries. */
+			if (bci_patchwork_build_pending(pw, &built, &failed, err, sizeof(err)) < 0 ||
+			    !(built || failed))
+				continue;
+			bci_patchwork_say(pw, "builder: %u built, %u failed to build", built, failed);
+			/* A failed series' check goes out now; a built one's wait for its tiers. */
+			if (failed)
+				bci_patchwork_checks_flush(pw, NULL, err, sizeof(err));
+		}
+		pthread_mutex_lock(&s->lock);
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += (time_t)interval;
+		while (!s->stopping && !s->build_due &&
+		       pthread_cond_timedwait(&s->build_wake, &s->lock, &deadline) == 0)
+			;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
 }
 
 static void *loop_main(void *arg)
@@ -93,21 +155,28 @@ void bci_patchwork_server_stop(struct bci_patchwork_server *s)
 {
 	if (!s)
 		return;
-	if (s->thread_started) {
-		pthread_mutex_lock(&s->lock);
-		s->stopping = true;
-		atomic_store(&s->stop, true);
-		pthread_cond_broadcast(&s->wake);
-		pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
+	atomic_store(&s->stop, true);
+	pthread_cond_broadcast(&s->wake);
+	pthread_cond_broadcast(&s->build_wake);
+	pthread_mutex_unlock(&s->lock);
+	if (s->thread_started)
 		pthread_join(s->thread, NULL);
-	}
+	if (s->builder_started)
+		pthread_join(s->builder, NULL);
 	for (size_t i = 0; s->projects && i < s->count; i++)
 		bci_patchwork_close(&s->projects[i]);
+	for (size_t i = 0; s->builders && i < s->count; i++)
+		bci_patchwork_close(&s->builders[i]);
 	free(s->projects);
+	free(s->builders);
 	free(s->next_poll);
 	bci_store_close(s->store);
+	bci_store_close(s->builder_store);
 	bci_patchwork_config_free(s->config);
 	pthread_cond_destroy(&s->wake);
+	pthread_cond_destroy(&s->build_wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s->data_dir);
 	free(s);
@@ -130,6 +199,7 @@ int bci_patchwork_server_start(const char *data_dir, const char *store_url, FILE
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &attr);
+	pthread_cond_init(&s->build_wake, &attr);
 	pthread_condattr_destroy(&attr);
 	s->log = log;
 	if (poll && *poll && (bci_parse_seconds(poll, &s->poll_override) < 0 ||
@@ -151,18 +221,31 @@ int bci_patchwork_server_start(const char *data_dir, const char *store_url, FILE
 	s->count = s->config->project_count;
 	if (!(s->data_dir = strdup(data_dir)) ||
 	    !(s->projects = calloc(s->count + 1, sizeof(*s->projects))) ||
+	    !(s->builders = calloc(s->count + 1, sizeof(*s->builders))) ||
 	    !(s->next_poll = calloc(s->count + 1, sizeof(*s->next_poll)))) {
 		ret = -ENOMEM;
 		goto fail;
 	}
 	if ((ret = bci_store_open(store_url, data_dir, &s->store, err, err_size)) < 0)
 		goto fail;
-	for (size_t i = 0; i < s->count; i++)
-		if ((ret = bci_patchwork_open(&s->projects[i], &s->config->projects[i], s->store,
+	for (size_t i = 0; i < s->count; i++) {
+		const struct bci_patchwork_project *project = &s->config->projects[i];
+
+		if ((ret = bci_patchwork_open(&s->projects[i], project, s->store, s->data_dir, log,
+					      err, err_size)) < 0)
+			goto fail;
+		s->projects[i].stop = &s->stop;
+		s->projects[i].builds_apart = project->build_command != NULL;
+		if (!project->build_command)
+			continue;
+		if (!s->builder_store &&
+		    (ret = bci_store_open(store_url, data_dir, &s->builder_store, err, err_size)) < 0)
+			goto fail;
+		if ((ret = bci_patchwork_open(&s->builders[i], project, s->builder_store,
 					      s->data_dir, log, err, err_size)) < 0)
 			goto fail;
-		else
-			s->projects[i].stop = &s->stop;
+		s->builders[i].stop = &s->stop;
+	}
 	/*
 	 * The token's rights are checked by each project's first poll, at once
 	 * in the thread: a Patchwork slow to answer does not hold serve's start.
@@ -171,6 +254,15 @@ int bci_patchwork_server_start(const char *data_dir, const char *store_url, FILE
 		bci_patchwork_say(&s->projects[i], "following project %s on %s, a poll every %lu s",
 				  s->config->projects[i].linkname, s->config->projects[i].url,
 				  s->poll_override ? s->poll_override : s->config->projects[i].poll);
+	/* The builder first: the poller reads builder_started. */
+	if (s->builder_store) {
+		if ((ret = -pthread_create(&s->builder, NULL, builder_main, s)) < 0) {
+			bci_message(err, err_size, "cannot start the Patchwork builder: %s",
+				    strerror(-ret));
+			goto fail;
+		}
+		s->builder_started = true;
+	}
 	if ((ret = -pthread_create(&s->thread, NULL, loop_main, s)) < 0) {
 		bci_message(err, err_size, "cannot start the Patchwork poller: %s", strerror(-ret));
 		goto fail;

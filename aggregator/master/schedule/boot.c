@@ -284,6 +284,10 @@ int bci_schedule_boot(struct bci_schedule *s, const char *mac, const char *base_
 	ret = bci_store_job_update(s->store, job.key, "booted", job.boots + 1, now, err, err_size);
 	if (ret < 0)
 		return ret;
+	/* The build's first job handed out (its latency's stages): the first boot's time stays. */
+	if (!job.boots && (ret = bci_store_build_stage_put(s->store, job.build, BCI_STAGE_FIRST_BOOT,
+							   now, 1, err, err_size)) < 0)
+		return ret;
 	bci_schedule_say(s, "boot: %s: %s (%s, boot %d)", m->name, job.run_id,
 	    job.boots ? "handed out again" : "first boot", job.boots + 1);
 	return script_job(s, m->name, &job, base_url, script);
