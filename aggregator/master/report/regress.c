@@ -296,7 +296,9 @@ int bci_report_build(struct bci_store *store, const char *build,
 		half_release(half);
 	free(half);
 	free(stretches);
-	qsort(r->changes, r->n_changes, sizeof(*r->changes), change_order);
+	/* No change: no array (qsort's NULL is undefined even for none). */
+	if (r->n_changes > 1)
+		qsort(r->changes, r->n_changes, sizeof(*r->changes), change_order);
 	compare_runs_release(&runs);
 	compare_release(&c);
 	free(b);
