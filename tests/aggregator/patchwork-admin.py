@@ -9,6 +9,13 @@
 #   parse DIR MBOX...                  mails the messages in, as a list would (parse_mail)
 #   api-checks URL SERIES              the same read through the REST API (URL: Patchwork's base),
 #                                      as a CI's user would: "PATCH_NUMBER CONTEXT STATE USER URL"
+#   api-times URL SERIES               from the REST API: when the series was complete (its
+#                                      patches' latest date) and when its last patch got
+#                                      bootci-fast pending, Unix seconds ("-": not there), its
+#                                      patches and how many have pending
+#   wait-pending URL SERIES TIMEOUT    the same API read until every patch of SERIES has
+#                                      bootci-fast pending: "SEEN PATCHWORK_DATE" (Unix seconds:
+#                                      when this reader saw them all, Patchwork's date of the last)
 #   fake PORT_FILE MODE                a stand-in that answers like a broken Patchwork on
 #                                      127.0.0.1 (its port written to PORT_FILE): MODE 500 (every
 #                                      listing a 500), garbage (HTML where JSON belongs), nombox (a
@@ -102,6 +109,70 @@ def api_checks(base, series_id):
         for check in get(f'{base}/api/1.2/patches/{patch["id"]}/checks/?per_page=100'):
             print(number, check['context'], check['state'], check['user']['username'],
                   check['target_url'] or '-')
+
+
+def api_times(base, series_id):
+    """When the series was complete (the latest date of its patches) and when the last of its
+    patches got its bootci-fast pending check, as Unix seconds read from the REST API
+    (Patchwork's dates are UTC without a zone); then how many patches it has and how many
+    carry that check: "COMPLETE PENDING PATCHES WITH_PENDING" ("-" for a time not there)."""
+    import calendar
+    import datetime
+    import json
+    import urllib.request
+
+    def get(url):
+        with urllib.request.urlopen(url) as answer:
+            return json.load(answer)
+
+    def unix(text):
+        d = datetime.datetime.fromisoformat(text)
+        return calendar.timegm(d.timetuple()) + d.microsecond / 1e6
+
+    series = get(f'{base}/api/1.2/series/{series_id}/')
+    complete = max(unix(p['date']) for p in series['patches']) if series['patches'] else None
+    pending = []
+    for patch in series['patches']:
+        dates = [unix(c['date']) for c in get(f'{base}/api/1.2/patches/{patch["id"]}/checks/?per_page=100')
+                 if c['context'] == 'bootci-fast' and c['state'] == 'pending']
+        if dates:
+            pending.append(min(dates))
+    last = max(pending) if len(pending) == len(series['patches']) and pending else None
+    print('-' if complete is None else f'{complete:.6f}', '-' if last is None else f'{last:.6f}',
+          len(series['patches']), len(pending))
+
+
+def wait_pending(base, series_id, timeout):
+    """Reads the series' patches' checks through the REST API until every patch has bootci-fast
+    pending (or TIMEOUT seconds): prints when this reader first saw them all (this host's clock)
+    and Patchwork's own date of the last one, Unix seconds; exit 1 at the timeout."""
+    import calendar
+    import datetime
+    import json
+    import time
+    import urllib.request
+
+    def get(url):
+        with urllib.request.urlopen(url) as answer:
+            return json.load(answer)
+
+    deadline = time.time() + float(timeout)
+    patches = [p['id'] for p in get(f'{base}/api/1.2/series/{series_id}/')['patches']]
+    dated = {}
+    while time.time() < deadline:
+        for patch in patches:
+            if patch in dated:
+                continue
+            for c in get(f'{base}/api/1.2/patches/{patch}/checks/?per_page=100'):
+                if c['context'] == 'bootci-fast' and c['state'] == 'pending':
+                    d = datetime.datetime.fromisoformat(c['date'])
+                    dated[patch] = calendar.timegm(d.timetuple()) + d.microsecond / 1e6
+        if len(dated) == len(patches):
+            print(f'{time.time():.6f} {max(dated.values()):.6f}')
+            return
+        time.sleep(0.2)
+    sys.exit(f'patchwork-admin.py: series {series_id}: {len(dated)} of {len(patches)} patches'
+             f' with pending after {timeout} s')
 
 
 def fake(port_file, mode):
@@ -215,6 +286,12 @@ def main():
         return
     if command == 'api-checks':
         api_checks(folder, sys.argv[3])
+        return
+    if command == 'api-times':
+        api_times(folder, sys.argv[3])
+        return
+    if command == 'wait-pending':
+        wait_pending(folder, sys.argv[3], sys.argv[4])
         return
     if command == 'fake':
         fake(folder, sys.argv[3])

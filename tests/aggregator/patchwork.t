@@ -28,6 +28,11 @@
 #               full = never): bootci-full warning "not run" and why
 #   reply       serve's sender (reply = final) queues the build's reply to the list and the
 #               series' submitter, threaded on the series' Message-ID
+#   latency     the series' build's stages in the store against Patchwork's API: its clock
+#               starts at its patches' latest date, then pick-up, pending on every patch (as
+#               Patchwork dates it), build, registration in order; `metrics` and serve's matrix
+#               and metrics pages measure it from the series; while serve builds one series
+#               (forever) it picks up the next and posts its pending check
 #   badmsgid    a series whose Message-ID is no <left@right> (a stand-in Patchwork) is built and
 #               registered without it
 #   pages       a listing over three pages (the Link header's next): every series picked up,
@@ -481,6 +486,31 @@ else
 	diag <<<"$row / $msgid"
 fi
 
+# The good series' stages as the store recorded them, against Patchwork's API: the clock starts
+# at its patches' latest date; it was picked up after that, pending went out on every patch
+# (Patchwork's own date of the last pending check, within a second of the store's) before the
+# build command started, and the build was registered after the command ended.
+read -r api_complete api_pending api_patches api_with_pending < <("$python" "$admin" api-times "$pw_url" "$good")
+stages=$(sqlite3 -separator ' ' "$work/builds/bootci.sqlite" \
+	"SELECT (SELECT printf('%.6f', at) FROM build_stages WHERE build = 'pw-lab-$good' AND stage = 'series'),
+	        (SELECT printf('%.6f', seen) FROM patchwork_series WHERE build = 'pw-lab-$good'),
+	        (SELECT printf('%.6f', MAX(posted)) FROM patchwork_checks WHERE series = $good AND state = 'pending'),
+	        (SELECT printf('%.6f', at) FROM build_stages WHERE build = 'pw-lab-$good' AND stage = 'build started'),
+	        (SELECT printf('%.6f', at) FROM build_stages WHERE build = 'pw-lab-$good' AND stage = 'build ended'),
+	        (SELECT printf('%.6f', registered) FROM builds WHERE name = 'pw-lab-$good')")
+read -r st_series st_noticed st_pending st_started st_ended st_registered <<<"$stages"
+if [ "$api_patches" = 2 ] && [ "$api_with_pending" = 2 ] && [ "$st_series" = "$api_complete" ] &&
+	"$python" -c 'import sys
+s, n, p, b, e, r, api_p = map(float, sys.argv[1:])
+sys.exit(0 if s <= n <= p <= b <= e <= r and abs(api_p - p) < 1.5 else 1)' \
+		"$st_series" "$st_noticed" "$st_pending" "$st_started" "$st_ended" "$st_registered" "$api_pending"; then
+	ok "the build's clock starts at its patches' latest date on Patchwork; picked up, pending, built and registered in that order"
+else
+	not_ok "the build's clock starts at its patches' latest date on Patchwork; picked up, pending, built and registered in that order"
+	diag <<<"API: $api_complete $api_pending $api_patches $api_with_pending"
+	diag <<<"store: $stages"
+fi
+
 described() {
 	curl -s "$pw_url/api/1.2/series/$1/" | "$python" -c 'import json, sys, urllib.request
 for p in sorted(json.load(sys.stdin)["patches"], key=lambda p: p["id"]):
@@ -581,6 +611,46 @@ else
 	diag <<<"$line"
 	diag <"$work/reply.eml"
 	tail -20 "$work/server.log" | diag
+fi
+
+# The metrics and the build's matrix page measure the good series' build from the series: its
+# start and stages as the store has them, the series' time as Patchwork's API gives it.
+"$aggregator" metrics --data "$work/builds" --from 0 --to $(($(date +%s) + 60)) >"$work/metrics.json" 2>&1
+start_server --data "$work/builds"
+curl -s "$base/builds/pw-lab-$good" >"$work/good.html"
+curl -s "$base/metrics?from=0&to=$(($(date +%s) + 60))" >"$work/metrics.html"
+stop_server
+read -r api_complete _ < <("$python" "$admin" api-times "$pw_url" "$good")
+got=$("$python" - "$work/metrics.json" "pw-lab-$good" "$api_complete" "$st_noticed" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+b = next(b for b in m['builds'] if b['name'] == sys.argv[2])
+s = b['stages']
+complete, noticed = float(sys.argv[3]), float(sys.argv[4])
+checks = [
+    b['clock_start'] == 'series', abs(b['start'] - complete) < 1e-3,
+    abs(s['series'] - complete) < 1e-3, abs(s['noticed'] - noticed) < 1e-3,
+    s['pending'] is not None, s['build_started'] <= s['build_ended'] <= s['registered'],
+    s['verdict'] is not None and s['verdict_posted'] is not None,
+    s['reply_queued'] is not None and s['reply_sent'] is None,
+    abs(b['to_first_result'] - (s['last_result'] - b['start'])) < 1e-3,
+    any(x['stage'] == 'noticed' and x['builds'] >= 1 and x['spent_on'] == "waiting for Patchwork's poll"
+        for x in m['stages']),
+]
+print(' '.join('1' if c else '0' for c in checks))
+PY
+)
+series_utc=$(date -u -d "@${api_complete%.*}" '+%Y-%m-%d %H:%M:%S')
+if [ "$got" = "1 1 1 1 1 1 1 1 1 1" ] &&
+	grep -q "The clock starts when the series was complete on Patchwork." "$work/good.html" &&
+	grep -q "data-stage=\"series\"><td>series complete on Patchwork (its last patch's date)</td><td>$series_utc</td><td>0 s</td>" "$work/good.html" &&
+	grep -q "data-stage=\"noticed\"><td>picked up by the master's poll</td>.*<td>waiting for Patchwork's poll</td>" "$work/good.html" &&
+	grep -q "pw-lab-$good</a></td><td>[a-z]*</td><td>${series_utc% *} ${series_utc:11:5}</td><td>series complete</td>" "$work/metrics.html"; then
+	ok "metrics and the matrix page measure the series' build from its series on Patchwork, stage by stage"
+else
+	not_ok "metrics and the matrix page measure the series' build from its series on Patchwork, stage by stage ($got)"
+	diag <"$work/metrics.json"
+	grep -A20 "from the mail" "$work/good.html" | diag
 fi
 
 mkdir -p "$work/hang"
@@ -714,5 +784,27 @@ else
 	not_ok "a series whose Message-ID is no <left@right> is built and registered without it, said"
 	diag <<<"$out"
 fi
+
+# serve builds apart from its polls: while a series builds (forever), a series mailed in is
+# picked up and gets pending on its patch at the next poll.
+pw_start
+mkdir -p "$work/apart"
+sed -e "s|^build-command = .*|build-command = $work/hang-cmd|" -e "s|^first-series = .*|first-series = $third|" \
+	"$work/builds/patchwork.conf" >"$work/apart/patchwork.conf"
+BOOTCI_PATCHWORK_POLL=1s start_server --data "$work/apart"
+wait_until grep -qs "building forever" "$work/apart/series/lab/$third/build.log"
+series "$work/s7" "while building" 1 i
+mbox "$work/sixth.mbox" "$work"/s7/*.patch
+admin parse "$work/sixth.mbox" || { echo "Bail out! Patchwork did not take the sixth series"; exit 1; }
+fourth=$((third + 1))
+with_pending() { [ "$("$python" "$admin" api-times "$pw_url" "$fourth" | cut -d' ' -f3,4)" = "1 1" ]; }
+if wait_until grep -q "series $fourth 'while building' v1 (1 patch) picked up" "$work/server.log" &&
+	wait_until with_pending && ! grep -q "^bootci: " <(tail -n +2 "$work/apart/series/lab/$third/build.log"); then
+	ok "while a series builds, serve picks up the next one and posts its pending check"
+else
+	not_ok "while a series builds, serve picks up the next one and posts its pending check"
+	tail -20 "$work/server.log" | diag
+fi
+stop_server
 
 done_testing
