@@ -183,6 +183,50 @@ static void test_series_parse(void **state)
 	bci_patchwork_series_free_all(series, count);
 }
 
+/*
+ * When a series was complete: its patches' latest date (the listing's order
+ * is not the mails'), else its own date, else none; Patchwork's dates are
+ * UTC without a zone, with or without a fraction of a second.
+ */
+static void test_series_complete(void **state)
+{
+	static const char dated[] =
+		"[{\"id\":3,\"date\":\"2026-12-06T09:00:00\",\"received_all\":true,"
+		"\"patches\":[{\"id\":7,\"date\":\"2026-12-06T09:00:02.250000\"},"
+		"{\"id\":8,\"date\":\"2026-12-06T09:00:01\"},{\"id\":9,\"date\":\"soon\"}]},"
+		" {\"id\":2,\"date\":\"2026-12-06T08:00:00\",\"patches\":[{\"id\":5}]},"
+		" {\"id\":1,\"date\":42,\"patches\":[]}]";
+	struct bci_patchwork_series *series = NULL;
+	size_t count = 0;
+	char err[256] = "";
+	double when = -2;
+
+	(void)state;
+	assert_int_equal(bci_patchwork_series_parse(dated, strlen(dated), &series, &count, err,
+						    sizeof(err)), 0);
+	assert_int_equal(count, 3);
+	/* 2026-12-06T09:00:00 UTC is 1796547600. */
+	assert_true(series[0].complete == 1796547602.25);
+	assert_true(series[1].complete == 1796544000);
+	assert_true(series[2].complete == -1);
+	bci_patchwork_series_free_all(series, count);
+
+	assert_int_equal(bci_patchwork_date_parse("1970-01-01T00:01:40", &when), 0);
+	assert_true(when == 100);
+	assert_int_equal(bci_patchwork_date_parse("2026-12-06 09:00:00Z", &when), 0);
+	assert_true(when == 1796547600);
+	assert_int_equal(bci_patchwork_date_parse("2026-12-06T09:00:00+00:00", &when), 0);
+	when = -2;
+	assert_int_equal(bci_patchwork_date_parse("2026-12-06T09:00:00+01:00", &when), -EINVAL);
+	assert_int_equal(bci_patchwork_date_parse("2026-02-30T09:00:00", &when), -EINVAL);
+	assert_int_equal(bci_patchwork_date_parse("2026-12-06T24:00:00", &when), -EINVAL);
+	assert_int_equal(bci_patchwork_date_parse("2026-12-06T09:00:00.", &when), -EINVAL);
+	assert_int_equal(bci_patchwork_date_parse("1969-12-31T23:59:59", &when), -EINVAL);
+	assert_int_equal(bci_patchwork_date_parse("2026-12-06", &when), -EINVAL);
+	assert_int_equal(bci_patchwork_date_parse(NULL, &when), -EINVAL);
+	assert_true(when == -2);
+}
+
 static void test_series_garbage(void **state)
 {
 	static const struct {
@@ -391,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_config_refused),
 		cmocka_unit_test(test_series_parse),
 		cmocka_unit_test(test_series_garbage),
+		cmocka_unit_test(test_series_complete),
 		cmocka_unit_test(test_checks_and_project),
 		cmocka_unit_test(test_link_next),
 		cmocka_unit_test_setup_teardown(test_store, store_setup, store_teardown),
