@@ -43,59 +43,26 @@ set -uo pipefail
 # shellcheck source=tests/aggregator/serve-lib.sh
 . "$SRC/tests/aggregator/serve-lib.sh"
 
-tarball=$SRC/../shared/patchwork/patchwork-3.1.3.tar.xz
-python=/usr/bin/python3
-admin=$SRC/tests/aggregator/patchwork-admin.py
-if [ ! -f "$tarball" ]; then
-	echo "1..0 # SKIP $tarball is absent"
-	exit 0
-fi
-if ! "$python" -c 'import django, rest_framework, django_filters' 2>/dev/null; then
-	echo "1..0 # SKIP Debian's python3-django, python3-djangorestframework or python3-django-filters missing"
+# shellcheck source=tests/aggregator/patchwork-lib.sh
+. "$SRC/tests/aggregator/patchwork-lib.sh"
+missing=$(pw_missing)
+if [ -n "$missing" ]; then
+	echo "1..0 # SKIP $missing"
 	exit 0
 fi
 
-pw=$work/pw
 data=$work/data
-mkdir -p "$pw" "$data"
+mkdir -p "$data"
 : >"$work/tokens"
 chmod 0755 "$work"
-tar -xf "$tarball" -C "$pw"
-pw_src=$pw/patchwork-3.1.3
-run_as=()
-if [ "$(id -u)" = 0 ]; then
-	run_as=(setpriv --reuid nobody --regid nogroup --clear-groups --)
-	chown -R nobody:nogroup "$pw"
-fi
-pw_env=(env PYTHONPATH="$pw:$pw_src" DJANGO_SETTINGS_MODULE=bootci_pw_settings HOME="$pw")
-# admin COMMAND ARGS...: patchwork-admin.py on this Patchwork, as its user
-admin() { "${run_as[@]}" "${pw_env[@]}" "$python" "$admin" "$1" "$pw" "${@:2}"; }
-
-tcp_free_port() {
-	"$python" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
-pw_pid=
-pw_port=$(tcp_free_port)
-pw_url=http://127.0.0.1:$pw_port
-# pw_start: runserver in the background (its PID in $pw_pid), ready when the API answers.
+pw_unpack
+# The tests' own start: a Patchwork that does not start ends them.
 pw_start() {
-	(cd "$pw" && exec "${run_as[@]}" "${pw_env[@]}" "$python" "$pw_src/manage.py" runserver \
-		--noreload "127.0.0.1:$pw_port" >>"$work/patchwork.log" 2>&1) &
-	pw_pid=$!
-	wait_until curl -sf -o /dev/null "$pw_url/api/1.2/" || {
+	pw_run || {
 		echo "Bail out! Patchwork did not start:"
 		diag <"$work/patchwork.log"
 		exit 1
 	}
-}
-pw_stop() {
-	kill -TERM "$pw_pid" 2>/dev/null
-	wait "$pw_pid" 2>/dev/null
-	pw_pid=
 }
 fake_pid=
 cleanup_patchwork() {
@@ -398,33 +365,10 @@ fi
 # bootci-builder, to keep the test fast; the commit built in OUT/commit.
 pw_start
 image=$work/image
-mkdir -p "$image"
-head -c 4096 /dev/urandom >"$image/vmlinuz"
-head -c 8192 /dev/urandom >"$image/initrd.img"
-printf '#!ipxe\nkernel vmlinuz initrd=initrd.img console=ttyS0\ninitrd initrd.img\nboot\n' >"$image/boot.ipxe"
-printf 'igt@core@a\nigt@core@b\n' >"$image/fast.testlist"
-printf 'igt@t@1\nigt@t@2\n' >"$image/full.testlist"
-manifest_line() { printf '%s %s 100644 %s bootci-builder\n' "$(sha256sum <"$image/$1" | cut -d' ' -f1)" "$(stat -c %s "$image/$1")" "$1"; }
-{
-	echo "# bootci-builder manifest: SHA256 SIZE MODE PATH ORIGIN"
-	manifest_line boot.ipxe
-	manifest_line initrd.img
-	manifest_line vmlinuz
-} >"$image/manifest"
-cat >"$work/build-cmd" <<SCRIPT
-#!/bin/sh
-# MBOX BASE BRANCH OUT
-set -u
-tmp=\$(mktemp -d)
-trap 'rm -rf "\$tmp"' EXIT
-git clone -q -b "\$3" "\$2" "\$tmp/tree" || exit 1
-cd "\$tmp/tree" || exit 1
-git -c user.name=bootci -c user.email=ci@bootci.test am "\$1" || exit 3
-git rev-parse HEAD >"\$4/commit"
-cp "$image"/* "\$4/"
-SCRIPT
+pw_image "$image"
+pw_build_command "$work/build-cmd" "$image"
 printf '#!/bin/sh\necho building forever\nexec sleep 61\n' >"$work/hang-cmd"
-chmod 0755 "$work/build-cmd" "$work/hang-cmd"
+chmod 0755 "$work/hang-cmd"
 git -C "$repo" branch -f ci-base "$base_commit"
 last=$(curl -s "$pw_url/api/1.2/series/?order=-id&per_page=1" | "$python" -c 'import json, sys; print(json.load(sys.stdin)[0]["id"])')
 good=$((last + 1))

@@ -1,0 +1,102 @@
+# shellcheck shell=bash
+# The real Patchwork 3.1.3 (../shared/patchwork/) on 127.0.0.1 for tests/aggregator/patchwork.t and
+# tests/bench/patchwork-latency.sh, sourced with $SRC (the tree) and $work (a folder of the
+# caller's, mode 0755: Patchwork's user reads it) set:
+#   pw_missing               why Patchwork cannot run here (the tarball, Debian's Django
+#                            packages), or nothing: the caller skips and says it
+#   pw_unpack                unpacks it into $work/pw, owned by `nobody` when root (its user:
+#                            `admin` and the server run as it), picks a free port ($pw_url)
+#   admin COMMAND ARGS...    patchwork-admin.py on it, as its user
+#   pw_run / pw_stop         runserver in the background (its PID in $pw_pid), ready when the API
+#                            answers (pw_run: 1 when it did not start, its log $work/patchwork.log)
+#   pw_image DIR             a small test-image folder with its bootci-builder manifest
+#   pw_build_command PATH IMAGE [SECONDS]
+#                            the lab's build command as a script: a fresh clone of BASE at BRANCH,
+#                            `git am` of the series' mbox (exit 3 when it does not apply), SECONDS
+#                            of "build", then IMAGE copied into OUT and the commit in OUT/commit
+: "${SRC:?}" "${work:?}"
+python=/usr/bin/python3
+admin=$SRC/tests/aggregator/patchwork-admin.py
+tarball=$SRC/../shared/patchwork/patchwork-3.1.3.tar.xz
+
+pw_missing() {
+	if [ ! -f "$tarball" ]; then
+		echo "$tarball is absent"
+	elif ! "$python" -c 'import django, rest_framework, django_filters' 2>/dev/null; then
+		echo "Debian's python3-django, python3-djangorestframework or python3-django-filters missing"
+	fi
+}
+
+pw_unpack() {
+	pw=$work/pw
+	mkdir -p "$pw"
+	tar -xf "$tarball" -C "$pw"
+	pw_src=$pw/patchwork-3.1.3
+	run_as=()
+	if [ "$(id -u)" = 0 ]; then
+		run_as=(setpriv --reuid nobody --regid nogroup --clear-groups --)
+		chown -R nobody:nogroup "$pw"
+	fi
+	pw_env=(env PYTHONPATH="$pw:$pw_src" DJANGO_SETTINGS_MODULE=bootci_pw_settings HOME="$pw")
+	pw_pid=
+	pw_port=$("$python" -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
+	pw_url=http://127.0.0.1:$pw_port
+}
+
+admin() { "${run_as[@]}" "${pw_env[@]}" "$python" "$admin" "$1" "$pw" "${@:2}"; }
+
+pw_run() {
+	local i
+	(cd "$pw" && exec "${run_as[@]}" "${pw_env[@]}" "$python" "$pw_src/manage.py" runserver \
+		--noreload "127.0.0.1:$pw_port" >>"$work/patchwork.log" 2>&1) &
+	pw_pid=$!
+	for ((i = 0; i < 300; i++)); do
+		curl -sf -o /dev/null "$pw_url/api/1.2/" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+pw_stop() {
+	kill -TERM "$pw_pid" 2>/dev/null
+	wait "$pw_pid" 2>/dev/null
+	pw_pid=
+}
+
+pw_image() {
+	local dir=$1 f
+	mkdir -p "$dir"
+	head -c 4096 /dev/urandom >"$dir/vmlinuz"
+	head -c 8192 /dev/urandom >"$dir/initrd.img"
+	printf '#!ipxe\nkernel vmlinuz initrd=initrd.img console=ttyS0\ninitrd initrd.img\nboot\n' >"$dir/boot.ipxe"
+	printf 'igt@core@a\nigt@core@b\n' >"$dir/fast.testlist"
+	printf 'igt@t@1\nigt@t@2\n' >"$dir/full.testlist"
+	{
+		echo "# bootci-builder manifest: SHA256 SIZE MODE PATH ORIGIN"
+		for f in boot.ipxe initrd.img vmlinuz; do
+			printf '%s %s 100644 %s bootci-builder\n' "$(sha256sum <"$dir/$f" | cut -d' ' -f1)" \
+				"$(stat -c %s "$dir/$f")" "$f"
+		done
+	} >"$dir/manifest"
+}
+
+pw_build_command() {
+	local path=$1 image=$2 seconds=${3:-0}
+	cat >"$path" <<SCRIPT
+#!/bin/sh
+# MBOX BASE BRANCH OUT
+set -u
+tmp=\$(mktemp -d)
+trap 'rm -rf "\$tmp"' EXIT
+git clone -q -b "\$3" "\$2" "\$tmp/tree" || exit 1
+cd "\$tmp/tree" || exit 1
+git -c user.name=bootci -c user.email=ci@bootci.test am "\$1" || exit 3
+sleep $seconds
+git rev-parse HEAD >"\$4/commit"
+cp "$image"/* "\$4/"
+SCRIPT
+	chmod 0755 "$path"
+}
