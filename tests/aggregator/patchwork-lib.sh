@@ -9,6 +9,8 @@
 #   admin COMMAND ARGS...    patchwork-admin.py on it, as its user
 #   pw_run / pw_stop         runserver in the background (its PID in $pw_pid), ready when the API
 #                            answers (pw_run: 1 when it did not start, its log $work/patchwork.log)
+#   pw_repo DIR              the "kernel tree": a git repository with one commit (its id in
+#                            $base_commit) by Ann Dev <ann@bootci.test>, who mails the series
 #   pw_image DIR             a small test-image folder with its bootci-builder manifest
 #   pw_build_command PATH IMAGE [SECONDS]
 #                            the lab's build command as a script: a fresh clone of BASE at BRANCH,
@@ -64,6 +66,17 @@ pw_stop() {
 	kill -TERM "$pw_pid" 2>/dev/null
 	wait "$pw_pid" 2>/dev/null
 	pw_pid=
+}
+
+pw_repo() {
+	git init -q "$1"
+	git -C "$1" config user.name 'Ann Dev'
+	git -C "$1" config user.email ann@bootci.test
+	echo base >"$1/README"
+	git -C "$1" add README
+	git -C "$1" commit -qm base
+	# shellcheck disable=SC2034 # the caller's
+	base_commit=$(git -C "$1" rev-parse HEAD)
 }
 
 pw_image() {

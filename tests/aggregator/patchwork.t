@@ -84,13 +84,7 @@ pw_start
 
 # The "kernel tree": a git repository and the series mailed from it.
 repo=$work/repo
-git init -q "$repo"
-git -C "$repo" config user.name 'Ann Dev'
-git -C "$repo" config user.email ann@bootci.test
-echo base >"$repo/README"
-git -C "$repo" add README
-git -C "$repo" commit -qm base
-base_commit=$(git -C "$repo" rev-parse HEAD)
+pw_repo "$repo"
 # series DIR SUBJECT FILE... [-v N]: one commit per FILE on a branch from base, mailed as a
 # threaded series with a cover letter; the messages in DIR/*.patch
 series() {

@@ -52,14 +52,8 @@ pw_run || { echo "patchwork-latency: Patchwork did not start" >&2; cat "$work/pa
 
 # The "kernel tree" and the build command: a fresh clone, git am, BUILD seconds, an image.
 repo=$work/repo
-git init -q "$repo"
-git -C "$repo" config user.name 'Ann Dev'
-git -C "$repo" config user.email ann@bootci.test
-echo base >"$repo/README"
-git -C "$repo" add README
-git -C "$repo" commit -qm base
+pw_repo "$repo"
 git -C "$repo" branch -f ci-base
-base_commit=$(git -C "$repo" rev-parse HEAD)
 image=$work/image
 pw_image "$image"
 pw_build_command "$work/build-cmd" "$image" "$build_seconds"

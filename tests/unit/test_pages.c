@@ -43,6 +43,20 @@ static int count(const char *text, const char *needle)
 	return n;
 }
 
+/* The metrics' JSON as a string (malloc'ed). */
+static char *metrics_json(const struct bci_metrics *m)
+{
+	char *json = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&json, &len);
+
+	assert_non_null(out);
+	bci_metrics_json(out, m);
+	assert_int_equal(fclose(out), 0);
+	assert_non_null(json);
+	return json;
+}
+
 static void test_svg(void **state)
 {
 	struct bci_latency_point points[] = {
@@ -305,9 +319,7 @@ static void test_metrics(void **state)
 					       .report = { .data_dir = f->dir, .window = 5 } };
 	struct bci_metrics *m;
 	struct bci_str page = { 0 };
-	char *json = NULL;
-	size_t len = 0;
-	FILE *out;
+	char *json;
 
 	metrics_fill(f);
 	assert_int_equal(bci_metrics_compute(f->store, &options, &m, f->err, sizeof(f->err)), 0);
@@ -342,10 +354,7 @@ static void test_metrics(void **state)
 	assert_int_equal(m->days[0].runs, 2);
 	assert_int_equal(m->results, 4);
 
-	out = open_memstream(&json, &len);
-	assert_non_null(out);
-	bci_metrics_json(out, m);
-	fclose(out);
+	json = metrics_json(m);
 	assert_non_null(strstr(json, "\"to_complete\": null"));
 	assert_non_null(strstr(json, "\"objective_met\": false"));
 	assert_non_null(strstr(json, "\"busy_seconds\": 450"));
@@ -597,10 +606,8 @@ static void test_metrics_stages(void **state)
 				       .message = "Subject: a\r\n\r\nb\r\n", .created = 6000 };
 	struct bci_metrics *m;
 	struct bci_str page = { 0 };
-	char *json = NULL;
-	size_t len = 0;
+	char *json;
 	int64_t key;
-	FILE *out;
 
 	build_add(f, "hand-1", "fast", 3000);
 	run_add(f, "lab-1", "h1", "hand-1", 3100, 3200, 3300, "igt@t@a=pass", NULL);
@@ -653,10 +660,7 @@ static void test_metrics_stages(void **state)
 	assert_int_equal(m->took[BCI_AT_REPLY_SENT].builds, 1);
 	assert_true(m->took[BCI_AT_REPLY_SENT].median == 30);
 
-	out = open_memstream(&json, &len);
-	assert_non_null(out);
-	bci_metrics_json(out, m);
-	fclose(out);
+	json = metrics_json(m);
 	assert_non_null(strstr(json, "\"clock_start\": \"series\""));
 	assert_non_null(strstr(json, "\"clock_start\": \"registered\""));
 	assert_non_null(strstr(json, "\"series\": 4000"));
