@@ -279,12 +279,16 @@ static const char *const migrations[] = {
 	 * Patchwork, when its build command started and ended, when its first
 	 * job was handed out. By the build's name: a series' build has stages
 	 * before it is registered, and one that never builds is no build.
+	 * The metrics read each build's series and its checks: by build, and
+	 * by series (a project's checks are tens of thousands).
 	 */
 	"CREATE TABLE build_stages ("
 	"  build TEXT NOT NULL,"
 	"  stage TEXT NOT NULL,"
 	"  at DOUBLE PRECISION NOT NULL,"
-	"  PRIMARY KEY (build, stage));",
+	"  PRIMARY KEY (build, stage));"
+	"CREATE INDEX patchwork_series_build ON patchwork_series(build);"
+	"CREATE INDEX patchwork_checks_series ON patchwork_checks(project, series, context);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,
