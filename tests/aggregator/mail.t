@@ -36,56 +36,6 @@ mkdir -p "$data" "$smtp/received" "$work/tls/received"
 : >"$work/tokens"
 chmod 0755 "$work"
 
-cat >"$work/savemail.py" <<'PY'
-# Answers each DATA as the next line of DIR/plan says (250 saves the message as received in
-# DIR/received/N.eml and its envelope in N.env; 451 and 550 refuse it; drop closes the
-# connection without an answer); no line left: 250. Each answer is appended to DIR/answers.
-import os
-
-
-class Save:
-    def __init__(self, directory):
-        self.dir = directory
-        self.count = 0
-
-    @classmethod
-    def from_cli(cls, parser, *args):
-        return cls(args[0])
-
-    def next_answer(self):
-        path = os.path.join(self.dir, "plan")
-        try:
-            with open(path) as f:
-                lines = f.read().splitlines()
-        except FileNotFoundError:
-            lines = []
-        if not lines:
-            return "250"
-        with open(path + ".new", "w") as f:
-            f.write("".join(line + "\n" for line in lines[1:]))
-        os.rename(path + ".new", path)
-        return lines[0]
-
-    async def handle_DATA(self, server, session, envelope):
-        answer = self.next_answer()
-        with open(os.path.join(self.dir, "answers"), "a") as f:
-            f.write(answer + "\n")
-        if answer == "drop":
-            server.transport.close()
-            return "421 closing"
-        if answer == "451":
-            return "451 4.3.0 the test says later"
-        if answer == "550":
-            return "550 5.7.1 the test refuses this message"
-        self.count += 1
-        name = os.path.join(self.dir, "received", "%d" % self.count)
-        with open(name + ".eml", "wb") as f:
-            f.write(envelope.original_content)
-        with open(name + ".env", "w") as f:
-            f.write(envelope.mail_from + "\n")
-            f.write("".join(r + "\n" for r in envelope.rcpt_tos))
-        return "250 OK saved"
-PY
 # A server that takes a message up to DATA, reads a few bytes of it and cuts the connection.
 cat >"$work/cut.py" <<'PY'
 import socket
@@ -147,8 +97,8 @@ smtpd() {
 	local dir=$1 port=$2
 	shift 2
 	[ "$(id -u)" = 0 ] && chown -R nobody:nogroup "$dir"
-	(cd "$dir" && PYTHONPATH=$work exec "${run_as[@]}" "$python" -m aiosmtpd -n \
-		-l "127.0.0.1:$port" "$@" -c savemail.Save "$dir") >>"$dir/server.log" 2>&1 &
+	(cd "$dir" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$SRC/tests/aggregator exec "${run_as[@]}" "$python" -m aiosmtpd -n \
+		-l "127.0.0.1:$port" "$@" -c smtp_save.Save "$dir") >>"$dir/server.log" 2>&1 &
 	smtp_pids+=($!)
 	wait_until listening "$port"
 }
@@ -340,7 +290,7 @@ fi
 # ---- AUTH, the credentials from a file ----
 # An aiosmtpd that requires AUTH (PLAIN or LOGIN; over plain TCP, loopback only) with one user.
 cat >"$work/authsmtp.py" <<'PY'
-# authsmtp.py DIR PORT USER PASSWORD: saves as savemail.Save does, after AUTH as USER only;
+# authsmtp.py DIR PORT USER PASSWORD: saves as smtp_save.Save does, after AUTH as USER only;
 # each AUTH's mechanism and outcome appended to DIR/auth.
 import asyncio
 import os
@@ -349,7 +299,7 @@ import sys
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-import savemail
+import smtp_save
 
 directory, port, user, password = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 
@@ -363,7 +313,7 @@ def authenticator(server, session, envelope, mechanism, auth_data):
     return AuthResult(success=good, handled=False)
 
 
-controller = Controller(savemail.Save(directory), hostname="127.0.0.1", port=port,
+controller = Controller(smtp_save.Save(directory), hostname="127.0.0.1", port=port,
                         authenticator=authenticator, auth_required=True,
                         auth_require_tls=False)
 controller.start()
@@ -372,7 +322,7 @@ PY
 mkdir -p "$work/auth/received"
 [ "$(id -u)" = 0 ] && chown -R nobody:nogroup "$work/auth"
 auth_port=$(tcp_free_port)
-(cd "$work/auth" && PYTHONPATH=$work exec "${run_as[@]}" "$python" "$work/authsmtp.py" "$work/auth" \
+(cd "$work/auth" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$work:$SRC/tests/aggregator exec "${run_as[@]}" "$python" "$work/authsmtp.py" "$work/auth" \
 	"$auth_port" ci-bot 's3cret pass') >>"$work/auth/server.log" 2>&1 &
 smtp_pids+=($!)
 if wait_until listening "$auth_port"; then

@@ -42,14 +42,15 @@ loop_dir() {
 }
 
 # loop_master_start: the master's data folder (inventory, the machines' and the publisher's
-# tokens), then serve. Sets LOOP_PORT, LOOP_MASTER (the host's URL), LOOP_GUEST_MASTER (the
+# tokens), then serve (on LOOP_PORT when the caller chose it: its other configuration files,
+# written into LOOP_WORK/master first, may need the address). Sets LOOP_PORT, LOOP_MASTER (the host's URL), LOOP_GUEST_MASTER (the
 # guests' URL) and LOOP_DATA. BOOTCI_SCHEDULE_TICK (default 2 s here) is how often serve's
 # scheduler looks at the lab.
 loop_master_start() {
 	local i name token
 	LOOP_DATA=$LOOP_WORK/master
 	mkdir -p "$LOOP_DATA" "$LOOP_WORK/machines" "$LOOP_WORK/tokens"
-	LOOP_PORT=$(master_free_port)
+	LOOP_PORT=${LOOP_PORT:-$(master_free_port)}
 	LOOP_MASTER=http://127.0.0.1:$LOOP_PORT
 	LOOP_GUEST_MASTER=http://10.0.2.2:$LOOP_PORT
 	: >"$LOOP_WORK/tokens/machines"

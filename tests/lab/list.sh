@@ -1,0 +1,170 @@
+# shellcheck shell=bash
+# Sourced by `make demo` (tests/lab/demo): the mailing list a lab's CI follows, made of the real
+# parts: Patchwork 3.1.3 (../shared/patchwork/, unpacked, on Debian's Django and SQLite: its
+# README) and an SMTP server (Debian's aiosmtpd, saving what it receives), both on 127.0.0.1 as
+# `nobody` when this runs as root, started and stopped by PID. The lab's "kernel tree" is a
+# small git repository of the test image's recipe and testlists (tests/lab/build-series builds
+# it); its series are mailed to the list as git send-email would, and Patchwork parses them as
+# it parses a list's mail (parse_mail). Needs LOOP_WORK (loop.sh). Sets:
+#   LIST_PW_URL      Patchwork's base URL; its project is `demo`, the list demo@lists.bootci.test
+#   LIST_PW_TOKEN    a file holding the token of Patchwork's user `ci`, the project's maintainer
+#   LIST_SMTP_URL    the SMTP server's smtp:// URL; what it received in LIST_DIR/smtp/received/
+#   LIST_TREE        the kernel tree (branch master)
+# and calls list_stop from the caller's EXIT trap.
+
+LIST_DIR=$LOOP_WORK/list
+LIST_PROJECT=demo
+LIST_ADDRESS=demo@lists.bootci.test
+list_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+list_python=/usr/bin/python3
+list_admin=$list_src/tests/aggregator/patchwork-admin.py
+list_tarball=$list_src/../shared/patchwork/patchwork-3.1.3.tar.xz
+list_pids=()
+
+list_run_as=()
+[ "$(id -u)" != 0 ] || list_run_as=(setpriv --reuid nobody --regid nogroup --clear-groups --)
+
+# list_port: a TCP port free on 127.0.0.1 right now (below the ephemeral range, as the master's)
+list_port() {
+	master_free_port
+}
+
+# list_listening PORT: something accepts connections on 127.0.0.1:PORT
+list_listening() {
+	(: >"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# list_wait TRIES COMMAND...: COMMAND every 0.2 s until it succeeds, at most TRIES times
+list_wait() {
+	local tries=$1
+	shift
+	while [ "$tries" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.2
+		tries=$((tries - 1))
+	done
+	return 1
+}
+
+# list_admin COMMAND ARGS...: patchwork-admin.py on this Patchwork, as its user
+list_admin() {
+	(cd "$LIST_DIR/patchwork" && "${list_run_as[@]}" env PYTHONDONTWRITEBYTECODE=1 \
+		PYTHONPATH="$LIST_DIR/patchwork:$LIST_DIR/patchwork/patchwork-3.1.3" \
+		DJANGO_SETTINGS_MODULE=bootci_pw_settings HOME="$LIST_DIR/patchwork" \
+		"$list_python" "$list_admin" "$1" "$LIST_DIR/patchwork" "${@:2}")
+}
+
+# list_start: Patchwork (a project `demo`, its maintainer `ci`) and the SMTP server, running
+list_start() {
+	local pw=$LIST_DIR/patchwork port tokens
+	[ -f "$list_tarball" ] || { echo "Patchwork's tarball is not at $list_tarball" >&2; return 1; }
+	rm -rf "$LIST_DIR"
+	mkdir -p "$pw" "$LIST_DIR/smtp/received"
+	tar -xf "$list_tarball" -C "$pw"
+	[ "$(id -u)" != 0 ] || chown -R nobody:nogroup "$LIST_DIR"
+	list_admin settings || return 1
+	tokens=$(list_admin setup "$LIST_PROJECT" "${LIST_ADDRESS/@/.}") || return 1
+	LIST_PW_TOKEN=$LOOP_WORK/tokens/patchwork
+	mkdir -p "$(dirname "$LIST_PW_TOKEN")"
+	(umask 077 && printf '%s\n' "${tokens%% *}" >"$LIST_PW_TOKEN")
+	port=$(list_port)
+	LIST_PW_URL=http://127.0.0.1:$port
+	(cd "$pw" && exec "${list_run_as[@]}" env PYTHONDONTWRITEBYTECODE=1 \
+		PYTHONPATH="$pw:$pw/patchwork-3.1.3" DJANGO_SETTINGS_MODULE=bootci_pw_settings \
+		HOME="$pw" "$list_python" "$pw/patchwork-3.1.3/manage.py" runserver --noreload \
+		"127.0.0.1:$port") >>"$LIST_DIR/patchwork.log" 2>&1 &
+	list_pids+=($!)
+	if ! list_wait 150 curl -sf -o /dev/null "$LIST_PW_URL/api/1.2/"; then
+		echo "Patchwork did not answer on $LIST_PW_URL; its log:" >&2
+		tail -n 20 "$LIST_DIR/patchwork.log" >&2
+		return 1
+	fi
+	port=$(list_port)
+	# shellcheck disable=SC2034 # the caller uses it
+	LIST_SMTP_URL=smtp://127.0.0.1:$port
+	(cd "$LIST_DIR/smtp" && exec "${list_run_as[@]}" env PYTHONDONTWRITEBYTECODE=1 \
+		PYTHONPATH="$list_src/tests/aggregator" "$list_python" -m aiosmtpd -n \
+		-l "127.0.0.1:$port" -c smtp_save.Save "$LIST_DIR/smtp") >>"$LIST_DIR/smtp.log" 2>&1 &
+	list_pids+=($!)
+	if ! list_wait 100 list_listening "$port"; then
+		echo "the SMTP server did not listen on 127.0.0.1:$port; its log:" >&2
+		tail -n 20 "$LIST_DIR/smtp.log" >&2
+		return 1
+	fi
+}
+
+# list_tree: the lab's kernel tree, one commit on master: the test image's recipe (its paths
+# made absolute: the recipe is read from the tree's clone) and the loop's two testlists
+list_tree() {
+	LIST_TREE=$LIST_DIR/tree
+	git init -q -b master "$LIST_TREE"
+	git -C "$LIST_TREE" config user.name 'Lab Tree'
+	git -C "$LIST_TREE" config user.email tree@bootci.test
+	sed "s#\.\./#$list_src/#g" "$list_src/images/test-image.conf" >"$LIST_TREE/test-image.conf"
+	cp "$list_src/tests/lab/loop/fast.testlist" "$list_src/tests/lab/loop/full.testlist" "$LIST_TREE/"
+	git -C "$LIST_TREE" add .
+	git -C "$LIST_TREE" commit -qm "demo: the lab's test image and its testlists"
+}
+
+# list_mail_series TITLE FROM: the commits of LIST_TREE's current branch above master, mailed to
+# the list from FROM ("Name <address>") with a cover letter titled TITLE, threaded, and parsed
+# by Patchwork as its list's mail; the messages in LIST_DIR/outgoing/
+list_mail_series() {
+	local title=$1 from=$2 out=$LIST_DIR/outgoing f name email
+	name=${from% <*}
+	email=${from##*<}
+	email=${email%>}
+	rm -rf "$out"
+	# The sender's own identity: the cover letter's From and the Message-IDs are the committer's.
+	git -C "$LIST_TREE" -c user.name="$name" -c user.email="$email" format-patch -q \
+		--cover-letter --thread=shallow -n -o "$out" --to="$LIST_ADDRESS" \
+		--add-header="List-Id: <${LIST_ADDRESS/@/.}>" master
+	TITLE=$title "$list_python" - "$out"/*cover-letter.patch <<'PY'
+import os, sys
+path, title = sys.argv[1], os.environ["TITLE"]
+text = open(path).read().replace("*** SUBJECT HERE ***", title, 1).replace("*** BLURB HERE ***", title + ".", 1)
+open(path, "w").write(text)
+PY
+	for f in "$out"/*.patch; do
+		cat "$f"
+		echo
+	done >"$LIST_DIR/series.mbox"
+	chmod 0644 "$LIST_DIR/series.mbox"
+	list_admin parse "$LIST_DIR/series.mbox"
+}
+
+# list_checks SERIES: every check on SERIES's patches as Patchwork's REST API gives them, a
+# patch's subject then its checks: "    CONTEXT STATE: DESCRIPTION <TARGET_URL>"
+list_checks() {
+	"$list_python" - "$LIST_PW_URL" "$1" <<'PY'
+import json, sys, urllib.request
+base, series = sys.argv[1], sys.argv[2]
+get = lambda url: json.load(urllib.request.urlopen(url))
+for p in sorted(get(f"{base}/api/1.2/series/{series}/")["patches"], key=lambda p: p["id"]):
+    print(p["name"])
+    for c in get(f"{base}/api/1.2/patches/{p['id']}/checks/?per_page=100"):
+        print(f"    {c['context']} {c['state']}: {c['description']} <{c['target_url']}>")
+PY
+}
+
+# list_received: the messages the SMTP server received, one path a line, in order
+list_received() {
+	ls -1v "$LIST_DIR/smtp/received"/*.eml 2>/dev/null
+}
+
+# list_leftovers: this list's processes still alive (Patchwork, the SMTP server); nothing printed
+# when there are none
+list_leftovers() {
+	# shellcheck disable=SC2009 # the arguments are what tell this list's processes apart
+	ps -eo pid=,args= | grep -F -e "$LIST_DIR/" | grep -v -e grep -e 'ps -eo' || true
+}
+
+# list_stop: Patchwork and the SMTP server stopped
+list_stop() {
+	local pid
+	for pid in "${list_pids[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	list_pids=()
+}
