@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# The real Patchwork 3.1.3 (../shared/patchwork/) on 127.0.0.1 for tests/aggregator/patchwork.t and
-# tests/bench/patchwork-latency.sh, sourced with $SRC (the tree) and $work (a folder of the
-# caller's, mode 0755: Patchwork's user reads it) set:
+# The real Patchwork 3.1.3 (../shared/patchwork/) on 127.0.0.1 for tests/aggregator/patchwork.t,
+# tests/bench/patchwork-latency.sh and the demo's list (tests/lab/list.sh), sourced with $SRC (the
+# tree) and $work (a folder of the caller's, mode 0755: Patchwork's user reads it) set:
 #   pw_missing               why Patchwork cannot run here (the tarball, Debian's Django
 #                            packages), or nothing: the caller skips and says it
 #   pw_unpack                unpacks it into $work/pw, owned by `nobody` when root (its user:

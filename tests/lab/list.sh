@@ -16,81 +16,55 @@ LIST_DIR=$LOOP_WORK/list
 LIST_PROJECT=demo
 LIST_ADDRESS=demo@lists.bootci.test
 list_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-list_python=/usr/bin/python3
-list_admin=$list_src/tests/aggregator/patchwork-admin.py
-list_tarball=$list_src/../shared/patchwork/patchwork-3.1.3.tar.xz
-list_pids=()
-
-list_run_as=()
-[ "$(id -u)" != 0 ] || list_run_as=(setpriv --reuid nobody --regid nogroup --clear-groups --)
-
-# list_port: a TCP port free on 127.0.0.1 right now (below the ephemeral range, as the master's)
-list_port() {
-	master_free_port
-}
+list_smtp_pid=
+# Patchwork's unpacking, user, start and stop, as the tests have them: in LIST_DIR/pw (it reads
+# SRC and work when its functions run).
+SRC=$list_src
+work=$LIST_DIR
+# shellcheck source=tests/aggregator/patchwork-lib.sh
+. "$list_src/tests/aggregator/patchwork-lib.sh"
 
 # list_listening PORT: something accepts connections on 127.0.0.1:PORT
 list_listening() {
 	(: >"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# list_wait TRIES COMMAND...: COMMAND every 0.2 s until it succeeds, at most TRIES times
-list_wait() {
-	local tries=$1
-	shift
-	while [ "$tries" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.2
-		tries=$((tries - 1))
-	done
-	return 1
-}
-
-# list_admin COMMAND ARGS...: patchwork-admin.py on this Patchwork, as its user
-list_admin() {
-	(cd "$LIST_DIR/patchwork" && "${list_run_as[@]}" env PYTHONDONTWRITEBYTECODE=1 \
-		PYTHONPATH="$LIST_DIR/patchwork:$LIST_DIR/patchwork/patchwork-3.1.3" \
-		DJANGO_SETTINGS_MODULE=bootci_pw_settings HOME="$LIST_DIR/patchwork" \
-		"$list_python" "$list_admin" "$1" "$LIST_DIR/patchwork" "${@:2}")
-}
-
 # list_start: Patchwork (a project `demo`, its maintainer `ci`) and the SMTP server, running
 list_start() {
-	local pw=$LIST_DIR/patchwork port tokens
-	[ -f "$list_tarball" ] || { echo "Patchwork's tarball is not at $list_tarball" >&2; return 1; }
+	local why tokens port tries=0
+	why=$(pw_missing)
+	[ -z "$why" ] || { echo "Patchwork cannot run here: $why" >&2; return 1; }
 	rm -rf "$LIST_DIR"
-	mkdir -p "$pw" "$LIST_DIR/smtp/received"
-	tar -xf "$list_tarball" -C "$pw"
-	[ "$(id -u)" != 0 ] || chown -R nobody:nogroup "$LIST_DIR"
-	list_admin settings || return 1
-	tokens=$(list_admin setup "$LIST_PROJECT" "${LIST_ADDRESS/@/.}") || return 1
+	mkdir -p "$LIST_DIR/smtp/received"
+	pw_unpack
+	admin settings || return 1
+	tokens=$(admin setup "$LIST_PROJECT" "${LIST_ADDRESS/@/.}") || return 1
 	LIST_PW_TOKEN=$LOOP_WORK/tokens/patchwork
 	mkdir -p "$(dirname "$LIST_PW_TOKEN")"
 	(umask 077 && printf '%s\n' "${tokens%% *}" >"$LIST_PW_TOKEN")
-	port=$(list_port)
-	LIST_PW_URL=http://127.0.0.1:$port
-	(cd "$pw" && exec "${list_run_as[@]}" env PYTHONDONTWRITEBYTECODE=1 \
-		PYTHONPATH="$pw:$pw/patchwork-3.1.3" DJANGO_SETTINGS_MODULE=bootci_pw_settings \
-		HOME="$pw" "$list_python" "$pw/patchwork-3.1.3/manage.py" runserver --noreload \
-		"127.0.0.1:$port") >>"$LIST_DIR/patchwork.log" 2>&1 &
-	list_pids+=($!)
-	if ! list_wait 150 curl -sf -o /dev/null "$LIST_PW_URL/api/1.2/"; then
-		echo "Patchwork did not answer on $LIST_PW_URL; its log:" >&2
-		tail -n 20 "$LIST_DIR/patchwork.log" >&2
+	if ! pw_run; then
+		echo "Patchwork did not answer on $pw_url; its log:" >&2
+		tail -n 20 "$work/patchwork.log" >&2
 		return 1
 	fi
-	port=$(list_port)
+	LIST_PW_URL=$pw_url
+	port=$(master_free_port)
 	# shellcheck disable=SC2034 # the caller uses it
 	LIST_SMTP_URL=smtp://127.0.0.1:$port
-	(cd "$LIST_DIR/smtp" && exec "${list_run_as[@]}" env PYTHONDONTWRITEBYTECODE=1 \
-		PYTHONPATH="$list_src/tests/aggregator" "$list_python" -m aiosmtpd -n \
+	[ "$(id -u)" != 0 ] || chown -R nobody:nogroup "$LIST_DIR/smtp"
+	(cd "$LIST_DIR/smtp" && exec "${run_as[@]}" env PYTHONDONTWRITEBYTECODE=1 \
+		PYTHONPATH="$list_src/tests/aggregator" "$python" -m aiosmtpd -n \
 		-l "127.0.0.1:$port" -c smtp_save.Save "$LIST_DIR/smtp") >>"$LIST_DIR/smtp.log" 2>&1 &
-	list_pids+=($!)
-	if ! list_wait 100 list_listening "$port"; then
-		echo "the SMTP server did not listen on 127.0.0.1:$port; its log:" >&2
-		tail -n 20 "$LIST_DIR/smtp.log" >&2
-		return 1
-	fi
+	list_smtp_pid=$!
+	until list_listening "$port"; do
+		tries=$((tries + 1))
+		if [ $tries -gt 100 ]; then
+			echo "the SMTP server did not listen on 127.0.0.1:$port; its log:" >&2
+			tail -n 20 "$LIST_DIR/smtp.log" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
 }
 
 # list_tree: the lab's kernel tree, one commit on master: the test image's recipe (its paths
@@ -119,7 +93,7 @@ list_mail_series() {
 	git -C "$LIST_TREE" -c user.name="$name" -c user.email="$email" format-patch -q \
 		--cover-letter --thread=shallow -n -o "$out" --to="$LIST_ADDRESS" \
 		--add-header="List-Id: <${LIST_ADDRESS/@/.}>" master
-	TITLE=$title "$list_python" - "$out"/*cover-letter.patch <<'PY'
+	TITLE=$title "$python" - "$out"/*cover-letter.patch <<'PY'
 import os, sys
 path, title = sys.argv[1], os.environ["TITLE"]
 text = open(path).read().replace("*** SUBJECT HERE ***", title, 1).replace("*** BLURB HERE ***", title + ".", 1)
@@ -130,13 +104,13 @@ PY
 		echo
 	done >"$LIST_DIR/series.mbox"
 	chmod 0644 "$LIST_DIR/series.mbox"
-	list_admin parse "$LIST_DIR/series.mbox"
+	admin parse "$LIST_DIR/series.mbox"
 }
 
 # list_checks SERIES: every check on SERIES's patches as Patchwork's REST API gives them, a
 # patch's subject then its checks: "    CONTEXT STATE: DESCRIPTION <TARGET_URL>"
 list_checks() {
-	"$list_python" - "$LIST_PW_URL" "$1" <<'PY'
+	"$python" - "$LIST_PW_URL" "$1" <<'PY'
 import json, sys, urllib.request
 base, series = sys.argv[1], sys.argv[2]
 get = lambda url: json.load(urllib.request.urlopen(url))
@@ -161,10 +135,10 @@ list_leftovers() {
 
 # list_stop: Patchwork and the SMTP server stopped
 list_stop() {
-	local pid
-	for pid in "${list_pids[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	list_pids=()
+	[ -z "${pw_pid:-}" ] || pw_stop || true
+	if [ -n "$list_smtp_pid" ]; then
+		kill -TERM "$list_smtp_pid" 2>/dev/null || true
+		wait "$list_smtp_pid" 2>/dev/null || true
+		list_smtp_pid=
+	fi
 }
