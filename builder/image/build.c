@@ -10,7 +10,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +281,31 @@ out:
 	return ret;
 }
 
+/*
+ * Whether @manifest would be written inside @out (or a folder of it): the
+ * build replaces that folder whole at its end, and a manifest staged there
+ * would go with the old folder. Only paths that exist are compared.
+ */
+static bool manifest_inside_out(const char *manifest, const char *out)
+{
+	char *copy = strdup(manifest), *dir = NULL, *real_out = NULL;
+	bool inside = false;
+	size_t n;
+
+	if (!copy)
+		return false;
+	dir = realpath(dirname(copy), NULL);
+	real_out = realpath(out, NULL);
+	if (dir && real_out) {
+		n = strlen(real_out);
+		inside = !strncmp(dir, real_out, n) && (dir[n] == '\0' || dir[n] == '/');
+	}
+	free(real_out);
+	free(dir);
+	free(copy);
+	return inside;
+}
+
 int builder_image_build(struct builder_image_options *o, char *err, size_t err_size)
 {
 	struct image_build b = { .o = o, .r = o->recipe, .err = err, .err_size = err_size };
@@ -287,6 +314,11 @@ int builder_image_build(struct builder_image_options *o, char *err, size_t err_s
 
 	if (o->recipe->kind == BUILDER_IMAGE_KNOWN_GOOD && (o->igt || o->testlist)) {
 		bci_message(err, err_size, "the known-good image runs no tests: --igt and --testlist are for test images");
+		return -EINVAL;
+	}
+	if (o->manifest && manifest_inside_out(o->manifest, o->out)) {
+		bci_message(err, err_size, "--manifest %s is inside --out %s, which the build replaces"
+			    " whole: write it beside the folder, then move it in", o->manifest, o->out);
 		return -EINVAL;
 	}
 	if (asprintf(&b.tmp, "%s.tmp.XXXXXX", o->out) < 0)

@@ -146,6 +146,16 @@ fails "known-good: bad value in the packed executor.conf" \
 	"$work/conf.spec:1: /etc/bootci/executor.conf: $work/executor.conf:1: on_finish: 'halt' is not one of reboot|poweroff" \
 	known-good --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot"
 
+# A manifest asked inside the output folder, which the build replaces whole, is refused first.
+good_recipe
+rm -rf "$work/out" && mkdir "$work/out" && echo previous >"$work/out/marker"
+"$builder" test-image --recipe "$work/r.conf" --vmlinuz "$vmlinuz" --modules "$kroot" --out "$work/out" \
+	--manifest "$work/out/manifest" >"$work/stdout" 2>"$work/stderr"
+status=$?
+check "a manifest inside --out is refused, named, nothing changed" \
+	test "$status" != 0 -a "$(ls -A "$work/out")" = marker -a -z "$(compgen -G "$work/out.tmp.*")"
+check "... saying why" grep -qF -- "--manifest $work/out/manifest is inside --out $work/out, which the build replaces whole" "$work/stderr"
+
 # A good build replaces the previous folder whole.
 good_recipe
 rm -rf "$work/out" && mkdir "$work/out" && echo previous >"$work/out/marker"
