@@ -1426,6 +1426,58 @@ static void test_tags_sync(void **state)
 	expect_in(f->log_text, "tagged: tag gen12 no longer in the inventory: removed");
 }
 
+static const char *group_of(struct fixture *f, const char *machine)
+{
+	static char group[129];
+
+	assert_true(bci_store_machine_group(f->store, machine, group, sizeof(group), f->err,
+					    sizeof(f->err)) >= 0);
+	return group;
+}
+
+/* The inventory's shard groups reach the store's machines; one it drops goes, a person's stays. */
+static void test_groups_sync(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_inventory *before;
+
+	inventory_set(f, "[machine by-hand]\nmac = 52:54:00:00:00:09\nshard-group = h\n");
+	assert_int_equal(bci_schedule_tags_sync(&f->s, NULL, f->err, sizeof(f->err)), 0);
+	assert_string_equal(group_of(f, "grp-a"), "g");
+	assert_string_equal(group_of(f, "grp-b"), "g");
+	assert_string_equal(group_of(f, "solo"), "");
+	assert_string_equal(group_of(f, "by-hand"), "h");
+	/* A person moves by-hand to group p: not the inventory's to undo. */
+	assert_int_equal(bci_store_machine_group_set(f->store, "by-hand", "p", f->err,
+						     sizeof(f->err)), 0);
+	before = f->inv;
+	f->inv = NULL;
+	/* grp-b leaves the group, by-hand's group is gone from the inventory, solo joins one. */
+	inventory_set(f, "[machine by-hand]\nmac = 52:54:00:00:00:09\n");
+	{
+		struct bci_inventory_machine *m;
+
+		for (size_t i = 0; i < f->inv->machine_count; i++) {
+			m = &f->inv->machines[i];
+			if (!strcmp(m->name, "grp-b")) {
+				free(m->shard_group);
+				m->shard_group = NULL;
+			} else if (!strcmp(m->name, "solo")) {
+				m->shard_group = strdup("s");
+				assert_non_null(m->shard_group);
+			}
+		}
+	}
+	assert_int_equal(bci_schedule_tags_sync(&f->s, before, f->err, sizeof(f->err)), 0);
+	bci_inventory_free(before);
+	assert_string_equal(group_of(f, "grp-a"), "g");
+	assert_string_equal(group_of(f, "grp-b"), "");
+	assert_string_equal(group_of(f, "solo"), "s");
+	assert_string_equal(group_of(f, "by-hand"), "p");
+	fflush(f->s.log);
+	expect_in(f->log_text, "grp-b: shard group g no longer in the inventory: removed");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1450,6 +1502,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_bmc_fault_then_return, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tags_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_groups_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_ingested, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redeploy_by_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redeploy_gives_up, setup, teardown),
