@@ -734,6 +734,35 @@ static void test_report_judge(void **state)
 						   sizeof(f->err)), 1);
 }
 
+/*
+ * The gate counts a test's baseline on the machine's whole shard group
+ * (issue 37): a flake that failed on grp-b in the base build holds no full
+ * tier when it fails on grp-a, whose own base run passed it; out of the
+ * group, grp-a's own baseline holds it.
+ */
+static void test_report_judge_group(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_store_build base = { .name = "base", .tree = "drm-tip", .commit = "a",
+					.tier = "fast", .registered = T0 - 100 };
+	struct bci_store_build series = { .name = "series", .tree = "drm-tip", .commit = "b",
+					  .tier = "fast", .base = "base", .registered = T0 };
+
+	assert_int_equal(bci_store_build_put(f->store, &base, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &series, f->err, sizeof(f->err)), 0);
+	/* The inventory's shard group (g) reaches the store's machines. */
+	assert_int_equal(bci_schedule_tags_sync(&f->s, NULL, f->err, sizeof(f->err)), 0);
+	run_with_build(f, "grp-a", "base-fast", "base", "igt@t@flake", "pass");
+	run_with_build(f, "grp-b", "base-fast", "base", "igt@t@flake", "fail");
+	run_with_build(f, "grp-a", "series-fast", "series", "igt@t@flake", "fail");
+	assert_int_equal(bci_schedule_judge_report(f->store, "series", f->dir, f->err,
+						   sizeof(f->err)), 0);
+	assert_int_equal(bci_store_machine_group_set(f->store, "grp-a", NULL, f->err,
+						     sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_judge_report(f->store, "series", f->dir, f->err,
+						   sizeof(f->err)), 1);
+}
+
 static int file_print(const struct bci_store_build_file *file, void *ctx)
 {
 	char *out = ctx;
@@ -1497,6 +1526,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fast_gates_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tree_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_judge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_judge_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_known_good_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_actions_told, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),

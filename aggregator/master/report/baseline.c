@@ -2,13 +2,15 @@
 /*
  * A machine of the build read from the store (compare.h): its results in
  * the build and in its baseline into cells by test number, the baseline
- * chosen as report.h says (the machine's runs of builds on the base tree,
- * registered no later than the build, the last @window of them), its tags,
- * and a test's logs when a known-issue filter reads them.
+ * chosen as report.h says (the runs of builds on the base tree, registered
+ * no later than the build, the last @window of them, on the machine and on
+ * each other machine of its shard group), its tags, and a test's logs when
+ * a known-issue filter reads them.
  */
 #include "compare.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,6 +61,7 @@ void compare_release(struct compare *c)
 void compare_machine_release(struct compare_machine *machine)
 {
 	compare_runs_release(&machine->baseline);
+	compare_runs_release(&machine->group_baseline);
 	bci_strv_free(&machine->tags);
 }
 
@@ -127,7 +130,18 @@ static int build_result(const struct bci_store_result *result, void *ctx)
 	return 0;
 }
 
-/* A baseline's result, its runs read oldest first: the latest status that is not notrun. */
+/* report.h's "failing" statuses: all but pass, skip and notrun. */
+static bool status_failing(int status)
+{
+	return status != BCI_STATUS_PASS && status != BCI_STATUS_SKIP &&
+	       status != BCI_STATUS_NOTRUN;
+}
+
+/*
+ * A baseline's result, its runs read oldest first (the group's other
+ * machines' before the machine's own): the latest status that is not
+ * notrun, every status seen, the runs that ran the test and failed it.
+ */
 static int baseline_result(const struct bci_store_result *result, void *ctx)
 {
 	struct results_ctx *c = ctx;
@@ -143,6 +157,8 @@ static int baseline_result(const struct bci_store_result *result, void *ctx)
 	}
 	slot->status = status;
 	slot->seen |= 1u << status;
+	slot->runs++;
+	slot->failed += status_failing(status);
 	return 0;
 }
 
@@ -207,24 +223,73 @@ static int baseline_run(const struct bci_store_run *run, void *ctx)
 	return *on_base ? compare_runs_push(b->runs, run) : 0;
 }
 
-/* The machine's baseline runs: of builds in the baseline, the last @window (ingest order). */
-static int baseline_runs(struct compare *c, struct compare_machine *machine)
+/*
+ * @machine's baseline runs appended to @runs: of builds in the baseline,
+ * the last @window (ingest order).
+ */
+static int baseline_runs(struct compare *c, const char *machine, struct compare_runs *runs)
 {
-	struct compare_runs *baseline = &machine->baseline;
-	struct baseline_ctx ctx = { .c = c, .runs = baseline };
-	size_t window = (size_t)c->options->window;
-	int ret = bci_store_runs_each(c->store, machine->name, baseline_run, &ctx, c->err,
-				      c->err_size);
+	struct baseline_ctx ctx = { .c = c, .runs = runs };
+	size_t window = (size_t)c->options->window, start = runs->n;
+	int ret = bci_store_runs_each(c->store, machine, baseline_run, &ctx, c->err, c->err_size);
 
-	if (ret >= 0 && baseline->n > window) {
-		size_t drop = baseline->n - window;
+	if (ret >= 0 && runs->n - start > window) {
+		size_t drop = runs->n - start - window;
 
-		for (size_t i = 0; i < drop; i++) {
-			free(baseline->v[i].machine);
-			free(baseline->v[i].run_id);
+		for (size_t i = start; i < start + drop; i++) {
+			free(runs->v[i].machine);
+			free(runs->v[i].run_id);
 		}
-		memmove(baseline->v, baseline->v + drop, window * sizeof(*baseline->v));
-		baseline->n = window;
+		memmove(runs->v + start, runs->v + start + drop, window * sizeof(*runs->v));
+		runs->n = start + window;
+	}
+	return ret;
+}
+
+/* The group's other machines, by name. */
+struct group_ctx {
+	const struct compare_machine *machine;
+	struct bci_strv others;
+};
+
+static int group_machine_add(const char *name, void *ctx)
+{
+	struct group_ctx *g = ctx;
+
+	return strcmp(name, g->machine->name) ? bci_strv_add(&g->others, name) : 0;
+}
+
+/*
+ * The machine's shard group, and the baseline runs of the group's other
+ * machines (each's own window), into @machine. A second statement is never
+ * run while one's rows are read: the names are gathered first.
+ */
+static int group_baseline_runs(struct compare *c, struct compare_machine *machine)
+{
+	struct group_ctx g = { .machine = machine };
+	int ret = bci_store_machine_group(c->store, machine->name, machine->group,
+					  sizeof(machine->group), c->err, c->err_size);
+
+	if (ret <= 0)
+		return ret;
+	ret = bci_store_group_machines_each(c->store, machine->group, group_machine_add, &g, c->err,
+					    c->err_size);
+	for (size_t i = 0; i < g.others.count && ret >= 0; i++)
+		ret = baseline_runs(c, g.others.items[i], &machine->group_baseline);
+	bci_strv_free(&g.others);
+	return ret;
+}
+
+/* The results of @runs into the baseline's cells. */
+static int baseline_read(struct compare *c, const struct compare_runs *runs)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < runs->n && ret >= 0; i++) {
+		struct results_ctx r = { .tests = &c->tests, .cells = &c->before };
+
+		ret = bci_store_results_each_brief(c->store, runs->v[i].key, baseline_result, &r,
+						   c->err, c->err_size);
 	}
 	return ret;
 }
@@ -250,13 +315,14 @@ int compare_machine_read(struct compare *c, struct compare_machine *machine)
 						   c->err, c->err_size);
 	}
 	if (ret >= 0)
-		ret = baseline_runs(c, machine);
-	for (size_t i = 0; i < machine->baseline.n && ret >= 0; i++) {
-		struct results_ctx r = { .tests = &c->tests, .cells = &c->before };
-
-		ret = bci_store_results_each_brief(c->store, machine->baseline.v[i].key,
-						   baseline_result, &r, c->err, c->err_size);
-	}
+		ret = baseline_runs(c, machine->name, &machine->baseline);
+	if (ret >= 0)
+		ret = group_baseline_runs(c, machine);
+	/* The group's first, so that a test the machine ran is measured from its own latest status. */
+	if (ret >= 0)
+		ret = baseline_read(c, &machine->group_baseline);
+	if (ret >= 0)
+		ret = baseline_read(c, &machine->baseline);
 	if (ret >= 0)
 		ret = bci_store_machine_tags(c->store, machine->name, tag_add, &machine->tags, c->err,
 					     c->err_size);

@@ -67,6 +67,7 @@ static void judgements_free(struct bci_report *r)
 		free(r->changes[i].test);
 		free(r->changes[i].machine);
 		free(r->changes[i].run_id);
+		free(r->changes[i].group);
 	}
 	free(r->changes);
 	for (size_t i = 0; i < r->n_suspend; i++)
