@@ -163,9 +163,12 @@ static int half_merge(struct bci_report *r, struct half *h)
 	if (!suspend)
 		return -ENOMEM;
 	r->suspend = suspend;
-	memcpy(r->changes + r->n_changes, p->changes, p->n_changes * sizeof(*changes));
+	/* A half without changes or latencies has NULL arrays, which memcpy may not be given. */
+	if (p->n_changes)
+		memcpy(r->changes + r->n_changes, p->changes, p->n_changes * sizeof(*changes));
 	r->n_changes += p->n_changes;
-	memcpy(r->suspend + r->n_suspend, p->suspend, p->n_suspend * sizeof(*suspend));
+	if (p->n_suspend)
+		memcpy(r->suspend + r->n_suspend, p->suspend, p->n_suspend * sizeof(*suspend));
 	r->n_suspend += p->n_suspend;
 	free(p->changes);
 	free(p->suspend);
