@@ -19,9 +19,10 @@
  *
  * Memory: one machine at a time. Each test name is given a number once per
  * thread (name_numbers.h); a machine's build results and baseline are two
- * arrays of cells by that number (10k tests: well under a few MiB). A
- * machine of a shard group reads its group's baseline runs too: a group of
- * N machines costs N times the baseline's reading, once per machine.
+ * arrays of cells by that number (10k tests: well under a few MiB). A shard
+ * group's baseline is read once a thread, when its first machine is
+ * judged, and kept for the others: its cells and a byte per test for each
+ * of its machines.
  */
 #ifndef BCI_REPORT_COMPARE_H
 #define BCI_REPORT_COMPARE_H
@@ -87,6 +88,22 @@ struct compare {
 	signed char *on_base;			/* by number: 1 in a baseline, 0 not, -1 not asked */
 	size_t on_base_cap;
 	struct compare_cells now, before;	/* the machine's: the build, its baseline */
+	struct compare_group *groups;		/* the shard groups read so far */
+	size_t n_groups;
+};
+
+/*
+ * A shard group's baseline (baseline.c): every run of each of its machines'
+ * windows counted into @cells (seen, runs and failed over them all; status
+ * the latest of the last machine that ran the test), and each machine's own
+ * latest status by test number, -1 where it has none.
+ */
+struct compare_group {
+	char name[BCI_MANIFEST_WORD_MAX + 1];
+	struct bci_strv machines;		/* by name */
+	struct compare_cells cells;
+	signed char **latest;			/* by machine: statuses by test number */
+	size_t *latest_n;			/* by machine: how many tests its row holds */
 };
 
 /* What @c keeps between machines, let go (the store, the report and the options are the caller's). */
@@ -99,8 +116,6 @@ struct compare_machine {
 	size_t first, end;			/* this machine's stretch of them */
 	struct compare_runs baseline;		/* its baseline runs, oldest first, at most the window */
 	char group[BCI_MANIFEST_WORD_MAX + 1];	/* its shard group, "" when it has none */
-	/* The baseline runs of the other machines of its group, each's at most the window. */
-	struct compare_runs group_baseline;
 	struct bci_strv tags;			/* its tags, for the filters */
 };
 
@@ -108,9 +123,10 @@ struct compare_machine {
 
 /*
  * @machine's results in the build into @c->now (a later run of the machine
- * replacing an earlier one's), its baseline's and its shard group's into
- * @c->before, its group, baseline runs and tags into @machine (name,
- * build_runs, first and end set by the caller). -EPROTO for a stored result of an unknown status (no message:
+ * replacing an earlier one's), its baseline's (its shard group's when it
+ * has one: its group's counts, its own latest status) into @c->before, its
+ * group, baseline runs and tags into @machine (name, build_runs, first and
+ * end set by the caller). -EPROTO for a stored result of an unknown status (no message:
  * the caller names the machine), the store's errors, -ENOMEM.
  */
 int compare_machine_read(struct compare *c, struct compare_machine *machine);
