@@ -1011,6 +1011,9 @@ static void test_report_group_baseline(void **state)
 					      " (flaky: failed 1 of 5 runs on solo)\n"));
 		assert_non_null(strstr(text, "\n  * igt@t@flake:\n    - dup-4, solo: [PASS] -> [FAIL]\n"));
 		assert_int_equal(occurrences(text, "igt@t@flake:"), 2);
+		assert_int_equal(r->grouped, 3);
+		assert_non_null(strstr(text, "\nBaseline: the last 5 runs of drm-tip on each machine and on"
+					     " the others of its\n  shard group (base build drm-tip-5)\n"));
 		free(text);
 		bci_report_free(r);
 	}
@@ -1035,6 +1038,7 @@ static void test_report_group_baseline(void **state)
 	history_expect(r, "igt@t@flake", "dup-2", 10, 2, "tgl-dup");
 	change_expect(r, "igt@t@peer-only", "dup-1", BCI_STATUS_NOTRUN, BCI_STATUS_FAIL,
 		      BCI_VERDICT_NEW);
+	assert_int_equal(r->grouped, 2);
 	bci_report_free(r);
 }
 
@@ -1055,6 +1059,8 @@ static void test_mbox_bare(void **state)
 	(void)state;
 	text = reply_text(&r, &o);
 	assert_true(starts_with(text, "From bootci Thu Jan  1 00:00:00 1970\nFrom: "));
+	/* No machine in a shard group: the baseline is each machine's own. */
+	assert_non_null(strstr(text, "\nBaseline: the last 1 runs of t on each machine\n"));
 	free(text);
 	o.bare = true;
 	text = reply_text(&r, &o);

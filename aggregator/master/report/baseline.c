@@ -426,8 +426,10 @@ int compare_machine_read(struct compare *c, struct compare_machine *machine)
 	if (ret >= 0)
 		ret = bci_store_machine_group(c->store, machine->name, machine->group,
 					      sizeof(machine->group), c->err, c->err_size);
-	if (ret > 0)
+	if (ret > 0) {
+		c->report->grouped++;
 		ret = group_baseline(c, machine);
+	}
 	else if (ret == 0)
 		ret = baseline_read(c, &machine->baseline, &c->before);
 	if (ret >= 0)

@@ -499,9 +499,9 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 	body_printf(&b, "Series: %s\n", title);
 	body_printf(&b, "Build: %s (tree %s, commit %s, %s tier)\n", r->build, r->tree ? r->tree : "?",
 		    r->commit ? r->commit : "?", r->tier ? r->tier : "?");
-	body_printf(&b, "Baseline: the last %d runs of %s on each machine and on the others of its\n"
-		    "  shard group%s%s%s\n", r->window, r->base_tree, r->base ? " (base build " : "",
-		    r->base ? r->base : "", r->base ? ")" : "");
+	body_printf(&b, "Baseline: the last %d runs of %s on each machine%s%s%s%s\n", r->window,
+		    r->base_tree, r->grouped ? " and on the others of its\n  shard group" : "",
+		    r->base ? " (base build " : "", r->base ? r->base : "", r->base ? ")" : "");
 	if (url)
 		body_printf(&b, "Matrix: %s\n", matrix.data);
 	body_printf(&b, "\n== Summary ==\n\n  **%s**\n\n", failed ? "FAILURE" : "SUCCESS");

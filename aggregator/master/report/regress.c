@@ -178,6 +178,7 @@ static int half_merge(struct bci_report *r, struct half *h)
 	for (size_t i = 0; i < sizeof(r->counts) / sizeof(r->counts[0]); i++)
 		r->counts[i] += p->counts[i];
 	r->results += p->results;
+	r->grouped += p->grouped;
 	return 0;
 }
 

@@ -177,6 +177,7 @@ struct bci_report {
 	char *build, *tree, *commit, *tier, *base, *base_tree, *series_title, *message_id;
 	int window;
 	int machines;			/* machines that ran the build */
+	int grouped;			/* those of them in a shard group */
 	long results;			/* results compared */
 	long counts[BCI_VERDICT_NOT_RUN + 1];
 	struct bci_report_change *changes;	/* sorted by verdict, test, machine */
