@@ -395,7 +395,7 @@ static int group_baseline(struct compare *c, const struct compare_machine *machi
 		return -ENOMEM;
 	if (g->cells.n)
 		memcpy(c->before.v, g->cells.v, g->cells.n * sizeof(*g->cells.v));
-	for (size_t i = 0; k < g->machines.count && i < g->latest_n[k]; i++)
+	for (size_t i = 0; k < g->machines.count && i < g->latest_n[k] && i < c->before.n; i++)
 		if (g->latest[k][i] >= 0 && g->latest[k][i] != BCI_STATUS_NOTRUN)
 			c->before.v[i].status = g->latest[k][i];
 	return 0;
