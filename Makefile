@@ -122,6 +122,7 @@ bench: all
 	@tests/bench/builder-vs-dracut.sh $(BUILD)
 	@tests/bench/ingest-vs-tar.sh $(BUILD)
 	@tests/bench/report-vs-piglit.sh $(BUILD)
+	@tests/bench/report-noise.py $(BUILD)
 	@tests/bench/upload-throughput $(BUILD)
 	@tests/bench/serve-upload.sh $(BUILD)
 	@tests/bench/resultgen-binaries.sh $(BUILD)

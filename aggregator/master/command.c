@@ -30,9 +30,11 @@ static const struct usage {
 	  "      [--series-title TITLE] [--message-id ID] [--registered UNIX] | build show NAME\n"
 	  "      register a build (or change it) that runs name with `ingest --build`\n" },
 	{ "machine",
-	  "machine tag|untag NAME TAG... | machine tags NAME | machine refused [NAME] [--json]\n"
-	  "      a machine's tags (platform, shard group) that known-issue filters name; the uploads\n"
-	  "      serve refused\n" },
+	  "machine tag|untag NAME TAG... | machine tags NAME | machine group NAME [GROUP] |\n"
+	  "        machine ungroup NAME | machine refused [NAME] [--json]\n"
+	  "      a machine's tags (platform) that known-issue filters name; its shard group,\n"
+	  "      whose machines' runs the report's baseline counts together; the uploads serve\n"
+	  "      refused\n" },
 	{ "report",
 	  "report --build NAME [--store URL] [--data DIR] [--filters FILE] [--window N]\n"
 	  "       [--mbox FILE|-] [--send --to ADDR] [--from ADDR] [--url BASE] [--fold N]\n"

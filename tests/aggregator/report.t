@@ -17,7 +17,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 data=$work/data
 export BOOTCI_DATA=$data
-plan 39
+plan 40
 
 agg() { "$aggregator" "$@" >>"$work/log" 2>&1; }
 
@@ -46,19 +46,26 @@ agg machine tag lab-1 tgl shard-a
 check "machine tag: exit 0" test $? = 0
 "$aggregator" machine tags lab-1 >"$work/tags.out" 2>&1
 check "machine tags lists both" test "$(tr '\n' ' ' <"$work/tags.out")" = "shard-a tgl "
+# lab-1 and lab-2 are duplicates: one shard group, whose runs the baseline counts together.
+agg machine group lab-1 shard-a
+agg machine group lab-2 shard-a
+check "machine group: lab-1 is in shard-a" test "$("$aggregator" machine group lab-1 2>&1)" = shard-a
 
-# Three drm-tip runs per machine: gem@flaky failed once (drm-tip-2).
+# Three drm-tip runs per machine: gem@flaky failed once on each (drm-tip-2), gem@dup-flake
+# once on lab-2 only (drm-tip-1): flaky on lab-1 too, through its shard group.
 for m in lab-1 lab-2; do
 	for i in 1 2 3; do
-		flaky=pass
+		flaky=pass dup_flake=pass
 		[ "$i" = 2 ] && flaky=fail
+		[ "$i" = 1 ] && [ "$m" = lab-2 ] && dup_flake=fail
 		"$gen" "$work/runs/$m-tip-$i" kms_flip@basic=pass gem@flaky=$flaky gem@fixed=fail \
-			gem_exec_whisper@a=pass gem_exec_whisper@b=pass gem_exec_whisper@c=pass gem@hang=pass
+			gem_exec_whisper@a=pass gem_exec_whisper@b=pass gem_exec_whisper@c=pass gem@hang=pass \
+			gem@dup-flake=$dup_flake
 		agg ingest --machine "$m" --build "drm-tip-$i" "$work/runs/$m-tip-$i"
 	done
 	"$gen" "$work/runs/$m-series" kms_flip@basic=dmesg-warn gem@flaky=fail gem@fixed=pass \
 		gem_exec_whisper@a=dmesg-warn gem_exec_whisper@b=dmesg-warn gem_exec_whisper@c=dmesg-warn \
-		'gem@hang=pass:i915 0000:00:02.0: GPU HANG: ecode 9:0:0x00000000'
+		'gem@hang=pass:i915 0000:00:02.0: GPU HANG: ecode 9:0:0x00000000' gem@dup-flake=fail
 	agg ingest --machine "$m" --build series-1 "$work/runs/$m-series"
 done
 check "eight generated runs ingested" \
@@ -80,8 +87,8 @@ KNOWN
 	>"$work/report.out" 2>&1
 status=$?
 check "report --mbox: exit 0" test "$status" = 0
-check "it sums up: 5 possible new issues, 5 known, 2 flaky, 2 fixed" \
-	grep -q 'FAILURE: 5 possible new issues, 5 known, 2 flaky, 2 fixed' "$work/report.out"
+check "it sums up: 5 possible new issues, 5 known, 4 flaky, 2 fixed" \
+	grep -q 'FAILURE: 5 possible new issues, 5 known, 4 flaky, 2 fixed' "$work/report.out"
 
 # Python's email package, as a mail client reads it.
 python3 - "$work/reply.mbox" "$title" >"$work/python.out" 2>&1 <<'PY'
@@ -127,6 +134,11 @@ want("  * igt@gem@hang:\n    - lab-1, lab-2: [PASS] -> [DMESG-WARN] (https://bug
 want("igt@gem@hang" not in new_part, "known hang listed as new")
 flaky = body.find("== Flaky tests ==")
 want(flaky > known and "igt@gem@flaky" in body[flaky:] and "igt@gem@flaky" not in new_part, "flaky")
+# A flake is flaky with its failures over the shard group's baseline (3 runs on each machine).
+want("  * igt@gem@flaky:\n    - lab-1, lab-2: [PASS] -> [FAIL] (flaky: failed 2 of 6 runs on shard-a)\n"
+     in body[flaky:], "flaky's rate")
+want("  * igt@gem@dup-flake:\n    - lab-1, lab-2: [PASS] -> [FAIL] (flaky: failed 1 of 6 runs on shard-a)\n"
+     in body[flaky:] and "igt@gem@dup-flake" not in new_part, "a flake seen only on lab-2 is flaky on lab-1")
 fixed = body.find("== Fixed tests ==")
 want(fixed > 0 and "  * igt@gem@fixed:\n    - lab-1, lab-2: [FAIL] -> [PASS]\n" in body[fixed:], "fixed")
 want("Test matrix: https://ci.example/builds/series-1\n" in body, "matrix link")

@@ -6,7 +6,8 @@
  * every refusal with its line), and a build's report on a real SQLite store
  * (or the PostgreSQL database in BOOTCI_TEST_STORE_URL) filled through the
  * store's interface: baseline from the base tree only and only up to the
- * build, the baseline window, flaky tests, known issues by machine tag and
+ * build, the baseline window, flaky tests (on the machine's shard group's
+ * runs too, with their rate in the reply), known issues by machine tag and
  * status, fixed tests, warnings, new tests, suspend latency against the
  * baseline's spread, and the reply's subject encoding and refusals, its
  * grouping (a test once, its machines beneath, many subtests folded) and its
@@ -884,6 +885,163 @@ static void test_mbox_grouping(void **state)
 	free(text);
 }
 
+/*
+ * The issue's noise: dup-1, dup-2 and dup-3 are one shard group (tgl-dup),
+ * dup-4 is alone in group "other", solo is in none. Each ran five drm-tip
+ * builds, then dup-1, dup-2, dup-4 and solo ran the series. igt@t@flake
+ * failed on dup-2 in drm-tip-3 and on dup-3 in drm-tip-5, never on dup-1,
+ * dup-4 or solo; igt@t@solo-flake failed on solo in drm-tip-2; dup-1 always
+ * skipped igt@t@own (its duplicates passed it) and never ran igt@t@peer-only.
+ */
+static void group_fill(struct fixture *f)
+{
+	static const char *const machines[] = { "dup-1", "dup-2", "dup-3", "dup-4", "solo" };
+	static const char *const groups[] = { "tgl-dup", "tgl-dup", "tgl-dup", "other", NULL };
+	char name[32], results[512];
+
+	for (int i = 1; i <= 5; i++) {
+		snprintf(name, sizeof(name), "drm-tip-%d", i);
+		build_add(f, name, "drm-tip", NULL, 1000 + i);
+	}
+	build_add(f, "series-1", "patchwork", "drm-tip-5", 2000);
+	for (int m = 0; m < 5; m++) {
+		if (groups[m] && bci_store_machine_group_set(f->store, machines[m], groups[m], f->err,
+							      sizeof(f->err)) < 0)
+			fail_msg("%s", f->err);
+		for (int i = 1; i <= 5; i++) {
+			bool flake = (m == 1 && i == 3) || (m == 2 && i == 5);
+
+			snprintf(name, sizeof(name), "drm-tip-%d", i);
+			snprintf(results, sizeof(results),
+				 "igt@t@flake=%s igt@t@stable=pass igt@t@own=%s igt@t@solo-flake=%s%s",
+				 flake ? "fail" : "pass", m == 0 ? "skip" : "pass",
+				 m == 4 && i == 2 ? "fail" : "pass", m ? " igt@t@peer-only=pass" : "");
+			run_add(f, machines[m], name, results, NULL);
+		}
+	}
+	run_add(f, "dup-1", "series-1",
+		"igt@t@flake=fail igt@t@stable=fail igt@t@own=pass igt@t@peer-only=fail"
+		" igt@t@solo-flake=pass", NULL);
+	run_add(f, "dup-2", "series-1",
+		"igt@t@flake=fail igt@t@stable=pass igt@t@own=pass igt@t@peer-only=pass"
+		" igt@t@solo-flake=pass", NULL);
+	run_add(f, "dup-4", "series-1", "igt@t@flake=fail igt@t@stable=pass", NULL);
+	run_add(f, "solo", "series-1", "igt@t@flake=fail igt@t@solo-flake=fail", NULL);
+}
+
+/* @test's change on @machine, and what it says of the baseline: @runs, @failed, @group. */
+static void history_expect(const struct bci_report *r, const char *test, const char *machine,
+			   unsigned runs, unsigned failed, const char *group)
+{
+	const struct bci_report_change *c = change_find(r, test, machine);
+
+	assert_non_null(c);
+	if (c->baseline_runs != runs || c->baseline_failed != failed)
+		fail_msg("%s on %s: failed %u of %u runs, expected %u of %u", test, machine,
+			 c->baseline_failed, c->baseline_runs, failed, runs);
+	if (group)
+		assert_string_equal(c->group, group);
+	else
+		assert_null(c->group);
+}
+
+static void group_report_check(const struct bci_report *r)
+{
+	/* Failed on two of dup-1's duplicates in the window: flaky, 2 of the group's 15 runs. */
+	change_expect(r, "igt@t@flake", "dup-1", BCI_STATUS_PASS, BCI_STATUS_FAIL, BCI_VERDICT_FLAKY);
+	history_expect(r, "igt@t@flake", "dup-1", 15, 2, "tgl-dup");
+	change_expect(r, "igt@t@flake", "dup-2", BCI_STATUS_PASS, BCI_STATUS_FAIL, BCI_VERDICT_FLAKY);
+	history_expect(r, "igt@t@flake", "dup-2", 15, 2, "tgl-dup");
+	/* Another group's and no group's baseline: their own machines', where it always passed. */
+	change_expect(r, "igt@t@flake", "dup-4", BCI_STATUS_PASS, BCI_STATUS_FAIL, BCI_VERDICT_NEW);
+	history_expect(r, "igt@t@flake", "dup-4", 5, 0, "other");
+	change_expect(r, "igt@t@flake", "solo", BCI_STATUS_PASS, BCI_STATUS_FAIL, BCI_VERDICT_NEW);
+	history_expect(r, "igt@t@flake", "solo", 5, 0, NULL);
+	change_expect(r, "igt@t@solo-flake", "solo", BCI_STATUS_PASS, BCI_STATUS_FAIL,
+		      BCI_VERDICT_FLAKY);
+	history_expect(r, "igt@t@solo-flake", "solo", 5, 1, NULL);
+	/* Stable on the whole group: a possible new issue. */
+	change_expect(r, "igt@t@stable", "dup-1", BCI_STATUS_PASS, BCI_STATUS_FAIL, BCI_VERDICT_NEW);
+	history_expect(r, "igt@t@stable", "dup-1", 15, 0, "tgl-dup");
+	/* Measured from the machine's own latest status, not its duplicates'. */
+	change_expect(r, "igt@t@own", "dup-1", BCI_STATUS_SKIP, BCI_STATUS_PASS, BCI_VERDICT_FIXED);
+	assert_null(change_find(r, "igt@t@own", "dup-2"));
+	/* Never run on dup-1: measured from its group's. */
+	change_expect(r, "igt@t@peer-only", "dup-1", BCI_STATUS_PASS, BCI_STATUS_FAIL,
+		      BCI_VERDICT_NEW);
+	history_expect(r, "igt@t@peer-only", "dup-1", 10, 0, "tgl-dup");
+	assert_int_equal(r->counts[BCI_VERDICT_FLAKY], 3);
+	assert_int_equal(r->counts[BCI_VERDICT_NEW], 4);
+}
+
+/*
+ * A test's baseline counts its runs on every machine of the machine's shard
+ * group (issue 37): a flake the machine's own window happened not to show
+ * is flaky, with its rate over the group, in the reply's flaky section.
+ */
+static void test_report_group_baseline(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_report_options options = { .window = 5 };
+	struct bci_mbox_options o = { .date = 0 };
+	struct bci_report *r;
+	char *text, *flaky, *fixed;
+
+	group_fill(f);
+	for (int threads = 1; threads <= 2; threads++) {
+		options.threads = threads;
+		options.store_url = threads > 1 ? f->url : NULL;
+		if (bci_report_build(f->store, "series-1", &options, &r, f->err, sizeof(f->err)) < 0)
+			fail_msg("%s", f->err);
+		group_report_check(r);
+		if (threads > 1) {
+			bci_report_free(r);
+			break;
+		}
+		/* The reply names the flakes in its flaky section with their rate, never as new. */
+		text = reply_text(r, &o);
+		flaky = strstr(text, "== Flaky tests ==");
+		fixed = strstr(text, "== Fixed tests ==");
+		assert_non_null(flaky);
+		assert_non_null(fixed);
+		*fixed = '\0';
+		assert_non_null(strstr(flaky, "\n  * igt@t@flake:\n    - dup-1, dup-2: [PASS] -> [FAIL]"
+					      " (flaky: failed 2 of 15 runs on tgl-dup)\n"));
+		assert_non_null(strstr(flaky, "\n  * igt@t@solo-flake:\n    - solo: [PASS] -> [FAIL]"
+					      " (flaky: failed 1 of 5 runs on solo)\n"));
+		assert_non_null(strstr(text, "\n  * igt@t@flake:\n    - dup-4, solo: [PASS] -> [FAIL]\n"));
+		assert_int_equal(occurrences(text, "igt@t@flake:"), 2);
+		assert_int_equal(r->grouped, 3);
+		assert_non_null(strstr(text, "\nBaseline: the last 5 runs of drm-tip on each machine and on"
+					     " the others of its\n  shard group (base build drm-tip-5)\n"));
+		free(text);
+		bci_report_free(r);
+	}
+	options.threads = 1;
+
+	/* Each machine's window: drm-tip-4 and -5 on each of the three, dup-3's failure in them. */
+	options.window = 2;
+	assert_int_equal(bci_report_build(f->store, "series-1", &options, &r, f->err, sizeof(f->err)), 0);
+	change_expect(r, "igt@t@flake", "dup-1", BCI_STATUS_PASS, BCI_STATUS_FAIL, BCI_VERDICT_FLAKY);
+	history_expect(r, "igt@t@flake", "dup-1", 6, 1, "tgl-dup");
+	bci_report_free(r);
+
+	/* Out of its group, dup-1 is judged on its own runs, as before groups: a possible new issue. */
+	options.window = 5;
+	assert_int_equal(bci_store_machine_group_set(f->store, "dup-1", NULL, f->err,
+						     sizeof(f->err)), 0);
+	assert_int_equal(bci_report_build(f->store, "series-1", &options, &r, f->err, sizeof(f->err)), 0);
+	change_expect(r, "igt@t@flake", "dup-1", BCI_STATUS_PASS, BCI_STATUS_FAIL, BCI_VERDICT_NEW);
+	history_expect(r, "igt@t@flake", "dup-1", 5, 0, NULL);
+	/* dup-2's group is dup-3 now: its failure and dup-2's own still count. */
+	change_expect(r, "igt@t@flake", "dup-2", BCI_STATUS_PASS, BCI_STATUS_FAIL, BCI_VERDICT_FLAKY);
+	history_expect(r, "igt@t@flake", "dup-2", 10, 2, "tgl-dup");
+	change_expect(r, "igt@t@peer-only", "dup-1", BCI_STATUS_NOTRUN, BCI_STATUS_FAIL,
+		      BCI_VERDICT_NEW);
+	assert_int_equal(r->grouped, 2);
+	bci_report_free(r);
+}
+
 static bool starts_with(const char *text, const char *prefix)
 {
 	return !strncmp(text, prefix, strlen(prefix));
@@ -901,6 +1059,8 @@ static void test_mbox_bare(void **state)
 	(void)state;
 	text = reply_text(&r, &o);
 	assert_true(starts_with(text, "From bootci Thu Jan  1 00:00:00 1970\nFrom: "));
+	/* No machine in a shard group: the baseline is each machine's own. */
+	assert_non_null(strstr(text, "\nBaseline: the last 1 runs of t on each machine\n"));
 	free(text);
 	o.bare = true;
 	text = reply_text(&r, &o);
@@ -917,6 +1077,7 @@ int main(void)
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_filters_refused),
 		cmocka_unit_test_setup_teardown(test_report_build, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_group_baseline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_matrix, setup, teardown),
 		cmocka_unit_test(test_subject_encoding),
 		cmocka_unit_test(test_mbox_refusals),

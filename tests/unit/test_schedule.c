@@ -734,6 +734,35 @@ static void test_report_judge(void **state)
 						   sizeof(f->err)), 1);
 }
 
+/*
+ * The gate counts a test's baseline on the machine's whole shard group
+ * (issue 37): a flake that failed on grp-b in the base build holds no full
+ * tier when it fails on grp-a, whose own base run passed it; out of the
+ * group, grp-a's own baseline holds it.
+ */
+static void test_report_judge_group(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_store_build base = { .name = "base", .tree = "drm-tip", .commit = "a",
+					.tier = "fast", .registered = T0 - 100 };
+	struct bci_store_build series = { .name = "series", .tree = "drm-tip", .commit = "b",
+					  .tier = "fast", .base = "base", .registered = T0 };
+
+	assert_int_equal(bci_store_build_put(f->store, &base, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &series, f->err, sizeof(f->err)), 0);
+	/* The inventory's shard group (g) reaches the store's machines. */
+	assert_int_equal(bci_schedule_tags_sync(&f->s, NULL, f->err, sizeof(f->err)), 0);
+	run_with_build(f, "grp-a", "base-fast", "base", "igt@t@flake", "pass");
+	run_with_build(f, "grp-b", "base-fast", "base", "igt@t@flake", "fail");
+	run_with_build(f, "grp-a", "series-fast", "series", "igt@t@flake", "fail");
+	assert_int_equal(bci_schedule_judge_report(f->store, "series", f->dir, f->err,
+						   sizeof(f->err)), 0);
+	assert_int_equal(bci_store_machine_group_set(f->store, "grp-a", NULL, f->err,
+						     sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_judge_report(f->store, "series", f->dir, f->err,
+						   sizeof(f->err)), 1);
+}
+
 static int file_print(const struct bci_store_build_file *file, void *ctx)
 {
 	char *out = ctx;
@@ -1426,6 +1455,58 @@ static void test_tags_sync(void **state)
 	expect_in(f->log_text, "tagged: tag gen12 no longer in the inventory: removed");
 }
 
+static const char *group_of(struct fixture *f, const char *machine)
+{
+	static char group[129];
+
+	assert_true(bci_store_machine_group(f->store, machine, group, sizeof(group), f->err,
+					    sizeof(f->err)) >= 0);
+	return group;
+}
+
+/* The inventory's shard groups reach the store's machines; one it drops goes, a person's stays. */
+static void test_groups_sync(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_inventory *before;
+
+	inventory_set(f, "[machine by-hand]\nmac = 52:54:00:00:00:09\nshard-group = h\n");
+	assert_int_equal(bci_schedule_tags_sync(&f->s, NULL, f->err, sizeof(f->err)), 0);
+	assert_string_equal(group_of(f, "grp-a"), "g");
+	assert_string_equal(group_of(f, "grp-b"), "g");
+	assert_string_equal(group_of(f, "solo"), "");
+	assert_string_equal(group_of(f, "by-hand"), "h");
+	/* A person moves by-hand to group p: not the inventory's to undo. */
+	assert_int_equal(bci_store_machine_group_set(f->store, "by-hand", "p", f->err,
+						     sizeof(f->err)), 0);
+	before = f->inv;
+	f->inv = NULL;
+	/* grp-b leaves the group, by-hand's group is gone from the inventory, solo joins one. */
+	inventory_set(f, "[machine by-hand]\nmac = 52:54:00:00:00:09\n");
+	{
+		struct bci_inventory_machine *m;
+
+		for (size_t i = 0; i < f->inv->machine_count; i++) {
+			m = &f->inv->machines[i];
+			if (!strcmp(m->name, "grp-b")) {
+				free(m->shard_group);
+				m->shard_group = NULL;
+			} else if (!strcmp(m->name, "solo")) {
+				m->shard_group = strdup("s");
+				assert_non_null(m->shard_group);
+			}
+		}
+	}
+	assert_int_equal(bci_schedule_tags_sync(&f->s, before, f->err, sizeof(f->err)), 0);
+	bci_inventory_free(before);
+	assert_string_equal(group_of(f, "grp-a"), "g");
+	assert_string_equal(group_of(f, "grp-b"), "");
+	assert_string_equal(group_of(f, "solo"), "s");
+	assert_string_equal(group_of(f, "by-hand"), "p");
+	fflush(f->s.log);
+	expect_in(f->log_text, "grp-b: shard group g no longer in the inventory: removed");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1445,11 +1526,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fast_gates_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tree_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_judge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_judge_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_known_good_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_actions_told, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_bmc_fault_then_return, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tags_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_groups_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_ingested, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redeploy_by_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redeploy_gives_up, setup, teardown),

@@ -248,6 +248,51 @@ static void test_machines_and_tags(void **state)
 	assert_string_equal(names, "lab-1,");
 }
 
+/* A machine's shard group: set, read, its machines listed, taken out; a new machine made. */
+static void test_machine_groups(void **state)
+{
+	struct fixture *f = *state;
+	char names[256] = "", group[8];
+
+	assert_int_equal(bci_store_machine_group_set(f->store, "lab-2", "tgl", f->err,
+						     sizeof(f->err)), 0);
+	assert_int_equal(bci_store_machine_group_set(f->store, "lab-1", "tgl", f->err,
+						     sizeof(f->err)), 0);
+	assert_int_equal(bci_store_machine_group_set(f->store, "lab-3", "adl", f->err,
+						     sizeof(f->err)), 0);
+	assert_int_equal(bci_store_machine_ensure(f->store, "lab-4", NULL, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_machine_group_set(f->store, "lab-4", "", f->err, sizeof(f->err)),
+			 -EINVAL);
+	assert_int_equal(bci_store_machine_group(f->store, "lab-1", group, sizeof(group), f->err,
+						 sizeof(f->err)), 1);
+	assert_string_equal(group, "tgl");
+	/* No group, and no such machine: 0 and "". */
+	assert_int_equal(bci_store_machine_group(f->store, "lab-4", group, sizeof(group), f->err,
+						 sizeof(f->err)), 0);
+	assert_string_equal(group, "");
+	assert_int_equal(bci_store_machine_group(f->store, "lab-9", group, sizeof(group), f->err,
+						 sizeof(f->err)), 0);
+	assert_int_equal(bci_store_machine_group(f->store, "lab-1", group, 3, f->err,
+						 sizeof(f->err)), -ENAMETOOLONG);
+	assert_non_null(strstr(f->err, "lab-1"));
+	assert_int_equal(bci_store_group_machines_each(f->store, "tgl", name_copy, names, f->err,
+						       sizeof(f->err)), 2);
+	assert_string_equal(names, "lab-1,lab-2,");
+	/* Moved to another group, then out of any. */
+	assert_int_equal(bci_store_machine_group_set(f->store, "lab-2", "adl", f->err,
+						     sizeof(f->err)), 0);
+	assert_int_equal(bci_store_machine_group_set(f->store, "lab-1", NULL, f->err,
+						     sizeof(f->err)), 0);
+	names[0] = '\0';
+	assert_int_equal(bci_store_group_machines_each(f->store, "tgl", name_copy, names, f->err,
+						       sizeof(f->err)), 0);
+	assert_int_equal(bci_store_group_machines_each(f->store, "adl", name_copy, names, f->err,
+						       sizeof(f->err)), 2);
+	assert_string_equal(names, "lab-2,lab-3,");
+	assert_int_equal(bci_store_machine_group(f->store, "lab-1", group, sizeof(group), f->err,
+						 sizeof(f->err)), 0);
+}
+
 /* ---- builds ---- */
 
 struct build_copy {
@@ -764,6 +809,7 @@ static void test_durations_kept_and_migrated(void **state)
 		    " DROP TABLE patchwork_checks; DROP TABLE patchwork_patches;"
 		    " DROP TABLE patchwork_series; DROP TABLE patchwork_cursor;"
 		    " DROP TABLE build_stages;"
+		    " DROP INDEX machines_shard_group; ALTER TABLE machines DROP COLUMN shard_group;"
 		    " UPDATE bootci_schema SET version = 2");
 	reopen(f);
 	assert_int_equal(bci_store_schema_version(f->store, &version, f->err, sizeof(f->err)), 0);
@@ -956,6 +1002,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sqlite_page_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_url_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_machines_and_tags, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_machine_groups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_builds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_contents, setup, teardown),

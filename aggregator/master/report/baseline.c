@@ -2,13 +2,15 @@
 /*
  * A machine of the build read from the store (compare.h): its results in
  * the build and in its baseline into cells by test number, the baseline
- * chosen as report.h says (the machine's runs of builds on the base tree,
- * registered no later than the build, the last @window of them), its tags,
- * and a test's logs when a known-issue filter reads them.
+ * chosen as report.h says (the runs of builds on the base tree, registered
+ * no later than the build, the last @window of them, on the machine and on
+ * each other machine of its shard group), its tags, and a test's logs when
+ * a known-issue filter reads them.
  */
 #include "compare.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,6 +46,8 @@ void compare_runs_release(struct compare_runs *l)
 	memset(l, 0, sizeof(*l));
 }
 
+static void groups_release(struct compare *c);
+
 void compare_release(struct compare *c)
 {
 	bci_name_numbers_release(&c->tests);
@@ -54,6 +58,7 @@ void compare_release(struct compare *c)
 	free(c->now.v);
 	free(c->before.v);
 	c->now = c->before = (struct compare_cells){ 0 };
+	groups_release(c);
 }
 
 void compare_machine_release(struct compare_machine *machine)
@@ -127,7 +132,18 @@ static int build_result(const struct bci_store_result *result, void *ctx)
 	return 0;
 }
 
-/* A baseline's result, its runs read oldest first: the latest status that is not notrun. */
+/* report.h's "failing" statuses: all but pass, skip and notrun. */
+static bool status_failing(int status)
+{
+	return status != BCI_STATUS_PASS && status != BCI_STATUS_SKIP &&
+	       status != BCI_STATUS_NOTRUN;
+}
+
+/*
+ * A baseline's result, its runs read oldest first: the latest status that
+ * is not notrun, every status seen, the runs that ran the test and failed
+ * it.
+ */
 static int baseline_result(const struct bci_store_result *result, void *ctx)
 {
 	struct results_ctx *c = ctx;
@@ -143,6 +159,8 @@ static int baseline_result(const struct bci_store_result *result, void *ctx)
 	}
 	slot->status = status;
 	slot->seen |= 1u << status;
+	slot->runs++;
+	slot->failed += status_failing(status);
 	return 0;
 }
 
@@ -207,26 +225,180 @@ static int baseline_run(const struct bci_store_run *run, void *ctx)
 	return *on_base ? compare_runs_push(b->runs, run) : 0;
 }
 
-/* The machine's baseline runs: of builds in the baseline, the last @window (ingest order). */
-static int baseline_runs(struct compare *c, struct compare_machine *machine)
+/*
+ * @machine's baseline runs appended to @runs: of builds in the baseline,
+ * the last @window (ingest order).
+ */
+static int baseline_runs(struct compare *c, const char *machine, struct compare_runs *runs)
 {
-	struct compare_runs *baseline = &machine->baseline;
-	struct baseline_ctx ctx = { .c = c, .runs = baseline };
-	size_t window = (size_t)c->options->window;
-	int ret = bci_store_runs_each(c->store, machine->name, baseline_run, &ctx, c->err,
-				      c->err_size);
+	struct baseline_ctx ctx = { .c = c, .runs = runs };
+	size_t window = (size_t)c->options->window, start = runs->n;
+	int ret = bci_store_runs_each(c->store, machine, baseline_run, &ctx, c->err, c->err_size);
 
-	if (ret >= 0 && baseline->n > window) {
-		size_t drop = baseline->n - window;
+	if (ret >= 0 && runs->n - start > window) {
+		size_t drop = runs->n - start - window;
 
-		for (size_t i = 0; i < drop; i++) {
-			free(baseline->v[i].machine);
-			free(baseline->v[i].run_id);
+		for (size_t i = start; i < start + drop; i++) {
+			free(runs->v[i].machine);
+			free(runs->v[i].run_id);
 		}
-		memmove(baseline->v, baseline->v + drop, window * sizeof(*baseline->v));
-		baseline->n = window;
+		memmove(runs->v + start, runs->v + start + drop, window * sizeof(*runs->v));
+		runs->n = start + window;
 	}
 	return ret;
+}
+
+/* The results of @runs into @cells. */
+static int baseline_read(struct compare *c, const struct compare_runs *runs,
+			 struct compare_cells *cells)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < runs->n && ret >= 0; i++) {
+		struct results_ctx r = { .tests = &c->tests, .cells = cells };
+
+		ret = bci_store_results_each_brief(c->store, runs->v[i].key, baseline_result, &r,
+						   c->err, c->err_size);
+	}
+	return ret;
+}
+
+/* ---- a shard group's baseline, read once a thread ---- */
+
+static void group_release(struct compare_group *g)
+{
+	for (size_t k = 0; k < g->machines.count && g->latest; k++)
+		free(g->latest[k]);
+	free(g->latest);
+	free(g->latest_n);
+	free(g->cells.v);
+	bci_strv_free(&g->machines);
+}
+
+static void groups_release(struct compare *c)
+{
+	for (size_t i = 0; i < c->n_groups; i++)
+		group_release(&c->groups[i]);
+	free(c->groups);
+	c->groups = NULL;
+	c->n_groups = 0;
+}
+
+/*
+ * Machine @k's baseline cells @m counted into group @g: every status seen,
+ * the runs and failures added, the status the latest of the machines read
+ * so far that ran the test; the machine's own statuses kept as its row.
+ */
+static int group_fold(struct compare_group *g, size_t k, const struct compare_cells *m)
+{
+	signed char *latest = malloc(m->n ? m->n : 1);
+
+	if (!latest)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct compare_cell *x = &m->v[i];
+		struct compare_cell *slot;
+
+		latest[i] = (signed char)x->status;
+		if (x->status < 0)
+			continue;
+		slot = cell_at(&g->cells, (long)i);
+		if (!slot) {
+			free(latest);
+			return -ENOMEM;
+		}
+		if (x->status != BCI_STATUS_NOTRUN || slot->status < 0)
+			slot->status = x->status;
+		slot->seen |= x->seen;
+		slot->runs += x->runs;
+		slot->failed += x->failed;
+	}
+	g->latest[k] = latest;
+	g->latest_n[k] = m->n;
+	return 0;
+}
+
+static int group_machine_add(const char *name, void *ctx)
+{
+	return bci_strv_add(ctx, name);
+}
+
+/*
+ * Shard group @name read into a new entry of @c->groups: its machines (and
+ * @machine, should the store have moved it meanwhile), each's baseline
+ * runs read once (@c->before is the scratch) and folded. The names are
+ * gathered before any run is read: a second statement never runs while
+ * one's rows are read.
+ */
+static int group_read(struct compare *c, const char *name, const char *machine,
+		      struct compare_group **out)
+{
+	struct compare_group *grown = realloc(c->groups, (c->n_groups + 1) * sizeof(*grown)), *g;
+	int ret;
+
+	if (!grown)
+		return -ENOMEM;
+	c->groups = grown;
+	g = &grown[c->n_groups];
+	*g = (struct compare_group){ 0 };
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	ret = bci_store_group_machines_each(c->store, name, group_machine_add, &g->machines, c->err,
+					    c->err_size);
+	if (ret >= 0 && !bci_strv_contains(&g->machines, machine))
+		ret = bci_strv_add(&g->machines, machine);
+	if (ret >= 0) {
+		g->latest = calloc(g->machines.count, sizeof(*g->latest));
+		g->latest_n = calloc(g->machines.count, sizeof(*g->latest_n));
+		if (!g->latest || !g->latest_n)
+			ret = -ENOMEM;
+	}
+	for (size_t k = 0; k < g->machines.count && ret >= 0; k++) {
+		struct compare_runs runs = { 0 };
+
+		ret = baseline_runs(c, g->machines.items[k], &runs);
+		cells_clear(&c->before);
+		if (ret >= 0)
+			ret = baseline_read(c, &runs, &c->before);
+		if (ret >= 0)
+			ret = group_fold(g, k, &c->before);
+		compare_runs_release(&runs);
+	}
+	if (ret < 0) {
+		group_release(g);
+		return ret;
+	}
+	c->n_groups++;
+	*out = g;
+	return 0;
+}
+
+/*
+ * @machine's baseline cells from its group's (read if this thread has not
+ * yet): the group's counts, the status the machine's own latest where it
+ * ran the test.
+ */
+static int group_baseline(struct compare *c, const struct compare_machine *machine)
+{
+	struct compare_group *g = NULL;
+	size_t k;
+	int ret;
+
+	for (size_t i = 0; i < c->n_groups && !g; i++)
+		if (!strcmp(c->groups[i].name, machine->group))
+			g = &c->groups[i];
+	if (!g && (ret = group_read(c, machine->group, machine->name, &g)) < 0)
+		return ret;
+	for (k = 0; k < g->machines.count && strcmp(g->machines.items[k], machine->name); k++)
+		;
+	cells_clear(&c->before);
+	if (g->cells.n && !cell_at(&c->before, (long)g->cells.n - 1))
+		return -ENOMEM;
+	if (g->cells.n)
+		memcpy(c->before.v, g->cells.v, g->cells.n * sizeof(*g->cells.v));
+	for (size_t i = 0; k < g->machines.count && i < g->latest_n[k] && i < c->before.n; i++)
+		if (g->latest[k][i] >= 0 && g->latest[k][i] != BCI_STATUS_NOTRUN)
+			c->before.v[i].status = g->latest[k][i];
+	return 0;
 }
 
 /* ---- a machine ---- */
@@ -250,13 +422,16 @@ int compare_machine_read(struct compare *c, struct compare_machine *machine)
 						   c->err, c->err_size);
 	}
 	if (ret >= 0)
-		ret = baseline_runs(c, machine);
-	for (size_t i = 0; i < machine->baseline.n && ret >= 0; i++) {
-		struct results_ctx r = { .tests = &c->tests, .cells = &c->before };
-
-		ret = bci_store_results_each_brief(c->store, machine->baseline.v[i].key,
-						   baseline_result, &r, c->err, c->err_size);
+		ret = baseline_runs(c, machine->name, &machine->baseline);
+	if (ret >= 0)
+		ret = bci_store_machine_group(c->store, machine->name, machine->group,
+					      sizeof(machine->group), c->err, c->err_size);
+	if (ret > 0) {
+		c->report->grouped++;
+		ret = group_baseline(c, machine);
 	}
+	else if (ret == 0)
+		ret = baseline_read(c, &machine->baseline, &c->before);
 	if (ret >= 0)
 		ret = bci_store_machine_tags(c->store, machine->name, tag_add, &machine->tags, c->err,
 					     c->err_size);

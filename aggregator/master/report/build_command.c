@@ -6,6 +6,7 @@
  *             [--series-title TITLE] [--message-id ID] [--registered UNIX]
  *   build show NAME
  *   machine tag|untag NAME TAG...    machine tags NAME
+ *   machine group NAME [GROUP]       machine ungroup NAME
  *   machine refused [NAME] [--json]  the uploads serve refused (store/refused.h)
  *
  * Runs are attached to a build when they are ingested (`ingest --build`).
@@ -15,6 +16,7 @@
 #include "../names.h"
 #include "../store/refused.h"
 #include "../store/store.h"
+#include "manifest.h"
 #include "message.h"
 
 #include <errno.h>
@@ -169,6 +171,46 @@ static int refused_print(const char *data_dir, const char *machine, bool json)
 	return 0;
 }
 
+/*
+ * machine group NAME GROUP: puts the machine in the shard group; machine
+ * group NAME: prints its group (nothing when it has none); machine ungroup
+ * NAME: takes it out of any.
+ */
+static int group_command(struct bci_command_store *cs, const char *verb, const char *machine,
+			 int n, char **args)
+{
+	char err[PATH_MAX + 1024] = "", group[BCI_MANIFEST_WORD_MAX + 1];
+	struct bci_store *store;
+	int ret;
+
+	if (n > (verb[0] == 'g') || (n == 1 && !bci_name_tag_ok(args[0]))) {
+		if (n == 1 && verb[0] == 'g')
+			fprintf(stderr, "bootci-aggregator machine: '%s' is not a shard group (a word:"
+				" [A-Za-z0-9._-], 1 to 128 bytes)\n", args[0]);
+		return bci_command_usage_exit('?');
+	}
+	if (bci_command_store_open(cs, &store))
+		return 1;
+	if (verb[0] == 'g' && !n) {
+		ret = bci_store_machine_group(store, machine, group, sizeof(group), err, sizeof(err));
+		if (ret > 0)
+			printf("%s\n", group);
+	} else {
+		ret = bci_store_machine_group_set(store, machine, n ? args[0] : NULL, err,
+						  sizeof(err));
+	}
+	bci_store_close(store);
+	if (ret < 0) {
+		fprintf(stderr, "bootci-aggregator machine: %s\n", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "bootci-aggregator machine: standard output: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int bci_cmd_machine(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -201,6 +243,8 @@ int bci_cmd_machine(int argc, char **argv)
 		return bci_command_usage_exit('?');
 	verb = argv[optind];
 	machine = argv[optind + 1];
+	if (!strcmp(verb, "group") || !strcmp(verb, "ungroup"))
+		return group_command(&cs, verb, machine, argc - optind - 2, argv + optind + 2);
 	if ((strcmp(verb, "tag") && strcmp(verb, "untag") && strcmp(verb, "tags")) ||
 	    (!strcmp(verb, "tags") ? argc - optind != 2 : argc - optind < 3))
 		return bci_command_usage_exit('?');

@@ -7,17 +7,22 @@
  *                then judged, the machines on two threads and the halves
  *                merged, the changes sorted; the report freed
  *   baseline.c   a machine read from the store: its results in the build
- *                and in its baseline (report.h says which runs that is) into
- *                cells by test number, its tags, a test's logs for the filters
+ *                and in its baseline (report.h says which runs that is: its
+ *                own and its shard group's) into cells by test number, its
+ *                tags, a test's logs for the filters
  *   judge.c      a machine's cells judged: each change classified by the
  *                transition table, a regression then a known issue (a filter
- *                matched), flaky (it changed inside the baseline window) or new
+ *                matched), flaky (it changed inside the baseline, on the
+ *                machine or its group) or new
  *   latency.c    a machine's suspend+resume latency against its baseline's
  *                spread
  *
  * Memory: one machine at a time. Each test name is given a number once per
  * thread (name_numbers.h); a machine's build results and baseline are two
- * arrays of cells by that number (10k tests: well under a few MiB).
+ * arrays of cells by that number (10k tests: well under a few MiB). A shard
+ * group's baseline is read once a thread, when its first machine is
+ * judged, and kept for the others: its cells and a byte per test for each
+ * of its machines.
  */
 #ifndef BCI_REPORT_COMPARE_H
 #define BCI_REPORT_COMPARE_H
@@ -26,6 +31,7 @@
 #include "report.h"
 #include "strv.h"
 #include "../store/store.h"
+#include "manifest.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,10 +51,15 @@ struct compare_runs {
 int compare_runs_push(struct compare_runs *l, const struct bci_store_run *run);
 void compare_runs_release(struct compare_runs *l);
 
-/* A machine's test, at its number: status -1 where the machine has none. */
+/*
+ * A machine's test, at its number: status -1 where the machine has none. A
+ * baseline cell counts the runs of the machine and of the others of its
+ * shard group; its status is the machine's own latest when it ran the test.
+ */
 struct compare_cell {
 	int status;		/* build: its status; baseline: the latest status it ran with */
 	unsigned seen;		/* baseline: bit per status seen in the window (notrun aside) */
+	unsigned runs, failed;	/* baseline: runs that ran it (notrun aside), those that failed */
 	int run;		/* build: index in the build's runs of the run that holds it */
 	int job;		/* build: the result's job */
 };
@@ -77,6 +88,22 @@ struct compare {
 	signed char *on_base;			/* by number: 1 in a baseline, 0 not, -1 not asked */
 	size_t on_base_cap;
 	struct compare_cells now, before;	/* the machine's: the build, its baseline */
+	struct compare_group *groups;		/* the shard groups read so far */
+	size_t n_groups;
+};
+
+/*
+ * A shard group's baseline (baseline.c): every run of each of its machines'
+ * windows counted into @cells (seen, runs and failed over them all; status
+ * the latest of the last machine that ran the test), and each machine's own
+ * latest status by test number, -1 where it has none.
+ */
+struct compare_group {
+	char name[BCI_MANIFEST_WORD_MAX + 1];
+	struct bci_strv machines;		/* by name */
+	struct compare_cells cells;
+	signed char **latest;			/* by machine: statuses by test number */
+	size_t *latest_n;			/* by machine: how many tests its row holds */
 };
 
 /* What @c keeps between machines, let go (the store, the report and the options are the caller's). */
@@ -88,6 +115,7 @@ struct compare_machine {
 	const struct compare_runs *build_runs;	/* the build's runs, every machine's */
 	size_t first, end;			/* this machine's stretch of them */
 	struct compare_runs baseline;		/* its baseline runs, oldest first, at most the window */
+	char group[BCI_MANIFEST_WORD_MAX + 1];	/* its shard group, "" when it has none */
 	struct bci_strv tags;			/* its tags, for the filters */
 };
 
@@ -95,9 +123,10 @@ struct compare_machine {
 
 /*
  * @machine's results in the build into @c->now (a later run of the machine
- * replacing an earlier one's), its baseline's into @c->before, its baseline
- * runs and tags into @machine (name, build_runs, first and end set by the
- * caller). -EPROTO for a stored result of an unknown status (no message:
+ * replacing an earlier one's), its baseline's (its shard group's when it
+ * has one: its group's counts, its own latest status) into @c->before, its
+ * group, baseline runs and tags into @machine (name, build_runs, first and
+ * end set by the caller). -EPROTO for a stored result of an unknown status (no message:
  * the caller names the machine), the store's errors, -ENOMEM.
  */
 int compare_machine_read(struct compare *c, struct compare_machine *machine);

@@ -3,8 +3,9 @@
  * A machine's results judged against its baseline (compare.h), both read
  * into cells: each change classified by the transition table (status.c),
  * a regression or warning a known-issue filter matches a known issue, a
- * regression of a test whose state changed inside the baseline window
- * flaky, any other regression a possible new issue.
+ * regression of a test whose state changed inside the baseline, on the
+ * machine or on another of its shard group, flaky (with how often it
+ * failed there), any other regression a possible new issue.
  */
 #include "compare.h"
 
@@ -12,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int change_add(struct compare *c, const char *test, const struct compare_run *run,
+static int change_add(struct compare *c, const char *test, const struct compare_machine *machine,
+		      const struct compare_run *run, const struct compare_cell *before,
 		      enum bci_status from, enum bci_status to, enum bci_change change,
 		      enum bci_verdict verdict, const char *bug)
 {
@@ -29,12 +31,17 @@ static int change_add(struct compare *c, const char *test, const struct compare_
 		c->changes_cap = cap;
 	}
 	added = &r->changes[r->n_changes];
-	*added = (struct bci_report_change){ .test = strdup(test), .machine = strdup(run->machine),
-					     .run_id = strdup(run->run_id), .from = from, .to = to,
-					     .change = change, .verdict = verdict, .bug = bug };
+	*added = (struct bci_report_change){
+		.test = strdup(test), .machine = strdup(run->machine), .run_id = strdup(run->run_id),
+		.from = from, .to = to, .change = change, .verdict = verdict, .bug = bug,
+		.group = machine->group[0] ? strdup(machine->group) : NULL,
+		.baseline_runs = before ? before->runs : 0,
+		.baseline_failed = before ? before->failed : 0,
+	};
 	r->n_changes++;
 	r->counts[verdict]++;
-	return added->test && added->machine && added->run_id ? 0 : -ENOMEM;
+	return added->test && added->machine && added->run_id &&
+	       (added->group || !machine->group[0]) ? 0 : -ENOMEM;
 }
 
 /* The bug of the first known-issue filter that matches the test's @status on the machine, or NULL. */
@@ -96,7 +103,7 @@ int compare_machine_judge(struct compare *c, const struct compare_machine *machi
 		run = &machine->build_runs->v[t->run];
 		if (change == BCI_CHANGE_REGRESSION || change == BCI_CHANGE_WARNING)
 			bug = known_issue(c, machine, test, run, t->status);
-		ret = change_add(c, test, run, from, t->status, change,
+		ret = change_add(c, test, machine, run, b, from, t->status, change,
 				 verdict_of(change, bug, b), bug);
 	}
 	return ret;

@@ -11,8 +11,9 @@
  * headers of its own.
  *
  * The body puts the possible new issues first, as people read the top of
- * a mail: then known issues with their bug links, flaky tests, fixed tests
- * and warnings, and the links to the matrix. Each section lists a test
+ * a mail: then known issues with their bug links, flaky tests with their
+ * failures in the baseline (on the machine's shard group), fixed tests and
+ * warnings, and the links to the matrix. Each section lists a test
  * once with its machines beneath, those with the same transition on one
  * line (CI Bug Log's form), each line linked to serve's pages (links.c);
  * many tests of one binary with the same lines are one item, so 20 tests
@@ -214,14 +215,33 @@ static int line_order(const void *x, const void *y)
 		d = (int)a->to - (int)b->to;
 	if (!d)
 		d = text_order(a->bug, b->bug);
+	/* A flaky test's machines by where its failures were counted: one line each place. */
+	if (!d && a->verdict == BCI_VERDICT_FLAKY && b->verdict == BCI_VERDICT_FLAKY &&
+	    (a->group || b->group))
+		d = text_order(a->group, b->group);
 	/* shard-2 before shard-10, as every page lists machines. */
 	return d ? d : bci_natural_compare(a->machine, b->machine);
+}
+
+/* Where a flaky test's failures were counted: its machine's shard group, else the machine. */
+static const char *history_place(const struct bci_report_change *c)
+{
+	return c->group ? c->group : c->machine;
+}
+
+/* Whether two changes' lines say the same of their baseline (only a flaky test's line says it). */
+static int same_history(const struct bci_report_change *a, const struct bci_report_change *b)
+{
+	if (a->verdict != BCI_VERDICT_FLAKY || b->verdict != BCI_VERDICT_FLAKY)
+		return a->verdict == b->verdict;
+	return a->baseline_runs == b->baseline_runs && a->baseline_failed == b->baseline_failed &&
+	       !strcmp(history_place(a), history_place(b));
 }
 
 static int same_line(const struct bci_report_change *a, const struct bci_report_change *b)
 {
 	return !strcmp(a->test, b->test) && a->from == b->from && a->to == b->to &&
-	       !text_order(a->bug, b->bug);
+	       !text_order(a->bug, b->bug) && same_history(a, b);
 }
 
 /*
@@ -285,6 +305,10 @@ static void lines_write(struct body *b, const struct item *it, const char *url, 
 			    bci_status_label(it->changes[i]->to));
 		if (it->changes[i]->bug)
 			body_printf(b, " (%s)", it->changes[i]->bug);
+		if (it->changes[i]->verdict == BCI_VERDICT_FLAKY)
+			body_printf(b, " (flaky: failed %u of %u runs on %s)",
+				    it->changes[i]->baseline_failed, it->changes[i]->baseline_runs,
+				    history_place(it->changes[i]));
 		body_printf(b, "\n");
 		if (url)
 			link_line(b, &link, end - i == 1 ?
@@ -475,9 +499,9 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 	body_printf(&b, "Series: %s\n", title);
 	body_printf(&b, "Build: %s (tree %s, commit %s, %s tier)\n", r->build, r->tree ? r->tree : "?",
 		    r->commit ? r->commit : "?", r->tier ? r->tier : "?");
-	body_printf(&b, "Baseline: the last %d runs of %s on each machine%s%s%s\n", r->window,
-		    r->base_tree, r->base ? " (base build " : "", r->base ? r->base : "",
-		    r->base ? ")" : "");
+	body_printf(&b, "Baseline: the last %d runs of %s on each machine%s%s%s%s\n", r->window,
+		    r->base_tree, r->grouped ? " and on the others of its\n  shard group" : "",
+		    r->base ? " (base build " : "", r->base ? r->base : "", r->base ? ")" : "");
 	if (url)
 		body_printf(&b, "Matrix: %s\n", matrix.data);
 	body_printf(&b, "\n== Summary ==\n\n  **%s**\n\n", failed ? "FAILURE" : "SUCCESS");
@@ -506,7 +530,8 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 	section_write(&b, r, BCI_VERDICT_KNOWN, "Known issues",
 		      "Changes a known-issue filter matched, with its bug:", fold_after, url);
 	section_write(&b, r, BCI_VERDICT_FLAKY, "Flaky tests",
-		      "Regressions of tests whose state changed inside the baseline window:",
+		      "Regressions of tests whose state changed in the baseline, on the machine or\n"
+		      "  on another of its shard group, with how often they failed there:",
 		      fold_after, url);
 	section_write(&b, r, BCI_VERDICT_FIXED, "Fixed tests",
 		      "Tests that pass now and did not in the baseline:", fold_after, url);

@@ -67,6 +67,7 @@ static void judgements_free(struct bci_report *r)
 		free(r->changes[i].test);
 		free(r->changes[i].machine);
 		free(r->changes[i].run_id);
+		free(r->changes[i].group);
 	}
 	free(r->changes);
 	for (size_t i = 0; i < r->n_suspend; i++)
@@ -162,9 +163,12 @@ static int half_merge(struct bci_report *r, struct half *h)
 	if (!suspend)
 		return -ENOMEM;
 	r->suspend = suspend;
-	memcpy(r->changes + r->n_changes, p->changes, p->n_changes * sizeof(*changes));
+	/* A half without changes or latencies has NULL arrays, which memcpy may not be given. */
+	if (p->n_changes)
+		memcpy(r->changes + r->n_changes, p->changes, p->n_changes * sizeof(*changes));
 	r->n_changes += p->n_changes;
-	memcpy(r->suspend + r->n_suspend, p->suspend, p->n_suspend * sizeof(*suspend));
+	if (p->n_suspend)
+		memcpy(r->suspend + r->n_suspend, p->suspend, p->n_suspend * sizeof(*suspend));
 	r->n_suspend += p->n_suspend;
 	free(p->changes);
 	free(p->suspend);
@@ -174,6 +178,7 @@ static int half_merge(struct bci_report *r, struct half *h)
 	for (size_t i = 0; i < sizeof(r->counts) / sizeof(r->counts[0]); i++)
 		r->counts[i] += p->counts[i];
 	r->results += p->results;
+	r->grouped += p->grouped;
 	return 0;
 }
 

@@ -31,9 +31,14 @@
  * The baseline of a build B on machine M: the runs on M of builds whose tree
  * is B's base tree (the tree of B's base build; B's own tree when B has no
  * base), B itself and builds registered after B excluded, the last @window
- * of them (ingest order). The result a change is measured from is the latest
- * of those runs that has the test; a test whose status differed between
- * those runs (notrun aside: it says nothing of a test's state) is flaky.
+ * of them (ingest order); and when M is in a shard group (the store's, kept
+ * from machines.conf), the same runs of every other machine of the group,
+ * the last @window of each: the machines of a group run the same tests, and
+ * a flaky test that happened to pass on M in its window has failed on
+ * another. The result a change is measured from is the latest of M's runs
+ * that has the test (the group's when M has none); a test whose status
+ * differed between any of those runs (notrun aside: it says nothing of a
+ * test's state) is flaky, and its failures there are counted.
  *
  * Functions return 0 (or a count) and -errno with a message in @err.
  */
@@ -136,7 +141,7 @@ const char *bci_filters_match(const struct bci_filters *filters,
 enum bci_verdict {
 	BCI_VERDICT_NEW,		/* a regression nothing explains: "possible new issue" */
 	BCI_VERDICT_KNOWN,		/* a regression or warning a known-issue filter matched */
-	BCI_VERDICT_FLAKY,		/* a regression of a test that changed inside the baseline window */
+	BCI_VERDICT_FLAKY,		/* a regression of a test that changed inside the baseline */
 	BCI_VERDICT_FIXED,
 	BCI_VERDICT_WARNING,
 	BCI_VERDICT_NEW_TEST,
@@ -151,6 +156,13 @@ struct bci_report_change {
 	enum bci_change change;
 	enum bci_verdict verdict;
 	const char *bug;		/* KNOWN: the filter's URL (owned by the filters) */
+	char *group;			/* the machine's shard group, NULL: it has none */
+	/*
+	 * The test in the baseline, on the machine and the others of @group:
+	 * the runs that ran it (notrun aside) and how many of those failed it
+	 * (a failing status: FLAKY's observed rate).
+	 */
+	unsigned baseline_runs, baseline_failed;
 };
 
 struct bci_report_suspend {
@@ -166,6 +178,7 @@ struct bci_report {
 	char *build, *tree, *commit, *tier, *base, *base_tree, *series_title, *message_id;
 	int window;
 	int machines;			/* machines that ran the build */
+	int grouped;			/* those of them in a shard group */
 	long results;			/* results compared */
 	long counts[BCI_VERDICT_NOT_RUN + 1];
 	struct bci_report_change *changes;	/* sorted by verdict, test, machine */

@@ -190,11 +190,14 @@ int bci_schedule_hello(struct bci_schedule *s, const char *machine, double now,
 		       struct bci_schedule_hello *hello, char *err, size_t err_size);
 
 /*
- * The inventory's tags onto the store's machines (the matrix and the report
- * group by them): each machine of s->inventory gets every tag it lists; a tag
- * @before (the inventory read before, NULL at the first read) gave a machine
- * and s->inventory no longer does is removed. Tags given otherwise (`machine
- * tag`) stay. serve calls it at each (re)read of the inventory. 0 or -errno.
+ * The inventory's tags and shard groups onto the store's machines (the
+ * matrix and the filters go by the tags; the report reads a test's baseline
+ * on every machine of its group): each machine of s->inventory gets every
+ * tag it lists and its shard group; a tag or group @before (the inventory
+ * read before, NULL at the first read) gave a machine and s->inventory no
+ * longer does is removed. Tags and groups given otherwise (`machine tag`,
+ * `machine group`) stay. serve calls it at each (re)read of the inventory.
+ * 0 or -errno.
  */
 int bci_schedule_tags_sync(struct bci_schedule *s, const struct bci_inventory *before, char *err,
 			   size_t err_size);

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * The inventory's tags on the store's machines (schedule.h): the matrix and
- * the report group machines by the store's tags, and the inventory is where
- * a lab says what a machine is. Tags a person gave with `machine tag` are not
- * the inventory's to take away: only a tag the inventory read before gave a
- * machine, and no longer does, is removed.
+ * The inventory's tags and shard groups on the store's machines
+ * (schedule.h): the matrix and the report group machines by the store's
+ * tags, the report reads a test's baseline on the machines of the store's
+ * shard group, and the inventory is where a lab says what a machine is.
+ * Tags and groups a person gave with `machine tag` or `machine group` are
+ * not the inventory's to take away: only what the inventory read before
+ * gave a machine, and no longer does, is removed.
  */
 #include "internal.h"
 
 #include "../store/store.h"
+#include "manifest.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -25,6 +29,7 @@ int bci_schedule_tags_sync(struct bci_schedule *s, const struct bci_inventory *b
 			   size_t err_size)
 {
 	const struct bci_inventory *now = s->inventory;
+	char group[BCI_MANIFEST_WORD_MAX + 1];
 	int ret;
 
 	for (size_t i = 0; i < now->machine_count; i++) {
@@ -36,6 +41,10 @@ int bci_schedule_tags_sync(struct bci_schedule *s, const struct bci_inventory *b
 			if ((ret = bci_store_machine_tag(s->store, m->name, m->tags[t], err,
 							 err_size)) < 0)
 				return ret;
+		if (m->shard_group &&
+		    (ret = bci_store_machine_group_set(s->store, m->name, m->shard_group, err,
+						       err_size)) < 0)
+			return ret;
 	}
 	for (size_t i = 0; before && i < before->machine_count; i++) {
 		const struct bci_inventory_machine *old = &before->machines[i];
@@ -50,6 +59,19 @@ int bci_schedule_tags_sync(struct bci_schedule *s, const struct bci_inventory *b
 			bci_schedule_say(s, "%s: tag %s no longer in the inventory: removed",
 					 old->name, old->tags[t]);
 		}
+		if (!old->shard_group || (m && m->shard_group))
+			continue;
+		/* Only the group it gave: not one a person has put the machine in since. */
+		ret = bci_store_machine_group(s->store, old->name, group, sizeof(group), err,
+					      err_size);
+		if (ret < 0 && ret != -ENAMETOOLONG)
+			return ret;
+		if (ret <= 0 || strcmp(group, old->shard_group))
+			continue;
+		if ((ret = bci_store_machine_group_set(s->store, old->name, NULL, err, err_size)) < 0)
+			return ret;
+		bci_schedule_say(s, "%s: shard group %s no longer in the inventory: removed",
+				 old->name, old->shard_group);
 	}
 	return 0;
 }

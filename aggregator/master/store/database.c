@@ -289,6 +289,13 @@ static const char *const migrations[] = {
 	"  PRIMARY KEY (build, stage));"
 	"CREATE INDEX patchwork_series_build ON patchwork_series(build);"
 	"CREATE INDEX patchwork_checks_series ON patchwork_checks(project, series, context);",
+	/*
+	 * 10: a machine's shard group (machines.conf's shard-group, or `machine
+	 * group`): the machines of a group run the same tests, so the report
+	 * counts a test's baseline on all of them (report.h).
+	 */
+	"ALTER TABLE machines ADD COLUMN shard_group TEXT;"
+	"CREATE INDEX machines_shard_group ON machines(shard_group);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,
@@ -349,6 +356,9 @@ static const char *const statements[S_SCHEDULE_FIRST] = {
 	[S_MACHINES_ALL] = "SELECT name FROM machines ORDER BY name",
 	[S_MACHINES_TAGGED] = "SELECT m.name FROM machines m JOIN machine_tags t ON t.machine = m.id"
 			      " WHERE t.tag = ? ORDER BY m.name",
+	[S_MACHINE_GROUP_SET] = "UPDATE machines SET shard_group = ? WHERE id = ?",
+	[S_MACHINE_GROUP] = "SELECT shard_group FROM machines WHERE name = ?",
+	[S_MACHINES_GROUPED] = "SELECT name FROM machines WHERE shard_group = ? ORDER BY name",
 	[S_BUILD_ID] = "SELECT id FROM builds WHERE name = ?",
 	[S_BUILD_PUT] = "INSERT INTO builds (name, tree, commit_id, tier, base, series_title,"
 			" message_id, registered) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"

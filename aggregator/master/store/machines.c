@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The store's machines (and their tags) and builds (store.h).
+ * The store's machines (their tags and shard group) and builds (store.h).
  */
 #include "internal.h"
 
@@ -96,6 +96,76 @@ int bci_store_machines_each(struct bci_store *store, const char *tag,
 		ret = bci_store_query(store, S_MACHINES_TAGGED, &param, 1, row_name, &walk, err, err_size);
 	else
 		ret = bci_store_query(store, S_MACHINES_ALL, NULL, 0, row_name, &walk, err, err_size);
+	return ret ? ret : walk.count;
+}
+
+int bci_store_machine_group_set(struct bci_store *store, const char *machine, const char *group,
+				char *err, size_t err_size)
+{
+	struct bci_store_value params[2];
+	int64_t key;
+	int ret;
+
+	if (group && !*group) {
+		snprintf(err, err_size, "machine %s: an empty shard group", machine);
+		return -EINVAL;
+	}
+	ret = bci_store_machine_ensure(store, machine, &key, err, err_size);
+	if (ret < 0)
+		return ret;
+	params[0] = value_text(group);
+	params[1] = value_int(key);
+	return bci_store_query(store, S_MACHINE_GROUP_SET, params, 2, NULL, NULL, err, err_size);
+}
+
+struct group_copy {
+	char *group;
+	size_t size;
+	int found;
+};
+
+static int row_group(const struct bci_store_value *columns, int n, void *ctx)
+{
+	struct group_copy *copy = ctx;
+	const char *group;
+
+	if (n < 1)
+		return -EPROTO;
+	group = column_text(&columns[0]);
+	if (!group)
+		return 0;
+	if (strlen(group) >= copy->size)
+		return -ENAMETOOLONG;
+	strcpy(copy->group, group);
+	copy->found = 1;
+	return 0;
+}
+
+int bci_store_machine_group(struct bci_store *store, const char *machine, char *group,
+			    size_t size, char *err, size_t err_size)
+{
+	struct bci_store_value param = value_text(machine);
+	struct group_copy copy = { group, size, 0 };
+	int ret;
+
+	if (size)
+		group[0] = '\0';
+	ret = bci_store_query(store, S_MACHINE_GROUP, &param, 1, row_group, &copy, err, err_size);
+	if (ret == -ENAMETOOLONG)
+		snprintf(err, err_size, "machine %s: its shard group is longer than %zu bytes",
+			 machine, size ? size - 1 : 0);
+	return ret < 0 ? ret : copy.found;
+}
+
+int bci_store_group_machines_each(struct bci_store *store, const char *group,
+				  int (*fn)(const char *machine, void *ctx), void *ctx,
+				  char *err, size_t err_size)
+{
+	struct bci_store_value param = value_text(group);
+	struct name_walk walk = { fn, ctx, 0 };
+	int ret;
+
+	ret = bci_store_query(store, S_MACHINES_GROUPED, &param, 1, row_name, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CI master's store: machines (and their tags), builds, runs, the boots
- * of each run (how each ended, its crash records), test results and suspend
- * cycles. One interface, two backends:
+ * The CI master's store: machines (their tags and shard group), builds,
+ * runs, the boots of each run (how each ended, its crash records), test
+ * results and suspend cycles. One interface, two backends:
  *
  *   sqlite:PATH                  SQLite, embedded, WAL (the default:
  *                                DATA/bootci.sqlite)
@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in database.c). */
-#define BCI_STORE_SCHEMA_VERSION 9
+#define BCI_STORE_SCHEMA_VERSION 10
 
 struct bci_store;
 
@@ -74,6 +74,25 @@ int bci_store_machine_tags(struct bci_store *store, const char *machine,
 int bci_store_machines_each(struct bci_store *store, const char *tag,
 			    int (*fn)(const char *machine, void *ctx), void *ctx,
 			    char *err, size_t err_size);
+/*
+ * A machine's shard group: the machines of one group run the same tests
+ * (machines.conf's shard-group, kept here by the scheduler; `machine group`
+ * by hand), so the report reads a test's baseline on all of them.
+ * @group NULL takes @machine (created if new) out of any group.
+ */
+int bci_store_machine_group_set(struct bci_store *store, const char *machine, const char *group,
+				char *err, size_t err_size);
+/*
+ * @machine's shard group copied into @group (@size bytes, NUL-terminated):
+ * 1, or 0 when it has none or is not in the store ("" then).
+ * -ENAMETOOLONG when @size is too small.
+ */
+int bci_store_machine_group(struct bci_store *store, const char *machine, char *group,
+			    size_t size, char *err, size_t err_size);
+/* Calls @fn for each machine of shard group @group, in name order; returns the count. */
+int bci_store_group_machines_each(struct bci_store *store, const char *group,
+				  int (*fn)(const char *machine, void *ctx), void *ctx,
+				  char *err, size_t err_size);
 
 /* ---- builds ---- */
 
