@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The poller inside `bootci-aggregator serve` (patchwork.h, "serve_hook.c"):
- * one thread, its own store connection, each project polled when its
- * interval has gone by; and the builder, another thread with its own store
+ * one thread (ticker.h), its own store connection, each project polled when
+ * its interval has gone by; and the builder, another thread with its own store
  * connection, that runs the build command on the series picked up (woken by
  * a poll that picked one up, else once per interval for a build to retry).
  * A build as long as a kernel's then never holds a poll back: a series is
@@ -15,10 +15,10 @@
 #include "../store/store.h"
 #include "config.h"
 #include "message.h"
+#include "ticker.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,16 +34,10 @@ struct bci_patchwork_server {
 	FILE *log;
 	char *data_dir;
 	unsigned long poll_override;		/* 0: each project's own */
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stopping;
-	atomic_bool stop;			/* stopping, read by a build without the lock */
-	bool thread_started;
-	pthread_t thread;
-	pthread_cond_t build_wake;
-	bool build_due;				/* a poll picked a series up */
-	bool builder_started;
-	pthread_t builder;
+	atomic_bool stop;			/* serve stops: a poll or a build in flight ends */
+	struct bci_ticker *poller;
+	struct bci_ticker *builder;		/* NULL: no project builds */
+	unsigned long build_interval;		/* the builder's pause: the shortest poll */
 };
 
 static time_t now_monotonic(void)
@@ -71,100 +65,57 @@ static void poll_project(struct bci_patchwork_server *s, size_t i)
 				  counts.superseded, counts.skipped, counts.built, counts.build_failed,
 				  counts.checks_posted, counts.checks_waiting);
 	s->next_poll[i] = now_monotonic() + (time_t)interval;
-	if (counts.picked && s->builder_started) {
-		pthread_mutex_lock(&s->lock);
-		s->build_due = true;
-		pthread_cond_signal(&s->build_wake);
-		pthread_mutex_unlock(&s->lock);
-	}
+	if (counts.picked && s->builder)
+		bci_ticker_wake(s->builder);
 }
 
 /* The builder: every project's series picked up and not built yet, then their checks posted. */
-static void *builder_main(void *arg)
+static double build_round(void *arg, const atomic_bool *stop)
 {
 	struct bci_patchwork_server *s = arg;
-	struct timespec deadline;
-	unsigned long interval = 86400;
 
-	for (size_t i = 0; i < s->count; i++) {
-		unsigned long poll = s->poll_override ? s->poll_override
-						      : s->projects[i].project->poll;
+	for (size_t i = 0; i < s->count && !atomic_load(stop) && !atomic_load(&s->stop); i++) {
+		struct bci_patchwork *pw = &s->builders[i];
+		unsigned built = 0, failed = 0;
+		char err[2048];
 
-		if (poll < interval)
-			interval = poll;
+		if (!pw->project->build_command)
+			continue;
+		/* Said by it when it fails; the next round retries. */
+		if (bci_patchwork_build_pending(pw, &built, &failed, err, sizeof(err)) < 0 ||
+		    !(built || failed))
+			continue;
+		bci_patchwork_say(pw, "builder: %u built, %u failed to build", built, failed);
+		/* A failed series' check goes out now; a built one's wait for its tiers. */
+		if (failed)
+			bci_patchwork_checks_flush(pw, NULL, err, sizeof(err));
 	}
-	pthread_mutex_lock(&s->lock);
-	while (!s->stopping) {
-		s->build_due = false;
-		pthread_mutex_unlock(&s->lock);
-		for (size_t i = 0; i < s->count && !atomic_load(&s->stop); i++) {
-			struct bci_patchwork *pw = &s->builders[i];
-			unsigned built = 0, failed = 0;
-			char err[2048];
-
-			if (!pw->project->build_command)
-				continue;
-			/* Said by it when it fails; the next round retries. */
-			if (bci_patchwork_build_pending(pw, &built, &failed, err, sizeof(err)) < 0 ||
-			    !(built || failed))
-				continue;
-			bci_patchwork_say(pw, "builder: %u built, %u failed to build", built, failed);
-			/* A failed series' check goes out now; a built one's wait for its tiers. */
-			if (failed)
-				bci_patchwork_checks_flush(pw, NULL, err, sizeof(err));
-		}
-		pthread_mutex_lock(&s->lock);
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += (time_t)interval;
-		while (!s->stopping && !s->build_due &&
-		       pthread_cond_timedwait(&s->build_wake, &s->lock, &deadline) == 0)
-			;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return NULL;
+	return (double)s->build_interval;
 }
 
-static void *loop_main(void *arg)
+/* The poller: every project whose interval has gone by; the pause lasts until the next one's. */
+static double poll_round(void *arg, const atomic_bool *stop)
 {
 	struct bci_patchwork_server *s = arg;
-	struct timespec deadline;
+	time_t now = now_monotonic(), soonest = now + 3600;
 
-	pthread_mutex_lock(&s->lock);
-	while (!s->stopping) {
-		time_t now = now_monotonic(), soonest = now + 3600;
-
-		for (size_t i = 0; i < s->count && !s->stopping; i++) {
-			if (s->next_poll[i] <= now) {
-				pthread_mutex_unlock(&s->lock);
-				poll_project(s, i);
-				pthread_mutex_lock(&s->lock);
-			}
-			if (s->next_poll[i] < soonest)
-				soonest = s->next_poll[i];
-		}
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += soonest > now_monotonic() ? soonest - now_monotonic() : 1;
-		while (!s->stopping && pthread_cond_timedwait(&s->wake, &s->lock, &deadline) == 0)
-			;
+	for (size_t i = 0; i < s->count && !atomic_load(stop); i++) {
+		if (s->next_poll[i] <= now)
+			poll_project(s, i);
+		if (s->next_poll[i] < soonest)
+			soonest = s->next_poll[i];
 	}
-	pthread_mutex_unlock(&s->lock);
-	return NULL;
+	now = now_monotonic();
+	return soonest > now ? (double)(soonest - now) : 1.0;
 }
 
 void bci_patchwork_server_stop(struct bci_patchwork_server *s)
 {
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->lock);
-	s->stopping = true;
 	atomic_store(&s->stop, true);
-	pthread_cond_broadcast(&s->wake);
-	pthread_cond_broadcast(&s->build_wake);
-	pthread_mutex_unlock(&s->lock);
-	if (s->thread_started)
-		pthread_join(s->thread, NULL);
-	if (s->builder_started)
-		pthread_join(s->builder, NULL);
+	bci_ticker_stop(s->poller);
+	bci_ticker_stop(s->builder);
 	for (size_t i = 0; s->projects && i < s->count; i++)
 		bci_patchwork_close(&s->projects[i]);
 	for (size_t i = 0; s->builders && i < s->count; i++)
@@ -175,9 +126,6 @@ void bci_patchwork_server_stop(struct bci_patchwork_server *s)
 	bci_store_close(s->store);
 	bci_store_close(s->builder_store);
 	bci_patchwork_config_free(s->config);
-	pthread_cond_destroy(&s->wake);
-	pthread_cond_destroy(&s->build_wake);
-	pthread_mutex_destroy(&s->lock);
 	free(s->data_dir);
 	free(s);
 }
@@ -187,7 +135,6 @@ int bci_patchwork_server_start(const char *data_dir, const char *store_url, FILE
 {
 	struct bci_patchwork_server *s;
 	const char *poll = getenv("BOOTCI_PATCHWORK_POLL");
-	pthread_condattr_t attr;
 	char path[PATH_MAX];
 	int ret;
 
@@ -195,12 +142,7 @@ int bci_patchwork_server_start(const char *data_dir, const char *store_url, FILE
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	pthread_mutex_init(&s->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->wake, &attr);
-	pthread_cond_init(&s->build_wake, &attr);
-	pthread_condattr_destroy(&attr);
+	atomic_init(&s->stop, false);
 	s->log = log;
 	if (poll && *poll && (bci_parse_seconds(poll, &s->poll_override) < 0 ||
 			      s->poll_override > 86400)) {
@@ -254,20 +196,23 @@ int bci_patchwork_server_start(const char *data_dir, const char *store_url, FILE
 		bci_patchwork_say(&s->projects[i], "following project %s on %s, a poll every %lu s",
 				  s->config->projects[i].linkname, s->config->projects[i].url,
 				  s->poll_override ? s->poll_override : s->config->projects[i].poll);
-	/* The builder first: the poller reads builder_started. */
+	/* The builder first: the poller wakes it. */
 	if (s->builder_store) {
-		if ((ret = -pthread_create(&s->builder, NULL, builder_main, s)) < 0) {
-			bci_message(err, err_size, "cannot start the Patchwork builder: %s",
-				    strerror(-ret));
-			goto fail;
+		s->build_interval = 86400;
+		for (size_t i = 0; i < s->count; i++) {
+			unsigned long every = s->poll_override ? s->poll_override
+							       : s->projects[i].project->poll;
+
+			if (every < s->build_interval)
+				s->build_interval = every;
 		}
-		s->builder_started = true;
+		if ((ret = bci_ticker_start("Patchwork builder", build_round, s, &s->builder, err,
+					    err_size)) < 0)
+			goto fail;
 	}
-	if ((ret = -pthread_create(&s->thread, NULL, loop_main, s)) < 0) {
-		bci_message(err, err_size, "cannot start the Patchwork poller: %s", strerror(-ret));
+	if ((ret = bci_ticker_start("Patchwork poller", poll_round, s, &s->poller, err,
+				    err_size)) < 0)
 		goto fail;
-	}
-	s->thread_started = true;
 	*out = s;
 	return 0;
 fail:

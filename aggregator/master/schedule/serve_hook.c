@@ -14,6 +14,7 @@
 #include "jsonw.h"
 #include "manifest.h"
 #include "message.h"
+#include "ticker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,10 +37,7 @@ struct bci_schedule_server {
 	FILE *log;
 	unsigned tick;
 	pthread_mutex_t lock;		/* the store, the inventory */
-	pthread_cond_t wake;
-	bool stopping;
-	bool thread_started;
-	pthread_t thread;
+	struct bci_ticker *ticker;
 };
 
 static double now_unix(void)
@@ -76,40 +74,28 @@ static void inventory_refresh(struct bci_schedule_server *s)
 			 s->inventory_path);
 }
 
-static void *loop_main(void *arg)
+/* One tick of the scheduler (ticker.h), the lock held: the routes use the same store. */
+static double tick_round(void *arg, const atomic_bool *stop)
 {
 	struct bci_schedule_server *s = arg;
-	struct timespec deadline;
 	char err[1024];
 
+	(void)stop;
 	pthread_mutex_lock(&s->lock);
-	while (!s->stopping) {
-		inventory_refresh(s);
-		if (bci_schedule_tick(&s->schedule, now_unix(), err, sizeof(err)) < 0)
-			bci_schedule_say(&s->schedule, "tick: %s", err);
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += s->tick;
-		while (!s->stopping && pthread_cond_timedwait(&s->wake, &s->lock, &deadline) == 0)
-			;
-	}
+	inventory_refresh(s);
+	if (bci_schedule_tick(&s->schedule, now_unix(), err, sizeof(err)) < 0)
+		bci_schedule_say(&s->schedule, "tick: %s", err);
 	pthread_mutex_unlock(&s->lock);
-	return NULL;
+	return (double)s->tick;
 }
 
 void bci_schedule_server_stop(struct bci_schedule_server *s)
 {
 	if (!s)
 		return;
-	if (s->thread_started) {
-		pthread_mutex_lock(&s->lock);
-		s->stopping = true;
-		pthread_cond_broadcast(&s->wake);
-		pthread_mutex_unlock(&s->lock);
-		pthread_join(s->thread, NULL);
-	}
+	bci_ticker_stop(s->ticker);
 	bci_store_close(s->store);
 	bci_inventory_free(s->inventory);
-	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s->data_dir);
 	free(s);
@@ -133,7 +119,6 @@ int bci_schedule_server_start(const char *data_dir, const char *store_url, FILE 
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->wake, NULL);
 	s->log = log;
 	s->tick = (unsigned)seconds;
 	snprintf(s->inventory_path, sizeof(s->inventory_path), "%s/%s", data_dir, BCI_INVENTORY_FILE);
@@ -159,11 +144,8 @@ int bci_schedule_server_start(const char *data_dir, const char *store_url, FILE 
 	/* The first read's tags, before any request: the report sees them from the start. */
 	if ((ret = bci_schedule_tags_sync(&s->schedule, NULL, err, err_size)) < 0)
 		goto fail;
-	if ((ret = -pthread_create(&s->thread, NULL, loop_main, s)) < 0) {
-		bci_message(err, err_size, "cannot start the scheduler's loop: %s", strerror(-ret));
+	if ((ret = bci_ticker_start("scheduler", tick_round, s, &s->ticker, err, err_size)) < 0)
 		goto fail;
-	}
-	s->thread_started = true;
 	bci_schedule_say(&s->schedule, "%zu machine(s) from %s, a turn every %u s",
 			 s->inventory->machine_count, s->inventory_path, s->tick);
 	*out = s;
