@@ -126,6 +126,7 @@ bench: all
 	@tests/bench/igt-vs-runner $(BUILD)
 	@tests/bench/pages-matrix.sh $(BUILD)
 	@tests/bench/serve-consoles.sh $(BUILD)
+	@tests/bench/lab-day.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \
