@@ -1070,6 +1070,18 @@ static unsigned verify(struct load *l)
 	return bad;
 }
 
+/* @a's samples and @b's together (the caller frees .v). */
+static struct samples merged(const struct samples *a, const struct samples *b)
+{
+	struct samples all = { 0 };
+
+	for (size_t i = 0; i < a->n; i++)
+		add(&all, a->v[i]);
+	for (size_t i = 0; i < b->n; i++)
+		add(&all, b->v[i]);
+	return all;
+}
+
 static void print_latency(const char *what, struct samples *s)
 {
 	qsort(s->v, s->n, sizeof(*s->v), by_value);
@@ -1181,12 +1193,8 @@ static int cmd_load(int argc, char **argv)
 	print_latency("boot answer under load: exit", &l.boot_exit);
 	print_latency("boot answer under load: a job", &l.boot_job);
 	{
-		struct samples all = { 0 };
+		struct samples all = merged(&l.boot_exit, &l.boot_job);
 
-		for (size_t i = 0; i < l.boot_exit.n; i++)
-			add(&all, l.boot_exit.v[i]);
-		for (size_t i = 0; i < l.boot_job.n; i++)
-			add(&all, l.boot_job.v[i]);
 		print_latency("boot answer under load: all", &all);
 		if (l.boot_idle.n)
 			printf("boot answer under load / idle (exit answers): p50 x%.2f, p99 x%.2f\n",
@@ -1202,12 +1210,8 @@ static int cmd_load(int argc, char **argv)
 	print_latency("upload acknowledged (201), whole", &l.upload);
 	print_latency("upload acknowledged (201), resumed", &l.resume);
 	{
-		struct samples all = { 0 };
+		struct samples all = merged(&l.upload, &l.resume);
 
-		for (size_t i = 0; i < l.upload.n; i++)
-			add(&all, l.upload.v[i]);
-		for (size_t i = 0; i < l.resume.n; i++)
-			add(&all, l.resume.v[i]);
 		print_latency("upload acknowledged (201), all", &all);
 		printf("target: upload acknowledgement p99 under 1 s: %s (%.0f ms)\n",
 		       percentile(&all, 99) < 1.0 ? "met" : "NOT met", 1e3 * percentile(&all, 99));
