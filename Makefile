@@ -131,6 +131,7 @@ bench: all
 	@tests/bench/pages-matrix.sh $(BUILD)
 	@tests/bench/serve-consoles.sh $(BUILD)
 	@tests/bench/patchwork-latency.sh $(BUILD)
+	@tests/bench/lab-day.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/asan $(BUILD)/musl/obj $(BUILD)/musl/bin \

@@ -61,3 +61,13 @@ check-fuzz: $(FUZZ_BINS)
 	@BUILD=$(abspath $(BUILD)) SRC=$(CURDIR) FUZZ_SECONDS=$(FUZZ_SECONDS) $(TEST_RUNNER) $(addprefix fuzz:,$^)
 check-scripts: all
 	@BUILD=$(abspath $(BUILD)) SRC=$(CURDIR) $(TEST_RUNNER) $(addprefix tap:,$(TAP_SCRIPTS))
+
+# Bench programs (tests/bench/*.c): load generators and packers the benches run, on libbootci.
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/host/bin/bench/%,$(BENCH_SRCS))
+
+$(BUILD)/host/bin/bench/%: tests/bench/%.c $(BUILD)/host/libbootci.a
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ $< $(BUILD)/host/libbootci.a -lcurl -lzstd -ljson-c -lnettle -lm
+
+all: $(BENCH_BINS)

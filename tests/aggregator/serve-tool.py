@@ -5,9 +5,10 @@ test controls every byte: interrupted bodies, one byte at a time, many at once.
 
   serve-tool.py archive KIND OUT [--machine M] [--run R] [--dir DIR]
       writes OUT (tar.zst) and prints its sha256
-  serve-tool.py put URL FILE [--token T] [--sha256 H] [--from N] [--stop-after N]
+  serve-tool.py put URL FILE [--token T] [--sha256 H] [--from N] [--stop-after N [--at-once]]
                     [--pause-after N --pause S] [--no-length]
-      prints "STATUS BODY" (or "CUT" when --stop-after closed the connection)
+      prints "STATUS BODY" (or "CUT" when --stop-after closed the connection: 0.3 s after
+      its last byte, or with --at-once right after it, the bytes and the close together)
   serve-tool.py get URL [--token T]           prints "STATUS BODY"
   serve-tool.py raw HOST PORT REQUEST-LINE-PATH [--token T]   a GET with the path as is
   serve-tool.py slow URL [--token T] --interval S
@@ -262,7 +263,7 @@ def request_head(method, path, host, token, extra_headers):
 
 
 def put(url, data, token, sha, start=0, stop_after=None, pause_after=None, pause=0,
-        no_length=False):
+        no_length=False, at_once=False):
     s, u = connect(url)
     headers = ["X-Bootci-Sha256: " + sha]
     body = data[start:]
@@ -281,7 +282,8 @@ def put(url, data, token, sha, start=0, stop_after=None, pause_after=None, pause
             s.sendall(b"0\r\n\r\n")
         elif stop_after is not None:
             s.sendall(body[:stop_after])
-            time.sleep(0.3)
+            if not at_once:
+                time.sleep(0.3)
             s.close()
             return "CUT", ""
         elif pause_after is not None:
@@ -305,7 +307,7 @@ def cmd_put(a):
         data = f.read()
     sha = a.sha256 or sha256_hex(data)
     status, text = put(a.url, data, a.token, sha, a.start, a.stop_after, a.pause_after,
-                       a.pause, a.no_length)
+                       a.pause, a.no_length, a.at_once)
     print(status, text)
     return 0
 
@@ -394,6 +396,7 @@ def main():
     x.add_argument("--sha256")
     x.add_argument("--from", dest="start", type=int, default=0)
     x.add_argument("--stop-after", type=int)
+    x.add_argument("--at-once", action="store_true")
     x.add_argument("--pause-after", type=int)
     x.add_argument("--pause", type=float, default=0)
     x.add_argument("--no-length", action="store_true")

@@ -81,6 +81,25 @@ else
 	not_ok "resume: $answer"
 fi
 
+# A cut whose last bytes and close arrive together (a client killed mid-upload): serve sees the
+# close at once, not at its idle timeout (60 s), so the machine's resume right after is taken
+# rather than answered 503 "already in progress" for a minute.
+python3 "$tool" archive good "$work/k.tar.zst" --machine m1 --run run7 --dir "$work/run2" >/dev/null
+# cut_seen N: serve logged N cuts of run7 by its client.
+cut_seen() { [ "$(grep -c "PUT /api/v1/machines/m1/runs/run7 - .*kept for a resume (client aborted)" "$work/server.log")" -ge "$1" ]; }
+seen=0
+for attempt in 1 2 3; do
+	put run7 "$work/k.tar.zst" --stop-after $((20000 * attempt)) --at-once >/dev/null
+	wait_until cut_seen "$attempt" && seen=$attempt
+done
+received=$(json "$(get run7)" received)
+answer=$(put run7 "$work/k.tar.zst" --from "$received")
+if [ "$seen" = 3 ] && [ "${answer%% *}" = 201 ]; then
+	ok "cuts whose close comes with their last bytes: each seen at once, then the resume is 201"
+else
+	not_ok "cuts with their close at once: $seen of 3 seen within 20 s each; the resume: $answer"
+fi
+
 # SIGTERM while an upload is in flight: it finishes (201), then the server stops.
 mkdir -p "$work/run4" && head -c 300000 /dev/urandom >"$work/run4/big.bin"
 python3 "$tool" archive good "$work/e.tar.zst" --machine m1 --run run4 --dir "$work/run4" >/dev/null

@@ -961,6 +961,20 @@ static void test_transactions(void **state)
 	run_add(f, "open-at-close");
 	reopen(f);
 	assert_int_equal(bci_store_runs_each(f->store, NULL, NULL, NULL, f->err, sizeof(f->err)), 1);
+
+	/* Relaxed (a netboot's records): whole or nothing all the same, and no nesting. */
+	assert_int_equal(bci_store_begin_relaxed(f->store, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_begin_relaxed(f->store, f->err, sizeof(f->err)), -EBUSY);
+	run_add(f, "relaxed-dropped");
+	bci_store_rollback(f->store);
+	assert_int_equal(bci_store_runs_each(f->store, NULL, NULL, NULL, f->err, sizeof(f->err)), 1);
+	assert_int_equal(bci_store_begin_relaxed(f->store, f->err, sizeof(f->err)), 0);
+	run = run_add(f, "relaxed-kept");
+	assert_int_equal(bci_store_result_add(f->store, run, &a, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_commit(f->store, f->err, sizeof(f->err)), 0);
+	reopen(f);
+	assert_int_equal(bci_store_runs_each(f->store, NULL, NULL, NULL, f->err, sizeof(f->err)), 2);
+	assert_int_equal(bci_store_results_each(f->store, run, NULL, NULL, f->err, sizeof(f->err)), 1);
 }
 
 /* ---- values are bound, never spliced ---- */

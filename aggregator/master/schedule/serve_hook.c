@@ -208,7 +208,23 @@ static void boot_answer(struct bci_schedule_server *s, const char *mac, const ch
 		return;
 	}
 	snprintf(base, sizeof(base), "%s://%s", tls ? "https" : "http", host);
-	ret = bci_schedule_boot(&s->schedule, mac, base, now_unix(), &script, err, sizeof(err));
+	/*
+	 * One transaction, its commit not waiting for the disk (store.h): the netboots of a lab
+	 * take turns on the scheduler's lock, and a commit each that waited behind the ingests'
+	 * flushes made them queue. What a crash could lose is rewritten by the next netboot.
+	 */
+	ret = bci_store_begin_relaxed(s->store, err, sizeof(err));
+	if (ret == 0) {
+		ret = bci_schedule_boot(&s->schedule, mac, base, now_unix(), &script, err, sizeof(err));
+		if (ret < 0)
+			bci_store_rollback(s->store);
+		else
+			ret = bci_store_commit(s->store, err, sizeof(err));
+		if (ret < 0) {
+			free(script);
+			script = NULL;
+		}
+	}
 	if (ret == -EINVAL) {
 		answer_error(a, 400, "%s", err);
 		return;

@@ -408,7 +408,7 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 		     size_t err_size)
 {
 	struct bci_server *s = calloc(1, sizeof(*s));
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
 			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	struct MHD_OptionItem options[16];
 	const union MHD_DaemonInfo *info;

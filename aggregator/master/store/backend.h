@@ -52,6 +52,8 @@ struct bci_store_backend {
 	const char *id_column;
 	/* Opens a transaction that will write (SQLite takes its lock now, not at the first write). */
 	const char *begin_sql;
+	/* Run after begin_sql for bci_store_begin_relaxed(), or NULL: nothing to relax. */
+	const char *relaxed_sql;
 	/*
 	 * Runs @sql, constant text without parameters (transactions, schema).
 	 * Returns 0 or -errno with @err set.

@@ -703,6 +703,18 @@ int bci_store_begin(struct bci_store *store, char *err, size_t err_size)
 	return 0;
 }
 
+int bci_store_begin_relaxed(struct bci_store *store, char *err, size_t err_size)
+{
+	int ret = bci_store_begin(store, err, err_size);
+
+	if (ret < 0 || !store->backend->relaxed_sql)
+		return ret;
+	ret = store->backend->exec(store->db, store->backend->relaxed_sql, err, err_size);
+	if (ret < 0)
+		bci_store_rollback(store);
+	return ret;
+}
+
 int bci_store_commit(struct bci_store *store, char *err, size_t err_size)
 {
 	int ret;

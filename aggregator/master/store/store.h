@@ -56,6 +56,16 @@ int bci_store_schema_version(struct bci_store *store, int *version, char *err, s
 int bci_store_begin(struct bci_store *store, char *err, size_t err_size);
 int bci_store_commit(struct bci_store *store, char *err, size_t err_size);
 void bci_store_rollback(struct bci_store *store);
+/*
+ * A write transaction whose commit does not wait for the store's disk: on
+ * PostgreSQL its synchronous_commit is off (the commit returns before its WAL
+ * is flushed; a crash of the database's host within a fraction of a second
+ * may lose it, whole, never half of it); on SQLite it is bci_store_begin().
+ * For writes that the next event writes again (a machine's netboot: when it
+ * was last seen, a job handed out), so that they do not queue behind the
+ * flushes of the ingests running beside them.
+ */
+int bci_store_begin_relaxed(struct bci_store *store, char *err, size_t err_size);
 
 /* ---- machines and tags ---- */
 
