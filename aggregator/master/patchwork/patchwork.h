@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The master follows Patchwork projects (Patchwork 3.x's REST API, /api/1.2/):
+ * The master follows Patchwork projects (Patchwork's REST API, version 1.2):
  * new complete series in, a build job recorded per series, checks out on
  * every patch of a series.
  *
@@ -31,7 +31,8 @@
  *                                 its user must be a maintainer of the project
  *                                 for Patchwork to take checks
  *   poll = 5m                     optional (default 5m): time between polls
- *                                 (N, Ns, Nm, Nh; 1 s to 1 day)
+ *                                 (a duration: seconds, or with s, m or h;
+ *                                 a second to a day)
  *   serve-url = http://ci:8080    optional: serve's base URL; a check links to
  *                                 SERVE-URL/builds/BUILD (else no link)
  *   mbox-limit = 64M              optional (default 64M): a larger series mbox

@@ -515,7 +515,7 @@ double bci_stages_start(const struct bci_stages *stages);
 double bci_stages_took(const struct bci_stages *stages, enum bci_stage stage, bool *known);
 /* The stages reached as a table (the build's matrix page), @objective the fast tier's. */
 int bci_stages_html(struct bci_str *b, const struct bci_stages *stages, double objective);
-/* Seconds as a person reads them: "42 s", "17 min", "5.2 h". */
+/* Seconds as a person reads them: whole seconds, then whole minutes, then hours to a tenth. */
 void bci_duration_text(struct bci_str *b, double seconds);
 
 /* ---- metrics over a time window (metrics.c) ---- */

@@ -115,7 +115,7 @@ double bci_stages_took(const struct bci_stages *s, enum bci_stage stage, bool *k
 	return 0;
 }
 
-/* Seconds as a person reads them: "42 s", "17 min", "5.2 h" (a sign when negative). */
+/* Seconds as a person reads them (report.h), a sign when negative. */
 void bci_duration_text(struct bci_str *b, double seconds)
 {
 	double magnitude = seconds < 0 ? -seconds : seconds;
