@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "pgreset.h"
+
 #include "../../aggregator/collect/collect.h"
 #include "run_archive.h"
 #include "../../aggregator/master/ingest/ingest.h"
@@ -37,7 +39,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json.h>
-#include <libpq-fe.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -54,19 +55,6 @@ struct fixture {
 	struct bci_store *store;
 	char err[4096];
 };
-
-static void pg_reset(const char *url)
-{
-	PGconn *conn = PQconnectdb(url);
-	PGresult *res;
-
-	assert_int_equal(PQstatus(conn), CONNECTION_OK);
-	res = PQexec(conn, "SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
-			   " CREATE SCHEMA public");
-	assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
-	PQclear(res);
-	PQfinish(conn);
-}
 
 static int setup(void **state)
 {

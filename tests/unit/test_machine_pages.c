@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "pgreset.h"
+
 #include "../../aggregator/master/report/machine_pages.h"
 #include "../../aggregator/master/report/report.h"
 #include "../../aggregator/master/serve/page_machine.h"
@@ -26,7 +28,6 @@
 
 #include <errno.h>
 #include <json-c/json.h>
-#include <libpq-fe.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,19 +129,6 @@ static void fill(struct fixture *f)
 	assert_int_equal(bci_mkdir_p(path, 0755), 0);
 	strcat(path, "/dmesg-1");
 	assert_int_equal(bci_write_file_atomic(path, "Kernel panic <b>oops</b>\n", 25, 0644), 0);
-}
-
-static void pg_reset(const char *url)
-{
-	PGconn *conn = PQconnectdb(url);
-	PGresult *res;
-
-	assert_int_equal(PQstatus(conn), CONNECTION_OK);
-	res = PQexec(conn, "SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
-			   " CREATE SCHEMA public");
-	assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
-	PQclear(res);
-	PQfinish(conn);
 }
 
 static int setup(void **state)

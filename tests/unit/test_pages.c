@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "pgreset.h"
+
 #include "../../aggregator/master/report/report.h"
 #include "../../aggregator/master/serve/pages.h"
 #include "../../aggregator/master/store/store.h"
@@ -26,7 +28,6 @@
 #include "strv.h"
 
 #include <errno.h>
-#include <libpq-fe.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -178,19 +179,6 @@ struct fixture {
 	struct bci_store *store;
 	char err[4096];
 };
-
-static void pg_reset(const char *url)
-{
-	PGconn *conn = PQconnectdb(url);
-	PGresult *res;
-
-	assert_int_equal(PQstatus(conn), CONNECTION_OK);
-	res = PQexec(conn, "SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
-			   " CREATE SCHEMA public");
-	assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
-	PQclear(res);
-	PQfinish(conn);
-}
 
 static int setup(void **state)
 {

@@ -19,13 +19,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "pgreset.h"
+
 #include "../../aggregator/master/report/name_numbers.h"
 #include "../../aggregator/master/report/report.h"
 #include "../../aggregator/master/store/store.h"
 #include "strv.h"
 
 #include <errno.h>
-#include <libpq-fe.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -262,19 +263,6 @@ struct fixture {
 	char err[4096];
 	int run;
 };
-
-static void pg_reset(const char *url)
-{
-	PGconn *conn = PQconnectdb(url);
-	PGresult *res;
-
-	assert_int_equal(PQstatus(conn), CONNECTION_OK);
-	res = PQexec(conn, "SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
-			   " CREATE SCHEMA public");
-	assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
-	PQclear(res);
-	PQfinish(conn);
-}
 
 static int setup(void **state)
 {
