@@ -245,7 +245,7 @@ else
 	diag <"$work/return.out" "$work/sql.err"
 fi
 "$aggregator" schedule --data "$data" retrun solo >"$work/verb.out" 2>&1 && status=0 || status=$?
-if [ "$status" != 0 ] && grep -q "schedule: 'retrun': expected machines, jobs \[BUILD\], return MACHINE, redeploy MACHINE or power MACHINE ACTION" "$work/verb.out"; then
+if [ "$status" != 0 ] && grep -q "schedule: 'retrun': expected machines, jobs \[BUILD\], confirm BUILD, return MACHINE, redeploy MACHINE or power MACHINE ACTION" "$work/verb.out"; then
 	ok "schedule with an unknown verb fails naming it"
 else
 	not_ok "schedule retrun: exit $status"

@@ -13,6 +13,9 @@
 #   LOOP_DEADLINE      a machine's deadline (inventory syntax, e.g. 10m); LOOP_DEADLINES[I],
 #                      when set, is machine I's instead
 #   LOOP_POWER_CYCLES  the inventory's power-cycles (default 2)
+#   LOOP_RERUNS        the inventory's reruns of possible new issues (default 0: none, so a
+#                      scenario's machine time stays its own) and LOOP_RERUN_BUDGET its
+#                      rerun-budget (default 10%)
 #   LOOP_POWER_WRAP[I] words put before machine I's power command (e.g. /usr/bin/env VAR=...)
 #   LOOP_POWER         command (default): `lab power DIR cycle`; ipmi: the master powers every
 #                      machine through its BMC (ipmitool), never through the lab script; the
@@ -61,6 +64,8 @@ loop_master_start() {
 		echo "# written by tests/lab/loop.sh"
 		echo "[schedule]"
 		echo "power-cycles = ${LOOP_POWER_CYCLES:-2}"
+		echo "reruns = ${LOOP_RERUNS:-0}"
+		echo "rerun-budget = ${LOOP_RERUN_BUDGET:-10%}"
 		echo "power-timeout = 60s"
 		for i in "${!LOOP_NAMES[@]}"; do
 			name=${LOOP_NAMES[$i]}

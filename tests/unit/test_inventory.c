@@ -16,6 +16,8 @@ static const char sample[] =
 	"[schedule]\n"
 	"power-cycles = 2\n"
 	"power-timeout = 30s\n"
+	"reruns = 2\n"
+	"rerun-budget = 250%\n"
 	"\n"
 	"[machine shard-a]\n"
 	"mac = 52:54:00:AA:bb:01\n"
@@ -59,6 +61,8 @@ static void test_sample(void **state)
 	assert_int_equal(inv->machine_count, 2);
 	assert_int_equal(inv->power_cycles, 2);
 	assert_int_equal(inv->power_timeout, 30);
+	assert_int_equal(inv->reruns, 2);
+	assert_int_equal(inv->rerun_budget, 250);
 	m = &inv->machines[0];
 	assert_string_equal(m->name, "shard-a");
 	assert_string_equal(m->mac, "52:54:00:aa:bb:01");
@@ -92,6 +96,8 @@ static void test_empty(void **state)
 	(void)state;
 	assert_int_equal(inv->machine_count, 0);
 	assert_int_equal(inv->power_cycles, BCI_INVENTORY_POWER_CYCLES_DEFAULT);
+	assert_int_equal(inv->reruns, BCI_INVENTORY_RERUNS_DEFAULT);
+	assert_int_equal(inv->rerun_budget, BCI_INVENTORY_RERUN_BUDGET_DEFAULT);
 	bci_inventory_free(inv);
 }
 
@@ -109,6 +115,14 @@ static void test_refused(void **state)
 	expect_error("[machine a]\nmac = 52:54:00:00:00:01\nmac = 52:54:00:00:00:02\n",
 		     ":3: mac given twice");
 	expect_error("[machine a]\nmac = 52:54:00:00:00:01\ncolour = red\n", ":3: unknown key 'colour'");
+	/* The reruns of possible new issues (issue 37). */
+	expect_error("[schedule]\nreruns = 11\n", ":2: reruns: '11' (a number from 0 to 10)");
+	expect_error("[schedule]\nreruns = -1\n", ":2: reruns: '-1'");
+	expect_error("[schedule]\nrerun-budget = 10\n", ":2: rerun-budget: '10' (a percentage");
+	expect_error("[schedule]\nrerun-budget = 0%\n", ":2: rerun-budget: '0%' (from 1% to 1000%)");
+	expect_error("[schedule]\nrerun-budget = 1001%\n", ":2: rerun-budget: '1001%'");
+	expect_error("[schedule]\nrerun-budget = %\n", ":2: rerun-budget: '%'");
+	expect_error("[schedule]\nreruns = 1\nreruns = 2\n", ":3: reruns given twice");
 	expect_error("[machine a b]\n", ":1: 'a b' is not a word");
 	expect_error("[machine ../x]\n", "is not a word");
 	expect_error("[rack 1]\n", ":1: unknown section [rack");

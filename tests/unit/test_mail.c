@@ -287,7 +287,10 @@ static void build_add(struct bci_store *store, const char *name, const char *mes
 		fail_msg("%s", err);
 }
 
-/* A build's reply is due when it answers a series and every job it was given has ended. */
+/*
+ * A build's reply is due when it answers a series, every job it was given
+ * has ended and, when it has a fast tier, its gate decided (issue 37).
+ */
 static void test_builds_final(void **state)
 {
 	char err[PATH_MAX + 256], names[256] = "";
@@ -309,6 +312,9 @@ static void test_builds_final(void **state)
 	assert_int_equal(bci_store_job_update(store, job, "done", 1, 1, err, sizeof(err)), 0);
 	assert_int_equal(bci_store_mail_builds_final(store, final_seen, names, err, sizeof(err)), 0);
 	assert_int_equal(bci_store_job_end(store, other, "abandoned", "x", 0, err, sizeof(err)), 0);
+	/* Its fast tier's jobs all ended: it still waits for the gate (reruns come first). */
+	assert_int_equal(bci_store_mail_builds_final(store, final_seen, names, err, sizeof(err)), 0);
+	assert_int_equal(bci_store_gate_put(store, "series", "skipped: x", err, sizeof(err)), 0);
 	assert_int_equal(bci_store_mail_builds_final(store, final_seen, names, err, sizeof(err)), 1);
 	assert_string_equal(names, "series ");
 	struct bci_store_mail mail = { .message_id = "<reply@x>", .build = "series",

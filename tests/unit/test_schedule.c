@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../../aggregator/master/report/report.h"
 #include "../../aggregator/master/schedule/deploy.h"
 #include "../../aggregator/master/schedule/job_initrd.h"
 #include "../../aggregator/master/schedule/judge.h"
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define T0 1800000000.0
@@ -45,12 +47,14 @@ struct fixture {
 	char err[1024];
 };
 
-static int judge(struct bci_store *store, const char *build, void *ctx, char *err, size_t err_size)
+static int judge(struct bci_store *store, const char *build, void *ctx,
+		 struct bci_schedule_issues *issues, char *err, size_t err_size)
 {
 	struct fixture *f = ctx;
 
 	(void)store;
 	(void)build;
+	(void)issues;
 	(void)err;
 	(void)err_size;
 	f->judge_calls++;
@@ -728,9 +732,9 @@ static void test_report_judge(void **state)
 	run_with_build(f, "solo", "base-fast", "base", "igt@t@1", "pass");
 	run_with_build(f, "solo", "good-fast", "good", "igt@t@1", "pass");
 	run_with_build(f, "solo", "bad-fast", "bad", "igt@t@1", "fail");
-	assert_int_equal(bci_schedule_judge_report(f->store, "good", f->dir, f->err,
+	assert_int_equal(bci_schedule_judge_report(f->store, "good", f->dir, NULL, f->err,
 						   sizeof(f->err)), 0);
-	assert_int_equal(bci_schedule_judge_report(f->store, "bad", f->dir, f->err,
+	assert_int_equal(bci_schedule_judge_report(f->store, "bad", f->dir, NULL, f->err,
 						   sizeof(f->err)), 1);
 }
 
@@ -755,12 +759,223 @@ static void test_report_judge_group(void **state)
 	run_with_build(f, "grp-a", "base-fast", "base", "igt@t@flake", "pass");
 	run_with_build(f, "grp-b", "base-fast", "base", "igt@t@flake", "fail");
 	run_with_build(f, "grp-a", "series-fast", "series", "igt@t@flake", "fail");
-	assert_int_equal(bci_schedule_judge_report(f->store, "series", f->dir, f->err,
+	assert_int_equal(bci_schedule_judge_report(f->store, "series", f->dir, NULL, f->err,
 						   sizeof(f->err)), 0);
 	assert_int_equal(bci_store_machine_group_set(f->store, "grp-a", NULL, f->err,
 						     sizeof(f->err)), 0);
-	assert_int_equal(bci_schedule_judge_report(f->store, "series", f->dir, f->err,
+	assert_int_equal(bci_schedule_judge_report(f->store, "series", f->dir, NULL, f->err,
 						   sizeof(f->err)), 1);
+}
+
+/* A fast job of @build on @machine queued at Unix time @queued (run id BUILD-fast). */
+static void fast_job_at(struct fixture *f, const char *build, const char *machine, double queued)
+{
+	char run_id[64];
+	struct bci_store_job job = { .machine = machine, .build = build, .tier = "fast",
+				     .shards = 1, .testlist = "igt@t@real\nigt@t@flake\n",
+				     .run_id = run_id, .queued = queued };
+
+	snprintf(run_id, sizeof(run_id), "%s-fast", build);
+	if (bci_store_job_add(f->store, &job, NULL, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+}
+
+/* A run of @build on @machine: igt@t@real then igt@t@flake with these results. */
+static void run_two(struct fixture *f, const char *machine, const char *run_id, const char *build,
+		    const char *real, const char *flake)
+{
+	struct bci_store_run run = {
+		.machine = machine, .run_id = run_id, .build = build, .state = "done",
+		.archive_root = "", .archive_path = "archives/x.tar.zst",
+		.digest = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	struct bci_store_result r[2] = {
+		{ .job = 0, .name = "igt@t@real", .result = real, .duration = 1 },
+		{ .job = 1, .name = "igt@t@flake", .result = flake, .duration = 1 },
+	};
+	int64_t key;
+
+	if (bci_store_run_add(f->store, &run, &key, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	assert_int_equal(bci_store_results_add(f->store, key, r, 2, f->err, sizeof(f->err)), 0);
+}
+
+struct confirm_jobs {
+	int count, open;
+	char machines[512];
+	char first[64];		/* the kind of the job grp-a is handed next */
+};
+
+static int confirm_job_count(const struct bci_store_job *job, void *ctx)
+{
+	struct confirm_jobs *c = ctx;
+
+	if (!job->kind || strcmp(job->kind, "confirm"))
+		return 0;
+	c->count++;
+	c->open += !strcmp(job->state, "queued") || !strcmp(job->state, "booted");
+	if (!strcmp(job->run_id + strlen(job->run_id) - 2, "-1"))
+		snprintf(c->machines + strlen(c->machines), sizeof(c->machines) - strlen(c->machines),
+			 "%s:%s;", job->machine, job->testlist);
+	return 0;
+}
+
+static int job_kind(const struct bci_store_job *job, void *ctx)
+{
+	snprintf(((struct confirm_jobs *)ctx)->first, 64, "%s %s",
+		 job->kind ? job->kind : job->tier, job->run_id);
+	return 0;
+}
+
+static const struct bci_report_change *change_find(const struct bci_report *r, const char *test,
+						   const char *machine)
+{
+	for (size_t i = 0; i < r->n_changes; i++)
+		if (!strcmp(r->changes[i].test, test) && !strcmp(r->changes[i].machine, machine))
+			return &r->changes[i];
+	fail_msg("no change of %s on %s", test, machine);
+	return NULL;
+}
+
+/*
+ * Issue 37: a fast tier's possible new issues are rerun before the gate
+ * decides: each group's (or lone machine's) issues together, the reruns
+ * times on each machine they appeared on (a lone one alone), handed out
+ * before other work; the gate waits within its budget, abandons what is
+ * late, then judges with the reruns: a test that failed every rerun stays a
+ * possible new issue (confirmed), one that passed a rerun is flaky with the
+ * reruns' rate; the reruns are not the build's own results.
+ */
+static void test_confirm_reruns(void **state)
+{
+	struct fixture *f = *state;
+	double now = (double)time(NULL);
+	struct bci_store_build base = { .name = "base", .tree = "drm-tip", .commit = "a",
+					.tier = "fast", .registered = now - 2000 };
+	struct bci_store_build series = { .name = "series", .tree = "drm-tip", .commit = "b",
+					  .tier = "fast", .base = "base", .registered = now - 1000,
+					  .message_id = "<s@x>" };
+	struct bci_store_build other = { .name = "other", .tree = "drm-tip", .commit = "c",
+					 .tier = "fast", .base = "base", .registered = now - 900 };
+	const char *const machines[] = { "solo", "grp-a", "grp-b" };
+	struct bci_report_options options = { .data_dir = f->dir, .window = 5 };
+	struct confirm_jobs c = { 0 };
+	struct bci_report *r = NULL;
+	char decision[200], *text = NULL, run_id[64];
+	size_t len = 0;
+	FILE *out;
+
+	assert_int_equal(bci_store_build_put(f->store, &base, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &series, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &other, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_tags_sync(&f->s, NULL, f->err, sizeof(f->err)), 0);
+	f->s.judge = bci_schedule_judge_report;
+	f->s.judge_ctx = f->dir;
+	for (int i = 0; i < 3; i++) {
+		run_two(f, machines[i], "base-fast", "base", "pass", "pass");
+		fast_job_at(f, "series", machines[i], now - 1000);
+	}
+	/* Another build's job, queued first, on grp-a: its reruns still go first. */
+	fast_job_at(f, "other", "grp-a", now - 950);
+	run_two(f, "solo", "series-fast", "series", "fail", "pass");
+	run_two(f, "grp-a", "series-fast", "series", "fail", "fail");
+	run_two(f, "grp-b", "series-fast", "series", "fail", "pass");
+
+	/* Four possible new issues: solo's alone, group g's two tests on both its machines. */
+	assert_int_equal(bci_schedule_tick(&f->s, now, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_jobs_each(f->store, "series", "fast", confirm_job_count, &c,
+					     f->err, sizeof(f->err)), 12);
+	assert_int_equal(c.count, 9);
+	assert_string_equal(c.machines, "grp-a:igt@t@flake\nigt@t@real\n;"
+					"grp-b:igt@t@flake\nigt@t@real\n;solo:igt@t@real\n;");
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 0);
+	assert_int_equal(bci_store_job_next(f->store, "grp-a", job_kind, &c, f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(c.first, "confirm series-confirm-1");
+	/* Reruns: solo's fail, grp-a passes igt@t@flake once, grp-b's third is not back. */
+	for (int k = 1; k <= 3; k++) {
+		snprintf(run_id, sizeof(run_id), "series-confirm-%d", k);
+		run_two(f, "solo", run_id, "series", "fail", "notrun");
+		run_two(f, "grp-a", run_id, "series", "fail", k == 2 ? "pass" : "fail");
+		if (k < 3)
+			run_two(f, "grp-b", run_id, "series", "fail", "fail");
+	}
+	/* Within the budget (10% of the 1000 s fast tier): waiting for grp-b's third. */
+	assert_int_equal(bci_schedule_tick(&f->s, now + 50, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 0);
+	/* Past it: abandoned, judged without it. */
+	assert_int_equal(bci_schedule_tick(&f->s, now + 200, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(decision, "skipped: the fast tier found a possible new issue, its"
+				      " reruns did not clear it");
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(bci_store_jobs_each(f->store, "series", "fast", confirm_job_count, &c,
+					     f->err, sizeof(f->err)), 12);
+	assert_int_equal(c.open, 0);
+
+	/* The report: the reruns judged, not counted as the build's results. */
+	if (bci_report_build(f->store, "series", &options, &r, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	assert_int_equal(r->results, 6);
+	assert_int_equal(r->reruns, 9);
+	assert_int_equal(r->reruns_back, 8);
+	assert_int_equal(r->counts[BCI_VERDICT_NEW], 3);
+	assert_int_equal(r->counts[BCI_VERDICT_FLAKY], 1);
+	assert_int_equal(change_find(r, "igt@t@real", "solo")->rerun_runs, 3);
+	assert_int_equal(change_find(r, "igt@t@real", "solo")->rerun_failed, 3);
+	assert_int_equal(change_find(r, "igt@t@real", "grp-a")->rerun_runs, 5);
+	assert_int_equal(change_find(r, "igt@t@real", "grp-a")->rerun_failed, 5);
+	assert_int_equal(change_find(r, "igt@t@flake", "grp-a")->verdict, BCI_VERDICT_FLAKY);
+	assert_int_equal(change_find(r, "igt@t@flake", "grp-a")->rerun_runs, 5);
+	assert_int_equal(change_find(r, "igt@t@flake", "grp-a")->rerun_failed, 4);
+	out = open_memstream(&text, &len);
+	assert_int_equal(bci_mbox_write(out, r, &(struct bci_mbox_options){ .date = 0 }, f->err,
+					sizeof(f->err)), 0);
+	fclose(out);
+	expect_in(text, "Reruns: each possible new issue run again on its machine and another of"
+			" its\n  shard group: 9 rerun(s), 8 back\n");
+	expect_in(text, "    - grp-a, grp-b: [PASS] -> [FAIL] (confirmed: failed 5 of 5 reruns)\n");
+	expect_in(text, "    - solo: [PASS] -> [FAIL] (confirmed: failed 3 of 3 reruns)\n");
+	expect_in(text, "    - grp-a: [PASS] -> [FAIL] (flaky: passed 1 of 5 reruns)\n");
+	free(text);
+	bci_report_free(r);
+}
+
+/* Issue 37: possible new issues that all pass again: the full tier is queued. */
+static void test_confirm_clears(void **state)
+{
+	struct fixture *f = *state;
+	double now = (double)time(NULL);
+	struct bci_store_build base = { .name = "base", .tree = "drm-tip", .commit = "a",
+					.tier = "fast", .registered = now - 2000 };
+	struct bci_store_build series = { .name = "series", .tree = "drm-tip", .commit = "b",
+					  .tier = "fast", .base = "base", .registered = now - 1000 };
+	char decision[200], run_id[64];
+
+	assert_int_equal(bci_store_build_put(f->store, &base, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &series, f->err, sizeof(f->err)), 0);
+	build_file(f, "series", "full.testlist", "igt@t@real\n");
+	f->s.judge = bci_schedule_judge_report;
+	f->s.judge_ctx = f->dir;
+	inventory_set(f, "");
+	run_two(f, "solo", "base-fast", "base", "pass", "pass");
+	fast_job_at(f, "series", "solo", now - 1000);
+	run_two(f, "solo", "series-fast", "series", "pass", "fail");
+	assert_int_equal(bci_schedule_tick(&f->s, now, f->err, sizeof(f->err)), 0);
+	assert_int_equal(count_jobs(f, "series", "fast"), 4);
+	for (int k = 1; k <= 3; k++) {
+		snprintf(run_id, sizeof(run_id), "series-confirm-%d", k);
+		run_two(f, "solo", run_id, "series", "notrun", "pass");
+	}
+	assert_int_equal(bci_schedule_tick(&f->s, now + 1, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(decision, "queued: the reruns of the fast tier's possible new issues"
+				      " passed");
+	assert_int_equal(count_jobs(f, "series", "full"), 3);
 }
 
 static int file_print(const struct bci_store_build_file *file, void *ctx)
@@ -1527,6 +1742,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tree_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_judge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_judge_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_confirm_reruns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_confirm_clears, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_known_good_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_actions_told, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),

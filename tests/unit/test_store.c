@@ -805,6 +805,7 @@ static void test_durations_kept_and_migrated(void **state)
 		    " ALTER TABLE schedule_jobs DROP COLUMN note;"
 		    " ALTER TABLE schedule_jobs DROP COLUMN ended;"
 		    " ALTER TABLE schedule_jobs DROP COLUMN asked;"
+		    " ALTER TABLE schedule_jobs DROP COLUMN kind;"
 		    " DROP TABLE mail_outbox;"
 		    " DROP TABLE patchwork_checks; DROP TABLE patchwork_patches;"
 		    " DROP TABLE patchwork_series; DROP TABLE patchwork_cursor;"

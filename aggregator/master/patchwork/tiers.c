@@ -2,7 +2,9 @@
 /*
  * The checks after the tiers (patchwork.h, "build.c"): for each series
  * whose build is registered, once the jobs of its fast tier have all ended
- * (done or abandoned, as the scheduler records them), bootci-fast success,
+ * (done or abandoned, as the scheduler records them) and the scheduler's gate
+ * decided its full tier (after the reruns of its possible new issues,
+ * schedule.h), bootci-fast success,
  * warning or fail with the report's one-line summary and a link to the
  * build's matrix; once the jobs of its full tier have all ended, bootci-full
  * likewise; when the fast tier failed, bootci-full fail "not run: fast tier
@@ -181,7 +183,13 @@ static int series_tiers(struct bci_patchwork *pw, int64_t series, const char *bu
 	if (f.fast_failed || (f.fast && f.full))
 		goto full_after_fail;
 	if (!f.fast) {
+		char decision[300];
+
 		if ((ret = tier_ended(pw, build, "fast", err, err_size)) <= 0)
+			return ret;
+		/* The gate decides once the reruns of the possible new issues are back. */
+		if ((ret = bci_store_gate_get(pw->store, build, decision, sizeof(decision), err,
+					      err_size)) <= 0)
 			return ret;
 		if ((ret = judge(pw, build, "fast", &state, summary, sizeof(summary), err,
 				 err_size)) < 0)

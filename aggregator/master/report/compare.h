@@ -16,6 +16,8 @@
  *                machine or its group) or new
  *   latency.c    a machine's suspend+resume latency against its baseline's
  *                spread
+ *   reruns.c     the build's reruns (its confirm jobs' runs): out of its own
+ *                results, then judging its possible new issues
  *
  * Memory: one machine at a time. Each test name is given a number once per
  * thread (name_numbers.h); a machine's build results and baseline are two
@@ -33,6 +35,7 @@
 #include "../store/store.h"
 #include "manifest.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -146,6 +149,36 @@ struct compare_logs {
 /* bci_filter_subject.log with a struct compare_logs as its ctx (NULL: no such log). */
 const char *compare_log_read(const char *which, void *ctx);
 void compare_logs_release(struct compare_logs *logs);
+
+/* ---- reruns.c ---- */
+
+/* A run of one of the build's confirm jobs that came back. */
+struct compare_rerun {
+	char *machine, *run_id;
+	int64_t run;				/* its store key */
+	char group[BCI_MANIFEST_WORD_MAX + 1];	/* its machine's shard group, "" when none */
+};
+
+struct compare_reruns {
+	struct compare_rerun *v;
+	size_t n;
+	int jobs;				/* the build's confirm jobs, back or not */
+};
+
+/* @build's confirm jobs and the runs of those that came back: 0, -errno (@err). */
+int compare_reruns_read(struct bci_store *store, const char *build, struct compare_reruns *r,
+			char *err, size_t err_size);
+/* Whether @machine's run @run_id is one of the reruns. */
+bool compare_reruns_has(const struct compare_reruns *r, const char *machine, const char *run_id);
+void compare_reruns_release(struct compare_reruns *r);
+/*
+ * Each possible new issue of @r (its changes judged, not sorted yet) counted
+ * against the reruns of its test on its machine and its shard group: flaky
+ * when one passed (the counts moved), still new otherwise; @r's reruns and
+ * reruns_back set.
+ */
+int compare_reruns_judge(struct bci_store *store, struct bci_report *r,
+			 const struct compare_reruns *reruns, char *err, size_t err_size);
 
 /* ---- judge.c ---- */
 

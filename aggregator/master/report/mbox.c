@@ -229,13 +229,40 @@ static const char *history_place(const struct bci_report_change *c)
 	return c->group ? c->group : c->machine;
 }
 
-/* Whether two changes' lines say the same of their baseline (only a flaky test's line says it). */
+/*
+ * Whether two changes' lines say the same of their history: a flaky test's
+ * line its baseline or its reruns, a possible new issue's its reruns.
+ */
 static int same_history(const struct bci_report_change *a, const struct bci_report_change *b)
 {
-	if (a->verdict != BCI_VERDICT_FLAKY || b->verdict != BCI_VERDICT_FLAKY)
-		return a->verdict == b->verdict;
+	if (a->verdict != b->verdict || a->rerun_runs != b->rerun_runs ||
+	    a->rerun_failed != b->rerun_failed)
+		return 0;
+	if (a->verdict != BCI_VERDICT_FLAKY || a->rerun_runs)
+		return 1;
 	return a->baseline_runs == b->baseline_runs && a->baseline_failed == b->baseline_failed &&
 	       !strcmp(history_place(a), history_place(b));
+}
+
+/*
+ * What a line says of its change's history: a flaky test's rate (its
+ * reruns', else its baseline's), a possible new issue's reruns (confirmed,
+ * or not back); nothing for the others.
+ */
+static void history_write(struct body *b, const struct bci_report *r,
+			  const struct bci_report_change *c)
+{
+	if (c->verdict == BCI_VERDICT_FLAKY && c->rerun_runs)
+		body_printf(b, " (flaky: passed %u of %u reruns)", c->rerun_runs - c->rerun_failed,
+			    c->rerun_runs);
+	else if (c->verdict == BCI_VERDICT_FLAKY)
+		body_printf(b, " (flaky: failed %u of %u runs on %s)", c->baseline_failed,
+			    c->baseline_runs, history_place(c));
+	else if (c->verdict == BCI_VERDICT_NEW && c->rerun_runs)
+		body_printf(b, " (confirmed: failed %u of %u reruns)", c->rerun_failed,
+			    c->rerun_runs);
+	else if (c->verdict == BCI_VERDICT_NEW && r->reruns)
+		body_printf(b, " (unconfirmed: no rerun came back in time)");
 }
 
 static int same_line(const struct bci_report_change *a, const struct bci_report_change *b)
@@ -277,7 +304,8 @@ static void link_line(struct body *b, struct bci_str *link, int ret)
  * machine, else the matrix showing the test's row (its cells link to each
  * machine's result page).
  */
-static void lines_write(struct body *b, const struct item *it, const char *url, const char *build)
+static void lines_write(struct body *b, const struct bci_report *r, const struct item *it,
+			const char *url)
 {
 	struct bci_str link = { 0 };
 
@@ -305,16 +333,13 @@ static void lines_write(struct body *b, const struct item *it, const char *url, 
 			    bci_status_label(it->changes[i]->to));
 		if (it->changes[i]->bug)
 			body_printf(b, " (%s)", it->changes[i]->bug);
-		if (it->changes[i]->verdict == BCI_VERDICT_FLAKY)
-			body_printf(b, " (flaky: failed %u of %u runs on %s)",
-				    it->changes[i]->baseline_failed, it->changes[i]->baseline_runs,
-				    history_place(it->changes[i]));
+		history_write(b, r, it->changes[i]);
 		body_printf(b, "\n");
 		if (url)
 			link_line(b, &link, end - i == 1 ?
 				  bci_link_result(&link, url, it->changes[i]->machine,
 						  it->changes[i]->run_id, it->changes[i]->test) :
-				  bci_link_build_tests(&link, url, build, it->changes[i]->test, true,
+				  bci_link_build_tests(&link, url, r->build, it->changes[i]->test, true,
 						       false));
 		i = end;
 	}
@@ -383,7 +408,7 @@ static void section_write(struct body *b, const struct bci_report *r, enum bci_v
 			;
 		*it = (struct item){ .changes = changes + i, .n = end - i,
 				     .binary_length = binary_length(changes[i]->test) };
-		lines_write(&lines, it, NULL, NULL);
+		lines_write(&lines, r, it, NULL);
 		if (lines.oom || !lines.p) {
 			free(lines.p);
 			b->oom = 1;
@@ -413,7 +438,7 @@ static void section_write(struct body *b, const struct bci_report *r, enum bci_v
 			continue;
 		if (!it->folded_lead) {
 			body_printf(b, "  * %s:\n", test);
-			lines_write(b, it, url, r->build);
+			lines_write(b, r, it, url);
 		} else {
 			/* "igt@binary@": the fold's name and its link's prefix. */
 			char *prefix = strndup(test, it->binary_length + 1);
@@ -502,6 +527,9 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 	body_printf(&b, "Baseline: the last %d runs of %s on each machine%s%s%s%s\n", r->window,
 		    r->base_tree, r->grouped ? " and on the others of its\n  shard group" : "",
 		    r->base ? " (base build " : "", r->base ? r->base : "", r->base ? ")" : "");
+	if (r->reruns)
+		body_printf(&b, "Reruns: each possible new issue run again on its machine and another of"
+			    " its\n  shard group: %d rerun(s), %d back\n", r->reruns, r->reruns_back);
 	if (url)
 		body_printf(&b, "Matrix: %s\n", matrix.data);
 	body_printf(&b, "\n== Summary ==\n\n  **%s**\n\n", failed ? "FAILURE" : "SUCCESS");
@@ -531,7 +559,8 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 		      "Changes a known-issue filter matched, with its bug:", fold_after, url);
 	section_write(&b, r, BCI_VERDICT_FLAKY, "Flaky tests",
 		      "Regressions of tests whose state changed in the baseline, on the machine or\n"
-		      "  on another of its shard group, with how often they failed there:",
+		      "  on another of its shard group, with how often they failed there, or that\n"
+		      "  passed again when rerun:",
 		      fold_after, url);
 	section_write(&b, r, BCI_VERDICT_FIXED, "Fixed tests",
 		      "Tests that pass now and did not in the baseline:", fold_after, url);

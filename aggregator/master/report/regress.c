@@ -14,9 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The build's runs but its reruns (reruns.c). */
+struct run_collect {
+	struct compare_runs *runs;
+	const struct compare_reruns *reruns;
+};
+
 static int run_collect(const struct bci_store_run *run, void *ctx)
 {
-	return compare_runs_push(ctx, run);
+	struct run_collect *rc = ctx;
+
+	if (compare_reruns_has(rc->reruns, run->machine, run->run_id))
+		return 0;
+	return compare_runs_push(rc->runs, run);
 }
 
 static int dup_or_null(char **to, const char *from)
@@ -201,6 +211,8 @@ int bci_report_build(struct bci_store *store, const char *build,
 	struct compare c = { .store = store, .options = options, .err = err, .err_size = err_size };
 	struct bci_store_build *b = NULL;
 	struct compare_runs runs = { 0 };
+	struct compare_reruns reruns = { 0 };
+	struct run_collect collect = { &runs, &reruns };
 	struct stretch *stretches = NULL;
 	struct half *half = NULL;
 	size_t n_mine, failed = 0;
@@ -239,7 +251,9 @@ int bci_report_build(struct bci_store *store, const char *build,
 		ret = -EINVAL;
 		goto fail;
 	}
-	ret = bci_store_build_runs_each(store, build, run_collect, &runs, err, err_size);
+	if ((ret = compare_reruns_read(store, build, &reruns, err, err_size)) < 0)
+		goto fail;
+	ret = bci_store_build_runs_each(store, build, run_collect, &collect, err, err_size);
 	if (ret < 0)
 		goto fail;
 	if (!runs.n) {
@@ -300,7 +314,12 @@ int bci_report_build(struct bci_store *store, const char *build,
 	if (half)
 		half_release(half);
 	free(half);
+	half = NULL;
 	free(stretches);
+	stretches = NULL;
+	if ((ret = compare_reruns_judge(store, r, &reruns, err, err_size)) < 0)
+		goto fail;
+	compare_reruns_release(&reruns);
 	/* No change: no array (qsort's NULL is undefined even for none). */
 	if (r->n_changes > 1)
 		qsort(r->changes, r->n_changes, sizeof(*r->changes), change_order);
@@ -314,6 +333,7 @@ fail:
 		half_release(half);
 	free(half);
 	free(stretches);
+	compare_reruns_release(&reruns);
 	compare_runs_release(&runs);
 	compare_release(&c);
 	free(b);

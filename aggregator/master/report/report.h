@@ -163,6 +163,12 @@ struct bci_report_change {
 	 * (a failing status: FLAKY's observed rate).
 	 */
 	unsigned baseline_runs, baseline_failed;
+	/*
+	 * A possible new issue's reruns (the build's confirm jobs, schedule.h)
+	 * on the machine and the others of @group that ran the test, and how
+	 * many of those failed it. FLAKY with rerun_runs set: a rerun passed.
+	 */
+	unsigned rerun_runs, rerun_failed;
 };
 
 struct bci_report_suspend {
@@ -185,6 +191,8 @@ struct bci_report {
 	size_t n_changes;
 	struct bci_report_suspend *suspend;	/* by machine */
 	size_t n_suspend;
+	/* The build's reruns of its possible new issues: queued, and those whose runs came back. */
+	int reruns, reruns_back;
 };
 
 /* One result of the build as the report compared it (bci_report_options.seen). */

@@ -6,8 +6,10 @@
  *
  *   schedule machines         each machine of the inventory: state, power cycles, note; its
  *                             job in hand and that job's boots so far
- *   schedule jobs [BUILD]     every job (of BUILD): machine, run id, tier, shard, state, boots,
- *                             then the master's verdict when it has one
+ *   schedule jobs [BUILD]     every job (of BUILD): machine, run id, tier (or confirm), shard,
+ *                             state, boots, then the master's verdict when it has one
+ *   schedule confirm BUILD    the reruns of BUILD's possible new issues queued, as the gate
+ *                             queues them (schedule.h), each job printed with its tests
  *   schedule return MACHINE   a machine taken out is back in, powered on (schedule.h)
  *   schedule power MACHINE on|off|cycle|status   its power driver, by hand
  *   schedule redeploy MACHINE its disk is re-deployed at its next boot (deploy.h)
@@ -18,6 +20,7 @@
 #include "../serve/console_state.h"
 #include "deploy.h"
 #include "internal.h"
+#include "judge.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -30,9 +33,44 @@ static int job_print(const struct bci_store_job *job, void *ctx)
 {
 	(void)ctx;
 	printf("%-16s %-32s %-24s %-4s %d/%d %-9s %d%s%s\n", job->machine, job->run_id, job->build,
-	       job->tier, job->shard + 1, job->shards, job->state, job->boots,
+	       job->kind ? job->kind : job->tier, job->shard + 1, job->shards, job->state, job->boots,
 	       job->note && *job->note ? "  " : "", job->note ? job->note : "");
 	return 0;
+}
+
+/* A confirm job and its tests, a line each below it. */
+static int rerun_print(const struct bci_store_job *job, void *ctx)
+{
+	const char *line = job->testlist;
+
+	if (!job->kind || strcmp(job->kind, "confirm"))
+		return 0;
+	job_print(job, ctx);
+	while (line && *line) {
+		size_t n = strcspn(line, "\n");
+
+		if (n)
+			printf("    %.*s\n", (int)n, line);
+		line += n + (line[n] == '\n');
+	}
+	return 0;
+}
+
+/* `schedule confirm BUILD`: the judge's possible new issues, their reruns queued and printed. */
+static int confirm(struct bci_schedule *s, const char *build, char *err, size_t err_size)
+{
+	struct bci_schedule_issues issues = { 0 };
+	int ret = bci_schedule_judge_report(s->store, build, (void *)s->data_dir, &issues, err,
+					    err_size);
+
+	if (ret == 0)
+		printf("%s: no possible new issue: nothing to rerun\n", build);
+	if (ret > 0)
+		ret = bci_schedule_confirm_queue(s, build, &issues, err, err_size);
+	bci_schedule_issues_free(&issues);
+	if (ret > 0)
+		ret = bci_store_jobs_each(s->store, build, "fast", rerun_print, NULL, err, err_size);
+	return ret < 0 ? ret : 0;
 }
 
 static int job_in_hand_print(const struct bci_store_job *job, void *ctx)
@@ -128,11 +166,12 @@ int bci_cmd_schedule(int argc, char **argv)
 	verb = operands ? argv[optind] : "";
 	if (!((!strcmp(verb, "machines") && operands == 1) ||
 	      (!strcmp(verb, "jobs") && operands <= 2) ||
+	      (!strcmp(verb, "confirm") && operands == 2) ||
 	      (!strcmp(verb, "return") && operands == 2) ||
 	      (!strcmp(verb, "redeploy") && operands == 2) ||
 	      (!strcmp(verb, "power") && operands == 3))) {
 		fprintf(stderr, "bootci-aggregator schedule: '%.64s'%s: expected machines, jobs [BUILD], "
-			"return MACHINE, redeploy MACHINE or power MACHINE ACTION\n", verb,
+			"confirm BUILD, return MACHINE, redeploy MACHINE or power MACHINE ACTION\n", verb,
 			operands > (strcmp(verb, "power") ? 2 : 3) ? " with too many operands" : "");
 		return bci_command_usage_exit('?');
 	}
@@ -152,6 +191,8 @@ int bci_cmd_schedule(int argc, char **argv)
 		ret = machines_print(&s, err, sizeof(err));
 	else if (!strcmp(verb, "jobs"))
 		ret = jobs_print(&s, operands == 2 ? argv[optind + 1] : NULL, err, sizeof(err));
+	else if (!strcmp(verb, "confirm"))
+		ret = confirm(&s, argv[optind + 1], err, sizeof(err));
 	else if (!strcmp(verb, "power"))
 		ret = bci_schedule_power(&s, argv[optind + 1], argv[optind + 2], err, sizeof(err));
 	else if (!strcmp(verb, "redeploy"))

@@ -3,7 +3,9 @@
  * The full tier's gate (schedule.h): once a build's fast tier is done, its
  * full tier is queued when the judge finds no possible new issue, or when
  * the tree's rule says always; skipped when it finds one or the rule says
- * never. The decision is recorded with the queueing, so it is made once.
+ * never. A possible new issue is first rerun (confirm.c) and the judgement
+ * made again once the reruns are back, or past their budget. The decision
+ * is recorded with the queueing, so it is made once.
  */
 #include "internal.h"
 
@@ -16,7 +18,10 @@
 
 struct tier_progress {
 	struct bci_schedule *s;
-	int pending;
+	int pending;			/* the tier's own jobs not done */
+	int reruns, reruns_open;	/* its confirm jobs: all, those not ended */
+	double first_queued;		/* the tier's first job queued */
+	double reruns_queued;		/* its first confirm job queued */
 	int error;
 	char *err;
 	size_t err_size;
@@ -25,8 +30,16 @@ struct tier_progress {
 static int job_progress(const struct bci_store_job *job, void *ctx)
 {
 	struct tier_progress *p = ctx;
+	bool rerun = job->kind && !strcmp(job->kind, "confirm");
 	int ret;
 
+	if (rerun) {
+		p->reruns++;
+		if (!p->reruns_queued || job->queued < p->reruns_queued)
+			p->reruns_queued = job->queued;
+	} else if (!job->kind && (!p->first_queued || job->queued < p->first_queued)) {
+		p->first_queued = job->queued;
+	}
 	if (!strcmp(job->state, "done") || !strcmp(job->state, "abandoned"))
 		return 0;
 	ret = bci_schedule_run_uploaded(p->s, job->machine, job->run_id, p->err, p->err_size);
@@ -35,8 +48,31 @@ static int job_progress(const struct bci_store_job *job, void *ctx)
 	if (ret)
 		return bci_store_job_update(p->s->store, job->key, "done", job->boots, job->booted,
 					    p->err, p->err_size);
-	p->pending++;
+	if (rerun)
+		p->reruns_open++;
+	else if (!job->kind)
+		p->pending++;
 	return 0;
+}
+
+/* The confirm jobs not back by @note's deadline, abandoned. */
+struct overdue {
+	struct bci_schedule *s;
+	const char *note;
+	double now;
+	char *err;
+	size_t err_size;
+};
+
+static int rerun_abandon(const struct bci_store_job *job, void *ctx)
+{
+	struct overdue *o = ctx;
+
+	if (!job->kind || strcmp(job->kind, "confirm") || !strcmp(job->state, "done") ||
+	    !strcmp(job->state, "abandoned"))
+		return 0;
+	return bci_store_job_end(o->s->store, job->key, "abandoned", o->note, 0, o->err,
+				 o->err_size);
 }
 
 struct names {
@@ -66,13 +102,45 @@ static int build_row(const struct bci_store_build *build, void *ctx)
 	return 0;
 }
 
-/* Decides @build's full tier if its fast tier is done. */
-static int gate_one(struct bci_schedule *s, const char *build, char *err, size_t err_size)
+/*
+ * Whether @build's reruns are still awaited at @now: 1 yes (before their
+ * deadline: the inventory's rerun-budget of the fast tier's time, from its
+ * first job queued to its reruns queued), 0 no (none, all back, or the
+ * late ones abandoned now).
+ */
+static int reruns_awaited(struct bci_schedule *s, const char *build,
+			  const struct tier_progress *p, double now, char *err, size_t err_size)
+{
+	double tier = p->reruns_queued - p->first_queued, budget, deadline;
+	char note[200];
+
+	if (!p->reruns_open)
+		return 0;
+	budget = (tier > 0 ? tier : 0) * (double)s->inventory->rerun_budget / 100;
+	deadline = p->reruns_queued + budget;
+	if (now < deadline)
+		return 1;
+	snprintf(note, sizeof(note), "not back within the rerun budget (%lu%% of the fast tier's"
+		 " %.0f s: %.0f s)", s->inventory->rerun_budget, tier, budget);
+	struct overdue o = { s, note, now, err, err_size };
+	int ret = bci_store_jobs_each(s->store, build, "fast", rerun_abandon, &o, err, err_size);
+
+	if (ret < 0)
+		return ret;
+	bci_schedule_say(s, "%s: %d of %d rerun(s) %s; judged without them", build,
+			 p->reruns_open, p->reruns, note);
+	return 0;
+}
+
+/* Decides @build's full tier if its fast tier (and the reruns of its possible new issues) are done. */
+static int gate_one(struct bci_schedule *s, const char *build, double now, char *err,
+		    size_t err_size)
 {
 	struct tier_progress progress = { .s = s, .err = err, .err_size = err_size };
+	struct bci_schedule_issues issues = { 0 };
 	struct build_tree tree = { "" };
 	enum bci_full_rule rule;
-	int ret, issue;
+	int ret, found;
 
 	ret = bci_store_jobs_each(s->store, build, "fast", job_progress, &progress, err, err_size);
 	if (ret < 0)
@@ -96,28 +164,49 @@ static int gate_one(struct bci_schedule *s, const char *build, char *err, size_t
 		    build);
 		return 0;
 	}
-	issue = s->judge(s->store, build, s->judge_ctx, err, err_size);
-	if (issue < 0)
-		return issue;
-	if (issue) {
-		bci_schedule_say(s, "%s: fast tier found a possible new issue: full tier not queued", build);
-		return bci_store_gate_put(s->store, build,
-					  "skipped: the fast tier found a possible new issue", err,
-					  err_size);
-	}
-	ret = bci_schedule_queue_tier(s, build, "full", "queued: the fast tier found no possible new issue", err,
+	if ((ret = reruns_awaited(s, build, &progress, now, err, err_size)) != 0)
+		return ret < 0 ? ret : 0;
+	found = s->judge(s->store, build, s->judge_ctx, progress.reruns ? NULL : &issues, err,
 			 err_size);
+	if (found > 0 && !progress.reruns && s->inventory->reruns) {
+		ret = bci_schedule_confirm_queue(s, build, &issues, err, err_size);
+		bci_schedule_issues_free(&issues);
+		if (ret < 0)
+			return ret;
+		if (ret > 0) {
+			bci_schedule_say(s, "%s: fast tier found %d possible new issue(s): rerun"
+					 " before the full tier is decided", build, found);
+			return 0;
+		}
+	}
+	bci_schedule_issues_free(&issues);
+	if (found < 0)
+		return found;
+	if (found) {
+		bci_schedule_say(s, "%s: fast tier found a possible new issue%s: full tier not queued",
+				 build, progress.reruns ? ", its reruns did not clear it" : "");
+		return bci_store_gate_put(s->store, build,
+					  progress.reruns ? "skipped: the fast tier found a possible"
+							    " new issue, its reruns did not clear it"
+							  : "skipped: the fast tier found a possible"
+							    " new issue", err, err_size);
+	}
+	ret = bci_schedule_queue_tier(s, build, "full",
+				      progress.reruns ? "queued: the reruns of the fast tier's"
+							" possible new issues passed"
+						      : "queued: the fast tier found no possible new"
+							" issue", err, err_size);
 	return ret < 0 ? ret : 0;
 }
 
-int bci_schedule_gates(struct bci_schedule *s, char *err, size_t err_size)
+int bci_schedule_gates(struct bci_schedule *s, double now, char *err, size_t err_size)
 {
 	struct names builds = { 0 };
 	int ret;
 
 	ret = bci_store_builds_ungated(s->store, name_add, &builds, err, err_size);
 	for (size_t i = 0; ret >= 0 && i < builds.count; i++)
-		ret = gate_one(s, builds.v[i], err, err_size);
+		ret = gate_one(s, builds.v[i], now, err, err_size);
 	for (size_t i = 0; i < builds.count; i++)
 		free(builds.v[i]);
 	free(builds.v);

@@ -69,8 +69,8 @@ int bci_schedule_queue_tier(struct bci_schedule *s, const char *build, const cha
 
 /* ---- gate.c ---- */
 
-/* The full tier of every build whose fast tier is queued and not yet decided. */
-int bci_schedule_gates(struct bci_schedule *s, char *err, size_t err_size);
+/* The full tier of every build whose fast tier is queued and not yet decided, at Unix time @now. */
+int bci_schedule_gates(struct bci_schedule *s, double now, char *err, size_t err_size);
 
 /* ---- recovery.c ---- */
 

@@ -542,6 +542,32 @@ static int parse_key(struct parser *p, const char *key, const char *value)
 			free(inv->ipmitool);
 			return (inv->ipmitool = strdup(value)) ? 0 : -ENOMEM;
 		}
+		if (!strcmp(key, "reruns")) {
+			if ((ret = once(p, 11, key)) < 0)
+				return ret;
+			_Static_assert(BCI_INVENTORY_RERUNS_MAX == 10, "the message says 10");
+			if (bci_parse_number(value, &inv->reruns) < 0 ||
+			    inv->reruns > BCI_INVENTORY_RERUNS_MAX)
+				return fail(p, "reruns: '%s' (a number from 0 to 10)%s", value, "");
+			return 0;
+		}
+		if (!strcmp(key, "rerun-budget")) {
+			size_t n = strlen(value);
+			char number[32];
+
+			_Static_assert(BCI_INVENTORY_RERUN_BUDGET_MAX == 1000, "the message says 1000%");
+			if ((ret = once(p, 12, key)) < 0)
+				return ret;
+			if (n < 2 || n >= sizeof(number) || value[n - 1] != '%')
+				return fail(p, "rerun-budget: '%s' (a percentage of the fast tier's time:"
+					    " 10%%)%s", value, "");
+			memcpy(number, value, n - 1);
+			number[n - 1] = '\0';
+			if (bci_parse_number(number, &inv->rerun_budget) < 0 || inv->rerun_budget < 1 ||
+			    inv->rerun_budget > BCI_INVENTORY_RERUN_BUDGET_MAX)
+				return fail(p, "rerun-budget: '%s' (from 1%% to 1000%%)%s", value, "");
+			return 0;
+		}
 		return fail(p, "unknown key '%s' in [schedule]%s", key, "");
 	}
 	return -EINVAL;
@@ -642,6 +668,8 @@ int bci_inventory_parse(const char *origin, const char *text, size_t len,
 	copy[len] = '\0';
 	p.inv->power_cycles = BCI_INVENTORY_POWER_CYCLES_DEFAULT;
 	p.inv->power_timeout = BCI_INVENTORY_POWER_TIMEOUT_DEFAULT;
+	p.inv->reruns = BCI_INVENTORY_RERUNS_DEFAULT;
+	p.inv->rerun_budget = BCI_INVENTORY_RERUN_BUDGET_DEFAULT;
 	if (!(p.inv->ipmitool = strdup(BCI_INVENTORY_IPMITOOL_DEFAULT))) {
 		ret = -ENOMEM;
 		goto out;

@@ -9,6 +9,12 @@
  *   power-timeout = 60s           how long a power command (one ipmitool call) may run,
  *                                 and how long a state may take to read back (N, Ns, Nm, Nh)
  *   ipmitool = /usr/bin/ipmitool  optional: the ipmitool the ipmi driver runs (absolute)
+ *   reruns = 3                    times each possible new issue of a fast tier is run
+ *                                 again, on its machine and on another of its shard
+ *                                 group, before the reply (0..10; 0: never)
+ *   rerun-budget = 10%            how long the reply waits for those reruns: a share of
+ *                                 the fast tier's time (1%..1000%); past it the ones
+ *                                 not back are named unconfirmed
  *
  *   [machine NAME]                NAME: a word (as a run's machine name)
  *   mac = 52:54:00:12:34:56       required, unique; six hex pairs, ':' or '-'
@@ -62,6 +68,10 @@
 #define BCI_INVENTORY_POWER_TIMEOUT_DEFAULT 60
 #define BCI_INVENTORY_IPMI_PORT_DEFAULT 623
 #define BCI_INVENTORY_IPMITOOL_DEFAULT "/usr/bin/ipmitool"
+#define BCI_INVENTORY_RERUNS_DEFAULT 3
+#define BCI_INVENTORY_RERUNS_MAX 10
+#define BCI_INVENTORY_RERUN_BUDGET_DEFAULT 10
+#define BCI_INVENTORY_RERUN_BUDGET_MAX 1000
 
 enum bci_full_rule {
 	BCI_FULL_GATED,
@@ -127,6 +137,8 @@ struct bci_inventory {
 	unsigned long power_cycles;
 	unsigned long power_timeout;	/* seconds */
 	char *ipmitool;			/* absolute path */
+	unsigned long reruns;		/* of each possible new issue (0: none) */
+	unsigned long rerun_budget;	/* percent of the fast tier's time */
 };
 
 /*

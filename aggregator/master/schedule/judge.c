@@ -3,8 +3,8 @@
  * The fast tier's judge (schedule.h's bci_schedule_judge_fn) wired to the
  * report: the build's report against its baseline, with the lab's known
  * issues (DATA/known-issues.txt, as `report` reads it), has a possible new
- * issue or not. One judgement for the reply and for the gate, so the full
- * tier is never held back by something the reply would not name.
+ * issue or not, and which. One judgement for the reply and for the gate, so
+ * the full tier is never held back by something the reply would not name.
  */
 #include "judge.h"
 
@@ -15,8 +15,8 @@
 #include <limits.h>
 #include <stdio.h>
 
-int bci_schedule_judge_report(struct bci_store *store, const char *build, void *ctx, char *err,
-			      size_t err_size)
+int bci_schedule_judge_report(struct bci_store *store, const char *build, void *ctx,
+			      struct bci_schedule_issues *issues, char *err, size_t err_size)
 {
 	const char *data_dir = ctx;
 	struct bci_filters *filters = NULL;
@@ -31,8 +31,12 @@ int bci_schedule_judge_report(struct bci_store *store, const char *build, void *
 	struct bci_report_options options = { .data_dir = data_dir, .filters = filters,
 					      .window = BCI_SCHEDULE_JUDGE_WINDOW };
 	ret = bci_report_build(store, build, &options, &report, err, err_size);
+	for (size_t i = 0; ret == 0 && issues && i < report->n_changes; i++)
+		if (report->changes[i].verdict == BCI_VERDICT_NEW)
+			ret = bci_schedule_issues_add(issues, report->changes[i].test,
+						      report->changes[i].machine);
 	if (ret == 0)
-		ret = report->counts[BCI_VERDICT_NEW] > 0;
+		ret = (int)report->counts[BCI_VERDICT_NEW];
 	bci_report_free(report);
 	bci_filters_free(filters);
 	return ret;

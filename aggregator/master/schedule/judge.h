@@ -10,8 +10,10 @@ struct bci_store;
 /* The baseline window, in runs, as `report` uses by default. */
 #define BCI_SCHEDULE_JUDGE_WINDOW 5
 
-/* A bci_schedule_judge_fn; @ctx is the data folder. 1: a possible new issue, 0: none, -errno. */
-int bci_schedule_judge_report(struct bci_store *store, const char *build, void *ctx, char *err,
-			      size_t err_size);
+#include "schedule.h"
+
+/* A bci_schedule_judge_fn; @ctx is the data folder. */
+int bci_schedule_judge_report(struct bci_store *store, const char *build, void *ctx,
+			      struct bci_schedule_issues *issues, char *err, size_t err_size);
 
 #endif

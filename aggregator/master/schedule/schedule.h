@@ -6,7 +6,12 @@
  * A build's tiers: its fast tier (the build's fast.testlist) is queued on
  * every machine in the schedule; its full tier (full.testlist) once the fast
  * tier is done and the judge found no possible new issue (the tree's rule
- * may say always or never instead). On a shard group the full testlist is
+ * may say always or never instead). Possible new issues are first run again
+ * (confirm.c): the inventory's reruns times each, on the machine and on
+ * another of its shard group, as jobs of only those tests handed out before
+ * any tier's; the gate waits for them up to the inventory's rerun-budget (a
+ * share of the fast tier's time), then abandons those not back and judges
+ * again, the reruns counted. On a shard group the full testlist is
  * split by past durations (split.h); the split is recorded, so queueing the
  * same build's tier again gives the same shards.
  *
@@ -45,6 +50,7 @@
  *
  *   tick.c           one turn of the loop: gate.c, then recovery.c
  *   gate.c           the full tier's gate (the judge: judge.h)
+ *   confirm.c        the reruns of a fast tier's possible new issues
  *   boot.c           the netboot answer and the job's initrd (job_initrd.h)
  *   deploy.c         re-deploying a damaged disk (deploy.h)
  *   queue.c          queueing a tier, its shards (split.h)
@@ -89,13 +95,31 @@ struct bci_store;
 #define BCI_SCHEDULE_FAST_TESTLIST "fast.testlist"
 #define BCI_SCHEDULE_FULL_TESTLIST "full.testlist"
 
+/* A possible new issue the judge found: a test and the machine it regressed on. */
+struct bci_schedule_issue {
+	char *test, *machine;
+};
+
+struct bci_schedule_issues {
+	struct bci_schedule_issue *v;
+	size_t n;
+};
+
+/* Adds (@test, @machine) to @issues (copied): 0 or -ENOMEM. */
+int bci_schedule_issues_add(struct bci_schedule_issues *issues, const char *test,
+			    const char *machine);
+void bci_schedule_issues_free(struct bci_schedule_issues *issues);
+
 /*
- * Does @build's fast tier show a possible new issue? 1 yes, 0 no, -errno on
- * error (@err). The report's judgement plugs in here; NULL means "no judge
- * yet": a gated full tier then waits (nothing is queued on a guess).
+ * Does @build's fast tier show possible new issues? Their count (0: none),
+ * each added to @issues unless it is NULL, or -errno on error (@err). The
+ * report's judgement plugs in here (its reruns counted: a rerun that passed
+ * makes a flake of it); NULL means "no judge yet": a gated full tier then
+ * waits (nothing is queued on a guess).
  */
 typedef int (*bci_schedule_judge_fn)(struct bci_store *store, const char *build, void *ctx,
-				     char *err, size_t err_size);
+				     struct bci_schedule_issues *issues, char *err,
+				     size_t err_size);
 
 struct bci_schedule {
 	struct bci_store *store;		/* borrowed */
@@ -117,6 +141,18 @@ struct bci_schedule {
  */
 int bci_schedule_queue(struct bci_schedule *s, const char *build, const char *tier, char *err,
 		       size_t err_size);
+
+/*
+ * Queues the reruns of @build's possible new issues @issues (confirm.c):
+ * for each shard group (or machine without one) the union of its issues'
+ * tests, s->inventory->reruns jobs of only them on each machine where they
+ * appeared and, when that is one machine, on another of its group in the
+ * schedule. Run ids BUILD-confirm-K. Returns the jobs queued (0: reruns = 0,
+ * or no machine to run them), -EEXIST when @build has reruns already.
+ */
+int bci_schedule_confirm_queue(struct bci_schedule *s, const char *build,
+			       const struct bci_schedule_issues *issues, char *err,
+			       size_t err_size);
 
 /*
  * The iPXE script for the machine of @mac asking for a job at Unix time

@@ -4,7 +4,7 @@
 
 int bci_schedule_tick(struct bci_schedule *s, double now, char *err, size_t err_size)
 {
-	int ret = bci_schedule_gates(s, err, err_size);
+	int ret = bci_schedule_gates(s, now, err, err_size);
 
 	if (ret < 0)
 		return ret;

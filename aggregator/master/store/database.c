@@ -296,6 +296,13 @@ static const char *const migrations[] = {
 	 */
 	"ALTER TABLE machines ADD COLUMN shard_group TEXT;"
 	"CREATE INDEX machines_shard_group ON machines(shard_group);",
+	/*
+	 * 11: a job's kind: NULL for a tier's job; confirm, a rerun of a
+	 * build's possible new issues (schedule/confirm.c); bisect, a step of a
+	 * bisection. A machine is handed its confirm and bisect jobs before its
+	 * tiers' (S_JOB_NEXT).
+	 */
+	"ALTER TABLE schedule_jobs ADD COLUMN kind TEXT CHECK (kind IN ('confirm', 'bisect'));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,

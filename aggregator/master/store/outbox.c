@@ -48,6 +48,10 @@ static const char *const statements[S_PATCHWORK_FIRST - S_MAIL_FIRST] = {
 		" AND NOT EXISTS (SELECT 1 FROM schedule_jobs j WHERE j.build = b.id"
 		"   AND j.state NOT IN ('done', 'abandoned'))"
 		" AND NOT EXISTS (SELECT 1 FROM mail_outbox o WHERE o.build = b.name)"
+		/* A fast tier's reply waits for its gate: the reruns it may queue first. */
+		" AND (EXISTS (SELECT 1 FROM schedule_gates g WHERE g.build = b.id)"
+		"   OR NOT EXISTS (SELECT 1 FROM schedule_jobs j WHERE j.build = b.id"
+		"     AND j.tier = 'fast' AND j.kind IS NULL))"
 		" ORDER BY b.id",
 };
 

@@ -14,17 +14,18 @@
 
 #define JOB_COLUMNS \
 	"SELECT j.id, m.name, b.name, j.tier, j.shard, j.shards, j.testlist, j.run_id, j.state," \
-	" j.boots, j.queued, j.booted, j.note, j.ended, j.asked FROM schedule_jobs j" \
+	" j.boots, j.queued, j.booted, j.note, j.ended, j.asked, j.kind FROM schedule_jobs j" \
 	" JOIN machines m ON m.id = j.machine" \
 	" JOIN builds b ON b.id = j.build"
 
 static const char *const statements[S_METRICS_FIRST - S_SCHEDULE_FIRST] = {
 	[S_JOB_ADD - S_SCHEDULE_FIRST] =
 		"INSERT INTO schedule_jobs (machine, build, tier, shard, shards, testlist, run_id,"
-		" state, boots, queued) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?) RETURNING id",
+		" state, boots, queued, kind) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?)"
+		" RETURNING id",
 	[S_JOB_NEXT - S_SCHEDULE_FIRST] =
 		JOB_COLUMNS " WHERE m.name = ? AND j.state IN ('queued', 'booted')"
-		" ORDER BY j.id LIMIT 1",
+		" ORDER BY j.state <> 'booted', j.kind IS NULL, j.id LIMIT 1",
 	[S_JOB_UPDATE - S_SCHEDULE_FIRST] =
 		"UPDATE schedule_jobs SET state = ?, boots = ?, booted = ? WHERE id = ?",
 	[S_JOBS_BUILD - S_SCHEDULE_FIRST] = JOB_COLUMNS " WHERE b.name = ? ORDER BY m.name, j.id",
@@ -84,8 +85,13 @@ static const char *const statements[S_METRICS_FIRST - S_SCHEDULE_FIRST] = {
 	/* Builds whose fast tier is queued and whose full tier is not decided yet. */
 	[S_BUILDS_UNGATED - S_SCHEDULE_FIRST] =
 		"SELECT DISTINCT b.name, b.id FROM schedule_jobs j JOIN builds b ON b.id = j.build"
-		" WHERE j.tier = 'fast' AND NOT EXISTS"
+		" WHERE j.tier = 'fast' AND j.kind IS NULL AND NOT EXISTS"
 		" (SELECT 1 FROM schedule_gates g WHERE g.build = j.build) ORDER BY b.id",
+	[S_BUILD_RERUNS - S_SCHEDULE_FIRST] =
+		"SELECT m.name, j.run_id, j.state, r.id FROM schedule_jobs j"
+		" JOIN machines m ON m.id = j.machine JOIN builds b ON b.id = j.build"
+		" LEFT JOIN runs r ON r.machine = j.machine AND r.run_id = j.run_id"
+		" WHERE b.name = ? AND j.kind = 'confirm' ORDER BY m.name, j.id",
 };
 
 /* query() of one of the scheduler's statements. */
@@ -109,6 +115,10 @@ int bci_store_job_add(struct bci_store *store, const struct bci_store_job *job, 
 		snprintf(err, err_size, "tier '%s' (fast or full)", job->tier);
 		return -EINVAL;
 	}
+	if (job->kind && strcmp(job->kind, "confirm") && strcmp(job->kind, "bisect")) {
+		snprintf(err, err_size, "job kind '%s' (confirm or bisect)", job->kind);
+		return -EINVAL;
+	}
 	if ((ret = bci_store_machine_ensure(store, job->machine, &machine, err, err_size)) < 0 ||
 	    (ret = bci_store_build_key(store, job->build, &build, err, err_size)) < 0)
 		return ret;
@@ -116,8 +126,9 @@ int bci_store_job_add(struct bci_store *store, const struct bci_store_job *job, 
 		value_int(machine), value_int(build), value_text(job->tier), value_int(job->shard),
 		value_int(job->shards), value_text(job->testlist), value_text(job->run_id),
 		value_real(job->queued > 0 ? job->queued : bci_store_now(), 0),
+		value_text(job->kind),
 	};
-	ret = query(store, S_JOB_ADD, params, 8, bci_store_row_first_int, &id, err,
+	ret = query(store, S_JOB_ADD, params, 9, bci_store_row_first_int, &id, err,
 		    err_size);
 	if (ret == -EEXIST)
 		snprintf(err, err_size, "machine %s already has a job of run id %s", job->machine,
@@ -140,7 +151,7 @@ static int row_job(const struct bci_store_value *c, int n, void *ctx)
 	struct job_walk *walk = ctx;
 	struct bci_store_job job;
 
-	if (n < 15)
+	if (n < 16)
 		return -EPROTO;
 	job = (struct bci_store_job){
 		.key = column_int(&c[0], -1),
@@ -158,6 +169,7 @@ static int row_job(const struct bci_store_value *c, int n, void *ctx)
 		.note = column_text(&c[12]),
 		.ended = column_real(&c[13], 0),
 		.asked = column_real(&c[14], 0),
+		.kind = column_text(&c[15]),
 	};
 	walk->count++;
 	return walk->fn ? walk->fn(&job, walk->ctx) : 0;
@@ -237,6 +249,37 @@ int bci_store_machine_job_get(struct bci_store *store, const char *machine, cons
 	int ret;
 
 	ret = query(store, S_JOB_GET, params, 2, row_job, &walk, err, err_size);
+	return ret ? ret : walk.count;
+}
+
+struct rerun_walk {
+	int (*fn)(const char *machine, const char *run_id, const char *state, int64_t run,
+		  void *ctx);
+	void *ctx;
+	int count;
+};
+
+static int row_rerun(const struct bci_store_value *c, int n, void *ctx)
+{
+	struct rerun_walk *walk = ctx;
+
+	if (n < 4 || !column_text(&c[0]) || !column_text(&c[1]) || !column_text(&c[2]))
+		return -EPROTO;
+	walk->count++;
+	return walk->fn(column_text(&c[0]), column_text(&c[1]), column_text(&c[2]),
+			column_int(&c[3], -1), walk->ctx);
+}
+
+int bci_store_build_reruns_each(struct bci_store *store, const char *build,
+				int (*fn)(const char *machine, const char *run_id,
+					  const char *state, int64_t run, void *ctx),
+				void *ctx, char *err, size_t err_size)
+{
+	struct bci_store_value param = value_text(build);
+	struct rerun_walk walk = { fn, ctx, 0 };
+	int ret;
+
+	ret = query(store, S_BUILD_RERUNS, &param, 1, row_rerun, &walk, err, err_size);
 	return ret ? ret : walk.count;
 }
 

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in database.c). */
-#define BCI_STORE_SCHEMA_VERSION 10
+#define BCI_STORE_SCHEMA_VERSION 11
 
 struct bci_store;
 
@@ -391,6 +391,11 @@ struct bci_store_job {
 	const char *machine;
 	const char *build;
 	const char *tier;		/* "fast" or "full" */
+	/*
+	 * NULL: the tier's own job; "confirm": a rerun of possible new issues of
+	 * the build's @tier (schedule/confirm.c); "bisect": a bisection's step.
+	 */
+	const char *kind;
 	int shard, shards;		/* 0 of 1 when not sharded */
 	const char *testlist;		/* the tests, one per line */
 	const char *run_id;
@@ -408,7 +413,11 @@ struct bci_store_job {
 /* Queues @job (state queued, its machine created if new); its key in *@key (may be NULL). */
 int bci_store_job_add(struct bci_store *store, const struct bci_store_job *job, int64_t *key,
 		      char *err, size_t err_size);
-/* The oldest queued or booted job of @machine: 1 with @fn called, 0 when there is none. */
+/*
+ * The job @machine is handed next: its booted one (a run in progress), else
+ * its oldest queued confirm or bisect job, else its oldest queued one: 1 with
+ * @fn called, 0 when there is none.
+ */
 int bci_store_job_next(struct bci_store *store, const char *machine,
 		       int (*fn)(const struct bci_store_job *job, void *ctx), void *ctx,
 		       char *err, size_t err_size);
@@ -432,6 +441,16 @@ int bci_store_machine_jobs_each(struct bci_store *store, const char *machine,
 int bci_store_machine_job_get(struct bci_store *store, const char *machine, const char *run_id,
 			      int (*fn)(const struct bci_store_job *job, void *ctx), void *ctx,
 			      char *err, size_t err_size);
+
+/*
+ * The confirm jobs of @build (bci_store_job.kind), by machine then key: @fn
+ * with the job's machine, run id and state, and @run the key of its run in
+ * the store, or -1 when none came back yet. Returns the count.
+ */
+int bci_store_build_reruns_each(struct bci_store *store, const char *build,
+				int (*fn)(const char *machine, const char *run_id,
+					  const char *state, int64_t run, void *ctx),
+				void *ctx, char *err, size_t err_size);
 
 /* A recorded split: shard @shard of @shards of a build's tier across a shard group. */
 struct bci_store_split {
