@@ -16,8 +16,8 @@
  *                machine or its group) or new
  *   latency.c    a machine's suspend+resume latency against its baseline's
  *                spread
- *   reruns.c     the build's reruns (its confirm jobs' runs): out of its own
- *                results, then judging its possible new issues
+ *   reruns.c     the build's reruns (its confirm jobs' runs, never among its
+ *                own): its possible new issues judged by them
  *
  * Memory: one machine at a time. Each test name is given a number once per
  * thread (name_numbers.h); a machine's build results and baseline are two
@@ -168,8 +168,6 @@ struct compare_reruns {
 /* @build's confirm jobs and the runs of those that came back: 0, -errno (@err). */
 int compare_reruns_read(struct bci_store *store, const char *build, struct compare_reruns *r,
 			char *err, size_t err_size);
-/* Whether @machine's run @run_id is one of the reruns. */
-bool compare_reruns_has(const struct compare_reruns *r, const char *machine, const char *run_id);
 void compare_reruns_release(struct compare_reruns *r);
 /*
  * Each possible new issue of @r (its changes judged, not sorted yet) counted

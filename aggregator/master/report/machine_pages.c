@@ -253,7 +253,8 @@ static int job_copy_set(struct job_copy *j, const struct bci_store_job *job)
 
 	job_copy_free(j);
 	j->build = copy(job->build, &failed);
-	j->tier = copy(job->tier, &failed);
+	/* A rerun of possible new issues says so where a tier's job says its tier. */
+	j->tier = copy(job->kind ? job->kind : job->tier, &failed);
 	j->run_id = copy(job->run_id, &failed);
 	j->state = copy(job->state, &failed);
 	j->note = copy(job->note, &failed);

@@ -14,19 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The build's runs but its reruns (reruns.c). */
-struct run_collect {
-	struct compare_runs *runs;
-	const struct compare_reruns *reruns;
-};
-
 static int run_collect(const struct bci_store_run *run, void *ctx)
 {
-	struct run_collect *rc = ctx;
-
-	if (compare_reruns_has(rc->reruns, run->machine, run->run_id))
-		return 0;
-	return compare_runs_push(rc->runs, run);
+	return compare_runs_push(ctx, run);
 }
 
 static int dup_or_null(char **to, const char *from)
@@ -212,7 +202,6 @@ int bci_report_build(struct bci_store *store, const char *build,
 	struct bci_store_build *b = NULL;
 	struct compare_runs runs = { 0 };
 	struct compare_reruns reruns = { 0 };
-	struct run_collect collect = { &runs, &reruns };
 	struct stretch *stretches = NULL;
 	struct half *half = NULL;
 	size_t n_mine, failed = 0;
@@ -253,7 +242,7 @@ int bci_report_build(struct bci_store *store, const char *build,
 	}
 	if ((ret = compare_reruns_read(store, build, &reruns, err, err_size)) < 0)
 		goto fail;
-	ret = bci_store_build_runs_each(store, build, run_collect, &collect, err, err_size);
+	ret = bci_store_build_runs_each(store, build, run_collect, &runs, err, err_size);
 	if (ret < 0)
 		goto fail;
 	if (!runs.n) {

@@ -2,8 +2,8 @@
 /*
  * A build's reruns in its report (compare.h): the runs of the confirm jobs
  * the scheduler queued for its possible new issues (schedule/confirm.c) are
- * kept out of the build's own results, then each possible new issue is
- * judged by them: the reruns of its test on its machine and on the others of
+ * not the build's own results (the store keeps them out of its runs), and
+ * each possible new issue is judged by them: the reruns of its test on its machine and on the others of
  * its shard group, notrun aside. One that failed every time stays a possible
  * new issue, confirmed; one that passed at least once is flaky, its rate the
  * reruns'; one no rerun ran is named unconfirmed when reruns were asked for.
@@ -47,14 +47,6 @@ int compare_reruns_read(struct bci_store *store, const char *build, struct compa
 		ret = bci_store_machine_group(store, r->v[i].machine, r->v[i].group,
 					      sizeof(r->v[i].group), err, err_size);
 	return ret < 0 ? ret : 0;
-}
-
-bool compare_reruns_has(const struct compare_reruns *r, const char *machine, const char *run_id)
-{
-	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->v[i].machine, machine) && !strcmp(r->v[i].run_id, run_id))
-			return true;
-	return false;
 }
 
 void compare_reruns_release(struct compare_reruns *r)

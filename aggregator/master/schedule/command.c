@@ -75,8 +75,8 @@ static int confirm(struct bci_schedule *s, const char *build, char *err, size_t 
 
 static int job_in_hand_print(const struct bci_store_job *job, void *ctx)
 {
-	printf("%-16s job %s (build %s, %s tier): %s, %d boot%s\n", (const char *)ctx, job->run_id,
-	       job->build, job->tier, job->state, job->boots, job->boots == 1 ? "" : "s");
+	printf("%-16s job %s (build %s, %s%s): %s, %d boot%s\n", (const char *)ctx, job->run_id,
+	       job->build, job->kind ? job->kind : job->tier, job->kind ? "" : " tier", job->state, job->boots, job->boots == 1 ? "" : "s");
 	return 0;
 }
 

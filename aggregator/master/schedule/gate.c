@@ -174,7 +174,7 @@ static int gate_one(struct bci_schedule *s, const char *build, double now, char 
 		if (ret < 0)
 			return ret;
 		if (ret > 0) {
-			bci_schedule_say(s, "%s: fast tier found %d possible new issue(s): rerun"
+			bci_schedule_say(s, "%s: %d possible new issue(s) in the fast tier: rerun"
 					 " before the full tier is decided", build, found);
 			return 0;
 		}

@@ -440,7 +440,10 @@ static const char *const statements[S_SCHEDULE_FIRST] = {
 	[S_SUSPENDS] = "SELECT cycle, state, result, wall, suspended, latency, kernel_suspend,"
 		       " kernel_resume, woke FROM suspend_cycles WHERE run = ? ORDER BY cycle",
 	[S_RESULT_GET] = RUN_RESULT_COLUMNS " WHERE m.name = ? AND r.run_id = ? AND res.name = ? ORDER BY res.id LIMIT 1",
-	[S_RUNS_BUILD] = RUN_COLUMNS " WHERE b.name = ? ORDER BY m.name, r.id",
+	/* The build's own runs: the reruns of its possible new issues (bci_store_build_reruns_each) not. */
+	[S_RUNS_BUILD] = RUN_COLUMNS " WHERE b.name = ? AND NOT EXISTS (SELECT 1 FROM schedule_jobs j"
+		" WHERE j.machine = r.machine AND j.run_id = r.run_id AND j.kind = 'confirm')"
+		" ORDER BY m.name, r.id",
 	/*
 	 * A test's results across runs: each run probes results_run (run,
 	 * name). CROSS JOIN keeps SQLite's planner on the runs first (it would

@@ -250,7 +250,11 @@ int bci_store_result_get(struct bci_store *store, const char *machine, const cha
 
 /* ---- what the reports read across runs ---- */
 
-/* Every run of the build named @build, by machine then age; returns the count. */
+/*
+ * Every run of the build named @build, by machine then age, but the runs of
+ * its confirm jobs (the reruns of its possible new issues: those are
+ * bci_store_build_reruns_each()'s); returns the count.
+ */
 int bci_store_build_runs_each(struct bci_store *store, const char *build,
 			      int (*fn)(const struct bci_store_run *run, void *ctx), void *ctx,
 			      char *err, size_t err_size);
