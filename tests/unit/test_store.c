@@ -811,6 +811,7 @@ static void test_durations_kept_and_migrated(void **state)
 		    " DROP TABLE patchwork_series; DROP TABLE patchwork_cursor;"
 		    " DROP TABLE build_stages;"
 		    " DROP INDEX machines_shard_group; ALTER TABLE machines DROP COLUMN shard_group;"
+		    " DROP TABLE bisect_steps; DROP TABLE bisects;"
 		    " UPDATE bootci_schema SET version = 2");
 	reopen(f);
 	assert_int_equal(bci_store_schema_version(f->store, &version, f->err, sizeof(f->err)), 0);

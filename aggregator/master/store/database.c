@@ -303,6 +303,33 @@ static const char *const migrations[] = {
 	 * tiers' (S_JOB_NEXT).
 	 */
 	"ALTER TABLE schedule_jobs ADD COLUMN kind TEXT CHECK (kind IN ('confirm', 'bisect'));",
+	/*
+	 * 12: bisections of a series' possible new issues (bisect.c): one a
+	 * build at a time, each step (the series applied up to a patch, built as
+	 * a candidate and run) kept, so a master restarted resumes where it was.
+	 */
+	"CREATE TABLE bisects ("
+	"  build TEXT PRIMARY KEY,"
+	"  project TEXT NOT NULL,"
+	"  series BIGINT NOT NULL,"
+	"  patches INTEGER NOT NULL,"
+	"  tests TEXT NOT NULL,"
+	"  machines TEXT NOT NULL,"
+	"  state TEXT NOT NULL CHECK (state IN ('running', 'done', 'stopped')),"
+	"  verdict TEXT,"
+	"  started DOUBLE PRECISION NOT NULL,"
+	"  ended DOUBLE PRECISION);"
+	"CREATE TABLE bisect_steps ("
+	"  build TEXT NOT NULL REFERENCES bisects(build),"
+	"  step INTEGER NOT NULL,"
+	"  patches INTEGER NOT NULL,"
+	"  candidate TEXT NOT NULL,"
+	"  state TEXT NOT NULL"
+	"    CHECK (state IN ('building', 'running', 'good', 'bad', 'skipped', 'flaky')),"
+	"  note TEXT,"
+	"  started DOUBLE PRECISION NOT NULL,"
+	"  ended DOUBLE PRECISION,"
+	"  PRIMARY KEY (build, step));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,

@@ -128,6 +128,16 @@ enum bci_store_statement {
 	S_PW_CHECKS_SERIES,
 	S_PW_CHECK_MARK,
 	S_PW_CHECK_CLAIM,
+	S_PW_CHECK_QUEUE_PATCH,
+	/* ---- bisections (bisect.c; their SQL is in its own table there) ---- */
+	S_BISECT_FIRST,
+	S_BISECT_ADD = S_BISECT_FIRST,
+	S_BISECT_GET,
+	S_BISECTS_ALL,
+	S_BISECTS_STATE,
+	S_BISECT_END,
+	S_BISECT_STEP_PUT,
+	S_BISECT_STEPS,
 	S_COUNT,
 };
 

@@ -19,7 +19,7 @@
 	"SELECT series, patch, context, state, description, target_url, status, attempts, note," \
 	" claimed FROM patchwork_checks"
 
-static const char *const statements[S_COUNT - S_PATCHWORK_FIRST] = {
+static const char *const statements[S_BISECT_FIRST - S_PATCHWORK_FIRST] = {
 	[S_PW_WATERMARK_GET - S_PATCHWORK_FIRST] =
 		"SELECT last_series FROM patchwork_cursor WHERE project = ?",
 	[S_PW_WATERMARK_PUT - S_PATCHWORK_FIRST] =
@@ -50,6 +50,13 @@ static const char *const statements[S_COUNT - S_PATCHWORK_FIRST] = {
 		" SELECT project, series, patch, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT),"
 		" CAST(? AS TEXT), 'queued', 0, CAST(? AS DOUBLE PRECISION) FROM patchwork_patches"
 		" WHERE project = ? AND series = ?"
+		" ON CONFLICT (project, patch, context, state) DO NOTHING",
+	[S_PW_CHECK_QUEUE_PATCH - S_PATCHWORK_FIRST] =
+		"INSERT INTO patchwork_checks (project, series, patch, context, state, description,"
+		" target_url, status, attempts, queued)"
+		" SELECT project, series, patch, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT),"
+		" CAST(? AS TEXT), 'queued', 0, CAST(? AS DOUBLE PRECISION) FROM patchwork_patches"
+		" WHERE project = ? AND series = ? AND position = ?"
 		" ON CONFLICT (project, patch, context, state) DO NOTHING",
 	[S_PW_CHECKS_OPEN - S_PATCHWORK_FIRST] =
 		CHECK_COLUMNS " WHERE project = ? AND status IN ('queued', 'posting', 'unknown')"
@@ -210,14 +217,15 @@ static int count_rows(const struct bci_store_value *c, int n, void *ctx)
 	return 0;
 }
 
-int bci_store_pw_check_queue(struct bci_store *store, const char *project, int64_t series,
-			     const char *context, const char *state, const char *description,
-			     const char *target_url, char *err, size_t err_size)
+/* Queues a check on @position's patch of @series (0: on every patch): the number queued. */
+static int check_queue(struct bci_store *store, const char *project, int64_t series, int position,
+		       const char *context, const char *state, const char *description,
+		       const char *target_url, char *err, size_t err_size)
 {
 	struct bci_store_value params[] = {
 		value_text(context), value_text(state), value_text(description),
 		value_text(target_url), value_real(bci_store_now(), 0), value_text(project),
-		value_int(series),
+		value_int(series), value_int(position),
 	};
 	int before = 0, after = 0, ret;
 	struct bci_store_value count_params[] = { value_text(project), value_int(series) };
@@ -225,11 +233,34 @@ int bci_store_pw_check_queue(struct bci_store *store, const char *project, int64
 	/* The rows added are counted around the insert: RETURNING and DO NOTHING differ per engine. */
 	if ((ret = query(store, S_PW_CHECKS_SERIES, count_params, 2, count_rows, &before, err,
 			 err_size)) < 0 ||
-	    (ret = query(store, S_PW_CHECK_QUEUE, params, 7, NULL, NULL, err, err_size)) < 0 ||
+	    (ret = query(store, position ? S_PW_CHECK_QUEUE_PATCH : S_PW_CHECK_QUEUE, params,
+			 position ? 8 : 7, NULL, NULL, err, err_size)) < 0 ||
 	    (ret = query(store, S_PW_CHECKS_SERIES, count_params, 2, count_rows, &after, err,
 			 err_size)) < 0)
 		return ret;
 	return after - before;
+}
+
+int bci_store_pw_check_queue(struct bci_store *store, const char *project, int64_t series,
+			     const char *context, const char *state, const char *description,
+			     const char *target_url, char *err, size_t err_size)
+{
+	return check_queue(store, project, series, 0, context, state, description, target_url, err,
+			   err_size);
+}
+
+int bci_store_pw_check_queue_patch(struct bci_store *store, const char *project, int64_t series,
+				   int position, const char *context, const char *state,
+				   const char *description, const char *target_url, char *err,
+				   size_t err_size)
+{
+	if (position < 1) {
+		snprintf(err, err_size, "patch %d of series %lld: patches count from 1", position,
+			 (long long)series);
+		return -EINVAL;
+	}
+	return check_queue(store, project, series, position, context, state, description,
+			   target_url, err, err_size);
 }
 
 struct check_walk {

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in database.c). */
-#define BCI_STORE_SCHEMA_VERSION 11
+#define BCI_STORE_SCHEMA_VERSION 12
 
 struct bci_store;
 
@@ -691,6 +691,11 @@ int bci_store_pw_patch_add(struct bci_store *store, const char *project, int64_t
 int bci_store_pw_check_queue(struct bci_store *store, const char *project, int64_t series,
 			     const char *context, const char *state, const char *description,
 			     const char *target_url, char *err, size_t err_size);
+/* The same on one patch of @series: the one at @position (from 1). */
+int bci_store_pw_check_queue_patch(struct bci_store *store, const char *project, int64_t series,
+				   int position, const char *context, const char *state,
+				   const char *description, const char *target_url, char *err,
+				   size_t err_size);
 /* The project's checks not posted yet ("queued", "posting", "unknown"), oldest first: the count. */
 int bci_store_pw_checks_open(struct bci_store *store, const char *project,
 			     int (*fn)(const struct bci_store_pw_check *check, void *ctx), void *ctx,
@@ -709,5 +714,54 @@ int bci_store_pw_check_mark(struct bci_store *store, const char *project,
  */
 int bci_store_pw_check_claim(struct bci_store *store, const char *project,
 			     const struct bci_store_pw_check *check, char *err, size_t err_size);
+
+/* ---- bisections (store/bisect.c; aggregator/patchwork/bisect.c uses it) ---- */
+
+/* A bisection of a series' build: which patch of it first shows its possible new issues. */
+struct bci_store_bisect {
+	const char *build;		/* the build bisected (the series': pw-NAME-ID) */
+	const char *project;
+	int64_t series;
+	int patches;			/* the series' */
+	const char *tests;		/* the regressed tests, a line each */
+	const char *machines;		/* where its steps run, a line each */
+	const char *state;		/* running, done, stopped */
+	const char *verdict;		/* NULL while running */
+	double started, ended;		/* ended 0: not yet */
+};
+
+/* Adds @b (state running): -EEXIST when @b->build has a bisection already. */
+int bci_store_bisect_add(struct bci_store *store, const struct bci_store_bisect *b, char *err,
+			 size_t err_size);
+/* The bisection of @build: 1 with @fn called, 0 when it has none. */
+int bci_store_bisect_get(struct bci_store *store, const char *build,
+			 int (*fn)(const struct bci_store_bisect *b, void *ctx), void *ctx,
+			 char *err, size_t err_size);
+/* Every bisection (in @state unless NULL), oldest first: the count. */
+int bci_store_bisects_each(struct bci_store *store, const char *state,
+			   int (*fn)(const struct bci_store_bisect *b, void *ctx), void *ctx,
+			   char *err, size_t err_size);
+/* Ends @build's bisection: @state done or stopped, with @verdict, now. */
+int bci_store_bisect_end(struct bci_store *store, const char *build, const char *state,
+			 const char *verdict, char *err, size_t err_size);
+
+/* One step: the series applied up to patch @patches, built as @candidate and judged. */
+struct bci_store_bisect_step {
+	const char *build;
+	int step;			/* from 1 */
+	int patches;
+	const char *candidate;		/* its build's name */
+	const char *state;		/* building, running, good, bad, skipped, flaky */
+	const char *note;		/* why, or NULL */
+	double started, ended;		/* ended 0: not judged yet */
+};
+
+/* Adds or replaces step @s->step of @s->build (started and ended as given; 0: now, none). */
+int bci_store_bisect_step_put(struct bci_store *store, const struct bci_store_bisect_step *s,
+			      char *err, size_t err_size);
+/* The steps of @build's bisection in order: the count. */
+int bci_store_bisect_steps_each(struct bci_store *store, const char *build,
+				int (*fn)(const struct bci_store_bisect_step *s, void *ctx),
+				void *ctx, char *err, size_t err_size);
 
 #endif
