@@ -68,12 +68,14 @@ static const struct usage {
 	  "        (--master URL --token-file F | [--data DIR] [--store URL]) IMAGE_DIR\n"
 	  "      the known-good disk image (disk.img ...) as VERSION, the same way\n" },
 	{ "schedule",
-	  "schedule machines | schedule jobs [BUILD] | schedule return MACHINE\n"
+	  "schedule machines | schedule jobs [BUILD] | schedule confirm BUILD\n"
+	  "         | schedule return MACHINE\n"
 	  "         | schedule redeploy MACHINE | schedule power MACHINE on|off|cycle|status\n"
 	  "         [--data DIR] [--store URL]\n"
 	  "      the lab's machines (state, power cycles, why one is out) and jobs, from\n"
 	  "      DATA/machines.conf and the store; return puts a machine taken out back\n"
-	  "      (and powers it on); power runs its power driver by hand\n" },
+	  "      (and powers it on); power runs its power driver by hand; confirm queues\n"
+	  "      the reruns of a build's possible new issues\n" },
 	{ "mail",
 	  "mail queue --build NAME [--to ADDR]... [--url BASE] [--filters FILE] [--window N]\n"
 	  "     | mail queue --message FILE [--build NAME] | mail send | mail list\n"
@@ -87,6 +89,11 @@ static const struct usage {
 	  "      the Patchwork projects of DATA/patchwork.conf: one poll (new complete series\n"
 	  "      picked up, their mbox kept, pending checks posted), the series settled, or a\n"
 	  "      check (pending|success|warning|fail) on every patch of a series, posted once\n" },
+	{ "bisect",
+	  "bisect list | bisect show BUILD | bisect start BUILD | bisect stop BUILD\n"
+	  "       [--data DIR] [--store URL]\n"
+	  "      the bisections of series' possible new issues to their first bad patch\n"
+	  "      (serve runs them): list them, show one's steps and answer, start or stop one\n" },
 	{ "serve",
 	  "serve --data DIR [--listen ADDR:PORT] [--tokens FILE] [--cert F --key F] [--store URL] ...\n"
 	  "      the CI master's upload server (serve --help, bootci-aggregator-serve(1))\n" },

@@ -21,7 +21,8 @@ int bci_cmd_metrics(int argc, char **argv);
 int bci_cmd_schedule(int argc, char **argv);
 /* mail/command.c */
 int bci_cmd_mail(int argc, char **argv);
-/* patchwork/command.c */
+/* patchwork/command.c, bisect_command.c */
 int bci_cmd_patchwork(int argc, char **argv);
+int bci_cmd_bisect(int argc, char **argv);
 
 #endif

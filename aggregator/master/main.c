@@ -33,6 +33,7 @@ static const struct command {
 	{ "schedule", bci_cmd_schedule },
 	{ "mail", bci_cmd_mail },
 	{ "patchwork", bci_cmd_patchwork },
+	{ "bisect", bci_cmd_bisect },
 	{ "serve", bci_cmd_serve },
 };
 

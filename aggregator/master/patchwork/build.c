@@ -139,11 +139,6 @@ static void remove_tree(const char *path)
 			;
 }
 
-struct outcome {
-	int status;		/* waitpid's */
-	bool timed_out, stopped, started;
-};
-
 static double now_monotonic(void)
 {
 	struct timespec ts;
@@ -160,9 +155,9 @@ static double unix_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Runs @argv with its output appended to @log_fd, killed (its group) at @timeout seconds. */
-static int run(struct bci_patchwork *pw, char *const argv[], int log_fd, unsigned long timeout,
-	       struct outcome *o, char *err, size_t err_size)
+int bci_patchwork_run(struct bci_patchwork *pw, char *const argv[], int log_fd,
+		      unsigned long timeout, struct bci_patchwork_outcome *o, char *err,
+		      size_t err_size)
 {
 	double deadline = now_monotonic() + (double)timeout;
 	pid_t pid;
@@ -254,8 +249,7 @@ static int fail_check(struct bci_patchwork *pw, const struct todo *t, const char
 	return 0;
 }
 
-/* The first line of @path, the commit built, into @out; "series-ID" when there is none. */
-static void read_commit(const char *path, int64_t series, char *out, size_t size)
+void bci_patchwork_read_commit(const char *path, int64_t series, char *out, size_t size)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -317,7 +311,7 @@ static int build_one(struct bci_patchwork *pw, const struct todo *t, char *err, 
 	char dir[PATH_MAX], out[PATH_MAX], log_path[PATH_MAX], commit_path[PATH_MAX];
 	char commit[128], why[600], perr[1024];
 	char *argv[] = { project->build_command, t->mbox, project->base, project->branch, out, NULL };
-	struct outcome o;
+	struct bci_patchwork_outcome o;
 	double started;
 	int fd, ret;
 
@@ -344,7 +338,7 @@ static int build_one(struct bci_patchwork *pw, const struct todo *t, char *err, 
 			  argv[4], log_path);
 	started = now_monotonic();
 	stage(pw, t, BCI_STAGE_BUILD_STARTED);
-	ret = run(pw, argv, fd, project->build_timeout, &o, err, err_size);
+	ret = bci_patchwork_run(pw, argv, fd, project->build_timeout, &o, err, err_size);
 	if (ret == 0 && !o.stopped)
 		stage(pw, t, BCI_STAGE_BUILD_ENDED);
 	if (ret == 0) {
@@ -385,7 +379,7 @@ static int build_one(struct bci_patchwork *pw, const struct todo *t, char *err, 
 				 " by signal %d", WTERMSIG(o.status));
 		return fail_check(pw, t, why, err, err_size);
 	}
-	read_commit(commit_path, t->series, commit, sizeof(commit));
+	bci_patchwork_read_commit(commit_path, t->series, commit, sizeof(commit));
 	{
 		/* A Message-ID the reply could not carry is the series' fault, not the image's. */
 		const char *message_id = t->message_id && bci_name_message_id_ok(t->message_id)

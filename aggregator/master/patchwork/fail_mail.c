@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The reply to a series that does not apply or does not build (patchwork.h,
- * "build.c"): with DATA/mail.conf, a short message to the list and the
- * series' submitter, threaded on the series' Message-ID, saying why and
- * linking the build log, queued in the outbox once (as the build's message:
- * the build is never registered, so no report's reply comes for it).
+ * The master's own mail to a series (patchwork.h): with DATA/mail.conf, a
+ * short message to the list and the series' submitter, threaded on the
+ * series' Message-ID, queued in the outbox once under its key. The reply to
+ * a series that does not apply or build says why and links the build log
+ * (as the build's message: the build is never registered, so no report's
+ * reply comes for it); a bisection's answer is the other (bisect.c).
  */
 #include "patchwork.h"
 
@@ -22,12 +23,12 @@ static const char *const days[] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "S
 static const char *const months[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
 				       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
 
-int bci_patchwork_fail_mail(struct bci_patchwork *pw, const struct bci_patchwork_failed *f,
-			    char *err, size_t err_size)
+int bci_patchwork_mail_queue(struct bci_patchwork *pw, const struct bci_patchwork_mail *m,
+			     char *err, size_t err_size)
 {
 	struct bci_mail_config config = { 0 };
 	struct bci_mail_envelope envelope = { 0 };
-	char *text = NULL, *subject = NULL, *subject_text = NULL, *message = NULL, author[320] = "";
+	char *text = NULL, *subject = NULL, *message = NULL, author[320] = "";
 	const char *domain;
 	size_t len = 0, message_len = 0;
 	time_t now = time(NULL);
@@ -40,7 +41,7 @@ int bci_patchwork_fail_mail(struct bci_patchwork *pw, const struct bci_patchwork
 		return 0;
 	if (ret < 0)
 		return ret;
-	if (f->submitter && bci_mail_address(f->submitter, author, sizeof(author)) < 0)
+	if (m->submitter && bci_mail_address(m->submitter, author, sizeof(author)) < 0)
 		author[0] = '\0';
 	if (!config.to && !author[0]) {
 		bci_mail_config_free(&config);
@@ -48,12 +49,7 @@ int bci_patchwork_fail_mail(struct bci_patchwork *pw, const struct bci_patchwork
 	}
 	domain = strchr(config.sender, '@');
 	domain = domain && domain[1] ? domain + 1 : "localhost";
-	if (asprintf(&subject_text, "Re: %s", f->name ? f->name : f->build) < 0) {
-		subject_text = NULL;
-		ret = -ENOMEM;
-		goto out;
-	}
-	if ((ret = bci_mbox_encode_header("Subject", subject_text, &subject)) < 0)
+	if ((ret = bci_mbox_encode_header("Subject", m->subject, &subject)) < 0)
 		goto out;
 	gmtime_r(&now, &tm);
 	out = open_memstream(&text, &len);
@@ -67,16 +63,13 @@ int bci_patchwork_fail_mail(struct bci_patchwork *pw, const struct bci_patchwork
 	fprintf(out, "%s\n", subject);
 	fprintf(out, "Date: %s, %02d %s %d %02d:%02d:%02d +0000\n", days[tm.tm_wday], tm.tm_mday,
 		months[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
-	fprintf(out, "Message-ID: <bootci.%s.%lld@%s>\n", f->build, (long long)now, domain);
-	if (f->message_id)
-		fprintf(out, "In-Reply-To: %s\nReferences: %s\n", f->message_id, f->message_id);
+	fprintf(out, "Message-ID: <bootci.%s.%lld@%s>\n", m->key, (long long)now, domain);
+	if (m->message_id)
+		fprintf(out, "In-Reply-To: %s\nReferences: %s\n", m->message_id, m->message_id);
 	fprintf(out, "MIME-Version: 1.0\n"
 		     "Content-Type: text/plain; charset=utf-8\n"
 		     "Content-Transfer-Encoding: 8bit\n"
-		     "X-Bootci-Build: %s\n\n", f->build);
-	fprintf(out, "bootci did not test this series: it %s.\n\n", f->why);
-	if (f->log_url)
-		fprintf(out, "The build's log: %s\n", f->log_url);
+		     "X-Bootci-Build: %s\n\n%s", m->key, m->body);
 	if (fclose(out) != 0) {
 		ret = -ENOMEM;
 		goto out;
@@ -85,16 +78,16 @@ int bci_patchwork_fail_mail(struct bci_patchwork *pw, const struct bci_patchwork
 	    (ret = bci_mail_envelope_read(message, &envelope, err, err_size)) < 0)
 		goto out;
 	{
-		struct bci_store_mail mail = { .message_id = envelope.message_id, .build = f->build,
+		struct bci_store_mail mail = { .message_id = envelope.message_id, .build = m->key,
 					       .sender = config.sender,
 					       .recipients = envelope.recipients, .message = message };
 
 		ret = bci_store_mail_queue(pw->store, &mail, NULL, err, err_size);
 	}
 	if (ret == -EEXIST)
-		ret = 1;	/* the outbox holds this series' message already */
+		ret = 1;	/* the outbox holds this message already */
 	else if (ret == 0)
-		bci_patchwork_say(pw, "series %lld: reply %s queued to %s", (long long)f->series,
+		bci_patchwork_say(pw, "series %lld: mail %s queued to %s", (long long)m->series,
 				  envelope.message_id, config.to ? config.to : author);
 out:
 	if (ret == -ENOMEM)
@@ -104,6 +97,29 @@ out:
 	free(message);
 	free(text);
 	free(subject);
-	free(subject_text);
+	return ret;
+}
+
+int bci_patchwork_fail_mail(struct bci_patchwork *pw, const struct bci_patchwork_failed *f,
+			    char *err, size_t err_size)
+{
+	char *subject = NULL, *body = NULL;
+	int ret;
+
+	if (asprintf(&subject, "Re: %s", f->name ? f->name : f->build) < 0)
+		return -ENOMEM;
+	if (asprintf(&body, "bootci did not test this series: it %s.\n\n%s%s%s", f->why,
+		     f->log_url ? "The build's log: " : "", f->log_url ? f->log_url : "",
+		     f->log_url ? "\n" : "") < 0) {
+		free(subject);
+		return -ENOMEM;
+	}
+	struct bci_patchwork_mail m = { .series = f->series, .key = f->build,
+					.message_id = f->message_id, .submitter = f->submitter,
+					.subject = subject, .body = body };
+
+	ret = bci_patchwork_mail_queue(pw, &m, err, err_size);
+	free(subject);
+	free(body);
 	return ret;
 }

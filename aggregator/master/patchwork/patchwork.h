@@ -307,6 +307,7 @@ int bci_patchwork_build_name(const struct bci_patchwork_project *project, int64_
 
 #define BCI_PATCHWORK_CONTEXT_FAST "bootci-fast"
 #define BCI_PATCHWORK_CONTEXT_FULL "bootci-full"
+#define BCI_PATCHWORK_CONTEXT_BISECT "bootci-bisect"
 
 /*
  * Check @context in @state (pending|success|warning|fail) on every patch of
@@ -339,6 +340,23 @@ int bci_patchwork_checks_flush(struct bci_patchwork *pw, unsigned *waiting, char
 int bci_patchwork_build_pending(struct bci_patchwork *pw, unsigned *built, unsigned *failed,
 				char *err, size_t err_size);
 
+/* How a command run by bci_patchwork_run() ended. */
+struct bci_patchwork_outcome {
+	int status;		/* waitpid's */
+	bool timed_out, stopped, started;
+};
+
+/*
+ * Runs @argv (no shell) with its output appended to @log_fd, in a process
+ * group of its own killed at @timeout seconds, or when pw->stop turns true
+ * (o->stopped). 0 with @o filled, -errno when it could not be run or waited for.
+ */
+int bci_patchwork_run(struct bci_patchwork *pw, char *const argv[], int log_fd,
+		      unsigned long timeout, struct bci_patchwork_outcome *o, char *err,
+		      size_t err_size);
+/* The first line of @path, the commit a build command built, into @out; "series-ID" when none. */
+void bci_patchwork_read_commit(const char *path, int64_t series, char *out, size_t size);
+
 /* A series that did not apply or build, for its reply (fail_mail.c). */
 struct bci_patchwork_failed {
 	int64_t series;
@@ -348,12 +366,25 @@ struct bci_patchwork_failed {
 	const char *log_url;		/* may be NULL */
 };
 
+/* A message of the master's own to a series (fail_mail.c). */
+struct bci_patchwork_mail {
+	int64_t series;
+	const char *key;		/* the outbox's build key: one message each */
+	const char *message_id;		/* the series' (In-Reply-To), may be NULL */
+	const char *submitter;		/* may be NULL */
+	const char *subject;		/* its text (encoded as RFC 2047 needs) */
+	const char *body;		/* plain text, UTF-8 */
+};
+
 /*
- * With DATA/mail.conf, queues a reply to the list and the submitter,
- * threaded on the series' Message-ID, saying @f->why with the log's link:
- * 0 queued (or no mail.conf, or nobody to send it to), 1 when the outbox
- * holds it already, -errno.
+ * With DATA/mail.conf, queues @m to the list and the submitter, threaded on
+ * the series' Message-ID: 0 queued (or no mail.conf, or nobody to send it
+ * to), 1 when the outbox holds a message of @m->key already, -errno.
  */
+int bci_patchwork_mail_queue(struct bci_patchwork *pw, const struct bci_patchwork_mail *m,
+			     char *err, size_t err_size);
+
+/* The reply saying @f->why with the log's link, as bci_patchwork_mail_queue() queues it. */
 int bci_patchwork_fail_mail(struct bci_patchwork *pw, const struct bci_patchwork_failed *f,
 			    char *err, size_t err_size);
 
@@ -367,6 +398,27 @@ int bci_patchwork_fail_mail(struct bci_patchwork *pw, const struct bci_patchwork
  * the number queued now in *@queued.
  */
 int bci_patchwork_tiers(struct bci_patchwork *pw, unsigned *queued, char *err, size_t err_size);
+
+/* ---- bisect.c: a series' possible new issues bisected to the first bad patch ---- */
+
+/*
+ * One round of the project's bisections (the format above bisect.c): each
+ * series due one started (its fast tier ended, its gate decided, more than
+ * one patch; unless machines.conf's bisect-steps is 0), each running one
+ * moved on as far as it goes now (a candidate built, its runs queued or
+ * judged, the answer told). Needs DATA/machines.conf (none: nothing to
+ * run, nothing done). How many it moved in *@acted; -errno (said too).
+ */
+int bci_patchwork_bisect_round(struct bci_patchwork *pw, unsigned *acted, char *err,
+			       size_t err_size);
+/*
+ * Starts the bisection of series build @build now: 1 started, 0 when it
+ * has nothing to bisect (recorded as done so), -ENOENT for a build that is
+ * no series', -EEXIST when it has one already; @by_hand: -EINVAL for a
+ * series of one patch and -EAGAIN while its fast tier runs (else 0).
+ */
+int bci_patchwork_bisect_start(struct bci_patchwork *pw, const char *build, bool by_hand,
+			       char *err, size_t err_size);
 
 /* ---- serve_hook.c: the poller inside serve ---- */
 

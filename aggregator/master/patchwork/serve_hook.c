@@ -69,7 +69,10 @@ static void poll_project(struct bci_patchwork_server *s, size_t i)
 		bci_ticker_wake(s->builder);
 }
 
-/* The builder: every project's series picked up and not built yet, then their checks posted. */
+/*
+ * The builder: every project's series picked up and not built yet, then
+ * their checks posted; then each project's bisections moved on (bisect.c).
+ */
 static double build_round(void *arg, const atomic_bool *stop)
 {
 	struct bci_patchwork_server *s = arg;
@@ -79,15 +82,22 @@ static double build_round(void *arg, const atomic_bool *stop)
 		unsigned built = 0, failed = 0;
 		char err[2048];
 
+		unsigned bisected = 0;
+
 		if (!pw->project->build_command)
 			continue;
 		/* Said by it when it fails; the next round retries. */
-		if (bci_patchwork_build_pending(pw, &built, &failed, err, sizeof(err)) < 0 ||
-		    !(built || failed))
-			continue;
-		bci_patchwork_say(pw, "builder: %u built, %u failed to build", built, failed);
-		/* A failed series' check goes out now; a built one's wait for its tiers. */
-		if (failed)
+		if (bci_patchwork_build_pending(pw, &built, &failed, err, sizeof(err)) >= 0 &&
+		    (built || failed)) {
+			bci_patchwork_say(pw, "builder: %u built, %u failed to build", built, failed);
+			/* A failed series' check goes out now; a built one's wait for its tiers. */
+			if (failed)
+				bci_patchwork_checks_flush(pw, NULL, err, sizeof(err));
+		}
+		if (atomic_load(stop) || atomic_load(&s->stop))
+			break;
+		/* The bisections: a step's candidate built, its runs judged, an answer's check posted. */
+		if (bci_patchwork_bisect_round(pw, &bisected, err, sizeof(err)) >= 0 && bisected)
 			bci_patchwork_checks_flush(pw, NULL, err, sizeof(err));
 	}
 	return (double)s->build_interval;

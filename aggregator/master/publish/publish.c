@@ -367,7 +367,7 @@ int bci_publish_dir(struct bci_store *store, const char *data_dir, const struct 
 	if (p->log)
 		fprintf(p->log, "publish: %s registered (tree %s, commit %s, %s tier)\n", p->build,
 			p->tree, p->commit, p->tier);
-	return bci_publish_queue(store, data_dir, p, err, err_size);
+	return p->no_queue ? 0 : bci_publish_queue(store, data_dir, p, err, err_size);
 rollback:
 	bci_store_rollback(store);
 	return ret;

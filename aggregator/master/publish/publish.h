@@ -17,6 +17,7 @@
 
 #include "manifest.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@ struct bci_publish {
 	const char *image_dir;
 	const char *manifest;		/* the builder's --manifest file; NULL: IMAGE_DIR/manifest */
 	FILE *log;			/* progress lines; NULL: none */
+	bool no_queue;			/* registered only: its caller queues its jobs (a bisect step) */
 };
 
 /*

@@ -407,6 +407,88 @@ int bci_pages_history(struct bci_store *store, const char *test, struct bci_str 
 	return page_end(b);
 }
 
+/* ---- a bisection ---- */
+
+struct bisect_page {
+	struct bci_str *b;
+	int patches;
+};
+
+static int bisect_head(const struct bci_store_bisect *row, void *ctx)
+{
+	struct bisect_page *p = ctx;
+	struct bci_str *b = p->b;
+
+	p->patches = row->patches;
+	page_begin(b, "bisect: ", row->build);
+	bci_str_appendf(b, "<h1>bisect ");
+	bci_html_escape_str(b, row->build);
+	bci_str_appendf(b, "</h1>\n<p>series %lld of ", (long long)row->series);
+	bci_html_escape_str(b, row->project);
+	bci_str_appendf(b, ", %d patches (<a href=\"/builds/", row->patches);
+	bci_html_url_escape(b, row->build);
+	bci_str_appendf(b, "\">its matrix</a>); started ");
+	time_cell(b, row->started);
+	bci_str_appendf(b, "</p>\n<p><b>");
+	bci_html_escape_str(b, row->state);
+	bci_str_appendf(b, "</b>%s", row->verdict ? ": " : "");
+	if (row->verdict)
+		bci_html_escape_str(b, row->verdict);
+	bci_str_appendf(b, "</p>\n<p>regressed tests:</p>\n<ul>\n");
+	for (const char *t = row->tests; *t;) {
+		size_t n = strcspn(t, "\n");
+
+		bci_str_appendf(b, "<li>");
+		bci_html_escape(b, t, n);
+		bci_str_appendf(b, "</li>\n");
+		t += n + (t[n] == '\n');
+	}
+	bci_str_appendf(b, "</ul>\n<p>run on: ");
+	bci_html_escape_str(b, row->machines);
+	bci_str_appendf(b, "</p>\n<table>\n<tr><th>step</th><th>patches</th><th>candidate</th>"
+			   "<th>verdict</th><th>why</th><th>judged (UTC)</th></tr>\n");
+	return 0;
+}
+
+static int bisect_step_row(const struct bci_store_bisect_step *s, void *ctx)
+{
+	struct bisect_page *p = ctx;
+	struct bci_str *b = p->b;
+
+	bci_str_appendf(b, "<tr><td>%d</td><td>1 to %d of %d</td><td><a href=\"/builds/", s->step,
+			s->patches, p->patches);
+	bci_html_url_escape(b, s->candidate);
+	bci_str_appendf(b, "\">");
+	bci_html_escape_str(b, s->candidate);
+	bci_str_appendf(b, "</a></td><td>");
+	bci_html_escape_str(b, s->state);
+	bci_str_appendf(b, "</td><td>");
+	if (s->note)
+		bci_html_escape_str(b, s->note);
+	bci_str_appendf(b, "</td><td>");
+	time_cell(b, s->ended);
+	bci_str_appendf(b, "</td></tr>\n");
+	return 0;
+}
+
+int bci_pages_bisect(struct bci_store *store, const char *build, struct bci_str *b, char *err,
+		     size_t err_size)
+{
+	struct bisect_page p = { b, 0 };
+	int ret = bci_store_bisect_get(store, build, bisect_head, &p, err, err_size);
+
+	if (ret == 0) {
+		snprintf(err, err_size, "build '%s' has no bisection", build);
+		return -ENOENT;
+	}
+	if (ret > 0)
+		ret = bci_store_bisect_steps_each(store, build, bisect_step_row, &p, err, err_size);
+	if (ret < 0)
+		return ret;
+	bci_str_appendf(b, "</table>\n");
+	return page_end(b);
+}
+
 /* ---- a machine's suspend/resume latency ---- */
 
 static double nice_step(double range)

@@ -448,6 +448,9 @@ int bci_pages_matrix(struct bci_store *store, const char *build,
 int bci_pages_result(struct bci_store *store, const char *data_dir, const char *machine,
 		     const char *run_id, const char *test, struct bci_str *b, char *err,
 		     size_t err_size);
+/* A bisection's page (GET /bisects/BUILD): its verdict, its steps; -ENOENT when @build has none. */
+int bci_pages_bisect(struct bci_store *store, const char *build, struct bci_str *b, char *err,
+		     size_t err_size);
 int bci_pages_history(struct bci_store *store, const char *test, struct bci_str *b, char *err,
 		      size_t err_size);
 int bci_pages_suspend(struct bci_store *store, const char *machine, struct bci_str *b, char *err,

@@ -7,7 +7,8 @@
  * everywhere) from a flake (it passes again somewhere). Each rerun is a job
  * of its own (kind confirm), one boot each: a test that panics the kernel
  * takes only its own rerun down. The scheduler hands them out before any
- * tier's jobs.
+ * tier's jobs. A bisection's step is the same kind of job (kind bisect):
+ * only the regressed tests, on the machines where they regressed.
  */
 #include "internal.h"
 
@@ -171,6 +172,49 @@ static int machine_queue(struct bci_schedule *s, const char *build, const char *
 			return ret;
 	}
 	return (int)s->inventory->reruns;
+}
+
+int bci_schedule_bisect_queue(struct bci_schedule *s, const char *build,
+			      const struct bci_strv *machines, unsigned runs, const char *testlist,
+			      char *err, size_t err_size)
+{
+	char run_id[BCI_MANIFEST_WORD_MAX + 1];
+	struct bci_store_job job = {
+		.build = build, .tier = "fast", .kind = "bisect", .shard = 0, .shards = 1,
+		.testlist = testlist, .run_id = run_id,
+	};
+	struct bci_strv in = { 0 };
+	int ret = 0;
+
+	for (size_t i = 0; i < machines->count && ret >= 0; i++)
+		if (!bci_schedule_machine_out(s, machines->items[i]))
+			ret = bci_strv_add(&in, machines->items[i]);
+	if (ret < 0 || !in.count) {
+		bci_strv_free(&in);
+		return ret < 0 ? ret : 0;
+	}
+	if ((ret = bci_store_begin(s->store, err, err_size)) < 0)
+		goto out;
+	for (unsigned k = 1; k <= runs && ret >= 0; k++) {
+		int n = snprintf(run_id, sizeof(run_id), "%s-bisect-%u", build, k);
+
+		if (n < 0 || (size_t)n >= sizeof(run_id) || !bci_name_run_id_ok(run_id)) {
+			bci_message(err, err_size, "build name %s is too long for a run id", build);
+			ret = -ENAMETOOLONG;
+			break;
+		}
+		job.machine = in.items[(k - 1) % in.count];
+		ret = bci_store_job_add(s->store, &job, NULL, err, err_size);
+	}
+	if (ret >= 0)
+		ret = bci_store_commit(s->store, err, err_size);
+	if (ret < 0)
+		bci_store_rollback(s->store);
+	else
+		ret = (int)runs;
+out:
+	bci_strv_free(&in);
+	return ret;
 }
 
 static int rerun_seen(const char *machine, const char *run_id, const char *state, int64_t run,

@@ -55,9 +55,6 @@ int bci_schedule_file_find(struct bci_store *store, bool known_good, const char 
 			   const char *name, struct bci_schedule_file *file, char *err,
 			   size_t err_size);
 
-/* Reads @build's published file @name (malloc'ed): 0, -ENOENT when the build has none. */
-int bci_schedule_build_file_read(struct bci_schedule *s, const char *build, const char *name,
-				 char **text, size_t *len, char *err, size_t err_size);
 /* The command line @build's boot.ipxe gives its kernel ("" when none). */
 void bci_schedule_build_cmdline(struct bci_schedule *s, const char *build, char *out, size_t size);
 

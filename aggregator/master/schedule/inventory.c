@@ -551,6 +551,16 @@ static int parse_key(struct parser *p, const char *key, const char *value)
 				return fail(p, "reruns: '%s' (a number from 0 to 10)%s", value, "");
 			return 0;
 		}
+		if (!strcmp(key, "bisect-steps")) {
+			_Static_assert(BCI_INVENTORY_BISECT_STEPS_MAX == 64, "the message says 64");
+			if ((ret = once(p, 13, key)) < 0)
+				return ret;
+			if (bci_parse_number(value, &inv->bisect_steps) < 0 ||
+			    inv->bisect_steps > BCI_INVENTORY_BISECT_STEPS_MAX)
+				return fail(p, "bisect-steps: '%s' (a number from 0 to 64)%s", value,
+					    "");
+			return 0;
+		}
 		if (!strcmp(key, "rerun-budget")) {
 			size_t n = strlen(value);
 			char number[32];
@@ -670,6 +680,7 @@ int bci_inventory_parse(const char *origin, const char *text, size_t len,
 	p.inv->power_timeout = BCI_INVENTORY_POWER_TIMEOUT_DEFAULT;
 	p.inv->reruns = BCI_INVENTORY_RERUNS_DEFAULT;
 	p.inv->rerun_budget = BCI_INVENTORY_RERUN_BUDGET_DEFAULT;
+	p.inv->bisect_steps = BCI_INVENTORY_BISECT_STEPS_DEFAULT;
 	if (!(p.inv->ipmitool = strdup(BCI_INVENTORY_IPMITOOL_DEFAULT))) {
 		ret = -ENOMEM;
 		goto out;

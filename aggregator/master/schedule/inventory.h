@@ -15,6 +15,8 @@
  *   rerun-budget = 10%            how long the reply waits for those reruns: a share of
  *                                 the fast tier's time (1%..1000%); past it the ones
  *                                 not back are named unconfirmed
+ *   bisect-steps = 8              most steps of a bisection of a series' possible new
+ *                                 issues (0..64; 0: no bisection started on its own)
  *
  *   [machine NAME]                NAME: a word (as a run's machine name)
  *   mac = 52:54:00:12:34:56       required, unique; six hex pairs, ':' or '-'
@@ -72,6 +74,8 @@
 #define BCI_INVENTORY_RERUNS_MAX 10
 #define BCI_INVENTORY_RERUN_BUDGET_DEFAULT 10
 #define BCI_INVENTORY_RERUN_BUDGET_MAX 1000
+#define BCI_INVENTORY_BISECT_STEPS_DEFAULT 8
+#define BCI_INVENTORY_BISECT_STEPS_MAX 64
 
 enum bci_full_rule {
 	BCI_FULL_GATED,
@@ -139,6 +143,7 @@ struct bci_inventory {
 	char *ipmitool;			/* absolute path */
 	unsigned long reruns;		/* of each possible new issue (0: none) */
 	unsigned long rerun_budget;	/* percent of the fast tier's time */
+	unsigned long bisect_steps;	/* a bisection's most steps (0: none on its own) */
 };
 
 /*

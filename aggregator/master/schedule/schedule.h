@@ -154,6 +154,23 @@ int bci_schedule_confirm_queue(struct bci_schedule *s, const char *build,
 			       const struct bci_schedule_issues *issues, char *err,
 			       size_t err_size);
 
+struct bci_strv;
+
+/* Reads @build's published file @name (malloc'ed): 0, -ENOENT when the build has none. */
+int bci_schedule_build_file_read(struct bci_schedule *s, const char *build, const char *name,
+				 char **text, size_t *len, char *err, size_t err_size);
+
+/*
+ * Queues a bisection step's runs of @testlist on candidate build @build
+ * (confirm.c): @runs jobs of kind bisect, each in turn on one of @machines
+ * in the schedule (those out passed over), run ids BUILD-bisect-J, handed
+ * out before any tier's jobs. Returns the jobs queued: 0 when every machine
+ * is out.
+ */
+int bci_schedule_bisect_queue(struct bci_schedule *s, const char *build,
+			      const struct bci_strv *machines, unsigned runs, const char *testlist,
+			      char *err, size_t err_size);
+
 /*
  * The iPXE script for the machine of @mac asking for a job at Unix time
  * @now; URLs start with @base_url (http://master:port, no trailing '/').

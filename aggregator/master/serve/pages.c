@@ -53,6 +53,7 @@ bool bci_serve_pages_owns(const char *url)
 	       !strcmp(url, "/metrics") || !strcmp(url, "/api/v1/metrics") ||
 	       !strcmp(url, "/refused") || !strcmp(url, "/api/v1/refused") ||
 	       !strncmp(url, "/builds/", 8) || !strncmp(url, "/tests/", 7) ||
+	       !strncmp(url, "/bisects/", 9) ||
 	       !strncmp(url, "/machines/", 10);
 }
 
@@ -112,6 +113,16 @@ int bci_serve_pages_route(const char *method, const char *url, struct bci_page_r
 	if (!strncmp(url, "/builds/", 8)) {
 		route->kind = BCI_PAGE_BUILD;
 		p = segment(url + 8, route->build, sizeof(route->build), &too_long);
+		if (too_long || *p || !bci_name_build_ok(route->build)) {
+			snprintf(err, err_size, "not a build name (no '/', no control character, 1 to %d"
+				 " bytes)", BCI_PAGE_NAME_MAX);
+			return 400;
+		}
+		return 0;
+	}
+	if (!strncmp(url, "/bisects/", 9)) {
+		route->kind = BCI_PAGE_BISECT;
+		p = segment(url + 9, route->build, sizeof(route->build), &too_long);
 		if (too_long || *p || !bci_name_build_ok(route->build)) {
 			snprintf(err, err_size, "not a build name (no '/', no control character, 1 to %d"
 				 " bytes)", BCI_PAGE_NAME_MAX);
@@ -385,6 +396,9 @@ static int render(struct bci_store *store, const char *data_dir, void *ctx)
 		break;
 	case BCI_PAGE_SUSPEND:
 		ret = bci_pages_suspend(store, route->machine, &r->body, r->err, sizeof(r->err));
+		break;
+	case BCI_PAGE_BISECT:
+		ret = bci_pages_bisect(store, route->build, &r->body, r->err, sizeof(r->err));
 		break;
 	case BCI_PAGE_METRICS:
 	case BCI_PAGE_METRICS_JSON:

@@ -11,6 +11,7 @@
  *   GET /machines/<machine>/runs/<run-id>         a run: boots, crash records, results
  *   GET /api/v1/machines/<machine>/runs/<run-id>/summary   the same as JSON
  *   GET /tests/<test>                             the test's history across builds
+ *   GET /bisects/<build>                          a bisection of the build: its steps, its answer
  *   GET /machines/<machine>/suspend               suspend/resume latency across builds (SVG)
  *   GET /metrics?from=&to=                        the metrics page
  *   GET /api/v1/metrics?from=&to=                 the same as JSON
@@ -45,6 +46,7 @@ enum bci_page_kind {
 	BCI_PAGE_MACHINE_JSON,
 	BCI_PAGE_RUN,
 	BCI_PAGE_RUN_JSON,
+	BCI_PAGE_BISECT,
 };
 
 #define BCI_PAGE_NAME_MAX 512
