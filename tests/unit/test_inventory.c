@@ -18,6 +18,7 @@ static const char sample[] =
 	"power-timeout = 30s\n"
 	"reruns = 2\n"
 	"rerun-budget = 250%\n"
+	"bisect-steps = 5\n"
 	"\n"
 	"[machine shard-a]\n"
 	"mac = 52:54:00:AA:bb:01\n"
@@ -63,6 +64,7 @@ static void test_sample(void **state)
 	assert_int_equal(inv->power_timeout, 30);
 	assert_int_equal(inv->reruns, 2);
 	assert_int_equal(inv->rerun_budget, 250);
+	assert_int_equal(inv->bisect_steps, 5);
 	m = &inv->machines[0];
 	assert_string_equal(m->name, "shard-a");
 	assert_string_equal(m->mac, "52:54:00:aa:bb:01");
@@ -98,6 +100,7 @@ static void test_empty(void **state)
 	assert_int_equal(inv->power_cycles, BCI_INVENTORY_POWER_CYCLES_DEFAULT);
 	assert_int_equal(inv->reruns, BCI_INVENTORY_RERUNS_DEFAULT);
 	assert_int_equal(inv->rerun_budget, BCI_INVENTORY_RERUN_BUDGET_DEFAULT);
+	assert_int_equal(inv->bisect_steps, BCI_INVENTORY_BISECT_STEPS_DEFAULT);
 	bci_inventory_free(inv);
 }
 
@@ -123,6 +126,8 @@ static void test_refused(void **state)
 	expect_error("[schedule]\nrerun-budget = 1001%\n", ":2: rerun-budget: '1001%'");
 	expect_error("[schedule]\nrerun-budget = %\n", ":2: rerun-budget: '%'");
 	expect_error("[schedule]\nreruns = 1\nreruns = 2\n", ":3: reruns given twice");
+	expect_error("[schedule]\nbisect-steps = 65\n", ":2: bisect-steps: '65' (a number from 0 to 64)");
+	expect_error("[schedule]\nbisect-steps = four\n", ":2: bisect-steps: 'four'");
 	expect_error("[machine a b]\n", ":1: 'a b' is not a word");
 	expect_error("[machine ../x]\n", "is not a word");
 	expect_error("[rack 1]\n", ":1: unknown section [rack");
