@@ -9,7 +9,8 @@
  *   plan     the next patch count K (bisect_plan.c: git bisect's choice)
  *   build    the series' mbox cut after its K-th patch, built with the
  *            project's build command into DATA/series/NAME/ID/bisect/K/
- *            and published (not queued) as build BUILD-kK; one that does not
+ *            and published (not queued) as build BUILD-kK on tree
+ *            TREE-bisect (its runs in no baseline); one that does not
  *            apply or build is skipped, as git bisect skip
  *   run      the regressed tests the candidate's testlists hold, as jobs of
  *            their own (kind bisect, ahead of any tier's), the inventory's
@@ -295,8 +296,15 @@ static int candidate_build(struct bci_patchwork *pw, const struct bisect *b,
 	if ((ret = bci_store_build_get(pw->store, b->build, base_of, &base, err, err_size)) < 0)
 		goto out;
 	{
+		/*
+		 * A tree of its own: a candidate's runs (a panic, a flake) are no
+		 * part of any later build's baseline on the project's tree.
+		 */
+		char tree[300];
+
+		snprintf(tree, sizeof(tree), "%s-bisect", project->tree);
 		struct bci_publish p = {
-			.build = candidate, .tree = project->tree, .commit = commit, .tier = "fast",
+			.build = candidate, .tree = tree, .commit = commit, .tier = "fast",
 			.base = base.base[0] ? base.base : NULL, .image_dir = out, .log = NULL,
 			.no_queue = true,
 		};
@@ -543,7 +551,10 @@ static int answer(struct bci_patchwork *pw, const struct bisect *b, const struct
 					? "A known-issue filter for the flaky test may be due"
 					  " (bootci-known-issues(5)).\n" : "");
 	bci_str_appendf(&mail, "\nSteps (each candidate built with the project's build command,"
-			" its runs on %s):\n", b->machines.count ? b->machines.items[0] : "?");
+			" its runs on");
+	for (size_t i = 0; i < b->machines.count; i++)
+		bci_str_appendf(&mail, "%s %s", i ? "," : "", b->machines.items[i]);
+	bci_str_appendf(&mail, "):\n");
 	for (size_t i = 0; i < steps->n; i++)
 		bci_str_appendf(&mail, "  %d. patches 1 to %d (%s): %s: %s\n", steps->v[i].step,
 				steps->v[i].patches, steps->v[i].candidate, steps->v[i].state,
