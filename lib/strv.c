@@ -159,6 +159,26 @@ bool bci_strv_contains(const struct bci_strv *v, const char *s)
 	return false;
 }
 
+char *bci_strv_lines(const struct bci_strv *v)
+{
+	size_t size = 1, len = 0;
+	char *text;
+
+	for (size_t i = 0; i < v->count; i++)
+		size += strlen(v->items[i]) + 1;
+	if (!(text = malloc(size)))
+		return NULL;
+	for (size_t i = 0; i < v->count; i++) {
+		size_t n = strlen(v->items[i]);
+
+		memcpy(text + len, v->items[i], n);
+		text[len + n] = '\n';
+		len += n + 1;
+	}
+	text[len] = '\0';
+	return text;
+}
+
 void bci_strv_free(struct bci_strv *v)
 {
 	for (size_t i = 0; i < v->count; i++)

@@ -45,6 +45,8 @@ int bci_strv_addf(struct bci_strv *v, const char *fmt, ...) __attribute__((forma
 /* Adds each run of characters of @text not in @separators (empty runs skipped). */
 int bci_strv_split(struct bci_strv *v, const char *text, const char *separators);
 bool bci_strv_contains(const struct bci_strv *v, const char *s);
+/* @v's strings, each followed by a newline, as one malloc'ed text ("" when empty); NULL: no memory. */
+char *bci_strv_lines(const struct bci_strv *v);
 void bci_strv_free(struct bci_strv *v);
 
 /*

@@ -349,8 +349,8 @@ else
 fi
 
 # ---- serve's sender ----
-# series-2: its one job ended, as the scheduler records it (serve, with reply = final, queues
-# its reply); series-1's reply is in the outbox already.
+# series-2: its one job ended and its gate decided, as the scheduler records them (serve, with
+# reply = final, queues its reply); series-1's reply is in the outbox already.
 "$gen" "$work/runs/series-2" kms_flip@basic=pass gem@a=pass >/dev/null
 {
 	"$aggregator" build add series-2 --tree patchwork --commit ccc --tier fast --base base-1 \
@@ -365,6 +365,9 @@ for build, state in (("series-1", "done"), ("series-2", "done"), ("base-1", "aba
     db.execute("INSERT INTO schedule_jobs (machine, build, tier, shard, shards, testlist, run_id,"
                " state, boots, queued) SELECT m.id, b.id, 'fast', 0, 1, '', 'job-' || b.name, ?, 1, 0"
                " FROM machines m, builds b WHERE m.name = 'lab-1' AND b.name = ?", (state, build))
+# The gates the scheduler decided once the fast tiers (and reruns) ended: a reply waits for its gate.
+db.execute("INSERT INTO schedule_gates (build, decision, decided)"
+           " SELECT id, 'skipped: the tree never runs it', 0 FROM builds WHERE name IN ('series-1', 'series-2')")
 db.commit()
 PY
 config "smtp://127.0.0.1:$smtp_port/lab.example" "interval = 1s

@@ -78,12 +78,19 @@ static void strv_is_an_argv(void **state)
 	assert_null(v.items[5]);
 	assert_true(bci_strv_contains(&v, "-a"));
 	assert_false(bci_strv_contains(&v, "-"));
+	char *lines = bci_strv_lines(&v);
+
+	assert_string_equal(lines, "/bin/prog\n-a\n--b\nN=3\nab\n");
+	free(lines);
 	for (int i = 0; i < 100; i++)
 		assert_int_equal(bci_strv_add(&v, "more"), 0);
 	assert_null(v.items[v.count]);
 	bci_strv_free(&v);
 	assert_null(v.items);
 	assert_int_equal(v.count, 0);
+	lines = bci_strv_lines(&v);
+	assert_string_equal(lines, "");
+	free(lines);
 }
 
 static const char *lookup(const char *name, void *data)

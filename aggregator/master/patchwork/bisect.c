@@ -787,24 +787,8 @@ int bci_patchwork_bisect_start(struct bci_patchwork *pw, const char *build, bool
 	}
 	if (ret < 0)
 		goto out;
-	test_lines = calloc(1, 1);
-	machine_lines = calloc(1, 1);
-	for (size_t i = 0; test_lines && i < tests.count; i++) {
-		char *grown = NULL;
-
-		if (asprintf(&grown, "%s%s\n", test_lines, tests.items[i]) < 0)
-			grown = NULL;
-		free(test_lines);
-		test_lines = grown;
-	}
-	for (size_t i = 0; machine_lines && i < machines.count; i++) {
-		char *grown = NULL;
-
-		if (asprintf(&grown, "%s%s\n", machine_lines, machines.items[i]) < 0)
-			grown = NULL;
-		free(machine_lines);
-		machine_lines = grown;
-	}
+	test_lines = bci_strv_lines(&tests);
+	machine_lines = bci_strv_lines(&machines);
 	if (!test_lines || !machine_lines) {
 		ret = -ENOMEM;
 		goto out;

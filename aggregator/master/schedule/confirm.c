@@ -63,22 +63,6 @@ static int strv_add_once(struct bci_strv *v, const char *s)
 	return bci_strv_contains(v, s) ? 0 : bci_strv_add(v, s);
 }
 
-/* @v's strings, a line each (malloc'ed); NULL: no memory. */
-static char *lines_join(const struct bci_strv *v)
-{
-	size_t size = 1, len = 0;
-	char *text;
-
-	for (size_t i = 0; i < v->count; i++)
-		size += strlen(v->items[i]) + 1;
-	if (!(text = malloc(size)))
-		return NULL;
-	for (size_t i = 0; i < v->count; i++)
-		len += (size_t)sprintf(text + len, "%s\n", v->items[i]);
-	text[len] = '\0';
-	return text;
-}
-
 static int text_order(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -250,7 +234,7 @@ int bci_schedule_confirm_queue(struct bci_schedule *s, const char *build,
 	for (size_t k = 0; k < n && ret >= 0; k++) {
 		struct place *p = &places[k];
 		const char *peer = p->machines.count == 1 ? group_peer(s, p) : NULL;
-		char *testlist = lines_join(&p->tests);
+		char *testlist = bci_strv_lines(&p->tests);
 		size_t runners = 0;
 
 		if (!testlist) {
