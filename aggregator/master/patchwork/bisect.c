@@ -428,6 +428,7 @@ static int step_judge(struct bci_patchwork *pw, const struct bisect *b, const ch
 	unsigned *runs = calloc(b->tests.count + 1, sizeof(*runs));
 	unsigned *failed = calloc(b->tests.count + 1, sizeof(*failed));
 	struct tally t = { b, runs, failed };
+	struct bci_strv listed = { 0 };
 	bool bad = false, all_good = true, none = true;
 	size_t len = 0;
 	int ret;
@@ -445,13 +446,15 @@ static int step_judge(struct bci_patchwork *pw, const struct bisect *b, const ch
 	for (size_t i = 0; ret >= 0 && i < keys.n; i++)
 		ret = bci_store_results_each_brief(pw->store, keys.v[i], tally_result, &t, err,
 						   err_size);
+	if (ret >= 0)
+		ret = bci_strv_split(&listed, testlist, "\n");
 	if (ret < 0)
 		goto out;
 	note[0] = '\0';
 	for (size_t i = 0; i < b->tests.count; i++) {
 		char line[300];
 
-		if (!strstr(testlist, b->tests.items[i]))
+		if (!bci_strv_contains(&listed, b->tests.items[i]))
 			continue;
 		none &= !runs[i];
 		bad |= runs[i] && failed[i] == runs[i];
@@ -466,6 +469,7 @@ static int step_judge(struct bci_patchwork *pw, const struct bisect *b, const ch
 		snprintf(note, note_size, "no run of its %d job(s) came back", j.jobs);
 	ret = 1;
 out:
+	bci_strv_free(&listed);
 	free(keys.v);
 	free(runs);
 	free(failed);
@@ -671,8 +675,11 @@ static int advance(struct bci_patchwork *pw, const struct bci_inventory *inv, st
 		for (size_t i = 0; i < steps.n; i++)
 			if (verdict_state(steps.v[i].state, &known[n_known].verdict))
 				known[n_known++].patches = steps.v[i].patches;
-		next = bci_bisect_plan(b->patches, known, n_known, (int)inv->bisect_steps, &k, why,
-				       sizeof(why));
+		/* bisect-steps 0 starts none on its own; one started by hand takes the default. */
+		next = bci_bisect_plan(b->patches, known, n_known,
+				       inv->bisect_steps ? (int)inv->bisect_steps
+							 : BCI_INVENTORY_BISECT_STEPS_DEFAULT,
+				       &k, why, sizeof(why));
 		if (next != BCI_BISECT_TRY) {
 			ret = answer(pw, b, &sr, &steps, next, k, why, err, err_size);
 			acted = 1;
@@ -777,6 +784,11 @@ int bci_patchwork_bisect_start(struct bci_patchwork *pw, const char *build, bool
 	}
 	ret = bci_schedule_judge_report(pw->store, build, (void *)pw->data_dir, &issues, err,
 					err_size);
+	if (ret == -ENOENT) {
+		/* No run of it came back (every job abandoned): no report, nothing to bisect. */
+		bci_patchwork_say(pw, "bisect %s: nothing to bisect: %s", build, err);
+		ret = 0;
+	}
 	for (size_t i = 0; ret > 0 && i < issues.n; i++) {
 		if (!bci_strv_contains(&tests, issues.v[i].test) &&
 		    bci_strv_add(&tests, issues.v[i].test) < 0)
