@@ -13,7 +13,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export BOOTCI_DATA=$work/data BOOTCI_STORE=
 
-for command in results ingest build machine report metrics export publish schedule serve; do
+for command in results ingest build machine report metrics export publish schedule bisect serve; do
 	"$aggregator" "$command" --help >"$work/out" 2>"$work/err"
 	status=$?
 	if [ "$status" = 0 ] && [ ! -s "$work/err" ] &&
@@ -35,6 +35,20 @@ else
 	not_ok "build --no-such-option: exit $status"
 	diag <"$work/err"
 fi
+
+# bisect: a verb it does not know is a usage error; a build without a bisection, or that is no
+# series' build, one clear error each (issue 37).
+"$aggregator" bisect frob >"$work/out" 2>"$work/err"
+status=$?
+check "bisect frob: exit 2 naming the verbs" sh -c "[ $status = 2 ] && grep -q \"bisect: 'frob': expected list, show BUILD, start BUILD or stop BUILD\" '$work/err'"
+"$aggregator" bisect show nothing-here >"$work/out" 2>"$work/err"
+status=$?
+check "bisect show of a build without one: exit 1 saying so" sh -c "[ $status = 1 ] && grep -q 'build nothing-here has no bisection' '$work/err'"
+"$aggregator" bisect start nothing-here >"$work/out" 2>"$work/err"
+status=$?
+check "bisect start of a build that is no series': exit 1 saying so" sh -c "[ $status = 1 ] && grep -q \"nothing-here is no series' build\" '$work/err'"
+"$aggregator" bisect list >"$work/out" 2>"$work/err"
+check "bisect list with none: exit 0, nothing printed" sh -c "[ $? = 0 ] && [ ! -s '$work/out' ]"
 
 # A line break in a Message-ID would end the reply's header: refused when given.
 "$aggregator" build add b1 --tree t --commit c --tier fast --series-title T \
