@@ -4,7 +4,7 @@
  * (aggregator/master/patchwork/series_mbox.c): a text split is whole, each
  * patch a stretch of it after the one before, the last ending at its end.
  */
-#include "../../aggregator/master/patchwork/bisect.h"
+#include "../../aggregator/master/patchwork/series_bisect.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../aggregator/master/patchwork/bisect.h"
+#include "../../aggregator/master/patchwork/series_bisect.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -696,6 +696,21 @@ static void test_tree_rules(void **state)
 	assert_int_equal(bci_store_gate_get(f->s.store, "a1", decision, sizeof(decision), f->err,
 					    sizeof(f->err)), 1);
 	assert_string_equal(decision, "queued: the tree always runs it");
+	/*
+	 * With a judge and reruns on, never waits for the fast tier (and its
+	 * reruns) before deciding: the reply and the checks wait for the decision.
+	 */
+	build_add(f, "n2", "never-tree", "igt@core@a\n", full_list);
+	assert_int_equal(bci_schedule_queue(&f->s, "n2", "fast", f->err, sizeof(f->err)), 3);
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->s.store, "n2", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 0);
+	fast_tier_uploaded(f, "n2");
+	assert_int_equal(bci_schedule_tick(&f->s, T0, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->s.store, "n2", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(decision, "skipped: the tree never runs it");
+	assert_int_equal(count_jobs(f, "n2", "full"), 0);
 }
 
 /* The report's judgement wired as the gate: a regression against the base build holds the full tier. */

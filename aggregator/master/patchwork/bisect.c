@@ -27,7 +27,7 @@
  * (a build is as long as a kernel's), after the series' own builds.
  */
 #include "patchwork.h"
-#include "bisect.h"
+#include "series_bisect.h"
 
 #include "../publish/publish.h"
 #include "../schedule/judge.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The next step of a bisection (bisect.h): git bisect's choice, skip included. */
-#include "bisect.h"
+/* The next step of a bisection (series_bisect.h): git bisect's choice, skip included. */
+#include "series_bisect.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * A series' mbox split into its patches (bisect.h). Patchwork's series mbox
+ * A series' mbox split into its patches (series_bisect.h). Patchwork's series mbox
  * is one message a patch, in the series' order, each from a "From " line;
  * a body's own "From " lines are quoted (">From ") by the mbox writer, so a
  * line starting "From " starts a message. Headers end at the first blank
  * line; a header folded over lines (a Message-ID on the next line is
  * common) is read unfolded.
  */
-#include "bisect.h"
+#include "series_bisect.h"
 
 #include "message.h"
 

@@ -4,8 +4,11 @@
  * full tier is queued when the judge finds no possible new issue, or when
  * the tree's rule says always; skipped when it finds one or the rule says
  * never. A possible new issue is first rerun (confirm.c) and the judgement
- * made again once the reruns are back, or past their budget. The decision
- * is recorded with the queueing, so it is made once.
+ * made again once the reruns are back, or past their budget; a tree that
+ * never runs its full tier has its decision wait for them too when reruns
+ * are on (the reply and the checks wait for the decision), one that always
+ * runs it has none. The decision is recorded with the queueing, so it is
+ * made once.
  */
 #include "internal.h"
 
@@ -148,7 +151,8 @@ static int gate_one(struct bci_schedule *s, const char *build, double now, char 
 	if ((ret = bci_store_build_get(s->store, build, build_row, &tree, err, err_size)) < 0)
 		return ret;
 	rule = bci_inventory_full_rule(s->inventory, tree.tree);
-	if (rule == BCI_FULL_NEVER) {
+	/* With reruns, a tree that never runs its full tier still has its reply wait for them. */
+	if (rule == BCI_FULL_NEVER && (!s->inventory->reruns || !s->judge)) {
 		bci_schedule_say(s, "%s: full tier not run (tree %s: full = never)", build, tree.tree);
 		return bci_store_gate_put(s->store, build, "skipped: the tree never runs it", err,
 					  err_size);
@@ -182,6 +186,12 @@ static int gate_one(struct bci_schedule *s, const char *build, double now, char 
 	bci_schedule_issues_free(&issues);
 	if (found < 0)
 		return found;
+	if (rule == BCI_FULL_NEVER) {
+		bci_schedule_say(s, "%s: full tier not run (tree %s: full = never)%s", build,
+				 tree.tree, progress.reruns ? ", after the reruns" : "");
+		return bci_store_gate_put(s->store, build, "skipped: the tree never runs it", err,
+					  err_size);
+	}
 	if (found) {
 		bci_schedule_say(s, "%s: fast tier found a possible new issue%s: full tier not queued",
 				 build, progress.reruns ? ", its reruns did not clear it" : "");

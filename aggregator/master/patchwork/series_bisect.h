@@ -9,8 +9,8 @@
  *   bisect_plan.c  the next patch count to try from the steps judged so far,
  *                  or the answer, as `git bisect` (with `skip`) would
  */
-#ifndef BCI_PATCHWORK_BISECT_H
-#define BCI_PATCHWORK_BISECT_H
+#ifndef BCI_PATCHWORK_SERIES_BISECT_H
+#define BCI_PATCHWORK_SERIES_BISECT_H
 
 #include <stddef.h>
 
