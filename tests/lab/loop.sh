@@ -16,6 +16,8 @@
 #   LOOP_RERUNS        the inventory's reruns of possible new issues (default 0: none, so a
 #                      scenario's machine time stays its own) and LOOP_RERUN_BUDGET its
 #                      rerun-budget (default 10%)
+#   LOOP_SCHEDULE_EXTRA lines appended to the inventory's [schedule] as they are (default
+#                      none), e.g. "bisect-steps = 4"
 #   LOOP_POWER_WRAP[I] words put before machine I's power command (e.g. /usr/bin/env VAR=...)
 #   LOOP_POWER         command (default): `lab power DIR cycle`; ipmi: the master powers every
 #                      machine through its BMC (ipmitool), never through the lab script; the
@@ -67,6 +69,7 @@ loop_master_start() {
 		echo "reruns = ${LOOP_RERUNS:-0}"
 		echo "rerun-budget = ${LOOP_RERUN_BUDGET:-10%}"
 		echo "power-timeout = 60s"
+		[ -z "${LOOP_SCHEDULE_EXTRA:-}" ] || printf '%s\n' "$LOOP_SCHEDULE_EXTRA"
 		for i in "${!LOOP_NAMES[@]}"; do
 			name=${LOOP_NAMES[$i]}
 			echo

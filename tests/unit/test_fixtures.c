@@ -270,7 +270,8 @@ static void basic_lists_subtests_without_running_anything(void **state)
 	(void)state;
 	fixture_run(&run, "igt_basic", ARGS("--list-subtests"), NULL);
 	assert_exit(&run, 0);
-	assert_string_equal(run.out, "pass\nfail\nskip\nwarn-stderr\ndmesg-warn\ncrash\ntaint\nflood\nabort\n");
+	assert_string_equal(run.out, "pass\nfail\nskip\nwarn-stderr\ndmesg-warn\ncrash\ntaint\nflood\nabort\n"
+				     "flaky\n");
 	assert_string_equal(run.err, "");
 	assert_string_equal(run.kmsg, "");
 	fixture_cleanup(&run);
@@ -280,7 +281,7 @@ static void basic_lists_subtests_without_running_anything(void **state)
 	assert_string_equal(run.out, "igt@igt_basic@pass\nigt@igt_basic@fail\nigt@igt_basic@skip\n"
 				     "igt@igt_basic@warn-stderr\nigt@igt_basic@dmesg-warn\n"
 				     "igt@igt_basic@crash\nigt@igt_basic@taint\nigt@igt_basic@flood\n"
-				     "igt@igt_basic@abort\n");
+				     "igt@igt_basic@abort\nigt@igt_basic@flaky\n");
 	fixture_cleanup(&run);
 }
 
@@ -496,6 +497,38 @@ static void basic_abort_exits_112_without_a_result(void **state)
 				      "<6>[IGT] igt_basic: finished subtest pass, SUCCESS\n"
 				      "<6>[IGT] igt_basic: starting subtest abort\n");
 	fixture_cleanup(&run);
+}
+
+static void basic_flaky_fails_one_run_in_three(void **state)
+{
+	struct fixture_run run;
+	int runs = 90, fails = 0, passes = 0;
+
+	(void)state;
+	fixture_run(&run, "igt_basic", ARGS("--run-subtest", "flaky"), ARGS("BOOTCI_FIXTURE_FLAKY=pass"));
+	assert_exit(&run, 0);
+	assert_non_null(strstr(run.out, "Rolled the dice: a pass.\nSubtest flaky: SUCCESS (T)\n"));
+	fixture_cleanup(&run);
+	fixture_run(&run, "igt_basic", ARGS("--run-subtest", "flaky"), ARGS("BOOTCI_FIXTURE_FLAKY=fail"));
+	assert_exit(&run, 98);
+	assert_non_null(strstr(run.out, "Rolled the dice: the one in three that fails.\n"
+				     "Subtest flaky: FAIL (T)\n"));
+	assert_non_null(strstr(run.err, "this run is the one in three that fails"));
+	fixture_cleanup(&run);
+	/* Its own dice each run, whatever IGT_SRANDOM (fixed here) says: 90 runs fail 30 times
+	 * on average; 8 to 52 (5 standard deviations either side) leaves a false failure of
+	 * this test at about one in a million. */
+	for (int i = 0; i < runs; i++) {
+		fixture_run(&run, "igt_basic", ARGS("--run-subtest", "flaky"), NULL);
+		if (WIFEXITED(run.status) && WEXITSTATUS(run.status) == 98)
+			fails++;
+		else if (WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0)
+			passes++;
+		fixture_cleanup(&run);
+	}
+	print_message("igt_basic@flaky: %d fail(s), %d pass(es) in %d runs\n", fails, passes, runs);
+	assert_int_equal(fails + passes, runs);
+	assert_in_range(fails, 8, 52);
 }
 
 static void basic_run_subtest_takes_igt_patterns(void **state)
@@ -905,6 +938,7 @@ int main(void)
 		cmocka_unit_test(basic_taint_refuses_outside_the_test_image),
 		cmocka_unit_test(basic_taint_writes_a_fake_tree_file),
 		cmocka_unit_test(basic_abort_exits_112_without_a_result),
+		cmocka_unit_test(basic_flaky_fails_one_run_in_three),
 		cmocka_unit_test(basic_run_subtest_takes_igt_patterns),
 		cmocka_unit_test(basic_unknown_subtest_exits_79),
 		cmocka_unit_test(sentinel_on_stderr_copies_the_protocol_lines),
