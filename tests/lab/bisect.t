@@ -2,8 +2,9 @@
 # The master bisects a regressed series on its own lab (issue 37): `make demo`'s list and lab
 # (tests/lab/list.sh: the real Patchwork and an SMTP server; tests/lab/loop.sh: a master, two
 # QEMU machines of one shard group powered by their ipmi_sim BMCs, consoles through ser2net),
-# its tree's full tier never run, each possible new issue rerun once, `bisect-steps = 4` in the
-# inventory's [schedule].
+# its tree's full tier never run, each possible new issue rerun twice on each machine that showed
+# it and each bisect step run twice (the inventory's reruns: a flake failing one run in three then
+# passes somewhere, 8 times in 9 for a step, before anything is named), `bisect-steps = 4`.
 #   A: a series of 8 patches whose fifth adds igt@igt_kernel@panic to fast.testlist, the
 #      others harmless text. Both machines panic in its fast tier; the master then bisects it
 #      by itself and names patch 5 of 8 (subject, Message-ID) in at most 4 steps: in its log,
@@ -53,7 +54,7 @@ LOOP_DEADLINE=10m
 LOOP_POWER_TIMEOUT=1500
 LOOP_POWER=ipmi
 LOOP_CONSOLE=ser2net
-LOOP_RERUNS=1
+LOOP_RERUNS=2
 LOOP_RERUN_BUDGET=1000%
 LOOP_SCHEDULE_EXTRA="bisect-steps = 4"
 author="Ann Developer <ann@bootci.test>"
@@ -145,8 +146,9 @@ received_about() {
 	local f
 	for f in $(list_received); do
 		python3 - "$f" "$1" "$2" <<'PY' && echo "$f"
-import email, re, sys
-m = email.message_from_binary_file(open(sys.argv[1], "rb"))
+import email, email.policy, re, sys
+# The default policy decodes the Subject's RFC 2047 words, as a mail reader shows it.
+m = email.message_from_binary_file(open(sys.argv[1], "rb"), policy=email.policy.default)
 subject = " ".join(str(m.get("Subject", "")).split())
 sys.exit(0 if (m.get("In-Reply-To") or "").strip() == sys.argv[2] and re.search(sys.argv[3], subject) else 1)
 PY
@@ -311,11 +313,12 @@ sys.exit(0 if ok else "bootci-bisect fail checks: %r" % fails)' "$bad_subject" "
 follow=$(wait_received 120 "$series_a_id" "^bootci bisect: first bad patch of ")
 check "the follow-up mail: threaded on series A, to the list and the author, naming patch 5" \
 	python3 -c '
-import email, email.utils, sys
+import email, email.policy, email.utils, sys
 path, title, subject, mid, lst, author = sys.argv[1:7]
 if not path or "\n" in path:
     sys.exit("not one follow-up mail: %r" % path)
-m = email.message_from_binary_file(open(path, "rb"))
+# The default policy decodes the Subject's RFC 2047 words, as a mail reader shows it.
+m = email.message_from_binary_file(open(path, "rb"), policy=email.policy.default)
 got = " ".join(str(m["Subject"]).split())
 if got != "bootci bisect: first bad patch of " + title:
     sys.exit("its subject: %s" % got)

@@ -931,9 +931,18 @@ static void test_confirm_reruns(void **state)
 					     f->err, sizeof(f->err)), 12);
 	assert_int_equal(c.open, 0);
 
+	/* A rerun of the base build is in no baseline: solo's base counts its one fast run. */
+	struct bci_store_job base_rerun = { .machine = "solo", .build = "base", .tier = "fast",
+					    .kind = "confirm", .shards = 1,
+					    .testlist = "igt@t@real\n", .run_id = "base-confirm-1" };
+
+	assert_int_equal(bci_store_job_add(f->store, &base_rerun, NULL, f->err, sizeof(f->err)), 0);
+	run_two(f, "solo", "base-confirm-1", "base", "fail", "notrun");
 	/* The report: the reruns judged, not counted as the build's results. */
 	if (bci_report_build(f->store, "series", &options, &r, f->err, sizeof(f->err)) < 0)
 		fail_msg("%s", f->err);
+	assert_int_equal(change_find(r, "igt@t@real", "solo")->baseline_runs, 1);
+	assert_int_equal(change_find(r, "igt@t@real", "solo")->baseline_failed, 0);
 	assert_int_equal(r->results, 6);
 	assert_int_equal(r->reruns, 9);
 	assert_int_equal(r->reruns_back, 8);

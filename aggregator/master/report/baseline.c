@@ -227,13 +227,15 @@ static int baseline_run(const struct bci_store_run *run, void *ctx)
 
 /*
  * @machine's baseline runs appended to @runs: of builds in the baseline,
- * the last @window (ingest order).
+ * the last @window (ingest order), reruns of possible new issues aside.
  */
 static int baseline_runs(struct compare *c, const char *machine, struct compare_runs *runs)
 {
 	struct baseline_ctx ctx = { .c = c, .runs = runs };
 	size_t window = (size_t)c->options->window, start = runs->n;
-	int ret = bci_store_runs_each(c->store, machine, baseline_run, &ctx, c->err, c->err_size);
+	/* A rerun holds a few tests of its build: no part of any baseline (reruns.c). */
+	int ret = bci_store_machine_own_runs_each(c->store, machine, baseline_run, &ctx, c->err,
+						  c->err_size);
 
 	if (ret >= 0 && runs->n - start > window) {
 		size_t drop = runs->n - start - window;

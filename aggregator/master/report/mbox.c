@@ -262,7 +262,7 @@ static void history_write(struct body *b, const struct bci_report *r,
 		body_printf(b, " (confirmed: failed %u of %u reruns)", c->rerun_failed,
 			    c->rerun_runs);
 	else if (c->verdict == BCI_VERDICT_NEW && r->reruns)
-		body_printf(b, " (unconfirmed: no rerun came back in time)");
+		body_printf(b, " (unconfirmed: no rerun of it came back)");
 }
 
 static int same_line(const struct bci_report_change *a, const struct bci_report_change *b)

@@ -409,6 +409,10 @@ static const char *const statements[S_SCHEDULE_FIRST] = {
 	[S_RUN_GET] = RUN_COLUMNS " WHERE m.name = ? AND r.run_id = ?",
 	[S_RUNS_ALL] = RUN_COLUMNS " ORDER BY r.id",
 	[S_RUNS_MACHINE] = RUN_COLUMNS " WHERE m.name = ? ORDER BY r.id",
+	/* The same but the reruns of possible new issues (S_RUNS_BUILD says why). */
+	[S_RUNS_MACHINE_OWN] = RUN_COLUMNS " WHERE m.name = ? AND NOT EXISTS (SELECT 1"
+		" FROM schedule_jobs j WHERE j.machine = r.machine AND j.run_id = r.run_id"
+		" AND j.kind = 'confirm') ORDER BY r.id",
 	[S_BOOT_ADD] = "INSERT INTO boots (run, boot, started, kernel, cmdline, previous, ending)"
 		       " VALUES (?, ?, ?, ?, ?, ?, ?)",
 	[S_CRASH_ADD] = "INSERT INTO crashes (run, boot, source, name, path) VALUES (?, ?, ?, ?, ?)",

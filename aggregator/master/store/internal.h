@@ -44,6 +44,7 @@ enum bci_store_statement {
 	S_RUN_GET,
 	S_RUNS_ALL,
 	S_RUNS_MACHINE,
+	S_RUNS_MACHINE_OWN,
 	S_BOOT_ADD,
 	S_CRASH_ADD,
 	S_RESULT_ADD,

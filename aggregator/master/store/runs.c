@@ -124,6 +124,18 @@ int bci_store_runs_each(struct bci_store *store, const char *machine,
 	return ret ? ret : walk.count;
 }
 
+int bci_store_machine_own_runs_each(struct bci_store *store, const char *machine,
+				    int (*fn)(const struct bci_store_run *run, void *ctx), void *ctx,
+				    char *err, size_t err_size)
+{
+	struct bci_store_value param = value_text(machine);
+	struct run_walk walk = { fn, ctx, 0 };
+	int ret = bci_store_query(store, S_RUNS_MACHINE_OWN, &param, 1, row_run, &walk, err,
+				  err_size);
+
+	return ret ? ret : walk.count;
+}
+
 /* ---- what a run holds ---- */
 
 int bci_store_boot_add(struct bci_store *store, int64_t run, const struct bci_store_boot *boot,

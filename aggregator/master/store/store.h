@@ -167,6 +167,13 @@ int bci_store_run_get(struct bci_store *store, const char *machine, const char *
 int bci_store_runs_each(struct bci_store *store, const char *machine,
 			int (*fn)(const struct bci_store_run *run, void *ctx), void *ctx,
 			char *err, size_t err_size);
+/*
+ * The same of one machine but the runs of its confirm jobs (the reruns of
+ * a build's possible new issues: a few tests each, in no baseline).
+ */
+int bci_store_machine_own_runs_each(struct bci_store *store, const char *machine,
+				    int (*fn)(const struct bci_store_run *run, void *ctx),
+				    void *ctx, char *err, size_t err_size);
 
 /* ---- what a run holds ---- */
 
