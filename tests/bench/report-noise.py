@@ -58,6 +58,7 @@ EXIT = {"pass": 0, "fail": 1, "skip": 77}
 VERDICT = {"pass": "SUCCESS", "fail": "FAIL", "skip": "SKIP"}
 T0 = 1764000000
 JUDGE_WINDOW = 5  # the window `schedule confirm` judges with (the report's default)
+SIDES = ("group", "machine")
 
 
 def test_name(j):
@@ -196,7 +197,7 @@ def main():
         work = tempfile.mkdtemp(prefix="report-noise.")
     scratch_parent = "/dev/shm" if os.access("/dev/shm", os.W_OK) else work
     scratch = tempfile.mkdtemp(prefix="report-noise.", dir=scratch_parent)
-    data = {"group": os.path.join(work, "data-group"), "machine": os.path.join(work, "data-machine")}
+    data = {mode: os.path.join(work, f"data-{mode}") for mode in ("lab", "group", "machine")}
     started = time.monotonic()
 
     def agg(mode, *args):
@@ -223,25 +224,25 @@ def main():
                 for m in machines:
                     folders[m].write(f"{build}-{m}",
                                      [status(j, g, regressed) for j in range(a.tests)])
-                    agg("group", "ingest", "--machine", m, "--run-id", f"{build}-{m}", "--build",
+                    agg("lab", "ingest", "--machine", m, "--run-id", f"{build}-{m}", "--build",
                         build, folders[m].path)
                     runs += 1
 
         for m, g in group_of.items():
-            agg("group", "machine", "group", m, g)
+            agg("lab", "machine", "group", m, g)
         print(f"report-noise: generating and ingesting {a.window + a.rounds - 1} base builds and"
               f" {2 * a.rounds} series on {a.groups * a.machines} machines", file=sys.stderr)
         series = []
         for i in range(1, a.window + a.rounds):
             tip = f"tip-{i}"
-            agg("group", "build", "add", tip, "--tree", "drm-tip", "--commit", f"{i:07x}",
+            agg("lab", "build", "add", tip, "--tree", "drm-tip", "--commit", f"{i:07x}",
                 "--tier", "fast", "--registered", str(T0 + 1000 * i))
             run_build(tip)
             if i < a.window:
                 continue
             for kind, offset in (("clean", 100), ("regressed", 200)):
                 name = f"{kind}-{i - a.window + 1}"
-                agg("group", "build", "add", name, "--tree", "series", "--commit", f"{i:07x}",
+                agg("lab", "build", "add", name, "--tree", "series", "--commit", f"{i:07x}",
                     "--tier", "fast", "--base", tip, "--series-title", name, "--registered",
                     str(T0 + 1000 * i + offset))
                 regressed = None
@@ -255,18 +256,22 @@ def main():
                 series.append(name)
         generated = time.monotonic() - started
 
-        # The peer's store: the same one copied (its runs' files linked), its machines out of
-        # their groups. Each side's inventory: a MAC a machine, its group on the group side.
+        # A side's store: the lab's copied (its runs' files linked), then its machines put in
+        # their groups or out of them, so that both stores are in the same state (a store
+        # written to last by the 576 ingests reads slower than one written to since).
+        # Each side's inventory: a MAC a machine, its group on the group side.
         def link_or_copy(source, target):
             if os.path.basename(source).startswith("bootci.sqlite"):
                 return shutil.copy2(source, target)
             return os.link(source, target)
 
-        shutil.copytree(data["group"], data["machine"], copy_function=link_or_copy,
-                        ignore=shutil.ignore_patterns("*-shm"))
-        for m in group_of:
-            agg("machine", "machine", "ungroup", m)
-        for mode in data:
+        for mode in SIDES:
+            shutil.copytree(data["lab"], data[mode], copy_function=link_or_copy,
+                            ignore=shutil.ignore_patterns("*-shm"))
+            for m, g in group_of.items():
+                agg(mode, "machine", *(("group", m, g) if mode == "group" else ("ungroup", m)))
+        shutil.rmtree(data["lab"])
+        for mode in SIDES:
             with open(os.path.join(data[mode], "machines.conf"), "w") as f:
                 if a.reruns is not None:
                     f.write(f"[schedule]\nreruns = {a.reruns}\n\n")
@@ -324,7 +329,7 @@ def main():
         # The two sides in turn, a.repeat times each: the host's load moves. Their verdicts
         # must be the same every time; their wall time is the median.
         def passes(stage):
-            done = {"group": [], "machine": []}
+            done = {mode: [] for mode in SIDES}
             for _ in range(a.repeat):
                 for mode in done:
                     done[mode].append(report_all(mode, stage))
@@ -345,7 +350,7 @@ def main():
         # The master's reruns: those `schedule confirm` queues, run on the lab's truth (a rng of
         # their own a side, so that neither side's draws move the other's).
         cost = {}
-        for mode in data:
+        for mode in SIDES:
             rng = random.Random(f"{a.seed}-reruns-{mode}")
             c = cost[mode] = {"jobs_clean": 0, "tests_clean": 0, "jobs_regressed": 0,
                               "tests_regressed": 0, "confirm_wall": 0.0}
