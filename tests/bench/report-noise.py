@@ -368,16 +368,18 @@ def main():
                 if a.window == JUDGE_WINDOW:
                     # The reruns are those of the reply's possible new issues: each one's test
                     # reruns times on its machine, no test of another group (or machine).
+                    place = group_of.get if mode == "group" else str
                     for t, m in new:
-                        if sum(t in map(test_name, tests) for jm, _, tests in jobs if jm == m) != reruns:
-                            sys.exit(f"report-noise: {name}: {t} on {m} is not rerun {reruns}"
-                                     f" times there: {out.strip()}")
+                        times = sum(test_name(j) == t for jm, _, tests in jobs if jm == m
+                                    for j in tests)
+                        if times != reruns:
+                            sys.exit(f"report-noise: {name}: {t} on {m} is rerun {times} times"
+                                     f" there, not {reruns}: {out.strip()}")
                     for jm, run_id, tests in jobs:
-                        place = {t for t, m in new if (group_of[m] == group_of[jm] if mode == "group"
-                                                        else m == jm)}
-                        if not set(map(test_name, tests)) <= place:
+                        if not {test_name(j) for j in tests} <= {t for t, m in new
+                                                                 if place(m) == place(jm)}:
                             sys.exit(f"report-noise: {name}: {run_id} on {jm} reruns tests that"
-                                     f" are no possible new issue of its {'group' if mode == 'group' else 'machine'}")
+                                     f" are no possible new issue of its {mode}: {out.strip()}")
                 kind = "clean" if name.startswith("clean") else "regressed"
                 for m, run_id, tests in jobs:
                     folder = RunFolder(os.path.join(scratch, run_id, m), tests)
