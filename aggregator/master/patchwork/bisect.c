@@ -368,14 +368,36 @@ static char *candidate_tests(struct bci_patchwork *pw, const struct bisect *b,
 
 struct jobs_state {
 	int jobs, open;
+	struct bci_store *store;	/* set: a job whose run is in the store counts as ended */
+	char *err;
+	size_t err_size;
 };
+
+static int run_seen(const struct bci_store_run *run, void *ctx)
+{
+	(void)run;
+	(void)ctx;
+	return 0;
+}
 
 static int job_state(const struct bci_store_job *job, void *ctx)
 {
 	struct jobs_state *j = ctx;
+	int ret;
 
 	j->jobs++;
-	j->open += strcmp(job->state, "done") && strcmp(job->state, "abandoned");
+	if (!strcmp(job->state, "done") || !strcmp(job->state, "abandoned"))
+		return 0;
+	/* Its run in (serve marks the job done as it ingests; an ingest by hand does not). */
+	if (j->store) {
+		ret = bci_store_run_get(j->store, job->machine, job->run_id, run_seen, NULL, j->err,
+					j->err_size);
+		if (ret == 0)
+			return 0;
+		if (ret != -ENOENT)
+			return ret;
+	}
+	j->open++;
 	return 0;
 }
 
@@ -423,7 +445,7 @@ static int step_judge(struct bci_patchwork *pw, const struct bisect *b, const ch
 		      const char *testlist, const char **state, char *note, size_t note_size,
 		      char *err, size_t err_size)
 {
-	struct jobs_state j = { 0 };
+	struct jobs_state j = { .store = pw->store, .err = err, .err_size = err_size };
 	struct run_keys keys = { 0 };
 	unsigned *runs = calloc(b->tests.count + 1, sizeof(*runs));
 	unsigned *failed = calloc(b->tests.count + 1, sizeof(*failed));
