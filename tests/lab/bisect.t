@@ -317,7 +317,7 @@ import email, email.policy, email.utils, sys
 path, title, subject, mid, lst, author = sys.argv[1:7]
 if not path or "\n" in path:
     sys.exit("not one follow-up mail: %r" % path)
-# The default policy decodes the Subject's RFC 2047 words, as a mail reader shows it.
+# The default policy decodes the RFC 2047 words of the subject, as a mail reader shows them.
 m = email.message_from_binary_file(open(path, "rb"), policy=email.policy.default)
 got = " ".join(str(m["Subject"]).split())
 if got != "bootci bisect: first bad patch of " + title:

@@ -54,6 +54,7 @@ struct bisect {
 	int64_t series;
 	int patches;
 	struct bci_strv tests, machines;
+	struct bci_strv pair_machine, pair_test;	/* where each test regressed */
 };
 
 static void bisect_free(struct bisect *b)
@@ -64,7 +65,18 @@ static void bisect_free(struct bisect *b)
 	free(b->verdict);
 	bci_strv_free(&b->tests);
 	bci_strv_free(&b->machines);
+	bci_strv_free(&b->pair_machine);
+	bci_strv_free(&b->pair_test);
 	memset(b, 0, sizeof(*b));
+}
+
+/* Whether @test regressed on @machine. */
+static bool paired(const struct bisect *b, const char *machine, const char *test)
+{
+	for (size_t i = 0; i < b->pair_test.count; i++)
+		if (!strcmp(b->pair_machine.items[i], machine) && !strcmp(b->pair_test.items[i], test))
+			return true;
+	return false;
 }
 
 static int bisect_copy(const struct bci_store_bisect *row, void *ctx)
@@ -82,6 +94,14 @@ static int bisect_copy(const struct bci_store_bisect *row, void *ctx)
 	    bci_strv_split(&b->tests, row->tests, "\n") < 0 ||
 	    bci_strv_split(&b->machines, row->machines, "\n") < 0)
 		return -ENOMEM;
+	for (const char *p = row->pairs; *p;) {
+		size_t n = strcspn(p, "\n"), m = strcspn(p, " ");
+
+		if (m >= n || bci_strv_addn(&b->pair_machine, p, m) < 0 ||
+		    bci_strv_addn(&b->pair_test, p + m + 1, n - m - 1) < 0)
+			return m >= n ? -EPROTO : -ENOMEM;
+		p += n + (p[n] == '\n');
+	}
 	return 0;
 }
 
@@ -325,15 +345,25 @@ out:
 
 /* ---- a step's runs ---- */
 
-/* The regressed tests @candidate's testlists hold, a line each ("" when none): malloc'ed. */
-static char *candidate_tests(struct bci_patchwork *pw, const struct bisect *b,
-			     const char *candidate, char *err, size_t err_size)
+/* Whether testlist line @line runs test @test: the test itself, or its binary or subtest. */
+static bool line_runs(const char *line, const char *test)
+{
+	size_t n = strlen(line);
+
+	return !strncmp(test, line, n) && (test[n] == '\0' || test[n] == '@');
+}
+
+/*
+ * The regressed tests @candidate's testlists run (a line naming a test, its
+ * subtest or its binary runs it) into @listed: 0, -errno.
+ */
+static int candidate_listed(struct bci_patchwork *pw, const struct bisect *b,
+			    const char *candidate, struct bci_strv *listed, char *err,
+			    size_t err_size)
 {
 	struct bci_schedule s = { .store = pw->store, .data_dir = pw->data_dir };
 	static const char *const lists[] = { BCI_SCHEDULE_FAST_TESTLIST, BCI_SCHEDULE_FULL_TESTLIST };
 	struct bci_strv lines = { 0 };
-	size_t size = 1, len = 0;
-	char *out;
 	int ret = 0;
 
 	for (size_t i = 0; i < 2 && ret >= 0; i++) {
@@ -349,21 +379,34 @@ static char *candidate_tests(struct bci_patchwork *pw, const struct bisect *b,
 			ret = bci_strv_split(&lines, text, "\n\r\t ");
 		free(text);
 	}
-	if (ret < 0) {
-		bci_strv_free(&lines);
-		return NULL;
-	}
-	for (size_t i = 0; i < b->tests.count; i++)
-		size += strlen(b->tests.items[i]) + 1;
-	out = malloc(size);
-	if (out) {
-		out[0] = '\0';
-		for (size_t i = 0; i < b->tests.count; i++)
-			if (bci_strv_contains(&lines, b->tests.items[i]))
-				len += (size_t)sprintf(out + len, "%s\n", b->tests.items[i]);
+	for (size_t i = 0; ret >= 0 && i < b->tests.count; i++) {
+		bool runs = false;
+
+		for (size_t j = 0; j < lines.count && !runs; j++)
+			runs = lines.items[j][0] != '#' && line_runs(lines.items[j], b->tests.items[i]);
+		if (runs)
+			ret = bci_strv_add(listed, b->tests.items[i]);
 	}
 	bci_strv_free(&lines);
-	return out;
+	return ret < 0 ? ret : 0;
+}
+
+/* Each machine's testlist for a step: the @listed tests that regressed on it (malloc'ed, "": none). */
+static int machine_testlists(const struct bisect *b, const struct bci_strv *listed, char **out)
+{
+	for (size_t i = 0; i < b->machines.count; i++) {
+		struct bci_strv mine = { 0 };
+		int ret = 0;
+
+		for (size_t t = 0; t < listed->count && ret >= 0; t++)
+			if (paired(b, b->machines.items[i], listed->items[t]))
+				ret = bci_strv_add(&mine, listed->items[t]);
+		out[i] = ret < 0 ? NULL : bci_strv_lines(&mine);
+		bci_strv_free(&mine);
+		if (!out[i])
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 struct jobs_state {
@@ -401,9 +444,10 @@ static int job_state(const struct bci_store_job *job, void *ctx)
 	return 0;
 }
 
-/* A test's runs and failures in a step. */
+/* A test's runs and failures in a step, on the machines where it regressed. */
 struct tally {
 	const struct bisect *b;
+	const char *machine;		/* the run's */
 	unsigned *runs, *failed;
 };
 
@@ -412,7 +456,8 @@ static int tally_result(const struct bci_store_result *result, void *ctx)
 	struct tally *t = ctx;
 
 	for (size_t i = 0; i < t->b->tests.count; i++) {
-		if (strcmp(result->name, t->b->tests.items[i]) || !strcmp(result->result, "notrun"))
+		if (strcmp(result->name, t->b->tests.items[i]) || !strcmp(result->result, "notrun") ||
+		    !paired(t->b, t->machine, result->name))
 			continue;
 		t->runs[i]++;
 		t->failed[i] += strcmp(result->result, "pass") && strcmp(result->result, "skip");
@@ -422,6 +467,7 @@ static int tally_result(const struct bci_store_result *result, void *ctx)
 
 struct run_keys {
 	int64_t *v;
+	struct bci_strv machines;
 	size_t n;
 };
 
@@ -434,7 +480,7 @@ static int run_key(const struct bci_store_run *run, void *ctx)
 		return -ENOMEM;
 	k->v = grown;
 	grown[k->n++] = run->key;
-	return 0;
+	return bci_strv_add(&k->machines, run->machine);
 }
 
 /*
@@ -442,15 +488,14 @@ static int run_key(const struct bci_store_run *run, void *ctx)
  * @note set, 0 while they run, -errno.
  */
 static int step_judge(struct bci_patchwork *pw, const struct bisect *b, const char *candidate,
-		      const char *testlist, const char **state, char *note, size_t note_size,
-		      char *err, size_t err_size)
+		      const struct bci_strv *listed, const char **state, char *note,
+		      size_t note_size, char *err, size_t err_size)
 {
 	struct jobs_state j = { .store = pw->store, .err = err, .err_size = err_size };
 	struct run_keys keys = { 0 };
 	unsigned *runs = calloc(b->tests.count + 1, sizeof(*runs));
 	unsigned *failed = calloc(b->tests.count + 1, sizeof(*failed));
-	struct tally t = { b, runs, failed };
-	struct bci_strv listed = { 0 };
+	struct tally t = { b, NULL, runs, failed };
 	bool bad = false, all_good = true, none = true;
 	size_t len = 0;
 	int ret;
@@ -465,18 +510,18 @@ static int step_judge(struct bci_patchwork *pw, const struct bisect *b, const ch
 		goto out;
 	}
 	ret = bci_store_build_runs_each(pw->store, candidate, run_key, &keys, err, err_size);
-	for (size_t i = 0; ret >= 0 && i < keys.n; i++)
+	for (size_t i = 0; ret >= 0 && i < keys.n; i++) {
+		t.machine = keys.machines.items[i];
 		ret = bci_store_results_each_brief(pw->store, keys.v[i], tally_result, &t, err,
 						   err_size);
-	if (ret >= 0)
-		ret = bci_strv_split(&listed, testlist, "\n");
+	}
 	if (ret < 0)
 		goto out;
 	note[0] = '\0';
 	for (size_t i = 0; i < b->tests.count; i++) {
 		char line[300];
 
-		if (!bci_strv_contains(&listed, b->tests.items[i]))
+		if (!bci_strv_contains(listed, b->tests.items[i]))
 			continue;
 		none &= !runs[i];
 		bad |= runs[i] && failed[i] == runs[i];
@@ -491,7 +536,7 @@ static int step_judge(struct bci_patchwork *pw, const struct bisect *b, const ch
 		snprintf(note, note_size, "no run of its %d job(s) came back", j.jobs);
 	ret = 1;
 out:
-	bci_strv_free(&listed);
+	bci_strv_free(&keys.machines);
 	free(keys.v);
 	free(runs);
 	free(failed);
@@ -546,9 +591,6 @@ static int answer(struct bci_patchwork *pw, const struct bisect *b, const struct
 	else
 		snprintf(verdict, sizeof(verdict), "%s: %s",
 			 next == BCI_BISECT_NOT_REPRODUCED ? "not reproduced" : "inconclusive", why);
-	bci_patchwork_say(pw, "bisect %s: %s", b->build, verdict);
-	if ((ret = bci_store_bisect_end(pw->store, b->build, "done", verdict, err, err_size)) < 0)
-		goto out;
 	page_url(pw, b->build, url, sizeof(url));
 	if (next == BCI_BISECT_FOUND) {
 		char description[600];
@@ -610,7 +652,10 @@ static int answer(struct bci_patchwork *pw, const struct bisect *b, const struct
 		if (bci_patchwork_mail_queue(pw, &m, merr, sizeof(merr)) < 0)
 			bci_patchwork_say(pw, "bisect %s: its mail: %s", b->build, merr);
 	}
-	ret = 0;
+	/* Ended last: a check or mail not queued is queued again by the next round (once each). */
+	if ((ret = bci_store_bisect_end(pw->store, b->build, "done", verdict, err, err_size)) < 0)
+		goto out;
+	bci_patchwork_say(pw, "bisect %s: %s", b->build, verdict);
 out:
 	bci_str_free(&mail);
 	bci_series_patches_free(patches, count);
@@ -635,6 +680,21 @@ static int inventory_read(struct bci_patchwork *pw, struct bci_inventory **out, 
 	return bci_inventory_load(path, out, err, err_size);
 }
 
+/* Whether @b still runs (not stopped by hand meanwhile): 1, 0 (said), -errno. */
+static int still_running(struct bci_patchwork *pw, const struct bisect *b, char *err,
+			 size_t err_size)
+{
+	struct bisect now = { 0 };
+	int ret = bci_store_bisect_get(pw->store, b->build, bisect_copy, &now, err, err_size);
+
+	if (ret > 0 && strcmp(now.state, "running")) {
+		bci_patchwork_say(pw, "bisect %s: %s meanwhile: nothing queued", b->build, now.state);
+		ret = 0;
+	}
+	bisect_free(&now);
+	return ret;
+}
+
 /* One bisection of this project moved as far as it goes now: 1 when it acted, 0, -errno. */
 static int advance(struct bci_patchwork *pw, const struct bci_inventory *inv, struct bisect *b,
 		   char *err, size_t err_size)
@@ -653,7 +713,12 @@ static int advance(struct bci_patchwork *pw, const struct bci_inventory *inv, st
 			    (long long)b->series);
 		ret = -ENOENT;
 	}
-	if (ret < 0 || !sr.mbox)
+	if (ret >= 0 && !sr.mbox) {
+		bci_message(err, err_size, "bisect %s: series %lld has no mbox in the store",
+			    b->build, (long long)b->series);
+		ret = -ENOENT;
+	}
+	if (ret < 0)
 		goto out;
 	for (;;) {
 		struct step *last;
@@ -670,15 +735,13 @@ static int advance(struct bci_patchwork *pw, const struct bci_inventory *inv, st
 			break;
 		last = steps.n ? &steps.v[steps.n - 1] : NULL;
 		if (last && !strcmp(last->state, "running")) {
-			char *testlist = candidate_tests(pw, b, last->candidate, err, err_size);
+			struct bci_strv listed = { 0 };
 
-			if (!testlist) {
-				ret = -ENOMEM;
-				break;
-			}
-			ret = step_judge(pw, b, last->candidate, testlist, &state, note, sizeof(note),
-					 err, err_size);
-			free(testlist);
+			ret = candidate_listed(pw, b, last->candidate, &listed, err, err_size);
+			if (ret >= 0)
+				ret = step_judge(pw, b, last->candidate, &listed, &state, note,
+						 sizeof(note), err, err_size);
+			bci_strv_free(&listed);
 			if (ret <= 0)
 				break;
 			if ((ret = step_put(pw, b, last->step, last->patches, last->candidate, state,
@@ -723,26 +786,39 @@ static int advance(struct bci_patchwork *pw, const struct bci_inventory *inv, st
 				break;
 			continue;
 		}
-		char *testlist = candidate_tests(pw, b, candidate, err, err_size);
-
-		if (!testlist) {
-			ret = -ENOMEM;
+		/* Stopped by hand while it built: nothing is queued. */
+		if ((ret = still_running(pw, b, err, err_size)) <= 0)
 			break;
+		struct bci_strv listed = { 0 };
+		char **testlists = calloc(b->machines.count + 1, sizeof(*testlists));
+		bool judged = false;	/* good without a boot */
+
+		ret = testlists ? candidate_listed(pw, b, candidate, &listed, err, err_size) : -ENOMEM;
+		if (ret >= 0 && listed.count)
+			ret = machine_testlists(b, &listed, testlists);
+		if (ret >= 0 && !listed.count) {
+			ret = step_put(pw, b, step, k, candidate, "good",
+				       "its testlists run none of the regressed tests (no boot)", true,
+				       err, err_size);
+			judged = true;
+		} else if (ret >= 0) {
+			/* Queued already by a master stopped before it recorded so: running. */
+			ret = bci_store_jobs_each(pw->store, candidate, "fast", NULL, NULL, err,
+						  err_size);
+			if (ret == 0)
+				ret = bci_schedule_bisect_queue(&s, candidate, &b->machines,
+								(const char *const *)testlists,
+								inv->reruns ? (unsigned)inv->reruns : 1,
+								err, err_size);
 		}
-		if (!testlist[0]) {
-			free(testlist);
-			if ((ret = step_put(pw, b, step, k, candidate, "good",
-					    "its testlists run none of the regressed tests (no boot)",
-					    true, err, err_size)) < 0)
-				break;
-			continue;
-		}
-		ret = bci_schedule_bisect_queue(&s, candidate, &b->machines,
-						inv->reruns ? (unsigned)inv->reruns : 1, testlist,
-						err, err_size);
-		free(testlist);
+		for (size_t i = 0; testlists && i < b->machines.count; i++)
+			free(testlists[i]);
+		free(testlists);
+		bci_strv_free(&listed);
 		if (ret < 0)
 			break;
+		if (judged)
+			continue;
 		if (ret == 0) {
 			if ((ret = step_put(pw, b, step, k, candidate, "skipped",
 					    "every machine to run it on is out of the schedule", true,
@@ -777,8 +853,11 @@ int bci_patchwork_bisect_start(struct bci_patchwork *pw, const char *build, bool
 {
 	struct bci_schedule_issues issues = { 0 };
 	struct series_row sr = { 0 };
-	struct bci_strv tests = { 0 }, machines = { 0 };
-	char decision[300], *test_lines = NULL, *machine_lines = NULL;
+	struct bci_strv tests = { 0 }, machines = { 0 }, pairs = { 0 };
+	char decision[300], *test_lines = NULL, *machine_lines = NULL, *pair_lines = NULL;
+	char *text = NULL, why[600] = "";
+	struct bci_series_patch *patches = NULL;
+	size_t len = 0, count = 0;
 	int ret;
 
 	ret = bci_store_pw_series_by_build(pw->store, build, series_copy, &sr, err, err_size);
@@ -812,36 +891,58 @@ int bci_patchwork_bisect_start(struct bci_patchwork *pw, const char *build, bool
 		ret = 0;
 	}
 	for (size_t i = 0; ret > 0 && i < issues.n; i++) {
-		if (!bci_strv_contains(&tests, issues.v[i].test) &&
-		    bci_strv_add(&tests, issues.v[i].test) < 0)
-			ret = -ENOMEM;
-		if (ret > 0 && !bci_strv_contains(&machines, issues.v[i].machine) &&
-		    bci_strv_add(&machines, issues.v[i].machine) < 0)
+		char pair[1024];
+
+		snprintf(pair, sizeof(pair), "%s %s", issues.v[i].machine, issues.v[i].test);
+		if ((!bci_strv_contains(&tests, issues.v[i].test) &&
+		     bci_strv_add(&tests, issues.v[i].test) < 0) ||
+		    (!bci_strv_contains(&machines, issues.v[i].machine) &&
+		     bci_strv_add(&machines, issues.v[i].machine) < 0) ||
+		    (!bci_strv_contains(&pairs, pair) && bci_strv_add(&pairs, pair) < 0))
 			ret = -ENOMEM;
 	}
 	if (ret < 0)
 		goto out;
+	if (!tests.count)
+		snprintf(why, sizeof(why), "nothing to bisect: no possible new issue");
+	/* A candidate is the mbox cut after a patch: it must hold the series' patches, one each. */
+	if (!why[0] &&
+	    series_patches(sr.mbox, &text, &len, &patches, &count, why, sizeof(why)) == 0 &&
+	    count != (size_t)sr.total)
+		snprintf(why, sizeof(why), "its mbox holds %zu message(s), the series %d patches",
+			 count, sr.total);
 	test_lines = bci_strv_lines(&tests);
 	machine_lines = bci_strv_lines(&machines);
-	if (!test_lines || !machine_lines) {
+	pair_lines = bci_strv_lines(&pairs);
+	if (!test_lines || !machine_lines || !pair_lines) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	struct bci_store_bisect row = {
 		.build = build, .project = pw->project->name, .series = sr.series,
 		.patches = sr.total, .tests = test_lines, .machines = machine_lines,
+		.pairs = pair_lines,
 	};
 	if ((ret = bci_store_bisect_add(pw->store, &row, err, err_size)) < 0)
 		goto out;
-	if (!tests.count) {
-		ret = bci_store_bisect_end(pw->store, build, "done",
-					   "nothing to bisect: no possible new issue", err, err_size);
+	if (why[0]) {
+		char verdict[700];
+
+		snprintf(verdict, sizeof(verdict), "%s%s", tests.count ? "not bisected: " : "", why);
+		bci_patchwork_say(pw, "bisect %s: %s", build, verdict);
+		ret = bci_store_bisect_end(pw->store, build, "done", verdict, err, err_size);
 		goto out;
 	}
-	bci_patchwork_say(pw, "bisect %s: started: %d patches, %zu test(s): %s", build, sr.total,
-			  tests.count, test_lines);
+	for (char *nl = strchr(test_lines, '\n'); nl && nl[1]; nl = strchr(nl, '\n'))
+		*nl = ' ';
+	bci_patchwork_say(pw, "bisect %s: started: %d patches, %zu test(s): %.*s", build, sr.total,
+			  tests.count, (int)strcspn(test_lines, "\n"), test_lines);
 	ret = 1;
 out:
+	bci_series_patches_free(patches, count);
+	free(text);
+	bci_strv_free(&pairs);
+	free(pair_lines);
 	bci_schedule_issues_free(&issues);
 	bci_strv_free(&tests);
 	bci_strv_free(&machines);
@@ -892,7 +993,7 @@ int bci_patchwork_bisect_round(struct bci_patchwork *pw, unsigned *acted, char *
 	struct bci_inventory *inv = NULL;
 	struct due due = { 0 };
 	struct bci_strv running = { 0 };
-	int ret;
+	int ret, first = 0;
 
 	*acted = 0;
 	if (!pw->project->build_command)
@@ -902,32 +1003,47 @@ int bci_patchwork_bisect_round(struct bci_patchwork *pw, unsigned *acted, char *
 	if (inv->bisect_steps)
 		ret = bci_store_pw_series_each(pw->store, pw->project->name, NULL, NULL, due_series,
 					       &due, err, err_size);
+	/* One series' or bisection's fault is said and left; the others go on. */
 	for (size_t i = 0; ret >= 0 && i < due.builds.count; i++) {
 		const char *build = due.builds.items[i];
+		int one = bci_store_bisect_get(pw->store, build, no_row, NULL, err, err_size);
 
-		ret = bci_store_bisect_get(pw->store, build, no_row, NULL, err, err_size);
-		if (ret != 0)
-			continue;
-		if (bci_store_build_get(pw->store, build, build_seen, NULL, err, err_size) < 0) {
-			ret = 0;	/* not built (yet, or it failed): nothing to bisect */
-			continue;
+		if (one == 0 &&
+		    bci_store_build_get(pw->store, build, build_seen, NULL, err, err_size) < 0)
+			continue;	/* not built (yet, or it failed): nothing to bisect */
+		if (one == 0)
+			one = bci_patchwork_bisect_start(pw, build, false, err, err_size);
+		*acted += one == 1;
+		if (one < 0) {
+			bci_patchwork_say(pw, "bisect %s: %s", build, err);
+			first = first ? first : one;
 		}
-		ret = bci_patchwork_bisect_start(pw, build, false, err, err_size);
-		*acted += ret > 0;
 	}
 	if (ret >= 0)
 		ret = bci_store_bisects_each(pw->store, "running", running_take, &running, err,
 					     err_size);
 	for (size_t i = 0; ret >= 0 && i < running.count; i++) {
 		struct bisect b = { 0 };
+		int one;
 
 		if (pw->stop && atomic_load(pw->stop))
 			break;
-		ret = bci_store_bisect_get(pw->store, running.items[i], bisect_copy, &b, err,
+		one = bci_store_bisect_get(pw->store, running.items[i], bisect_copy, &b, err,
 					   err_size);
-		if (ret > 0 && !strcmp(b.project, pw->project->name))
-			ret = advance(pw, inv, &b, err, err_size);
-		*acted += ret > 0;
+		if (one > 0 && !strcmp(b.project, pw->project->name))
+			one = advance(pw, inv, &b, err, err_size);
+		*acted += one > 0;
+		/* A fault that will not go away (no mbox, no series) stops it, said; others retry. */
+		char why[1024];
+
+		snprintf(why, sizeof(why), "stopped: %s", err);
+		if ((one == -ENOENT || one == -EINVAL || one == -EPROTO) &&
+		    bci_store_bisect_end(pw->store, running.items[i], "stopped", why, err,
+					 err_size) == 0)
+			bci_patchwork_say(pw, "bisect %s: %s", running.items[i], why);
+		else if (one < 0 && one != -EINTR)
+			bci_patchwork_say(pw, "bisect %s: %s", running.items[i], err);
+		first = first || one == -EINTR ? first : one < 0 ? one : 0;
 		bisect_free(&b);
 	}
 	bci_strv_free(&due.builds);
@@ -935,5 +1051,5 @@ int bci_patchwork_bisect_round(struct bci_patchwork *pw, unsigned *acted, char *
 	bci_inventory_free(inv);
 	if (ret < 0)
 		bci_patchwork_say(pw, "bisect: %s", err);
-	return ret < 0 ? ret : 0;
+	return ret < 0 ? ret : first;
 }

@@ -62,6 +62,12 @@ static int step_line(const struct bci_store_bisect_step *s, void *ctx)
 	return 0;
 }
 
+static int state_copy(const struct bci_store_bisect *b, void *ctx)
+{
+	snprintf(ctx, 16, "%s", b->state);
+	return 0;
+}
+
 struct open_jobs {
 	struct bci_store *store;
 	char *err;
@@ -187,11 +193,15 @@ int bci_cmd_bisect(int argc, char **argv)
 							  sizeof(err));
 	} else if (!strcmp(verb, "stop")) {
 		struct open_jobs o = { store, err, sizeof(err), 0 };
+		char state[16] = "";
 
-		ret = bci_store_bisect_get(store, build, NULL, NULL, err, sizeof(err));
+		ret = bci_store_bisect_get(store, build, state_copy, state, err, sizeof(err));
 		if (ret == 0) {
 			snprintf(err, sizeof(err), "build %s has no bisection", build);
 			ret = -ENOENT;
+		} else if (ret > 0 && strcmp(state, "running")) {
+			snprintf(err, sizeof(err), "the bisection of %s is %s already", build, state);
+			ret = -EALREADY;
 		}
 		if (ret > 0)
 			ret = bci_store_bisect_steps_each(store, build, step_abandon, &o, err,

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * A series' mbox split into its patches (series_bisect.h). Patchwork's series mbox
- * is one message a patch, in the series' order, each from a "From " line;
- * a body's own "From " lines are quoted (">From ") by the mbox writer, so a
- * line starting "From " starts a message. Headers end at the first blank
- * line; a header folded over lines (a Message-ID on the next line is
- * common) is read unfolded.
+ * A series' mbox split into its patches (series_bisect.h). Patchwork's
+ * series mbox is one message a patch, in the series' order, each from a
+ * From_ line ("From patchwork Sun Dec  6 15:09:51 2026"; git format-patch
+ * writes "From SHA Mon Sep 17 00:00:00 2001"). Patchwork does not quote a
+ * body's own lines starting "From " (a commit message's "From the
+ * datasheet, ..."), so a message starts only at a line of a From_ line's
+ * shape (a word, then a ctime date) at the start of the text or after a
+ * blank line. Headers end at the first blank line; a header folded over
+ * lines (a Message-ID on the next line is common) is read unfolded.
  */
 #include "series_bisect.h"
 
@@ -29,6 +32,37 @@ static const char *line_end(const char *p, const char *end)
 static size_t line_len(const char *p, const char *eol)
 {
 	return (size_t)(eol - p) - (eol > p && eol[-1] == '\r');
+}
+
+/* Whether the @n bytes at @p are a From_ line: "From WORD Www Mmm [ d]d hh:mm:ss yyyy". */
+static bool from_line(const char *p, size_t n)
+{
+	const char *end = p + n, *q;
+	size_t word = 0;
+
+	if (n < 5 || memcmp(p, "From ", 5))
+		return false;
+	q = p + 5;
+	while (q + word < end && q[word] != ' ')
+		word++;
+	if (!word || q + word >= end)
+		return false;
+	q += word + 1;
+	/* Www Mmm dd hh:mm:ss yyyy: 24 bytes, its day maybe padded with a blank. */
+	if (end - q != 24 || q[3] != ' ' || q[7] != ' ' || q[10] != ' ' || q[13] != ':' ||
+	    q[16] != ':' || q[19] != ' ')
+		return false;
+	for (int i = 0; i < 24; i++) {
+		bool digit = (i >= 8 && i <= 9) || (i >= 11 && i <= 12) || (i >= 14 && i <= 15) ||
+			     (i >= 17 && i <= 18) || i >= 20;
+		bool alpha = i < 3 || (i >= 4 && i < 7);
+
+		if (digit && !(q[i] >= '0' && q[i] <= '9') && !(i == 8 && q[i] == ' '))
+			return false;
+		if (alpha && !((q[i] >= 'A' && q[i] <= 'Z') || (q[i] >= 'a' && q[i] <= 'z')))
+			return false;
+	}
+	return true;
 }
 
 /* The unfolded value of header @name among the headers [@p, @end), malloc'ed ("" when absent). */
@@ -104,8 +138,9 @@ int bci_series_mbox_split(const char *text, size_t len, struct bci_series_patch 
 		bci_message(err, err_size, "the series' mbox holds a NUL byte");
 		return -EINVAL;
 	}
-	if (len < 5 || memcmp(text, "From ", 5)) {
-		bci_message(err, err_size, "the series' mbox does not start with a \"From \" line");
+	if (!from_line(text, line_len(text, line_end(text, end)))) {
+		bci_message(err, err_size, "the series' mbox does not start with a From_ line"
+			    " (\"From WORD DATE\")");
 		return -EINVAL;
 	}
 	while (p < end) {
@@ -113,16 +148,20 @@ int bci_series_mbox_split(const char *text, size_t len, struct bci_series_patch 
 		struct bci_series_patch *grown;
 
 		headers = headers < end ? headers + 1 : end;
-		/* The blank line that ends the headers, then the next "From " line. */
+		bool blank = false;
+
+		/* The blank line that ends the headers, then the next From_ line after a blank one. */
 		for (const char *q = headers; q < end;) {
 			const char *eol = line_end(q, end);
+			size_t line = line_len(q, eol);
 
-			if (!body && line_len(q, eol) == 0) {
+			if (!body && line == 0) {
 				body = q;
-			} else if (body && eol - q >= 5 && !memcmp(q, "From ", 5)) {
+			} else if (body && blank && from_line(q, line)) {
 				next = q;
 				break;
 			}
+			blank = line == 0;
 			q = eol < end ? eol + 1 : end;
 		}
 		if (!body) {

@@ -159,35 +159,37 @@ static int machine_queue(struct bci_schedule *s, const char *build, const char *
 }
 
 int bci_schedule_bisect_queue(struct bci_schedule *s, const char *build,
-			      const struct bci_strv *machines, unsigned runs, const char *testlist,
-			      char *err, size_t err_size)
+			      const struct bci_strv *machines, const char *const *testlists,
+			      unsigned runs, char *err, size_t err_size)
 {
 	char run_id[BCI_MANIFEST_WORD_MAX + 1];
 	struct bci_store_job job = {
 		.build = build, .tier = "fast", .kind = "bisect", .shard = 0, .shards = 1,
-		.testlist = testlist, .run_id = run_id,
+		.run_id = run_id,
 	};
-	struct bci_strv in = { 0 };
+	size_t *in = calloc(machines->count + 1, sizeof(*in)), n = 0;
 	int ret = 0;
 
-	for (size_t i = 0; i < machines->count && ret >= 0; i++)
-		if (!bci_schedule_machine_out(s, machines->items[i]))
-			ret = bci_strv_add(&in, machines->items[i]);
-	if (ret < 0 || !in.count) {
-		bci_strv_free(&in);
-		return ret < 0 ? ret : 0;
-	}
+	if (!in)
+		return -ENOMEM;
+	for (size_t i = 0; i < machines->count; i++)
+		if (testlists[i] && testlists[i][0] &&
+		    !bci_schedule_machine_out(s, machines->items[i]))
+			in[n++] = i;
+	if (!n)
+		goto out;
 	if ((ret = bci_store_begin(s->store, err, err_size)) < 0)
 		goto out;
 	for (unsigned k = 1; k <= runs && ret >= 0; k++) {
-		int n = snprintf(run_id, sizeof(run_id), "%s-bisect-%u", build, k);
+		int len = snprintf(run_id, sizeof(run_id), "%s-bisect-%u", build, k);
 
-		if (n < 0 || (size_t)n >= sizeof(run_id) || !bci_name_run_id_ok(run_id)) {
+		if (len < 0 || (size_t)len >= sizeof(run_id) || !bci_name_run_id_ok(run_id)) {
 			bci_message(err, err_size, "build name %s is too long for a run id", build);
 			ret = -ENAMETOOLONG;
 			break;
 		}
-		job.machine = in.items[(k - 1) % in.count];
+		job.machine = machines->items[in[(k - 1) % n]];
+		job.testlist = testlists[in[(k - 1) % n]];
 		ret = bci_store_job_add(s->store, &job, NULL, err, err_size);
 	}
 	if (ret >= 0)
@@ -197,7 +199,7 @@ int bci_schedule_bisect_queue(struct bci_schedule *s, const char *build,
 	else
 		ret = (int)runs;
 out:
-	bci_strv_free(&in);
+	free(in);
 	return ret;
 }
 

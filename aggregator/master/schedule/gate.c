@@ -175,6 +175,11 @@ static int gate_one(struct bci_schedule *s, const char *build, double now, char 
 	if (found > 0 && !progress.reruns && s->inventory->reruns) {
 		ret = bci_schedule_confirm_queue(s, build, &issues, err, err_size);
 		bci_schedule_issues_free(&issues);
+		if (ret == -ENAMETOOLONG) {
+			/* A name too long for the reruns' run ids: judged without them, said. */
+			bci_schedule_say(s, "%s: not rerun: %s", build, err);
+			ret = 0;
+		}
 		if (ret < 0)
 			return ret;
 		if (ret > 0) {
@@ -212,11 +217,20 @@ static int gate_one(struct bci_schedule *s, const char *build, double now, char 
 int bci_schedule_gates(struct bci_schedule *s, double now, char *err, size_t err_size)
 {
 	struct names builds = { 0 };
-	int ret;
+	int ret, first = 0;
 
 	ret = bci_store_builds_ungated(s->store, name_add, &builds, err, err_size);
-	for (size_t i = 0; ret >= 0 && i < builds.count; i++)
-		ret = gate_one(s, builds.v[i], now, err, err_size);
+	/* One build's fault is said and left: the others' gates are decided. */
+	for (size_t i = 0; ret >= 0 && i < builds.count; i++) {
+		int one = gate_one(s, builds.v[i], now, err, err_size);
+
+		if (one < 0) {
+			bci_schedule_say(s, "%s: its gate: %s", builds.v[i], err);
+			first = first ? first : one;
+		}
+	}
+	if (ret >= 0)
+		ret = first;
 	for (size_t i = 0; i < builds.count; i++)
 		free(builds.v[i]);
 	free(builds.v);

@@ -161,15 +161,15 @@ int bci_schedule_build_file_read(struct bci_schedule *s, const char *build, cons
 				 char **text, size_t *len, char *err, size_t err_size);
 
 /*
- * Queues a bisection step's runs of @testlist on candidate build @build
- * (confirm.c): @runs jobs of kind bisect, each in turn on one of @machines
- * in the schedule (those out passed over), run ids BUILD-bisect-J, handed
- * out before any tier's jobs. Returns the jobs queued: 0 when every machine
- * is out.
+ * Queues a bisection step's runs on candidate build @build (confirm.c):
+ * @runs jobs of kind bisect, each in turn on one of @machines in the
+ * schedule with a testlist (@testlists[i] is machine i's, NULL or "": none;
+ * those out are passed over), run ids BUILD-bisect-J, handed out before any
+ * tier's jobs. Returns the jobs queued: 0 when no machine can run them.
  */
 int bci_schedule_bisect_queue(struct bci_schedule *s, const char *build,
-			      const struct bci_strv *machines, unsigned runs, const char *testlist,
-			      char *err, size_t err_size);
+			      const struct bci_strv *machines, const char *const *testlists,
+			      unsigned runs, char *err, size_t err_size);
 
 /*
  * The iPXE script for the machine of @mac asking for a job at Unix time

@@ -13,25 +13,26 @@
 #include <string.h>
 
 #define BISECT_COLUMNS \
-	"SELECT build, project, series, patches, tests, machines, state, verdict, started, ended" \
+	"SELECT build, project, series, patches, tests, machines, pairs, state, verdict, started," \
+	" ended" \
 	" FROM bisects"
 
 static const char *const statements[S_COUNT - S_BISECT_FIRST] = {
 	[S_BISECT_ADD - S_BISECT_FIRST] =
-		"INSERT INTO bisects (build, project, series, patches, tests, machines, state,"
-		" started) VALUES (?, ?, ?, ?, ?, ?, 'running', ?)",
+		"INSERT INTO bisects (build, project, series, patches, tests, machines, pairs, state,"
+		" started) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)",
 	[S_BISECT_GET - S_BISECT_FIRST] = BISECT_COLUMNS " WHERE build = ?",
 	[S_BISECTS_ALL - S_BISECT_FIRST] = BISECT_COLUMNS " ORDER BY started, build",
 	[S_BISECTS_STATE - S_BISECT_FIRST] =
 		BISECT_COLUMNS " WHERE state = ? ORDER BY started, build",
 	[S_BISECT_END - S_BISECT_FIRST] =
-		"UPDATE bisects SET state = ?, verdict = ?, ended = ? WHERE build = ?",
+		"UPDATE bisects SET state = ?, verdict = ?, ended = ? WHERE build = ?"
+		" AND state = 'running'",
 	[S_BISECT_STEP_PUT - S_BISECT_FIRST] =
 		"INSERT INTO bisect_steps (build, step, patches, candidate, state, note, started,"
 		" ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (build, step) DO UPDATE SET"
 		" patches = excluded.patches, candidate = excluded.candidate,"
-		" state = excluded.state, note = excluded.note, started = excluded.started,"
-		" ended = excluded.ended",
+		" state = excluded.state, note = excluded.note, ended = excluded.ended",
 	[S_BISECT_STEPS - S_BISECT_FIRST] =
 		"SELECT build, step, patches, candidate, state, note, started, ended"
 		" FROM bisect_steps WHERE build = ? ORDER BY step",
@@ -51,16 +52,16 @@ int bci_store_bisect_add(struct bci_store *store, const struct bci_store_bisect 
 	struct bci_store_value params[] = {
 		value_text(b->build), value_text(b->project), value_int(b->series),
 		value_int(b->patches), value_text(b->tests), value_text(b->machines),
-		value_real(b->started > 0 ? b->started : bci_store_now(), 0),
+		value_text(b->pairs), value_real(b->started > 0 ? b->started : bci_store_now(), 0),
 	};
 	int ret;
 
-	if (!b->build || !b->project || !b->tests || !b->machines || b->patches < 1) {
-		snprintf(err, err_size, "a bisection needs a build, a project, patches, tests and"
-			 " machines");
+	if (!b->build || !b->project || !b->tests || !b->machines || !b->pairs || b->patches < 1) {
+		snprintf(err, err_size, "a bisection needs a build, a project, patches, tests,"
+			 " machines and their pairs");
 		return -EINVAL;
 	}
-	ret = query(store, S_BISECT_ADD, params, 7, NULL, NULL, err, err_size);
+	ret = query(store, S_BISECT_ADD, params, 8, NULL, NULL, err, err_size);
 	if (ret == -EEXIST)
 		snprintf(err, err_size, "build %s has a bisection already", b->build);
 	return ret;
@@ -77,7 +78,7 @@ static int row_bisect(const struct bci_store_value *c, int n, void *ctx)
 	struct bisect_walk *walk = ctx;
 	struct bci_store_bisect b;
 
-	if (n < 10)
+	if (n < 11)
 		return -EPROTO;
 	b = (struct bci_store_bisect){
 		.build = column_text(&c[0]),
@@ -86,12 +87,13 @@ static int row_bisect(const struct bci_store_value *c, int n, void *ctx)
 		.patches = (int)column_int(&c[3], 0),
 		.tests = column_text(&c[4]),
 		.machines = column_text(&c[5]),
-		.state = column_text(&c[6]),
-		.verdict = column_text(&c[7]),
-		.started = column_real(&c[8], 0),
-		.ended = column_real(&c[9], 0),
+		.pairs = column_text(&c[6]),
+		.state = column_text(&c[7]),
+		.verdict = column_text(&c[8]),
+		.started = column_real(&c[9], 0),
+		.ended = column_real(&c[10], 0),
 	};
-	if (!b.build || !b.project || !b.tests || !b.machines || !b.state)
+	if (!b.build || !b.project || !b.tests || !b.machines || !b.pairs || !b.state)
 		return -EPROTO;
 	walk->count++;
 	return walk->fn ? walk->fn(&b, walk->ctx) : 0;

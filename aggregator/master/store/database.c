@@ -307,6 +307,8 @@ static const char *const migrations[] = {
 	 * 12: bisections of a series' possible new issues (bisect.c): one a
 	 * build at a time, each step (the series applied up to a patch, built as
 	 * a candidate and run) kept, so a master restarted resumes where it was.
+	 * The series settled before are recorded as not bisected: an upgraded
+	 * master does not bisect its whole past.
 	 */
 	"CREATE TABLE bisects ("
 	"  build TEXT PRIMARY KEY,"
@@ -315,6 +317,7 @@ static const char *const migrations[] = {
 	"  patches INTEGER NOT NULL,"
 	"  tests TEXT NOT NULL,"
 	"  machines TEXT NOT NULL,"
+	"  pairs TEXT NOT NULL,"
 	"  state TEXT NOT NULL CHECK (state IN ('running', 'done', 'stopped')),"
 	"  verdict TEXT,"
 	"  started DOUBLE PRECISION NOT NULL,"
@@ -329,7 +332,13 @@ static const char *const migrations[] = {
 	"  note TEXT,"
 	"  started DOUBLE PRECISION NOT NULL,"
 	"  ended DOUBLE PRECISION,"
-	"  PRIMARY KEY (build, step));",
+	"  PRIMARY KEY (build, step));"
+	/* The series picked up before: not bisected (their threads are old news). */
+	"INSERT INTO bisects (build, project, series, patches, tests, machines, pairs, state,"
+	"  verdict, started, ended)"
+	"  SELECT build, project, series, total, '', '', '', 'done',"
+	"  'not bisected: picked up before bisections', seen, seen FROM patchwork_series"
+	"  WHERE state = 'picked up' AND build IS NOT NULL AND total > 1;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,

@@ -732,6 +732,7 @@ struct bci_store_bisect {
 	int patches;			/* the series' */
 	const char *tests;		/* the regressed tests, a line each */
 	const char *machines;		/* where its steps run, a line each */
+	const char *pairs;		/* "MACHINE TEST" a line each: where each test regressed */
 	const char *state;		/* running, done, stopped */
 	const char *verdict;		/* NULL while running */
 	double started, ended;		/* ended 0: not yet */
@@ -748,7 +749,7 @@ int bci_store_bisect_get(struct bci_store *store, const char *build,
 int bci_store_bisects_each(struct bci_store *store, const char *state,
 			   int (*fn)(const struct bci_store_bisect *b, void *ctx), void *ctx,
 			   char *err, size_t err_size);
-/* Ends @build's bisection: @state done or stopped, with @verdict, now. */
+/* Ends @build's bisection if it runs: @state done or stopped, with @verdict, now. */
 int bci_store_bisect_end(struct bci_store *store, const char *build, const char *state,
 			 const char *verdict, char *err, size_t err_size);
 
@@ -763,7 +764,10 @@ struct bci_store_bisect_step {
 	double started, ended;		/* ended 0: not judged yet */
 };
 
-/* Adds or replaces step @s->step of @s->build (started and ended as given; 0: now, none). */
+/*
+ * Adds step @s->step of @s->build (started as given, 0: now), or updates it
+ * (its started kept; ended as given, 0: none).
+ */
 int bci_store_bisect_step_put(struct bci_store *store, const struct bci_store_bisect_step *s,
 			      char *err, size_t err_size);
 /* The steps of @build's bisection in order: the count. */
