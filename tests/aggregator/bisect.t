@@ -21,29 +21,12 @@ set -uo pipefail
 
 # shellcheck source=tests/aggregator/patchwork-lib.sh
 . "$SRC/tests/aggregator/patchwork-lib.sh"
-missing=$(pw_missing)
-if [ -n "$missing" ]; then
-	echo "1..0 # SKIP $missing"
-	exit 0
-fi
-
-data=$work/data
-mkdir -p "$data"
-: >"$work/tokens"
-chmod 0755 "$work"
-pw_unpack
+pw_test_begin
 cleanup_patchwork() {
 	[ -z "$pw_pid" ] || kill -TERM "$pw_pid" 2>/dev/null
 	cleanup
 }
 trap cleanup_patchwork EXIT
-admin settings
-read -r ci_token visitor_token < <(admin setup bootci-test bootci-test.lists.bootci.test) || true
-if [ -z "${visitor_token:-}" ]; then
-	echo "Bail out! Patchwork's set-up failed"
-	exit 1
-fi
-printf '%s\n' "$ci_token" >"$work/ci.token"
 pw_run || {
 	echo "Bail out! Patchwork did not start:"
 	diag <"$work/patchwork.log"

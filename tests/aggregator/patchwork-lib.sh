@@ -113,3 +113,29 @@ cp "$image"/* "\$4/"
 SCRIPT
 	chmod 0755 "$path"
 }
+
+# pw_test_begin: a TAP test's Patchwork, ready to start: the test skipped (exit 0) when Patchwork
+# cannot run here; $data made, $work/tokens empty, Patchwork unpacked and its project
+# bootci-test made, the CI's token in $work/ci.token and a visitor's in $work/visitor.token.
+# A set-up that fails bails out.
+pw_test_begin() {
+	local missing ci_token visitor_token
+	missing=$(pw_missing)
+	if [ -n "$missing" ]; then
+		echo "1..0 # SKIP $missing"
+		exit 0
+	fi
+	data=$work/data
+	mkdir -p "$data"
+	: >"$work/tokens"
+	chmod 0755 "$work"
+	pw_unpack
+	admin settings
+	read -r ci_token visitor_token < <(admin setup bootci-test bootci-test.lists.bootci.test) || true
+	if [ -z "${visitor_token:-}" ]; then
+		echo "Bail out! Patchwork's set-up failed"
+		exit 1
+	fi
+	printf '%s\n' "$ci_token" >"$work/ci.token"
+	printf '%s\n' "$visitor_token" >"$work/visitor.token"
+}

@@ -45,17 +45,7 @@ set -uo pipefail
 
 # shellcheck source=tests/aggregator/patchwork-lib.sh
 . "$SRC/tests/aggregator/patchwork-lib.sh"
-missing=$(pw_missing)
-if [ -n "$missing" ]; then
-	echo "1..0 # SKIP $missing"
-	exit 0
-fi
-
-data=$work/data
-mkdir -p "$data"
-: >"$work/tokens"
-chmod 0755 "$work"
-pw_unpack
+pw_test_begin
 # The tests' own start: a Patchwork that does not start ends them.
 pw_start() {
 	pw_run || {
@@ -71,15 +61,6 @@ cleanup_patchwork() {
 	cleanup
 }
 trap cleanup_patchwork EXIT
-
-admin settings
-read -r ci_token visitor_token < <(admin setup bootci-test bootci-test.lists.bootci.test) || true
-if [ -z "${visitor_token:-}" ]; then
-	echo "Bail out! Patchwork's set-up failed"
-	exit 1
-fi
-printf '%s\n' "$ci_token" >"$work/ci.token"
-printf '%s\n' "$visitor_token" >"$work/visitor.token"
 pw_start
 
 # The "kernel tree": a git repository and the series mailed from it.
