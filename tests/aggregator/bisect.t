@@ -68,19 +68,7 @@ bad_subject="[PATCH v1 3/4] drm/x: fast.testlist: run igt@core@bad"
 # The build command: the series applied to the tree, a prebuilt image, the tree's testlists.
 image=$work/image
 pw_image "$image"
-cat >"$work/build-cmd" <<SCRIPT
-#!/bin/sh
-# MBOX BASE BRANCH OUT
-set -u
-tmp=\$(mktemp -d)
-trap 'rm -rf "\$tmp"' EXIT
-git clone -q -b "\$3" "\$2" "\$tmp/tree" || exit 1
-git -C "\$tmp/tree" -c user.name=bootci -c user.email=ci@bootci.test am "\$1" || exit 3
-git -C "\$tmp/tree" rev-parse HEAD >"\$4/commit"
-cp "$image"/* "\$4/"
-cp "\$tmp/tree/fast.testlist" "\$tmp/tree/full.testlist" "\$4/"
-SCRIPT
-chmod 0755 "$work/build-cmd"
+pw_build_command "$work/build-cmd" "$image" 0 testlists
 cat >"$data/patchwork.conf" <<CONF
 [project lab]
 url = $pw_url

@@ -96,8 +96,12 @@ pw_image() {
 	} >"$dir/manifest"
 }
 
+# pw_build_command PATH IMAGE [SECONDS] [testlists]: writes PATH, a build command (MBOX BASE
+# BRANCH OUT) that applies the series to a clone of BASE and copies the prebuilt IMAGE folder
+# into OUT, after SECONDS; with testlists, the tree's own testlists replace the image's.
 pw_build_command() {
-	local path=$1 image=$2 seconds=${3:-0}
+	local path=$1 image=$2 seconds=${3:-0} testlists=
+	[ "${4:-}" = testlists ] && testlists='cp fast.testlist full.testlist "$4/"'
 	cat >"$path" <<SCRIPT
 #!/bin/sh
 # MBOX BASE BRANCH OUT
@@ -110,6 +114,7 @@ git -c user.name=bootci -c user.email=ci@bootci.test am "\$1" || exit 3
 sleep $seconds
 git rev-parse HEAD >"\$4/commit"
 cp "$image"/* "\$4/"
+$testlists
 SCRIPT
 	chmod 0755 "$path"
 }

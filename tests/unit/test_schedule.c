@@ -20,10 +20,10 @@
 #include "../../aggregator/master/store/store.h"
 #include "fsutil.h"
 #include "manifest.h"
+#include "pgreset.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libpq-fe.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,15 +91,7 @@ static int setup(void **state)
 	assert_non_null(mkdtemp(f->dir));
 	/* BOOTCI_TEST_STORE_URL: the same suite against PostgreSQL (tests/aggregator/store-postgres.t). */
 	if (getenv("BOOTCI_TEST_STORE_URL") && *getenv("BOOTCI_TEST_STORE_URL")) {
-		PGconn *conn = PQconnectdb(getenv("BOOTCI_TEST_STORE_URL"));
-		PGresult *res;
-
-		assert_int_equal(PQstatus(conn), CONNECTION_OK);
-		res = PQexec(conn, "SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
-				   " CREATE SCHEMA public");
-		assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
-		PQclear(res);
-		PQfinish(conn);
+		pg_reset(getenv("BOOTCI_TEST_STORE_URL"));
 		snprintf(url, sizeof(url), "%s", getenv("BOOTCI_TEST_STORE_URL"));
 	} else {
 		snprintf(url, sizeof(url), "sqlite:%s/bootci.sqlite", f->dir);
@@ -916,7 +908,7 @@ static void test_confirm_reruns(void **state)
 		if (k < 3)
 			run_two(f, "grp-b", run_id, "series", "fail", "fail");
 	}
-	/* Within the budget (10% of the 1000 s fast tier): waiting for grp-b's third. */
+	/* Within the budget (rerun-budget's share of the fast tier's time): grp-b's third awaited. */
 	assert_int_equal(bci_schedule_tick(&f->s, now + 50, f->err, sizeof(f->err)), 0);
 	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
 					    sizeof(f->err)), 0);
