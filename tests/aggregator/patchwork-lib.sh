@@ -13,9 +13,11 @@
 #                            $base_commit) by Ann Dev <ann@bootci.test>, who mails the series
 #   pw_image DIR             a small test-image folder with its bootci-builder manifest
 #   pw_build_command PATH IMAGE [SECONDS]
-#                            the lab's build command as a script: a fresh clone of BASE at BRANCH,
-#                            `git am` of the series' mbox (exit 3 when it does not apply), SECONDS
-#                            of "build", then IMAGE copied into OUT and the commit in OUT/commit
+#                            the lab's build command as a script: a fresh clone of BASE at BRANCH
+#                            (a branch or a commit), `git am` of the series' mbox unless it is
+#                            empty (exit 3 when it does not apply), a tree holding a file BROKEN
+#                            does not build (exit 1), SECONDS of "build", then IMAGE copied into
+#                            OUT and the commit in OUT/commit
 : "${SRC:?}" "${work:?}"
 python=/usr/bin/python3
 admin=$SRC/tests/aggregator/patchwork-admin.py
@@ -108,9 +110,12 @@ pw_build_command() {
 set -u
 tmp=\$(mktemp -d)
 trap 'rm -rf "\$tmp"' EXIT
-git clone -q -b "\$3" "\$2" "\$tmp/tree" || exit 1
+git clone -q "\$2" "\$tmp/tree" || exit 1
 cd "\$tmp/tree" || exit 1
-git -c user.name=bootci -c user.email=ci@bootci.test am "\$1" || exit 3
+git checkout -q "\$3" || exit 1
+# An empty mbox: the tree at BRANCH (a commit) as it is (a tree's bisection).
+[ ! -s "\$1" ] || git -c user.name=bootci -c user.email=ci@bootci.test am "\$1" || exit 3
+[ ! -e BROKEN ] || exit 1
 sleep $seconds
 git rev-parse HEAD >"\$4/commit"
 cp "$image"/* "\$4/"
