@@ -98,41 +98,24 @@ CONF
 export BOOTCI_SCHEDULE_TICK=1 BOOTCI_PATCHWORK_POLL=1s
 start_server
 
-# up MACHINE RUN_ID BUILD SPEC...: a run of the machine ingested by hand, as its upload would be
-up() {
-	local dir=$work/runs/$1-$2
-	"$python" "$SRC/tests/aggregator/report-runs.py" "$dir" "${@:4}" >/dev/null &&
-		"$aggregator" ingest --data "$data" --machine "$1" --run-id "$2" --build "$3" "$dir" \
-			>>"$work/setup.log" 2>&1
-}
-jobs_of() { "$aggregator" schedule jobs "$1" --data "$data" 2>&1; }
-# wait_log SECONDS REGEX: the first line of serve's log matching REGEX, once there
-wait_log() {
-	local until=$((SECONDS + $1)) line
-	while [ $SECONDS -lt $until ]; do
-		line=$(grep -a -m 1 -E "$2" "$work/server.log") && { echo "$line"; return 0; }
-		sleep 0.5
-	done
-	return 1
-}
 
 fast_queued() { [ "$(jobs_of "$build" | grep -c " fast 1/1 queued")" = 2 ]; }
 check "the series is picked up, built and its fast tier queued on both machines" \
 	wait_until fast_queued
 for m in m1 m2; do
-	up "$m" "$build-fast" "$build" core@a=pass core@bad=fail
+	run_up "$m" "$build-fast" "$build" core@a=pass core@bad=fail
 done
 confirm_queued() { [ "$(jobs_of "$build" | grep -c " confirm 1/1 queued")" = 4 ]; }
 check "its possible new issue is rerun: 2 confirm jobs on each machine" wait_until confirm_queued
 for m in m1 m2; do
 	for k in 1 2; do
-		up "$m" "$build-confirm-$k" "$build" core@bad=fail
+		run_up "$m" "$build-confirm-$k" "$build" core@bad=fail
 	done
 done
-started=$(wait_log 60 "bisect $build: started")
+started=$(log_line 60 "bisect $build: started")
 check "the reruns confirm it; the bisection starts by itself: 4 patches, igt@core@bad" \
 	eval '[[ "$started" == *"bisect $build: started: 4 patches, 1 test(s): igt@core@bad"* ]]'
-step1=$(wait_log 60 "bisect $build: step 1: ")
+step1=$(log_line 60 "bisect $build: step 1: ")
 check "step 1: patch 2's candidate does not list the test: good, no job" eval '
 	[[ "$step1" == *"step 1: patch 2 of 4 ($build-k2): good: its testlists run none of the regressed tests (no boot)" ]] &&
 	[ -z "$(jobs_of "$build-k2")" ]'
@@ -150,9 +133,9 @@ check "serve stopped mid-step: the store holds the bisection, its step 2 running
 	grep -qx "step 2: patch 3 of 4 ($build-k3): running" <<<"$show"'
 start_server
 for k in 1 2; do
-	up "m$k" "$build-k3-bisect-$k" "$build-k3" core@bad=fail
+	run_up "m$k" "$build-k3-bisect-$k" "$build-k3" core@bad=fail
 done
-verdict=$(wait_log 60 "bisect $build: (first bad patch|not reproduced|inconclusive)")
+verdict=$(log_line 60 "bisect $build: (first bad patch|not reproduced|inconclusive)")
 check "started again, it goes on: patch 3 of 4 named, with its subject and Message-ID" eval '
 	[[ "$verdict" == *"bisect $build: first bad patch 3 of 4: $bad_subject <"*">" ]]'
 steps=$(grep -a -o -E "bisect $build: step [0-9]+: patch [0-9]+ of 4 \([^)]*\): (good|bad|skipped|flaky)" \

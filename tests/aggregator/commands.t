@@ -46,7 +46,7 @@ status=$?
 check "bisect show of a build without one: exit 1 saying so" sh -c "[ $status = 1 ] && grep -q 'build nothing-here has no bisection' '$work/err'"
 "$aggregator" bisect start nothing-here >"$work/out" 2>"$work/err"
 status=$?
-check "bisect start of a build that is no series': exit 1 saying so" sh -c "[ $status = 1 ] && grep -q \"nothing-here is no series' build\" '$work/err'"
+check "bisect start of a build not in the store: exit 1 saying so" sh -c "[ $status = 1 ] && grep -q \"no build named 'nothing-here' in the store\" '$work/err'"
 "$aggregator" bisect list >"$work/out" 2>"$work/err"
 check "bisect list with none: exit 0, nothing printed" sh -c "[ $? = 0 ] && [ ! -s '$work/out' ]"
 

@@ -52,6 +52,28 @@ stop_server() {
 
 run_url() { echo "$base/api/v1/machines/$1/runs/$2"; }
 
+# run_up MACHINE RUN_ID BUILD SPEC...: a run of MACHINE (report-runs.py's SPECs) ingested by
+# hand into $work/data, as its upload would be; ingest's output to $work/setup.log
+run_up() {
+	local dir=$work/runs/$1-$2
+	/usr/bin/python3 "$SRC/tests/aggregator/report-runs.py" "$dir" "${@:4}" >/dev/null &&
+		"$aggregator" ingest --data "$work/data" --machine "$1" --run-id "$2" --build "$3" \
+			"$dir" >>"$work/setup.log" 2>&1
+}
+
+# jobs_of BUILD: `schedule jobs BUILD`, a job a line
+jobs_of() { "$aggregator" schedule jobs "$1" --data "$work/data" 2>&1; }
+
+# log_line SECONDS REGEX: the first line of serve's log matching REGEX, once there (1: none came)
+log_line() {
+	local until=$((SECONDS + $1)) line
+	while [ $SECONDS -lt "$until" ]; do
+		line=$(grep -a -m 1 -E "$2" "$work/server.log") && { echo "$line"; return 0; }
+		sleep 0.5
+	done
+	return 1
+}
+
 # wait_until COMMAND...: runs COMMAND every 0.1 s until it succeeds, for at most 20 s; its
 # last status. A step that depends on the server having got somewhere waits for that state
 # instead of a fixed time (the tests run beside the QEMU lab, tests/run-tests.sh).

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../../aggregator/master/bisect/bisect.h"
 #include "../../aggregator/master/patchwork/series_bisect.h"
 
 #include <errno.h>

@@ -141,8 +141,44 @@ static void test_refused(void **state)
 	expect_error("[machine a]\nmac = 52:54:00:00:00:01\ndeadline =\n", ":3: deadline: empty value");
 	expect_error("[machine a]\nmac 52:54:00:00:00:01\n", ":2: expected 'key = value'");
 	expect_error("[tree t]\nfull = sometimes\n", ":2: full: 'sometimes'");
+	/* What a tree's bisection needs (issue 37). */
+	expect_error("[tree t]\nrepo = linux.git\n", ":2: repo: 'linux.git' is not an absolute path");
+	expect_error("[tree t]\nbuild-command = /bin/build x\n",
+		     ":2: build-command: '/bin/build x' is not an absolute command (no arguments)");
+	expect_error("[tree t]\nbuild-timeout = 2d\n", ":2: build-timeout: '2d'");
+	expect_error("[tree t]\nbuild-timeout = 25h\n", ":2: build-timeout: '25h' is not a duration");
+	expect_error("[tree t]\nrepo = /a\nrepo = /b\n", ":3: repo given twice");
+	expect_error("[tree t]\nbranch = master\n", ":2: unknown key 'branch' in [tree t]");
 	expect_error("[schedule]\npower-cycles = 0\n", ":2: power-cycles: '0'");
 	expect_error("[schedule]\n[schedule]\n", ":2: [schedule] given twice");
+}
+
+/* A tree's keys: its full tier's rule and what bisects its builds; defaults without them. */
+static void test_tree(void **state)
+{
+	static const char text[] = "[tree a]\nfull = never\nrepo = /srv/linux.git\n"
+				   "build-command = /usr/local/bin/build-series\nbuild-timeout = 90m\n"
+				   "[tree b]\n";
+	struct bci_inventory *inv = NULL;
+	const struct bci_inventory_tree *t;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(bci_inventory_parse("machines.conf", text, strlen(text), &inv, err,
+					     sizeof(err)), 0);
+	t = bci_inventory_tree(inv, "a");
+	assert_non_null(t);
+	assert_int_equal(t->full, BCI_FULL_NEVER);
+	assert_string_equal(t->repo, "/srv/linux.git");
+	assert_string_equal(t->build_command, "/usr/local/bin/build-series");
+	assert_int_equal(t->build_timeout, 90 * 60);
+	t = bci_inventory_tree(inv, "b");
+	assert_non_null(t);
+	assert_null(t->repo);
+	assert_null(t->build_command);
+	assert_int_equal(t->build_timeout, BCI_INVENTORY_BUILD_TIMEOUT_DEFAULT);
+	assert_null(bci_inventory_tree(inv, "c"));
+	bci_inventory_free(inv);
 }
 
 static void test_console(void **state)
@@ -293,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_console),
 		cmocka_unit_test(test_power_drivers),
 		cmocka_unit_test(test_power_refused),

@@ -10,6 +10,7 @@
  *   smtp.c        one delivery through libcurl (smtp://, smtps://, STARTTLS)
  *   reply.c       a build's reply (report/mbox.c's message) queued once; the
  *                 replies of the builds whose jobs have all ended
+ *   note.c        a note of the master's own about a build, queued once
  *   deliver.c     one pass over the outbox: claim, send, mark sent / retry
  *                 with backoff / failed
  *   command.c     `bootci-aggregator mail queue|send|list`
@@ -154,6 +155,26 @@ int bci_mail_reply_queue(struct bci_store *store, const struct bci_mail_reply *r
  */
 int bci_mail_replies_final(struct bci_store *store, const struct bci_mail_reply *defaults,
 			   FILE *log, char *err, size_t err_size);
+
+/* ---- a note of the master's own (note.c) ---- */
+
+struct bci_mail_note {
+	const char *key;		/* the outbox's build key: one message each */
+	const char *in_reply_to;	/* the Message-ID it follows (In-Reply-To), or NULL */
+	const char *to;			/* one more recipient after the list ("A <a@b>"), or NULL */
+	const char *subject;		/* its text (encoded as RFC 2047 needs) */
+	const char *body;		/* plain text, UTF-8 */
+};
+
+/*
+ * With DATA/mail.conf, queues @n from the configured sender to the list and
+ * @n->to: 0 when queued (its Message-ID in @message_id) or when there is no
+ * mail.conf or nobody to send it to (@message_id ""); 1 when the outbox
+ * holds that message already; -errno.
+ */
+int bci_mail_note_queue(struct bci_store *store, const char *data_dir,
+			const struct bci_mail_note *n, char *message_id, size_t id_size,
+			char *err, size_t err_size);
 
 /* ---- the outbox (deliver.c) ---- */
 

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * bootci-aggregator bisect: the bisections of series' possible new issues
- * (patchwork.h, "bisect.c"), read and steered by hand while serve runs them:
+ * bootci-aggregator bisect: the bisections of builds' possible new issues
+ * (a series', patchwork.h "bisect.c"; a tree's, ../bisect/bisect.h), read
+ * and steered by hand while serve runs them:
  *
  *   bisect list           every bisection: build, state, verdict
- *   bisect show BUILD     one: its series, tests, machines, each step, the answer
- *   bisect start BUILD    starts one now (serve's builder moves it on)
+ *   bisect show BUILD     one: its series or tree, tests, machines, each step, the answer
+ *   bisect start BUILD    starts one now (serve's Patchwork builder or tree
+ *                         bisector moves it on)
  *   bisect stop BUILD     ends one: stopped, its queued runs abandoned
  */
+#include "../bisect/bisect.h"
 #include "../command.h"
 #include "../commands.h"
 #include "../store/store.h"
@@ -42,13 +45,30 @@ static void lines_print(const char *label, const char *text)
 
 struct show {
 	int patches;
+	bool tree;
 };
 
 static int bisect_detail(const struct bci_store_bisect *b, void *ctx)
 {
-	((struct show *)ctx)->patches = b->patches;
+	struct show *show = ctx;
+
+	show->patches = b->patches;
+	show->tree = b->commits != NULL;
 	bisect_line(b, NULL);
-	printf("series %s %lld: %d patches\n", b->project, (long long)b->series, b->patches);
+	if (show->tree) {
+		size_t len = strlen(b->commits);
+		const char *last;
+
+		while (len && b->commits[len - 1] == '\n')
+			len--;
+		for (last = b->commits + len; last > b->commits && last[-1] != '\n'; last--)
+			;
+		printf("tree %s: %d commits, %.12s to %.12s\n", b->project, b->patches, b->commits,
+		       last);
+	} else {
+		printf("series %s %lld: %d patches\n", b->project, (long long)b->series,
+		       b->patches);
+	}
 	lines_print("tests:", b->tests);
 	lines_print("machines:", b->machines);
 	return 0;
@@ -56,8 +76,10 @@ static int bisect_detail(const struct bci_store_bisect *b, void *ctx)
 
 static int step_line(const struct bci_store_bisect_step *s, void *ctx)
 {
-	printf("step %d: patch %d of %d (%s): %s%s%s\n", s->step, s->patches,
-	       ((struct show *)ctx)->patches, s->candidate, s->state, s->note ? ": " : "",
+	const struct show *show = ctx;
+
+	printf("step %d: %s %d of %d (%s): %s%s%s\n", s->step, show->tree ? "commit" : "patch",
+	       s->patches, show->patches, s->candidate, s->state, s->note ? ": " : "",
 	       s->note ? s->note : "");
 	return 0;
 }
@@ -119,9 +141,11 @@ static int start(struct bci_store *store, const char *data_dir, const char *buil
 
 	ret = bci_store_pw_series_by_build(store, build, project_of, &sp, err, err_size);
 	if (ret == 0) {
-		snprintf(err, err_size, "%s is no series' build (a tree's bisection is not"
-			 " implemented)", build);
-		return -ENOENT;
+		/* A tree's build: its range from the tree's clone (machines.conf). */
+		ret = bci_tree_bisect_start(store, data_dir, build, err, err_size);
+		if (ret >= 0)
+			printf("%s\n", err);
+		return ret < 0 ? ret : 0;
 	}
 	if (ret < 0)
 		return ret;

@@ -28,6 +28,7 @@
  */
 #include "patchwork.h"
 
+#include "../build_run.h"
 #include "../names.h"
 #include "../publish/publish.h"
 #include "../store/store.h"
@@ -155,59 +156,6 @@ static double unix_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int bci_patchwork_run(struct bci_patchwork *pw, char *const argv[], int log_fd,
-		      unsigned long timeout, struct bci_patchwork_outcome *o, char *err,
-		      size_t err_size)
-{
-	double deadline = now_monotonic() + (double)timeout;
-	pid_t pid;
-
-	memset(o, 0, sizeof(*o));
-	pid = fork();
-	if (pid < 0) {
-		bci_message(err, err_size, "fork: %s", strerror(errno));
-		return -errno;
-	}
-	if (pid == 0) {
-		/* Only async-signal-safe calls here: serve has other threads. */
-		int null = open("/dev/null", O_RDONLY);
-
-		setpgid(0, 0);
-		if (null < 0 || dup2(null, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
-			_exit(126);
-		/* serve's sockets and files stay serve's. */
-		close_range(3, ~0U, 0);
-		execv(argv[0], argv);
-		(void)!write(2, "bootci: cannot run the build command\n", 37);
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	o->started = true;
-	for (;;) {
-		struct timespec tick = { 0, 100 * 1000 * 1000 };
-		pid_t done = waitpid(pid, &o->status, WNOHANG);
-
-		if (done == pid)
-			return 0;
-		if (done < 0 && errno != EINTR) {
-			bci_message(err, err_size, "waitpid: %s", strerror(errno));
-			return -errno;
-		}
-		if (now_monotonic() >= deadline)
-			o->timed_out = true;
-		else if (pw->stop && atomic_load(pw->stop))
-			o->stopped = true;
-		if (o->timed_out || o->stopped) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &o->status, 0) < 0 && errno == EINTR)
-				;
-			return 0;
-		}
-		nanosleep(&tick, NULL);
-	}
-}
-
 /* The link to series @series's build log on serve, or "" without serve-url. */
 static void log_url(struct bci_patchwork *pw, int64_t series, char *out, size_t size)
 {
@@ -311,7 +259,7 @@ static int build_one(struct bci_patchwork *pw, const struct todo *t, char *err, 
 	char dir[PATH_MAX], out[PATH_MAX], log_path[PATH_MAX], commit_path[PATH_MAX];
 	char commit[128], why[600], perr[1024];
 	char *argv[] = { project->build_command, t->mbox, project->base, project->branch, out, NULL };
-	struct bci_patchwork_outcome o;
+	struct bci_build_outcome o;
 	double started;
 	int fd, ret;
 
@@ -338,7 +286,7 @@ static int build_one(struct bci_patchwork *pw, const struct todo *t, char *err, 
 			  argv[4], log_path);
 	started = now_monotonic();
 	stage(pw, t, BCI_STAGE_BUILD_STARTED);
-	ret = bci_patchwork_run(pw, argv, fd, project->build_timeout, &o, err, err_size);
+	ret = bci_build_run(argv, fd, project->build_timeout, pw->stop, &o, err, err_size);
 	if (ret == 0 && !o.stopped)
 		stage(pw, t, BCI_STAGE_BUILD_ENDED);
 	if (ret == 0) {

@@ -340,20 +340,6 @@ int bci_patchwork_checks_flush(struct bci_patchwork *pw, unsigned *waiting, char
 int bci_patchwork_build_pending(struct bci_patchwork *pw, unsigned *built, unsigned *failed,
 				char *err, size_t err_size);
 
-/* How a command run by bci_patchwork_run() ended. */
-struct bci_patchwork_outcome {
-	int status;		/* waitpid's */
-	bool timed_out, stopped, started;
-};
-
-/*
- * Runs @argv (no shell) with its output appended to @log_fd, in a process
- * group of its own killed at @timeout seconds, or when pw->stop turns true
- * (o->stopped). 0 with @o filled, -errno when it could not be run or waited for.
- */
-int bci_patchwork_run(struct bci_patchwork *pw, char *const argv[], int log_fd,
-		      unsigned long timeout, struct bci_patchwork_outcome *o, char *err,
-		      size_t err_size);
 /* The first line of @path, the commit a build command built, into @out; "series-ID" when none. */
 void bci_patchwork_read_commit(const char *path, int64_t series, char *out, size_t size);
 

@@ -412,6 +412,7 @@ int bci_pages_history(struct bci_store *store, const char *test, struct bci_str 
 struct bisect_page {
 	struct bci_str *b;
 	int patches;
+	bool tree;			/* a tree's commits, else a series' patches */
 };
 
 static int bisect_head(const struct bci_store_bisect *row, void *ctx)
@@ -420,12 +421,20 @@ static int bisect_head(const struct bci_store_bisect *row, void *ctx)
 	struct bci_str *b = p->b;
 
 	p->patches = row->patches;
+	p->tree = row->commits != NULL;
 	page_begin(b, "bisect: ", row->build);
 	bci_str_appendf(b, "<h1>bisect ");
 	bci_html_escape_str(b, row->build);
-	bci_str_appendf(b, "</h1>\n<p>series %lld of ", (long long)row->series);
-	bci_html_escape_str(b, row->project);
-	bci_str_appendf(b, ", %d patches (<a href=\"/builds/", row->patches);
+	if (p->tree) {
+		bci_str_appendf(b, "</h1>\n<p>tree ");
+		bci_html_escape_str(b, row->project);
+		bci_str_appendf(b, ", %d commits since its baseline", row->patches);
+	} else {
+		bci_str_appendf(b, "</h1>\n<p>series %lld of ", (long long)row->series);
+		bci_html_escape_str(b, row->project);
+		bci_str_appendf(b, ", %d patches", row->patches);
+	}
+	bci_str_appendf(b, " (<a href=\"/builds/");
 	bci_html_url_escape(b, row->build);
 	bci_str_appendf(b, "\">its matrix</a>); started ");
 	time_cell(b, row->started);
@@ -445,8 +454,9 @@ static int bisect_head(const struct bci_store_bisect *row, void *ctx)
 	}
 	bci_str_appendf(b, "</ul>\n<p>run on: ");
 	bci_html_escape_str(b, row->machines);
-	bci_str_appendf(b, "</p>\n<table>\n<tr><th>step</th><th>patches</th><th>candidate</th>"
-			   "<th>verdict</th><th>why</th><th>judged (UTC)</th></tr>\n");
+	bci_str_appendf(b, "</p>\n<table>\n<tr><th>step</th><th>%s</th><th>candidate</th>"
+			   "<th>verdict</th><th>why</th><th>judged (UTC)</th></tr>\n",
+			p->tree ? "commit" : "patches");
 	return 0;
 }
 
@@ -455,8 +465,8 @@ static int bisect_step_row(const struct bci_store_bisect_step *s, void *ctx)
 	struct bisect_page *p = ctx;
 	struct bci_str *b = p->b;
 
-	bci_str_appendf(b, "<tr><td>%d</td><td>1 to %d of %d</td><td><a href=\"/builds/", s->step,
-			s->patches, p->patches);
+	bci_str_appendf(b, "<tr><td>%d</td><td>%s%d of %d</td><td><a href=\"/builds/", s->step,
+			p->tree ? "" : "1 to ", s->patches, p->patches);
 	bci_html_url_escape(b, s->candidate);
 	bci_str_appendf(b, "\">");
 	bci_html_escape_str(b, s->candidate);
@@ -474,7 +484,7 @@ static int bisect_step_row(const struct bci_store_bisect_step *s, void *ctx)
 int bci_pages_bisect(struct bci_store *store, const char *build, struct bci_str *b, char *err,
 		     size_t err_size)
 {
-	struct bisect_page p = { b, 0 };
+	struct bisect_page p = { .b = b };
 	int ret = bci_store_bisect_get(store, build, bisect_head, &p, err, err_size);
 
 	if (ret == 0) {

@@ -69,8 +69,11 @@ void bci_inventory_free(struct bci_inventory *inv)
 	}
 	free(inv->machines);
 	free(inv->ipmitool);
-	for (size_t i = 0; i < inv->tree_count; i++)
+	for (size_t i = 0; i < inv->tree_count; i++) {
 		free(inv->trees[i].name);
+		free(inv->trees[i].repo);
+		free(inv->trees[i].build_command);
+	}
 	free(inv->trees);
 	free(inv);
 }
@@ -330,7 +333,10 @@ static int parse_header(struct parser *p, char *line)
 		inv->trees = grown;
 		if (!(inv->trees[inv->tree_count].name = strdup(name)))
 			return -ENOMEM;
-		inv->trees[inv->tree_count++].full = BCI_FULL_GATED;
+		inv->trees[inv->tree_count] = (struct bci_inventory_tree){
+			.name = inv->trees[inv->tree_count].name, .full = BCI_FULL_GATED,
+			.build_timeout = BCI_INVENTORY_BUILD_TIMEOUT_DEFAULT };
+		inv->tree_count++;
 		p->section = SECTION_TREE;
 		return 0;
 	}
@@ -494,6 +500,53 @@ static int parse_machine_key(struct parser *p, const char *key, const char *valu
 	return fail(p, "unknown key '%s' in [machine %s]", key, m->name);
 }
 
+/* A [tree] key: its full tier's rule, and what a bisection of its builds needs. */
+static int parse_tree_key(struct parser *p, struct bci_inventory_tree *t, const char *key,
+			  const char *value)
+{
+	int ret;
+
+	if (!strcmp(key, "full")) {
+		if ((ret = once(p, 0, key)) < 0)
+			return ret;
+		if (!strcmp(value, "gated"))
+			t->full = BCI_FULL_GATED;
+		else if (!strcmp(value, "always"))
+			t->full = BCI_FULL_ALWAYS;
+		else if (!strcmp(value, "never"))
+			t->full = BCI_FULL_NEVER;
+		else
+			return fail(p, "full: '%s' (gated, always or never)%s", value, "");
+		return 0;
+	}
+	if (!strcmp(key, "repo")) {
+		if ((ret = once(p, 1, key)) < 0)
+			return ret;
+		if (value[0] != '/' || strpbrk(value, " \t"))
+			return fail(p, "repo: '%s' is not an absolute path (the tree's git clone)%s",
+				    value, "");
+		return (t->repo = strdup(value)) ? 0 : -ENOMEM;
+	}
+	if (!strcmp(key, "build-command")) {
+		if ((ret = once(p, 2, key)) < 0)
+			return ret;
+		if (value[0] != '/' || strpbrk(value, " \t"))
+			return fail(p, "build-command: '%s' is not an absolute command (no arguments)%s",
+				    value, "");
+		return (t->build_command = strdup(value)) ? 0 : -ENOMEM;
+	}
+	if (!strcmp(key, "build-timeout")) {
+		if ((ret = once(p, 3, key)) < 0)
+			return ret;
+		if (bci_parse_seconds(value, &t->build_timeout) < 0 || t->build_timeout > 86400)
+			return fail(p, "build-timeout: '%s' is not a duration from 1 s to 1 day (N, Ns,"
+				    " Nm, Nh)%s", value, "");
+		return 0;
+	}
+	return fail(p, "unknown key '%s' in [tree %s] (full, repo, build-command, build-timeout)",
+		    key, t->name);
+}
+
 static int parse_key(struct parser *p, const char *key, const char *value)
 {
 	struct bci_inventory *inv = p->inv;
@@ -505,19 +558,7 @@ static int parse_key(struct parser *p, const char *key, const char *value)
 	case SECTION_MACHINE:
 		return parse_machine_key(p, key, value);
 	case SECTION_TREE:
-		if (strcmp(key, "full"))
-			return fail(p, "unknown key '%s' in [tree] (only full)%s", key, "");
-		if ((ret = once(p, 0, key)) < 0)
-			return ret;
-		if (!strcmp(value, "gated"))
-			inv->trees[inv->tree_count - 1].full = BCI_FULL_GATED;
-		else if (!strcmp(value, "always"))
-			inv->trees[inv->tree_count - 1].full = BCI_FULL_ALWAYS;
-		else if (!strcmp(value, "never"))
-			inv->trees[inv->tree_count - 1].full = BCI_FULL_NEVER;
-		else
-			return fail(p, "full: '%s' (gated, always or never)%s", value, "");
-		return 0;
+		return parse_tree_key(p, &inv->trees[inv->tree_count - 1], key, value);
 	case SECTION_SCHEDULE:
 		if (!strcmp(key, "power-cycles")) {
 			if ((ret = once(p, 0, key)) < 0)
@@ -742,6 +783,15 @@ const struct bci_inventory_machine *bci_inventory_by_name(const struct bci_inven
 	for (size_t i = 0; i < inv->machine_count; i++)
 		if (!strcmp(inv->machines[i].name, name))
 			return &inv->machines[i];
+	return NULL;
+}
+
+const struct bci_inventory_tree *bci_inventory_tree(const struct bci_inventory *inv,
+					       const char *tree)
+{
+	for (size_t i = 0; i < inv->tree_count; i++)
+		if (!strcmp(inv->trees[i].name, tree))
+			return &inv->trees[i];
 	return NULL;
 }
 

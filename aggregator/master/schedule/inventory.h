@@ -53,6 +53,14 @@
  *   full = gated                  gated (default): the full tier is queued once
  *                                 the fast tier found no possible new issue;
  *                                 always: with the fast tier; never
+ *   repo = /srv/linux.git         optional: the tree's git clone on the master, for
+ *                                 a bisection of its builds (`bisect start BUILD`):
+ *                                 the commits since its baseline build's
+ *   build-command = /usr/local/lib/bootci/build-series   optional, absolute:
+ *                                 what builds a bisection's candidate, as
+ *                                 patchwork.conf's (MBOX BASE BRANCH OUT: an empty
+ *                                 MBOX, BASE the repo, BRANCH the commit)
+ *   build-timeout = 1h            the longest a candidate's build may take (1s..1 day)
  *
  * Everything is strict: an unknown section or key, a key twice, a machine
  * or MAC twice, a missing mac, a bad value are errors naming the line; a
@@ -76,6 +84,7 @@
 #define BCI_INVENTORY_RERUN_BUDGET_MAX 1000
 #define BCI_INVENTORY_BISECT_STEPS_DEFAULT 8
 #define BCI_INVENTORY_BISECT_STEPS_MAX 64
+#define BCI_INVENTORY_BUILD_TIMEOUT_DEFAULT 3600
 
 enum bci_full_rule {
 	BCI_FULL_GATED,
@@ -131,6 +140,9 @@ struct bci_inventory_machine {
 struct bci_inventory_tree {
 	char *name;
 	enum bci_full_rule full;
+	char *repo;			/* NULL: its builds cannot be bisected */
+	char *build_command;		/* likewise */
+	unsigned long build_timeout;	/* seconds */
 };
 
 struct bci_inventory {
@@ -162,6 +174,9 @@ const struct bci_inventory_machine *bci_inventory_by_mac(const struct bci_invent
 							 const char *mac);
 const struct bci_inventory_machine *bci_inventory_by_name(const struct bci_inventory *inventory,
 							  const char *name);
+/* @tree's [tree] section, or NULL. */
+const struct bci_inventory_tree *bci_inventory_tree(const struct bci_inventory *inventory,
+					       const char *tree);
 /* The full-tier rule of @tree (gated unless a [tree] section says otherwise). */
 enum bci_full_rule bci_inventory_full_rule(const struct bci_inventory *inventory, const char *tree);
 /*

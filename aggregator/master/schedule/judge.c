@@ -15,22 +15,31 @@
 #include <limits.h>
 #include <stdio.h>
 
-int bci_schedule_judge_report(struct bci_store *store, const char *build, void *ctx,
-			      struct bci_schedule_issues *issues, char *err, size_t err_size)
+int bci_schedule_judge_build(struct bci_store *store, const char *build, const char *data_dir,
+			     struct bci_report **report, char *err, size_t err_size)
 {
-	const char *data_dir = ctx;
 	struct bci_filters *filters = NULL;
-	struct bci_report *report = NULL;
 	char path[PATH_MAX];
 	int ret;
 
+	*report = NULL;
 	snprintf(path, sizeof(path), "%s/known-issues.txt", data_dir);
 	ret = bci_filters_load(path, &filters, err, err_size);
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
 	struct bci_report_options options = { .data_dir = data_dir, .filters = filters,
 					      .window = BCI_SCHEDULE_JUDGE_WINDOW };
-	ret = bci_report_build(store, build, &options, &report, err, err_size);
+	ret = bci_report_build(store, build, &options, report, err, err_size);
+	bci_filters_free(filters);
+	return ret;
+}
+
+int bci_schedule_judge_report(struct bci_store *store, const char *build, void *ctx,
+			      struct bci_schedule_issues *issues, char *err, size_t err_size)
+{
+	struct bci_report *report = NULL;
+	int ret = bci_schedule_judge_build(store, build, ctx, &report, err, err_size);
+
 	for (size_t i = 0; ret == 0 && issues && i < report->n_changes; i++)
 		if (report->changes[i].verdict == BCI_VERDICT_NEW)
 			ret = bci_schedule_issues_add(issues, report->changes[i].test,
@@ -38,6 +47,5 @@ int bci_schedule_judge_report(struct bci_store *store, const char *build, void *
 	if (ret == 0)
 		ret = (int)report->counts[BCI_VERDICT_NEW];
 	bci_report_free(report);
-	bci_filters_free(filters);
 	return ret;
 }

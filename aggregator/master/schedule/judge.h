@@ -12,6 +12,16 @@ struct bci_store;
 
 #include "schedule.h"
 
+struct bci_report;
+
+/*
+ * @build's report as the judge reads it (the baseline window above, the
+ * known issues of @data_dir): 0 with *@report (bci_report_free()), -errno
+ * (-ENOENT: no run of it).
+ */
+int bci_schedule_judge_build(struct bci_store *store, const char *build, const char *data_dir,
+			     struct bci_report **report, char *err, size_t err_size);
+
 /* A bci_schedule_judge_fn; @ctx is the data folder. */
 int bci_schedule_judge_report(struct bci_store *store, const char *build, void *ctx,
 			      struct bci_schedule_issues *issues, char *err, size_t err_size);

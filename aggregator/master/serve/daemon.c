@@ -10,6 +10,7 @@
 #include "spool.h"
 #include "../mail/mail.h"
 #include "../patchwork/patchwork.h"
+#include "../bisect/bisect.h"
 #include "../schedule/serve_hook.h"
 #include "fsutil.h"
 #include "jsonw.h"
@@ -361,6 +362,7 @@ static void server_free(struct bci_server *s)
 	bci_consoles_stop(s->consoles);
 	bci_mail_server_stop(s->mail);
 	bci_patchwork_server_stop(s->patchwork);
+	bci_bisect_server_stop(s->bisect);
 	bci_schedule_server_stop(s->schedule);
 	bci_serve_pages_free(s->pages);
 	bci_ingest_call_free(s->ingest);
@@ -444,7 +446,9 @@ int bci_server_start(const struct bci_serve_config *config, struct bci_server **
 	    (ret = bci_mail_server_start(config->data_dir, config->store_url, config->log,
 					 &s->mail, err, err_size)) < 0 ||
 	    (ret = bci_patchwork_server_start(config->data_dir, config->store_url, config->log,
-					      &s->patchwork, err, err_size)) < 0)
+					      &s->patchwork, err, err_size)) < 0 ||
+	    (ret = bci_bisect_server_start(config->data_dir, config->store_url, config->log,
+					   &s->bisect, err, err_size)) < 0)
 		goto fail;
 	/* The master's own power actions start a boot in the machine's console. */
 	bci_schedule_server_on_power(s->schedule, console_power_done, s->consoles);

@@ -49,6 +49,7 @@ struct bci_server {
 	struct bci_serve_pages *pages;	/* the read-only pages (pages.h) */
 	struct bci_schedule_server *schedule;	/* the scheduler's routes and loop; NULL: off */
 	struct bci_patchwork_server *patchwork;	/* the Patchwork poller; NULL: off */
+	struct bci_bisect_server *bisect;	/* trees' bisections (bisect/bisect.h) */
 	struct bci_consoles *consoles;	/* the console readers (console.h) */
 	struct bci_mail_server *mail;	/* the mail sender (mail/mail.h); NULL: off */
 	struct MHD_Daemon *daemon;

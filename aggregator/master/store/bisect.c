@@ -2,7 +2,7 @@
 /*
  * The bisections' part of the store (store.h, "bisections"): their
  * statements, kept here so that their SQL reads in one place; database.c
- * runs their migration (12) in its sequence. A bisection is one row a
+ * runs their migrations (12, 13) in its sequence. A bisection is one row a
  * build; its steps are rows of their own, written as each is started,
  * built and judged, so a master restarted reads where each one was.
  */
@@ -14,13 +14,13 @@
 
 #define BISECT_COLUMNS \
 	"SELECT build, project, series, patches, tests, machines, pairs, state, verdict, started," \
-	" ended" \
+	" ended, commits" \
 	" FROM bisects"
 
 static const char *const statements[S_COUNT - S_BISECT_FIRST] = {
 	[S_BISECT_ADD - S_BISECT_FIRST] =
 		"INSERT INTO bisects (build, project, series, patches, tests, machines, pairs, state,"
-		" started) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+		" started, commits) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
 	[S_BISECT_GET - S_BISECT_FIRST] = BISECT_COLUMNS " WHERE build = ?",
 	[S_BISECTS_ALL - S_BISECT_FIRST] = BISECT_COLUMNS " ORDER BY started, build",
 	[S_BISECTS_STATE - S_BISECT_FIRST] =
@@ -53,6 +53,7 @@ int bci_store_bisect_add(struct bci_store *store, const struct bci_store_bisect 
 		value_text(b->build), value_text(b->project), value_int(b->series),
 		value_int(b->patches), value_text(b->tests), value_text(b->machines),
 		value_text(b->pairs), value_real(b->started > 0 ? b->started : bci_store_now(), 0),
+		value_text(b->commits),
 	};
 	int ret;
 
@@ -61,7 +62,7 @@ int bci_store_bisect_add(struct bci_store *store, const struct bci_store_bisect 
 			 " machines and their pairs");
 		return -EINVAL;
 	}
-	ret = query(store, S_BISECT_ADD, params, 8, NULL, NULL, err, err_size);
+	ret = query(store, S_BISECT_ADD, params, 9, NULL, NULL, err, err_size);
 	if (ret == -EEXIST)
 		snprintf(err, err_size, "build %s has a bisection already", b->build);
 	return ret;
@@ -78,7 +79,7 @@ static int row_bisect(const struct bci_store_value *c, int n, void *ctx)
 	struct bisect_walk *walk = ctx;
 	struct bci_store_bisect b;
 
-	if (n < 11)
+	if (n < 12)
 		return -EPROTO;
 	b = (struct bci_store_bisect){
 		.build = column_text(&c[0]),
@@ -92,6 +93,7 @@ static int row_bisect(const struct bci_store_value *c, int n, void *ctx)
 		.verdict = column_text(&c[8]),
 		.started = column_real(&c[9], 0),
 		.ended = column_real(&c[10], 0),
+		.commits = column_text(&c[11]),
 	};
 	if (!b.build || !b.project || !b.tests || !b.machines || !b.pairs || !b.state)
 		return -EPROTO;

@@ -339,6 +339,11 @@ static const char *const migrations[] = {
 	"  SELECT build, project, series, total, '', '', '', 'done',"
 	"  'not bisected: picked up before bisections', seen, seen FROM patchwork_series"
 	"  WHERE state = 'picked up' AND build IS NOT NULL AND total > 1;",
+	/*
+	 * 13: a tree's bisection (bisect/tree.c): the commits of its range,
+	 * oldest first, one a line (its candidates); NULL for a series'.
+	 */
+	"ALTER TABLE bisects ADD COLUMN commits TEXT;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == BCI_STORE_SCHEMA_VERSION,
@@ -412,6 +417,10 @@ static const char *const statements[S_SCHEDULE_FIRST] = {
 	[S_BUILD_GET] = "SELECT b.name, b.tree, b.commit_id, b.tier, base.name, b.series_title,"
 			" b.message_id, b.registered FROM builds b"
 			" LEFT JOIN builds base ON base.id = b.base WHERE b.name = ?",
+	[S_BUILDS_TREE] = "SELECT b.name, b.tree, b.commit_id, b.tier, base.name, b.series_title,"
+			  " b.message_id, b.registered FROM builds b"
+			  " LEFT JOIN builds base ON base.id = b.base WHERE b.tree = ?"
+			  " ORDER BY b.registered DESC, b.id DESC",
 	[S_RUN_ADD] = "INSERT INTO runs (machine, run_id, build, image_id, kernel, cmdline, digest,"
 		      " archive_path, archive_root, state, started, ended, ingested)"
 		      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",

@@ -40,6 +40,7 @@ enum bci_store_statement {
 	S_BUILD_ID,
 	S_BUILD_PUT,
 	S_BUILD_GET,
+	S_BUILDS_TREE,
 	S_RUN_ADD,
 	S_RUN_GET,
 	S_RUNS_ALL,

@@ -266,6 +266,17 @@ int bci_store_build_get(struct bci_store *store, const char *name,
 	return 0;
 }
 
+int bci_store_tree_builds_each(struct bci_store *store, const char *tree,
+			       int (*fn)(const struct bci_store_build *build, void *ctx), void *ctx,
+			       char *err, size_t err_size)
+{
+	struct bci_store_value param = value_text(tree);
+	struct build_walk walk = { fn, ctx, 0 };
+	int ret = bci_store_query(store, S_BUILDS_TREE, &param, 1, row_build, &walk, err, err_size);
+
+	return ret < 0 ? ret : walk.count;
+}
+
 /* Appends @text (NULL stays NULL) at *@at, moving it past the copy. */
 static const char *text_place(const char *text, char **at)
 {

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this program writes (migrations 1..N in database.c). */
-#define BCI_STORE_SCHEMA_VERSION 12
+#define BCI_STORE_SCHEMA_VERSION 13
 
 struct bci_store;
 
@@ -127,6 +127,10 @@ int bci_store_build_put(struct bci_store *store, const struct bci_store_build *b
 int bci_store_build_get(struct bci_store *store, const char *name,
 			int (*fn)(const struct bci_store_build *build, void *ctx), void *ctx,
 			char *err, size_t err_size);
+/* Every build of @tree, newest registered first (@fn may stop the walk: its error): the count. */
+int bci_store_tree_builds_each(struct bci_store *store, const char *tree,
+			       int (*fn)(const struct bci_store_build *build, void *ctx), void *ctx,
+			       char *err, size_t err_size);
 /*
  * A copy of the build named @name in *@build: one allocation holding the
  * struct and its strings, which the caller frees with free(). -ENOENT if
@@ -724,18 +728,22 @@ int bci_store_pw_check_claim(struct bci_store *store, const char *project,
 
 /* ---- bisections (store/bisect.c; aggregator/patchwork/bisect.c uses it) ---- */
 
-/* A bisection of a series' build: which patch of it first shows its possible new issues. */
+/*
+ * A bisection of a build: which change first shows its possible new issues
+ * (a series' patch, a tree's commit).
+ */
 struct bci_store_bisect {
-	const char *build;		/* the build bisected (the series': pw-NAME-ID) */
-	const char *project;
-	int64_t series;
-	int patches;			/* the series' */
+	const char *build;		/* the build bisected (a series': pw-NAME-ID) */
+	const char *project;		/* a series' Patchwork project; a tree's: the tree */
+	int64_t series;			/* a tree's: 0 */
+	int patches;			/* the series' patches, the tree's commits */
 	const char *tests;		/* the regressed tests, a line each */
 	const char *machines;		/* where its steps run, a line each */
 	const char *pairs;		/* "MACHINE TEST" a line each: where each test regressed */
 	const char *state;		/* running, done, stopped */
 	const char *verdict;		/* NULL while running */
 	double started, ended;		/* ended 0: not yet */
+	const char *commits;		/* a tree's range, oldest first, a line each; NULL: a series' */
 };
 
 /* Adds @b (state running): -EEXIST when @b->build has a bisection already. */
@@ -753,7 +761,7 @@ int bci_store_bisects_each(struct bci_store *store, const char *state,
 int bci_store_bisect_end(struct bci_store *store, const char *build, const char *state,
 			 const char *verdict, char *err, size_t err_size);
 
-/* One step: the series applied up to patch @patches, built as @candidate and judged. */
+/* One step: the first @patches changes (patches, commits), built as @candidate and judged. */
 struct bci_store_bisect_step {
 	const char *build;
 	int step;			/* from 1 */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The next step of a bisection (series_bisect.h): git bisect's choice, skip included. */
-#include "series_bisect.h"
+/* The next step of a bisection (bisect.h): git bisect's choice, skip included. */
+#include "bisect.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,7 +27,7 @@ enum bci_bisect_next bci_bisect_plan(int patches, const struct bci_bisect_known 
 	for (size_t i = 0; i < count; i++) {
 		if (steps[i].verdict == BCI_BISECT_FLAKY) {
 			*try = steps[i].patches;
-			say(why, why_size, "the regression came and went with %d patch(es) applied:"
+			say(why, why_size, "the regression came and went with %d change(s) applied:"
 			    " flaky", steps[i].patches);
 			return BCI_BISECT_NOT_REPRODUCED;
 		}
@@ -37,15 +37,15 @@ enum bci_bisect_next bci_bisect_plan(int patches, const struct bci_bisect_known 
 			bad = steps[i].patches;
 	}
 	if (good >= bad) {
-		/* A later patch count good, an earlier one bad: the regression is not one patch's. */
+		/* A later count good, an earlier one bad: the regression is not one change's. */
 		*try = bad;
-		say(why, why_size, "good with %d patch(es) applied, bad with %d: not reproduced",
+		say(why, why_size, "good with %d change(s) applied, bad with %d: not reproduced",
 		    good, bad);
 		return BCI_BISECT_NOT_REPRODUCED;
 	}
 	if (bad - good == 1) {
 		*try = bad;
-		say(why, why_size, "patch %d is the first bad one", bad);
+		say(why, why_size, "change %d is the first bad one", bad);
 		return BCI_BISECT_FOUND;
 	}
 	for (int k = good + 1; k < bad; k++) {
@@ -66,17 +66,17 @@ enum bci_bisect_next bci_bisect_plan(int patches, const struct bci_bisect_known 
 	}
 	if (best < 0) {
 		*try = bad;
-		say(why, why_size, "the first bad patch is one of %d to %d: the candidates between"
+		say(why, why_size, "the first bad change is one of %d to %d: the candidates between"
 		    " did not build", good + 1, bad);
 		return BCI_BISECT_INCONCLUSIVE;
 	}
 	if ((int)count >= max_steps) {
 		*try = bad;
-		say(why, why_size, "the first bad patch is one of %d to %d: the step limit was"
+		say(why, why_size, "the first bad change is one of %d to %d: the step limit was"
 		    " reached", good + 1, bad);
 		return BCI_BISECT_INCONCLUSIVE;
 	}
 	*try = best;
-	say(why, why_size, "try %d patch(es) (good with %d)", best, good);
+	say(why, why_size, "try %d change(s) (good with %d)", best, good);
 	return BCI_BISECT_TRY;
 }
