@@ -3,10 +3,14 @@
 #include "build_run.h"
 
 #include "message.h"
+#include "spawn.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -70,4 +74,110 @@ int bci_build_run(char *const argv[], int log_fd, unsigned long timeout, const a
 		}
 		nanosleep(&tick, NULL);
 	}
+}
+
+#define GIT "/usr/bin/git"
+/* What git may print for one question here (a range of commits: 41 bytes each). */
+#define GIT_OUTPUT_MAX (64u << 20)
+
+int bci_build_git(const char *repo, const char *const *args, char **out, char *why,
+		  size_t why_size)
+{
+	struct bci_strv argv = { 0 };
+	int pipe_out[2] = { -1, -1 }, pipe_err[2] = { -1, -1 }, status = 0, ret;
+	char errbuf[1024];
+	size_t len = 0, cap = 0, elen = 0;
+	char *text = NULL;
+	pid_t pid;
+
+	if (out)
+		*out = NULL;
+	if (bci_strv_add(&argv, GIT) < 0 ||
+	    (repo && (bci_strv_add(&argv, "-C") < 0 || bci_strv_add(&argv, repo) < 0))) {
+		bci_strv_free(&argv);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; args[i]; i++)
+		if (bci_strv_add(&argv, args[i]) < 0) {
+			bci_strv_free(&argv);
+			return -ENOMEM;
+		}
+	if (pipe2(pipe_out, O_CLOEXEC) < 0 || pipe2(pipe_err, O_CLOEXEC) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	struct bci_spawn s = { .path = GIT, .argv = argv.items, .stdin_fd = -1,
+			       .stdout_fd = pipe_out[1], .stderr_fd = pipe_err[1] };
+	if ((ret = bci_spawn_start(&s, &pid)) < 0)
+		goto out;
+	close(pipe_out[1]);
+	close(pipe_err[1]);
+	pipe_out[1] = pipe_err[1] = -1;
+	/* Its output first, then its errors (short: they fit the pipe). */
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *grown = cap + 65536 > GIT_OUTPUT_MAX ? NULL : realloc(text, cap + 65536);
+
+			if (!grown) {
+				ret = cap + 65536 > GIT_OUTPUT_MAX ? -EFBIG : -ENOMEM;
+				break;
+			}
+			text = grown;
+			cap += 65536;
+		}
+		n = read(pipe_out[0], text + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	for (;;) {
+		ssize_t n = read(pipe_err[0], errbuf + elen, sizeof(errbuf) - 1 - elen);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		elen += (size_t)n;
+		if (elen == sizeof(errbuf) - 1)
+			break;
+	}
+	errbuf[elen] = '\0';
+	close(pipe_out[0]);
+	close(pipe_err[0]);
+	pipe_out[0] = pipe_err[0] = -1;
+	if (bci_spawn_wait(pid, &status) < 0 && ret == 0)
+		ret = -ECHILD;
+	if (ret < 0)
+		goto out;
+	while (elen && (errbuf[elen - 1] == '\n' || errbuf[elen - 1] == '\r'))
+		errbuf[--elen] = '\0';
+	{
+		const char *last = strrchr(errbuf, '\n');
+
+		snprintf(why, why_size, "%.500s", last ? last + 1 : errbuf);
+	}
+	if (text)
+		text[len] = '\0';
+	if (out) {
+		*out = text ? text : strdup("");
+		text = NULL;
+		if (!*out)
+			ret = -ENOMEM;
+	}
+	if (ret == 0)
+		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (pipe_out[i] >= 0)
+			close(pipe_out[i]);
+		if (pipe_err[i] >= 0)
+			close(pipe_err[i]);
+	}
+	free(text);
+	bci_strv_free(&argv);
+	return ret;
 }

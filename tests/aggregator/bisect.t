@@ -7,6 +7,8 @@
 #   - a 4-patch series whose third adds igt@core@bad to the fast testlist, the others harmless;
 #     its fast tier fails igt@core@bad on both machines: the reruns of the possible new issue
 #     (reruns = 2, a job each) are queued, fail too, and the gate decides;
+#   - the branch then moves on to a commit that does not build: the candidates are built on the
+#     commit it was at for the series' build (kept in DATA/series/lab/ID/base-commit);
 #   - the bisection starts by itself: patch 2's candidate does not list the test (good, no job),
 #     patch 3's gets 2 runs, one on each machine, of that test alone (kind bisect);
 #   - serve is stopped and started again mid-step: the bisection goes on from the store;
@@ -102,6 +104,12 @@ start_server
 fast_queued() { [ "$(jobs_of "$build" | grep -c " fast 1/1 queued")" = 2 ]; }
 check "the series is picked up, built and its fast tier queued on both machines" \
 	wait_until fast_queued
+check "the commit its branch was at is kept for its bisection (DATA/series/lab/ID/base-commit)" \
+	test "$(cat "$data/series/lab/$series/base-commit" 2>&1)" = "$base_commit"
+# The branch moves on meanwhile, to a tree that does not build: the candidates do not see it.
+git -C "$repo" checkout -q ci-base
+edit BROKEN "the branch moved on to a tree that does not build" "drm/x: break the build"
+git -C "$repo" checkout -q series
 for m in m1 m2; do
 	run_up "$m" "$build-fast" "$build" core@a=pass core@bad=fail
 done

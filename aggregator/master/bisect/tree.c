@@ -30,7 +30,6 @@
 #include "../store/store.h"
 #include "fsutil.h"
 #include "message.h"
-#include "spawn.h"
 #include "strv.h"
 
 #include <errno.h>
@@ -40,116 +39,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define GIT "/usr/bin/git"
-/* What git may print for one question here (a range of commits: 41 bytes each). */
-#define GIT_OUTPUT_MAX (64u << 20)
-
-/*
- * Runs git with @args in @repo: its exit status (0..255), its standard
- * output into @out (may be NULL) and its last error line into @why; -errno.
- */
-static int git(const char *repo, const char *const *args, char **out, char *why,
-	       size_t why_size)
-{
-	struct bci_strv argv = { 0 };
-	int pipe_out[2] = { -1, -1 }, pipe_err[2] = { -1, -1 }, status = 0, ret;
-	char errbuf[1024];
-	size_t len = 0, cap = 0, elen = 0;
-	char *text = NULL;
-	pid_t pid;
-
-	if (out)
-		*out = NULL;
-	if (bci_strv_add(&argv, GIT) < 0 || bci_strv_add(&argv, "-C") < 0 ||
-	    bci_strv_add(&argv, repo) < 0) {
-		bci_strv_free(&argv);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; args[i]; i++)
-		if (bci_strv_add(&argv, args[i]) < 0) {
-			bci_strv_free(&argv);
-			return -ENOMEM;
-		}
-	if (pipe2(pipe_out, O_CLOEXEC) < 0 || pipe2(pipe_err, O_CLOEXEC) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	struct bci_spawn s = { .path = GIT, .argv = argv.items, .stdin_fd = -1,
-			       .stdout_fd = pipe_out[1], .stderr_fd = pipe_err[1] };
-	if ((ret = bci_spawn_start(&s, &pid)) < 0)
-		goto out;
-	close(pipe_out[1]);
-	close(pipe_err[1]);
-	pipe_out[1] = pipe_err[1] = -1;
-	/* Its output first, then its errors (short: they fit the pipe). */
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *grown = cap + 65536 > GIT_OUTPUT_MAX ? NULL : realloc(text, cap + 65536);
-
-			if (!grown) {
-				ret = cap + 65536 > GIT_OUTPUT_MAX ? -EFBIG : -ENOMEM;
-				break;
-			}
-			text = grown;
-			cap += 65536;
-		}
-		n = read(pipe_out[0], text + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	for (;;) {
-		ssize_t n = read(pipe_err[0], errbuf + elen, sizeof(errbuf) - 1 - elen);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		elen += (size_t)n;
-		if (elen == sizeof(errbuf) - 1)
-			break;
-	}
-	errbuf[elen] = '\0';
-	close(pipe_out[0]);
-	close(pipe_err[0]);
-	pipe_out[0] = pipe_err[0] = -1;
-	if (bci_spawn_wait(pid, &status) < 0 && ret == 0)
-		ret = -ECHILD;
-	if (ret < 0)
-		goto out;
-	while (elen && (errbuf[elen - 1] == '\n' || errbuf[elen - 1] == '\r'))
-		errbuf[--elen] = '\0';
-	{
-		const char *last = strrchr(errbuf, '\n');
-
-		snprintf(why, why_size, "%.500s", last ? last + 1 : errbuf);
-	}
-	if (text)
-		text[len] = '\0';
-	if (out) {
-		*out = text ? text : strdup("");
-		text = NULL;
-		if (!*out)
-			ret = -ENOMEM;
-	}
-	if (ret == 0)
-		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 255;
-out:
-	for (int i = 0; i < 2; i++) {
-		if (pipe_out[i] >= 0)
-			close(pipe_out[i]);
-		if (pipe_err[i] >= 0)
-			close(pipe_err[i]);
-	}
-	free(text);
-	bci_strv_free(&argv);
-	return ret;
-}
 
 /* Whether @word is a full commit ID (40 or 64 hex digits). */
 static bool commit_id(const char *word)
@@ -247,7 +136,7 @@ static int baseline(struct bci_store *store, const char *repo, const struct bci_
 					c->registered > build->registered ||
 					!strcmp(c->commit, build->commit))
 				continue;
-			ret = git(repo, args, NULL, why, sizeof(why));
+			ret = bci_build_git(repo, args, NULL, why, sizeof(why));
 			if (ret < 0) {
 				bci_message(err, err_size, "%s: git merge-base: %s", repo,
 					    bci_strerror(-ret));
@@ -318,7 +207,7 @@ int bci_tree_bisect_start(struct bci_store *store, const char *data_dir, const c
 		const char *args[] = { "rev-list", "--first-parent", "--reverse", spec, "--", NULL };
 
 		snprintf(spec, sizeof(spec), "%s..%s", good, b->commit);
-		ret = git(t->repo, args, &range, why, sizeof(why));
+		ret = bci_build_git(t->repo, args, &range, why, sizeof(why));
 		if (ret > 0) {
 			bci_message(err, err_size, "%s: git rev-list %s: %s", t->repo, spec, why);
 			ret = -EINVAL;
@@ -456,7 +345,7 @@ static void describe(void *ctx, const struct bci_bisection *b, int k, char *out,
 	const char *args[] = { "log", "-1", "--format=%H %s", b->commits.items[k - 1], "--", NULL };
 	char why[256], *text = NULL;
 
-	if (git(tk->tree->repo, args, &text, why, sizeof(why)) == 0 && text[0])
+	if (bci_build_git(tk->tree->repo, args, &text, why, sizeof(why)) == 0 && text[0])
 		snprintf(out, size, "%.*s", (int)strcspn(text, "\n"), text);
 	else
 		snprintf(out, size, "%s", b->commits.items[k - 1]);
@@ -482,7 +371,7 @@ static int answer(void *ctx, const struct bci_bisection *b, const struct bci_bis
 
 		bci_str_appendf(&mail, "\nFirst bad commit: %d of %d since its baseline\n", k,
 				b->patches);
-		if (git(tk->tree->repo, args, &commit, why, sizeof(why)) == 0)
+		if (bci_build_git(tk->tree->repo, args, &commit, why, sizeof(why)) == 0)
 			bci_str_appendf(&mail, "%s", commit);
 		else
 			bci_str_appendf(&mail, "commit %s\n", b->commits.items[k - 1]);

@@ -129,7 +129,7 @@ static int candidate_build(void *ctx, const struct bci_bisection *b, int k, cons
 	const struct series_row *sr = &sk->sr;
 	const struct bci_patchwork_project *project = pw->project;
 	char dir[PATH_MAX], mbox[PATH_MAX], out[PATH_MAX], log_path[PATH_MAX], commit[128];
-	char commit_path[PATH_MAX + 16], perr[1024];
+	char commit_path[PATH_MAX + 16], perr[1024], base_commit[48];
 	char *argv[] = { project->build_command, mbox, project->base, project->branch, out, NULL };
 	struct bci_series_patch *patches = NULL;
 	struct bci_build_outcome o;
@@ -146,6 +146,21 @@ static int candidate_build(void *ctx, const struct bci_bisection *b, int k, cons
 		return -ENAMETOOLONG;
 	if ((ret = series_patches(sr->mbox, &text, &len, &patches, &count, err, err_size)) < 0)
 		return ret;
+	/* On the commit the branch was at for the series' own build, when it is known. */
+	{
+		char path[PATH_MAX + 32];
+		char *known = NULL;
+		size_t known_len = 0;
+
+		snprintf(path, sizeof(path), "%s/series/%s/%lld/%s", pw->data_dir, project->name,
+			 (long long)b->series, BCI_PATCHWORK_BASE_COMMIT_FILE);
+		if (bci_read_file(path, &known, &known_len, 128) == 0 && known_len >= 40 &&
+		    strspn(known, "0123456789abcdef") == 40) {
+			snprintf(base_commit, sizeof(base_commit), "%.40s", known);
+			argv[3] = base_commit;
+		}
+		free(known);
+	}
 	if ((size_t)k > count) {
 		bci_message(err, err_size, "%s holds %zu patches, not %d", sr->mbox, count, k);
 		ret = -EINVAL;
@@ -183,8 +198,7 @@ static int candidate_build(void *ctx, const struct bci_bisection *b, int k, cons
 			snprintf(why, why_size, "does not build: killed after build-timeout (%lu s)",
 				 project->build_timeout);
 		else if (WIFEXITED(o.status) && WEXITSTATUS(o.status) == BCI_PATCHWORK_EXIT_NO_APPLY)
-			snprintf(why, why_size, "does not apply to %s %s", project->base,
-				 project->branch);
+			snprintf(why, why_size, "does not apply to %s %s", project->base, argv[3]);
 		else
 			snprintf(why, why_size, "does not build (its build.log says why)");
 		ret = 0;

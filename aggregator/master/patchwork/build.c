@@ -252,6 +252,47 @@ static void stage(struct bci_patchwork *pw, const struct todo *t, const char *na
 				  (long long)t->series, name, err);
 }
 
+/*
+ * The commit the project's branch is at as its series is built (git
+ * ls-remote BASE BRANCH), into @dir/BCI_PATCHWORK_BASE_COMMIT_FILE: what a
+ * bisection's candidates are built on, so a branch that moved meanwhile
+ * does not change them. One that cannot be read is said, and the
+ * candidates are built on the branch as it is then.
+ */
+static void base_commit_record(struct bci_patchwork *pw, const struct todo *t, const char *dir)
+{
+	const struct bci_patchwork_project *project = pw->project;
+	const char *args[] = { "ls-remote", "--", project->base, project->branch, NULL };
+	char path[PATH_MAX + 32], why[600], head[300], commit[80] = "", *out = NULL;
+	int ret = bci_build_git(NULL, args, &out, why, sizeof(why));
+
+	snprintf(head, sizeof(head), "%s%s", strncmp(project->branch, "refs/", 5) ? "refs/heads/" : "",
+		 project->branch);
+	/* "COMMIT<TAB>REF" a line: the branch's own, not a tag or a remote's of that name. */
+	for (char *line = ret == 0 ? out : NULL; line && *line && !commit[0];) {
+		size_t n = strcspn(line, "\n"), id = strcspn(line, "\t");
+
+		if (id == 40 && id < n && strspn(line, "0123456789abcdef") == 40 &&
+		    n - id - 1 == strlen(head) && !strncmp(line + id + 1, head, n - id - 1))
+			snprintf(commit, sizeof(commit), "%.40s", line);
+		line += n + (line[n] == '\n');
+	}
+	free(out);
+	snprintf(path, sizeof(path), "%s/%s", dir, BCI_PATCHWORK_BASE_COMMIT_FILE);
+	if (!commit[0]) {
+		unlink(path);
+		bci_patchwork_say(pw, "series %lld: the commit of %s %s is not known (git ls-remote:"
+				  " %s): a bisection builds on the branch as it is then",
+				  (long long)t->series, project->base, project->branch,
+				  ret < 0 ? bci_strerror(-ret) : ret ? why : "no such branch");
+		return;
+	}
+	strcat(commit, "\n");
+	if ((ret = bci_write_file_atomic(path, commit, strlen(commit), 0644)) < 0)
+		bci_patchwork_say(pw, "series %lld: %s: %s", (long long)t->series, path,
+				  bci_strerror(-ret));
+}
+
 /* Builds one series: 1 built and published, 0 failed (its check queued), -errno. */
 static int build_one(struct bci_patchwork *pw, const struct todo *t, char *err, size_t err_size)
 {
@@ -280,6 +321,7 @@ static int build_one(struct bci_patchwork *pw, const struct todo *t, char *err, 
 		bci_message(err, err_size, "%s: %s", log_path, strerror(errno));
 		return -errno;
 	}
+	base_commit_record(pw, t, dir);
 	dprintf(fd, "bootci: %s %s %s %s %s\n", argv[0], argv[1], argv[2], argv[3], argv[4]);
 	bci_patchwork_say(pw, "series %lld: building %s (%s %s %s %s %s), log %s",
 			  (long long)t->series, t->build, argv[0], argv[1], argv[2], argv[3],

@@ -308,6 +308,8 @@ int bci_patchwork_build_name(const struct bci_patchwork_project *project, int64_
 #define BCI_PATCHWORK_CONTEXT_FAST "bootci-fast"
 #define BCI_PATCHWORK_CONTEXT_FULL "bootci-full"
 #define BCI_PATCHWORK_CONTEXT_BISECT "bootci-bisect"
+/* DATA/series/NAME/ID/base-commit: the commit the branch was at when the series was built. */
+#define BCI_PATCHWORK_BASE_COMMIT_FILE "base-commit"
 
 /*
  * Check @context in @state (pending|success|warning|fail) on every patch of
