@@ -994,6 +994,107 @@ static void test_confirm_clears(void **state)
 	assert_int_equal(count_jobs(f, "series", "full"), 3);
 }
 
+/*
+ * Issue 37: a tree whose full tier always runs has its possible new issues
+ * rerun too. Its full tier is queued with the fast tier and never held back;
+ * the reruns go before it; its decision (what the reply and bootci-fast
+ * wait for) is recorded only once the reruns are back or past their budget.
+ */
+static void test_confirm_always_tree(void **state)
+{
+	struct fixture *f = *state;
+	double now = (double)time(NULL);
+	struct bci_store_build base = { .name = "base", .tree = "always-tree", .commit = "a",
+					.tier = "fast", .registered = now - 2000 };
+	struct bci_store_build series = { .name = "series", .tree = "always-tree", .commit = "b",
+					  .tier = "fast", .base = "base", .registered = now - 1000,
+					  .message_id = "<s@x>" };
+	struct confirm_jobs c = { 0 };
+	char decision[200], run_id[64];
+
+	inventory_set(f, "[tree always-tree]\nfull = always\n");
+	assert_int_equal(bci_store_build_put(f->store, &base, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &series, f->err, sizeof(f->err)), 0);
+	build_file(f, "series", "full.testlist", "igt@t@real\n");
+	f->s.judge = bci_schedule_judge_report;
+	f->s.judge_ctx = f->dir;
+	run_two(f, "solo", "base-fast", "base", "pass", "pass");
+	fast_job_at(f, "series", "solo", now - 1000);
+	/* The fast tier running: the full tier queued at once (solo, group g's two shards), undecided. */
+	assert_int_equal(bci_schedule_tick(&f->s, now, f->err, sizeof(f->err)), 0);
+	assert_int_equal(count_jobs(f, "series", "full"), 3);
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 0);
+	/* A possible new issue: rerun 3 times on solo (in no group), ahead of its full job. */
+	run_two(f, "solo", "series-fast", "series", "fail", "pass");
+	assert_int_equal(bci_schedule_tick(&f->s, now, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_jobs_each(f->store, "series", "fast", confirm_job_count, &c,
+					     f->err, sizeof(f->err)), 4);
+	assert_int_equal(c.count, 3);
+	assert_int_equal(count_jobs(f, "series", "full"), 3);
+	assert_int_equal(bci_store_job_next(f->store, "solo", job_kind, &c, f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(c.first, "confirm series-confirm-1");
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 0);
+	/* Its full tier ended before the reruns: the reply still waits for them. */
+	{
+		static const char *const ran[3][2] = { { "solo", "series-full" },
+						       { "grp-a", "series-full-1of2" },
+						       { "grp-b", "series-full-2of2" } };
+
+		for (int i = 0; i < 3; i++) {
+			upload(f, ran[i][0], ran[i][1], NULL, 0);
+			assert_int_equal(bci_schedule_run_ingested(f->store, ran[i][0], ran[i][1],
+								   f->err, sizeof(f->err)), 1);
+		}
+	}
+	for (int k = 1; k <= 2; k++) {
+		snprintf(run_id, sizeof(run_id), "series-confirm-%d", k);
+		run_two(f, "solo", run_id, "series", "fail", "notrun");
+	}
+	assert_int_equal(bci_schedule_tick(&f->s, now + 50, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 0);
+	assert_int_equal(bci_store_mail_builds_final(f->store, NULL, NULL, f->err,
+						     sizeof(f->err)), 0);
+	/* Past the budget: the third abandoned, decided; the full tier not queued again. */
+	assert_int_equal(bci_schedule_tick(&f->s, now + 200, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(decision, "queued: the tree always runs it");
+	assert_int_equal(count_jobs(f, "series", "full"), 3);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(bci_store_jobs_each(f->store, "series", "fast", confirm_job_count, &c,
+					     f->err, sizeof(f->err)), 4);
+	assert_int_equal(c.open, 0);
+	fflush(f->s.log);
+	expect_in(f->log_text, "series: full tier run (tree always-tree: full = always), decided"
+			       " after the reruns");
+	/* Every job of the build ended, its decision made: its reply is due. */
+	assert_int_equal(bci_store_mail_builds_final(f->store, NULL, NULL, f->err,
+						     sizeof(f->err)), 1);
+	/* No run of a fast tier came back (its job abandoned): nothing to rerun, decided all the same. */
+	struct bci_store_build lost = series;
+	struct bci_store_job lost_job = { .machine = "solo", .build = "lost", .tier = "fast",
+					  .shards = 1, .testlist = "igt@t@real\n",
+					  .run_id = "lost-fast", .queued = now - 500 };
+	int64_t key;
+
+	lost.name = "lost";
+	lost.message_id = "<l@x>";
+	assert_int_equal(bci_store_build_put(f->store, &lost, f->err, sizeof(f->err)), 0);
+	build_file(f, "lost", "full.testlist", "igt@t@real\n");
+	assert_int_equal(bci_store_job_add(f->store, &lost_job, &key, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_job_end(f->store, key, "abandoned", NULL, 0, f->err,
+					   sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_tick(&f->s, now + 300, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->store, "lost", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(decision, "queued: the tree always runs it");
+	assert_int_equal(count_jobs(f, "lost", "full"), 3);
+}
+
 static const char *machine_state(struct fixture *f, const char *machine);
 
 /* A job added to the store as the scheduler queues it; its key. */
@@ -1940,6 +2041,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_judge_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_confirm_reruns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_confirm_clears, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_confirm_always_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_take_out_moves_waited_jobs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_take_out_abandons_without_peer, setup,
 						teardown),

@@ -11,9 +11,11 @@
  * another of its shard group, as jobs of only those tests handed out before
  * any tier's; the gate waits for them up to the inventory's rerun-budget (a
  * share of the fast tier's time), then abandons those not back and judges
- * again, the reruns counted. On a shard group the full testlist is
- * split by past durations (split.h); the split is recorded, so queueing the
- * same build's tier again gives the same shards.
+ * again, the reruns counted. A tree whose rule says always or never has them
+ * too, its decision (which the reply waits for) recorded after them; always
+ * still queues its full tier with the fast tier. On a shard group the full
+ * testlist is split by past durations (split.h); the split is recorded, so
+ * queueing the same build's tier again gives the same shards.
  *
  * Netboot: every machine's firmware chains to GET /api/v1/boot/<mac>, and
  * bci_schedule_boot() answers an iPXE script: its next job (the build's
