@@ -478,6 +478,15 @@ fi
 sqlite3 "$work/builds/bootci.sqlite" \
 	"UPDATE schedule_jobs SET state = 'done' WHERE tier = 'fast' AND build = (SELECT id FROM builds WHERE name = 'pw-lab-$good');
 	 UPDATE schedule_jobs SET state = 'abandoned' WHERE tier = 'fast' AND build = (SELECT id FROM builds WHERE name = 'pw-lab-$third')"
+# bootci-fast waits for the gate's decision, which the scheduler's turn in serve records once the
+# fast tier is judged (an always-tree's too: its possible new issues would be rerun first).
+gates_decided() {
+	[ "$(sqlite3 "$work/builds/bootci.sqlite" "SELECT COUNT(*) FROM schedule_gates g JOIN builds b
+		ON b.id = g.build WHERE b.name IN ('pw-lab-$good', 'pw-lab-$third')")" = 2 ]
+}
+start_server --data "$work/builds"
+wait_until gates_decided
+stop_server
 poll "$work/builds"
 got_good=$(described "$good" | grep -c "^bootci-fast success fast: 2 result(s) on 1 machine(s): 0 possible new issue(s), 0 known, 0 flaky, 0 fixed, 0 warning(s) http://localhost:8080/builds/pw-lab-$good$")
 got_third=$(described "$third" | grep -E "^bootci-(fast|full) fail")

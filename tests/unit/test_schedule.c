@@ -994,6 +994,288 @@ static void test_confirm_clears(void **state)
 	assert_int_equal(count_jobs(f, "series", "full"), 3);
 }
 
+/*
+ * Issue 37: a tree whose full tier always runs has its possible new issues
+ * rerun too. Its full tier is queued with the fast tier and never held back;
+ * the reruns go before it; its decision (what the reply and bootci-fast
+ * wait for) is recorded only once the reruns are back or past their budget.
+ */
+static void test_confirm_always_tree(void **state)
+{
+	struct fixture *f = *state;
+	double now = (double)time(NULL);
+	struct bci_store_build base = { .name = "base", .tree = "always-tree", .commit = "a",
+					.tier = "fast", .registered = now - 2000 };
+	struct bci_store_build series = { .name = "series", .tree = "always-tree", .commit = "b",
+					  .tier = "fast", .base = "base", .registered = now - 1000,
+					  .message_id = "<s@x>" };
+	struct confirm_jobs c = { 0 };
+	char decision[200], run_id[64];
+
+	inventory_set(f, "[tree always-tree]\nfull = always\n");
+	assert_int_equal(bci_store_build_put(f->store, &base, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_build_put(f->store, &series, f->err, sizeof(f->err)), 0);
+	build_file(f, "series", "full.testlist", "igt@t@real\n");
+	f->s.judge = bci_schedule_judge_report;
+	f->s.judge_ctx = f->dir;
+	run_two(f, "solo", "base-fast", "base", "pass", "pass");
+	fast_job_at(f, "series", "solo", now - 1000);
+	/* The fast tier running: the full tier queued at once (solo, group g's two shards), undecided. */
+	assert_int_equal(bci_schedule_tick(&f->s, now, f->err, sizeof(f->err)), 0);
+	assert_int_equal(count_jobs(f, "series", "full"), 3);
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 0);
+	/* A possible new issue: rerun 3 times on solo (in no group), ahead of its full job. */
+	run_two(f, "solo", "series-fast", "series", "fail", "pass");
+	assert_int_equal(bci_schedule_tick(&f->s, now, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_jobs_each(f->store, "series", "fast", confirm_job_count, &c,
+					     f->err, sizeof(f->err)), 4);
+	assert_int_equal(c.count, 3);
+	assert_int_equal(count_jobs(f, "series", "full"), 3);
+	assert_int_equal(bci_store_job_next(f->store, "solo", job_kind, &c, f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(c.first, "confirm series-confirm-1");
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 0);
+	/* Its full tier ended before the reruns: the reply still waits for them. */
+	{
+		static const char *const ran[3][2] = { { "solo", "series-full" },
+						       { "grp-a", "series-full-1of2" },
+						       { "grp-b", "series-full-2of2" } };
+
+		for (int i = 0; i < 3; i++) {
+			upload(f, ran[i][0], ran[i][1], NULL, 0);
+			assert_int_equal(bci_schedule_run_ingested(f->store, ran[i][0], ran[i][1],
+								   f->err, sizeof(f->err)), 1);
+		}
+	}
+	for (int k = 1; k <= 2; k++) {
+		snprintf(run_id, sizeof(run_id), "series-confirm-%d", k);
+		run_two(f, "solo", run_id, "series", "fail", "notrun");
+	}
+	assert_int_equal(bci_schedule_tick(&f->s, now + 50, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 0);
+	assert_int_equal(bci_store_mail_builds_final(f->store, NULL, NULL, f->err,
+						     sizeof(f->err)), 0);
+	/* Past the budget: the third abandoned, decided; the full tier not queued again. */
+	assert_int_equal(bci_schedule_tick(&f->s, now + 200, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->store, "series", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(decision, "queued: the tree always runs it");
+	assert_int_equal(count_jobs(f, "series", "full"), 3);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(bci_store_jobs_each(f->store, "series", "fast", confirm_job_count, &c,
+					     f->err, sizeof(f->err)), 4);
+	assert_int_equal(c.open, 0);
+	fflush(f->s.log);
+	expect_in(f->log_text, "series: full tier run (tree always-tree: full = always), decided"
+			       " after the reruns");
+	/* Every job of the build ended, its decision made: its reply is due. */
+	assert_int_equal(bci_store_mail_builds_final(f->store, NULL, NULL, f->err,
+						     sizeof(f->err)), 1);
+	/* No run of a fast tier came back (its job abandoned): nothing to rerun, decided all the same. */
+	struct bci_store_build lost = series;
+	struct bci_store_job lost_job = { .machine = "solo", .build = "lost", .tier = "fast",
+					  .shards = 1, .testlist = "igt@t@real\n",
+					  .run_id = "lost-fast", .queued = now - 500 };
+	int64_t key;
+
+	lost.name = "lost";
+	lost.message_id = "<l@x>";
+	assert_int_equal(bci_store_build_put(f->store, &lost, f->err, sizeof(f->err)), 0);
+	build_file(f, "lost", "full.testlist", "igt@t@real\n");
+	assert_int_equal(bci_store_job_add(f->store, &lost_job, &key, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_job_end(f->store, key, "abandoned", NULL, 0, f->err,
+					   sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_tick(&f->s, now + 300, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->store, "lost", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(decision, "queued: the tree always runs it");
+	assert_int_equal(count_jobs(f, "lost", "full"), 3);
+}
+
+static const char *machine_state(struct fixture *f, const char *machine);
+
+/* A job added to the store as the scheduler queues it; its key. */
+static int64_t job_put(struct fixture *f, const char *machine, const char *build, const char *kind,
+		       const char *run_id, const char *testlist)
+{
+	struct bci_store_job job = { .machine = machine, .build = build, .tier = "fast",
+				     .kind = kind, .shards = 1, .testlist = testlist,
+				     .run_id = run_id };
+	int64_t key = -1;
+
+	if (bci_store_job_add(f->store, &job, &key, f->err, sizeof(f->err)) < 0)
+		fail_msg("%s", f->err);
+	return key;
+}
+
+/* Whether @machine has a job of run id @run_id. */
+static bool job_on(struct fixture *f, const char *machine, const char *run_id)
+{
+	int ret = bci_store_machine_job_get(f->store, machine, run_id, NULL, NULL, f->err,
+					    sizeof(f->err));
+
+	assert_true(ret >= 0);
+	return ret > 0;
+}
+
+struct job_copy {
+	char testlist[64], note[300], state[16];
+	int boots;
+};
+
+static int job_copy_row(const struct bci_store_job *job, void *ctx)
+{
+	struct job_copy *j = ctx;
+
+	snprintf(j->testlist, sizeof(j->testlist), "%s", job->testlist);
+	snprintf(j->note, sizeof(j->note), "%s", job->note ? job->note : "");
+	snprintf(j->state, sizeof(j->state), "%s", job->state);
+	j->boots = job->boots;
+	return 0;
+}
+
+static struct job_copy job_read(struct fixture *f, const char *machine, const char *run_id)
+{
+	struct job_copy j = { .boots = -1 };
+
+	if (bci_store_machine_job_get(f->store, machine, run_id, job_copy_row, &j, f->err,
+				      sizeof(f->err)) != 1)
+		fail_msg("%s has no job %s", machine, run_id);
+	return j;
+}
+
+static void builds_put(struct fixture *f, const char *const *names)
+{
+	for (; *names; names++) {
+		struct bci_store_build build = { .name = *names, .tree = "drm-tip",
+						 .commit = "c0ffee", .tier = "fast" };
+
+		assert_int_equal(bci_store_build_put(f->store, &build, f->err, sizeof(f->err)), 0);
+	}
+}
+
+/*
+ * Issue 37: a machine taken out (here on its own note) keeps nothing others
+ * wait on: its bisection steps and reruns not ended, handed out or queued,
+ * go to the machine of its shard group in the schedule with the fewest jobs
+ * queued (grp-c, not grp-b before it in the inventory), their testlist kept,
+ * queued again; a run id naming the machine names the new one, one the new
+ * machine has already gets -r2. A job whose run came in is done, a tier's
+ * own job stays. The machine back gets its tier job, not the moved ones.
+ */
+static void test_take_out_moves_waited_jobs(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const builds[] = { "cand", "series", "other", NULL };
+	double now = (double)time(NULL);
+	struct job_copy j;
+	char *script, run_id[32];
+
+	inventory_set(f, "[machine grp-c]\nmac = 52:54:00:00:00:04\nshard-group = g\n");
+	builds_put(f, builds);
+	job_put(f, "grp-a", "cand", "bisect", "cand-bisect-1", "igt@t@bad\n");
+	job_put(f, "grp-a", "series", NULL, "series-fast", "igt@t@bad\nigt@t@good\n");
+	job_put(f, "grp-a", "cand", "bisect", "cand-bisect-3", "igt@t@bad\n");
+	job_put(f, "grp-a", "series", "confirm", "series-confirm-1", "igt@t@bad\n");
+	job_put(f, "grp-a", "series", "confirm", "series-confirm-2", "igt@t@bad\n");
+	job_put(f, "grp-a", "cand", "bisect", "cand-grp-a", "igt@t@bad\n");
+	/* grp-b has more queued than grp-c; grp-c runs series-confirm-1 already. */
+	for (int k = 1; k <= 6; k++) {
+		snprintf(run_id, sizeof(run_id), "other-%d", k);
+		job_put(f, "grp-b", "other", NULL, run_id, "igt@t@x\n");
+	}
+	job_put(f, "grp-c", "series", "confirm", "series-confirm-1", "igt@t@bad\n");
+	/* grp-a boots its first step; its second rerun came back. */
+	script = boot(f, "52:54:00:00:00:02", now);
+	expect_in(script, "# bootci: grp-a runs cand-bisect-1 ");
+	free(script);
+	upload(f, "grp-a", "series-confirm-2", NULL, 0);
+
+	assert_int_equal(bci_schedule_fault(&f->s, "grp-a", "the disk is gone", now, f->err,
+					    sizeof(f->err)), 1);
+	assert_false(job_on(f, "grp-a", "cand-bisect-1"));
+	assert_false(job_on(f, "grp-a", "cand-bisect-3"));
+	assert_false(job_on(f, "grp-a", "series-confirm-1"));
+	assert_false(job_on(f, "grp-a", "cand-grp-a"));
+	j = job_read(f, "grp-c", "cand-bisect-1");
+	assert_string_equal(j.state, "queued");
+	assert_int_equal(j.boots, 0);
+	assert_string_equal(j.testlist, "igt@t@bad\n");
+	expect_in(j.note, "moved from grp-a (taken out of the schedule)");
+	assert_string_equal(job_read(f, "grp-c", "cand-bisect-3").state, "queued");
+	assert_string_equal(job_read(f, "grp-c", "series-confirm-1-r2").state, "queued");
+	assert_string_equal(job_read(f, "grp-c", "cand-grp-c").state, "queued");
+	assert_string_equal(job_read(f, "grp-a", "series-confirm-2").state, "done");
+	assert_string_equal(job_read(f, "grp-a", "series-fast").state, "queued");
+	assert_false(job_on(f, "grp-b", "cand-bisect-1"));
+	fflush(f->s.log);
+	expect_in(f->log_text, "grp-a: taken out: bisect job cand-bisect-1 of cand moved to grp-c"
+			       " (group g) as cand-bisect-1\n");
+	expect_in(f->log_text, "grp-a: taken out: confirm job series-confirm-1 of series moved to"
+			       " grp-c (group g) as series-confirm-1-r2\n");
+	/* grp-c is handed the moved step first (the oldest of the jobs others wait on). */
+	script = boot(f, "52:54:00:00:00:04", now + 1);
+	expect_in(script, "# bootci: grp-c runs cand-bisect-1 ");
+	free(script);
+	/* grp-a back: its tier's job, not what was moved. */
+	assert_int_equal(bci_schedule_return(&f->s, "grp-a", now + 2, f->err, sizeof(f->err)), 1);
+	script = boot(f, "52:54:00:00:00:02", now + 3);
+	expect_in(script, "# bootci: grp-a runs series-fast ");
+	free(script);
+}
+
+/*
+ * Issue 37: with no machine of its group left in the schedule (or no group),
+ * a job others wait on is abandoned by the take-out, its note saying why, so
+ * the step or the gate goes on: recovery's take-out (power cycles used up)
+ * goes the same way as the machine's own note.
+ */
+static void test_take_out_abandons_without_peer(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const builds[] = { "cand", NULL };
+	struct job_copy j;
+	char *script;
+
+	builds_put(f, builds);
+	job_put(f, "solo", "cand", "bisect", "cand-bisect-1", "igt@t@bad\n");
+	job_put(f, "grp-a", "cand", "bisect", "cand-bisect-2", "igt@t@bad\n");
+	job_put(f, "grp-b", "cand", "bisect", "cand-bisect-3", "igt@t@bad\n");
+	/* grp-b out on its note: its step goes to grp-a, the one left of group g. */
+	assert_int_equal(bci_schedule_fault(&f->s, "grp-b", "no disk", T0, f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(job_read(f, "grp-a", "cand-bisect-3").state, "queued");
+	/* Silent past their deadline (1 h) and 2 power cycles: solo and grp-a out. */
+	for (int k = 0; k <= 3; k++)
+		assert_int_equal(bci_schedule_tick(&f->s, T0 + k * 4000, f->err, sizeof(f->err)), 0);
+	assert_string_equal(machine_state(f, "grp-a"),
+			    "out 2 silent for 4000 s after 2 power cycle(s): taken out of the schedule");
+	j = job_read(f, "solo", "cand-bisect-1");
+	assert_string_equal(j.state, "abandoned");
+	assert_string_equal(j.note, "machine solo taken out; it is in no shard group to move the"
+				    " job to");
+	for (int k = 2; k <= 3; k++) {
+		char run_id[32];
+
+		snprintf(run_id, sizeof(run_id), "cand-bisect-%d", k);
+		j = job_read(f, "grp-a", run_id);
+		assert_string_equal(j.state, "abandoned");
+		assert_string_equal(j.note, "machine grp-a taken out; no other machine of group g"
+					    " in the schedule");
+	}
+	fflush(f->s.log);
+	expect_in(f->log_text, "grp-a: taken out: bisect job cand-bisect-2 of cand abandoned: machine"
+			       " grp-a taken out; no other machine of group g in the schedule\n");
+	/* grp-b back: what was moved away from it is not handed to it again. */
+	assert_int_equal(bci_schedule_return(&f->s, "grp-b", T0 + 20000, f->err, sizeof(f->err)), 1);
+	script = boot(f, "52:54:00:00:00:03", T0 + 20001);
+	expect_in(script, "# bootci: nothing to run");
+	free(script);
+}
+
 static int file_print(const struct bci_store_build_file *file, void *ctx)
 {
 	char *out = ctx;
@@ -1210,7 +1492,6 @@ static void test_redeploy_by_command(void **state)
 			       " its record ");
 }
 
-static const char *machine_state(struct fixture *f, const char *machine);
 
 /*
  * A deploy that never reports back is not started for ever: after
@@ -1760,6 +2041,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_judge_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_confirm_reruns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_confirm_clears, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_confirm_always_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_take_out_moves_waited_jobs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_take_out_abandons_without_peer, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_known_good_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_actions_told, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_cycle_then_out, setup, teardown),

@@ -289,9 +289,9 @@ static int deploy_give_up(struct bci_schedule *s, const char *machine, struct de
 		.machine = machine, .state = "out", .last_seen = state.last_seen,
 		.power_cycles = state.power_cycles, .last_cycle = state.last_cycle, .note = note,
 	};
-	if ((ret = bci_store_machine_state_put(s->store, &put, err, err_size)) < 0)
-		return ret;
 	bci_schedule_say(s, "boot: %s: %s", machine, note);
+	if ((ret = bci_schedule_take_out(s, &put, err, err_size)) < 0)
+		return ret;
 	if (asprintf(script, "#!ipxe\n# bootci: %s is out of the schedule: its re-deploy never"
 		     " finished\nexit\n", machine) < 0)
 		return -ENOMEM;

@@ -48,11 +48,11 @@ int bci_schedule_fault(struct bci_schedule *s, const char *machine, const char *
 		.last_seen = ret ? state.last_seen : now, .power_cycles = state.power_cycles,
 		.last_cycle = state.last_cycle,
 	};
-	if ((ret = bci_store_machine_state_put(s->store, &put, err, err_size)) < 0)
-		return ret;
 	bci_schedule_say(s, "%s: %s: %s", machine,
 			 strcmp(state.state, "out") ? "taken out of the schedule" : "out already",
 			 reason);
+	if ((ret = bci_schedule_take_out(s, &put, err, err_size)) < 0)
+		return ret;
 	return strcmp(state.state, "out") ? 1 : 0;
 }
 

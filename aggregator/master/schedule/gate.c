@@ -4,11 +4,12 @@
  * full tier is queued when the judge finds no possible new issue, or when
  * the tree's rule says always; skipped when it finds one or the rule says
  * never. A possible new issue is first rerun (confirm.c) and the judgement
- * made again once the reruns are back, or past their budget; a tree that
- * never runs its full tier has its decision wait for them too when reruns
- * are on (the reply and the checks wait for the decision), one that always
- * runs it has none. The decision is recorded with the queueing, so it is
- * made once.
+ * made again once the reruns are back, or past their budget. With reruns on
+ * (and a judge), a tree whose rule says never or always has its fast tier
+ * judged and its possible new issues rerun too, its decision recorded only
+ * after them: the reply and the checks wait for the decision. One that
+ * always runs its full tier has it queued with the fast tier all the same,
+ * never held back. The decision is recorded once.
  */
 #include "internal.h"
 
@@ -143,6 +144,7 @@ static int gate_one(struct bci_schedule *s, const char *build, double now, char 
 	struct bci_schedule_issues issues = { 0 };
 	struct build_tree tree = { "" };
 	enum bci_full_rule rule;
+	bool fixed;
 	int ret, found;
 
 	ret = bci_store_jobs_each(s->store, build, "fast", job_progress, &progress, err, err_size);
@@ -151,15 +153,27 @@ static int gate_one(struct bci_schedule *s, const char *build, double now, char 
 	if ((ret = bci_store_build_get(s->store, build, build_row, &tree, err, err_size)) < 0)
 		return ret;
 	rule = bci_inventory_full_rule(s->inventory, tree.tree);
-	/* With reruns, a tree that never runs its full tier still has its reply wait for them. */
+	fixed = rule != BCI_FULL_GATED;
+	/* Without reruns (or a judge to find what to rerun) a fixed rule decides at once. */
 	if (rule == BCI_FULL_NEVER && (!s->inventory->reruns || !s->judge)) {
 		bci_schedule_say(s, "%s: full tier not run (tree %s: full = never)", build, tree.tree);
 		return bci_store_gate_put(s->store, build, "skipped: the tree never runs it", err,
 					  err_size);
 	}
+	/* Always: the full tier at once; with reruns, its decision after them. */
 	if (rule == BCI_FULL_ALWAYS) {
-		ret = bci_schedule_queue_tier(s, build, "full", "queued: the tree always runs it", err, err_size);
-		return ret < 0 ? ret : 0;
+		const char *decision = s->inventory->reruns && s->judge
+				       ? NULL : "queued: the tree always runs it";
+
+		if ((ret = bci_store_jobs_each(s->store, build, "full", NULL, NULL, err,
+					       err_size)) < 0)
+			return ret;
+		if (!ret)
+			ret = bci_schedule_queue_tier(s, build, "full", decision, err, err_size);
+		else if (decision)
+			ret = bci_store_gate_put(s->store, build, decision, err, err_size);
+		if (ret < 0 || decision)
+			return ret < 0 ? ret : 0;
 	}
 	if (progress.pending)
 		return 0;
@@ -172,6 +186,11 @@ static int gate_one(struct bci_schedule *s, const char *build, double now, char 
 		return ret < 0 ? ret : 0;
 	found = s->judge(s->store, build, s->judge_ctx, progress.reruns ? NULL : &issues, err,
 			 err_size);
+	if (found == -ENOENT && fixed) {
+		/* No run of the fast tier came back: nothing to rerun, and the decision is the tree's. */
+		bci_schedule_say(s, "%s: nothing to rerun: %s", build, err);
+		found = 0;
+	}
 	if (found > 0 && !progress.reruns && s->inventory->reruns) {
 		ret = bci_schedule_confirm_queue(s, build, &issues, err, err_size);
 		bci_schedule_issues_free(&issues);
@@ -195,6 +214,12 @@ static int gate_one(struct bci_schedule *s, const char *build, double now, char 
 		bci_schedule_say(s, "%s: full tier not run (tree %s: full = never)%s", build,
 				 tree.tree, progress.reruns ? ", after the reruns" : "");
 		return bci_store_gate_put(s->store, build, "skipped: the tree never runs it", err,
+					  err_size);
+	}
+	if (rule == BCI_FULL_ALWAYS) {
+		bci_schedule_say(s, "%s: full tier run (tree %s: full = always), decided%s", build,
+				 tree.tree, progress.reruns ? " after the reruns" : "");
+		return bci_store_gate_put(s->store, build, "queued: the tree always runs it", err,
 					  err_size);
 	}
 	if (found) {

@@ -74,4 +74,20 @@ int bci_schedule_gates(struct bci_schedule *s, double now, char *err, size_t err
 /* Power cycles the silent, takes out those cycling did not bring back. */
 int bci_schedule_recover(struct bci_schedule *s, double now, char *err, size_t err_size);
 
+/* ---- take_out.c ---- */
+
+struct bci_store_machine_state;
+
+/*
+ * Takes @state->machine out of the schedule: @state written with its state
+ * "out" (whatever @state->state says), then each of its confirm and bisect
+ * jobs not ended moved to the machine of its shard group in the schedule
+ * with the fewest jobs queued (its run id naming that machine where it named
+ * this one, made unique there), or abandoned with a note saying why when
+ * there is none; one whose run came in is marked done. Each said on the log.
+ * A tier's own jobs stay. 0 or -errno (what was written before stays).
+ */
+int bci_schedule_take_out(struct bci_schedule *s, const struct bci_store_machine_state *state,
+			  char *err, size_t err_size);
+
 #endif

@@ -81,7 +81,7 @@ static int recover_one(struct bci_schedule *s, const struct bci_inventory_machin
 		put.note = state.note;
 		put.last_cycle = state.last_cycle;
 		bci_schedule_say(s, "%s: %s", m->name, state.note);
-		return bci_store_machine_state_put(s->store, &put, err, err_size);
+		return bci_schedule_take_out(s, &put, err, err_size);
 	}
 	put.power_cycles = state.power_cycles + 1;
 	if (m->power_driver == BCI_POWER_DRIVER_NONE) {
@@ -105,6 +105,7 @@ static int recover_one(struct bci_schedule *s, const struct bci_inventory_machin
 		put.state = "out";
 		put.note = state.note;
 		bci_schedule_say(s, "%s: %s", m->name, state.note);
+		return bci_schedule_take_out(s, &put, err, err_size);
 	} else {
 		bci_schedule_say(s, "%s: power command failed: %s", m->name, result.why);
 	}

@@ -11,9 +11,11 @@
  * another of its shard group, as jobs of only those tests handed out before
  * any tier's; the gate waits for them up to the inventory's rerun-budget (a
  * share of the fast tier's time), then abandons those not back and judges
- * again, the reruns counted. On a shard group the full testlist is
- * split by past durations (split.h); the split is recorded, so queueing the
- * same build's tier again gives the same shards.
+ * again, the reruns counted. A tree whose rule says always or never has them
+ * too, its decision (which the reply waits for) recorded after them; always
+ * still queues its full tier with the fast tier. On a shard group the full
+ * testlist is split by past durations (split.h); the split is recorded, so
+ * queueing the same build's tier again gives the same shards.
  *
  * Netboot: every machine's firmware chains to GET /api/v1/boot/<mac>, and
  * bci_schedule_boot() answers an iPXE script: its next job (the build's
@@ -41,7 +43,11 @@
  * for, no run uploaded) past its deadline with its power driver (power.h),
  * and takes it out of the schedule after the inventory's power-cycles cycles
  * that did not bring it back, or at once when its BMC does not answer or
- * refuses; bci_schedule_return() puts it back and powers it on.
+ * refuses; bci_schedule_return() puts it back and powers it on. A machine
+ * taken out (so, too, by its fault note or a re-deploy given up) hands each
+ * of its confirm and bisect jobs not ended to the machine of its shard group
+ * in the schedule with the fewest queued, or abandons it when there is none
+ * (take_out.c).
  *
  * One struct bci_schedule is used by one thread at a time (its store is).
  *
@@ -57,6 +63,7 @@
  *   recovery.c       power cycling the silent, taking out the dead
  *   power.c          the power drivers: commands, IPMI (power.h)
  *   fault.c          taking out a machine that says it cannot run its jobs
+ *   take_out.c       every take-out: the state, the jobs others wait on moved
  *   runs.c           a run that came in: its job's build, its job done
  *   tags.c           the inventory's tags onto the store's machines
  *   build_files.c    a published build's files, boot.ipxe's command line

@@ -78,6 +78,7 @@ enum bci_store_statement {
 	S_JOB_GET,
 	S_JOB_END,
 	S_JOB_ASKED,
+	S_JOB_MOVE,
 	S_SPLIT_ADD,
 	S_SPLITS,
 	S_MACHINE_STATE_PUT,

@@ -36,6 +36,9 @@ static const char *const statements[S_METRICS_FIRST - S_SCHEDULE_FIRST] = {
 	[S_JOB_END - S_SCHEDULE_FIRST] =
 		"UPDATE schedule_jobs SET state = ?, note = ?, ended = ? WHERE id = ?",
 	[S_JOB_ASKED - S_SCHEDULE_FIRST] = "UPDATE schedule_jobs SET asked = ? WHERE id = ?",
+	[S_JOB_MOVE - S_SCHEDULE_FIRST] =
+		"UPDATE schedule_jobs SET machine = ?, run_id = ?, state = 'queued', boots = 0,"
+		" booted = NULL, note = ?, ended = NULL, asked = NULL WHERE id = ?",
 	[S_SPLIT_ADD - S_SCHEDULE_FIRST] =
 		"INSERT INTO schedule_splits (build, tier, shard_group, shard, shards, machine,"
 		" testlist) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -213,6 +216,24 @@ int bci_store_job_asked(struct bci_store *store, int64_t key, double when, char 
 	struct bci_store_value params[] = { value_real(when, 1), value_int(key) };
 
 	return query(store, S_JOB_ASKED, params, 2, NULL, NULL, err, err_size);
+}
+
+int bci_store_job_move(struct bci_store *store, int64_t key, const char *machine,
+		       const char *run_id, const char *note, char *err, size_t err_size)
+{
+	int64_t id;
+	int ret;
+
+	if ((ret = bci_store_machine_ensure(store, machine, &id, err, err_size)) < 0)
+		return ret;
+	struct bci_store_value params[] = {
+		value_int(id), value_text(run_id), value_text(note), value_int(key),
+	};
+	ret = query(store, S_JOB_MOVE, params, 4, NULL, NULL, err, err_size);
+	if (ret == -EEXIST)
+		snprintf(err, err_size, "machine %s already has a job of run id %s", machine,
+			 run_id);
+	return ret;
 }
 
 int bci_store_jobs_each(struct bci_store *store, const char *build, const char *tier,

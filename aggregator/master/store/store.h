@@ -444,6 +444,14 @@ int bci_store_job_end(struct bci_store *store, int64_t key, const char *state, c
 /* Records that the machine's collect asked about the job's run at Unix time @when. */
 int bci_store_job_asked(struct bci_store *store, int64_t key, double when, char *err,
 			size_t err_size);
+/*
+ * Hands job @key to @machine (created if new) under run id @run_id, queued
+ * again: its boots, booted, ended and asked cleared, @note (may be NULL) its
+ * note; its build, tier, kind, testlist and queued time kept. -EEXIST when
+ * @machine has a job of that run id.
+ */
+int bci_store_job_move(struct bci_store *store, int64_t key, const char *machine,
+		       const char *run_id, const char *note, char *err, size_t err_size);
 /* Every job of @build (and @tier unless NULL), by machine then key; returns the count. */
 int bci_store_jobs_each(struct bci_store *store, const char *build, const char *tier,
 			int (*fn)(const struct bci_store_job *job, void *ctx), void *ctx,
