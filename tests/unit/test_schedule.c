@@ -1095,6 +1095,37 @@ static void test_confirm_always_tree(void **state)
 	assert_int_equal(count_jobs(f, "lost", "full"), 3);
 }
 
+/* A gated tree whose fast tier brought no run back: decided, no full tier, its reply not held. */
+static void test_gate_no_run_back(void **state)
+{
+	struct fixture *f = *state;
+	struct bci_store_build lost = { .name = "lost", .tree = "gated-tree", .commit = "c1",
+					.tier = "fast", .message_id = "<l@x>" };
+	struct bci_store_job job = { .machine = "solo", .build = "lost", .tier = "fast",
+				     .shards = 1, .testlist = "igt@t@real\n", .run_id = "lost-fast" };
+	char decision[300];
+	double now = 1000000;
+	int64_t key;
+
+	job.queued = now - 500;
+	f->s.judge = bci_schedule_judge_report;
+	f->s.judge_ctx = f->dir;
+	assert_int_equal(bci_store_build_put(f->store, &lost, f->err, sizeof(f->err)), 0);
+	build_file(f, "lost", "full.testlist", "igt@t@real\n");
+	assert_int_equal(bci_store_job_add(f->store, &job, &key, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_job_end(f->store, key, "abandoned", NULL, 0, f->err,
+					   sizeof(f->err)), 0);
+	assert_int_equal(bci_schedule_tick(&f->s, now, f->err, sizeof(f->err)), 0);
+	assert_int_equal(bci_store_gate_get(f->store, "lost", decision, sizeof(decision), f->err,
+					    sizeof(f->err)), 1);
+	assert_string_equal(decision, "skipped: no run of the fast tier came back");
+	assert_int_equal(count_jobs(f, "lost", "full"), 0);
+	fflush(f->s.log);
+	expect_in(f->log_text, "lost: no run of its fast tier came back");
+	assert_int_equal(bci_store_mail_builds_final(f->store, NULL, NULL, f->err,
+						     sizeof(f->err)), 1);
+}
+
 static const char *machine_state(struct fixture *f, const char *machine);
 
 /* A job added to the store as the scheduler queues it; its key. */
@@ -2043,6 +2074,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_confirm_clears, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_confirm_always_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_take_out_moves_waited_jobs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gate_no_run_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_take_out_abandons_without_peer, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_known_good_versions, setup, teardown),

@@ -190,6 +190,12 @@ static int gate_one(struct bci_schedule *s, const char *build, double now, char 
 		/* No run of the fast tier came back: nothing to rerun, and the decision is the tree's. */
 		bci_schedule_say(s, "%s: nothing to rerun: %s", build, err);
 		found = 0;
+	} else if (found == -ENOENT) {
+		/* Nothing to judge: the full tier is not run on nothing, and the reply is not held. */
+		bci_schedule_say(s, "%s: no run of its fast tier came back (%s): full tier not queued",
+				 build, err);
+		return bci_store_gate_put(s->store, build, "skipped: no run of the fast tier came back",
+					  err, err_size);
 	}
 	if (found > 0 && !progress.reruns && s->inventory->reruns) {
 		ret = bci_schedule_confirm_queue(s, build, &issues, err, err_size);
