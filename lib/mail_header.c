@@ -295,10 +295,36 @@ static bool word_take(struct decoder *d, const struct word *w)
 	return true;
 }
 
+/* The unfolded form of the @len bytes at @value (no NUL among them) in @u: its length. */
+static size_t unfold(const char *value, size_t len, char *u)
+{
+	size_t n = 0;
+
+	/* RFC 5322 2.2.3: a line break before a blank is no part of the value. */
+	for (size_t i = 0; i < len; i++) {
+		if (value[i] == '\r' && i + 2 < len && value[i + 1] == '\n' && is_blank(value[i + 2]))
+			i++;
+		else if (!(value[i] == '\n' && i + 1 < len && is_blank(value[i + 1])))
+			u[n++] = value[i];
+	}
+	u[n] = '\0';
+	return n;
+}
+
+int bci_mail_header_unfold(const char *value, size_t len, char **out)
+{
+	len = strnlen(value, len);
+	*out = malloc(len + 1);
+	if (!*out)
+		return -ENOMEM;
+	unfold(value, len, *out);
+	return 0;
+}
+
 int bci_mail_header_decode(const char *value, size_t len, char **out)
 {
 	struct decoder d = { .after_word = NONE };
-	size_t n = 0;
+	size_t n;
 	char *u;
 
 	*out = NULL;
@@ -311,13 +337,7 @@ int bci_mail_header_decode(const char *value, size_t len, char **out)
 		free(d.out);
 		return -ENOMEM;
 	}
-	/* RFC 5322 2.2.3: a line break before a blank is no part of the value. */
-	for (size_t i = 0; i < len; i++) {
-		if (value[i] == '\r' && i + 2 < len && value[i + 1] == '\n' && is_blank(value[i + 2]))
-			i++;
-		else if (!(value[i] == '\n' && i + 1 < len && is_blank(value[i + 1])))
-			u[n++] = value[i];
-	}
+	n = unfold(value, len, u);
 	d.u = u;
 	for (size_t i = 0; i < n;) {
 		struct word w;

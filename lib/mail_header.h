@@ -48,4 +48,11 @@
  */
 int bci_mail_header_decode(const char *value, size_t len, char **out);
 
+/*
+ * Only unfolds @value (@len bytes; a NUL ends it earlier) into *@out
+ * (malloc'ed, at most @len + 1 bytes), for a header whose encoded words
+ * are no text (a Message-ID). 0 or -ENOMEM (*@out NULL).
+ */
+int bci_mail_header_unfold(const char *value, size_t len, char **out);
+
 #endif

@@ -98,6 +98,10 @@ static void unfolding(void **state)
 	assert_string_equal(out, "ab");
 	free(out);
 	kept("");
+	/* Unfolding alone leaves the words: a Message-ID is no text. */
+	assert_int_equal(bci_mail_header_unfold("\r\n <=?utf-8?q?a?=@example.org>\n", 35, &out), 0);
+	assert_string_equal(out, " <=?utf-8?q?a?=@example.org>\n");
+	free(out);
 }
 
 /* The words' own forms: either case, a language, latin1 and ASCII, words stuck to text. */
