@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* A mail header's value unfolded, its RFC 2047 encoded words decoded: see mail_header.h. */
+/* A mail header's value unfolded and its RFC 2047 encoded words decoded, and written: see mail_header.h. */
 #include "mail_header.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -86,7 +87,8 @@ static bool word_parse(const char *u, size_t n, size_t i, struct word *w)
 	w->text = p;
 	while (p < n && (unsigned char)u[p] > 0x20 && (unsigned char)u[p] < 0x7f && u[p] != '?')
 		p++;
-	if (p == w->text || p + 1 >= n || u[p] != '?' || u[p + 1] != '=')
+	/* RFC 2047 wants one character at least; an empty word is read as nothing, as git does. */
+	if (p + 1 >= n || u[p] != '?' || u[p + 1] != '=')
 		return false;
 	w->start = i;
 	w->text_len = p - w->text;
@@ -360,4 +362,85 @@ int bci_mail_header_decode(const char *value, size_t len, char **out)
 	free(u);
 	*out = d.out;
 	return d.words;
+}
+
+/* ---- the writer ---- */
+
+/*
+ * RFC 2047: an encoded-word is at most 75 characters; "=?UTF-8?B?" and "?="
+ * take 12, and a folded line starts with a blank: 45 bytes are 60 base64
+ * characters, 73 on the line.
+ */
+#define WORD_INPUT_MAX 45
+
+static const char base64_chars[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int base64_append(char **p, size_t *len, size_t *cap, const unsigned char *in, size_t n)
+{
+	size_t need = *len + (n + 2) / 3 * 4 + 64;
+
+	if (need > *cap) {
+		char *grown = realloc(*p, need * 2);
+
+		if (!grown)
+			return -ENOMEM;
+		*p = grown;
+		*cap = need * 2;
+	}
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = in[i] << 16 | (i + 1 < n ? in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+
+		(*p)[(*len)++] = base64_chars[v >> 18 & 63];
+		(*p)[(*len)++] = base64_chars[v >> 12 & 63];
+		(*p)[(*len)++] = i + 1 < n ? base64_chars[v >> 6 & 63] : '=';
+		(*p)[(*len)++] = i + 2 < n ? base64_chars[v & 63] : '=';
+	}
+	return 0;
+}
+
+int bci_mail_header_encode(const char *name, const char *text, char **out)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t len = 0, cap = 0, n = strlen(text);
+	char *p = NULL;
+	int ret;
+
+	if (strlen(name) > 40)
+		return -EINVAL;
+	cap = strlen(name) + 3;
+	p = malloc(cap);
+	if (!p)
+		return -ENOMEM;
+	len = (size_t)sprintf(p, "%s:", name);
+	for (size_t i = 0; i < n || !n;) {
+		/* The first word shares its line with "Name: "; lines stay within 76 characters. */
+		size_t room = i ? WORD_INPUT_MAX : (76 - strlen(name) - 2 - 12) / 4 * 3;
+		size_t take = n - i < room ? n - i : room;
+
+		/* Never split a UTF-8 sequence: back off while the next byte continues one. */
+		while (take && i + take < n && (s[i + take] & 0xc0) == 0x80)
+			take--;
+		if (!take && n)
+			take = n - i < room ? n - i : room;
+		/* Nothing to encode: only makes room for the word's frame. */
+		ret = base64_append(&p, &len, &cap, (const unsigned char *)"", 0);
+		if (ret < 0)
+			goto fail;
+		/* Each word on its own folded line: " =?UTF-8?B?...?=" (the fold is the "\n" before the blank). */
+		len += (size_t)sprintf(p + len, "%s=?UTF-8?B?", i ? "\n " : " ");
+		ret = base64_append(&p, &len, &cap, s + i, take);
+		if (ret < 0)
+			goto fail;
+		len += (size_t)sprintf(p + len, "?=");
+		i += take;
+		if (!n)
+			break;
+	}
+	p[len] = '\0';
+	*out = p;
+	return 0;
+fail:
+	free(p);
+	return ret;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A mail header's value as a person reads it: RFC 5322 unfolding and RFC
- * 2047 encoded words. git format-patch writes a non-ASCII author or subject
+ * 2047 encoded words; and the writer of such words for the master's mail. git format-patch writes a non-ASCII author or subject
  * as encoded words, folded over lines:
  *
  *   From: =?UTF-8?q?Ren=C3=A9=20D=C3=BCsseldorf?= <rene@example.org>
@@ -12,8 +12,8 @@
  * TAB), the blank kept. An encoded word is "=?CHARSET?ENCODING?TEXT?=":
  * CHARSET a token (case-insensitive) with an optional RFC 2231 language
  * ("UTF-8*en"), ENCODING B (base64) or Q (quoted-printable with '_' for a
- * space; either case), TEXT one or more printable ASCII characters, no '?'
- * and no blank. Read the way git am reads them: a word is decoded wherever
+ * space; either case), TEXT printable ASCII characters, no '?' and no
+ * blank (none: the word is read as nothing, as git and Python read it). Read the way git am reads them: a word is decoded wherever
  * it stands (inside a quoted display name too), and the blanks between two
  * adjacent decoded words are dropped (RFC 2047 6.2). The charsets read are
  * UTF-8 and US-ASCII, as they are, and ISO-8859-1 (latin1), converted to
@@ -54,5 +54,14 @@ int bci_mail_header_decode(const char *value, size_t len, char **out);
  * are no text (a Message-ID). 0 or -ENOMEM (*@out NULL).
  */
 int bci_mail_header_unfold(const char *value, size_t len, char **out);
+
+/*
+ * The writer: header @name (at most 40 characters) with @text (UTF-8) as its
+ * value in B encoded words of whole characters, each on a line of its own
+ * of at most 76 characters ("Name: =?UTF-8?B?...?=\n =?UTF-8?B?...?="),
+ * without a final newline, into *@out (malloc'ed). What the reader makes of
+ * the value is @text. 0, -EINVAL (a name too long) or -ENOMEM.
+ */
+int bci_mail_header_encode(const char *name, const char *text, char **out);
 
 #endif

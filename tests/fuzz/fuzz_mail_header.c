@@ -3,7 +3,8 @@
  * Fuzz target for lib/mail_header.c: the input as a header's value, decoded.
  * The result stays within its bound, holds no control character more than
  * the input did (decoding never makes a line break or a NUL), and is valid
- * UTF-8 whenever the input was.
+ * UTF-8 whenever the input was. Printable UTF-8 input goes through the
+ * writer too and must read back as it was.
  */
 #include "mail_header.h"
 
@@ -14,13 +15,18 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Whether the @n bytes at @s are UTF-8 (no overlong form, surrogate, or character past U+10FFFF). */
-static bool utf8_valid(const unsigned char *s, size_t n)
+/*
+ * Whether the @n bytes at @s are UTF-8 (no overlong form, surrogate, or
+ * character past U+10FFFF), and with @printable no control character either.
+ */
+static bool utf8_valid(const unsigned char *s, size_t n, bool printable)
 {
 	for (size_t i = 0; i < n;) {
 		unsigned c = s[i], need, code, least;
 
 		if (c < 0x80) {
+			if (printable && (c < 0x20 || c == 0x7f))
+				return false;
 			i++;
 			continue;
 		}
@@ -39,7 +45,8 @@ static bool utf8_valid(const unsigned char *s, size_t n)
 				return false;
 			code = code << 6 | (s[i + k] & 0x3f);
 		}
-		if (code < least || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff))
+		if (code < least || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff) ||
+		    (printable && code < 0xa0))
 			return false;
 		i += need + 1;
 	}
@@ -69,11 +76,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((c < 0x20 || c == 0x7f) && controls_in[c == 0x7f ? 32 : c]-- == 0)
 			abort();
 	}
-	if (utf8_valid(data, len) && !utf8_valid((const unsigned char *)out, out_len))
+	if (utf8_valid(data, len, false) && !utf8_valid((const unsigned char *)out, out_len, false))
 		abort();
 	/* Nothing decoded: the input unfolded, so never longer than it. */
 	if (ret == 0 && out_len > len)
 		abort();
 	free(out);
+	/* Printable text the writer encodes, the reader reads back after the blank it leaves. */
+	if (len == size && utf8_valid(data, len, true)) {
+		char *text = strndup((const char *)data, len), *header = NULL;
+
+		if (!text)
+			return 0;
+		if (bci_mail_header_encode("Subject", text, &header) == 0) {
+			if (bci_mail_header_decode(header + 8, strlen(header + 8), &out) <= 0 ||
+			    out[0] != ' ' || strcmp(out + 1, text))
+				abort();
+			free(out);
+		}
+		free(header);
+		free(text);
+	}
 	return 0;
 }

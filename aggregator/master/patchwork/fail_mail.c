@@ -12,6 +12,7 @@
 #include "../mail/mail.h"
 #include "../report/report.h"
 #include "../store/store.h"
+#include "mail_header.h"
 #include "message.h"
 
 #include <errno.h>
@@ -49,7 +50,7 @@ int bci_patchwork_mail_queue(struct bci_patchwork *pw, const struct bci_patchwor
 	}
 	domain = strchr(config.sender, '@');
 	domain = domain && domain[1] ? domain + 1 : "localhost";
-	if ((ret = bci_mbox_encode_header("Subject", m->subject, &subject)) < 0)
+	if ((ret = bci_mail_header_encode("Subject", m->subject, &subject)) < 0)
 		goto out;
 	gmtime_r(&now, &tm);
 	out = open_memstream(&text, &len);
