@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* A mail header's value unfolded and its RFC 2047 encoded words decoded, and written: see mail_header.h. */
 #include "mail_header.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -107,17 +108,6 @@ static int base64_value(char c)
 	return c == '+' ? 62 : c == '/' ? 63 : -1;
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* A byte of the word's charset written in UTF-8 to @dst (@room bytes): false if it cannot be. */
 static bool put_byte(enum charset charset, unsigned char c, char *dst, size_t room, size_t *k)
 {
@@ -180,8 +170,8 @@ static long word_decode(const char *u, const struct word *w, char *dst, size_t r
 		if (c == '_') {
 			c = ' ';
 		} else if (c == '=') {
-			int high = i + 2 < len ? hex_value(t[i + 1]) : -1;
-			int low = high >= 0 ? hex_value(t[i + 2]) : -1;
+			int high = i + 2 < len ? bci_hex_digit(t[i + 1]) : -1;
+			int low = high >= 0 ? bci_hex_digit(t[i + 2]) : -1;
 
 			if (low < 0)
 				return -1;
