@@ -5,6 +5,7 @@
 # is not run, to keep the test fast), two machines of one shard group in machines.conf whose runs
 # are ingested by hand as their uploads would be:
 #   - a 4-patch series whose third adds igt@core@bad to the fast testlist, the others harmless;
+#     the third's author and subject are not ASCII (git format-patch writes RFC 2047 words);
 #     its fast tier fails igt@core@bad on both machines: the reruns of the possible new issue
 #     (reruns = 2, a job each) are queued, fail too, and the gate decides;
 #   - the branch then moves on to a commit that does not build: the candidates are built on the
@@ -13,7 +14,9 @@
 #     patch 3's gets 2 runs, one on each machine, of that test alone (kind bisect);
 #   - serve is stopped and started again mid-step: the bisection goes on from the store;
 #   - both runs fail: patch 3 of 4 is named, in 2 steps, in serve's log, `bisect show`, the page
-#     /bisects/BUILD and a bootci-bisect fail check on patch 3 alone (Patchwork's REST API);
+#     /bisects/BUILD and a bootci-bisect fail check on patch 3 alone (Patchwork's REST API),
+#     its subject decoded in each; the mail queued on the series' thread names its author
+#     decoded too, in a UTF-8 text/plain body (no SMTP server answers: it stays in the outbox);
 #   - `bisect start` of it again is refused.
 # Skipped when the tarball or Debian's python3-django, python3-djangorestframework and
 # python3-django-filters are absent.
@@ -52,7 +55,8 @@ edit() { # edit FILE TEXT SUBJECT: TEXT appended to FILE, committed
 }
 edit NOTES "one" "drm/x: NOTES: one"
 edit NOTES "two" "drm/x: NOTES: two"
-edit fast.testlist "igt@core@bad" "drm/x: fast.testlist: run igt@core@bad"
+GIT_AUTHOR_NAME="René Düsseldorf" GIT_AUTHOR_EMAIL=rene@bootci.test \
+	edit fast.testlist "igt@core@bad" "drm/x: fast.testlist: run igt@core@bad, prüfe <über> & mehr"
 edit NOTES "three" "drm/x: NOTES: three"
 git -C "$repo" format-patch -q --cover-letter --thread=shallow -n -v 1 \
 	--add-header='List-Id: <bootci-test.lists.bootci.test>' -o "$work/s1" "$base_commit"
@@ -65,7 +69,7 @@ chmod 0644 "$work/series.mbox"
 admin parse "$work/series.mbox" || { echo "Bail out! Patchwork did not take the series"; exit 1; }
 series=$(curl -s "$pw_url/api/1.2/series/?order=-id&per_page=1" | "$python" -c 'import json, sys; print(json.load(sys.stdin)[0]["id"])')
 build=pw-lab-$series
-bad_subject="[PATCH v1 3/4] drm/x: fast.testlist: run igt@core@bad"
+bad_subject="[PATCH v1 3/4] drm/x: fast.testlist: run igt@core@bad, prüfe <über> & mehr"
 
 # The build command: the series applied to the tree, a prebuilt image, the tree's testlists.
 image=$work/image
@@ -97,6 +101,8 @@ shard-group = g
 [tree t]
 full = never
 CONF
+printf 'url = smtp://127.0.0.1:1/lab.example\nfrom = bootci <ci@lab.example>\nto = list <bootci-test@lists.bootci.test>\ninterval = 1s\n' \
+	>"$data/mail.conf"
 export BOOTCI_SCHEDULE_TICK=1 BOOTCI_PATCHWORK_POLL=1s
 start_server
 
@@ -154,8 +160,16 @@ check "bisect show: done, its answer, its steps" eval '
 	[[ "$(head -n 1 <<<"$show")" == "bisect $build: done: first bad patch 3 of 4: $bad_subject <"* ]] &&
 	grep -qx "step 2: patch 3 of 4 ($build-k3): bad: igt@core@bad failed 2 of 2 run(s)" <<<"$show"'
 page=$(curl -s "$base/bisects/$build")
-check "serve's page /bisects/$build names patch 3" eval '
-	grep -qF "first bad patch 3 of 4" <<<"$page" && grep -qF "$build-k3" <<<"$page"'
+check "serve's page /bisects/$build names patch 3, its subject decoded and escaped" eval '
+	grep -qF "first bad patch 3 of 4" <<<"$page" && grep -qF "$build-k3" <<<"$page" &&
+	grep -qF "run igt@core@bad, prüfe &lt;über&gt; &amp; mehr" <<<"$page"'
+mail_id=$("$aggregator" mail list --data "$data" 2>&1 | awk -F'\t' -v b="$build-bisect" '$6 == b {print $1}')
+"$aggregator" mail show "$mail_id" --data "$data" 2>&1 | tr -d '\r' >"$work/bisect.eml"
+check "its mail names the patch's subject and author decoded, in a UTF-8 8bit body" eval '
+	grep -qxF "  Subject: $bad_subject" "$work/bisect.eml" &&
+	grep -qxF "  Author: René Düsseldorf <rene@bootci.test>" "$work/bisect.eml" &&
+	grep -qxF "Content-Type: text/plain; charset=utf-8" "$work/bisect.eml" &&
+	grep -qxF "Content-Transfer-Encoding: 8bit" "$work/bisect.eml"' || diag <"$work/bisect.eml"
 # on_patches: each patch's subject, then its bootci-bisect checks, from Patchwork's REST API
 on_patches() {
 	curl -s "$pw_url/api/1.2/series/$series/" | "$python" -c 'import json, sys, urllib.request
@@ -169,7 +183,7 @@ wait_until one_check
 got=$(on_patches)
 diag <<<"$got"
 check "Patchwork: bootci-bisect fail on patch 3 alone, linking the bisection's page" eval '
-	[[ "$got" == "[v1,3/4] drm/x: fast.testlist: run igt@core@bad | fail first bad patch of the series: 1 test(s) fail from it on (2 step(s)) http://localhost:8080/bisects/$build" ]]'
+	[[ "$got" == "[v1,3/4] drm/x: fast.testlist: run igt@core@bad, prüfe <über> & mehr | fail first bad patch of the series: 1 test(s) fail from it on (2 step(s)) http://localhost:8080/bisects/$build" ]]'
 "$aggregator" bisect start "$build" --data "$data" >"$work/out" 2>&1
 status=$?
 check "bisect start of it again: refused (exit 1), it has one" \

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < count; i++)
 			if (patches[i].start >= patches[i].end ||
 			    (i && patches[i].start != patches[i - 1].end) ||
-			    !patches[i].subject || !patches[i].message_id)
+			    !patches[i].subject || !patches[i].author || !patches[i].message_id)
 				abort();
 	}
 	bci_series_patches_free(patches, count);

@@ -190,6 +190,53 @@ static void test_series_mbox(void **state)
 	assert_non_null(strstr(err, "NUL"));
 }
 
+/*
+ * A series whose author and subjects git format-patch (2.39.5) wrote in RFC
+ * 2047 encoded words, folded; the second message in CRLF lines with Python's
+ * B words: the subject and author come decoded, the Message-ID as written.
+ */
+static void test_series_mbox_encoded_words(void **state)
+{
+	static const char mbox[] =
+		"From cf6fb009cb53235732341eee811969e88c88fadb Mon Sep 17 00:00:00 2001\n"
+		"From: =?UTF-8?q?Ren=C3=A9=20D=C3=BCsseldorf?= <rene@example.org>\n"
+		"Date: Sun, 6 Dec 2026 12:00:00 +0000\n"
+		"Subject: [PATCH 1/2] =?UTF-8?q?drm/i915:=20Pr=C3=BCfe=20den=20R=C3=BCckgabewer?=\n"
+		" =?UTF-8?q?t=20von=20intel=5F=C3=BCber=5Falles?=\n"
+		"Message-ID: <=?UTF-8?q?not-a-word?=@example.org>\n"
+		"MIME-Version: 1.0\n"
+		"Content-Type: text/plain; charset=UTF-8\n"
+		"Content-Transfer-Encoding: 8bit\n"
+		"\n"
+		"body\n"
+		"\n"
+		"From 1111111111111111111111111111111111111111 Mon Sep 17 00:00:00 2001\r\n"
+		"From: =?utf-8?q?Ren=C3=A9?= =?KOI8-R?q?D=FCsseldorf?= <rene@example.org>\r\n"
+		"Subject:\r\n"
+		"\t=?utf-8?b?W1BBVENIIDIvMl0gZHJtL2k5MTU6IFLDvGNrZ2FiZQ==?=\r\n"
+		" =?utf-8?b?d2VydA==?=\r\n"
+		"Message-ID:\r\n <two@example.org>\r\n"
+		"\r\n"
+		"the second's body\r\n";
+	struct bci_series_patch *p = NULL;
+	size_t n = 0;
+	char err[200];
+
+	(void)state;
+	assert_int_equal(bci_series_mbox_split(mbox, strlen(mbox), &p, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(p[0].author, "Ren\u00e9 D\u00fcsseldorf <rene@example.org>");
+	assert_string_equal(p[0].subject, "[PATCH 1/2] drm/i915: Pr\u00fcfe den R\u00fcckgabewert"
+			    " von intel_\u00fcber_alles");
+	assert_string_equal(p[0].message_id, "<=?UTF-8?q?not-a-word?=@example.org>");
+	/* A word in a charset not read stays as written, the blank before it too. */
+	assert_string_equal(p[1].author, "Ren\u00e9 =?KOI8-R?q?D=FCsseldorf?= <rene@example.org>");
+	assert_string_equal(p[1].subject, "[PATCH 2/2] drm/i915: R\u00fcckgabewert");
+	assert_string_equal(p[1].message_id, "<two@example.org>");
+	assert_int_equal(p[1].end, strlen(mbox));
+	bci_series_patches_free(p, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_plan_skip),
 		cmocka_unit_test(test_plan_not_reproduced_and_limit),
 		cmocka_unit_test(test_series_mbox),
+		cmocka_unit_test(test_series_mbox_encoded_words),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

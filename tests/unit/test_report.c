@@ -24,6 +24,7 @@
 #include "../../aggregator/master/report/name_numbers.h"
 #include "../../aggregator/master/report/report.h"
 #include "../../aggregator/master/store/store.h"
+#include "mail_header.h"
 #include "strv.h"
 
 #include <errno.h>
@@ -676,7 +677,7 @@ static void test_subject_encoding(void **state)
 	(void)state;
 	for (int i = 0; i < 30; i++)
 		strcat(title, "\xe2\x9c\x93 d\xc3\xa9j\xc3\xa0 ");	/* 3-byte, 2-byte characters */
-	assert_int_equal(bci_mbox_encode_header("Subject", title, &h), 0);
+	assert_int_equal(bci_mail_header_encode("Subject", title, &h), 0);
 	assert_true(!strncmp(h, "Subject: =?UTF-8?B?", 19));
 	for (line = strtok_r(h, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const char *word = strstr(line, "=?UTF-8?B?");

@@ -7,8 +7,8 @@
  */
 #include "mail.h"
 
-#include "../report/report.h"
 #include "../store/store.h"
+#include "mail_header.h"
 #include "message.h"
 
 #include <errno.h>
@@ -49,7 +49,7 @@ int bci_mail_note_queue(struct bci_store *store, const char *data_dir,
 	}
 	domain = strchr(config.sender, '@');
 	domain = domain && domain[1] ? domain + 1 : "localhost";
-	if ((ret = bci_mbox_encode_header("Subject", n->subject, &subject)) < 0)
+	if ((ret = bci_mail_header_encode("Subject", n->subject, &subject)) < 0)
 		goto out;
 	gmtime_r(&now, &tm);
 	out = open_memstream(&text, &len);

@@ -17,9 +17,10 @@
 /* One message of a series' mbox: bytes [start, end) of it, and three of its headers. */
 struct bci_series_patch {
 	size_t start, end;
-	char *subject;			/* unfolded, as written (RFC 2047 words kept); "" when none */
+	char *subject;			/* unfolded, its RFC 2047 words decoded (lib/mail_header.h):
+					   UTF-8 text; "" when none */
 	char *author;			/* the From: header, likewise */
-	char *message_id;		/* "<...>", or "" when none */
+	char *message_id;		/* "<...>" unfolded but as written, or "" when none */
 };
 
 /*

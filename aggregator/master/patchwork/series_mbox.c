@@ -8,10 +8,13 @@
  * datasheet, ..."), so a message starts only at a line of a From_ line's
  * shape (a word, then a ctime date) at the start of the text or after a
  * blank line. Headers end at the first blank line; a header folded over
- * lines (a Message-ID on the next line is common) is read unfolded.
+ * lines (a Message-ID on the next line is common) is read unfolded, and the
+ * subject and author as people read them: their RFC 2047 encoded words
+ * decoded (git format-patch writes a non-ASCII name or subject so).
  */
 #include "series_bisect.h"
 
+#include "mail_header.h"
 #include "message.h"
 
 #include <errno.h>
@@ -65,8 +68,12 @@ static bool from_line(const char *p, size_t n)
 	return true;
 }
 
-/* The unfolded value of header @name among the headers [@p, @end), malloc'ed ("" when absent). */
-static char *header(const char *p, const char *end, const char *name)
+/*
+ * The value of header @name among the headers [@p, @end), malloc'ed ("" when
+ * absent): unfolded, its encoded words decoded when @decode, its blanks
+ * around trimmed.
+ */
+static char *header(const char *p, const char *end, const char *name, bool decode)
 {
 	size_t name_len = strlen(name);
 
@@ -75,35 +82,21 @@ static char *header(const char *p, const char *end, const char *name)
 		size_t n = line_len(p, eol);
 
 		if (n > name_len && p[name_len] == ':' && !strncasecmp(p, name, name_len)) {
-			size_t cap = 1, len = 0;
-			const char *q = p;
+			const char *value = p + name_len + 1, *last = p;
+			size_t len, lead;
 			char *out;
 
 			/* The header and its continuation lines (starting with a blank). */
-			for (const char *e = eol;;) {
-				cap += line_len(q, e) + 1;
-				if (e + 1 >= end || (e[1] != ' ' && e[1] != '\t'))
-					break;
-				q = e + 1;
-				e = line_end(q, end);
+			for (const char *e = eol; e + 1 < end && (e[1] == ' ' || e[1] == '\t');) {
+				last = e + 1;
+				e = line_end(last, end);
 			}
-			if (!(out = malloc(cap)))
+			len = (size_t)(last + line_len(last, line_end(last, end)) - value);
+			if ((decode ? bci_mail_header_decode(value, len, &out)
+				    : bci_mail_header_unfold(value, len, &out)) < 0)
 				return NULL;
-			q = p + name_len + 1;
-			for (const char *e = eol;;) {
-				size_t k = line_len(q, e);
-
-				memcpy(out + len, q, k);
-				len += k;
-				if (e + 1 >= end || (e[1] != ' ' && e[1] != '\t'))
-					break;
-				q = e + 1;
-				e = line_end(q, end);
-			}
-			out[len] = '\0';
-			/* Blanks around the value (and the fold's) trimmed at both ends. */
-			size_t lead = strspn(out, " \t");
-
+			len = strlen(out);
+			lead = strspn(out, " \t");
 			memmove(out, out + lead, len - lead + 1);
 			len -= lead;
 			while (len && (out[len - 1] == ' ' || out[len - 1] == '\t'))
@@ -178,9 +171,9 @@ int bci_series_mbox_split(const char *text, size_t len, struct bci_series_patch 
 		v = grown;
 		v[n] = (struct bci_series_patch){
 			.start = (size_t)(start - text), .end = (size_t)(next - text),
-			.subject = header(headers, body, "Subject"),
-			.author = header(headers, body, "From"),
-			.message_id = header(headers, body, "Message-ID"),
+			.subject = header(headers, body, "Subject", true),
+			.author = header(headers, body, "From", true),
+			.message_id = header(headers, body, "Message-ID", false),
 		};
 		n++;
 		if (!v[n - 1].subject || !v[n - 1].author || !v[n - 1].message_id) {

@@ -5,10 +5,10 @@
  * RFC 5322 headers (Date, Message-ID, threading on the series' cover letter
  * through In-Reply-To and References), MIME 1.0, text/plain in UTF-8 sent
  * 8bit. The subject carries a check mark or a cross, so it is always RFC
- * 2047 encoded (B encoding, each encoded-word at most 75 characters and
- * whole UTF-8 characters, folded). Header values taken from the store or
- * the command line are checked: a line break in one would let it write
- * headers of its own.
+ * 2047 encoded (lib/mail_header.h: B encoding, each encoded-word at most 75
+ * characters and whole UTF-8 characters, folded). Header values taken from
+ * the store or the command line are checked: a line break in one would let
+ * it write headers of its own.
  *
  * The body puts the possible new issues first, as people read the top of
  * a mail: then known issues with their bug links, flaky tests with their
@@ -24,6 +24,7 @@
  */
 #include "report.h"
 #include "../names.h"
+#include "mail_header.h"
 #include "strv.h"
 #include "sort.h"
 
@@ -32,85 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/*
- * RFC 2047: an encoded-word is at most 75 characters; "=?UTF-8?B?" and "?="
- * take 12, and a folded line starts with a blank: 45 bytes are 60 base64
- * characters, 73 on the line.
- */
-#define WORD_INPUT_MAX 45
-
-static const char base64_chars[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static int base64_append(char **p, size_t *len, size_t *cap, const unsigned char *in, size_t n)
-{
-	size_t need = *len + (n + 2) / 3 * 4 + 64;
-
-	if (need > *cap) {
-		char *grown = realloc(*p, need * 2);
-
-		if (!grown)
-			return -ENOMEM;
-		*p = grown;
-		*cap = need * 2;
-	}
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = in[i] << 16 | (i + 1 < n ? in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
-
-		(*p)[(*len)++] = base64_chars[v >> 18 & 63];
-		(*p)[(*len)++] = base64_chars[v >> 12 & 63];
-		(*p)[(*len)++] = i + 1 < n ? base64_chars[v >> 6 & 63] : '=';
-		(*p)[(*len)++] = i + 2 < n ? base64_chars[v & 63] : '=';
-	}
-	return 0;
-}
-
-int bci_mbox_encode_header(const char *name, const char *text, char **out)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	size_t len = 0, cap = 0, n = strlen(text);
-	char *p = NULL;
-	int ret;
-
-	if (strlen(name) > 40)
-		return -EINVAL;
-	cap = strlen(name) + 3;
-	p = malloc(cap);
-	if (!p)
-		return -ENOMEM;
-	len = (size_t)sprintf(p, "%s:", name);
-	for (size_t i = 0; i < n || !n;) {
-		/* The first word shares its line with "Name: "; lines stay within 76 characters. */
-		size_t room = i ? WORD_INPUT_MAX : (76 - strlen(name) - 2 - 12) / 4 * 3;
-		size_t take = n - i < room ? n - i : room;
-
-		/* Never split a UTF-8 sequence: back off while the next byte continues one. */
-		while (take && i + take < n && (s[i + take] & 0xc0) == 0x80)
-			take--;
-		if (!take && n)
-			take = n - i < room ? n - i : room;
-		/* Nothing to encode: only makes room for the word's frame. */
-		ret = base64_append(&p, &len, &cap, (const unsigned char *)"", 0);
-		if (ret < 0)
-			goto fail;
-		/* Each word on its own folded line: " =?UTF-8?B?...?=" (the fold is the "\n" before the blank). */
-		len += (size_t)sprintf(p + len, "%s=?UTF-8?B?", i ? "\n " : " ");
-		ret = base64_append(&p, &len, &cap, s + i, take);
-		if (ret < 0)
-			goto fail;
-		len += (size_t)sprintf(p + len, "?=");
-		i += take;
-		if (!n)
-			break;
-	}
-	p[len] = '\0';
-	*out = p;
-	return 0;
-fail:
-	free(p);
-	return ret;
-}
 
 /* A header value from outside: printable ASCII and blanks only (no line break can sneak in). */
 static int value_plain(const char *s)
@@ -508,7 +430,7 @@ int bci_mbox_write(FILE *out, const struct bci_report *r, const struct bci_mbox_
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = bci_mbox_encode_header("Subject", subject_text, &subject);
+	ret = bci_mail_header_encode("Subject", subject_text, &subject);
 	if (ret < 0)
 		goto out;
 	for (size_t i = 0; i < r->n_suspend; i++)

@@ -272,8 +272,6 @@ struct bci_mbox_options {
  */
 int bci_mbox_write(FILE *out, const struct bci_report *report, const struct bci_mbox_options *options,
 		   char *err, size_t err_size);
-/* RFC 2047 encodes @text (UTF-8) as the value of header @name, folded; appended to @out. */
-int bci_mbox_encode_header(const char *name, const char *text, char **out);
 
 /* ---- serve's page addresses (links.c) ---- */
 
