@@ -237,9 +237,31 @@ static void test_series_mbox_encoded_words(void **state)
 	bci_series_patches_free(p, n);
 }
 
+/* A verdict cut inside a character keeps only whole ones; whole text is left as it is. */
+static void test_utf8_whole(void **state)
+{
+	char cut2[] = "Ren\xc3", cut3[] = "x \xe2\x80", whole[] = "D\xc3\xbcsseldorf \xe2\x80\xb9",
+	     four[] = "a\xf0\x9f\x98", ascii[] = "abc", empty[] = "";
+
+	(void)state;
+	bci_bisect_utf8_whole(cut2);
+	assert_string_equal(cut2, "Ren");
+	bci_bisect_utf8_whole(cut3);
+	assert_string_equal(cut3, "x ");
+	bci_bisect_utf8_whole(whole);
+	assert_string_equal(whole, "D\xc3\xbcsseldorf \xe2\x80\xb9");
+	bci_bisect_utf8_whole(four);
+	assert_string_equal(four, "a");
+	bci_bisect_utf8_whole(ascii);
+	assert_string_equal(ascii, "abc");
+	bci_bisect_utf8_whole(empty);
+	assert_string_equal(empty, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_utf8_whole),
 		cmocka_unit_test(test_plan_finds_first_bad),
 		cmocka_unit_test(test_plan_middle_first),
 		cmocka_unit_test(test_plan_skip),

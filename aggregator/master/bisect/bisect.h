@@ -197,6 +197,13 @@ int bci_bisect_regressions(struct bci_store *store, const char *data_dir, const 
 			   struct bci_bisect_regressions *out, char *err, size_t err_size);
 void bci_bisect_regressions_free(struct bci_bisect_regressions *r);
 
+/*
+ * Drops a UTF-8 sequence that a cut (snprintf's, into a bounded buffer)
+ * left incomplete at the end of @s: the store takes only whole characters
+ * (a verdict naming a patch's decoded subject).
+ */
+void bci_bisect_utf8_whole(char *s);
+
 /* Whether testlist line @line runs test @test: the test itself, or its binary or subtest. */
 bool bci_bisect_line_runs(const char *line, const char *test);
 

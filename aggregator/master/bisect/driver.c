@@ -543,6 +543,22 @@ static int still_running(const struct bci_bisector *bz, const struct bci_bisecti
 	return ret;
 }
 
+void bci_bisect_utf8_whole(char *s)
+{
+	size_t n = strlen(s), start = n, need;
+
+	while (start > 0 && n - start < 4 && ((unsigned char)s[start - 1] & 0xc0) == 0x80)
+		start--;
+	if (start == 0 || ((unsigned char)s[start - 1] & 0x80) == 0)
+		return;
+	start--;
+	unsigned char lead = (unsigned char)s[start];
+
+	need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+	if (n - start < need)
+		s[start] = '\0';
+}
+
 /* The answer: told the kind's way, then the store's row ended with it. */
 static int answer(const struct bci_bisector *bz, const struct bci_bisection *b,
 		  const struct bci_bisect_kind *kind, const struct bci_bisect_steps *steps,
@@ -553,12 +569,14 @@ static int answer(const struct bci_bisector *bz, const struct bci_bisection *b,
 
 	if (next == BCI_BISECT_FOUND) {
 		kind->describe(kind->ctx, b, k, what, sizeof(what));
+		bci_bisect_utf8_whole(what);
 		snprintf(verdict, sizeof(verdict), "first bad %s %d of %d: %s", kind->unit, k,
 			 b->patches, what);
 	} else {
 		snprintf(verdict, sizeof(verdict), "%s: %s",
 			 next == BCI_BISECT_NOT_REPRODUCED ? "not reproduced" : "inconclusive", why);
 	}
+	bci_bisect_utf8_whole(verdict);
 	if ((ret = kind->answer(kind->ctx, b, steps, next, k, verdict, err, err_size)) < 0)
 		return ret;
 	if ((ret = bci_store_bisect_end(bz->store, b->build, "done", verdict, err, err_size)) < 0)
