@@ -2,9 +2,12 @@
 # The master bisects a regressed series on its own lab (issue 37): `make demo`'s list and lab
 # (tests/lab/list.sh: the real Patchwork and an SMTP server; tests/lab/loop.sh: a master, two
 # QEMU machines of one shard group powered by their ipmi_sim BMCs, consoles through ser2net),
-# its tree's full tier never run, each possible new issue rerun twice on each machine that showed
-# it and each bisect step run twice (the inventory's reruns: a flake failing one run in three then
-# passes somewhere, 8 times in 9 for a step, before anything is named), `bisect-steps = 4`.
+# its tree's full tier never run, `bisect-steps = 4`. The inventory's reruns: 1 for A (a panic
+# fails every run: each possible new issue rerun once on each machine that showed it, each bisect
+# step run once), then 2 for B (machines.conf rewritten once A is named; the master re-reads it):
+# each possible new issue rerun twice on each machine that showed it and each bisect step run
+# twice, so a flake failing one run in three then passes somewhere, 8 times in 9 for a step,
+# before anything is named.
 #   A: a series of 8 patches whose fifth adds igt@igt_kernel@panic to fast.testlist, the
 #      others harmless text. Both machines panic in its fast tier; the master then bisects it
 #      by itself and names patch 5 of 8 (subject, Message-ID) in at most 4 steps: in its log,
@@ -15,6 +18,12 @@
 #      build of it gives the test a history, then a series of 3 harmless patches: whatever the
 #      dice say, no first bad patch is ever named for it (its bisect, when one starts, ends
 #      "not reproduced" or "inconclusive"); which case happened goes to the TAP log.
+# The machines' time is what this costs, so phases overlap where nothing they prove depends on
+# the order: series A is mailed as soon as base-1 is published (each machine hands out its tier
+# jobs in the order queued, so base-1's runs come first: they are A's baseline), and the tree's
+# next commit, base-2, is built on a branch of its own and published once A's first booting
+# step is queued (bisect jobs go first; the machine the step does not use runs base-2 meanwhile);
+# the branch becomes master, which the master builds series from, only once A's verdict is in.
 # Skipped when ser2net, ipmi_sim, aiosmtpd or Patchwork (tests/aggregator/patchwork-lib.sh)
 # cannot run here. Its time in all is the last TAP comment.
 set -uo pipefail
@@ -54,7 +63,7 @@ LOOP_DEADLINE=10m
 LOOP_POWER_TIMEOUT=1500
 LOOP_POWER=ipmi
 LOOP_CONSOLE=ser2net
-LOOP_RERUNS=2
+LOOP_RERUNS=1
 LOOP_RERUN_BUDGET=1000%
 LOOP_SCHEDULE_EXTRA="bisect-steps = 4"
 author="Ann Developer <ann@bootci.test>"
@@ -183,7 +192,7 @@ steps_of() {
 }
 
 # ---- the list, the master, the machines, the tree's build ----
-plan 24
+plan 25
 # list_up: the list started and the tree made (in this shell: they set variables)
 list_up() {
 	list_start >"$LOOP_WORK/list-start.log" 2>&1 || { diag <"$LOOP_WORK/list-start.log"; return 1; }
@@ -224,11 +233,8 @@ check "both machines powered on by the master through their BMCs" loop_power_on 
 commit=$(git -C "$LIST_TREE" rev-parse HEAD)
 loop_publish base-1 "$TEST_IMAGE" "$BUILD/images/test.manifest" "$LIST_TREE/fast.testlist" \
 	"$LIST_TREE/full.testlist" --commit "$commit" --tier fast 2>&1 | diag
-check "the tree's build base-1 published, its fast tier done on both machines" \
-	wait_tier base-1 fast 900 || exit 1
-loop_wait_gate base-1 60 2>&1 | diag
 
-# ---- A: 8 patches, the fifth panics the kernel ----
+# ---- A: 8 patches, the fifth panics the kernel (mailed while base-1's fast tier runs) ----
 git -C "$LIST_TREE" checkout -q -b series-a master
 commit_text NOTES "The lab's kernel tree: a test image's recipe and its two testlists." \
 	"drm/lab: NOTES: say what the tree holds"
@@ -251,6 +257,9 @@ check "the master picked series A up, built and published it as $series_a" \
 	eval 'wait_log 60 "^patchwork $LIST_PROJECT: series 1 .*picked up: build $series_a" >/dev/null &&
 		built=$(wait_log 600 "^patchwork $LIST_PROJECT: series 1: (built and published|does not)") &&
 		[[ "$built" == "series 1: built and published as $series_a "* ]]'
+check "the tree's build base-1 published, its fast tier done on both machines" \
+	wait_tier base-1 fast 900 || exit 1
+loop_wait_gate base-1 60 2>&1 | diag
 check "$series_a's fast tier done on both machines despite the panics" wait_tier "$series_a" fast 900
 loop_jobs "$series_a" | diag
 new=$(reply_new_issues "$series_a" | tr '\n' ' ')
@@ -265,6 +274,14 @@ check "the master's reply to series A names $panicked" eval '
 check "the master started bisecting $series_a: 8 patches, the test $panicked" \
 	eval 'wait_log 300 "^patchwork $LIST_PROJECT: bisect $series_a: started: " |
 		grep -x -F "bisect $series_a: started: 8 patches, 1 test(s): $panicked" >/dev/null'
+# B's tree build meanwhile: master's next commit on a branch of its own (the candidates are
+# built from master), published once the bisect's first booting step is queued
+git -C "$LIST_TREE" checkout -q -b next master
+commit_text fast.testlist "$flaky" "drm/lab: fast.testlist: run igt_basic@flaky"
+commit=$(git -C "$LIST_TREE" rev-parse HEAD)
+wait_log 900 "^patchwork $LIST_PROJECT: bisect $series_a: (step [0-9]+: .* run\(s\) queued|first bad patch|not reproduced|inconclusive)" >/dev/null
+loop_publish base-2 "$TEST_IMAGE" "$BUILD/images/test.manifest" "$LIST_TREE/fast.testlist" \
+	"$LIST_TREE/full.testlist" --commit "$commit" --tier fast 2>&1 | diag
 verdict=$(wait_log 1200 "^patchwork $LIST_PROJECT: bisect $series_a: (first bad patch|not reproduced|inconclusive)")
 check "its verdict: first bad patch 5 of 8, its subject and Message-ID" \
 	eval '[[ "$verdict" == "bisect $series_a: first bad patch 5 of 8: "*"$bad_subject"*" $bad_id" ]]'
@@ -336,12 +353,14 @@ check "serve's /bisects/$series_a names patch 5: its subject and Message-ID" eva
 		{ printf "%s\n" "$page" | head -n 20 | diag; false; }'
 
 # ---- B: the tree runs a flaky test; a series of harmless text ----
+# reruns = 2 from here on: written whole, then renamed, so the master never reads half of it
+sed 's/^reruns = 1$/reruns = 2/' "$LOOP_DATA/machines.conf" >"$LOOP_DATA/machines.conf.new" &&
+	mv "$LOOP_DATA/machines.conf.new" "$LOOP_DATA/machines.conf"
+check "the master re-read its inventory: reruns = 2 for series B" eval '
+	grep -x "reruns = 2" "$LOOP_DATA/machines.conf" >/dev/null &&
+	wait_log 60 "^schedule: inventory: 2 machine\(s\) from " >/dev/null'
 git -C "$LIST_TREE" checkout -q master
-commit_text fast.testlist "$flaky" "drm/lab: fast.testlist: run igt_basic@flaky"
-commit=$(git -C "$LIST_TREE" rev-parse HEAD)
-loop_publish base-2 "$TEST_IMAGE" "$BUILD/images/test.manifest" "$LIST_TREE/fast.testlist" \
-	"$LIST_TREE/full.testlist" --commit "$commit" --tier fast 2>&1 | diag
-check "the tree's build base-2, running $flaky, done on both machines" wait_tier base-2 fast 900
+git -C "$LIST_TREE" merge -q --ff-only next
 git -C "$LIST_TREE" checkout -q -b series-b master
 commit_text NOTES "A note of series B." "drm/lab: NOTES: start them"
 commit_text fast.testlist "# The flaky fixture fails one run in three." "drm/lab: fast.testlist: say what is flaky"
@@ -351,6 +370,7 @@ check "series B, 3 harmless patches, mailed, built and published as $series_b" e
 	built=$(wait_log 600 "^patchwork $LIST_PROJECT: series 2: (built and published|does not)") &&
 	[[ "$built" == "series 2: built and published as $series_b "* ]]'
 series_b_id=$(message_id "$LIST_DIR"/outgoing/0000-cover-letter.patch)
+check "the tree's build base-2, running $flaky, done on both machines" wait_tier base-2 fast 900
 check "$series_b's fast tier done on both machines" wait_tier "$series_b" fast 900
 loop_wait_gate "$series_b" 600 2>&1 | diag
 wait_received 300 "$series_b_id" "^(?!bootci bisect: )" >/dev/null
@@ -359,14 +379,15 @@ for b in base-2 "$series_b"; do
 done
 new=$(reply_new_issues "$series_b" | tr '\n' ' ')
 echo "$series_b's possible new issues after its reruns: ${new:-none}" | diag
+# The master's first word on B's bisection: started, or why not (it says one or the other once
+# B's fast tier and its reruns have ended and the gate decided).
 bisected_b=
-if pw_log | grep -q "^bisect $series_b: started: "; then
+outcome=$(wait_log 120 "^patchwork $LIST_PROJECT: bisect $series_b: ")
+if [[ "$outcome" == "bisect $series_b: started: "* ]]; then
 	bisected_b=yes
 	outcome=$(wait_log 1200 "^patchwork $LIST_PROJECT: bisect $series_b: (first bad patch|not reproduced|inconclusive)")
 	echo "series B: a bisect started and ended: ${outcome:-(no end in time)}" | diag
 else
-	sleep 20
-	outcome=$(pw_log | grep "^bisect $series_b: ")
 	echo "series B: no bisect started${new:+ (possible new issues: $new)}" | diag
 fi
 grep -a -F "$series_b" "$LOOP_WORK/master.log" | grep -a -v -E "^(serve|publish|power):" | tail -n 20 | diag

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The master's console capture on a real QEMU machine: `lab console` fronts its serial
 # line with ser2net, serve reads it (the inventory's console key), and a kernel that
-# panics at every boot (no root, panic=1) under OVMF for 60 s gives serve one file per
-# boot, each cut at OVMF's reset and holding its panic, their bytes together exactly
-# what QEMU's own log of the serial line holds.
+# panics at every boot (no root, panic=1) under OVMF, until its serial line has shown three
+# panics (60 s at most), gives serve one file per boot, each cut at OVMF's reset and holding
+# its panic, their bytes together exactly what QEMU's own log of the serial line holds.
 set -uo pipefail
 # shellcheck source=tests/lab/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -46,10 +46,25 @@ done
 check "serve reads the machine's console through the lab's ser2net" \
 	grep -q "console lab-console: reading tcp:127.0.0.1:$port" "$work/serve.log"
 
-# An initramfs with nothing in it: the kernel finds no init and no root, and panics.
+# An initramfs with nothing in it: the kernel finds no init and no root, and panics. OVMF
+# boots it again and again; QEMU is ended (SIGTERM, as lab's --timeout would) once its log of
+# the serial line holds three panics, one more than the checks below need.
 : | (cd "$work" && cpio -o -H newc --quiet) >"$work/empty.cpio"
 "$LAB" boot "$machine" --kernel "$KERNEL" --initrd "$work/empty.cpio" \
-	--append "console=ttyS0 panic=1" --timeout 60 >/dev/null 2>&1
+	--append "console=ttyS0 panic=1" --timeout 60 >/dev/null 2>&1 &
+lab_pid=$!
+# panics: how many panics QEMU's log of the serial line holds so far (none before it exists)
+panics() {
+	local n
+	n=$(grep -a -c 'Kernel panic - not syncing' "$machine/console.log" 2>/dev/null)
+	echo "${n:-0}"
+}
+while kill -0 "$lab_pid" 2>/dev/null && [ "$(panics)" -lt 3 ]; do
+	sleep 0.2
+done
+qemu_pid=$(cat "$machine/qemu.pid" 2>/dev/null)
+[ -z "$qemu_pid" ] || kill -TERM "$qemu_pid" 2>/dev/null
+wait "$lab_pid"
 sleep 1
 kill -TERM "$serve_pid"
 wait "$serve_pid"

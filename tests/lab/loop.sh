@@ -302,18 +302,20 @@ loop_wait_gate() {
 }
 
 # loop_stop: every machine off (and its BMC and console server stopped), the master stopped
-# (SIGTERM), whatever state they were in
+# (SIGTERM), whatever state they were in. A console server goes first, while its machine's
+# QEMU still holds the serial end: ser2net whose keepopen connector has lost that end takes
+# about 3 s to end on SIGTERM, at once otherwise.
 loop_stop() {
 	local name dir
 	for name in "${LOOP_NAMES[@]}"; do
 		dir=$(loop_dir "$name")
 		[ -d "$dir" ] || continue
+		[ ! -f "$dir/console.conf" ] || "$LAB" console "$dir" stop >/dev/null 2>&1
 		if [ -d "$dir/bmc" ]; then
 			"$LAB" bmc "$dir" stop >/dev/null 2>&1
 		else
 			"$LAB" power "$dir" off >/dev/null 2>&1
 		fi
-		[ ! -f "$dir/console.conf" ] || "$LAB" console "$dir" stop >/dev/null 2>&1
 	done
 	master_stop
 }

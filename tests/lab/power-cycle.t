@@ -4,7 +4,7 @@
 # OpenIPMI ipmi_sim, `lab bmc`; the master's ipmi driver runs ipmitool), power-cycles = 1.
 # The master powers them on too (`schedule power NAME on`): the lab script never does.
 #   pc-hang  netboots its job, whose only test (igt_timing@silent-hang) hangs without a word for
-#            an hour: the machine never uploads nor asks again. Past its deadline (80 s) serve
+#            an hour: the machine never uploads nor asks again. Past its deadline (60 s) serve
 #            cycles it through its BMC (read back: on); QEMU is restarted, the firmware netboots
 #            and the machine asks for its job again (boot 2 of the same job).
 #   pc-dead  a board that takes power but never runs (QEMU started paused, -S, by its BMC at
@@ -29,7 +29,7 @@ LOOP_GROUP=""
 LOOP_TREE=power-tree
 LOOP_TREE_FULL=never
 LOOP_POWER_CYCLES=1
-LOOP_DEADLINES=(80s 15s)
+LOOP_DEADLINES=(60s 15s)
 LOOP_POWER=ipmi
 export BOOTCI_SCHEDULE_TICK=1
 hang=$(loop_dir pc-hang)
@@ -152,7 +152,7 @@ for name in "${LOOP_NAMES[@]}"; do
 	"$LAB" disk "$(loop_dir "$name")" >"$LOOP_WORK/disk-$name.log" 2>&1 ||
 		{ diag <"$LOOP_WORK/disk-$name.log"; exit 1; }
 done
-check "the master started (power-cycles = 1, deadlines 80 s and 15 s)" loop_master_start || exit 1
+check "the master started (power-cycles = 1, deadlines 60 s and 15 s)" loop_master_start || exit 1
 check "its inventory powers both machines through their BMCs (power = ipmi)" inventory_ipmi
 # pc-dead on first: its 15 s deadline runs from serve's first turn.
 loop_tftp >/dev/null

@@ -56,7 +56,7 @@ check "provisioning boot made the known-good entry" boot_step provisioning boot 
 	--append "console=ttyS0 panic=-1 bootci.run_id=provision bootci.on_finish=poweroff bootci.test=\"$provision\""
 check "machine enrolled: identity, token and master on its disk" \
 	"$LAB" provision "$machine" --machine "$machine_name" --token "$token" \
-	--master "http://10.0.2.2:$port" --deadline 20
+	--master "http://10.0.2.2:$port" --deadline 8
 
 # ---- 2. the run, handed over
 "$LAB" tftp "$machine/tftp" --kernel "$test_image/vmlinuz" --initrd "$test_image/initrd.img" \
