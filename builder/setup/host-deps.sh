@@ -30,6 +30,8 @@ packages=(
 	# test scripts (JSON comparisons; KCIDB's schema checked by jsonschema; the reply read by git mailinfo;
 	# the JUnit export validated by xmllint against the Jenkins xUnit plugin's junit-10.xsd)
 	python3 python3-jsonschema git libxml2-utils
+	# the store read back by the tests (sqlite3's command line)
+	sqlite3
 	# ingest.t counts the threads ingest --jobs auto starts
 	strace
 	# the pages served by the master, checked in a real browser (tests/aggregator/pages-browser.t)

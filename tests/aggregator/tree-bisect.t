@@ -87,6 +87,10 @@ build-timeout = 60s
 full = never
 repo = $lat
 build-command = $work/build-cmd
+[tree gone]
+full = never
+repo = $work/no-such-clone
+build-command = $work/build-cmd
 [tree bare]
 full = never
 CONF
@@ -131,6 +135,18 @@ publish bare-1 "$head" bare >/dev/null 2>&1
 status=$?
 check "bisect start of a tree without repo and build-command: refused, naming machines.conf" eval '
 	[ $status = 1 ] && grep -q "machines.conf has no \[tree bare\] with a repo and a build-command" "$work/out"'
+publish gone-1 "$good" gone && publish gone-2 "$head" gone
+for m in m1 m2; do
+	run_up "$m" gone-1-fast gone-1 core@a=pass && run_up "$m" gone-2-fast gone-2 core@bad=fail
+done
+gone_refused() {
+	"$aggregator" bisect start gone-2 --data "$data" >"$work/out" 2>&1 && return 2
+	grep -q "no-such-clone: git merge-base --is-ancestor ${good:0:12} ${head:0:12}: " "$work/out" ||
+		{ sleep 1; return 1; }
+}
+check "bisect start of a tree whose repo is not there: refused, naming it and git's words" \
+	wait_until gone_refused
+diag <"$work/out"
 started_by_hand() {
 	"$aggregator" bisect start t-2 --data "$data" >"$work/out" 2>&1 ||
 		{ sleep 1; return 1; }

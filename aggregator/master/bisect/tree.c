@@ -142,6 +142,14 @@ static int baseline(struct bci_store *store, const char *repo, const struct bci_
 					    bci_strerror(-ret));
 				goto out;
 			}
+			/* 1: not an ancestor; anything else: git could not tell (no such repo, commit). */
+			if (ret > 1) {
+				bci_message(err, err_size, "%s: git merge-base --is-ancestor %.12s %.12s:"
+					    " %s", repo, c->commit, build->commit,
+					    why[0] ? why : "failed");
+				ret = -EINVAL;
+				goto out;
+			}
 			if (ret == 0 && strcmp(c->commit, build->commit)) {
 				snprintf(name, name_size, "%s", c->name);
 				snprintf(good, good_size, "%s", c->commit);

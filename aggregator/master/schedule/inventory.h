@@ -60,7 +60,8 @@
  *                                 what builds a bisection's candidate, as
  *                                 patchwork.conf's (MBOX BASE BRANCH OUT: an empty
  *                                 MBOX, BASE the repo, BRANCH the commit)
- *   build-timeout = 1h            the longest a candidate's build may take (1s..1 day)
+ *   build-timeout = DURATION      the longest a candidate's build may take (its default
+ *                                 and bounds: BCI_INVENTORY_BUILD_TIMEOUT_DEFAULT, a day)
  *
  * Everything is strict: an unknown section or key, a key twice, a machine
  * or MAC twice, a missing mac, a bad value are errors naming the line; a
